@@ -1,0 +1,153 @@
+import { receipts, toolError } from "./receipts.js";
+import type {
+  Approval,
+  BeforeToolCall,
+  Message,
+  ModelClient,
+  Tool,
+  ToolCall,
+  ToolResult,
+} from "./types.js";
+
+/** What the loop reports while it runs, in order. Awaited, so a sink can persist before tools run. */
+export type AgentEvent =
+  /** A piece of assistant text as it streams. */
+  | { type: "text"; text: string }
+  /** A message appended to the history: the assistant round, then one per call result. */
+  | { type: "message"; message: Message }
+  /** An approved, known tool is about to run. */
+  | { type: "tool_start"; call: ToolCall };
+
+export interface RunAgentOptions {
+  client: ModelClient;
+  tools: Tool[];
+  system: string;
+  /** The history so far, ending with the new user message. Not mutated. */
+  messages: Message[];
+  beforeToolCall?: BeforeToolCall;
+  signal?: AbortSignal;
+  /** Model rounds allowed in this run; when the last one still asks for tools, `max_turns`. */
+  maxTurns?: number;
+  /** Called for every event and awaited. If it throws, the run stops with that error. */
+  onEvent?: (event: AgentEvent) => void | Promise<void>;
+}
+
+/**
+ * - `completed`: the model answered without calling tools; `text` is its answer.
+ * - `aborted`: the signal fired; every declared call has a receipt.
+ * - `max_turns`: the turn limit was reached after a round that called tools.
+ * In every case `messages` is a valid history to send back to the provider.
+ */
+export interface RunAgentResult {
+  status: "completed" | "aborted" | "max_turns";
+  text: string;
+  messages: Message[];
+}
+
+export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult> {
+  const { client, system, signal, maxTurns = Number.POSITIVE_INFINITY } = options;
+  const specs = options.tools.map((tool) => tool.spec);
+  const messages = [...options.messages];
+  const emit = options.onEvent ?? (() => {});
+  const commit = async (message: Message) => {
+    messages.push(message);
+    await emit({ type: "message", message });
+  };
+  const finish = (status: RunAgentResult["status"], text: string) => ({ status, text, messages });
+
+  for (let turn = 1; ; turn++) {
+    if (signal?.aborted) return finish("aborted", "");
+    let text = "";
+    const calls: ToolCall[] = [];
+    try {
+      const request = { system, messages: [...messages], tools: specs, ...(signal && { signal }) };
+      for await (const event of client.stream(request)) {
+        if (event.type === "text") {
+          text += event.text;
+          await emit(event);
+        } else if (event.type === "tool_call") calls.push(event.call);
+      }
+    } catch (error) {
+      if (signal?.aborted) return finish("aborted", "");
+      throw error;
+    }
+    if (text === "" && calls.length === 0) {
+      if (signal?.aborted) return finish("aborted", "");
+      throw new Error("model completed without text or tool calls");
+    }
+    await commit({ role: "assistant", content: text, toolCalls: calls });
+    if (calls.length === 0) return finish("completed", text);
+    if ((await dispatch(calls, options, commit, emit)) === "aborted")
+      return finish("aborted", text);
+    if (turn >= maxTurns) return finish("max_turns", text);
+  }
+}
+
+/** Runs the calls one at a time, in order; every call leaves exactly one `tool` message. */
+async function dispatch(
+  calls: ToolCall[],
+  options: RunAgentOptions,
+  commit: (message: Message) => Promise<void>,
+  emit: (event: AgentEvent) => void | Promise<void>,
+): Promise<"done" | "aborted"> {
+  const { signal, beforeToolCall } = options;
+  const tools = new Map(options.tools.map((tool) => [tool.spec.name, tool]));
+  const recordRest = async (index: number, first: string, later: string) => {
+    for (const [offset, call] of calls.slice(index).entries()) {
+      await commit(toolError(call.id, offset === 0 ? first : later));
+    }
+  };
+  const aborted = receipts.abortedBeforeExecution;
+  const abortFrom = async (index: number) => {
+    await recordRest(index, aborted, aborted);
+    return "aborted" as const;
+  };
+
+  for (const [index, call] of calls.entries()) {
+    if (signal?.aborted) return abortFrom(index);
+    let approval: Approval = { approved: true };
+    try {
+      if (beforeToolCall) approval = await beforeToolCall(call);
+    } catch (error) {
+      if (signal?.aborted) return abortFrom(index);
+      await recordRest(index, receipts.approvalFailed, receipts.notExecutedAfterFailure);
+      throw error;
+    }
+    if (signal?.aborted) return abortFrom(index);
+    if (!approval.approved) {
+      await commit(toolError(call.id, approval.reason ?? receipts.rejected));
+      continue;
+    }
+    const tool = tools.get(call.name);
+    if (!tool) {
+      await commit(toolError(call.id, receipts.unknownTool(call.name)));
+      continue;
+    }
+    await emit({ type: "tool_start", call });
+    let result: ToolResult;
+    try {
+      result = checkResult(call, await tool.execute(call.input, signal));
+    } catch (error) {
+      if (signal?.aborted) {
+        await recordRest(index, receipts.abortedDuringExecution, aborted);
+        return "aborted";
+      }
+      await recordRest(index, receipts.executionFailed, receipts.notExecutedAfterFailure);
+      throw error;
+    }
+    await commit({
+      role: "tool",
+      toolCallId: call.id,
+      content: result.content,
+      isError: result.isError === true,
+    });
+  }
+  return "done";
+}
+
+/** A tool written in plain JavaScript can return anything; a history entry must be a string. */
+function checkResult(call: ToolCall, result: unknown): ToolResult {
+  const content = (result as ToolResult | undefined)?.content;
+  if (typeof content !== "string") throw new Error(`tool ${call.name} returned no string content`);
+  return result as ToolResult;
+}

@@ -1,0 +1,26 @@
+export { type AgentEvent, type RunAgentOptions, type RunAgentResult, runAgent } from "./agent.js";
+export { bashDeniedReason, denyBashByDefault } from "./approval.js";
+export { receipts } from "./receipts.js";
+export {
+  type CreateSessionOptions,
+  type LoadedSession,
+  listSessions,
+  normalizeHistory,
+  readSession,
+  Session,
+  type SessionHeader,
+  type SessionSummary,
+} from "./session.js";
+export type {
+  Approval,
+  BeforeToolCall,
+  JsonSchema,
+  Message,
+  ModelClient,
+  ModelEvent,
+  ModelRequest,
+  Tool,
+  ToolCall,
+  ToolResult,
+  ToolSpec,
+} from "./types.js";

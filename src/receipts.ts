@@ -1,0 +1,23 @@
+import type { Message } from "./types.js";
+
+/**
+ * Every fixed text the loop and the session store write in place of a tool result. They are
+ * fixed on purpose: a thrown error's message may carry a secret, so it reaches the caller and
+ * never the history.
+ */
+export const receipts = {
+  abortedBeforeExecution: "aborted before execution",
+  abortedDuringExecution: "aborted during execution",
+  approvalFailed: "tool approval failed",
+  executionFailed: "tool execution failed",
+  notExecutedAfterFailure: "not executed after an earlier failure",
+  rejected: "tool call rejected",
+  outcomeUnknown:
+    "outcome unknown: the session ended before this call reported a result; it may or may not have run",
+  unknownTool: (name: string) => `unknown tool: ${name}`,
+} as const;
+
+/** The one way a failed, denied or skipped call becomes a history entry. */
+export function toolError(toolCallId: string, content: string): Message {
+  return { role: "tool", toolCallId, content, isError: true };
+}

@@ -1,0 +1,104 @@
+import type { Static, TObject, TSchema } from "@sinclair/typebox";
+import { type ValueError, ValueErrorType } from "@sinclair/typebox/errors";
+import { Value } from "@sinclair/typebox/value";
+import type { Tool, ToolResult } from "../types.js";
+
+export interface ToolDefinition<S extends TObject> {
+  name: string;
+  description: string;
+  /** The one schema: sent to the model as JSON Schema and checked again inside `execute`. */
+  input: S;
+  run(input: Static<S>, signal?: AbortSignal): Promise<ToolResult>;
+}
+
+/**
+ * Builds a `Tool` from one schema. Invalid input and file-system errors (`ENOENT`, `EACCES`, …)
+ * come back as `isError` results the model can read; anything else is unexpected and throws.
+ */
+export function defineTool<S extends TObject>(definition: ToolDefinition<S>): Tool {
+  const { name, description, input: schema } = definition;
+  const spec = { name, description, inputSchema: JSON.parse(JSON.stringify(schema)) };
+  return {
+    spec,
+    async execute(input, signal) {
+      // A model that sends no arguments at all means "no fields", not "not an object".
+      const value = input ?? {};
+      const problem = describeProblem(schema, value);
+      if (problem) return failure(`invalid ${name} input: ${problem}`);
+      if (signal?.aborted) return failure(`${name} aborted before it started`);
+      try {
+        return await definition.run(value as Static<S>, signal);
+      } catch (error) {
+        if (isSystemError(error)) return failure(`${name} failed: ${describeSystemError(error)}`);
+        throw error;
+      }
+    },
+  };
+}
+
+export function failure(content: string): ToolResult {
+  return { content, isError: true };
+}
+
+/** One readable sentence for the first thing wrong with `value`, or undefined when it is valid. */
+function describeProblem(schema: TSchema, value: unknown): string | undefined {
+  const first = Value.Errors(schema, value).First();
+  if (!first) return undefined;
+  const field = first.path.replace(/^\//, "").replaceAll("/", ".");
+  if (field === "") return "input must be an object";
+  return `${field} ${describeError(first)}`;
+}
+
+function describeError(error: ValueError): string {
+  const schema = error.schema as { type?: string; minimum?: number; maximum?: number };
+  switch (error.type) {
+    case ValueErrorType.ObjectAdditionalProperties:
+      return "is not a known field";
+    case ValueErrorType.IntegerMinimum:
+    case ValueErrorType.NumberMinimum:
+      return `must be at least ${schema.minimum}`;
+    case ValueErrorType.IntegerMaximum:
+    case ValueErrorType.NumberMaximum:
+      return `must be at most ${schema.maximum}`;
+    case ValueErrorType.StringMinLength:
+      return "must not be empty";
+    default:
+      return typeof schema.type === "string"
+        ? `must be ${article(schema.type)} ${schema.type}`
+        : error.message.replace(/^Expected/, "must be");
+  }
+}
+
+const article = (word: string) => (/^[aeiou]/.test(word) ? "an" : "a");
+
+interface SystemError extends Error {
+  code: string;
+  syscall: string;
+  path?: string;
+}
+
+function isSystemError(error: unknown): error is SystemError {
+  return (
+    error instanceof Error &&
+    typeof (error as Partial<SystemError>).code === "string" &&
+    typeof (error as Partial<SystemError>).syscall === "string"
+  );
+}
+
+const systemErrorTexts: Record<string, string> = {
+  ENOENT: "no such file or directory",
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  EISDIR: "is a directory",
+  ENOTDIR: "not a directory",
+  EEXIST: "already exists",
+  ENOSPC: "no space left on device",
+  EROFS: "read-only file system",
+  ELOOP: "too many levels of symbolic links",
+  ENAMETOOLONG: "name too long",
+};
+
+/** Node's messages carry absolute paths; the model works in workspace-relative ones. */
+function describeSystemError(error: SystemError): string {
+  return systemErrorTexts[error.code] ?? `${error.code} during ${error.syscall}`;
+}

@@ -1,0 +1,193 @@
+import { readFile, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { listSessions, readSession, Session } from "../src/session.js";
+import type { Message } from "../src/types.js";
+import { toolCall } from "./support/fake-client.js";
+import { useTempDirs } from "./support/temp.js";
+
+const tempDir = useTempDirs();
+const env = {};
+const user: Message = { role: "user", content: "fix the build — ünïcödé 🚀" };
+const asks: Message = {
+  role: "assistant",
+  content: "reading",
+  toolCalls: [
+    toolCall("c1", "read", { path: "a.ts" }),
+    toolCall("c2", "write", { path: "b", content: "x" }),
+  ],
+};
+const result1: Message = { role: "tool", toolCallId: "c1", content: "file a", isError: false };
+const result2: Message = { role: "tool", toolCallId: "c2", content: "wrote b", isError: false };
+const answer: Message = { role: "assistant", content: "done 🚀", toolCalls: [] };
+
+async function newSession(dir: string, id = "s1") {
+  return Session.create({ dir, workspace: "/ws", model: "m", id, env, now: new Date(0) });
+}
+
+async function writeSession(dir: string, messages: Message[], id = "s1") {
+  const session = await newSession(dir, id);
+  for (const message of messages) await session.append(message);
+  await session.close();
+  return session.path;
+}
+
+describe("session file", () => {
+  it("round-trips the header and the history", async () => {
+    const dir = await tempDir();
+    const path = await writeSession(dir, [user, asks, result1, result2, answer]);
+    const loaded = await Session.open(path, { env });
+    await loaded.session.close();
+    expect(loaded.session.header).toEqual({
+      type: "session",
+      version: 1,
+      id: "s1",
+      createdAt: "1970-01-01T00:00:00.000Z",
+      workspace: "/ws",
+      model: "m",
+    });
+    expect(loaded.messages).toEqual([user, asks, result1, result2, answer]);
+    expect(loaded.repaired).toBe(0);
+    expect(loaded.skipped).toBe(0);
+    const lines = (await readFile(path, "utf8")).split("\n");
+    expect(lines).toHaveLength(7);
+    expect(lines[6]).toBe("");
+  });
+
+  it("tolerates a last line torn at every byte and appends cleanly after it", async () => {
+    const dir = await tempDir();
+    const path = await writeSession(dir, [user, asks, result1, result2, answer]);
+    const bytes = await readFile(path);
+    const lastStart = bytes.subarray(0, bytes.length - 1).lastIndexOf(10) + 1;
+    const later: Message = { role: "user", content: "next" };
+    for (let cut = lastStart; cut <= bytes.length; cut++) {
+      await writeFile(path, bytes.subarray(0, cut));
+      const complete = cut >= bytes.length - 1;
+      const expected = complete
+        ? [user, asks, result1, result2, answer]
+        : [user, asks, result1, result2];
+      const loaded = await Session.open(path, { env });
+      expect(loaded.messages).toEqual(expected);
+      expect(loaded.skipped).toBe(cut === lastStart || complete ? 0 : 1);
+      await loaded.session.append(later);
+      await loaded.session.close();
+      const reread = await readSession(path);
+      expect(reread.messages).toEqual([...expected, later]);
+      expect(reread.torn).toBe(false);
+    }
+  });
+
+  it("reads a torn record glued to the next one, and two whole records glued together", async () => {
+    const dir = await tempDir();
+    const path = await writeSession(dir, [user]);
+    const head = await readFile(path, "utf8");
+    const record = (message: Message) => JSON.stringify({ type: "message", message });
+    const tornPiece = record(answer).slice(0, 25);
+    await writeFile(
+      path,
+      `${head}${tornPiece}${record(asks)}${record(result1)}\n${record(result2)}\n`,
+    );
+    const loaded = await readSession(path);
+    expect(loaded.messages).toEqual([user, asks, result1, result2]);
+    expect(loaded.skipped).toBe(1);
+  });
+
+  it("repairs a call left without a result, writes the repair once and is idempotent", async () => {
+    const dir = await tempDir();
+    const path = await writeSession(dir, [user, asks, result1]);
+    const unknown: Message = {
+      role: "tool",
+      toolCallId: "c2",
+      content:
+        "outcome unknown: the session ended before this call reported a result; it may or may not have run",
+      isError: true,
+    };
+    const first = await Session.open(path, { env });
+    await first.session.close();
+    expect(first.messages).toEqual([user, asks, result1, unknown]);
+    expect(first.repaired).toBe(1);
+    const second = await Session.open(path, { env });
+    await second.session.close();
+    expect(second.messages).toEqual([user, asks, result1, unknown]);
+    expect(second.repaired).toBe(0);
+    const lines = (await readFile(path, "utf8")).trim().split("\n");
+    expect(lines.filter((line) => line.includes("outcome unknown"))).toHaveLength(1);
+  });
+
+  it("answers a dangling call in the middle of the file and drops results without a call", async () => {
+    const dir = await tempDir();
+    const orphan: Message = { role: "tool", toolCallId: "nobody", content: "?", isError: false };
+    const path = await writeSession(dir, [orphan, user, asks, result1, result1, user, answer]);
+    const loaded = await readSession(path);
+    expect(
+      loaded.messages.map((m) => (m.role === "tool" ? `${m.toolCallId}:${m.isError}` : m.role)),
+    ).toEqual(["user", "assistant", "c1:false", "c2:true", "user", "assistant"]);
+    expect(loaded.repaired).toBe(1);
+    expect(loaded.trailingRepairs).toEqual([]);
+  });
+
+  it("redacts the values of secret environment variables before writing", async () => {
+    const dir = await tempDir();
+    const secrets = {
+      FAKE_API_KEY: "sk-canary-0123456789",
+      GITHUB_TOKEN: 'ghp_"quoted"_value',
+      DB_PASSWORD: "short",
+      HOME_DIR: "/not/a/secret/value",
+    };
+    const session = await Session.create({ dir, workspace: "/ws", model: "m", env: secrets });
+    await session.append({
+      role: "tool",
+      toolCallId: "c1",
+      content: `key=sk-canary-0123456789 token=ghp_"quoted"_value pw=short dir=/not/a/secret/value`,
+      isError: false,
+    });
+    await session.close();
+    const text = await readFile(session.path, "utf8");
+    expect(text).not.toContain("sk-canary-0123456789");
+    expect(text).not.toContain("ghp_");
+    expect(text).toContain("key=[redacted] token=[redacted] pw=short dir=/not/a/secret/value");
+  });
+
+  it("creates files 0600 in folders 0700", async () => {
+    const dir = join(await tempDir(), "state", "sessions");
+    const path = await writeSession(dir, [user]);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    expect((await stat(dir)).mode & 0o777).toBe(0o700);
+  });
+
+  it("refuses a file that is not a session and a newer format with clear errors", async () => {
+    const dir = await tempDir();
+    const foreign = join(dir, "notes.jsonl");
+    await writeFile(foreign, "hello\n");
+    await expect(readSession(foreign)).rejects.toThrow(`not a mini-agent session file: ${foreign}`);
+    const newer = join(dir, "newer.jsonl");
+    await writeFile(
+      newer,
+      `${JSON.stringify({ type: "session", version: 9, id: "x", createdAt: "", workspace: "/", model: "m" })}\n`,
+    );
+    await expect(readSession(newer)).rejects.toThrow(
+      "session format version 9 is newer than this mini-agent supports (1)",
+    );
+  });
+
+  it("refuses to overwrite an existing session and rejects unsafe ids", async () => {
+    const dir = await tempDir();
+    await writeSession(dir, [user]);
+    await expect(newSession(dir)).rejects.toThrow(/EEXIST/);
+    await expect(newSession(dir, "../escape")).rejects.toThrow('invalid session id: "../escape"');
+  });
+
+  it("lists sessions newest first with their first prompt and turn count", async () => {
+    const dir = await tempDir();
+    await writeSession(dir, [user, answer], "a");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await writeSession(dir, [{ role: "user", content: "second" }, answer, user, answer], "b");
+    await writeFile(join(dir, "broken.jsonl"), "{");
+    const list = await listSessions(dir);
+    expect(list.map(({ id, firstPrompt, turns }) => ({ id, firstPrompt, turns }))).toEqual([
+      { id: "b", firstPrompt: "second", turns: 2 },
+      { id: "a", firstPrompt: user.content, turns: 1 },
+    ]);
+    expect(await listSessions(join(dir, "missing"))).toEqual([]);
+  });
+});

@@ -1,6 +1,7 @@
 export { type AgentEvent, type RunAgentOptions, type RunAgentResult, runAgent } from "./agent.js";
 export { bashDeniedReason, denyBashByDefault } from "./approval.js";
 export { receipts } from "./receipts.js";
+export { isSecretName, secretRedactor } from "./secrets.js";
 export {
   type CreateSessionOptions,
   type LoadedSession,
@@ -11,6 +12,10 @@ export {
   type SessionHeader,
   type SessionSummary,
 } from "./session.js";
+export type { BashOptions } from "./tools/bash.js";
+export { defineTool, type ToolDefinition, ToolError } from "./tools/define.js";
+export { createWorkspaceTools, type WorkspaceToolsOptions } from "./tools/index.js";
+export { workspacePath } from "./tools/path.js";
 export type {
   Approval,
   BeforeToolCall,

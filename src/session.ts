@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { receipts, toolError } from "./receipts.js";
+import { secretRedactor } from "./secrets.js";
 import type { Message } from "./types.js";
 
 /**
@@ -305,22 +306,4 @@ export async function listSessions(dir: string): Promise<SessionSummary[]> {
 export function newSessionId(now: Date): string {
   const stamp = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
   return `${stamp}-${randomBytes(3).toString("hex")}`;
-}
-
-const SECRET_NAME = /(_API_KEY|_TOKEN|_SECRET|_PASSWORD)$/;
-
-/** Names of variables whose values never leave the process: keys, tokens, secrets, passwords. */
-export function isSecretName(name: string): boolean {
-  return SECRET_NAME.test(name);
-}
-
-/** Replaces every secret environment value (8+ characters), raw or JSON-escaped, by `[redacted]`. */
-export function secretRedactor(env: NodeJS.ProcessEnv = process.env): (text: string) => string {
-  const values = Object.entries(env)
-    .filter(([name, value]) => isSecretName(name) && value !== undefined && value.length >= 8)
-    .flatMap(([, value]) => [value as string, JSON.stringify(value).slice(1, -1)])
-    .sort((a, b) => b.length - a.length);
-  const unique = [...new Set(values)];
-  if (unique.length === 0) return (text) => text;
-  return (text) => unique.reduce((out, secret) => out.replaceAll(secret, "[redacted]"), text);
 }

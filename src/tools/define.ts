@@ -12,8 +12,9 @@ export interface ToolDefinition<S extends TObject> {
 }
 
 /**
- * Builds a `Tool` from one schema. Invalid input and file-system errors (`ENOENT`, `EACCES`, …)
- * come back as `isError` results the model can read; anything else is unexpected and throws.
+ * Builds a `Tool` from one schema. Invalid input, `ToolError`s and file-system errors (`ENOENT`,
+ * `EACCES`, …) come back as `isError` results the model can read; anything else is unexpected
+ * and throws.
  */
 export function defineTool<S extends TObject>(definition: ToolDefinition<S>): Tool {
   const { name, description, input: schema } = definition;
@@ -29,11 +30,18 @@ export function defineTool<S extends TObject>(definition: ToolDefinition<S>): To
       try {
         return await definition.run(value as Static<S>, signal);
       } catch (error) {
+        if (signal?.aborted) return failure(`${name} aborted`);
+        if (error instanceof ToolError) return failure(error.message);
         if (isSystemError(error)) return failure(`${name} failed: ${describeSystemError(error)}`);
         throw error;
       }
     },
   };
+}
+
+/** An expected failure whose message is written for the model, e.g. `path escapes workspace`. */
+export class ToolError extends Error {
+  override name = "ToolError";
 }
 
 export function failure(content: string): ToolResult {

@@ -1,0 +1,179 @@
+import { spawn } from "node:child_process";
+import { StringDecoder } from "node:string_decoder";
+import { Type } from "@sinclair/typebox";
+import { isSecretName } from "../secrets.js";
+import type { Tool } from "../types.js";
+import { defineTool } from "./define.js";
+import { limits, truncated } from "./limits.js";
+import { workspacePath } from "./path.js";
+
+export interface BashOptions {
+  /** Seconds a command may run when the call gives no timeout. Default 120. */
+  defaultTimeout?: number;
+  /** Seconds between TERM and KILL when a command is stopped. Default 2. */
+  killGrace?: number;
+  /** Environment the command starts from (secrets are removed); default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+}
+
+const MAX_TIMEOUT = 600;
+/** After bash exits, how long output still in the pipes is awaited before the group is ended. */
+const DRAIN_MS = 100;
+
+export function bashTool(root: string, options: BashOptions = {}): Tool {
+  const { defaultTimeout = 120, killGrace = 2 } = options;
+  return defineTool({
+    name: "bash",
+    description: `Run a bash command in the workspace folder. No stdin; background processes end with the command. Timeout ${defaultTimeout} s unless set (max ${MAX_TIMEOUT}).`,
+    input: Type.Object({
+      command: Type.String({ minLength: 1 }),
+      timeout: Type.Optional(
+        Type.Number({ exclusiveMinimum: 0, maximum: MAX_TIMEOUT, description: "Seconds" }),
+      ),
+    }),
+    async run({ command, timeout = defaultTimeout }, signal) {
+      const cwd = await workspacePath(root, ".");
+      const outcome = await runCommand(command, {
+        cwd,
+        env: commandEnv(options.env ?? process.env),
+        timeoutMs: timeout * 1000,
+        graceMs: killGrace * 1000,
+        ...(signal && { signal }),
+      });
+      const status =
+        outcome.stopped === "timeout"
+          ? `[timed out after ${timeout} s: the command and its processes were killed]`
+          : outcome.stopped === "abort"
+            ? "[aborted: the command and its processes were killed]"
+            : outcome.code === 0
+              ? "[exit code 0]"
+              : `[exit code ${outcome.code ?? `signal ${outcome.signal}`}]`;
+      const output = outcome.output === "" ? "" : `${outcome.output}\n`;
+      return {
+        content: `${output}${status}`,
+        isError: outcome.stopped !== undefined || outcome.code !== 0,
+      };
+    },
+  });
+}
+
+/** The parent's environment without secrets, set up for a command nobody can answer. */
+export function commandEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const clean = Object.fromEntries(Object.entries(env).filter(([name]) => !isSecretName(name)));
+  return {
+    ...clean,
+    PAGER: "cat",
+    GIT_PAGER: "cat",
+    GIT_TERMINAL_PROMPT: "0",
+    NO_COLOR: "1",
+    TERM: "dumb",
+  };
+}
+
+interface RunOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  timeoutMs: number;
+  graceMs: number;
+  signal?: AbortSignal;
+}
+
+interface RunOutcome {
+  output: string;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stopped?: "timeout" | "abort";
+}
+
+/**
+ * Runs `bash -c` in its own process group with stdin from /dev/null. Returns once bash has exited
+ * (plus a short drain), or at timeout/abort plus the grace, even when a grandchild still holds
+ * the pipes; the whole group is then ended, TERM first and KILL after the grace.
+ */
+export function runCommand(command: string, options: RunOptions): Promise<RunOutcome> {
+  return new Promise((resolve) => {
+    const child = spawn("bash", ["-c", command], {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
+    const output = new BoundedOutput(limits.outputChars);
+    const decoders = [new StringDecoder("utf8"), new StringDecoder("utf8")];
+    child.stdout.on("data", (chunk: Buffer) => output.push(decoders[0]?.write(chunk) ?? ""));
+    child.stderr.on("data", (chunk: Buffer) => output.push(decoders[1]?.write(chunk) ?? ""));
+
+    let stopped: RunOutcome["stopped"];
+    let settled = false;
+    const timers: NodeJS.Timeout[] = [];
+    const killGroup = (sig: NodeJS.Signals) => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, sig);
+      } catch {
+        // The group is already gone.
+      }
+    };
+    const finish = (code: number | null, sig: NodeJS.Signals | null) => {
+      if (settled) return;
+      settled = true;
+      for (const timer of timers) clearTimeout(timer);
+      options.signal?.removeEventListener("abort", onAbort);
+      killGroup("SIGKILL");
+      child.stdout.destroy();
+      child.stderr.destroy();
+      resolve({ output: output.text(), code, signal: sig, ...(stopped && { stopped }) });
+    };
+    const stop = (reason: NonNullable<RunOutcome["stopped"]>) => {
+      if (stopped || settled) return;
+      stopped = reason;
+      killGroup("SIGTERM");
+      timers.push(setTimeout(() => finish(child.exitCode, child.signalCode), options.graceMs));
+    };
+    const onAbort = () => stop("abort");
+
+    timers.push(setTimeout(() => stop("timeout"), options.timeoutMs));
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    if (options.signal?.aborted) stop("abort");
+    child.on("error", (error) => {
+      output.push(`failed to start bash: ${error.message}`);
+      finish(127, null);
+    });
+    child.on("exit", (code, sig) => {
+      // Output may still sit in the pipes; a background process may hold them open forever.
+      child.on("close", () => finish(code, sig));
+      timers.push(setTimeout(() => finish(code, sig), DRAIN_MS));
+    });
+  });
+}
+
+/** Keeps the first and last halves of a stream of text, counting what fell in between. */
+class BoundedOutput {
+  private head = "";
+  private tail = "";
+  private dropped = 0;
+
+  constructor(private readonly max: number) {}
+
+  push(text: string): void {
+    const half = this.max / 2;
+    if (this.head.length < half) {
+      const take = text.slice(0, half - this.head.length);
+      this.head += take;
+      text = text.slice(take.length);
+    }
+    this.tail += text;
+    if (this.tail.length > half * 2) {
+      const excess = this.tail.length - half;
+      this.dropped += excess;
+      this.tail = this.tail.slice(excess);
+    }
+  }
+
+  text(): string {
+    const excess = Math.max(0, this.tail.length - this.max / 2);
+    const dropped = this.dropped + excess;
+    const tail = this.tail.slice(excess);
+    if (dropped === 0) return (this.head + tail).replace(/\n$/, "");
+    return `${this.head}\n${truncated(dropped)}\n${tail}`.replace(/\n$/, "");
+  }
+}

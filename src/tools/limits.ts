@@ -1,0 +1,23 @@
+/** Every bound on what a tool returns to the model, in one place. */
+export const limits = {
+  /** `read`: lines per call unless `limit` says otherwise, and characters per call. */
+  readLines: 2000,
+  readChars: 50_000,
+  /** `ls`, `find`: entries per call. */
+  listEntries: 1000,
+  /** `grep`: matching lines per call, and characters kept of each. */
+  grepMatches: 500,
+  grepLineChars: 500,
+  /** Characters of any tool output before it is cut. */
+  outputChars: 50_000,
+  /** Bytes looked at to decide that a file is binary (it holds a NUL byte). */
+  binarySniffBytes: 8192,
+} as const;
+
+/** The marker every tool puts where it cut output. */
+export const truncated = (count: number) => `[truncated ${count} characters]`;
+
+/** Cuts `text` to `max` characters, keeping the head and saying how much went. */
+export function capHead(text: string, max: number = limits.outputChars): string {
+  return text.length <= max ? text : `${text.slice(0, max)}\n${truncated(text.length - max)}`;
+}

@@ -1,0 +1,50 @@
+import { readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { Type } from "@sinclair/typebox";
+import type { Tool } from "../types.js";
+import { defineTool, ToolError } from "./define.js";
+import { limits } from "./limits.js";
+import { displayPath, workspacePath } from "./path.js";
+import { isIgnoredPath } from "./walk.js";
+
+export function lsTool(root: string): Tool {
+  return defineTool({
+    name: "ls",
+    description: "List a folder: folders end with /. Skips .git and .gitignored entries.",
+    input: Type.Object({
+      path: Type.Optional(Type.String({ description: "Folder in the workspace (default .)" })),
+    }),
+    async run({ path = "." }) {
+      const realRoot = await workspacePath(root, ".");
+      const dir = await workspacePath(root, path);
+      const shown = displayPath(realRoot, dir);
+      if (!(await stat(dir)).isDirectory())
+        throw new ToolError(`${shown} is not a folder: use read`);
+      const entries = await readdir(dir, { withFileTypes: true });
+      const names: string[] = [];
+      let ignored = 0;
+      for (const entry of entries) {
+        const isDir = entry.isDirectory();
+        if (
+          entry.name === ".git" ||
+          (await isIgnoredPath(realRoot, join(dir, entry.name), isDir))
+        ) {
+          ignored++;
+          continue;
+        }
+        names.push(
+          isDir ? `${entry.name}/` : entry.isSymbolicLink() ? `${entry.name}@` : entry.name,
+        );
+      }
+      names.sort();
+      const shownNames = names.slice(0, limits.listEntries);
+      const notes = [];
+      if (names.length > shownNames.length) {
+        notes.push(`[truncated: ${names.length - shownNames.length} more entries]`);
+      }
+      if (ignored > 0) notes.push(`(${ignored} ignored entries not shown)`);
+      if (names.length === 0) notes.unshift("(empty folder)");
+      return { content: [...shownNames, ...notes].join("\n") };
+    },
+  });
+}

@@ -1,0 +1,56 @@
+import { lstat, readlink, realpath } from "node:fs/promises";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { ToolError } from "./define.js";
+
+/** Thrown for any path outside the workspace; tools turn it into an `isError` result. */
+export class PathEscapeError extends ToolError {
+  constructor() {
+    super("path escapes workspace");
+  }
+}
+
+const MAX_LINKS = 40;
+
+/**
+ * The path boundary every tool uses. Resolves `userPath` (relative to the workspace, or absolute
+ * inside it) to a real path: symlinks are followed, in the final component and in every parent,
+ * including dangling ones, and the result must lie inside the real workspace root. For a path
+ * that does not exist yet, the deepest existing ancestor decides. `~` is not expanded: it is
+ * refused, like every other way out. Nothing is created.
+ */
+export async function workspacePath(root: string, userPath: string): Promise<string> {
+  if (userPath.includes("\0")) throw new ToolError("path contains a NUL byte");
+  if (userPath === "~" || userPath.startsWith("~/")) throw new PathEscapeError();
+  const realRoot = await realpath(root);
+  const real = await resolveReal(resolve(realRoot, userPath), 0);
+  if (!isInside(realRoot, real)) throw new PathEscapeError();
+  return real;
+}
+
+export function isInside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${"/"}`) && !isAbsolute(rel));
+}
+
+/** The workspace-relative form of a real path, for what the model reads. */
+export function displayPath(realRoot: string, path: string): string {
+  return relative(realRoot, path) || ".";
+}
+
+/** The real path of `path`, following symlinks even when their final target does not exist. */
+async function resolveReal(path: string, links: number): Promise<string> {
+  try {
+    return await realpath(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "ENOENT" && code !== "ENOTDIR") throw error;
+  }
+  const stats = await lstat(path).catch(() => undefined);
+  if (stats?.isSymbolicLink()) {
+    if (links >= MAX_LINKS) throw new ToolError("too many levels of symbolic links");
+    return resolveReal(resolve(dirname(path), await readlink(path)), links + 1);
+  }
+  const parent = dirname(path);
+  if (parent === path) return path;
+  return join(await resolveReal(parent, links), basename(path));
+}

@@ -1,0 +1,62 @@
+import { stat } from "node:fs/promises";
+import { Type } from "@sinclair/typebox";
+import type { Tool } from "../types.js";
+import { defineTool, ToolError } from "./define.js";
+import { isBinaryFile, readLines } from "./files.js";
+import { limits } from "./limits.js";
+import { displayPath, workspacePath } from "./path.js";
+
+export function readTool(root: string): Tool {
+  return defineTool({
+    name: "read",
+    description: `Read a text file. Returns up to ${limits.readLines} lines or ${limits.readChars / 1000} KB; use offset and limit for more.`,
+    input: Type.Object({
+      path: Type.String({ description: "File path in the workspace" }),
+      offset: Type.Optional(Type.Integer({ minimum: 1, description: "First line, 1-based" })),
+      limit: Type.Optional(Type.Integer({ minimum: 1, description: "Number of lines" })),
+    }),
+    async run({ path, offset = 1, limit = limits.readLines }, signal) {
+      const file = await workspacePath(root, path);
+      const shown = displayPath(await workspacePath(root, "."), file);
+      const info = await stat(file);
+      if (info.isDirectory()) throw new ToolError(`${shown} is a directory: use ls to list it`);
+      if (!info.isFile()) throw new ToolError(`${shown} is not a regular file`);
+      if (info.size === 0) return { content: "(empty file)" };
+      if (await isBinaryFile(file))
+        throw new ToolError(`${shown} is a binary file: read shows text only`);
+
+      const lines: string[] = [];
+      let chars = 0;
+      let lineNo = 0;
+      let consumed = 0;
+      let note = "";
+      for await (const line of readLines(file, limits.readChars, signal)) {
+        lineNo++;
+        if (lineNo < offset) {
+          consumed += line.bytes;
+          continue;
+        }
+        const room = limits.readChars - chars;
+        if (lines.length === limit || (line.text.length > room && lines.length > 0)) {
+          note = `[truncated: ${info.size - consumed} more bytes after line ${lineNo - 1}; read with offset=${lineNo} to continue]`;
+          break;
+        }
+        consumed += line.bytes;
+        if (line.text.length > room || line.dropped > 0) {
+          const shownText = line.text.slice(0, room);
+          const rest = Buffer.byteLength(line.text) + line.dropped - Buffer.byteLength(shownText);
+          lines.push(shownText);
+          note = `[truncated: line ${lineNo} goes on for ${rest} more bytes; use grep or bash to inspect it`;
+          note += info.size > consumed ? `; the file goes on at offset=${lineNo + 1}]` : "]";
+          break;
+        }
+        lines.push(line.text);
+        chars += line.text.length + 1;
+      }
+      if (lines.length === 0) {
+        throw new ToolError(`offset ${offset} is past the end of ${shown} (${lineNo} lines)`);
+      }
+      return { content: note ? `${lines.join("\n")}\n${note}` : lines.join("\n") };
+    },
+  });
+}

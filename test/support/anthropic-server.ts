@@ -170,7 +170,7 @@ export async function startAnthropicServer(script: ReplyScript[]): Promise<Anthr
     if (req.method !== "POST" || req.url !== "/v1/messages") {
       return sendError(res, 404, "not_found_error", `Not found: ${req.method} ${req.url}`);
     }
-    if (!req.headers["x-api-key"]) {
+    if (!req.headers["x-api-key"] && !req.headers.authorization?.startsWith("Bearer ")) {
       return sendError(res, 401, "authentication_error", "x-api-key header is required");
     }
     let body: MessagesBody;
@@ -253,6 +253,8 @@ async function sendStream(
       return;
     }
     if (i === faults.dropAfter) {
+      // Let the frames sent so far reach the client, then cut the connection mid-stream.
+      await new Promise((resolve) => setTimeout(resolve, 50));
       res.socket?.destroy();
       return;
     }

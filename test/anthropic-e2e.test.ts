@@ -284,7 +284,9 @@ describe("runAgent with the Anthropic SDK against a local Messages API", () => {
 
     expect(server.rejections).toEqual([]);
     expect(server.requests).toHaveLength(4);
-    const results = ((server.requests[3]?.body.messages ?? []) as { content: Record<string, unknown>[] }[])
+    const results = (
+      (server.requests[3]?.body.messages ?? []) as { content: Record<string, unknown>[] }[]
+    )
       .flatMap((message) => message.content)
       .filter((block) => block.type === "tool_result")
       .map((block) => [block.tool_use_id, block.content, block.is_error]);

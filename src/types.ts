@@ -48,7 +48,17 @@ export type Message =
 export type ModelEvent =
   | { type: "text"; text: string }
   | { type: "tool_call"; call: ToolCall }
-  | { type: "done" };
+  | { type: "done"; usage?: Usage };
+
+/** Tokens one round cost, as the provider reported them (for `--output-format json`). */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  /** Prompt tokens read from the provider's cache, when it reports them. */
+  cacheReadTokens?: number;
+  /** Prompt tokens written to the provider's cache, when it reports them. */
+  cacheWriteTokens?: number;
+}
 
 export interface ModelRequest {
   system: string;

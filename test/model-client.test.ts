@@ -28,10 +28,15 @@ const start = turn({}).slice(0, 2); // message_start, ping
 const stop = (reason: string | null): Frame[] => [
   {
     event: "message_delta",
-    data: { type: "message_delta", delta: { stop_reason: reason, stop_sequence: null } },
+    data: {
+      type: "message_delta",
+      delta: { stop_reason: reason, stop_sequence: null },
+      usage: { output_tokens: 5 },
+    },
   },
   { event: "message_stop", data: { type: "message_stop" } },
 ];
+const done: ModelEvent = { type: "done", usage: { inputTokens: 10, outputTokens: 5 } };
 const call = (id: string, name: string, input: Record<string, unknown>): ModelEvent => ({
   type: "tool_call",
   call: { id, name, input },
@@ -40,7 +45,7 @@ const call = (id: string, name: string, input: Record<string, unknown>): ModelEv
 describe("toModelEvents", () => {
   it("streams text and ends with done", async () => {
     expect(await run(turn({ text: ["Hel", "lo"] }))).toEqual({
-      out: [{ type: "text", text: "Hel" }, { type: "text", text: "lo" }, { type: "done" }],
+      out: [{ type: "text", text: "Hel" }, { type: "text", text: "lo" }, done],
       error: undefined,
     });
   });
@@ -48,7 +53,7 @@ describe("toModelEvents", () => {
   it("assembles a tool call whose JSON is split across many deltas", async () => {
     const input = { path: "src/deep/file.ts", offset: 10, nested: { list: [1, "two", null] } };
     expect(await run(turn({ calls: [{ id: "t1", name: "read", input, pieces: 17 }] }))).toEqual({
-      out: [call("t1", "read", input), { type: "done" }],
+      out: [call("t1", "read", input), done],
       error: undefined,
     });
   });
@@ -65,7 +70,7 @@ describe("toModelEvents", () => {
       { type: "text", text: "Reading both." },
       call("t1", "read", { path: "a" }),
       call("t2", "read", { path: "b" }),
-      { type: "done" },
+      done,
     ]);
   });
 
@@ -77,7 +82,7 @@ describe("toModelEvents", () => {
       ...stop("tool_use"),
     ];
     expect(await run(frames)).toEqual({
-      out: [call("t1", "ls", {}), { type: "done" }],
+      out: [call("t1", "ls", {}), done],
       error: undefined,
     });
   });
@@ -212,8 +217,24 @@ describe("toModelEvents", () => {
       ...stop("end_turn"),
     ];
     expect(await run(frames)).toEqual({
-      out: [{ type: "text", text: "answer" }, { type: "done" }],
+      out: [{ type: "text", text: "answer" }, done],
       error: undefined,
+    });
+  });
+
+  it("reports usage with cache reads and writes on done", async () => {
+    const [messageStart, ...rest] = turn({ text: ["hi"] });
+    const message = (messageStart?.data.message ?? {}) as Record<string, unknown>;
+    const usage = {
+      input_tokens: 3,
+      output_tokens: 1,
+      cache_read_input_tokens: 900,
+      cache_creation_input_tokens: 40,
+    };
+    const frames = [{ type: "message_start", message: { ...message, usage } }, ...rest];
+    expect((await run(frames)).out.at(-1)).toEqual({
+      type: "done",
+      usage: { inputTokens: 3, outputTokens: 5, cacheReadTokens: 900, cacheWriteTokens: 40 },
     });
   });
 

@@ -5,7 +5,7 @@ import type {
   RawMessageStreamEvent,
   TextBlockParam,
 } from "@anthropic-ai/sdk/resources/messages";
-import type { Message, ModelEvent, ToolCall, ToolSpec } from "../types.js";
+import type { Message, ModelEvent, ToolCall, ToolSpec, Usage } from "../types.js";
 
 /**
  * The Anthropic Messages translation, both ways, with no I/O: `toAnthropicMessages` for what we
@@ -120,6 +120,7 @@ interface StreamState {
   blocks: Map<number, Block>;
   calls: ToolCall[];
   stopReason: string | null | undefined;
+  usage?: Usage;
   /** An invalid tool input seen at block stop, thrown once the stop reason is known. */
   pendingError?: Error;
 }
@@ -137,7 +138,7 @@ export async function* toModelEvents(
     const emitted = step(state, event);
     if (emitted === "stop") {
       for (const call of state.calls) yield { type: "tool_call", call };
-      yield { type: "done" };
+      yield state.usage ? { type: "done", usage: state.usage } : { type: "done" };
       return;
     }
     if (emitted) yield emitted;
@@ -154,8 +155,21 @@ function step(state: StreamState, event: RawMessageStreamEvent): ModelEvent | "s
     );
   }
   switch (event.type) {
-    case "message_start":
+    case "message_start": {
+      const usage = event.message?.usage;
+      if (!usage) return undefined;
+      state.usage = {
+        inputTokens: usage.input_tokens,
+        outputTokens: usage.output_tokens,
+        ...(usage.cache_read_input_tokens != null && {
+          cacheReadTokens: usage.cache_read_input_tokens,
+        }),
+        ...(usage.cache_creation_input_tokens != null && {
+          cacheWriteTokens: usage.cache_creation_input_tokens,
+        }),
+      };
       return undefined;
+    }
     case "content_block_start": {
       const block = event.content_block;
       if (block.type === "text") {
@@ -196,6 +210,7 @@ function step(state: StreamState, event: RawMessageStreamEvent): ModelEvent | "s
     }
     case "message_delta":
       state.stopReason = event.delta.stop_reason;
+      if (state.usage && event.usage) state.usage.outputTokens = event.usage.output_tokens;
       if (state.stopReason !== "max_tokens" && state.pendingError) throw state.pendingError;
       return undefined;
     case "message_stop":

@@ -43,9 +43,18 @@ const HeaderSchema = Type.Object({
   model: Type.String(),
 });
 const MessageRecordSchema = Type.Object({ type: Type.Literal("message"), message: MessageSchema });
-const RecordSchema = Type.Union([HeaderSchema, MessageRecordSchema]);
+/** Who allowed or denied a call, written beside it: `by` names the rule or says "user". */
+const ApprovalRecordSchema = Type.Object({
+  type: Type.Literal("approval"),
+  toolCallId: Type.String(),
+  tool: Type.String(),
+  approved: Type.Boolean(),
+  by: Type.String(),
+});
+const RecordSchema = Type.Union([HeaderSchema, MessageRecordSchema, ApprovalRecordSchema]);
 
 export type SessionHeader = Static<typeof HeaderSchema>;
+export type ApprovalRecord = Static<typeof ApprovalRecordSchema>;
 type SessionRecord = Static<typeof RecordSchema>;
 
 /** What loading found, besides the history itself. */
@@ -129,6 +138,10 @@ export class Session {
 
   append(message: Message): Promise<void> {
     return this.write({ type: "message", message });
+  }
+
+  appendApproval(decision: Omit<ApprovalRecord, "type">): Promise<void> {
+    return this.write({ type: "approval", ...decision });
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,108 @@
+import type { AgentEvent } from "../agent.js";
+import type { Message, ToolCall, Usage } from "../types.js";
+import type { OutputFormat } from "./args.js";
+
+export interface TurnSummary {
+  status: "completed" | "aborted" | "max_turns" | "error";
+  text: string;
+  sessionId: string;
+  usage: Usage;
+  error?: string;
+}
+
+/** Renders what the loop reports: text on stdout, one line per tool call on stderr, or JSON. */
+export interface Output {
+  event(event: AgentEvent): void;
+  finish(summary: TurnSummary): void;
+}
+
+interface Streams {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+export function createOutput(format: OutputFormat, { stdout, stderr }: Streams): Output {
+  const calls = new Map<string, ToolCall>();
+  const line = (stream: NodeJS.WritableStream, value: unknown) =>
+    stream.write(`${JSON.stringify(value)}\n`);
+  let endsWithNewline = true;
+
+  const remember = (message: Message) => {
+    if (message.role === "assistant")
+      for (const call of message.toolCalls) calls.set(call.id, call);
+  };
+
+  switch (format) {
+    case "text":
+      return {
+        event(event) {
+          if (event.type === "text") {
+            stdout.write(event.text);
+            endsWithNewline = event.text.endsWith("\n");
+          } else if (event.type === "message") {
+            remember(event.message);
+            if (
+              event.message.role === "assistant" &&
+              event.message.content !== "" &&
+              !endsWithNewline
+            ) {
+              stdout.write("\n");
+              endsWithNewline = true;
+            }
+            if (event.message.role === "tool")
+              stderr.write(`${toolLine(calls.get(event.message.toolCallId), event.message)}\n`);
+          }
+        },
+        finish(summary) {
+          if (!endsWithNewline) stdout.write("\n");
+          if (summary.status === "aborted") stderr.write("interrupted\n");
+          if (summary.status === "max_turns")
+            stderr.write("stopped: turn limit reached (--max-turns)\n");
+        },
+      };
+    case "json": {
+      return {
+        event(event) {
+          if (event.type === "message") remember(event.message);
+        },
+        finish: (summary) => line(stdout, summary),
+      };
+    }
+    case "stream-json":
+      return {
+        event(event) {
+          if (event.type === "text") line(stdout, { type: "text", text: event.text });
+          else if (event.type === "tool_start")
+            line(stdout, { type: "tool_start", id: event.call.id });
+          else if (event.message.role === "assistant") {
+            for (const call of event.message.toolCalls)
+              line(stdout, { type: "tool_call", ...call });
+          } else if (event.message.role === "tool") {
+            const { toolCallId: id, content, isError } = event.message;
+            line(stdout, { type: "tool_result", id, content, isError });
+          }
+        },
+        finish: (summary) => line(stdout, { type: "result", ...summary }),
+      };
+  }
+}
+
+/** `  ✓ read src/a.ts` or `  ✗ bash npm test: exit code 1`: tool, short argument, outcome. */
+function toolLine(call: ToolCall | undefined, result: Message & { role: "tool" }): string {
+  const name = call?.name ?? "tool";
+  const argument = call ? shortArgument(call.input) : "";
+  const head = `  ${result.isError ? "✗" : "✓"} ${name}${argument ? ` ${argument}` : ""}`;
+  if (!result.isError) return head;
+  const reason = result.content.trim().split("\n").at(-1) ?? "";
+  return `${head}: ${clip(reason, 120)}`;
+}
+
+function shortArgument(input: Record<string, unknown>): string {
+  const value = ["command", "path", "pattern"]
+    .map((key) => input[key])
+    .find((v) => typeof v === "string");
+  return typeof value === "string" ? clip(value.replace(/\s+/g, " "), 60) : "";
+}
+
+const clip = (text: string, max: number) =>
+  text.length > max ? `${text.slice(0, max - 1)}…` : text;

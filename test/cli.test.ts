@@ -1,0 +1,330 @@
+import { readdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { readSession } from "../src/session.js";
+import {
+  type AnthropicServer,
+  type ReplyScript,
+  startAnthropicServer,
+  stream,
+  turn,
+} from "./support/anthropic-server.js";
+import { type CliOptions, runBin } from "./support/cli.js";
+import { useTempDirs } from "./support/temp.js";
+
+const tempDir = useTempDirs();
+const servers: AnthropicServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+interface Setup {
+  server: AnthropicServer;
+  workspace: string;
+  home: string;
+  options: CliOptions;
+}
+
+async function setup(script: ReplyScript[]): Promise<Setup> {
+  const server = await startAnthropicServer(script);
+  servers.push(server);
+  const workspace = await tempDir();
+  const home = await tempDir();
+  const env = {
+    PATH: process.env.PATH,
+    HOME: home,
+    MINI_AGENT_HOME: join(home, "state"),
+    ANTHROPIC_API_KEY: "sk-test-canary-key-123456",
+    ANTHROPIC_BASE_URL: server.url,
+  };
+  return { server, workspace, home, options: { cwd: workspace, env } };
+}
+
+async function sessionFiles(home: string): Promise<string[]> {
+  const root = join(home, "state", "sessions");
+  const dirs = await readdir(root);
+  const files: string[] = [];
+  for (const dir of dirs) {
+    for (const name of await readdir(join(root, dir))) files.push(join(root, dir, name));
+  }
+  return files;
+}
+
+const toolResults = (body: { messages?: unknown }) =>
+  ((body.messages ?? []) as { content: Record<string, unknown>[] }[])
+    .flatMap((message) => message.content)
+    .filter((block) => block.type === "tool_result")
+    .map((block) => ({ id: block.tool_use_id, content: block.content, isError: block.is_error }));
+
+describe("mini-agent command", () => {
+  it("answers a one-shot task on stdout, exits 0 and writes the session", async () => {
+    const { server, home, options } = await setup([stream(turn({ text: ["Hello ", "there."] }))]);
+    const run = await runBin(["say hello"], options);
+    expect(run).toEqual({ code: 0, stdout: "Hello there.\n", stderr: "" });
+    expect(server.requests[0]?.body.model).toBe("claude-sonnet-5-5");
+    const [file] = await sessionFiles(home);
+    const session = await readSession(file ?? "");
+    expect(session.messages).toEqual([
+      { role: "user", content: "say hello" },
+      { role: "assistant", content: "Hello there.", toolCalls: [] },
+    ]);
+    expect(await readFile(file ?? "", "utf8")).not.toContain("sk-test-canary-key-123456");
+  });
+
+  it("prints stream-json events of a tool round, one parseable object per line", async () => {
+    const { workspace, options } = await setup([
+      stream(
+        turn({
+          text: ["Reading."],
+          calls: [{ id: "toolu_1", name: "read", input: { path: "a.txt" } }],
+        }),
+      ),
+      stream(turn({ text: ["It says hi."] })),
+    ]);
+    await writeFile(join(workspace, "a.txt"), "hi\n");
+    const run = await runBin(["--output-format", "stream-json", "-p", "read a.txt"], options);
+    expect(run.code).toBe(0);
+    const events = run.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(events.map((event) => event.type)).toEqual([
+      "text",
+      "tool_call",
+      "tool_start",
+      "tool_result",
+      "text",
+      "result",
+    ]);
+    expect(events[1]).toEqual({
+      type: "tool_call",
+      id: "toolu_1",
+      name: "read",
+      input: { path: "a.txt" },
+    });
+    expect(events[3]).toEqual({
+      type: "tool_result",
+      id: "toolu_1",
+      content: "hi",
+      isError: false,
+    });
+    expect(events[5]).toMatchObject({ type: "result", status: "completed", text: "It says hi." });
+  });
+
+  it("prints one json object at the end with status, text, session id and usage", async () => {
+    const { home, options } = await setup([stream(turn({ text: ["done"] }))]);
+    const run = await runBin(["--output-format", "json", "task"], options);
+    expect(run.code).toBe(0);
+    const result = JSON.parse(run.stdout) as Record<string, unknown>;
+    const [file] = await sessionFiles(home);
+    expect(result).toEqual({
+      status: "completed",
+      text: "done",
+      sessionId: (await readSession(file ?? "")).header.id,
+      usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    });
+  });
+
+  it("denies bash without --allow-bash and tells the model why, records the decision", async () => {
+    const { server, home, options } = await setup([
+      stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: "echo hi" } }] })),
+      stream(turn({ text: ["Cannot run it."] })),
+    ]);
+    const run = await runBin(["run echo"], options);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe(
+      "  ✗ bash echo hi: bash is denied by default: run mini-agent with --allow-bash to let the agent run shell commands\n",
+    );
+    expect(toolResults(server.requests[1]?.body ?? {})).toEqual([
+      {
+        id: "toolu_1",
+        content:
+          "bash is denied by default: run mini-agent with --allow-bash to let the agent run shell commands",
+        isError: true,
+      },
+    ]);
+    const [file] = await sessionFiles(home);
+    const lines = (await readFile(file ?? "", "utf8"))
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(lines.filter((line) => line.type === "approval")).toEqual([
+      { type: "approval", toolCallId: "toolu_1", tool: "bash", approved: false, by: "no-terminal" },
+    ]);
+  });
+
+  it("runs bash with --allow-bash", async () => {
+    const { server, options } = await setup([
+      stream(
+        turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: "echo hi from bash" } }] }),
+      ),
+      stream(turn({ text: ["ran"] })),
+    ]);
+    const run = await runBin(["--allow-bash", "run echo"], options);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe("  ✓ bash echo hi from bash\n");
+    expect(toolResults(server.requests[1]?.body ?? {})).toEqual([
+      { id: "toolu_1", content: "hi from bash\n[exit code 0]", isError: false },
+    ]);
+  });
+
+  it("on Ctrl-C during a slow tool exits 130 with a receipt for every call, and --continue sends a valid history", async () => {
+    const { server, home, options } = await setup([
+      stream(
+        turn({
+          calls: [
+            { id: "toolu_1", name: "bash", input: { command: "sleep 30" } },
+            { id: "toolu_2", name: "ls", input: {} },
+          ],
+        }),
+      ),
+      stream(turn({ text: ["continuing"] })),
+    ]);
+    const run = await runBin(["--allow-bash", "slow task"], {
+      ...options,
+      started: (child) => {
+        const timer = setInterval(() => {
+          if (server.requests.length === 1) {
+            clearInterval(timer);
+            setTimeout(() => child.kill("SIGINT"), 700);
+          }
+        }, 20);
+      },
+    });
+    expect(run.code).toBe(130);
+    const [file] = await sessionFiles(home);
+    const session = await readSession(file ?? "");
+    expect(session.messages.slice(2)).toEqual([
+      {
+        role: "tool",
+        toolCallId: "toolu_1",
+        content: "[aborted: the command and its processes were killed]",
+        isError: true,
+      },
+      { role: "tool", toolCallId: "toolu_2", content: "aborted before execution", isError: true },
+    ]);
+    const next = await runBin(["--continue", "go on"], options);
+    expect(next.code).toBe(0);
+    expect(next.stdout).toBe("continuing\n");
+    expect(server.rejections).toEqual([]);
+    expect(toolResults(server.requests[1]?.body ?? {}).map((result) => result.id)).toEqual([
+      "toolu_1",
+      "toolu_2",
+    ]);
+  });
+
+  it("lists sessions and resumes one across runs", async () => {
+    const { server, options } = await setup([
+      stream(turn({ text: ["first answer"] })),
+      stream(turn({ text: ["second answer"] })),
+      stream(turn({ text: ["third answer"] })),
+    ]);
+    expect((await runBin(["first task"], options)).code).toBe(0);
+    expect((await runBin(["--continue", "second task"], options)).code).toBe(0);
+    const listing = await runBin(["--sessions"], options);
+    expect(listing.code).toBe(0);
+    const [row, ...others] = listing.stdout.trim().split("\n");
+    expect(others).toEqual([]);
+    expect(row).toMatch(/^(\S+) {2}\d{4}-\d\d-\d\d \d\d:\d\d {4}2 turn\(s\) {2}first task$/);
+    const id = row?.split(" ")[0] ?? "";
+    expect((await runBin(["--resume", id, "third task"], options)).code).toBe(0);
+    const sent = server.requests[2]?.body.messages as {
+      role: string;
+      content: { text?: string }[];
+    }[];
+    expect(sent.map((message) => `${message.role}: ${message.content[0]?.text}`)).toEqual([
+      "user: first task",
+      "assistant: first answer",
+      "user: second task",
+      "assistant: second answer",
+      "user: third task",
+    ]);
+  });
+
+  it("explains a missing key, an unknown flag and an unknown session id with exit code 2", async () => {
+    const { options } = await setup([]);
+    const noKey = await runBin(["task"], {
+      ...options,
+      env: { ...options.env, ANTHROPIC_API_KEY: "" },
+    });
+    expect(noKey).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: "mini-agent: ANTHROPIC_API_KEY is not set: export your Anthropic API key in it\n",
+    });
+    const badFlag = await runBin(["--frobnicate", "task"], options);
+    expect(badFlag.code).toBe(2);
+    expect(badFlag.stderr.split("\n")[0]).toBe(
+      "mini-agent: Unknown option '--frobnicate'. To specify a positional argument starting with a '-', place it at the end of the command after '--', as in '-- \"--frobnicate\"",
+    );
+    expect(badFlag.stderr).toContain("Usage: mini-agent");
+    const badId = await runBin(["--resume", "nope", "task"], options);
+    expect(badId).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: 'mini-agent: no session "nope" for this folder (mini-agent --sessions lists them)\n',
+    });
+    const noTask = await runBin([], options);
+    expect(noTask.code).toBe(2);
+    expect(noTask.stderr).toBe(
+      "mini-agent: no task: give one as an argument, with --print, or on stdin\n",
+    );
+  });
+
+  it("reports a provider error in one line with its status and exits 1", async () => {
+    const { options } = await setup([
+      {
+        kind: "status",
+        status: 400,
+        errorType: "invalid_request_error",
+        message: "prompt is too long",
+      },
+    ]);
+    const run = await runBin(["task"], options);
+    expect(run).toEqual({
+      code: 1,
+      stdout: "",
+      stderr:
+        "mini-agent: provider error 400 invalid_request_error: prompt is too long (the provider rejected the request)\n",
+    });
+  });
+
+  it("exits 3 at the turn limit", async () => {
+    const { options } = await setup([
+      stream(turn({ calls: [{ id: "toolu_1", name: "ls", input: {} }] })),
+    ]);
+    const run = await runBin(["--max-turns", "1", "loop"], options);
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain("stopped: turn limit reached (--max-turns)");
+  });
+
+  it("takes the task from stdin when it is not a terminal", async () => {
+    const { server, options } = await setup([stream(turn({ text: ["ok"] }))]);
+    const run = await runBin([], { ...options, input: "task from a pipe\n" });
+    expect(run.code).toBe(0);
+    expect(server.requests[0]?.body.messages).toEqual([
+      {
+        role: "user",
+        content: [{ type: "text", text: "task from a pipe", cache_control: { type: "ephemeral" } }],
+      },
+    ]);
+  });
+
+  it("prints its version and help without a key", async () => {
+    const { options } = await setup([]);
+    const env = { PATH: process.env.PATH };
+    const pkg = JSON.parse(await readFile(new URL("../package.json", import.meta.url), "utf8")) as {
+      version: string;
+    };
+    expect(await runBin(["--version"], { ...options, env })).toEqual({
+      code: 0,
+      stdout: `${pkg.version}\n`,
+      stderr: "",
+    });
+    const help = await runBin(["--help"], { ...options, env });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain(
+      "Exit codes: 0 done, 1 error, 2 usage or configuration, 3 turn limit reached, 130 interrupted.",
+    );
+  });
+});

@@ -1,0 +1,41 @@
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+export const bin = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  input?: string;
+  /** Called once the process is running, e.g. to send it a signal later. */
+  started?: (child: ReturnType<typeof spawn>) => void;
+}
+
+/** Spawns the real `mini-agent` bin and collects its output and exit code. */
+export function runBin(args: string[], options: CliOptions): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.input ?? "");
+    options.started?.(child);
+  });
+}

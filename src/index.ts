@@ -1,5 +1,11 @@
 export { type AgentEvent, type RunAgentOptions, type RunAgentResult, runAgent } from "./agent.js";
 export { bashDeniedReason, denyBashByDefault } from "./approval.js";
+export { AnthropicModelClient, type AnthropicOptions } from "./providers/anthropic.js";
+export {
+  supportedStopReasons,
+  toAnthropicMessages,
+  toModelEvents,
+} from "./providers/anthropic-protocol.js";
 export { receipts } from "./receipts.js";
 export { isSecretName, secretRedactor } from "./secrets.js";
 export {
@@ -28,4 +34,5 @@ export type {
   ToolCall,
   ToolResult,
   ToolSpec,
+  Usage,
 } from "./types.js";

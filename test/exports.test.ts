@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 
 describe("the package entry", () => {
   it("exports the public API from the built package", async () => {
-    const entry = (await import(new URL("../dist/index.js", import.meta.url).href)) as Record<string, unknown>;
+    const entry = (await import(new URL("../dist/index.js", import.meta.url).href)) as Record<
+      string,
+      unknown
+    >;
     const expected = {
       runAgent: "function",
       createWorkspaceTools: "function",
@@ -14,6 +17,8 @@ describe("the package entry", () => {
       Session: "function",
       defineTool: "function",
     };
-    expect(Object.fromEntries(Object.keys(expected).map((name) => [name, typeof entry[name]]))).toEqual(expected);
+    expect(
+      Object.fromEntries(Object.keys(expected).map((name) => [name, typeof entry[name]])),
+    ).toEqual(expected);
   });
 });

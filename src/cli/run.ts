@@ -106,7 +106,7 @@ export async function runCli(args: CliArgs, workspace: string): Promise<number> 
           output.event(event);
         },
       });
-      output.finish({ ...base, status: result.status, text: result.text });
+      output.finish({ status: result.status, text: result.text, ...base });
       return result.status;
     } catch (error) {
       const message = describeError(error, args.baseURL);

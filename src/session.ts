@@ -41,6 +41,8 @@ const HeaderSchema = Type.Object({
   createdAt: Type.String(),
   workspace: Type.String(),
   model: Type.String(),
+  /** Where bash ran when the session began: bwrap, off, unavailable, required-unavailable. */
+  sandbox: Type.Optional(Type.String()),
 });
 const MessageRecordSchema = Type.Object({ type: Type.Literal("message"), message: MessageSchema });
 /** Who allowed or denied a call, written beside it: `by` names the rule or says "user". */
@@ -81,6 +83,7 @@ export interface CreateSessionOptions extends SessionOptions {
   dir: string;
   workspace: string;
   model: string;
+  sandbox?: string;
   id?: string;
   now?: Date;
 }
@@ -110,6 +113,7 @@ export class Session {
       createdAt: now.toISOString(),
       workspace: options.workspace,
       model: options.model,
+      ...(options.sandbox !== undefined && { sandbox: options.sandbox }),
     };
     const session = new Session(path, header, handle, secretRedactor(options.env), false);
     await session.write(header);

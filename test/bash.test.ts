@@ -1,20 +1,9 @@
-import { readdir, readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { bashTool } from "../src/tools/bash.js";
+import { processesWith } from "./support/processes.js";
 import { useWorkspace } from "./support/workspace.js";
 
 const workspace = useWorkspace();
-
-/** Command lines of running processes that contain `marker`. */
-async function processesWith(marker: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const pid of (await readdir("/proc")).filter((name) => /^\d+$/.test(name))) {
-    const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
-    if (cmdline.includes(marker) && pid !== String(process.pid))
-      found.push(cmdline.replaceAll("\0", " "));
-  }
-  return found;
-}
 
 async function timed<T>(work: Promise<T>): Promise<[T, number]> {
   const start = performance.now();

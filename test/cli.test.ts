@@ -1,4 +1,4 @@
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { readSession } from "../src/session.js";
@@ -211,6 +211,30 @@ describe("mini-agent command", () => {
       "toolu_1",
       "toolu_2",
     ]);
+  });
+
+  it("records the sandbox in the session header, and warns when bash must run without one", async () => {
+    const { home, options } = await setup([
+      stream(turn({ text: ["a"] })),
+      stream(turn({ text: ["b"] })),
+    ]);
+    expect((await runBin(["--allow-bash", "--sandbox", "off", "task"], options)).stderr).toBe("");
+    const noBwrap = join(home, "bin");
+    await mkdir(noBwrap);
+    await symlink("/bin/bash", join(noBwrap, "bash"));
+    const env = { ...options.env, PATH: noBwrap };
+    const run = await runBin(["--allow-bash", "task"], { ...options, env });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe(
+      "mini-agent: warning: bash runs without a sandbox: bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)\n",
+    );
+    const headers = await Promise.all(
+      (await sessionFiles(home)).map(async (file) => (await readSession(file)).header.sandbox),
+    );
+    expect(headers.sort()).toEqual(["off", "unavailable"]);
+    const bad = await runBin(["--sandbox", "maybe", "task"], options);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe('mini-agent: unknown sandbox mode "maybe" (auto, required or off)\n');
   });
 
   it("lists sessions and resumes one across runs", async () => {

@@ -15,6 +15,7 @@ export class UsageError extends Error {
 }
 
 export type OutputFormat = "text" | "json" | "stream-json";
+export type SandboxFlag = "auto" | "required" | "off";
 
 export interface CliArgs {
   task?: string;
@@ -23,6 +24,7 @@ export interface CliArgs {
   model?: string;
   baseURL?: string;
   allowBash: boolean;
+  sandbox: SandboxFlag;
   continue: boolean;
   resume?: string;
   sessions: boolean;
@@ -45,6 +47,8 @@ Options:
   -m, --model NAME          model (default: $MINI_AGENT_MODEL or claude-sonnet-5-5)
       --base-url URL        provider endpoint (default: $ANTHROPIC_BASE_URL or the public API)
       --allow-bash          let the agent run shell commands without asking
+      --sandbox MODE        where bash runs: auto (default: bubblewrap when available),
+                            required (never outside the sandbox) or off
   -c, --continue            resume the newest session for this folder
   -r, --resume ID           resume the session ID
       --sessions            list this folder's sessions and exit
@@ -79,6 +83,10 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
       `unknown output format ${JSON.stringify(outputFormat)} (text, json or stream-json)`,
     );
   }
+  const sandbox = values.sandbox ?? "auto";
+  if (sandbox !== "auto" && sandbox !== "required" && sandbox !== "off") {
+    throw new UsageError(`unknown sandbox mode ${JSON.stringify(sandbox)} (auto, required or off)`);
+  }
   const maxTurns = values["max-turns"] === undefined ? 50 : Number(values["max-turns"]);
   if (!Number.isInteger(maxTurns) || maxTurns < 1) {
     throw new UsageError(
@@ -97,6 +105,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
     ...(model !== undefined && { model }),
     ...(baseURL !== undefined && { baseURL }),
     allowBash: values["allow-bash"] ?? false,
+    sandbox,
     continue: values.continue ?? false,
     ...(values.resume !== undefined && { resume: values.resume }),
     sessions: values.sessions ?? false,
@@ -120,6 +129,7 @@ function parse(argv: string[]) {
       model: { type: "string", short: "m" },
       "base-url": { type: "string" },
       "allow-bash": { type: "boolean" },
+      sandbox: { type: "string" },
       continue: { type: "boolean", short: "c" },
       resume: { type: "string", short: "r" },
       sessions: { type: "boolean" },

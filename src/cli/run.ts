@@ -2,12 +2,13 @@ import { createInterface, type Interface } from "node:readline";
 import { type AgentEvent, runAgent } from "../agent.js";
 import { listSessions, Session, type SessionSummary } from "../session.js";
 import { createWorkspaceTools } from "../tools/index.js";
+import { resolveSandbox, type SandboxState } from "../tools/sandbox.js";
 import type { Message, ModelClient, ModelEvent, ModelRequest, ToolCall, Usage } from "../types.js";
 import { type CliArgs, exitCodes, UsageError } from "./args.js";
 import { describeError } from "./errors.js";
 import { createOutput, type TurnSummary } from "./output.js";
 import { type Answer, type BashMode, cliPolicy } from "./policy.js";
-import { sessionsDir, sessionToResume } from "./store.js";
+import { sessionsDir, sessionToResume, stateHome } from "./store.js";
 
 export const defaultModel = "claude-sonnet-5-5";
 
@@ -42,6 +43,15 @@ export async function runCli(args: CliArgs, workspace: string): Promise<number> 
     ? createInterface({ input: stdin, output: stderr, terminal: true })
     : undefined;
   const bash: BashMode = args.allowBash ? "allow" : "ask";
+  const sandboxOptions = { mode: args.sandbox, readOnly: [stateHome(env)] };
+  const sandbox = await resolveSandbox(sandboxOptions);
+  if (sandbox.kind === "unavailable" && (args.allowBash || rl)) {
+    stderr.write(
+      sandbox.mode === "required"
+        ? `mini-agent: bash will be refused: --sandbox required, but ${sandbox.reason}\n`
+        : `mini-agent: warning: bash runs without a sandbox: ${sandbox.reason}\n`,
+    );
+  }
 
   let session: Session | undefined;
   let history: Message[] = [];
@@ -56,7 +66,7 @@ export async function runCli(args: CliArgs, workspace: string): Promise<number> 
     }
   }
   const ensureSession = async () => {
-    session ??= await Session.create({ dir, workspace, model });
+    session ??= await Session.create({ dir, workspace, model, sandbox: sandboxName(sandbox) });
     return session;
   };
 
@@ -78,8 +88,12 @@ export async function runCli(args: CliArgs, workspace: string): Promise<number> 
     ...(rl && { ask: (call: ToolCall) => ask(rl, call, running?.signal) }),
     record: async (decision) => (await ensureSession()).appendApproval(decision),
   });
-  const tools = createWorkspaceTools(workspace);
-  const system = systemPrompt(workspace, args.allowBash ? "allowed" : rl ? "ask" : "denied");
+  const tools = createWorkspaceTools(workspace, { bash: { sandbox: sandboxOptions } });
+  const system = systemPrompt(
+    workspace,
+    args.allowBash ? "allowed" : rl ? "ask" : "denied",
+    sandbox.kind === "bwrap",
+  );
 
   const runTurn = async (prompt: string): Promise<TurnSummary["status"]> => {
     const current = await ensureSession();
@@ -149,7 +163,16 @@ function statusCode(status: TurnSummary["status"]): number {
   }
 }
 
-function systemPrompt(workspace: string, bash: "allowed" | "ask" | "denied"): string {
+function sandboxName(state: SandboxState): string {
+  if (state.kind !== "unavailable") return state.kind;
+  return state.mode === "required" ? "required-unavailable" : "unavailable";
+}
+
+function systemPrompt(
+  workspace: string,
+  bash: "allowed" | "ask" | "denied",
+  sandboxed: boolean,
+): string {
   const bashRule = {
     allowed: "bash is allowed.",
     ask: "bash asks the user before each command.",
@@ -159,6 +182,9 @@ function systemPrompt(workspace: string, bash: "allowed" | "ask" | "denied"): st
     `You are mini-agent, a coding agent in a terminal, working in ${workspace}.`,
     "Tool paths are relative to that folder and cannot leave it.",
     `Look before you change anything; prefer edit to write for existing files. ${bashRule}`,
+    ...(sandboxed && bash !== "denied"
+      ? ["bash runs sandboxed: only the workspace is writable, no network."]
+      : []),
     "Answer briefly and say what you changed.",
   ].join("\n");
 }

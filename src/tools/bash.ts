@@ -3,9 +3,10 @@ import { StringDecoder } from "node:string_decoder";
 import { Type } from "@sinclair/typebox";
 import { isSecretName } from "../secrets.js";
 import type { Tool } from "../types.js";
-import { defineTool } from "./define.js";
+import { defineTool, failure } from "./define.js";
 import { limits, truncated } from "./limits.js";
 import { workspacePath } from "./path.js";
+import { resolveSandbox, type SandboxOptions, sandboxedArgv, sandboxHint } from "./sandbox.js";
 
 export interface BashOptions {
   /** Seconds a command may run when the call gives no timeout. Default 120. */
@@ -14,6 +15,8 @@ export interface BashOptions {
   killGrace?: number;
   /** Environment the command starts from (secrets are removed); default `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /** Default `{ mode: "auto" }`: in bubblewrap when it works here, else plain bash. */
+  sandbox?: SandboxOptions;
 }
 
 const MAX_TIMEOUT = 600;
@@ -33,7 +36,15 @@ export function bashTool(root: string, options: BashOptions = {}): Tool {
     }),
     async run({ command, timeout = defaultTimeout }, signal) {
       const cwd = await workspacePath(root, ".");
-      const outcome = await runCommand(command, {
+      const sandbox = await resolveSandbox(options.sandbox ?? { mode: "auto" });
+      if (sandbox.kind === "unavailable" && sandbox.mode === "required") {
+        return failure(`bash refused: the sandbox is required but unavailable: ${sandbox.reason}`);
+      }
+      const argv =
+        sandbox.kind === "bwrap"
+          ? sandboxedArgv(sandbox.bwrap, cwd, command, options.sandbox?.readOnly)
+          : ["bash", "-c", command];
+      const outcome = await runCommand(argv, {
         cwd,
         env: commandEnv(options.env ?? process.env),
         timeoutMs: timeout * 1000,
@@ -49,10 +60,9 @@ export function bashTool(root: string, options: BashOptions = {}): Tool {
               ? "[exit code 0]"
               : `[exit code ${outcome.code ?? `signal ${outcome.signal}`}]`;
       const output = outcome.output === "" ? "" : `${outcome.output}\n`;
-      return {
-        content: `${output}${status}`,
-        isError: outcome.stopped !== undefined || outcome.code !== 0,
-      };
+      const failed = outcome.stopped !== undefined || outcome.code !== 0;
+      const hint = failed && sandbox.kind === "bwrap" ? sandboxHint(outcome.output) : undefined;
+      return { content: `${output}${status}${hint ? `\n${hint}` : ""}`, isError: failed };
     },
   });
 }
@@ -86,13 +96,14 @@ interface RunOutcome {
 }
 
 /**
- * Runs `bash -c` in its own process group with stdin from /dev/null. Returns once bash has exited
+ * Runs `argv` in its own process group with stdin from /dev/null. Returns once it has exited
  * (plus a short drain), or at timeout/abort plus the grace, even when a grandchild still holds
  * the pipes; the whole group is then ended, TERM first and KILL after the grace.
  */
-export function runCommand(command: string, options: RunOptions): Promise<RunOutcome> {
+export function runCommand(argv: string[], options: RunOptions): Promise<RunOutcome> {
   return new Promise((resolve) => {
-    const child = spawn("bash", ["-c", command], {
+    const [file = "bash", ...args] = argv;
+    const child = spawn(file, args, {
       cwd: options.cwd,
       env: options.env,
       stdio: ["ignore", "pipe", "pipe"],
@@ -135,7 +146,7 @@ export function runCommand(command: string, options: RunOptions): Promise<RunOut
     options.signal?.addEventListener("abort", onAbort, { once: true });
     if (options.signal?.aborted) stop("abort");
     child.on("error", (error) => {
-      output.push(`failed to start bash: ${error.message}`);
+      output.push(`failed to start ${file}: ${error.message}`);
       finish(127, null);
     });
     child.on("exit", (code, sig) => {

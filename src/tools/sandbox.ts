@@ -1,0 +1,108 @@
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+
+/**
+ * Bash in a bubblewrap sandbox: the whole file system read-only except the workspace, a private
+ * /tmp, no network (a new network namespace), its own PID namespace, and dying with mini-agent.
+ *
+ * - `auto`: sandbox when bwrap works here, else run plainly (the CLI warns once).
+ * - `required`: never run a command outside the sandbox.
+ * - `off`: run plainly, by explicit choice.
+ */
+export type SandboxMode = "auto" | "required" | "off";
+
+export interface SandboxOptions {
+  mode: SandboxMode;
+  /** The bwrap binary; default `bwrap` from `PATH`. */
+  bwrap?: string;
+  /** Paths kept read-only even inside the workspace (the session folder, for one). */
+  readOnly?: string[];
+}
+
+/** What is in force: commands run in bwrap, run plainly, or are refused (`required`, no bwrap). */
+export type SandboxState =
+  | { kind: "bwrap"; bwrap: string }
+  | { kind: "off" }
+  | { kind: "unavailable"; mode: "auto" | "required"; reason: string };
+
+const probes = new Map<string, Promise<string | undefined>>();
+
+/** Decides once per bwrap binary whether it can build the sandbox here (namespaces may be denied). */
+export async function resolveSandbox(options: SandboxOptions): Promise<SandboxState> {
+  if (options.mode === "off") return { kind: "off" };
+  const bwrap = options.bwrap ?? "bwrap";
+  let probe = probes.get(bwrap);
+  if (!probe) {
+    probe = probeBwrap(bwrap);
+    probes.set(bwrap, probe);
+  }
+  const problem = await probe;
+  return problem === undefined
+    ? { kind: "bwrap", bwrap }
+    : { kind: "unavailable", mode: options.mode, reason: problem };
+}
+
+function probeBwrap(bwrap: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const child = spawn(bwrap, [...isolation("/"), "true"], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.on("error", (error: NodeJS.ErrnoException) =>
+      resolve(
+        error.code === "ENOENT"
+          ? "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+          : error.message,
+      ),
+    );
+    child.on("close", (code) =>
+      resolve(code === 0 ? undefined : `bwrap cannot create the sandbox here: ${stderr.trim()}`),
+    );
+  });
+}
+
+function isolation(workspace: string): string[] {
+  // biome-ignore format: each flag beside its values
+  return [
+    "--ro-bind", "/", "/",
+    "--dev", "/dev",
+    "--proc", "/proc",
+    "--tmpfs", "/tmp",
+    "--bind", workspace, workspace,
+    "--unshare-net",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--die-with-parent",
+  ];
+}
+
+/** The argv that runs `command` with bash inside the sandbox, in `workspace`. */
+export function sandboxedArgv(
+  bwrap: string,
+  workspace: string,
+  command: string,
+  readOnly: string[] = [],
+): string[] {
+  const protect = readOnly
+    .filter((path) => existsSync(path))
+    .flatMap((path) => ["--ro-bind", path, path]);
+  return [bwrap, ...isolation(workspace), ...protect, "--chdir", workspace, "bash", "-c", command];
+}
+
+/** A plain sentence for the model when the sandbox is the likely cause of a failure. */
+export function sandboxHint(output: string): string | undefined {
+  if (/Read-only file system/i.test(output)) {
+    return "[sandbox: only the workspace is writable; the rest of the file system is read-only]";
+  }
+  if (
+    /Network is unreachable|Could not resolve|Temporary failure in name resolution|getaddrinfo|Connection refused/i.test(
+      output,
+    )
+  ) {
+    return "[sandbox: there is no network inside the sandbox]";
+  }
+  return undefined;
+}

@@ -1,0 +1,149 @@
+import { mkdtemp, readdir, readFile, rm, stat, symlink } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { bashTool } from "../src/tools/bash.js";
+import { resolveSandbox } from "../src/tools/sandbox.js";
+import { processesWith } from "./support/processes.js";
+import { useTempDirs } from "./support/temp.js";
+
+const tempDir = useTempDirs();
+const outsideDirs: string[] = [];
+afterEach(async () => {
+  await Promise.all(outsideDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+const sandboxed = await resolveSandbox({ mode: "required" });
+if (sandboxed.kind !== "bwrap" && process.env.CI) {
+  throw new Error(
+    `CI must exercise the real sandbox: ${"reason" in sandboxed ? sandboxed.reason : ""}`,
+  );
+}
+
+/** A folder outside both the workspace and /tmp (which is private inside the sandbox). */
+async function outsideFolder(): Promise<string> {
+  const dir = await mkdtemp("/var/tmp/mini-agent-outside-");
+  outsideDirs.push(dir);
+  return dir;
+}
+
+describe.skipIf(sandboxed.kind !== "bwrap")("bash in the bubblewrap sandbox", () => {
+  const bashIn = (root: string) => bashTool(root, { sandbox: { mode: "required" }, killGrace: 1 });
+
+  it("writes inside the workspace but not outside it, and says why", async () => {
+    const root = await tempDir();
+    const outside = await outsideFolder();
+    const bash = bashIn(root);
+    expect(await bash.execute({ command: "echo inside > made.txt && cat made.txt" })).toEqual({
+      content: "inside\n[exit code 0]",
+      isError: false,
+    });
+    expect(await readFile(join(root, "made.txt"), "utf8")).toBe("inside\n");
+    const blocked = await bash.execute({ command: `echo x > ${outside}/escaped.txt` });
+    expect(blocked.isError).toBe(true);
+    expect(blocked.content).toContain("Read-only file system");
+    expect(
+      blocked.content.endsWith(
+        "[exit code 1]\n[sandbox: only the workspace is writable; the rest of the file system is read-only]",
+      ),
+    ).toBe(true);
+    await expect(stat(join(outside, "escaped.txt"))).rejects.toThrow(/ENOENT/);
+  });
+
+  it("keeps /tmp private and home read-only", async () => {
+    const root = await tempDir();
+    const bash = bashIn(root);
+    const marker = `mini-agent-private-${process.pid}-${Date.now()}`;
+    await bash.execute({ command: `echo leak > /tmp/${marker}` });
+    expect((await readdir("/tmp")).includes(marker)).toBe(false);
+    const home = await bash.execute({ command: 'touch "$HOME/mini-agent-sandbox-probe"' });
+    expect(home.isError).toBe(true);
+  });
+
+  it("cannot reach a loopback server started by the test", async () => {
+    const root = await tempDir();
+    let connections = 0;
+    const server = createServer((socket) => {
+      connections++;
+      socket.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const plain = bashTool(root, { sandbox: { mode: "off" } });
+      expect(
+        (await plain.execute({ command: `echo hi > /dev/tcp/127.0.0.1/${port}` })).isError,
+      ).toBe(false);
+      expect(connections).toBe(1);
+      const result = await bashIn(root).execute({
+        command: `echo hi > /dev/tcp/127.0.0.1/${port}`,
+      });
+      expect(result.isError).toBe(true);
+      expect(result.content.endsWith("[sandbox: there is no network inside the sandbox]")).toBe(
+        true,
+      );
+      expect(connections).toBe(1);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("kills everything started inside at the timeout and on abort", async () => {
+    const root = await tempDir();
+    const bash = bashIn(root);
+    const timedOut = await bash.execute({
+      command: "trap '' TERM; sleep 331 & sleep 332",
+      timeout: 1,
+    });
+    expect(timedOut.content).toBe(
+      "[timed out after 1 s: the command and its processes were killed]",
+    );
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    const aborted = await bash.execute({ command: "sleep 333 & sleep 334" }, controller.signal);
+    expect(aborted.content).toBe("[aborted: the command and its processes were killed]");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    for (const marker of ["sleep 331", "sleep 332", "sleep 333", "sleep 334"]) {
+      expect(await processesWith(marker)).toEqual([]);
+    }
+  });
+
+  it("keeps a read-only path read-only even inside the workspace", async () => {
+    const root = await tempDir();
+    const state = join(root, "state");
+    await bashTool(root, { sandbox: { mode: "off" } }).execute({ command: "mkdir state" });
+    const bash = bashTool(root, { sandbox: { mode: "required", readOnly: [state] } });
+    expect((await bash.execute({ command: "echo x > state/file" })).isError).toBe(true);
+    expect((await bash.execute({ command: "echo x > other" })).isError).toBe(false);
+  });
+});
+
+describe("without bubblewrap", () => {
+  it("refuses bash under required, and runs it plainly under auto", async () => {
+    const root = await tempDir();
+    const missing = join(root, "no-such-bwrap");
+    const required = bashTool(root, { sandbox: { mode: "required", bwrap: missing } });
+    expect(await required.execute({ command: "echo hi" })).toEqual({
+      content:
+        "bash refused: the sandbox is required but unavailable: bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)",
+      isError: true,
+    });
+    const auto = bashTool(root, { sandbox: { mode: "auto", bwrap: missing } });
+    expect(await auto.execute({ command: "echo hi" })).toEqual({
+      content: "hi\n[exit code 0]",
+      isError: false,
+    });
+  });
+
+  it("reports a bwrap that cannot build the sandbox as unavailable", async () => {
+    const root = await tempDir();
+    const fake = join(root, "false-bwrap");
+    await symlink("/bin/false", fake);
+    expect(await resolveSandbox({ mode: "auto", bwrap: fake })).toEqual({
+      kind: "unavailable",
+      mode: "auto",
+      reason: "bwrap cannot create the sandbox here: ",
+    });
+  });
+});

@@ -6,6 +6,7 @@ import {
   type AnthropicServer,
   type ReplyScript,
   startAnthropicServer,
+  status,
   stream,
   turn,
 } from "./support/anthropic-server.js";
@@ -296,14 +297,7 @@ describe("mini-agent command", () => {
   });
 
   it("reports a provider error in one line with its status and exits 1", async () => {
-    const { options } = await setup([
-      {
-        kind: "status",
-        status: 400,
-        errorType: "invalid_request_error",
-        message: "prompt is too long",
-      },
-    ]);
+    const { options } = await setup([status(400, undefined, "prompt is too long")]);
     const run = await runBin(["task"], options);
     expect(run).toEqual({
       code: 1,

@@ -6,6 +6,7 @@ import {
   toModelEvents,
   withCacheBreakpoints,
 } from "./anthropic-protocol.js";
+import { failWhenIdle, linkedController } from "./idle.js";
 
 export interface AnthropicOptions {
   apiKey: string;
@@ -45,10 +46,7 @@ export class AnthropicModelClient implements ModelClient {
       tools: toAnthropicTools(request.tools),
       messages: toAnthropicMessages(request.messages),
     });
-    const controller = new AbortController();
-    const abort = () => controller.abort();
-    request.signal?.addEventListener("abort", abort, { once: true });
-    if (request.signal?.aborted) abort();
+    const [controller, release] = linkedController(request.signal);
     try {
       const events = await this.client.messages.create(
         {
@@ -63,35 +61,7 @@ export class AnthropicModelClient implements ModelClient {
       );
       yield* toModelEvents(failWhenIdle(events, this.options.idleTimeout ?? 90_000, controller));
     } finally {
-      request.signal?.removeEventListener("abort", abort);
-      abort();
+      release();
     }
   }
-}
-
-/** Passes events through; if none arrives for `ms` while waiting, aborts and throws. */
-async function* failWhenIdle<T>(
-  events: AsyncIterable<T>,
-  ms: number,
-  controller: AbortController,
-): AsyncGenerator<T> {
-  let stalled = false;
-  let timer: NodeJS.Timeout | undefined;
-  const arm = () => {
-    timer = setTimeout(() => {
-      stalled = true;
-      controller.abort();
-    }, ms);
-  };
-  try {
-    arm();
-    for await (const event of events) {
-      clearTimeout(timer);
-      yield event;
-      arm();
-    }
-  } finally {
-    clearTimeout(timer);
-  }
-  if (stalled) throw new Error(`the model stream stalled: no event for ${ms / 1000} s`);
 }

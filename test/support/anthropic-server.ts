@@ -1,16 +1,23 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import {
+  type Body,
+  type Reply,
+  type ReplyScript,
+  type ScriptedServer,
+  type SseFrame,
+  type StreamFaults,
+  stream as sseStream,
+  startScriptedServer,
+} from "./sse-server.js";
 
 /**
  * A local Messages API server for end-to-end tests: it speaks the streaming protocol frame by
- * frame, validates each request the way the real API does (answering 400 with the real error
- * texts), records every request, and injects faults on demand. Loopback only.
+ * frame (every frame with its `event:` line), validates each request the way the real API does
+ * (answering 400 with the real error texts), records every request, and injects faults.
  */
 
-export interface Frame {
-  event: string;
-  data: Record<string, unknown>;
-}
+export type { Reply, ReplyScript };
+export type Frame = SseFrame & { event: string; data: Record<string, unknown> };
+export type AnthropicServer = ScriptedServer;
 
 export interface ScriptedCall {
   id: string;
@@ -25,39 +32,6 @@ export interface TurnScript {
   calls?: ScriptedCall[];
   stopReason?: string;
 }
-
-/** What the server does for one request. */
-export type Reply =
-  | { kind: "stream"; frames: Frame[]; faults?: StreamFaults }
-  | { kind: "status"; status: number; errorType: string; message: string; retryAfter?: number };
-
-export interface StreamFaults {
-  /** Send an `error` event after this many frames and end the response. */
-  errorAfter?: number;
-  errorType?: string;
-  /** Destroy the connection after this many frames. */
-  dropAfter?: number;
-  /** Stop sending (keep the connection open) after this many frames. */
-  stallAfter?: number;
-  /** Wait this long between frames. */
-  frameDelayMs?: number;
-}
-
-export interface RecordedRequest {
-  headers: IncomingMessage["headers"];
-  body: MessagesBody;
-}
-
-export interface MessagesBody {
-  model?: unknown;
-  max_tokens?: unknown;
-  stream?: unknown;
-  system?: unknown;
-  tools?: unknown;
-  messages?: unknown;
-}
-
-export type ReplyScript = Reply | ((body: MessagesBody) => Reply);
 
 /** The frames of one well-formed streamed turn. */
 export function turn(script: TurnScript): Frame[] {
@@ -128,147 +102,65 @@ export const blockStop = (index: number): Frame => ({
   data: { type: "content_block_stop", index },
 });
 
-export const stream = (frames: Frame[], faults?: StreamFaults): Reply => ({
-  kind: "stream",
-  frames,
-  ...(faults && { faults }),
-});
-
-export const status = (code: number, retryAfter?: number): Reply => {
-  const known: Record<number, [string, string]> = {
-    429: ["rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"],
-    500: ["api_error", "Internal server error"],
-    529: ["overloaded_error", "Overloaded"],
+/** A streamed reply; `errorAfter` sends the Messages API's mid-stream `error` event. */
+export const stream = (frames: Frame[], faults?: StreamFaults & { errorType?: string }): Reply => {
+  if (faults?.errorAfter === undefined) return sseStream(frames, faults);
+  const type = faults.errorType ?? "overloaded_error";
+  const error = {
+    type: "error",
+    error: { type, message: type === "overloaded_error" ? "Overloaded" : "error" },
   };
-  const [errorType, message] = known[code] ?? ["api_error", "error"];
+  return sseStream(frames, { ...faults, errorFrame: { event: "error", data: error } });
+};
+
+const errorTypes: Record<number, [string, string]> = {
+  400: ["invalid_request_error", ""],
+  401: ["authentication_error", ""],
+  404: ["not_found_error", ""],
+  429: ["rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"],
+  500: ["api_error", "Internal server error"],
+  529: ["overloaded_error", "Overloaded"],
+};
+
+function errorReply(
+  code: number,
+  message: string,
+  headers?: Record<string, string>,
+): Reply & { kind: "status" } {
+  const [type] = errorTypes[code] ?? ["api_error"];
   return {
     kind: "status",
     status: code,
-    errorType,
-    message,
-    ...(retryAfter !== undefined && { retryAfter }),
+    body: { type: "error", error: { type, message }, request_id: "req_local" },
+    headers: { "request-id": "req_local", ...headers },
   };
-};
-
-export interface AnthropicServer {
-  url: string;
-  requests: RecordedRequest[];
-  /** 400 answers the server gave, with their messages. */
-  rejections: string[];
-  close(): Promise<void>;
 }
+
+/** An error answer as the real API gives it, with `retry-after` in seconds when asked. */
+export const status = (code: number, retryAfter?: number, message?: string): Reply =>
+  errorReply(
+    code,
+    message ?? errorTypes[code]?.[1] ?? "error",
+    retryAfter === undefined ? undefined : { "retry-after": String(retryAfter) },
+  );
 
 /** Starts the server on 127.0.0.1 with a script of replies, one per request, in order. */
-export async function startAnthropicServer(script: ReplyScript[]): Promise<AnthropicServer> {
-  const requests: RecordedRequest[] = [];
-  const rejections: string[] = [];
-  const open = new Set<ServerResponse>();
-  const server = createServer(async (req, res) => {
-    open.add(res);
-    res.on("close", () => open.delete(res));
-    const raw = await readBody(req);
-    if (req.method !== "POST" || req.url !== "/v1/messages") {
-      return sendError(res, 404, "not_found_error", `Not found: ${req.method} ${req.url}`);
-    }
-    if (!req.headers["x-api-key"] && !req.headers.authorization?.startsWith("Bearer ")) {
-      return sendError(res, 401, "authentication_error", "x-api-key header is required");
-    }
-    let body: MessagesBody;
-    try {
-      body = JSON.parse(raw) as MessagesBody;
-    } catch {
-      return sendError(res, 400, "invalid_request_error", "There was an error parsing the body.");
-    }
-    requests.push({ headers: req.headers, body });
-    const invalid = validate(body);
-    if (invalid) {
-      rejections.push(invalid);
-      return sendError(res, 400, "invalid_request_error", invalid);
-    }
-    const entry = script[requests.length - 1];
-    if (!entry) {
-      return sendError(res, 500, "api_error", `test server: no scripted reply ${requests.length}`);
-    }
-    const reply = typeof entry === "function" ? entry(body) : entry;
-    if (reply.kind === "status") {
-      const headers =
-        reply.retryAfter === undefined ? {} : { "retry-after": String(reply.retryAfter) };
-      return sendError(res, reply.status, reply.errorType, reply.message, headers);
-    }
-    await sendStream(res, reply.frames, reply.faults ?? {});
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    rejections,
-    close: async () => {
-      for (const res of open) res.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+export function startAnthropicServer(script: ReplyScript[]): Promise<AnthropicServer> {
+  return startScriptedServer(
+    {
+      path: "/v1/messages",
+      authorized: (req) =>
+        Boolean(req.headers["x-api-key"] || req.headers.authorization?.startsWith("Bearer ")),
+      error: (code, message) =>
+        errorReply(code, code === 401 ? "x-api-key header is required" : message),
+      validate,
     },
-  };
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-function sendError(
-  res: ServerResponse,
-  code: number,
-  type: string,
-  message: string,
-  headers: Record<string, string> = {},
-): void {
-  res.writeHead(code, {
-    "content-type": "application/json",
-    "request-id": "req_local",
-    ...headers,
-  });
-  res.end(JSON.stringify({ type: "error", error: { type, message }, request_id: "req_local" }));
-}
-
-async function sendStream(
-  res: ServerResponse,
-  frames: Frame[],
-  faults: StreamFaults,
-): Promise<void> {
-  res.writeHead(200, {
-    "content-type": "text/event-stream",
-    "cache-control": "no-cache",
-    "request-id": "req_local",
-  });
-  for (const [i, frame] of frames.entries()) {
-    if (i === faults.errorAfter) {
-      const type = faults.errorType ?? "overloaded_error";
-      const error = {
-        type: "error",
-        error: { type, message: type === "overloaded_error" ? "Overloaded" : "error" },
-      };
-      res.end(`event: error\ndata: ${JSON.stringify(error)}\n\n`);
-      return;
-    }
-    if (i === faults.dropAfter) {
-      // Let the frames sent so far reach the client, then cut the connection mid-stream.
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      res.socket?.destroy();
-      return;
-    }
-    if (i === faults.stallAfter) return; // Leaves the response open; close() ends it.
-    if (faults.frameDelayMs)
-      await new Promise((resolve) => setTimeout(resolve, faults.frameDelayMs));
-    if (res.destroyed) return;
-    res.write(`event: ${frame.event}\ndata: ${JSON.stringify(frame.data)}\n\n`);
-  }
-  res.end();
+    script,
+  );
 }
 
 /** The checks the real API makes that our adapter could get wrong, with the real error texts. */
-export function validate(body: MessagesBody): string | undefined {
+export function validate(body: Body): string | undefined {
   if (typeof body.model !== "string") return "model: Field required";
   if (typeof body.max_tokens !== "number") return "max_tokens: Field required";
   if (!Array.isArray(body.messages) || body.messages.length === 0) {

@@ -1,0 +1,161 @@
+import { randomBytes } from "node:crypto";
+import type {
+  ChatCompletionChunk,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from "openai/resources/chat/completions";
+import type { Message, ModelEvent, ToolCall, ToolSpec, Usage } from "../types.js";
+
+/**
+ * The OpenAI Chat Completions translation, both ways, with no I/O. It follows OpenAI and
+ * tolerates what local servers (Ollama, vLLM, llama.cpp) do differently.
+ */
+
+/** Our history as Chat Completions messages; `arguments` always goes back as a JSON string. */
+export function toOpenAIMessages(
+  system: string,
+  messages: Message[],
+): ChatCompletionMessageParam[] {
+  const out: ChatCompletionMessageParam[] =
+    system === "" ? [] : [{ role: "system", content: system }];
+  for (const message of messages) {
+    switch (message.role) {
+      case "user":
+        out.push({ role: "user", content: message.content });
+        break;
+      case "assistant":
+        out.push({
+          role: "assistant",
+          content: message.content === "" ? null : message.content,
+          ...(message.toolCalls.length > 0 && {
+            tool_calls: message.toolCalls.map((call) => ({
+              id: call.id,
+              type: "function" as const,
+              function: { name: call.name, arguments: JSON.stringify(call.input ?? {}) },
+            })),
+          }),
+        });
+        break;
+      case "tool":
+        // Chat Completions has no error flag: the model reads it from the text.
+        out.push({
+          role: "tool",
+          tool_call_id: message.toolCallId,
+          content: message.isError ? `Error: ${message.content}` : message.content,
+        });
+        break;
+    }
+  }
+  return out;
+}
+
+export function toOpenAITools(tools: ToolSpec[]): ChatCompletionTool[] {
+  return tools.map((tool) => ({
+    type: "function",
+    function: { name: tool.name, description: tool.description, parameters: tool.inputSchema },
+  }));
+}
+
+const finishReasonErrors: Record<string, string> = {
+  length:
+    "the model reached its output token limit (finish_reason length) before finishing; raise the limit or ask for less",
+  content_filter: "the provider's content filter stopped the answer (finish_reason content_filter)",
+};
+
+interface PendingCall {
+  id?: string;
+  name?: string;
+  /** String pieces appended in order, or a whole object from servers that send one. */
+  args: string;
+  object?: unknown;
+}
+
+/** A chunk as local servers may send it: arguments as an object, errors in band. */
+type LooseChunk = Omit<ChatCompletionChunk, "object"> & {
+  object?: string;
+  message?: string;
+  error?: { message?: string };
+};
+
+/**
+ * The state machine over streamed chunks. Text streams out; tool-call fragments are assembled
+ * by `index` (id and name set once, arguments appended) and released at the end, after the
+ * stream proved complete. A round with calls is a tool round whatever `finish_reason` says.
+ */
+export async function* toModelEventsFromOpenAI(
+  chunks: AsyncIterable<ChatCompletionChunk>,
+  newId: () => string = () => `call_${randomBytes(6).toString("hex")}`,
+): AsyncGenerator<ModelEvent> {
+  const calls: PendingCall[] = [];
+  const slotByIndex = new Map<number, number>();
+  let finishReason: string | undefined;
+  let usage: Usage | undefined;
+
+  for await (const raw of chunks as AsyncIterable<LooseChunk>) {
+    if (raw.object === "error" || raw.error) {
+      throw new Error(`the model stream failed: ${raw.error?.message ?? raw.message ?? "error"}`);
+    }
+    if (raw.usage) {
+      usage = {
+        inputTokens: raw.usage.prompt_tokens,
+        outputTokens: raw.usage.completion_tokens,
+        ...(raw.usage.prompt_tokens_details?.cached_tokens != null && {
+          cacheReadTokens: raw.usage.prompt_tokens_details.cached_tokens,
+        }),
+      };
+    }
+    const choice = raw.choices?.[0];
+    if (!choice) continue;
+    const delta = choice.delta ?? {};
+    if (typeof delta.content === "string" && delta.content !== "")
+      yield { type: "text", text: delta.content };
+    for (const [position, fragment] of (delta.tool_calls ?? []).entries()) {
+      const index = typeof fragment.index === "number" ? fragment.index : position;
+      let slot = slotByIndex.get(index);
+      const current = slot === undefined ? undefined : calls[slot];
+      // Some servers number every parallel call 0: a new id at a used index is a new call.
+      if (current === undefined || (fragment.id && current.id && fragment.id !== current.id)) {
+        slot = calls.push({ args: "" }) - 1;
+        slotByIndex.set(index, slot);
+      }
+      const call = calls[slot ?? 0] as PendingCall;
+      if (fragment.id && !call.id) call.id = fragment.id;
+      if (fragment.function?.name && !call.name) call.name = fragment.function.name;
+      const args: unknown = fragment.function?.arguments;
+      if (typeof args === "string") call.args += args;
+      else if (args !== undefined && args !== null) call.object = args;
+    }
+    if (choice.finish_reason) finishReason = choice.finish_reason;
+  }
+
+  if (finishReason === undefined) throw new Error("the model stream ended without a finish_reason");
+  const failure = finishReasonErrors[finishReason];
+  if (failure)
+    throw new Error(
+      calls.length > 0 && finishReason === "length"
+        ? `${failure}; the cut-off tool call was not run`
+        : failure,
+    );
+  if (!["stop", "tool_calls", "function_call"].includes(finishReason)) {
+    throw new Error(`unsupported finish_reason ${JSON.stringify(finishReason)}`);
+  }
+  const complete = calls.map((call, i) => toToolCall(call, i, newId));
+  for (const call of complete) yield { type: "tool_call", call };
+  yield usage ? { type: "done", usage } : { type: "done" };
+}
+
+function toToolCall(call: PendingCall, index: number, newId: () => string): ToolCall {
+  if (!call.name) throw new Error(`tool call ${index} has no function name`);
+  let input: unknown = call.object ?? {};
+  if (call.args.trim() !== "") {
+    try {
+      input = JSON.parse(call.args);
+    } catch {
+      throw new Error(`tool call ${index} returned invalid JSON arguments`);
+    }
+  }
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+    throw new Error(`tool call ${index} returned non-object arguments`);
+  }
+  return { id: call.id ?? newId(), name: call.name, input: input as Record<string, unknown> };
+}

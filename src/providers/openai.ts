@@ -1,0 +1,58 @@
+import OpenAI from "openai";
+import type { ModelClient, ModelEvent, ModelRequest } from "../types.js";
+import { failWhenIdle, linkedController } from "./idle.js";
+import { toModelEventsFromOpenAI, toOpenAIMessages, toOpenAITools } from "./openai-protocol.js";
+
+export interface OpenAIOptions {
+  /** Optional for local servers (Ollama, vLLM, llama.cpp), which ignore it. */
+  apiKey?: string;
+  /** For example `http://127.0.0.1:11434/v1`. Default the OpenAI API. */
+  baseURL?: string;
+  model: string;
+  /** Output token limit per round; unset leaves the server's default. */
+  maxTokens?: number;
+  /** SDK retries before the first chunk (connection errors, 408/409/429/5xx). Default 2. */
+  maxRetries?: number;
+  /** Milliseconds to wait for response headers. Default 60 000. */
+  timeout?: number;
+  /** Milliseconds without a chunk before the round fails as stalled. Default 90 000. */
+  idleTimeout?: number;
+}
+
+/** `ModelClient` for streaming Chat Completions over the official `openai` SDK. */
+export class OpenAIModelClient implements ModelClient {
+  private readonly client: OpenAI;
+
+  constructor(private readonly options: OpenAIOptions) {
+    this.client = new OpenAI({
+      // The SDK insists on a key; local servers do not check it.
+      apiKey: options.apiKey || "no-key",
+      ...(options.baseURL !== undefined && { baseURL: options.baseURL }),
+      maxRetries: options.maxRetries ?? 2,
+      timeout: options.timeout ?? 60_000,
+    });
+  }
+
+  async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
+    const tools = toOpenAITools(request.tools);
+    const [controller, release] = linkedController(request.signal);
+    try {
+      const chunks = await this.client.chat.completions.create(
+        {
+          model: this.options.model,
+          messages: toOpenAIMessages(request.system, request.messages),
+          stream: true,
+          stream_options: { include_usage: true },
+          ...(tools.length > 0 && { tools }),
+          ...(this.options.maxTokens !== undefined && { max_tokens: this.options.maxTokens }),
+        },
+        { signal: controller.signal },
+      );
+      yield* toModelEventsFromOpenAI(
+        failWhenIdle(chunks, this.options.idleTimeout ?? 90_000, controller),
+      );
+    } finally {
+      release();
+    }
+  }
+}

@@ -6,6 +6,11 @@ export {
   toAnthropicMessages,
   toModelEvents,
 } from "./providers/anthropic-protocol.js";
+export { OpenAIModelClient, type OpenAIOptions } from "./providers/openai.js";
+export {
+  toModelEventsFromOpenAI,
+  toOpenAIMessages,
+} from "./providers/openai-protocol.js";
 export { receipts } from "./receipts.js";
 export { isSecretName, secretRedactor } from "./secrets.js";
 export {

@@ -11,10 +11,16 @@ import {
   turn,
 } from "./support/anthropic-server.js";
 import { type CliOptions, runBin } from "./support/cli.js";
+import {
+  completion,
+  status as openaiStatus,
+  stream as openaiStream,
+  startOpenAIServer,
+} from "./support/openai-server.js";
 import { useTempDirs } from "./support/temp.js";
 
 const tempDir = useTempDirs();
-const servers: AnthropicServer[] = [];
+const servers: { close(): Promise<void> }[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()));
 });
@@ -326,6 +332,49 @@ describe("mini-agent command", () => {
         content: [{ type: "text", text: "task from a pipe", cache_control: { type: "ephemeral" } }],
       },
     ]);
+  });
+
+  it("runs a task with --provider openai against a Chat Completions server", async () => {
+    const server = await startOpenAIServer([
+      openaiStream(completion({ calls: [{ id: "call_1", name: "ls", input: {} }] })),
+      openaiStream(completion({ text: ["listed"] })),
+      openaiStatus(400, "model not found"),
+    ]);
+    servers.push(server);
+    const { options } = await setup([]);
+    const env = { ...options.env, ANTHROPIC_API_KEY: "", OPENAI_BASE_URL: `${server.url}/v1` };
+    const run = await runBin(["--provider", "openai", "--model", "llama3.1", "list files"], {
+      ...options,
+      env,
+    });
+    expect(run).toEqual({ code: 0, stdout: "listed\n", stderr: "  ✓ ls\n" });
+    expect(server.rejections).toEqual([]);
+    expect(server.requests[0]?.body.model).toBe("llama3.1");
+    const failed = await runBin(["--provider", "openai", "--model", "nope", "x"], {
+      ...options,
+      env,
+    });
+    expect(failed).toEqual({
+      code: 1,
+      stdout: "",
+      stderr:
+        "mini-agent: provider error 400 invalid_request_error: model not found (the provider rejected the request)\n",
+    });
+    const noModel = await runBin(["--provider", "openai", "x"], { ...options, env });
+    expect(noModel.code).toBe(2);
+    expect(noModel.stderr).toBe(
+      "mini-agent: --provider openai needs --model (or MINI_AGENT_MODEL), e.g. --model gpt-5 or --model llama3.1\n",
+    );
+    const noKey = await runBin(["--provider", "openai", "--model", "gpt-5", "x"], {
+      ...options,
+      env: { ...env, OPENAI_BASE_URL: "" },
+    });
+    expect(noKey).toEqual({
+      code: 2,
+      stdout: "",
+      stderr:
+        "mini-agent: OPENAI_API_KEY is not set: export it, or point --base-url (OPENAI_BASE_URL) at a local server\n",
+    });
   });
 
   it("prints its version and help without a key", async () => {

@@ -12,6 +12,7 @@ describe("the package entry", () => {
       workspacePath: "function",
       denyBashByDefault: "function",
       AnthropicModelClient: "function",
+      OpenAIModelClient: "function",
       toAnthropicMessages: "function",
       toModelEvents: "function",
       Session: "function",

@@ -20,7 +20,7 @@ export type SandboxFlag = "auto" | "required" | "off";
 export interface CliArgs {
   task?: string;
   cwd: string;
-  provider: "anthropic";
+  provider: "anthropic" | "openai";
   model?: string;
   baseURL?: string;
   allowBash: boolean;
@@ -43,9 +43,12 @@ starts an interactive session (/exit or Ctrl-D to leave).
 Options:
   -p, --print TASK          run TASK once (same as giving it as an argument)
       --cwd DIR             work in DIR instead of the current folder
-      --provider NAME       model provider: anthropic (default)
-  -m, --model NAME          model (default: $MINI_AGENT_MODEL or claude-sonnet-5-5)
-      --base-url URL        provider endpoint (default: $ANTHROPIC_BASE_URL or the public API)
+      --provider NAME       anthropic (default) or openai (OpenAI, Ollama, vLLM, llama.cpp,
+                            OpenRouter: any Chat Completions server)
+  -m, --model NAME          model (default: $MINI_AGENT_MODEL, else claude-sonnet-5-5 for
+                            anthropic; required for openai)
+      --base-url URL        provider endpoint (default: $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL,
+                            else the provider's public API)
       --allow-bash          let the agent run shell commands without asking
       --sandbox MODE        where bash runs: auto (default: bubblewrap when available),
                             required (never outside the sandbox) or off
@@ -74,8 +77,8 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
   const task = values.print ?? (positionals.length > 0 ? positionals.join(" ") : undefined);
   if (task !== undefined && task.trim() === "") throw new UsageError("the task is empty");
   const provider = values.provider ?? "anthropic";
-  if (provider !== "anthropic") {
-    throw new UsageError(`unknown provider ${JSON.stringify(provider)} (supported: anthropic)`);
+  if (provider !== "anthropic" && provider !== "openai") {
+    throw new UsageError(`unknown provider ${JSON.stringify(provider)} (anthropic or openai)`);
   }
   const outputFormat = values["output-format"] ?? "text";
   if (outputFormat !== "text" && outputFormat !== "json" && outputFormat !== "stream-json") {
@@ -97,7 +100,14 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
     throw new UsageError("use either --continue or --resume, not both");
   }
   const model = values.model ?? nonEmpty(env.MINI_AGENT_MODEL);
-  const baseURL = values["base-url"] ?? nonEmpty(env.ANTHROPIC_BASE_URL);
+  if (provider === "openai" && model === undefined) {
+    throw new UsageError(
+      "--provider openai needs --model (or MINI_AGENT_MODEL), e.g. --model gpt-5 or --model llama3.1",
+    );
+  }
+  const baseURL =
+    values["base-url"] ??
+    nonEmpty(provider === "openai" ? env.OPENAI_BASE_URL : env.ANTHROPIC_BASE_URL);
   return {
     ...(task !== undefined && { task }),
     cwd: values.cwd ?? process.cwd(),

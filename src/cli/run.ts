@@ -12,6 +12,41 @@ import { sessionsDir, sessionToResume, stateHome } from "./store.js";
 
 export const defaultModel = "claude-sonnet-5-5";
 
+/** Checks the provider's configuration now; loads its SDK only when the client is made. */
+function providerFor(
+  args: CliArgs,
+  env: NodeJS.ProcessEnv,
+): { model: string; client(): Promise<ModelClient> } {
+  const baseURL = args.baseURL !== undefined ? { baseURL: args.baseURL } : {};
+  if (args.provider === "openai") {
+    const apiKey = env.OPENAI_API_KEY || undefined;
+    if (!apiKey && args.baseURL === undefined) {
+      throw new UsageError(
+        "OPENAI_API_KEY is not set: export it, or point --base-url (OPENAI_BASE_URL) at a local server",
+      );
+    }
+    const model = args.model ?? "";
+    return {
+      model,
+      client: async () => {
+        const { OpenAIModelClient } = await import("../providers/openai.js");
+        return new OpenAIModelClient({ model, ...baseURL, ...(apiKey && { apiKey }) });
+      },
+    };
+  }
+  const apiKey = env.ANTHROPIC_API_KEY;
+  if (!apiKey)
+    throw new UsageError("ANTHROPIC_API_KEY is not set: export your Anthropic API key in it");
+  const model = args.model ?? defaultModel;
+  return {
+    model,
+    client: async () => {
+      const { AnthropicModelClient } = await import("../providers/anthropic.js");
+      return new AnthropicModelClient({ apiKey, model, ...baseURL });
+    },
+  };
+}
+
 /** Runs one task, or an interactive session, and returns the exit code. */
 export async function runCli(args: CliArgs, workspace: string): Promise<number> {
   const { stdin, stdout, stderr, env } = process;
@@ -24,21 +59,11 @@ export async function runCli(args: CliArgs, workspace: string): Promise<number> 
     args.continue || args.resume !== undefined
       ? await sessionToResume(dir, args.resume)
       : undefined;
-  const apiKey = env.ANTHROPIC_API_KEY;
-  if (!apiKey)
-    throw new UsageError("ANTHROPIC_API_KEY is not set: export your Anthropic API key in it");
+  const connect = providerFor(args, env);
   const interactive = args.task === undefined && stdin.isTTY === true;
   const task = args.task ?? (interactive ? undefined : await taskFromStdin());
-  const model = args.model ?? defaultModel;
-
-  const { AnthropicModelClient } = await import("../providers/anthropic.js");
-  const client = new CountingClient(
-    new AnthropicModelClient({
-      apiKey,
-      model,
-      ...(args.baseURL !== undefined && { baseURL: args.baseURL }),
-    }),
-  );
+  const model = connect.model;
+  const client = new CountingClient(await connect.client());
   const rl = stdin.isTTY
     ? createInterface({ input: stdin, output: stderr, terminal: true })
     : undefined;

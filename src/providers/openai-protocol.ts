@@ -84,7 +84,7 @@ type LooseChunk = Omit<ChatCompletionChunk, "object"> & {
  */
 export async function* toModelEventsFromOpenAI(
   chunks: AsyncIterable<ChatCompletionChunk>,
-  newId: () => string = () => `call_${randomBytes(6).toString("hex")}`,
+  makeId: () => string = () => `call_${randomBytes(6).toString("hex")}`,
 ): AsyncGenerator<ModelEvent> {
   const calls: PendingCall[] = [];
   const slotByIndex = new Map<number, number>();
@@ -113,8 +113,13 @@ export async function* toModelEventsFromOpenAI(
       const index = typeof fragment.index === "number" ? fragment.index : position;
       let slot = slotByIndex.get(index);
       const current = slot === undefined ? undefined : calls[slot];
-      // Some servers number every parallel call 0: a new id at a used index is a new call.
-      if (current === undefined || (fragment.id && current.id && fragment.id !== current.id)) {
+      // Some servers number every parallel call 0: a new id, or a name arriving after a call
+      // whose arguments are already complete, starts a new call at a used index.
+      const newId = Boolean(fragment.id && current?.id && fragment.id !== current.id);
+      const newName = Boolean(
+        !fragment.id && fragment.function?.name && current && isComplete(current),
+      );
+      if (current === undefined || newId || newName) {
         slot = calls.push({ args: "" }) - 1;
         slotByIndex.set(index, slot);
       }
@@ -139,9 +144,19 @@ export async function* toModelEventsFromOpenAI(
   if (!["stop", "tool_calls", "function_call"].includes(finishReason)) {
     throw new Error(`unsupported finish_reason ${JSON.stringify(finishReason)}`);
   }
-  const complete = calls.map((call, i) => toToolCall(call, i, newId));
+  const complete = calls.map((call, i) => toToolCall(call, i, makeId));
   for (const call of complete) yield { type: "tool_call", call };
   yield usage ? { type: "done", usage } : { type: "done" };
+}
+
+function isComplete(call: PendingCall): boolean {
+  if (call.object !== undefined) return true;
+  try {
+    JSON.parse(call.args);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function toToolCall(call: PendingCall, index: number, newId: () => string): ToolCall {

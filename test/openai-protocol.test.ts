@@ -1,0 +1,184 @@
+import type { ChatCompletionChunk } from "openai/resources/chat/completions";
+import { describe, expect, it } from "vitest";
+import { toModelEventsFromOpenAI, toOpenAIMessages } from "../src/providers/openai-protocol.js";
+import type { ModelEvent } from "../src/types.js";
+import { type CompletionScript, completion } from "./support/openai-server.js";
+
+async function run(chunks: unknown[]) {
+  async function* source() {
+    yield* chunks as ChatCompletionChunk[];
+  }
+  let n = 0;
+  const out: ModelEvent[] = [];
+  try {
+    for await (const event of toModelEventsFromOpenAI(source(), () => `gen_${n++}`))
+      out.push(event);
+    return { out, error: undefined };
+  } catch (error) {
+    return { out, error: (error as Error).message };
+  }
+}
+
+const chunksOf = (script: CompletionScript) =>
+  completion(script)
+    .map((frame) => frame.data)
+    .filter((data) => data !== "[DONE]");
+const done: ModelEvent = { type: "done", usage: { inputTokens: 10, outputTokens: 5 } };
+const call = (id: string, name: string, input: Record<string, unknown>): ModelEvent => ({
+  type: "tool_call",
+  call: { id, name, input },
+});
+const twoCalls = [
+  { id: "call_a", name: "read", input: { path: "a" } },
+  { id: "call_b", name: "read", input: { path: "b" } },
+];
+
+describe("toModelEventsFromOpenAI", () => {
+  it("streams text and assembles calls split across fragments", async () => {
+    const input = { path: "src/x.ts", limit: 5 };
+    expect(
+      await run(
+        chunksOf({ text: ["Hi", "!"], calls: [{ id: "call_1", name: "read", input, pieces: 7 }] }),
+      ),
+    ).toEqual({
+      out: [
+        { type: "text", text: "Hi" },
+        { type: "text", text: "!" },
+        call("call_1", "read", input),
+        done,
+      ],
+      error: undefined,
+    });
+  });
+
+  it.each([
+    ["whole arguments in one chunk (Ollama)", { wholeArguments: true }],
+    ["arguments as an object", { argumentsAsObject: true }],
+    ["finish_reason stop with calls", { stopWithCalls: true }],
+  ])("accepts %s", async (_name, quirks) => {
+    expect((await run(chunksOf({ calls: twoCalls, quirks }))).out).toEqual([
+      call("call_a", "read", { path: "a" }),
+      call("call_b", "read", { path: "b" }),
+      done,
+    ]);
+  });
+
+  it("generates ids when the server sends none", async () => {
+    expect((await run(chunksOf({ calls: twoCalls, quirks: { noIds: true } }))).out).toEqual([
+      call("gen_0", "read", { path: "a" }),
+      call("gen_1", "read", { path: "b" }),
+      done,
+    ]);
+  });
+
+  it("separates parallel calls that all reuse index 0", async () => {
+    expect(
+      (await run(chunksOf({ calls: twoCalls, quirks: { reuseIndexZero: true } }))).out,
+    ).toEqual([call("call_a", "read", { path: "a" }), call("call_b", "read", { path: "b" }), done]);
+  });
+
+  it("reads empty arguments as {}", async () => {
+    expect(
+      (
+        await run(
+          chunksOf({
+            calls: [{ id: "call_1", name: "ls", input: {} }],
+            quirks: { wholeArguments: true },
+          }),
+        )
+      ).out,
+    ).toEqual([call("call_1", "ls", {}), done]);
+    const empty = chunksOf({
+      calls: [{ id: "call_1", name: "ls", input: {} }],
+      quirks: { wholeArguments: true },
+    }).map((data) =>
+      JSON.parse(JSON.stringify(data).replace('"arguments":"{}"', '"arguments":""')),
+    );
+    expect(JSON.stringify(empty)).toContain('"arguments":""');
+    expect((await run(empty)).out).toEqual([call("call_1", "ls", {}), done]);
+  });
+
+  it("fails on length in the middle of a call and never yields it", async () => {
+    const chunks = chunksOf({
+      text: ["writing"],
+      calls: [{ id: "call_1", name: "write", input: { path: "a" } }],
+      finishReason: "length",
+    });
+    expect(await run(chunks)).toEqual({
+      out: [{ type: "text", text: "writing" }],
+      error:
+        "the model reached its output token limit (finish_reason length) before finishing; raise the limit or ask for less; the cut-off tool call was not run",
+    });
+  });
+
+  it("fails when the stream ends without a finish_reason", async () => {
+    expect((await run(chunksOf({ text: ["partial"], finishReason: null }))).error).toBe(
+      "the model stream ended without a finish_reason",
+    );
+  });
+
+  it.each([
+    [
+      "content_filter",
+      "the provider's content filter stopped the answer (finish_reason content_filter)",
+    ],
+    ["weird", 'unsupported finish_reason "weird"'],
+  ])("fails on finish_reason %s", async (reason, message) => {
+    expect((await run(chunksOf({ text: ["x"], finishReason: reason }))).error).toBe(message);
+  });
+
+  it("throws in-band errors in OpenAI's and vLLM's shapes with their message", async () => {
+    expect((await run([{ error: { message: "boom", type: "server_error" } }])).error).toBe(
+      "the model stream failed: boom",
+    );
+    expect((await run([{ object: "error", message: "overloaded", code: 503 }])).error).toBe(
+      "the model stream failed: overloaded",
+    );
+  });
+
+  it("fails on non-object and invalid arguments", async () => {
+    const arrayArgs = chunksOf({
+      calls: [{ id: "c", name: "ls", input: {} }],
+      quirks: { wholeArguments: true },
+    }).map((data) =>
+      JSON.parse(JSON.stringify(data).replace('"arguments":"{}"', '"arguments":"[1]"')),
+    );
+    expect((await run(arrayArgs)).error).toBe("tool call 0 returned non-object arguments");
+    const broken = chunksOf({
+      calls: [{ id: "c", name: "ls", input: {} }],
+      quirks: { wholeArguments: true },
+    }).map((data) =>
+      JSON.parse(JSON.stringify(data).replace('"arguments":"{}"', '"arguments":"{oops"')),
+    );
+    expect((await run(broken)).error).toBe("tool call 0 returned invalid JSON arguments");
+  });
+});
+
+describe("toOpenAIMessages", () => {
+  it("maps roles, sends arguments as a JSON string and marks errors in the text", () => {
+    expect(
+      toOpenAIMessages("be brief", [
+        { role: "user", content: "go" },
+        {
+          role: "assistant",
+          content: "",
+          toolCalls: [{ id: "c1", name: "ls", input: { path: "." } }],
+        },
+        { role: "tool", toolCallId: "c1", content: "denied", isError: true },
+        { role: "assistant", content: "ok", toolCalls: [] },
+      ]),
+    ).toEqual([
+      { role: "system", content: "be brief" },
+      { role: "user", content: "go" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "c1", type: "function", function: { name: "ls", arguments: '{"path":"."}' } },
+        ],
+      },
+      { role: "tool", tool_call_id: "c1", content: "Error: denied" },
+      { role: "assistant", content: "ok" },
+    ]);
+  });
+});

@@ -1,0 +1,203 @@
+import type { ScriptedCall } from "./anthropic-server.js";
+import {
+  type Body,
+  type Reply,
+  type ReplyScript,
+  type ScriptedServer,
+  type SseFrame,
+  type StreamFaults,
+  stream as sseStream,
+  startScriptedServer,
+} from "./sse-server.js";
+
+/**
+ * A local Chat Completions server: data-only SSE chunks ending in `[DONE]`, strict validation
+ * with OpenAI's real error texts, and quirk modes that mimic what local servers send.
+ */
+
+export interface Quirks {
+  /** Ollama: each call arrives whole in one chunk. */
+  wholeArguments?: boolean;
+  /** Arguments as a JSON object instead of a string. */
+  argumentsAsObject?: boolean;
+  /** No `id` on tool calls. */
+  noIds?: boolean;
+  /** Every parallel call at `index: 0`. */
+  reuseIndexZero?: boolean;
+  /** `finish_reason: "stop"` even when the turn has calls. */
+  stopWithCalls?: boolean;
+  /** The stream ends without `data: [DONE]`. */
+  noDone?: boolean;
+}
+
+export interface CompletionScript {
+  text?: string[];
+  calls?: ScriptedCall[];
+  finishReason?: string | null;
+  quirks?: Quirks;
+}
+
+const base = {
+  id: "chatcmpl-local",
+  object: "chat.completion.chunk",
+  created: 1_700_000_000,
+  model: "local-model",
+};
+const chunk = (
+  choice: Record<string, unknown> | undefined,
+  extra: Record<string, unknown> = {},
+): SseFrame => ({
+  data: {
+    ...base,
+    choices: choice ? [{ index: 0, finish_reason: null, ...choice }] : [],
+    ...extra,
+  },
+});
+
+/** The chunks of one streamed completion, with a final usage chunk and `[DONE]`. */
+export function completion(script: CompletionScript): SseFrame[] {
+  const quirks = script.quirks ?? {};
+  const frames: SseFrame[] = [chunk({ delta: { role: "assistant", content: "" } })];
+  for (const text of script.text ?? []) frames.push(chunk({ delta: { content: text } }));
+  for (const [i, call] of (script.calls ?? []).entries()) {
+    const index = quirks.reuseIndexZero ? 0 : i;
+    const id = quirks.noIds ? {} : { id: call.id };
+    const json = JSON.stringify(call.input);
+    if (quirks.wholeArguments || quirks.argumentsAsObject) {
+      const args = quirks.argumentsAsObject ? call.input : json;
+      frames.push(
+        chunk({
+          delta: {
+            tool_calls: [
+              { index, ...id, type: "function", function: { name: call.name, arguments: args } },
+            ],
+          },
+        }),
+      );
+      continue;
+    }
+    frames.push(
+      chunk({
+        delta: {
+          tool_calls: [
+            { index, ...id, type: "function", function: { name: call.name, arguments: "" } },
+          ],
+        },
+      }),
+    );
+    const pieces = call.pieces ?? 3;
+    const size = Math.ceil(json.length / pieces) || 1;
+    for (let at = 0; at < json.length; at += size) {
+      frames.push(
+        chunk({
+          delta: { tool_calls: [{ index, function: { arguments: json.slice(at, at + size) } }] },
+        }),
+      );
+    }
+  }
+  const calls = script.calls?.length ?? 0;
+  const finish =
+    script.finishReason !== undefined
+      ? script.finishReason
+      : calls > 0 && !quirks.stopWithCalls
+        ? "tool_calls"
+        : "stop";
+  if (finish !== null) frames.push(chunk({ delta: {}, finish_reason: finish }));
+  frames.push(
+    chunk(undefined, { usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }),
+  );
+  if (!quirks.noDone) frames.push({ data: "[DONE]" });
+  return frames;
+}
+
+/** A streamed reply; `errorAfter` sends an in-band error chunk, OpenAI's or vLLM's shape. */
+export const stream = (
+  frames: SseFrame[],
+  faults?: StreamFaults & { errorShape?: "openai" | "vllm" },
+): Reply => {
+  if (faults?.errorAfter === undefined) return sseStream(frames, faults);
+  const data =
+    faults.errorShape === "vllm"
+      ? {
+          object: "error",
+          message: "The model is overloaded",
+          type: "ServiceUnavailableError",
+          code: 503,
+        }
+      : {
+          error: {
+            message: "The server had an error while processing your request",
+            type: "server_error",
+          },
+        };
+  return sseStream(frames, { ...faults, errorFrame: { data } });
+};
+
+export const status = (code: number, message = "error"): Reply => ({
+  kind: "status",
+  status: code,
+  body: {
+    error: {
+      message,
+      type: code === 400 ? "invalid_request_error" : "server_error",
+      param: null,
+      code: null,
+    },
+  },
+});
+
+export type OpenAIServer = ScriptedServer;
+
+export function startOpenAIServer(script: ReplyScript[]): Promise<OpenAIServer> {
+  return startScriptedServer(
+    {
+      path: "/v1/chat/completions",
+      authorized: () => true,
+      error: (code, message) => status(code, message) as Reply & { kind: "status" },
+      validate,
+    },
+    script,
+  );
+}
+
+interface WireMessage {
+  role?: unknown;
+  content?: unknown;
+  tool_calls?: { id?: unknown; function?: { arguments?: unknown } }[];
+  tool_call_id?: unknown;
+}
+
+/** The checks OpenAI makes that an adapter could get wrong, with its real error texts. */
+export function validate(body: Body): string | undefined {
+  if (typeof body.model !== "string") return "you must provide a model parameter";
+  if (!Array.isArray(body.messages) || body.messages.length === 0) {
+    return "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.";
+  }
+  const messages = body.messages as WireMessage[];
+  let open: string[] = [];
+  for (const [i, message] of messages.entries()) {
+    if (!["system", "user", "assistant", "tool"].includes(String(message.role))) {
+      return `Invalid value: '${String(message.role)}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.`;
+    }
+    if (message.role === "tool") {
+      const id = String(message.tool_call_id);
+      if (!open.includes(id)) {
+        return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.";
+      }
+      open = open.filter((other) => other !== id);
+      continue;
+    }
+    if (open.length > 0) return unanswered(open);
+    for (const [j, call] of (message.tool_calls ?? []).entries()) {
+      const args = call.function?.arguments;
+      if (typeof args !== "string") {
+        return `Invalid type for 'messages[${i}].tool_calls[${j}].function.arguments': expected a string, but got ${Array.isArray(args) ? "an array" : `an ${typeof args}`} instead.`;
+      }
+    }
+    open = (message.tool_calls ?? []).map((call) => String(call.id));
+  }
+  return open.length > 0 ? unanswered(open) : undefined;
+}
+
+const unanswered = (ids: string[]) =>
+  `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${ids.join(", ")}`;

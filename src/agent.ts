@@ -60,7 +60,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     let text = "";
     const calls: ToolCall[] = [];
     try {
-      const request = { system, messages: [...messages], tools: specs, ...(signal && { signal }) };
+      const request = { system, messages, tools: specs, ...(signal && { signal }) };
       for await (const event of client.stream(request)) {
         if (event.type === "text") {
           text += event.text;

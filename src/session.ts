@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { type FileHandle, mkdir, open, readdir, stat } from "node:fs/promises";
+import { closeSync, createReadStream, mkdirSync, openSync, writeSync } from "node:fs";
+import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
@@ -88,13 +88,15 @@ export interface CreateSessionOptions extends SessionOptions {
   now?: Date;
 }
 
+/**
+ * An open session file. Each record is one synchronous `write` of one line: records keep their
+ * order without a queue, and a record is in the kernel before the next step (a tool run) begins.
+ */
 export class Session {
-  private queue: Promise<void> = Promise.resolve();
-
   private constructor(
     readonly path: string,
     readonly header: SessionHeader,
-    private readonly handle: FileHandle,
+    private fd: number | undefined,
     private readonly redact: (text: string) => string,
     private needsNewline: boolean,
   ) {}
@@ -103,9 +105,9 @@ export class Session {
     const now = options.now ?? new Date();
     const id = options.id ?? newSessionId(now);
     if (!/^[\w.-]+$/.test(id)) throw new Error(`invalid session id: ${JSON.stringify(id)}`);
-    await mkdir(options.dir, { recursive: true, mode: 0o700 });
+    mkdirSync(options.dir, { recursive: true, mode: 0o700 });
     const path = join(options.dir, `${id}.jsonl`);
-    const handle = await open(path, "wx", 0o600);
+    const fd = openSync(path, "wx", 0o600);
     const header: SessionHeader = {
       type: "session",
       version: SESSION_FORMAT_VERSION,
@@ -115,22 +117,16 @@ export class Session {
       model: options.model,
       ...(options.sandbox !== undefined && { sandbox: options.sandbox }),
     };
-    const session = new Session(path, header, handle, secretRedactor(options.env), false);
-    await session.write(header);
+    const session = new Session(path, header, fd, secretRedactor(options.env), false);
+    session.write(header);
     return session;
   }
 
   /** Loads a session for appending: the repair receipts it needed are written first. */
   static async open(path: string, options: SessionOptions = {}): Promise<LoadedSession> {
     const loaded = await readSession(path);
-    const handle = await open(path, "a", 0o600);
-    const session = new Session(
-      path,
-      loaded.header,
-      handle,
-      secretRedactor(options.env),
-      loaded.torn,
-    );
+    const fd = openSync(path, "a", 0o600);
+    const session = new Session(path, loaded.header, fd, secretRedactor(options.env), loaded.torn);
     for (const receipt of loaded.trailingRepairs) await session.append(receipt);
     const { messages, repaired, skipped } = loaded;
     return { session, messages, repaired, skipped };
@@ -140,32 +136,28 @@ export class Session {
     return this.header.id;
   }
 
-  append(message: Message): Promise<void> {
-    return this.write({ type: "message", message });
+  async append(message: Message): Promise<void> {
+    this.write({ type: "message", message });
   }
 
-  appendApproval(decision: Omit<ApprovalRecord, "type">): Promise<void> {
-    return this.write({ type: "approval", ...decision });
+  async appendApproval(decision: Omit<ApprovalRecord, "type">): Promise<void> {
+    this.write({ type: "approval", ...decision });
   }
 
   async close(): Promise<void> {
-    await this.queue;
-    await this.handle.close();
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
   }
 
-  /** Writes are queued so records keep their order even when callers do not await. */
-  private write(record: SessionRecord): Promise<void> {
-    const next = this.queue.then(async () => {
-      const prefix = this.needsNewline ? "\n" : "";
-      const line = Buffer.from(`${prefix}${this.redact(JSON.stringify(record))}\n`);
-      const { bytesWritten } = await this.handle.write(line, 0, line.length);
-      if (bytesWritten !== line.length) {
-        throw new Error(`session write was cut short: ${bytesWritten} of ${line.length} bytes`);
-      }
-      this.needsNewline = false;
-    });
-    this.queue = next.catch(() => {});
-    return next;
+  private write(record: SessionRecord): void {
+    if (this.fd === undefined) throw new Error(`session ${this.header.id} is closed`);
+    const prefix = this.needsNewline ? "\n" : "";
+    const line = Buffer.from(`${prefix}${this.redact(JSON.stringify(record))}\n`);
+    const written = writeSync(this.fd, line);
+    if (written !== line.length) {
+      throw new Error(`session write was cut short: ${written} of ${line.length} bytes`);
+    }
+    this.needsNewline = false;
   }
 }
 

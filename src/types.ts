@@ -62,7 +62,8 @@ export interface Usage {
 
 export interface ModelRequest {
   system: string;
-  messages: Message[];
+  /** The history so far. The loop appends to it after the round: copy it to keep it. */
+  messages: readonly Message[];
   tools: ToolSpec[];
   /** Aborting ends the round; the adapter passes it to its transport. */
   signal?: AbortSignal;

@@ -224,6 +224,7 @@ describe("mini-agent command", () => {
     const { home, options } = await setup([
       stream(turn({ text: ["a"] })),
       stream(turn({ text: ["b"] })),
+      stream(turn({ text: ["c"] })),
     ]);
     expect((await runBin(["--allow-bash", "--sandbox", "off", "task"], options)).stderr).toBe("");
     const noBwrap = join(home, "bin");
@@ -235,10 +236,11 @@ describe("mini-agent command", () => {
     expect(run.stderr).toBe(
       "mini-agent: warning: bash runs without a sandbox: bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)\n",
     );
+    expect(await runBin(["task"], options)).toMatchObject({ code: 0, stderr: "" });
     const headers = await Promise.all(
       (await sessionFiles(home)).map(async (file) => (await readSession(file)).header.sandbox),
     );
-    expect(headers.sort()).toEqual(["off", "unavailable"]);
+    expect(headers.sort()).toEqual(["off", "unavailable", "unused (bash denied)"]);
     const bad = await runBin(["--sandbox", "maybe", "task"], options);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe('mini-agent: unknown sandbox mode "maybe" (auto, required or off)\n');

@@ -1,4 +1,5 @@
 import { createInterface, type Interface } from "node:readline";
+import { setFlagsFromString } from "node:v8";
 import { type AgentEvent, runAgent } from "../agent.js";
 import { listSessions, Session, type SessionSummary } from "../session.js";
 import { createWorkspaceTools } from "../tools/index.js";
@@ -11,6 +12,10 @@ import { type Answer, type BashMode, cliPolicy } from "./policy.js";
 import { sessionsDir, sessionToResume, stateHome } from "./store.js";
 
 export const defaultModel = "claude-sonnet-5-5";
+
+// Node's fetch parses HTTP with a WebAssembly module; V8 optimises it on a background thread
+// that exit then waits for (~50 ms). The baseline compiler is plenty for a few responses.
+setFlagsFromString("--liftoff-only");
 
 /** Checks the provider's configuration now; loads its SDK only when the client is made. */
 function providerFor(
@@ -63,20 +68,23 @@ export async function runCli(args: CliArgs, workspace: string): Promise<number> 
   const interactive = args.task === undefined && stdin.isTTY === true;
   const task = args.task ?? (interactive ? undefined : await taskFromStdin());
   const model = connect.model;
-  const client = new CountingClient(await connect.client());
-  const rl = stdin.isTTY
-    ? createInterface({ input: stdin, output: stderr, terminal: true })
-    : undefined;
   const bash: BashMode = args.allowBash ? "allow" : "ask";
+  const bashCanRun = args.allowBash || stdin.isTTY === true;
   const sandboxOptions = { mode: args.sandbox, readOnly: [stateHome(env)] };
-  const sandbox = await resolveSandbox(sandboxOptions);
-  if (sandbox.kind === "unavailable" && (args.allowBash || rl)) {
+  // Probing bwrap spawns a process: only when bash can run, and while the SDK loads.
+  const probing = bashCanRun ? resolveSandbox(sandboxOptions) : undefined;
+  const client = new CountingClient(await connect.client());
+  const sandbox = await probing;
+  if (sandbox?.kind === "unavailable") {
     stderr.write(
       sandbox.mode === "required"
         ? `mini-agent: bash will be refused: --sandbox required, but ${sandbox.reason}\n`
         : `mini-agent: warning: bash runs without a sandbox: ${sandbox.reason}\n`,
     );
   }
+  const rl = stdin.isTTY
+    ? createInterface({ input: stdin, output: stderr, terminal: true })
+    : undefined;
 
   let session: Session | undefined;
   let history: Message[] = [];
@@ -117,7 +125,7 @@ export async function runCli(args: CliArgs, workspace: string): Promise<number> 
   const system = systemPrompt(
     workspace,
     args.allowBash ? "allowed" : rl ? "ask" : "denied",
-    sandbox.kind === "bwrap",
+    sandbox?.kind === "bwrap",
   );
 
   const runTurn = async (prompt: string): Promise<TurnSummary["status"]> => {
@@ -188,7 +196,8 @@ function statusCode(status: TurnSummary["status"]): number {
   }
 }
 
-function sandboxName(state: SandboxState): string {
+function sandboxName(state: SandboxState | undefined): string {
+  if (state === undefined) return "unused (bash denied)";
   if (state.kind !== "unavailable") return state.kind;
   return state.mode === "required" ? "required-unavailable" : "unavailable";
 }

@@ -20,7 +20,7 @@ const ephemeral: Ephemeral = { cache_control: { type: "ephemeral" } };
  * message, results first (a user message that follows them joins after them); assistant calls
  * become `tool_use` blocks; empty text is dropped; consecutive turns of one role are merged.
  */
-export function toAnthropicMessages(messages: Message[]): MessageParam[] {
+export function toAnthropicMessages(messages: readonly Message[]): MessageParam[] {
   const turns: { role: "user" | "assistant"; content: ContentBlockParam[] }[] = [];
   const add = (role: "user" | "assistant", blocks: ContentBlockParam[]) => {
     const last = turns.at(-1);

@@ -14,7 +14,7 @@ import type { Message, ModelEvent, ToolCall, ToolSpec, Usage } from "../types.js
 /** Our history as Chat Completions messages; `arguments` always goes back as a JSON string. */
 export function toOpenAIMessages(
   system: string,
-  messages: Message[],
+  messages: readonly Message[],
 ): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] =
     system === "" ? [] : [{ role: "system", content: system }];

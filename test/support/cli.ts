@@ -1,7 +1,12 @@
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-export const bin = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
+const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+  bin: Record<string, string>;
+};
+/** The package's real `bin`, as npm would link it. */
+export const bin = fileURLToPath(new URL(`../../${pkg.bin["mini-agent"]}`, import.meta.url));
 
 export interface CliRun {
   code: number | null;

@@ -1,0 +1,87 @@
+// A minimal Messages API stream for the benchmarks: the first request of a conversation gets a
+// `read` call for notes.txt, the next one a short answer. Records each request body's size.
+import { createServer } from "node:http";
+
+const frame = (event, data) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+
+function reply(body) {
+  const last = body.messages.at(-1);
+  const answered =
+    Array.isArray(last.content) && last.content.some((block) => block.type === "tool_result");
+  const frames = [
+    frame("message_start", {
+      type: "message_start",
+      message: {
+        id: "msg",
+        type: "message",
+        role: "assistant",
+        model: body.model,
+        content: [],
+        stop_reason: null,
+        usage: { input_tokens: 1, output_tokens: 1 },
+      },
+    }),
+  ];
+  if (answered) {
+    frames.push(
+      frame("content_block_start", {
+        type: "content_block_start",
+        index: 0,
+        content_block: { type: "text", text: "" },
+      }),
+      frame("content_block_delta", {
+        type: "content_block_delta",
+        index: 0,
+        delta: { type: "text_delta", text: "The notes say hello." },
+      }),
+      frame("content_block_stop", { type: "content_block_stop", index: 0 }),
+    );
+  } else {
+    frames.push(
+      frame("content_block_start", {
+        type: "content_block_start",
+        index: 0,
+        content_block: { type: "tool_use", id: "toolu_1", name: "read", input: {} },
+      }),
+      frame("content_block_delta", {
+        type: "content_block_delta",
+        index: 0,
+        delta: { type: "input_json_delta", partial_json: '{"path":"notes.txt"}' },
+      }),
+      frame("content_block_stop", { type: "content_block_stop", index: 0 }),
+    );
+  }
+  frames.push(
+    frame("message_delta", {
+      type: "message_delta",
+      delta: { stop_reason: answered ? "end_turn" : "tool_use" },
+      usage: { output_tokens: 5 },
+    }),
+    frame("message_stop", { type: "message_stop" }),
+  );
+  return frames.join("");
+}
+
+export function startMockServer() {
+  const requests = [];
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (chunk) => chunks.push(chunk));
+    req.on("end", () => {
+      const raw = Buffer.concat(chunks);
+      const body = JSON.parse(raw.toString("utf8"));
+      requests.push({ bytes: raw.length, body });
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(reply(body));
+    });
+  });
+  return new Promise((resolve) => {
+    server.listen(0, "127.0.0.1", () => {
+      resolve({
+        url: `http://127.0.0.1:${server.address().port}`,
+        requests,
+        close: () => server.close(),
+      });
+    });
+  });
+}

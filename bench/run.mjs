@@ -1,0 +1,321 @@
+// `npm run bench`: every figure side by side in one run, medians after a warm-up, as ratios to a
+// floor measured in the same run. Writes the table into bench/README.md.
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startMockServer } from "./mock-server.mjs";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const bin = join(root, JSON.parse(readFileSync(join(root, "package.json"), "utf8")).bin["mini-agent"]);
+const probe = join(root, "bench/rss-probe.mjs");
+const runs = Number(process.env.BENCH_RUNS ?? 7);
+const scratch = mkdtempSync(join(tmpdir(), "mini-agent-bench-"));
+const rows = [];
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+const ms = (value) => `${value.toFixed(value < 10 ? 2 : 0)} ms`;
+const mb = (kib) => `${(kib / 1024).toFixed(0)} MB`;
+const ratio = (value, floor) => `${(value / floor).toFixed(2)}×`;
+const row = (what, value, floor, r, target = "") => rows.push([what, value, floor, r, target]);
+
+function run(command, args, options = {}) {
+  return new Promise((resolve, reject) => {
+    const rssFile = join(scratch, `rss-${Math.random().toString(36).slice(2)}`);
+    const start = performance.now();
+    const child = spawn(command, args, {
+      cwd: options.cwd ?? root,
+      env: { ...process.env, ...options.env, RSS_OUT: rssFile },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    child.on("error", reject);
+    child.on("close", (code) => {
+      const wall = performance.now() - start;
+      if (code !== 0 && !options.allowFailure)
+        reject(new Error(`${command} ${args.join(" ")} exited ${code}: ${stderr}`));
+      let rss = 0;
+      try {
+        rss = Number(readFileSync(rssFile, "utf8"));
+      } catch {}
+      resolve({ wall, rss, stdout, stderr });
+    });
+  });
+}
+
+/** Runs each contender in turn, `runs` times after a warm-up, and returns median wall and RSS. */
+async function sideBySide(contenders) {
+  const samples = contenders.map(() => ({ wall: [], rss: [] }));
+  for (let i = -1; i < runs; i++) {
+    for (const [j, contender] of contenders.entries()) {
+      const result = await contender();
+      if (i >= 0) {
+        samples[j].wall.push(result.wall);
+        samples[j].rss.push(result.rss);
+      }
+    }
+  }
+  return samples.map((s) => ({ wall: median(s.wall), rss: median(s.rss) }));
+}
+
+async function startup() {
+  const [floor, version] = await sideBySide([
+    () => run(process.execPath, ["--import", probe, "-e", "0"]),
+    () => run(process.execPath, ["--import", probe, bin, "--version"]),
+  ]);
+  row(
+    "`mini-agent --version` wall",
+    ms(version.wall),
+    `${ms(floor.wall)} (node -e 0)`,
+    ratio(version.wall, floor.wall),
+    "≤ 1.3×",
+  );
+}
+
+async function twoTurns() {
+  const server = await startMockServer();
+  const work = join(scratch, "task");
+  mkdirSync(work);
+  writeFileSync(join(work, "notes.txt"), "hello\n");
+  const env = {
+    ANTHROPIC_BASE_URL: server.url,
+    ANTHROPIC_API_KEY: "bench-key",
+    MINI_AGENT_HOME: join(scratch, "home"),
+  };
+  const task = "what do the notes say?";
+  const [floor, agent] = await sideBySide([
+    () =>
+      run(process.execPath, ["--import", probe, join(root, "bench/floor-agent.mjs"), task], {
+        cwd: work,
+        env,
+      }),
+    () => run(process.execPath, ["--import", probe, bin, task], { cwd: work, env }),
+  ]);
+  row(
+    "two-turn task wall (real bin, local server)",
+    ms(agent.wall),
+    `${ms(floor.wall)} (node:http floor)`,
+    ratio(agent.wall, floor.wall),
+    "≤ 2×",
+  );
+  row(
+    "two-turn task peak RSS",
+    mb(agent.rss),
+    mb(floor.rss),
+    ratio(agent.rss, floor.rss),
+    "≤ 1.5×",
+  );
+
+  server.requests.length = 0;
+  await run(process.execPath, [bin, task], { cwd: work, env });
+  const [first, second] = server.requests;
+  const size = (value) => Buffer.byteLength(JSON.stringify(value ?? ""));
+  const marked = (value) => JSON.stringify(value ?? "").includes('"cache_control"');
+  row(
+    "first request: system / tools / total",
+    `${size(first.body.system)} / ${size(first.body.tools)} / ${first.bytes} B`,
+    "",
+    "",
+    "total ≤ 6 KB",
+  );
+  row("second request total", `${second.bytes} B`, "", "", "");
+  row(
+    "cache breakpoints (tools, system, newest message)",
+    [marked(first.body.tools), marked(first.body.system), marked(second.body.messages.at(-1))]
+      .map((m) => (m ? "yes" : "no"))
+      .join(", "),
+    "",
+    "",
+    "all yes",
+  );
+  server.close();
+}
+
+async function inProcess(script) {
+  const file = join(scratch, `script-${Math.random().toString(36).slice(2)}.mjs`);
+  writeFileSync(file, script);
+  const result = await run(process.execPath, ["--import", probe, file]);
+  return { ...JSON.parse(result.stdout), rss: result.rss };
+}
+
+async function loopOverhead() {
+  const dist = join(root, "dist/index.js");
+  for (const rounds of [10, 100, 1000]) {
+    const result = await inProcess(`
+      import { runAgent } from ${JSON.stringify(dist)};
+      const noop = { spec: { name: "noop", description: "", inputSchema: { type: "object" } }, execute: async () => ({ content: "ok" }) };
+      const client = (n) => { let i = 0; return { async *stream() { i++; if (i < n) yield { type: "tool_call", call: { id: "c" + i, name: "noop", input: {} } }; else yield { type: "text", text: "done" }; yield { type: "done" }; } }; };
+      const times = [];
+      for (let r = 0; r < ${runs + 1}; r++) {
+        const start = performance.now();
+        await runAgent({ client: client(${rounds}), tools: [noop], system: "", messages: [{ role: "user", content: "go" }] });
+        if (r > 0) times.push((performance.now() - start) / ${rounds});
+      }
+      times.sort((a, b) => a - b);
+      console.log(JSON.stringify({ perRound: times[times.length >> 1] }));
+    `);
+    row(
+      `runAgent overhead per round, ${rounds} rounds (fake client, no-op tool)`,
+      `${(result.perRound * 1000).toFixed(1)} µs`,
+      "",
+      "",
+      "< 100 µs, flat",
+    );
+  }
+}
+
+async function sessions() {
+  const dist = join(root, "dist/session.js");
+  for (const count of [10_000, 100_000]) {
+    const result = await inProcess(`
+      import { Session, readSession } from ${JSON.stringify(dist)};
+      const dir = ${JSON.stringify(join(scratch, `sessions-${count}`))};
+      const session = await Session.create({ dir, workspace: "/w", model: "m", env: {} });
+      let start = performance.now();
+      for (let i = 0; i < ${count}; i++) await session.append({ role: "user", content: "message number " + i + " with some ordinary text in it" });
+      const append = performance.now() - start;
+      await session.close();
+      start = performance.now();
+      const loaded = await readSession(session.path);
+      console.log(JSON.stringify({ append, load: performance.now() - start, n: loaded.messages.length }));
+    `);
+    row(
+      `session: append ${count / 1000}k records, then load`,
+      `${ms(result.append)}, ${ms(result.load)}`,
+      "",
+      `${((result.append * 1000) / count).toFixed(1)} µs/append`,
+      "",
+    );
+  }
+  const big = join(scratch, "big.jsonl");
+  const header = `${JSON.stringify({ type: "session", version: 1, id: "big", createdAt: "", workspace: "/w", model: "m" })}\n`;
+  const line = `${JSON.stringify({ type: "message", message: { role: "user", content: "x".repeat(1000) } })}\n`;
+  writeFileSync(big, header + line.repeat(Math.ceil(100_000_000 / line.length)));
+  const result = await inProcess(`
+    import { readSession } from ${JSON.stringify(dist)};
+    const start = performance.now();
+    const loaded = await readSession(${JSON.stringify(big)});
+    console.log(JSON.stringify({ load: performance.now() - start, n: loaded.messages.length, heap: process.memoryUsage().heapUsed }));
+  `);
+  row(
+    "session: load a 100 MB file",
+    ms(result.load),
+    "",
+    `peak RSS ${mb(result.rss)}`,
+    "streams; memory ~ the history kept",
+  );
+}
+
+async function fileTools() {
+  const tree = join(scratch, "tree");
+  for (let d = 0; d < 500; d++) {
+    mkdirSync(join(tree, `dir${d}`), { recursive: true });
+    for (let f = 0; f < 100; f++) {
+      writeFileSync(
+        join(tree, `dir${d}`, `file${f}.ts`),
+        `export const value${f} = ${d};\n${f === 7 && d === 250 ? "// NEEDLE here\n" : ""}`,
+      );
+    }
+  }
+  const bigFile = join(tree, "big.log");
+  writeFileSync(
+    bigFile,
+    `${"log line with ordinary words in it\n".repeat(2_900_000)}NEEDLE at the end\n`,
+  );
+  const tools = join(root, "dist/tools/index.js");
+  const call = (name, input) =>
+    inProcess(`
+      import { createWorkspaceTools } from ${JSON.stringify(tools)};
+      const tool = createWorkspaceTools(${JSON.stringify(tree)}).find((t) => t.spec.name === ${JSON.stringify(name)});
+      const start = performance.now();
+      const result = await tool.execute(${JSON.stringify(input)});
+      console.log(JSON.stringify({ wall: performance.now() - start, lines: result.content.split("\\n").length }));
+    `);
+  const rg = (args) => run("rg", args, { cwd: tree, allowFailure: true }).catch(() => undefined);
+  const cases = [
+    ["read: first window of a 100 MB file", () => call("read", { path: "big.log" }), null],
+    [
+      "read: last line of a 100 MB file (offset)",
+      () => call("read", { path: "big.log", offset: 2_900_001 }),
+      ["-n", "NEEDLE at the end", "big.log"],
+    ],
+    [
+      "grep: a 100 MB file",
+      () => call("grep", { pattern: "NEEDLE", path: "big.log" }),
+      ["-n", "NEEDLE", "big.log"],
+    ],
+    [
+      "grep: 50k-file tree",
+      () => call("grep", { pattern: "NEEDLE", glob: "*.ts" }),
+      ["-n", "NEEDLE", "-g", "*.ts"],
+    ],
+    [
+      "find: *.ts in a 50k-file tree",
+      () => call("find", { pattern: "*.ts" }),
+      ["--files", "-g", "*.ts"],
+    ],
+  ];
+  for (const [what, ours, rgArgs] of cases) {
+    const walls = [];
+    const rgWalls = [];
+    for (let i = -1; i < Math.min(runs, 3); i++) {
+      const result = await ours();
+      const theirs = rgArgs ? await rg(rgArgs) : undefined;
+      if (i >= 0) {
+        walls.push(result.wall);
+        if (theirs) rgWalls.push(theirs.wall);
+      }
+    }
+    const mine = median(walls);
+    const floor = rgWalls.length ? median(rgWalls) : undefined;
+    row(
+      what,
+      ms(mine),
+      floor ? `${ms(floor)} (rg, incl. process start)` : "",
+      floor ? ratio(mine, floor) : "",
+      "",
+    );
+  }
+}
+
+try {
+  await startup();
+  await twoTurns();
+  await loopOverhead();
+  await sessions();
+  await fileTools();
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}
+
+const table = [
+  "| measure | mini-agent | floor | ratio | target |",
+  "| --- | --- | --- | --- | --- |",
+  ...rows.map((r) => `| ${r.join(" | ")} |`),
+].join("\n");
+const machine = `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}; medians of ${runs} runs after a warm-up (file tools: 3).`;
+process.stdout.write(`${table}\n\n${machine}\n`);
+const readme = join(root, "bench/README.md");
+const intro = `# Benchmarks
+
+\`npm run bench\` (after \`npm ci\`) measures everything below in one run, side by side with its floor:
+\`node -e 0\` for start-up, a no-dependency agent over \`node:http\` (\`floor-agent.mjs\`) for the
+two-turn task against the same local Messages API stream (\`mock-server.mjs\`), and ripgrep for the
+file tools when it is installed. Peak RSS comes from \`process.resourceUsage().maxRSS\` of each
+measured process (\`rss-probe.mjs\`). Machines are shared and noisy: read the ratios, not the
+absolute times.
+
+`;
+writeFileSync(readme, `${intro}${table}\n\n${machine}\n`);

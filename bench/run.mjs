@@ -8,7 +8,10 @@ import { fileURLToPath } from "node:url";
 import { startMockServer } from "./mock-server.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const bin = join(root, JSON.parse(readFileSync(join(root, "package.json"), "utf8")).bin["mini-agent"]);
+const bin = join(
+  root,
+  JSON.parse(readFileSync(join(root, "package.json"), "utf8")).bin["mini-agent"],
+);
 const probe = join(root, "bench/rss-probe.mjs");
 const runs = Number(process.env.BENCH_RUNS ?? 7);
 const scratch = mkdtempSync(join(tmpdir(), "mini-agent-bench-"));

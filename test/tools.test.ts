@@ -235,6 +235,32 @@ describe("ls, find and grep", () => {
     expect(await ws.run("grep", { pattern: "zzz" })).toEqual({ content: "no matches for zzz" });
   });
 
+  it("finds every match in a file over a megabyte, across chunk boundaries, as a line-by-line scan would", async () => {
+    const ws = await workspace();
+    const lines: string[] = [];
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed;
+    };
+    for (let i = 0; i < 60_000; i++) {
+      const body = "é-word ".repeat(Math.floor((next() / 2147483648) * 12));
+      lines.push(next() / 2147483648 < 1 / 150 ? `${body}NEEDLE ${i}` : `${body}line ${i}`);
+    }
+    lines[30_000] = `NEEDLE in a long line ${"x".repeat(1_500_000)}`;
+    const text = lines.map((line, i) => (i % 3 === 0 ? `${line}\r` : line)).join("\n");
+    await ws.files({ "big.txt": text });
+    const expected = lines.flatMap((line, i) => (/NEEDLE \d|NEEDLE in/.test(line) ? [i + 1] : []));
+    expect(expected.length).toBeGreaterThan(300);
+    expect(expected.length).toBeLessThan(500);
+    const result = await ws.run("grep", { pattern: "NEEDLE (\\d|in)" });
+    const found = result.content.split("\n").map((line) => Number(line.split(":")[1]));
+    expect(found).toEqual(expected);
+    expect(result.content.split("\n")[0]).toBe(
+      `big.txt:${expected[0]}: ${lines[(expected[0] ?? 1) - 1]}`,
+    );
+  });
+
   it("rejects a bad regular expression and a bad glob clearly", async () => {
     const ws = await workspace();
     expect(await ws.run("grep", { pattern: "(unclosed" })).toEqual({

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { chmod, type FileHandle, open, rename, rm, stat } from "node:fs/promises";
+import { chmod, open, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { limits } from "./limits.js";
 
@@ -7,16 +7,12 @@ import { limits } from "./limits.js";
 export async function isBinaryFile(path: string): Promise<boolean> {
   const handle = await open(path, "r");
   try {
-    return isBinaryHead(handle);
+    const buffer = Buffer.alloc(limits.binarySniffBytes);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    return buffer.subarray(0, bytesRead).includes(0);
   } finally {
     await handle.close();
   }
-}
-
-async function isBinaryHead(handle: FileHandle): Promise<boolean> {
-  const buffer = Buffer.alloc(limits.binarySniffBytes);
-  const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-  return buffer.subarray(0, bytesRead).includes(0);
 }
 
 /**
@@ -47,52 +43,87 @@ export async function writeAtomic(path: string, data: string | Buffer): Promise<
 }
 
 /**
- * Streams a file line by line without ever holding more than `maxLineBytes` of one line:
- * longer lines are cut and `dropped` says how many bytes went; `bytes` is the line's size in the
- * file, newline included. A trailing `\r` is not part of `text`. Honours `signal`.
+ * Streams a file line by line from line `first` (1-based) without ever holding more than
+ * `maxLineBytes` of one line: longer lines are cut and `dropped` says how many bytes went.
+ * Lines before `first` are only counted. `start` is the line's byte offset and `bytes` its size,
+ * newline included. A trailing `\r` is not part of `text`. Honours `signal`.
  */
 export async function* readLines(
   path: string,
   maxLineBytes: number,
   signal?: AbortSignal,
-): AsyncGenerator<{ text: string; dropped: number; bytes: number }> {
+  first = 1,
+): AsyncGenerator<{ text: string; dropped: number; bytes: number; start: number }> {
   const handle = await open(path, "r");
   try {
-    const buffer = Buffer.alloc(64 * 1024);
+    const buffer = Buffer.allocUnsafe(64 * 1024);
+    let lineNo = 1;
+    let position = 0;
+    let start = 0;
     let parts: Buffer[] = [];
     let kept = 0;
     let dropped = 0;
-    const line = (newline: number) => {
-      const text = Buffer.concat(parts).toString("utf8");
-      const bytes = kept + dropped + newline;
-      const result = { text: text.endsWith("\r") ? text.slice(0, -1) : text, dropped, bytes };
-      parts = [];
-      kept = 0;
-      dropped = 0;
-      return result;
-    };
     const keep = (piece: Buffer) => {
       const room = Math.max(0, maxLineBytes - kept);
       if (piece.length > room) dropped += piece.length - room;
-      if (room > 0) {
+      if (room > 0 && piece.length > 0) {
         const part = Buffer.from(piece.subarray(0, room));
         parts.push(part);
         kept += part.length;
       }
     };
+    const line = (end: number) => {
+      const text = Buffer.concat(parts).toString("utf8");
+      const result = {
+        text: text.endsWith("\r") ? text.slice(0, -1) : text,
+        dropped,
+        bytes: end - start,
+        start,
+      };
+      parts = [];
+      kept = 0;
+      dropped = 0;
+      start = end;
+      return result;
+    };
     for (;;) {
       if (signal?.aborted) throw new Error("aborted");
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
       if (bytesRead === 0) break;
-      let data = buffer.subarray(0, bytesRead);
-      for (let newline = data.indexOf(10); newline !== -1; newline = data.indexOf(10)) {
-        keep(data.subarray(0, newline));
-        yield line(1);
-        data = data.subarray(newline + 1);
+      const data = buffer.subarray(0, bytesRead);
+      let at = 0;
+      for (let newline = data.indexOf(10); newline !== -1; newline = data.indexOf(10, at)) {
+        if (lineNo >= first) {
+          keep(data.subarray(at, newline));
+          yield line(position + newline + 1);
+        } else start = position + newline + 1;
+        lineNo++;
+        at = newline + 1;
       }
-      keep(data);
+      if (lineNo >= first) keep(data.subarray(at));
+      position += bytesRead;
     }
-    if (kept > 0 || dropped > 0) yield line(0);
+    if (lineNo >= first && (kept > 0 || dropped > 0)) yield line(position);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Lines in a file: its newlines, plus one for a last line without a newline. */
+export async function countLines(path: string): Promise<number> {
+  const handle = await open(path, "r");
+  try {
+    const buffer = Buffer.allocUnsafe(64 * 1024);
+    let count = 0;
+    let last = 10;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      const data = buffer.subarray(0, bytesRead);
+      for (let at = data.indexOf(10); at !== -1; at = data.indexOf(10, at + 1)) count++;
+      last = data[bytesRead - 1] ?? 10;
+    }
+    return last === 10 ? count : count + 1;
   } finally {
     await handle.close();
   }

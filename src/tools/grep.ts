@@ -3,14 +3,11 @@ import { basename } from "node:path";
 import { Type } from "@sinclair/typebox";
 import type { Tool } from "../types.js";
 import { defineTool, ToolError } from "./define.js";
-import { isBinaryFile, readLines } from "./files.js";
 import { globMatcher } from "./find.js";
 import { limits, truncated } from "./limits.js";
 import { displayPath, isInside, workspacePath } from "./path.js";
+import { lineSearch, searchFile } from "./scan.js";
 import { walk } from "./walk.js";
-
-/** Lines longer than this are searched in their first part only. */
-const MAX_LINE_BYTES = 1024 * 1024;
 
 export function grepTool(root: string): Tool {
   return defineTool({
@@ -40,26 +37,26 @@ export function grepTool(root: string): Tool {
       const out: string[] = [];
       let chars = 0;
       let full = false;
+      let seen = 0;
       for await (const file of files) {
         if (!wanted(glob?.includes("/") ? file.rel : basename(file.rel))) continue;
-        if (await isBinaryFile(file.path)) continue;
-        let lineNo = 0;
-        for await (const line of readLines(file.path, MAX_LINE_BYTES, signal)) {
-          lineNo++;
-          if (!regex.test(line.text)) continue;
+        // Small files are read synchronously; let a Ctrl-C through now and then.
+        if (++seen % 256 === 0) await new Promise((resolve) => setImmediate(resolve));
+        const search = lineSearch(regex, (lineNo, line) => {
           const text =
-            line.text.length > limits.grepLineChars
-              ? `${line.text.slice(0, limits.grepLineChars)} ${truncated(line.text.length - limits.grepLineChars)}`
-              : line.text;
+            line.length > limits.grepLineChars
+              ? `${line.slice(0, limits.grepLineChars)} ${truncated(line.length - limits.grepLineChars)}`
+              : line;
           const entry = `${file.rel}:${lineNo}: ${text}`;
           if (out.length === limits.grepMatches || chars + entry.length > limits.outputChars) {
             full = true;
-            break;
+            return false;
           }
           out.push(entry);
           chars += entry.length + 1;
-        }
-        if (full) break;
+          return true;
+        });
+        if ((await searchFile(file.path, search, signal)) === "stopped") break;
       }
       if (out.length === 0) return { content: `no matches for ${pattern}` };
       if (full)

@@ -2,7 +2,7 @@ import { stat } from "node:fs/promises";
 import { Type } from "@sinclair/typebox";
 import type { Tool } from "../types.js";
 import { defineTool, ToolError } from "./define.js";
-import { isBinaryFile, readLines } from "./files.js";
+import { countLines, isBinaryFile, readLines } from "./files.js";
 import { limits } from "./limits.js";
 import { displayPath, workspacePath } from "./path.js";
 
@@ -27,34 +27,33 @@ export function readTool(root: string): Tool {
 
       const lines: string[] = [];
       let chars = 0;
-      let lineNo = 0;
-      let consumed = 0;
+      let lineNo = offset - 1;
       let note = "";
-      for await (const line of readLines(file, limits.readChars, signal)) {
+      for await (const line of readLines(file, limits.readChars, signal, offset)) {
         lineNo++;
-        if (lineNo < offset) {
-          consumed += line.bytes;
-          continue;
-        }
         const room = limits.readChars - chars;
         if (lines.length === limit || (line.text.length > room && lines.length > 0)) {
-          note = `[truncated: ${info.size - consumed} more bytes after line ${lineNo - 1}; read with offset=${lineNo} to continue]`;
+          note = `[truncated: ${info.size - line.start} more bytes after line ${lineNo - 1}; read with offset=${lineNo} to continue]`;
           break;
         }
-        consumed += line.bytes;
         if (line.text.length > room || line.dropped > 0) {
           const shownText = line.text.slice(0, room);
           const rest = Buffer.byteLength(line.text) + line.dropped - Buffer.byteLength(shownText);
           lines.push(shownText);
           note = `[truncated: line ${lineNo} goes on for ${rest} more bytes; use grep or bash to inspect it`;
-          note += info.size > consumed ? `; the file goes on at offset=${lineNo + 1}]` : "]";
+          note +=
+            info.size > line.start + line.bytes
+              ? `; the file goes on at offset=${lineNo + 1}]`
+              : "]";
           break;
         }
         lines.push(line.text);
         chars += line.text.length + 1;
       }
       if (lines.length === 0) {
-        throw new ToolError(`offset ${offset} is past the end of ${shown} (${lineNo} lines)`);
+        throw new ToolError(
+          `offset ${offset} is past the end of ${shown} (${await countLines(file)} lines)`,
+        );
       }
       return { content: note ? `${lines.join("\n")}\n${note}` : lines.join("\n") };
     },

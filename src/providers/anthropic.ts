@@ -1,4 +1,5 @@
-import Anthropic from "@anthropic-ai/sdk";
+import { BaseAnthropic } from "@anthropic-ai/sdk/client";
+import { Messages } from "@anthropic-ai/sdk/resources/messages/messages";
 import type { ModelClient, ModelEvent, ModelRequest } from "../types.js";
 import {
   toAnthropicMessages,
@@ -28,11 +29,16 @@ export interface AnthropicOptions {
  * first event; nothing is retried after it. The abort signal reaches the HTTP request. The SDK's
  * timeout covers only the headers, so a stream that goes quiet is failed by an idle timer.
  */
+/** The SDK's client with only the Messages resource: the bundle leaves the rest of the API out. */
+class MessagesOnly extends BaseAnthropic {
+  readonly messages = new Messages(this);
+}
+
 export class AnthropicModelClient implements ModelClient {
-  private readonly client: Anthropic;
+  private readonly client: MessagesOnly;
 
   constructor(private readonly options: AnthropicOptions) {
-    this.client = new Anthropic({
+    this.client = new MessagesOnly({
       apiKey: options.apiKey,
       ...(options.baseURL !== undefined && { baseURL: options.baseURL }),
       maxRetries: options.maxRetries ?? 2,

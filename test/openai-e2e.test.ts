@@ -156,7 +156,7 @@ describe("runAgent with the OpenAI SDK against a local Chat Completions server",
     history.push({ role: "user", content: "go on" });
     expect((await runAgent({ ...options, messages: [...history] })).text).toBe("fine");
     expect(server.rejections).toEqual([]);
-    const tools = (server.requests[3]?.body.messages as Record<string, unknown>[])
+    const tools = ((server.requests[3]?.body.messages ?? []) as Record<string, unknown>[])
       .filter((message) => message.role === "tool")
       .map((message) => [message.tool_call_id, message.content]);
     expect(tools).toEqual([

@@ -1,0 +1,70 @@
+import { readdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { startAnthropicServer, status, stream, turn } from "./support/anthropic-server.js";
+import { runBin } from "./support/cli.js";
+import { useTempDirs } from "./support/temp.js";
+
+/** Secret canaries in the environment, a tool's output and a thrown error: none reaches a session file or bash. */
+
+const tempDir = useTempDirs();
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((close) => close()));
+});
+
+async function allFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name));
+}
+
+describe("secret canaries", () => {
+  it("never reach the session file or bash's environment", async () => {
+    const canaries = {
+      key: "canary-anthropic-key-0123456789",
+      fake: "canary-fake-api-key-0123456789",
+      token: "canary-gh-token-0123456789",
+    };
+    const server = await startAnthropicServer([
+      stream(
+        turn({
+          calls: [
+            { id: "toolu_1", name: "read", input: { path: "leak.txt" } },
+            { id: "toolu_2", name: "bash", input: { command: 'env; echo "fake=$FAKE_API_KEY"' } },
+          ],
+        }),
+      ),
+      status(400, undefined, `request echoes ${canaries.fake} and ${canaries.key}`),
+    ]);
+    closers.push(() => server.close());
+    const workspace = await tempDir();
+    const home = await tempDir();
+    await writeFile(join(workspace, "leak.txt"), `config: ${canaries.fake} ${canaries.token}\n`);
+    const env = {
+      PATH: process.env.PATH,
+      HOME: home,
+      MINI_AGENT_HOME: join(home, "state"),
+      ANTHROPIC_API_KEY: canaries.key,
+      ANTHROPIC_BASE_URL: server.url,
+      FAKE_API_KEY: canaries.fake,
+      GH_TOKEN: canaries.token,
+    };
+    const run = await runBin(["--allow-bash", "read the config"], { cwd: workspace, env });
+    expect(run.code).toBe(1);
+
+    const files = await allFiles(join(home, "state"));
+    expect(files).toHaveLength(1);
+    const session = await readFile(files[0] ?? "", "utf8");
+    for (const canary of Object.values(canaries)) expect(session).not.toContain(canary);
+    expect(session).toContain("config: [redacted] [redacted]");
+
+    const results = (server.requests[1]?.body.messages as { content: Record<string, unknown>[] }[])
+      .flatMap((message) => message.content)
+      .filter((block) => block.type === "tool_result");
+    const bashOutput = String(results[1]?.content);
+    expect(bashOutput).toContain("fake=\n");
+    for (const canary of Object.values(canaries)) expect(bashOutput).not.toContain(canary);
+  });
+});

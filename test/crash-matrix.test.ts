@@ -1,0 +1,185 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdir, readFile, truncate, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { readSession } from "../src/session.js";
+import type { Message } from "../src/types.js";
+import {
+  type ReplyScript,
+  startAnthropicServer,
+  stream,
+  turn,
+} from "./support/anthropic-server.js";
+import { runBin } from "./support/cli.js";
+import { processesWith } from "./support/processes.js";
+import { useTempDirs } from "./support/temp.js";
+
+/**
+ * The real CLI killed with SIGKILL at many points, then resumed with --continue: the session
+ * loads, a call cut off gets one receipt saying its outcome is unknown, nothing runs again on
+ * its own, and the next request passes the strict server.
+ */
+
+const tempDir = useTempDirs();
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((close) => close()));
+});
+
+const outcomeUnknown =
+  "outcome unknown: the session ended before this call reported a result; it may or may not have run";
+
+async function killedRun(
+  script: ReplyScript[],
+  args: string[],
+  killWhen: (ctx: { workspace: string; requests: number; session: () => string }) => boolean,
+) {
+  const server = await startAnthropicServer([...script, stream(turn({ text: ["resumed fine"] }))]);
+  closers.push(() => server.close());
+  const workspace = await tempDir();
+  const home = await tempDir();
+  const env = {
+    PATH: process.env.PATH,
+    HOME: home,
+    MINI_AGENT_HOME: join(home, "state"),
+    ANTHROPIC_API_KEY: "sk-test-key-0000000000",
+    ANTHROPIC_BASE_URL: server.url,
+  };
+  const first = await runBin(args, {
+    cwd: workspace,
+    env,
+    started: (child) => {
+      const timer = setInterval(() => {
+        if (
+          killWhen({
+            workspace,
+            requests: server.requests.length,
+            session: () => sessionText(home),
+          })
+        ) {
+          clearInterval(timer);
+          child.kill("SIGKILL");
+        }
+      }, 10);
+      child.on("close", () => clearInterval(timer));
+    },
+  });
+  expect(first.code).toBe(null);
+  const dir = join(home, "state", "sessions");
+  const [folder] = await readdir(dir);
+  const [file] = await readdir(join(dir, folder ?? ""));
+  return { server, workspace, env, file: join(dir, folder ?? "", file ?? "") };
+}
+
+async function resume(ctx: Awaited<ReturnType<typeof killedRun>>) {
+  const before = ctx.server.requests.length;
+  const next = await runBin(["--continue", "what happened?"], { cwd: ctx.workspace, env: ctx.env });
+  expect(next.stdout).toBe("resumed fine\n");
+  expect(next.code).toBe(0);
+  expect(ctx.server.rejections).toEqual([]);
+  expect(ctx.server.requests).toHaveLength(before + 1);
+  return next;
+}
+
+/** The text of the one session file under `home`, or "" before it exists. */
+function sessionText(home: string): string {
+  try {
+    const dir = join(home, "state", "sessions");
+    const [folder] = readdirSync(dir);
+    const [file] = readdirSync(join(dir, folder ?? ""));
+    return readFileSync(join(dir, folder ?? "", file ?? ""), "utf8");
+  } catch {
+    return "";
+  }
+}
+
+const toolResults = (history: Message[]) =>
+  history.flatMap((m) => (m.role === "tool" ? [[m.toolCallId, m.content]] : []));
+
+describe("crash matrix", () => {
+  it("killed while the answer streams: resumes with the prompt and no half answer", async () => {
+    const ctx = await killedRun(
+      [stream(turn({ text: ["one ", "two ", "three"] }), { stallAfter: 4 })],
+      ["a question"],
+      ({ requests }) => requests === 1,
+    );
+    await resume(ctx);
+    const { messages } = await readSession(ctx.file);
+    expect(messages.map((m) => m.role)).toEqual(["user", "user", "assistant"]);
+  });
+
+  it("killed while a side-effecting command runs: one outcome-unknown receipt, not run again", async () => {
+    const marker = `sleep 3${Math.floor(Math.random() * 89) + 10}1`;
+    const ctx = await killedRun(
+      [
+        stream(
+          turn({
+            calls: [
+              { id: "toolu_1", name: "ls", input: {} },
+              {
+                id: "toolu_2",
+                name: "bash",
+                input: { command: `echo ran >> side.txt; ${marker}` },
+              },
+            ],
+          }),
+        ),
+      ],
+      ["--allow-bash", "do it"],
+      ({ workspace }) => existsSync(join(workspace, "side.txt")),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await processesWith(marker)).toEqual([]);
+    await resume(ctx);
+    expect(await readFile(join(ctx.workspace, "side.txt"), "utf8")).toBe("ran\n");
+    const { messages } = await readSession(ctx.file);
+    expect(toolResults(messages)).toEqual([
+      ["toolu_1", "(empty folder)"],
+      ["toolu_2", outcomeUnknown],
+    ]);
+    const sent = JSON.stringify(ctx.server.requests.at(-1)?.body.messages);
+    expect(sent).toContain(outcomeUnknown);
+  });
+
+  it("killed between the calls' commit and their receipts, then torn mid-append: loads, repairs, resumes", async () => {
+    const ctx = await killedRun(
+      [stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: "sleep 30" } }] }))],
+      ["--allow-bash", "wait"],
+      ({ session }) => session().includes('"toolu_1"'),
+    );
+    // The call is committed and running; now cut a record as a crash mid-write would.
+    const text = await readFile(ctx.file, "utf8");
+    const torn = `${text}{"type":"message","message":{"role":"tool","toolCallId":"toolu_1","con`;
+    await writeFile(ctx.file, torn);
+    await resume(ctx);
+    const loaded = await readSession(ctx.file);
+    expect(toolResults(loaded.messages)).toEqual([["toolu_1", outcomeUnknown]]);
+    expect(loaded.skipped).toBe(1);
+  });
+
+  it("killed while the second round streams, after the results were written", async () => {
+    const ctx = await killedRun(
+      [
+        stream(turn({ calls: [{ id: "toolu_1", name: "ls", input: {} }] })),
+        stream(turn({ text: ["Listing shows", " nothing"] }), { stallAfter: 4 }),
+      ],
+      ["look"],
+      ({ requests }) => requests === 2,
+    );
+    await resume(ctx);
+    const { messages } = await readSession(ctx.file);
+    expect(toolResults(messages)).toEqual([["toolu_1", "(empty folder)"]]);
+  });
+
+  it("killed right after the session header was written, before anything else", async () => {
+    const ctx = await killedRun(
+      [stream(turn({ text: ["x"] }), { stallAfter: 1 })],
+      ["first"],
+      ({ requests }) => requests === 1,
+    );
+    await truncate(ctx.file, (await readFile(ctx.file, "utf8")).indexOf("\n") + 1);
+    await resume(ctx);
+    const { messages } = await readSession(ctx.file);
+    expect(messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+  });
+});

@@ -60,7 +60,9 @@ describe("secret canaries", () => {
     for (const canary of Object.values(canaries)) expect(session).not.toContain(canary);
     expect(session).toContain("config: [redacted] [redacted]");
 
-    const results = (server.requests[1]?.body.messages as { content: Record<string, unknown>[] }[])
+    const results = (
+      (server.requests[1]?.body.messages ?? []) as { content: Record<string, unknown>[] }[]
+    )
       .flatMap((message) => message.content)
       .filter((block) => block.type === "tool_result");
     const bashOutput = String(results[1]?.content);

@@ -1,11 +1,21 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { runAgent } from "../src/agent.js";
+import { type AgentEvent, runAgent } from "../src/agent.js";
+import { denyBashByDefault } from "../src/approval.js";
 import { AnthropicModelClient } from "../src/providers/anthropic.js";
 import { OpenAIModelClient } from "../src/providers/openai.js";
-import type { ModelClient, ModelEvent } from "../src/types.js";
+import { createWorkspaceTools } from "../src/tools/index.js";
+import type { Message, ModelClient, ModelEvent } from "../src/types.js";
 import * as anthropic from "./support/anthropic-server.js";
 import * as openai from "./support/openai-server.js";
-import type { Reply, ReplyScript, ScriptedServer, StreamFaults } from "./support/sse-server.js";
+import type {
+  Body,
+  Reply,
+  ReplyScript,
+  ScriptedServer,
+  StreamFaults,
+} from "./support/sse-server.js";
+import { useTempDirs } from "./support/temp.js";
+import { scriptedTool } from "./support/tools.js";
 
 /** One adapter under the shared contract: its local server and how each scenario is said in its protocol. */
 interface Adapter {
@@ -15,6 +25,10 @@ interface Adapter {
   answer(text: string[], calls?: anthropic.ScriptedCall[], faults?: StreamFaults): Reply;
   truncated(text: string[], calls: anthropic.ScriptedCall[]): Reply;
   incomplete(text: string[]): Reply;
+  /** The tool results a request carried, as [call id, text the model reads]. */
+  results(body: Body): [unknown, unknown][];
+  /** How an error result reads in this protocol. */
+  asError(text: string): string;
 }
 
 const adapters: Adapter[] = [
@@ -33,6 +47,12 @@ const adapters: Adapter[] = [
     truncated: (text, calls) =>
       anthropic.stream(anthropic.turn({ text, calls, stopReason: "max_tokens" })),
     incomplete: (text) => anthropic.stream(anthropic.turn({ text }).slice(0, -1)),
+    results: (body) =>
+      ((body.messages ?? []) as { content: Record<string, unknown>[] }[])
+        .flatMap((message) => message.content)
+        .filter((block) => block.type === "tool_result")
+        .map((block) => [block.tool_use_id, block.content]),
+    asError: (text) => text,
   },
   {
     name: "OpenAI Chat Completions",
@@ -48,9 +68,15 @@ const adapters: Adapter[] = [
     truncated: (text, calls) =>
       openai.stream(openai.completion({ text, calls, finishReason: "length" })),
     incomplete: (text) => openai.stream(openai.completion({ text, finishReason: null })),
+    results: (body) =>
+      ((body.messages ?? []) as Record<string, unknown>[])
+        .filter((message) => message.role === "tool")
+        .map((message) => [message.tool_call_id, message.content]),
+    asError: (text) => `Error: ${text}`,
   },
 ];
 
+const tempDir = useTempDirs();
 const servers: ScriptedServer[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()));
@@ -173,5 +199,75 @@ describe.each(adapters)("ModelClient contract: $name", (adapter) => {
     expect((await collect(adapter.client(server, 300))).error).toBe(
       "the model stream stalled: no event for 0.3 s",
     );
+  });
+  it("sends a valid history after a denial, an unknown tool, a thrown tool error and an abort", async () => {
+    const controller = new AbortController();
+    const explode = scriptedTool("explode", async () => {
+      throw new Error("sensitive credential: top-secret-token");
+    });
+    const halt = scriptedTool("halt", async () => {
+      controller.abort();
+      return { content: "halted" };
+    });
+    const server = await serve([
+      adapter.answer(
+        [],
+        [
+          { id: "call_1", name: "bash", input: { command: "rm -rf /" } },
+          { id: "call_2", name: "teleport", input: {} },
+          { id: "call_3", name: "ls", input: {} },
+        ],
+      ),
+      adapter.answer(
+        [],
+        [
+          { id: "call_4", name: "explode", input: {} },
+          { id: "call_5", name: "ls", input: {} },
+        ],
+      ),
+      adapter.answer(
+        [],
+        [
+          { id: "call_6", name: "halt", input: {} },
+          { id: "call_7", name: "ls", input: {} },
+        ],
+      ),
+      adapter.answer(["all good"]),
+    ]);
+    const history: Message[] = [...request.messages];
+    const options = {
+      client: adapter.client(server),
+      tools: [...createWorkspaceTools(await tempDir()), explode, halt],
+      system: "",
+      beforeToolCall: denyBashByDefault,
+      onEvent: (event: AgentEvent) =>
+        void (event.type === "message" && history.push(event.message)),
+    };
+    await expect(runAgent({ ...options, messages: [...history] })).rejects.toThrow(
+      "top-secret-token",
+    );
+    history.push({ role: "user", content: "try again" });
+    expect(
+      (await runAgent({ ...options, messages: [...history], signal: controller.signal })).status,
+    ).toBe("aborted");
+    history.push({ role: "user", content: "go on" });
+    expect((await runAgent({ ...options, messages: [...history] })).text).toBe("all good");
+
+    expect(server.rejections).toEqual([]);
+    expect(adapter.results(server.requests[3]?.body ?? {})).toEqual([
+      [
+        "call_1",
+        adapter.asError(
+          "bash is denied by default: run mini-agent with --allow-bash to let the agent run shell commands",
+        ),
+      ],
+      ["call_2", adapter.asError("unknown tool: teleport")],
+      ["call_3", "(empty folder)"],
+      ["call_4", adapter.asError("tool execution failed")],
+      ["call_5", adapter.asError("not executed after an earlier failure")],
+      ["call_6", "halted"],
+      ["call_7", adapter.asError("aborted before execution")],
+    ]);
+    expect(JSON.stringify(server.requests.map((r) => r.body))).not.toContain("top-secret-token");
   });
 });

@@ -170,6 +170,13 @@ describe("session file", () => {
     );
   });
 
+  it("refuses to append after close", async () => {
+    const dir = await tempDir();
+    const session = await newSession(dir);
+    await session.close();
+    await expect(session.append(user)).rejects.toThrow("session s1 is closed");
+  });
+
   it("refuses to overwrite an existing session and rejects unsafe ids", async () => {
     const dir = await tempDir();
     await writeSession(dir, [user]);

@@ -2,7 +2,7 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startAnthropicServer, status, stream, turn } from "./support/anthropic-server.js";
-import { runBin } from "./support/cli.js";
+import { cliEnv, runBin } from "./support/cli.js";
 import { useTempDirs } from "./support/temp.js";
 
 /** Secret canaries in the environment, a tool's output and a thrown error: none reaches a session file or bash. */
@@ -42,15 +42,11 @@ describe("secret canaries", () => {
     const workspace = await tempDir();
     const home = await tempDir();
     await writeFile(join(workspace, "leak.txt"), `config: ${canaries.fake} ${canaries.token}\n`);
-    const env = {
-      PATH: process.env.PATH,
-      HOME: home,
-      MINI_AGENT_HOME: join(home, "state"),
+    const env = cliEnv(home, server.url, {
       ANTHROPIC_API_KEY: canaries.key,
-      ANTHROPIC_BASE_URL: server.url,
       FAKE_API_KEY: canaries.fake,
       GH_TOKEN: canaries.token,
-    };
+    });
     const run = await runBin(["--allow-bash", "read the config"], { cwd: workspace, env });
     expect(run.code).toBe(1);
 

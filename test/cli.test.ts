@@ -10,7 +10,7 @@ import {
   stream,
   turn,
 } from "./support/anthropic-server.js";
-import { type CliOptions, runBin } from "./support/cli.js";
+import { type CliOptions, cliEnv, runBin } from "./support/cli.js";
 import {
   completion,
   status as openaiStatus,
@@ -37,13 +37,7 @@ async function setup(script: ReplyScript[]): Promise<Setup> {
   servers.push(server);
   const workspace = await tempDir();
   const home = await tempDir();
-  const env = {
-    PATH: process.env.PATH,
-    HOME: home,
-    MINI_AGENT_HOME: join(home, "state"),
-    ANTHROPIC_API_KEY: "sk-test-canary-key-123456",
-    ANTHROPIC_BASE_URL: server.url,
-  };
+  const env = cliEnv(home, server.url);
   return { server, workspace, home, options: { cwd: workspace, env } };
 }
 
@@ -75,7 +69,7 @@ describe("mini-agent command", () => {
       { role: "user", content: "say hello" },
       { role: "assistant", content: "Hello there.", toolCalls: [] },
     ]);
-    expect(await readFile(file ?? "", "utf8")).not.toContain("sk-test-canary-key-123456");
+    expect(await readFile(file ?? "", "utf8")).not.toContain("sk-test-key-0123456789");
   });
 
   it("prints stream-json events of a tool round, one parseable object per line", async () => {

@@ -10,7 +10,7 @@ import {
   stream,
   turn,
 } from "./support/anthropic-server.js";
-import { runBin } from "./support/cli.js";
+import { cliEnv, runBin } from "./support/cli.js";
 import { processesWith } from "./support/processes.js";
 import { useTempDirs } from "./support/temp.js";
 
@@ -38,13 +38,7 @@ async function killedRun(
   closers.push(() => server.close());
   const workspace = await tempDir();
   const home = await tempDir();
-  const env = {
-    PATH: process.env.PATH,
-    HOME: home,
-    MINI_AGENT_HOME: join(home, "state"),
-    ANTHROPIC_API_KEY: "sk-test-key-0000000000",
-    ANTHROPIC_BASE_URL: server.url,
-  };
+  const env = cliEnv(home, server.url);
   const first = await runBin(args, {
     cwd: workspace,
     env,

@@ -3,7 +3,7 @@ import { Type } from "@sinclair/typebox";
 import type { Tool } from "../types.js";
 import { defineTool, ToolError } from "./define.js";
 import { writeAtomic } from "./files.js";
-import { displayPath, workspacePath } from "./path.js";
+import { resolveInWorkspace } from "./path.js";
 
 const BOM = "\uFEFF";
 /** Files above this size are not edited in memory. */
@@ -21,8 +21,7 @@ export function editTool(root: string): Tool {
       replaceAll: Type.Optional(Type.Boolean({ description: "Replace every occurrence" })),
     }),
     async run({ path, oldText, newText, replaceAll = false }) {
-      const file = await workspacePath(root, path);
-      const shown = displayPath(await workspacePath(root, "."), file);
+      const { path: file, shown } = await resolveInWorkspace(root, path);
       const info = await stat(file);
       if (!info.isFile()) throw new ToolError(`${shown} is not a regular file`);
       if (info.size > MAX_EDIT_BYTES)

@@ -4,7 +4,7 @@ import picomatch from "picomatch";
 import type { Tool } from "../types.js";
 import { defineTool, ToolError } from "./define.js";
 import { limits } from "./limits.js";
-import { displayPath, workspacePath } from "./path.js";
+import { resolveInWorkspace } from "./path.js";
 import { walk } from "./walk.js";
 
 export function findTool(root: string): Tool {
@@ -17,17 +17,13 @@ export function findTool(root: string): Tool {
       path: Type.Optional(Type.String({ description: "Folder to search (default .)" })),
     }),
     async run({ pattern, path = "." }, signal) {
-      const realRoot = await workspacePath(root, ".");
-      const start = await workspacePath(root, path);
-      if (!(await stat(start)).isDirectory()) {
-        throw new ToolError(`${displayPath(realRoot, start)} is not a folder`);
-      }
+      const { path: start, realRoot, shown } = await resolveInWorkspace(root, path);
+      if (!(await stat(start)).isDirectory()) throw new ToolError(`${shown} is not a folder`);
       const matches = globMatcher(pattern);
-      const base = displayPath(realRoot, start);
       const found: string[] = [];
       let more = 0;
       for await (const entry of walk(realRoot, start, signal)) {
-        const rel = base === "." ? entry.rel : entry.rel.slice(base.length + 1);
+        const rel = shown === "." ? entry.rel : entry.rel.slice(shown.length + 1);
         if (!matches(rel)) continue;
         if (found.length < limits.listEntries)
           found.push(entry.dirent.isDirectory() ? `${entry.rel}/` : entry.rel);

@@ -5,7 +5,7 @@ import type { Tool } from "../types.js";
 import { defineTool, ToolError } from "./define.js";
 import { globMatcher } from "./find.js";
 import { limits, truncated } from "./limits.js";
-import { displayPath, isInside, workspacePath } from "./path.js";
+import { isInside, resolveInWorkspace, workspacePath } from "./path.js";
 import { lineSearch, searchFile } from "./scan.js";
 import { walk } from "./walk.js";
 
@@ -28,11 +28,10 @@ export function grepTool(root: string): Tool {
         throw new ToolError(`invalid grep pattern: ${(error as Error).message}`);
       }
       const wanted = glob === undefined ? () => true : globMatcher(glob);
-      const realRoot = await workspacePath(root, ".");
-      const start = await workspacePath(root, path);
+      const { path: start, realRoot, shown } = await resolveInWorkspace(root, path);
       const files = (await stat(start)).isDirectory()
         ? filesUnder(realRoot, start, signal)
-        : single(start, displayPath(realRoot, start));
+        : single(start, shown);
 
       const out: string[] = [];
       let chars = 0;

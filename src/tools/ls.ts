@@ -4,7 +4,7 @@ import { Type } from "@sinclair/typebox";
 import type { Tool } from "../types.js";
 import { defineTool, ToolError } from "./define.js";
 import { limits } from "./limits.js";
-import { displayPath, workspacePath } from "./path.js";
+import { resolveInWorkspace } from "./path.js";
 import { isIgnoredPath } from "./walk.js";
 
 export function lsTool(root: string): Tool {
@@ -15,9 +15,7 @@ export function lsTool(root: string): Tool {
       path: Type.Optional(Type.String({ description: "Folder in the workspace (default .)" })),
     }),
     async run({ path = "." }) {
-      const realRoot = await workspacePath(root, ".");
-      const dir = await workspacePath(root, path);
-      const shown = displayPath(realRoot, dir);
+      const { path: dir, realRoot, shown } = await resolveInWorkspace(root, path);
       if (!(await stat(dir)).isDirectory())
         throw new ToolError(`${shown} is not a folder: use read`);
       const entries = await readdir(dir, { withFileTypes: true });

@@ -32,6 +32,16 @@ export function isInside(root: string, path: string): boolean {
   return rel === "" || (rel !== ".." && !rel.startsWith(`..${"/"}`) && !isAbsolute(rel));
 }
 
+/** A tool's path argument resolved: its real path, the real root, and how the model sees it. */
+export async function resolveInWorkspace(
+  root: string,
+  userPath: string,
+): Promise<{ path: string; realRoot: string; shown: string }> {
+  const realRoot = await realpath(root);
+  const path = await workspacePath(realRoot, userPath);
+  return { path, realRoot, shown: displayPath(realRoot, path) };
+}
+
 /** The workspace-relative form of a real path, for what the model reads. */
 export function displayPath(realRoot: string, path: string): string {
   return relative(realRoot, path) || ".";

@@ -4,7 +4,7 @@ import type { Tool } from "../types.js";
 import { defineTool, ToolError } from "./define.js";
 import { countLines, isBinaryFile, readLines } from "./files.js";
 import { limits } from "./limits.js";
-import { displayPath, workspacePath } from "./path.js";
+import { resolveInWorkspace } from "./path.js";
 
 export function readTool(root: string): Tool {
   return defineTool({
@@ -16,8 +16,7 @@ export function readTool(root: string): Tool {
       limit: Type.Optional(Type.Integer({ minimum: 1, description: "Number of lines" })),
     }),
     async run({ path, offset = 1, limit = limits.readLines }, signal) {
-      const file = await workspacePath(root, path);
-      const shown = displayPath(await workspacePath(root, "."), file);
+      const { path: file, shown } = await resolveInWorkspace(root, path);
       const info = await stat(file);
       if (info.isDirectory()) throw new ToolError(`${shown} is a directory: use ls to list it`);
       if (!info.isFile()) throw new ToolError(`${shown} is not a regular file`);

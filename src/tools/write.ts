@@ -4,7 +4,7 @@ import { Type } from "@sinclair/typebox";
 import type { Tool } from "../types.js";
 import { defineTool, ToolError } from "./define.js";
 import { writeAtomic } from "./files.js";
-import { displayPath, workspacePath } from "./path.js";
+import { resolveInWorkspace } from "./path.js";
 
 export function writeTool(root: string): Tool {
   return defineTool({
@@ -16,8 +16,7 @@ export function writeTool(root: string): Tool {
       content: Type.String({ description: "The complete new content" }),
     }),
     async run({ path, content }) {
-      const file = await workspacePath(root, path);
-      const shown = displayPath(await workspacePath(root, "."), file);
+      const { path: file, shown } = await resolveInWorkspace(root, path);
       const existing = await stat(file).catch(() => undefined);
       if (existing?.isDirectory()) throw new ToolError(`${shown} is a folder`);
       await mkdir(dirname(file), { recursive: true });

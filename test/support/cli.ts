@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
@@ -43,4 +44,20 @@ export function runBin(args: string[], options: CliOptions): Promise<CliRun> {
     child.stdin.end(options.input ?? "");
     options.started?.(child);
   });
+}
+
+/** What a spawned CLI gets in tests: its own home and state folder, a fake key, the local server. */
+export function cliEnv(
+  home: string,
+  baseURL: string,
+  extra: NodeJS.ProcessEnv = {},
+): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: home,
+    MINI_AGENT_HOME: join(home, "state"),
+    ANTHROPIC_API_KEY: "sk-test-key-0123456789",
+    ANTHROPIC_BASE_URL: baseURL,
+    ...extra,
+  };
 }

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type AgentEvent, runAgent } from "../src/agent.js";
 import { denyBashByDefault } from "../src/approval.js";
 import { AnthropicModelClient } from "../src/providers/anthropic.js";
@@ -6,6 +6,7 @@ import { OpenAIModelClient } from "../src/providers/openai.js";
 import { createWorkspaceTools } from "../src/tools/index.js";
 import type { Message, ModelClient, ModelEvent } from "../src/types.js";
 import * as anthropic from "./support/anthropic-server.js";
+import { useCleanup } from "./support/cleanup.js";
 import * as openai from "./support/openai-server.js";
 import type {
   Body,
@@ -77,10 +78,7 @@ const adapters: Adapter[] = [
 ];
 
 const tempDir = useTempDirs();
-const servers: ScriptedServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
+const track = useCleanup();
 
 const request = { system: "sys", messages: [{ role: "user" as const, content: "hi" }], tools: [] };
 const done: ModelEvent = { type: "done", usage: { inputTokens: 10, outputTokens: 5 } };
@@ -101,11 +99,7 @@ async function collect(client: ModelClient, signal?: AbortSignal) {
 }
 
 describe.each(adapters)("ModelClient contract: $name", (adapter) => {
-  async function serve(script: ReplyScript[]) {
-    const server = await adapter.start(script);
-    servers.push(server);
-    return server;
-  }
+  const serve = async (script: ReplyScript[]) => track(await adapter.start(script));
 
   it("streams text then done", async () => {
     const server = await serve([adapter.answer(["Hel", "lo"])]);

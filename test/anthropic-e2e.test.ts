@@ -1,6 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type AgentEvent, runAgent } from "../src/agent.js";
 import { denyBashByDefault } from "../src/approval.js";
 import { AnthropicModelClient } from "../src/providers/anthropic.js";
@@ -14,19 +14,12 @@ import {
   stream,
   turn,
 } from "./support/anthropic-server.js";
+import { useCleanup } from "./support/cleanup.js";
 import { useTempDirs } from "./support/temp.js";
 
 const tempDir = useTempDirs();
-const servers: AnthropicServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-async function serve(script: ReplyScript[]) {
-  const server = await startAnthropicServer(script);
-  servers.push(server);
-  return server;
-}
+const track = useCleanup();
+const serve = async (script: ReplyScript[]) => track(await startAnthropicServer(script));
 
 function clientFor(
   server: AnthropicServer,

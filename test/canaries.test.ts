@@ -1,17 +1,15 @@
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startAnthropicServer, status, stream, turn } from "./support/anthropic-server.js";
+import { useCleanup } from "./support/cleanup.js";
 import { cliEnv, runBin } from "./support/cli.js";
 import { useTempDirs } from "./support/temp.js";
 
 /** Secret canaries in the environment, a tool's output and a thrown error: none reaches a session file or bash. */
 
 const tempDir = useTempDirs();
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  await Promise.all(closers.splice(0).map((close) => close()));
-});
+const track = useCleanup();
 
 async function allFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
@@ -38,7 +36,7 @@ describe("secret canaries", () => {
       ),
       status(400, undefined, `request echoes ${canaries.fake} and ${canaries.key}`),
     ]);
-    closers.push(() => server.close());
+    track(server);
     const workspace = await tempDir();
     const home = await tempDir();
     await writeFile(join(workspace, "leak.txt"), `config: ${canaries.fake} ${canaries.token}\n`);

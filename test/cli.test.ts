@@ -1,6 +1,6 @@
 import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { readSession } from "../src/session.js";
 import {
   type AnthropicServer,
@@ -10,6 +10,7 @@ import {
   stream,
   turn,
 } from "./support/anthropic-server.js";
+import { useCleanup } from "./support/cleanup.js";
 import { type CliOptions, cliEnv, runBin } from "./support/cli.js";
 import {
   completion,
@@ -20,10 +21,7 @@ import {
 import { useTempDirs } from "./support/temp.js";
 
 const tempDir = useTempDirs();
-const servers: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
+const track = useCleanup();
 
 interface Setup {
   server: AnthropicServer;
@@ -34,7 +32,7 @@ interface Setup {
 
 async function setup(script: ReplyScript[]): Promise<Setup> {
   const server = await startAnthropicServer(script);
-  servers.push(server);
+  track(server);
   const workspace = await tempDir();
   const home = await tempDir();
   const env = cliEnv(home, server.url);
@@ -336,7 +334,7 @@ describe("mini-agent command", () => {
       openaiStream(completion({ text: ["listed"] })),
       openaiStatus(400, "model not found"),
     ]);
-    servers.push(server);
+    track(server);
     const { options } = await setup([]);
     const env = { ...options.env, ANTHROPIC_API_KEY: "", OPENAI_BASE_URL: `${server.url}/v1` };
     const run = await runBin(["--provider", "openai", "--model", "llama3.1", "list files"], {

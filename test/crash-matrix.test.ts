@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { readdir, readFile, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { readSession } from "../src/session.js";
 import type { Message } from "../src/types.js";
 import {
@@ -10,6 +10,7 @@ import {
   stream,
   turn,
 } from "./support/anthropic-server.js";
+import { useCleanup } from "./support/cleanup.js";
 import { cliEnv, runBin } from "./support/cli.js";
 import { processesWith } from "./support/processes.js";
 import { useTempDirs } from "./support/temp.js";
@@ -21,10 +22,7 @@ import { useTempDirs } from "./support/temp.js";
  */
 
 const tempDir = useTempDirs();
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  await Promise.all(closers.splice(0).map((close) => close()));
-});
+const track = useCleanup();
 
 const outcomeUnknown =
   "outcome unknown: the session ended before this call reported a result; it may or may not have run";
@@ -35,7 +33,7 @@ async function killedRun(
   killWhen: (ctx: { workspace: string; requests: number; session: () => string }) => boolean,
 ) {
   const server = await startAnthropicServer([...script, stream(turn({ text: ["resumed fine"] }))]);
-  closers.push(() => server.close());
+  track(server);
   const workspace = await tempDir();
   const home = await tempDir();
   const env = cliEnv(home, server.url);

@@ -1,10 +1,11 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type AgentEvent, runAgent } from "../src/agent.js";
 import { OpenAIModelClient } from "../src/providers/openai.js";
 import { createWorkspaceTools } from "../src/tools/index.js";
 import type { Message } from "../src/types.js";
+import { useCleanup } from "./support/cleanup.js";
 import {
   completion,
   type OpenAIServer,
@@ -16,16 +17,8 @@ import type { ReplyScript } from "./support/sse-server.js";
 import { useTempDirs } from "./support/temp.js";
 
 const tempDir = useTempDirs();
-const servers: OpenAIServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-async function serve(script: ReplyScript[]) {
-  const server = await startOpenAIServer(script);
-  servers.push(server);
-  return server;
-}
+const track = useCleanup();
+const serve = async (script: ReplyScript[]) => track(await startOpenAIServer(script));
 
 const clientFor = (server: OpenAIServer) =>
   new OpenAIModelClient({ baseURL: `${server.url}/v1`, model: "local-model", maxRetries: 0 });

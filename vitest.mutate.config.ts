@@ -4,7 +4,12 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    exclude: ["test/cli.test.ts", "test/crash-matrix.test.ts", "test/canaries.test.ts", "test/exports.test.ts"],
+    exclude: [
+      "test/cli.test.ts",
+      "test/crash-matrix.test.ts",
+      "test/canaries.test.ts",
+      "test/exports.test.ts",
+    ],
     testTimeout: 30_000,
   },
 });

@@ -107,7 +107,7 @@ async function dispatch(
     if (signal?.aborted) return abortFrom(index);
     let approval: Approval = { approved: true };
     try {
-      if (beforeToolCall) approval = await beforeToolCall(call);
+      if (beforeToolCall) approval = checkApproval(await beforeToolCall(call));
     } catch (error) {
       if (signal?.aborted) return abortFrom(index);
       await recordRest(index, receipts.approvalFailed, receipts.notExecutedAfterFailure);
@@ -143,6 +143,14 @@ async function dispatch(
     });
   }
   return "done";
+}
+
+/** A policy written in plain JavaScript can return anything; no answer is not a yes. */
+function checkApproval(approval: unknown): Approval {
+  if (typeof (approval as Approval | undefined)?.approved !== "boolean") {
+    throw new Error("beforeToolCall returned no { approved: boolean }");
+  }
+  return approval as Approval;
 }
 
 /** A tool written in plain JavaScript can return anything; a history entry must be a string. */

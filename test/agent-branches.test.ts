@@ -358,6 +358,30 @@ describe("runAgent failure branches", () => {
     expect(result.status).toBe("completed");
   });
 
+  it("fails closed when the policy returns no approval", async () => {
+    const ran: string[] = [];
+    const client = new FakeClient([
+      [call("c1", "echo", { value: "x" }), call("c2", "echo", { value: "y" }), done],
+    ]);
+    const events: AgentEvent[] = [];
+    await expect(
+      runAgent({
+        client,
+        tools: [echoTool(ran)],
+        system: "",
+        messages: [user],
+        beforeToolCall: (() => undefined) as never,
+        onEvent: (event) => void events.push(event),
+      }),
+    ).rejects.toThrow("beforeToolCall returned no { approved: boolean }");
+    expect(ran).toEqual([]);
+    const committed = events.flatMap((event) => (event.type === "message" ? [event.message] : []));
+    expect(committed.slice(1)).toEqual([
+      receipt("c1", "tool approval failed"),
+      receipt("c2", "not executed after an earlier failure"),
+    ]);
+  });
+
   it("records a tool that returns no string content as failed and throws", async () => {
     const broken = scriptedTool("broken", async () => undefined as never);
     const client = new FakeClient([

@@ -196,6 +196,49 @@ describe("runAgent failure branches", () => {
     expect(result.messages.slice(2)).toEqual([receipt("c1", "aborted before execution")]);
   });
 
+  it("keeps the round's text and asks the policy nothing more once the signal aborted", async () => {
+    const controller = new AbortController();
+    const asked: string[] = [];
+    const first = scriptedTool("first", async () => {
+      controller.abort();
+      return { content: "done first" };
+    });
+    const client = new FakeClient([
+      [text("working on it"), call("c1", "first"), call("c2", "first"), done],
+    ]);
+    const result = await runAgent({
+      client,
+      tools: [first],
+      system: "",
+      messages: [user],
+      signal: controller.signal,
+      beforeToolCall: (c) => {
+        asked.push(c.id);
+        return { approved: true };
+      },
+    });
+    expect(result.status).toBe("aborted");
+    expect(result.text).toBe("working on it");
+    expect(asked).toEqual(["c1"]);
+  });
+
+  it("keeps the round's text when a tool throws because of the abort", async () => {
+    const controller = new AbortController();
+    const waits = scriptedTool("waits", async () => {
+      controller.abort();
+      throw new Error("The operation was aborted");
+    });
+    const client = new FakeClient([[text("trying"), call("c1", "waits"), done]]);
+    const result = await runAgent({
+      client,
+      tools: [waits],
+      system: "",
+      messages: [user],
+      signal: controller.signal,
+    });
+    expect(result).toMatchObject({ status: "aborted", text: "trying" });
+  });
+
   it("records aborted before execution for the calls after the one running when the signal aborted", async () => {
     const controller = new AbortController();
     const first = scriptedTool("first", async () => {

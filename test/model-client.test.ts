@@ -238,6 +238,76 @@ describe("toModelEvents", () => {
     });
   });
 
+  it("ignores deltas of the wrong kind for a block and emits a block's initial text", async () => {
+    const frames = [
+      ...start,
+      blockStart(0, { type: "text", text: "Hi " }),
+      delta(0, { type: "input_json_delta", partial_json: '{"x":1}' }),
+      delta(0, { type: "text_delta", text: "there" }),
+      blockStop(0),
+      blockStart(1, { type: "tool_use", id: "t1", name: "ls", input: {} }),
+      delta(1, { type: "text_delta", text: "not text" }),
+      delta(1, { type: "input_json_delta", partial_json: '{"path":"."}' }),
+      blockStop(1),
+      ...stop("tool_use"),
+    ];
+    expect(await run(frames)).toEqual({
+      out: [
+        { type: "text", text: "Hi " },
+        { type: "text", text: "there" },
+        call("t1", "ls", { path: "." }),
+        done,
+      ],
+      error: undefined,
+    });
+  });
+
+  it("uses a tool block's own input when no deltas come, and reads blank JSON as {}", async () => {
+    const frames = [
+      ...start,
+      blockStart(0, { type: "tool_use", id: "t1", name: "read", input: { path: "given" } }),
+      blockStop(0),
+      blockStart(1, { type: "tool_use", id: "t2", name: "ls", input: {} }),
+      delta(1, { type: "input_json_delta", partial_json: "  " }),
+      blockStop(1),
+      ...stop("tool_use"),
+    ];
+    expect((await run(frames)).out).toEqual([
+      call("t1", "read", { path: "given" }),
+      call("t2", "ls", {}),
+      done,
+    ]);
+  });
+
+  it("fails on a delta after its block stopped", async () => {
+    const frames = [
+      ...start,
+      blockStart(0, { type: "tool_use", id: "t1", name: "ls", input: {} }),
+      blockStop(0),
+      delta(0, { type: "input_json_delta", partial_json: "{}" }),
+      ...stop("tool_use"),
+    ];
+    expect((await run(frames)).error).toBe("content_block_delta after content block 0 stopped");
+  });
+
+  it("reports no usage when the stream carries none, and a bare error event plainly", async () => {
+    const bare = [
+      {
+        type: "message_start",
+        message: { id: "m", type: "message", role: "assistant", content: [] },
+      },
+      blockStart(0, { type: "text", text: "" }),
+      delta(0, { type: "text_delta", text: "ok" }),
+      blockStop(0),
+      { type: "message_delta", delta: { stop_reason: "end_turn" } },
+      { type: "message_stop" },
+    ];
+    expect((await run(bare)).out).toEqual([{ type: "text", text: "ok" }, { type: "done" }]);
+    expect((await run([...start, { type: "error" }])).error).toBe(
+      "the model stream failed: error: ",
+    );
+  });
+
   it("fails on a delta for a block that never started", async () => {
     const frames = [...start, delta(3, { type: "text_delta", text: "x" }), ...stop("end_turn")];
     expect((await run(frames)).error).toBe(
@@ -317,7 +387,36 @@ describe("toAnthropicMessages", () => {
   });
 });
 
+describe("toAnthropicMessages edge cases", () => {
+  it("drops an assistant turn left with nothing to say", () => {
+    expect(
+      toAnthropicMessages([
+        { role: "user", content: "a" },
+        { role: "assistant", content: "   ", toolCalls: [] },
+        { role: "user", content: "b" },
+      ]),
+    ).toEqual([
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "a" },
+          { type: "text", text: "b" },
+        ],
+      },
+    ]);
+  });
+});
+
 describe("withCacheBreakpoints", () => {
+  it("sends no system block for an empty prompt and leaves a string message as it is", () => {
+    const messages = [{ role: "user" as const, content: "plain" }];
+    expect(withCacheBreakpoints({ system: "", tools: [], messages })).toEqual({
+      system: [],
+      tools: [],
+      messages,
+    });
+  });
+
   it("marks the last tool, the system prompt and the newest message's last block", () => {
     const tool = { name: "ls", description: "list", input_schema: { type: "object" as const } };
     const result = withCacheBreakpoints({

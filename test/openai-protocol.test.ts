@@ -1,6 +1,10 @@
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import { describe, expect, it } from "vitest";
-import { toModelEventsFromOpenAI, toOpenAIMessages } from "../src/providers/openai-protocol.js";
+import {
+  toModelEventsFromOpenAI,
+  toOpenAIMessages,
+  toOpenAITools,
+} from "../src/providers/openai-protocol.js";
 import type { ModelEvent } from "../src/types.js";
 import { type CompletionScript, completion } from "./support/openai-server.js";
 
@@ -154,7 +158,91 @@ describe("toModelEventsFromOpenAI", () => {
   });
 });
 
+describe("toModelEventsFromOpenAI edge cases", () => {
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+    object: "chat.completion.chunk",
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+
+  it("assembles fragments without an index by position, keeps a repeated id as one call and the first name", async () => {
+    const chunks = [
+      { object: "chat.completion.chunk" },
+      chunk({
+        tool_calls: [
+          { id: "a", function: { name: "read", arguments: '{"path":' } },
+          { id: "b", function: { name: "ls" } },
+        ],
+      }),
+      chunk({ tool_calls: [{ id: "a", function: { name: "write", arguments: '"x"}' } }] }),
+      chunk({ tool_calls: [{ index: 1 }, { index: 1, function: { arguments: null } }] }),
+      chunk({}, "function_call"),
+    ];
+    expect((await run(chunks)).out).toEqual([
+      call("a", "read", { path: "x" }),
+      call("b", "ls", {}),
+      { type: "done" },
+    ]);
+  });
+
+  it("starts a new call when a name comes after complete arguments, without ids", async () => {
+    const chunks = [
+      chunk({ tool_calls: [{ index: 0, function: { name: "read", arguments: '{"path":"a"}' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { name: "read", arguments: { path: "b" } } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { name: "ls", arguments: "  " } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { name: "ls" } }] }),
+      chunk({}, "tool_calls"),
+    ];
+    expect((await run(chunks)).out).toEqual([
+      call("gen_0", "read", { path: "a" }),
+      call("gen_1", "read", { path: "b" }),
+      call("gen_2", "ls", {}),
+      { type: "done" },
+    ]);
+  });
+
+  it("says what was cut only when a call was cut, and names the other stops plainly", async () => {
+    expect((await run([chunk({ content: "long" }, "length")])).error).toBe(
+      "the model reached its output token limit (finish_reason length) before finishing; raise the limit or ask for less",
+    );
+    expect(
+      (
+        await run([
+          chunk(
+            { tool_calls: [{ index: 0, id: "c", function: { name: "ls", arguments: "{}" } }] },
+            "content_filter",
+          ),
+        ])
+      ).error,
+    ).toBe("the provider's content filter stopped the answer (finish_reason content_filter)");
+    expect((await run([{ error: {} }])).error).toBe("the model stream failed: error");
+    expect(
+      (
+        await run([
+          chunk(
+            { tool_calls: [{ index: 0, id: "c", function: { arguments: "{}" } }] },
+            "tool_calls",
+          ),
+        ])
+      ).error,
+    ).toBe("tool call 0 has no function name");
+  });
+});
+
 describe("toOpenAIMessages", () => {
+  it("sends no system message for an empty prompt and tools as functions", () => {
+    expect(toOpenAIMessages("", [{ role: "user", content: "x" }])).toEqual([
+      { role: "user", content: "x" },
+    ]);
+    expect(
+      toOpenAITools([{ name: "ls", description: "list", inputSchema: { type: "object" } }]),
+    ).toEqual([
+      {
+        type: "function",
+        function: { name: "ls", description: "list", parameters: { type: "object" } },
+      },
+    ]);
+  });
+
   it("maps roles, sends arguments as a JSON string and marks errors in the text", () => {
     expect(
       toOpenAIMessages("be brief", [

@@ -103,6 +103,29 @@ describe("path boundary", () => {
     });
   });
 
+  it("keeps names that merely start with two dots, and resolves below a file as a path inside", async () => {
+    const { ws } = await attackSurface();
+    await ws.files({ "..notes": "dots\n" });
+    expect(await ws.run("read", { path: "..notes" })).toEqual({ content: "dots" });
+    expect(await workspacePath(ws.root, "sub/file.txt/below")).toBe(
+      join(ws.root, "sub/file.txt/below"),
+    );
+    expect(await ws.run("read", { path: "sub/file.txt/below" })).toEqual({
+      content: "read failed: not a directory",
+      isError: true,
+    });
+  });
+
+  it("reports a symlink loop plainly", async () => {
+    const { ws } = await attackSurface();
+    await symlink("loop-b", join(ws.root, "loop-a"));
+    await symlink("loop-a", join(ws.root, "loop-b"));
+    expect(await ws.run("read", { path: "loop-a" })).toEqual({
+      content: "read failed: too many levels of symbolic links",
+      isError: true,
+    });
+  });
+
   it("resolves paths that do not exist yet by their deepest existing ancestor", async () => {
     const { ws } = await attackSurface();
     expect(await workspacePath(ws.root, "a/b/c.txt")).toBe(join(ws.root, "a/b/c.txt"));

@@ -1,7 +1,8 @@
-import { readFile, stat, writeFile } from "node:fs/promises";
+import { readFile, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { listSessions, readSession, Session } from "../src/session.js";
+import { secretRedactor } from "../src/secrets.js";
+import { listSessions, newSessionId, readSession, Session } from "../src/session.js";
 import type { Message } from "../src/types.js";
 import { toolCall } from "./support/fake-client.js";
 import { useTempDirs } from "./support/temp.js";
@@ -148,6 +149,17 @@ describe("session file", () => {
     expect(text).toContain("key=[redacted] token=[redacted] pw=short dir=/not/a/secret/value");
   });
 
+  it("redacts 8-character secrets, the longest first, and ignores unset variables", async () => {
+    const redact = secretRedactor({
+      A_TOKEN: "abcdefgh",
+      B_TOKEN: "abcdefgh-longer",
+      C_SECRET: "1234567",
+      D_PASSWORD: undefined,
+    });
+    expect(redact("abcdefgh-longer abcdefgh 1234567")).toBe("[redacted] [redacted] 1234567");
+    expect(secretRedactor({})("nothing to hide")).toBe("nothing to hide");
+  });
+
   it("creates files 0600 in folders 0700", async () => {
     const dir = join(await tempDir(), "state", "sessions");
     const path = await writeSession(dir, [user]);
@@ -170,6 +182,97 @@ describe("session file", () => {
     );
   });
 
+  it("writes the sandbox in the header only when given, and approvals beside the history", async () => {
+    const dir = await tempDir();
+    const plain = await newSession(dir, "plain");
+    await plain.close();
+    expect((await readSession(plain.path)).header).not.toHaveProperty("sandbox");
+    const session = await Session.create({
+      dir,
+      workspace: "/ws",
+      model: "m",
+      id: "boxed",
+      sandbox: "bwrap",
+      env,
+    });
+    await session.append(user);
+    await session.append(asks);
+    await session.appendApproval({
+      toolCallId: "c1",
+      tool: "read",
+      approved: true,
+      by: "default-policy",
+    });
+    await session.append(result1);
+    await session.append(result2);
+    await session.close();
+    await session.close();
+    const lines = (await readFile(session.path, "utf8"))
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(lines[0]).toMatchObject({ type: "session", sandbox: "bwrap" });
+    expect(lines[3]).toEqual({
+      type: "approval",
+      toolCallId: "c1",
+      tool: "read",
+      approved: true,
+      by: "default-policy",
+    });
+    expect((await readSession(session.path)).messages).toEqual([user, asks, result1, result2]);
+  });
+
+  it("skips lines that are JSON but not records, and blank lines, and reads records longer than a chunk", async () => {
+    const dir = await tempDir();
+    const path = await writeSession(dir, [user]);
+    const long: Message = {
+      role: "tool",
+      toolCallId: "c1",
+      content: "z".repeat(200_000),
+      isError: false,
+    };
+    const record = (message: unknown) => JSON.stringify({ type: "message", message });
+    const junk = [
+      "",
+      record({ role: "tool", toolCallId: "c9" }),
+      record({ role: "wizard", content: "x" }),
+      JSON.stringify({ type: "mystery", message: user }),
+      JSON.stringify({ type: "session", version: 1, id: "x" }),
+      "",
+    ].join("\n");
+    await writeFile(
+      path,
+      `${await readFile(path, "utf8")}${junk}\n${record(asks)}\n${record(long)}\n${record(result2)}\n`,
+    );
+    const loaded = await readSession(path);
+    expect(loaded.messages).toEqual([user, asks, long, result2]);
+    expect(loaded.skipped).toBe(4);
+    expect(loaded.torn).toBe(false);
+  });
+
+  it("reports a file that ends without a newline as torn and starts the next record on its own line", async () => {
+    const dir = await tempDir();
+    const path = await writeSession(dir, [user]);
+    const cut = JSON.stringify({ type: "message", message: answer }).slice(0, 20);
+    await writeFile(path, `${await readFile(path, "utf8")}${cut}`);
+    expect((await readSession(path)).torn).toBe(true);
+    const { session } = await Session.open(path, { env });
+    await session.append(answer);
+    await session.close();
+    const lines = (await readFile(path, "utf8")).split("\n");
+    expect(lines.slice(-3)).toEqual([
+      cut,
+      JSON.stringify({ type: "message", message: answer }),
+      "",
+    ]);
+  });
+
+  it("makes sortable ids from the time", () => {
+    expect(newSessionId(new Date("2026-11-30T12:54:19.123Z"))).toMatch(
+      /^20261130-125419-[0-9a-f]{6}$/,
+    );
+  });
+
   it("refuses to append after close", async () => {
     const dir = await tempDir();
     const session = await newSession(dir);
@@ -182,6 +285,25 @@ describe("session file", () => {
     await writeSession(dir, [user]);
     await expect(newSession(dir)).rejects.toThrow(/EEXIST/);
     await expect(newSession(dir, "../escape")).rejects.toThrow('invalid session id: "../escape"');
+  });
+
+  it("lists only .jsonl files, reports an empty session, breaks ties by id, and fails on a folder it cannot read", async () => {
+    const dir = await tempDir();
+    const empty = await newSession(dir, "a-empty");
+    await empty.close();
+    const other = await newSession(dir, "b-other");
+    await other.close();
+    const when = new Date("2026-01-01T00:00:00Z");
+    await utimes(empty.path, when, when);
+    await utimes(other.path, when, when);
+    await writeFile(join(dir, "copy.txt"), await readFile(empty.path));
+    expect(
+      (await listSessions(dir)).map(({ id, firstPrompt, turns }) => [id, firstPrompt, turns]),
+    ).toEqual([
+      ["b-other", "", 0],
+      ["a-empty", "", 0],
+    ]);
+    await expect(listSessions(empty.path)).rejects.toThrow(/ENOTDIR/);
   });
 
   it("lists sessions newest first with their first prompt and turn count", async () => {

@@ -23,6 +23,7 @@ const ephemeral: Ephemeral = { cache_control: { type: "ephemeral" } };
 export function toAnthropicMessages(messages: readonly Message[]): MessageParam[] {
   const turns: { role: "user" | "assistant"; content: ContentBlockParam[] }[] = [];
   const add = (role: "user" | "assistant", blocks: ContentBlockParam[]) => {
+    if (blocks.length === 0) return;
     const last = turns.at(-1);
     if (last?.role === role) last.content.push(...blocks);
     else turns.push({ role, content: blocks });
@@ -57,7 +58,7 @@ export function toAnthropicMessages(messages: readonly Message[]): MessageParam[
         assertNever(message);
     }
   }
-  return turns.filter((turn) => turn.content.length > 0);
+  return turns;
 }
 
 function textBlocks(text: string): TextBlockParam[] {

@@ -321,4 +321,21 @@ measured process (\`rss-probe.mjs\`). Machines are shared and noisy: read the ra
 absolute times.
 
 `;
-writeFileSync(readme, `${intro}${table}\n\n${machine}\n`);
+const notes = `
+## Where the time goes
+
+- Start-up: \`dist/bundle/main.js\` is a 1 KB entry; \`--version\` loads nothing else.
+- A turn loads two bundled chunks (the agent with its tools, then the provider's SDK, trimmed to
+  the Messages resource) instead of hundreds of files. What is left above the floor is mostly
+  Node's own fetch stack (undici, web streams), which the official SDKs need (they build every
+  request with the global \`Headers\`) and the floor, on \`node:http\`, never loads.
+- V8 optimises undici's WebAssembly HTTP parser on a background thread that process exit waits
+  for (~50 ms); the CLI keeps WebAssembly on the baseline compiler (\`--liftoff-only\`).
+- bwrap is probed only when bash can run in the session, and while the SDK loads.
+- Session appends are one synchronous \`write\` each: no thread-pool round trip per record.
+- \`grep\` reads a small file in one call and tries each 64 KiB chunk of a large one whole before
+  splitting it into lines; ripgrep remains faster (native code, parallel walk, SIMD).
+- Loading a session keeps the whole history in memory (it is sent to the model); the file is read
+  in chunks, so the overhead beyond the history itself stays bounded.
+`;
+writeFileSync(readme, `${intro}${table}\n\n${machine}\n${notes}`);

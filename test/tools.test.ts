@@ -211,6 +211,9 @@ describe("ls, find and grep", () => {
     expect(await ws.run("find", { pattern: "lib/*.ts", path: "src" })).toEqual({
       content: "src/lib/c.ts",
     });
+    expect(await ws.run("find", { pattern: "src/**/*.ts" })).toEqual({
+      content: "src/a.ts\nsrc/lib/c.ts",
+    });
     expect(await ws.run("find", { pattern: "*.rs" })).toEqual({ content: "no files match *.rs" });
   });
 

@@ -1,4 +1,4 @@
-import { createInterface, type Interface } from "node:readline";
+import type { Interface } from "node:readline";
 import { setFlagsFromString } from "node:v8";
 import { type AgentEvent, runAgent } from "../agent.js";
 import { listSessions, Session, type SessionSummary } from "../session.js";
@@ -83,7 +83,11 @@ export async function runCli(args: CliArgs, workspace: string): Promise<number> 
     );
   }
   const rl = stdin.isTTY
-    ? createInterface({ input: stdin, output: stderr, terminal: true })
+    ? (await import("node:readline")).createInterface({
+        input: stdin,
+        output: stderr,
+        terminal: true,
+      })
     : undefined;
 
   let session: Session | undefined;

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { StringDecoder } from "node:string_decoder";
 import { Type } from "@sinclair/typebox";
 import { isSecretName } from "../secrets.js";
@@ -100,7 +99,9 @@ interface RunOutcome {
  * (plus a short drain), or at timeout/abort plus the grace, even when a grandchild still holds
  * the pipes; the whole group is then ended, TERM first and KILL after the grace.
  */
-export function runCommand(argv: string[], options: RunOptions): Promise<RunOutcome> {
+export async function runCommand(argv: string[], options: RunOptions): Promise<RunOutcome> {
+  // Loaded when a command runs: most sessions never start a process.
+  const { spawn } = await import("node:child_process");
   return new Promise((resolve) => {
     const [file = "bash", ...args] = argv;
     const child = spawn(file, args, {

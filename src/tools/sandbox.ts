@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 
 /**
@@ -42,7 +41,8 @@ export async function resolveSandbox(options: SandboxOptions): Promise<SandboxSt
     : { kind: "unavailable", mode: options.mode, reason: problem };
 }
 
-function probeBwrap(bwrap: string): Promise<string | undefined> {
+async function probeBwrap(bwrap: string): Promise<string | undefined> {
+  const { spawn } = await import("node:child_process");
   return new Promise((resolve) => {
     const child = spawn(bwrap, [...isolation("/"), "true"], {
       stdio: ["ignore", "ignore", "pipe"],

@@ -369,38 +369,29 @@ describe("toAnthropicMessages", () => {
     ]);
   });
 
-  it("merges consecutive user messages into one turn", () => {
-    expect(
-      toAnthropicMessages([
+  it.each<[string, Message[]]>([
+    [
+      "two user messages",
+      [
         { role: "user", content: "first" },
         { role: "user", content: "second" },
-      ]),
-    ).toEqual([
+      ],
+    ],
+    [
+      "user messages around an assistant turn left with nothing to say",
+      [
+        { role: "user", content: "first" },
+        { role: "assistant", content: "   ", toolCalls: [] },
+        { role: "user", content: "second" },
+      ],
+    ],
+  ])("merges %s into one turn", (_name, history) => {
+    expect(toAnthropicMessages(history)).toEqual([
       {
         role: "user",
         content: [
           { type: "text", text: "first" },
           { type: "text", text: "second" },
-        ],
-      },
-    ]);
-  });
-});
-
-describe("toAnthropicMessages edge cases", () => {
-  it("drops an assistant turn left with nothing to say", () => {
-    expect(
-      toAnthropicMessages([
-        { role: "user", content: "a" },
-        { role: "assistant", content: "   ", toolCalls: [] },
-        { role: "user", content: "b" },
-      ]),
-    ).toEqual([
-      {
-        role: "user",
-        content: [
-          { type: "text", text: "a" },
-          { type: "text", text: "b" },
         ],
       },
     ]);

@@ -162,7 +162,7 @@ export async function runCli(args: CliArgs, workspace: string): Promise<number> 
     } catch (error) {
       const message = describeError(error, args.baseURL);
       if (args.outputFormat !== "text")
-        output.finish({ ...base, status: "error", text: "", error: message });
+        output.finish({ status: "error", text: "", ...base, error: message });
       stderr.write(`mini-agent: ${message}\n`);
       if (args.debug && error instanceof Error && error.stack) stderr.write(`${error.stack}\n`);
       return "error";

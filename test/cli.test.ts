@@ -296,6 +296,17 @@ describe("mini-agent command", () => {
     );
   });
 
+  it("says which address it could not reach and exits 1", async () => {
+    const { options } = await setup([]);
+    const run = await runBin(["--base-url", "http://127.0.0.1:1", "task"], options);
+    expect(run).toEqual({
+      code: 1,
+      stdout: "",
+      stderr:
+        "mini-agent: could not reach http://127.0.0.1:1 (Connection error): check --base-url and the network\n",
+    });
+  });
+
   it("reports a provider error in one line with its status and exits 1", async () => {
     const { options } = await setup([status(400, undefined, "prompt is too long")]);
     const run = await runBin(["task"], options);

@@ -9,7 +9,9 @@ import {
   writeFile,
 } from "node:fs/promises";
 import { join } from "node:path";
+import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
+import { defineTool } from "../src/tools/define.js";
 import { createWorkspaceTools } from "../src/tools/index.js";
 import { useWorkspace } from "./support/workspace.js";
 
@@ -87,6 +89,24 @@ describe("workspace tools", () => {
       content: "invalid bash input: timeout must be at most 600",
       isError: true,
     });
+  });
+
+  it("returns a tool that fails because of the abort as aborted, and rethrows the unexpected", async () => {
+    const controller = new AbortController();
+    const tool = defineTool({
+      name: "slow",
+      description: "",
+      input: Type.Object({ fail: Type.Boolean() }),
+      run: async ({ fail }) => {
+        if (!fail) controller.abort();
+        throw new Error("stream closed");
+      },
+    });
+    expect(await tool.execute({ fail: false }, controller.signal)).toEqual({
+      content: "slow aborted",
+      isError: true,
+    });
+    await expect(tool.execute({ fail: true })).rejects.toThrow("stream closed");
   });
 
   it("reports missing files and folders plainly", async () => {
@@ -184,12 +204,18 @@ describe("ls, find and grep", () => {
       ".gitignore": "dist/\n*.log\n",
       ".git/HEAD": "ref",
       "src/a.ts": "",
+      "src/.gitignore": "generated.ts\n",
+      "src/generated.ts": "",
+      "src/trace.log": "",
       "dist/out.js": "",
       "debug.log": "",
       "README.md": "",
     });
     expect(await ws.run("ls", {})).toEqual({
       content: ".gitignore\nREADME.md\nsrc/\n(3 ignored entries not shown)",
+    });
+    expect(await ws.run("ls", { path: "src" })).toEqual({
+      content: ".gitignore\na.ts\n(2 ignored entries not shown)",
     });
   });
 

@@ -67,7 +67,7 @@ export function bashTool(root: string, options: BashOptions = {}): Tool {
 }
 
 /** The parent's environment without secrets, set up for a command nobody can answer. */
-export function commandEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+function commandEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const clean = Object.fromEntries(Object.entries(env).filter(([name]) => !isSecretName(name)));
   return {
     ...clean,
@@ -99,7 +99,7 @@ interface RunOutcome {
  * (plus a short drain), or at timeout/abort plus the grace, even when a grandchild still holds
  * the pipes; the whole group is then ended, TERM first and KILL after the grace.
  */
-export async function runCommand(argv: string[], options: RunOptions): Promise<RunOutcome> {
+async function runCommand(argv: string[], options: RunOptions): Promise<RunOutcome> {
   // Loaded when a command runs: most sessions never start a process.
   const { spawn } = await import("node:child_process");
   return new Promise((resolve) => {

@@ -2,14 +2,15 @@ import { randomBytes } from "node:crypto";
 import { chmod, open, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { limits } from "./limits.js";
+import { isBinary } from "./scan.js";
 
-/** True when the first bytes hold a NUL: the heuristic git and ripgrep use. */
+/** Whether the file's first bytes say it is binary (`isBinary`). */
 export async function isBinaryFile(path: string): Promise<boolean> {
   const handle = await open(path, "r");
   try {
     const buffer = Buffer.alloc(limits.binarySniffBytes);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    return buffer.subarray(0, bytesRead).includes(0);
+    return isBinary(buffer.subarray(0, bytesRead));
   } finally {
     await handle.close();
   }

@@ -5,7 +5,7 @@ import type { Tool } from "../types.js";
 import { defineTool, ToolError } from "./define.js";
 import { globMatcher } from "./find.js";
 import { limits, truncated } from "./limits.js";
-import { isInside, resolveInWorkspace, workspacePath } from "./path.js";
+import { resolveInWorkspace, workspacePath } from "./path.js";
 import { lineSearch, searchFile } from "./scan.js";
 import { walk } from "./walk.js";
 
@@ -77,7 +77,7 @@ async function* filesUnder(realRoot: string, start: string, signal?: AbortSignal
     if (entry.dirent.isFile()) yield { path: entry.path, rel: entry.rel };
     else if (entry.dirent.isSymbolicLink()) {
       const target = await workspacePath(realRoot, entry.path).catch(() => undefined);
-      if (target && isInside(realRoot, target) && (await stat(target)).isFile()) {
+      if (target && (await stat(target)).isFile()) {
         yield { path: target, rel: entry.rel };
       }
     }

@@ -16,8 +16,3 @@ export const limits = {
 
 /** The marker every tool puts where it cut output. */
 export const truncated = (count: number) => `[truncated ${count} characters]`;
-
-/** Cuts `text` to `max` characters, keeping the head and saying how much went. */
-export function capHead(text: string, max: number = limits.outputChars): string {
-  return text.length <= max ? text : `${text.slice(0, max)}\n${truncated(text.length - max)}`;
-}

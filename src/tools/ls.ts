@@ -1,11 +1,10 @@
 import { readdir, stat } from "node:fs/promises";
-import { join } from "node:path";
 import { Type } from "@sinclair/typebox";
 import type { Tool } from "../types.js";
 import { defineTool, ToolError } from "./define.js";
 import { limits } from "./limits.js";
 import { resolveInWorkspace } from "./path.js";
-import { isIgnoredPath } from "./walk.js";
+import { skippedIn } from "./walk.js";
 
 export function lsTool(root: string): Tool {
   return defineTool({
@@ -19,14 +18,12 @@ export function lsTool(root: string): Tool {
       if (!(await stat(dir)).isDirectory())
         throw new ToolError(`${shown} is not a folder: use read`);
       const entries = await readdir(dir, { withFileTypes: true });
+      const skipped = await skippedIn(realRoot, dir);
       const names: string[] = [];
       let ignored = 0;
       for (const entry of entries) {
         const isDir = entry.isDirectory();
-        if (
-          entry.name === ".git" ||
-          (await isIgnoredPath(realRoot, join(dir, entry.name), isDir))
-        ) {
+        if (skipped(entry.name, isDir)) {
           ignored++;
           continue;
         }

@@ -27,7 +27,7 @@ export async function workspacePath(root: string, userPath: string): Promise<str
   return real;
 }
 
-export function isInside(root: string, path: string): boolean {
+function isInside(root: string, path: string): boolean {
   const rel = relative(root, path);
   return rel === "" || (rel !== ".." && !rel.startsWith(`..${"/"}`) && !isAbsolute(rel));
 }
@@ -43,7 +43,7 @@ export async function resolveInWorkspace(
 }
 
 /** The workspace-relative form of a real path, for what the model reads. */
-export function displayPath(realRoot: string, path: string): string {
+function displayPath(realRoot: string, path: string): string {
   return relative(realRoot, path) || ".";
 }
 

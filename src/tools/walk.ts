@@ -1,6 +1,6 @@
 import type { Dirent } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
-import { join, relative } from "node:path";
+import { basename, join, relative } from "node:path";
 import ignore, { type Ignore } from "ignore";
 
 export interface WalkEntry {
@@ -19,16 +19,13 @@ interface Rules {
 /**
  * Walks `start` (a folder inside `root`) depth first in name order, skipping `.git` and what
  * `.gitignore` files in `root` and below exclude. Symlinked folders are listed, not entered.
- * `onIgnored` counts what was left out.
  */
 export async function* walk(
   root: string,
   start: string,
   signal?: AbortSignal,
-  onIgnored: () => void = () => {},
 ): AsyncGenerator<WalkEntry> {
-  const rules = await ancestorRules(root, start);
-  yield* walkDir(root, start, rules, signal, onIgnored);
+  yield* walkDir(root, start, await ancestorRules(root, start), signal);
 }
 
 async function* walkDir(
@@ -36,7 +33,6 @@ async function* walkDir(
   dir: string,
   inherited: Rules[],
   signal: AbortSignal | undefined,
-  onIgnored: () => void,
 ): AsyncGenerator<WalkEntry> {
   if (signal?.aborted) throw new Error("aborted");
   const rules = [...inherited, ...(await rulesIn(dir))];
@@ -44,20 +40,23 @@ async function* walkDir(
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const dirent of entries) {
     const path = join(dir, dirent.name);
-    if (dirent.name === ".git" || isIgnored(rules, path, dirent.isDirectory())) {
-      onIgnored();
-      continue;
-    }
+    if (isSkipped(rules, path, dirent.isDirectory())) continue;
     yield { path, rel: relative(root, path), dirent };
-    if (dirent.isDirectory()) yield* walkDir(root, path, rules, signal, onIgnored);
+    if (dirent.isDirectory()) yield* walkDir(root, path, rules, signal);
   }
 }
 
-/** Whether the walk would skip `path` (for a single file or folder named directly). */
-export async function isIgnoredPath(root: string, path: string, isDir: boolean): Promise<boolean> {
-  if (path === root) return false;
-  const rules = await ancestorRules(root, path);
-  return relative(root, path).split("/").includes(".git") || isIgnored(rules, path, isDir);
+/** Which entries of `dir` (a folder inside `root`) a walk would skip, for `ls`. */
+export async function skippedIn(
+  root: string,
+  dir: string,
+): Promise<(name: string, isDir: boolean) => boolean> {
+  const rules = [...(await ancestorRules(root, dir)), ...(await rulesIn(dir))];
+  return (name, isDir) => isSkipped(rules, join(dir, name), isDir);
+}
+
+function isSkipped(rules: Rules[], path: string, isDir: boolean): boolean {
+  return basename(path) === ".git" || isIgnored(rules, path, isDir);
 }
 
 function isIgnored(rules: Rules[], path: string, isDir: boolean): boolean {

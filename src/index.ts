@@ -1,5 +1,6 @@
 export { type AgentEvent, type RunAgentOptions, type RunAgentResult, runAgent } from "./agent.js";
 export { bashDeniedReason, denyBashByDefault } from "./approval.js";
+export { normalizeHistory } from "./history.js";
 export { AnthropicModelClient, type AnthropicOptions } from "./providers/anthropic.js";
 export {
   supportedStopReasons,
@@ -17,7 +18,6 @@ export {
   type CreateSessionOptions,
   type LoadedSession,
   listSessions,
-  normalizeHistory,
   readSession,
   Session,
   type SessionHeader,

@@ -4,7 +4,7 @@ import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { receipts, toolError } from "./receipts.js";
+import { normalizeHistory } from "./history.js";
 import { secretRedactor } from "./secrets.js";
 import type { Message } from "./types.js";
 
@@ -204,42 +204,6 @@ export async function readSession(path: string): Promise<ReadResult> {
   }
   const history = others.flatMap((record) => (record.type === "message" ? [record.message] : []));
   return { header, skipped, torn, ...normalizeHistory(history) };
-}
-
-/**
- * The one place a history is made valid: a call without a result gets an `outcome unknown`
- * receipt right after its round; a result without an open call is dropped.
- */
-export function normalizeHistory(history: Message[]): {
-  messages: Message[];
-  trailingRepairs: Message[];
-  repaired: number;
-} {
-  const messages: Message[] = [];
-  let pending: string[] = [];
-  let repaired = 0;
-  const closeRound = () => {
-    const receiptsFor = pending.map((id) => toolError(id, receipts.outcomeUnknown));
-    repaired += receiptsFor.length;
-    messages.push(...receiptsFor);
-    pending = [];
-    return receiptsFor;
-  };
-  for (const message of history) {
-    if (message.role === "tool") {
-      if (!pending.includes(message.toolCallId)) continue;
-      pending = pending.filter((id) => id !== message.toolCallId);
-      messages.push(message);
-      continue;
-    }
-    closeRound();
-    messages.push(message);
-    if (message.role === "assistant") {
-      pending = message.toolCalls.map((call) => call.id);
-    }
-  }
-  const trailingRepairs = closeRound();
-  return { messages, trailingRepairs, repaired };
 }
 
 /** A line is one record, a torn piece, or (after a crash mid-write) a torn piece glued to records. */

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { normalizeHistory } from "./history.js";
+import { mapStrings } from "./map-strings.js";
 import { secretRedactor } from "./secrets.js";
 import type { Message } from "./types.js";
 
@@ -152,13 +153,23 @@ export class Session {
   private write(record: SessionRecord): void {
     if (this.fd === undefined) throw new Error(`session ${this.header.id} is closed`);
     const prefix = this.needsNewline ? "\n" : "";
-    const line = Buffer.from(`${prefix}${this.redact(JSON.stringify(record))}\n`);
+    const line = Buffer.from(`${prefix}${JSON.stringify(redactRecord(record, this.redact))}\n`);
     const written = writeSync(this.fd, line);
     if (written !== line.length) {
       throw new Error(`session write was cut short: ${written} of ${line.length} bytes`);
     }
     this.needsNewline = false;
   }
+}
+
+/**
+ * Every string value of a record redacted, except the literals that say what it is (`type`,
+ * `role`): a secret equal to a JSON word or to `assistant` can never drop or change a record.
+ */
+function redactRecord<R extends SessionRecord>(record: R, redact: (text: string) => string): R {
+  const redacted: R = { ...mapStrings(record, redact), type: record.type };
+  if (redacted.type !== "message" || record.type !== "message") return redacted;
+  return { ...redacted, message: { ...redacted.message, role: record.message.role } };
 }
 
 interface ReadResult extends SessionReport {

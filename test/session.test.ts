@@ -149,6 +149,34 @@ describe("session file", () => {
     expect(text).toContain("key=[redacted] token=[redacted] pw=short dir=/not/a/secret/value");
   });
 
+  it("redacts secrets that are JSON words without changing a record's structure", async () => {
+    const dir = await tempDir();
+    const words = {
+      DB_PASSWORD: "assistant",
+      MY_TOKEN: "toolCallId",
+      API_KEY: '"content":"',
+      SOME_SECRET: '{"type":',
+    };
+    const session = await Session.create({ dir, workspace: "/ws", model: "m", id: "s1", env: words });
+    const said: Message = {
+      role: "tool",
+      toolCallId: "c2",
+      content: 'the assistant sent toolCallId and "content":"x" in a {"type":1}',
+      isError: false,
+    };
+    for (const message of [user, asks, result1, said, answer]) await session.append(message);
+    await session.close();
+    const loaded = await readSession(session.path);
+    expect(loaded.messages).toEqual([
+      user,
+      asks,
+      result1,
+      { ...said, content: "the [redacted] sent [redacted] and [redacted]x\" in a [redacted]1}" },
+      answer,
+    ]);
+    expect([loaded.repaired, loaded.skipped]).toEqual([0, 0]);
+  });
+
   it("redacts 8-character secrets, the longest first, and ignores unset variables", async () => {
     const redact = secretRedactor({
       A_TOKEN: "abcdefgh",

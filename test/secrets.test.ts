@@ -114,16 +114,17 @@ describe("the secret rule", () => {
       redact(
         "1 1234567 12345678 postgres://u:pw@host/db https://bob:hunter22-longer@other.example/ hunter22-longer",
       ),
-    ).toBe(
-      "1 1234567 [redacted] [redacted] https://[redacted]@other.example/ [redacted]",
-    );
+    ).toBe("1 1234567 [redacted] [redacted] https://[redacted]@other.example/ [redacted]");
   });
 });
 
 describe("secret corpus", () => {
   it("never reaches bash's environment, and the controls do", async () => {
     const root = await tempDir();
-    const bash = bashTool(root, { env: { ...secretCorpus, ...controls }, sandbox: { mode: "off" } });
+    const bash = bashTool(root, {
+      env: { ...secretCorpus, ...controls },
+      sandbox: { mode: "off" },
+    });
     const result = await bash.execute({ command: "env" });
     expect(result.isError).toBe(false);
     for (const value of [...Object.values(secretCorpus), ...urlPasswords]) {

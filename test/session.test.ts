@@ -127,6 +127,58 @@ describe("session file", () => {
     expect(loaded.trailingRepairs).toEqual([]);
   });
 
+  it("gives repeated and invalid call ids valid unique ones on load, and keeps them on the next", async () => {
+    const dir = await tempDir();
+    const twice: Message = {
+      role: "assistant",
+      content: "",
+      toolCalls: [
+        toolCall("x", "read", {}),
+        toolCall("x", "read", {}),
+        toolCall("bad id", "ls", {}),
+      ],
+    };
+    const first: Message = { role: "tool", toolCallId: "x", content: "one", isError: false };
+    const path = await writeSession(dir, [user, twice, first]);
+    const loaded = await Session.open(path, { env });
+    await loaded.session.close();
+    const [x, second, third] =
+      loaded.messages[1]?.role === "assistant" ? loaded.messages[1].toolCalls : [];
+    expect(x?.id).toBe("x");
+    expect([second?.id, third?.id].map((id) => /^call_[0-9a-f]{24}$/.test(id ?? ""))).toEqual([
+      true,
+      true,
+    ]);
+    expect(second?.id).not.toBe(third?.id);
+    const unknown = (toolCallId: string): Message => ({
+      role: "tool",
+      toolCallId,
+      content:
+        "outcome unknown: the session ended before this call reported a result; it may or may not have run",
+      isError: true,
+    });
+    const repairedHistory = [
+      user,
+      {
+        ...twice,
+        toolCalls: [
+          toolCall("x", "read", {}),
+          { ...twice.toolCalls[1], id: second?.id },
+          { ...twice.toolCalls[2], id: third?.id },
+        ],
+      },
+      first,
+      unknown(second?.id ?? ""),
+      unknown(third?.id ?? ""),
+    ];
+    expect(loaded.messages).toEqual(repairedHistory);
+    expect(loaded.repaired).toBe(2);
+    const again = await Session.open(path, { env });
+    await again.session.close();
+    expect(again.messages).toEqual(repairedHistory);
+    expect(again.repaired).toBe(0);
+  });
+
   it("redacts the values of secret environment variables before writing", async () => {
     const dir = await tempDir();
     const secrets = {
@@ -157,7 +209,13 @@ describe("session file", () => {
       API_KEY: '"content":"',
       SOME_SECRET: '{"type":',
     };
-    const session = await Session.create({ dir, workspace: "/ws", model: "m", id: "s1", env: words });
+    const session = await Session.create({
+      dir,
+      workspace: "/ws",
+      model: "m",
+      id: "s1",
+      env: words,
+    });
     const said: Message = {
       role: "tool",
       toolCallId: "c2",
@@ -171,7 +229,7 @@ describe("session file", () => {
       user,
       asks,
       result1,
-      { ...said, content: "the [redacted] sent [redacted] and [redacted]x\" in a [redacted]1}" },
+      { ...said, content: 'the [redacted] sent [redacted] and [redacted]x" in a [redacted]1}' },
       answer,
     ]);
     expect([loaded.repaired, loaded.skipped]).toEqual([0, 0]);

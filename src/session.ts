@@ -192,18 +192,21 @@ export async function readSession(path: string): Promise<ReadResult> {
     records.push(...parsed.records);
     skipped += parsed.skipped;
   };
-  let rest: Buffer = Buffer.alloc(0);
+  // The pieces of a line longer than a chunk are joined once, at its newline: linear in its size.
+  let pending: Buffer[] = [];
   for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
-    let data = rest.length > 0 ? Buffer.concat([rest, chunk]) : chunk;
-    for (let newline = data.indexOf(10); newline !== -1; newline = data.indexOf(10)) {
-      take(data.subarray(0, newline));
-      data = data.subarray(newline + 1);
+    let start = 0;
+    for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
+      const piece = chunk.subarray(start, newline);
+      take(pending.length > 0 ? Buffer.concat([...pending, piece]) : piece);
+      pending = [];
+      start = newline + 1;
     }
-    rest = data;
+    if (start < chunk.length) pending.push(chunk.subarray(start));
   }
-  if (rest.length > 0) {
+  if (pending.length > 0) {
     torn = true;
-    take(rest);
+    take(Buffer.concat(pending));
   }
 
   const [header, ...others] = records;

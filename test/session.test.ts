@@ -1,6 +1,6 @@
 import { readFile, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { secretRedactor } from "../src/secrets.js";
 import { listSessions, newSessionId, readSession, Session } from "../src/session.js";
 import type { Message } from "../src/types.js";
@@ -334,6 +334,30 @@ describe("session file", () => {
     expect(loaded.messages).toEqual([user, asks, long, result2]);
     expect(loaded.skipped).toBe(4);
     expect(loaded.torn).toBe(false);
+  });
+
+  it("copies the bytes of a record longer than a chunk a bounded number of times", async () => {
+    const dir = await tempDir();
+    const big: Message = {
+      role: "tool",
+      toolCallId: "c1",
+      content: "y".repeat(8_000_000),
+      isError: false,
+    };
+    const path = await writeSession(dir, [user, asks, big, result2]);
+    const size = (await stat(path)).size;
+    const concat = vi.spyOn(Buffer, "concat");
+    try {
+      const loaded = await readSession(path);
+      expect(loaded.messages).toEqual([user, asks, big, result2]);
+      const copied = concat.mock.results.reduce(
+        (sum, { value }) => sum + (value as Buffer).length,
+        0,
+      );
+      expect(copied).toBeLessThanOrEqual(2 * size);
+    } finally {
+      concat.mockRestore();
+    }
   });
 
   it("reports a file that ends without a newline as torn and starts the next record on its own line", async () => {

@@ -1,11 +1,23 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, createReadStream, mkdirSync, openSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  createReadStream,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  type Stats,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { readdir, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { normalizeHistory } from "./history.js";
+import { mapStrings } from "./map-strings.js";
 import { secretRedactor } from "./secrets.js";
+import { lockSession, type SessionLock } from "./session-lock.js";
 import type { Message } from "./types.js";
 
 /**
@@ -76,6 +88,8 @@ export interface LoadedSession extends SessionReport {
 export interface SessionOptions {
   /** Environment whose secret values are redacted; defaults to `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /** How each record reaches the file; `fs.writeSync` unless a test puts a failing disk here. */
+  write?: (fd: number, data: Uint8Array) => number;
 }
 
 export interface CreateSessionOptions extends SessionOptions {
@@ -89,25 +103,33 @@ export interface CreateSessionOptions extends SessionOptions {
 }
 
 /**
- * An open session file. Each record is one synchronous `write` of one line: records keep their
- * order without a queue, and a record is in the kernel before the next step (a tool run) begins.
+ * An open session file, held by one writer (`lockSession`). Each record is one synchronous
+ * `write` of one line: records keep their order without a queue, and a record is in the kernel
+ * before the next step (a tool run) begins. Before each write the file at the path must still
+ * be the one that was opened: records are never written into a file that was removed or
+ * replaced. A write that fails says why in one line; what was written before it stays readable.
  */
 export class Session {
   private constructor(
     readonly path: string,
     readonly header: SessionHeader,
     private fd: number | undefined,
-    private readonly redact: (text: string) => string,
+    private readonly lock: SessionLock,
+    private readonly options: SessionOptions,
     private needsNewline: boolean,
+    private readonly redact = secretRedactor(options.env),
   ) {}
 
   static async create(options: CreateSessionOptions): Promise<Session> {
     const now = options.now ?? new Date();
     const id = options.id ?? newSessionId(now);
     if (!/^[\w.-]+$/.test(id)) throw new Error(`invalid session id: ${JSON.stringify(id)}`);
-    mkdirSync(options.dir, { recursive: true, mode: 0o700 });
+    try {
+      mkdirSync(options.dir, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      throw fileError("cannot create the session folder", options.dir, error);
+    }
     const path = join(options.dir, `${id}.jsonl`);
-    const fd = openSync(path, "wx", 0o600);
     const header: SessionHeader = {
       type: "session",
       version: SESSION_FORMAT_VERSION,
@@ -117,19 +139,39 @@ export class Session {
       model: options.model,
       ...(options.sandbox !== undefined && { sandbox: options.sandbox }),
     };
-    const session = new Session(path, header, fd, secretRedactor(options.env), false);
-    session.write(header);
-    return session;
+    const lock = takeLock(path, id);
+    let fd: number | undefined;
+    try {
+      fd = openSync(path, "wx", 0o600);
+      const session = new Session(path, header, fd, lock, options, false);
+      session.write(header);
+      return session;
+    } catch (error) {
+      if (fd !== undefined) {
+        closeSync(fd);
+        unlinkSync(path);
+      }
+      lock.release();
+      throw fd === undefined ? fileError("cannot create session file", path, error) : error;
+    }
   }
 
   /** Loads a session for appending: the repair receipts it needed are written first. */
   static async open(path: string, options: SessionOptions = {}): Promise<LoadedSession> {
-    const loaded = await readSession(path);
-    const fd = openSync(path, "a", 0o600);
-    const session = new Session(path, loaded.header, fd, secretRedactor(options.env), loaded.torn);
-    for (const receipt of loaded.trailingRepairs) await session.append(receipt);
-    const { messages, repaired, skipped } = loaded;
-    return { session, messages, repaired, skipped };
+    const lock = takeLock(path, basename(path, ".jsonl"));
+    let session: Session | undefined;
+    try {
+      const loaded = await readSession(path);
+      const fd = openSync(path, "a", 0o600);
+      session = new Session(path, loaded.header, fd, lock, options, loaded.torn);
+      for (const receipt of loaded.trailingRepairs) await session.append(receipt);
+      const { messages, repaired, skipped } = loaded;
+      return { session, messages, repaired, skipped };
+    } catch (error) {
+      if (session) await session.close();
+      else lock.release();
+      throw error;
+    }
   }
 
   get id(): string {
@@ -144,21 +186,85 @@ export class Session {
     this.write({ type: "approval", ...decision });
   }
 
+  /** Closes the file and frees the session for the next writer. */
   async close(): Promise<void> {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
+    this.lock.release();
   }
 
   private write(record: SessionRecord): void {
     if (this.fd === undefined) throw new Error(`session ${this.header.id} is closed`);
+    this.checkStillAtPath(this.fd);
     const prefix = this.needsNewline ? "\n" : "";
-    const line = Buffer.from(`${prefix}${this.redact(JSON.stringify(record))}\n`);
-    const written = writeSync(this.fd, line);
+    const line = Buffer.from(`${prefix}${JSON.stringify(redactRecord(record, this.redact))}\n`);
+    // Until a write is known whole, the next record starts on a line of its own.
+    this.needsNewline = true;
+    let written: number;
+    try {
+      written = (this.options.write ?? writeSync)(this.fd, line);
+    } catch (error) {
+      throw fileError("cannot write session file", this.path, error);
+    }
     if (written !== line.length) {
       throw new Error(`session write was cut short: ${written} of ${line.length} bytes`);
     }
     this.needsNewline = false;
   }
+
+  private checkStillAtPath(fd: number): void {
+    const opened = fstatSync(fd);
+    let current: Stats | undefined;
+    try {
+      current = statSync(this.path);
+    } catch {
+      current = undefined;
+    }
+    if (opened.nlink === 0 || current?.ino !== opened.ino || current.dev !== opened.dev) {
+      throw new Error(
+        `session file ${this.path} was replaced or removed while mini-agent was writing it`,
+      );
+    }
+  }
+}
+
+/** The lock beside a session file: `<id>.lock` for `<id>.jsonl`. */
+function takeLock(path: string, id: string): SessionLock {
+  const lockPath = `${path.endsWith(".jsonl") ? path.slice(0, -".jsonl".length) : path}.lock`;
+  try {
+    return lockSession(lockPath, id);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === undefined) throw error;
+    throw fileError("cannot lock session file", path, error);
+  }
+}
+
+const HINTS: Record<string, string> = {
+  ENOSPC: "the disk is full: free some space",
+  EDQUOT: "the disk quota is used up: free some space",
+  EROFS: "the file system is read-only: choose a writable state folder (MINI_AGENT_HOME)",
+  EACCES: "permission denied: make the folder writable or choose another (MINI_AGENT_HOME)",
+  EPERM: "permission denied: make the folder writable or choose another (MINI_AGENT_HOME)",
+  ENOTDIR: "a part of that path is a file, not a folder",
+  EEXIST: "a session with this id exists",
+};
+
+/** A file system error as one line: what failed, where, the code and, for the usual ones, a hint. */
+function fileError(action: string, path: string, error: unknown): Error {
+  const code = (error as NodeJS.ErrnoException).code;
+  const reason = code ?? String((error as Error).message).split("\n")[0];
+  const hint = code !== undefined && HINTS[code] ? ` (${HINTS[code]})` : "";
+  return new Error(`${action} ${path}: ${reason}${hint}`, { cause: error });
+}
+
+/**
+ * Every string value of a record redacted, except the literals that say what it is (`type`,
+ * `role`): a secret equal to a JSON word or to `assistant` can never drop or change a record.
+ */
+function redactRecord<R extends SessionRecord>(record: R, redact: (text: string) => string): R {
+  const redacted: R = { ...mapStrings(record, redact), type: record.type };
+  if (redacted.type !== "message" || record.type !== "message") return redacted;
+  return { ...redacted, message: { ...redacted.message, role: record.message.role } };
 }
 
 interface ReadResult extends SessionReport {
@@ -181,18 +287,21 @@ export async function readSession(path: string): Promise<ReadResult> {
     records.push(...parsed.records);
     skipped += parsed.skipped;
   };
-  let rest: Buffer = Buffer.alloc(0);
+  // The pieces of a line longer than a chunk are joined once, at its newline: linear in its size.
+  let pending: Buffer[] = [];
   for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
-    let data = rest.length > 0 ? Buffer.concat([rest, chunk]) : chunk;
-    for (let newline = data.indexOf(10); newline !== -1; newline = data.indexOf(10)) {
-      take(data.subarray(0, newline));
-      data = data.subarray(newline + 1);
+    let start = 0;
+    for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
+      const piece = chunk.subarray(start, newline);
+      take(pending.length > 0 ? Buffer.concat([...pending, piece]) : piece);
+      pending = [];
+      start = newline + 1;
     }
-    rest = data;
+    if (start < chunk.length) pending.push(chunk.subarray(start));
   }
-  if (rest.length > 0) {
+  if (pending.length > 0) {
     torn = true;
-    take(rest);
+    take(Buffer.concat(pending));
   }
 
   const [header, ...others] = records;

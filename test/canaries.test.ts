@@ -24,6 +24,9 @@ describe("secret canaries", () => {
       key: "canary-anthropic-key-0123456789",
       fake: "canary-fake-api-key-0123456789",
       token: "canary-gh-token-0123456789",
+      aws: "canary-aws-secret-0123456789",
+      pg: "canary-pgpassword-0123456789",
+      url: "canary-url-password-0123456789",
     };
     const server = await startAnthropicServer([
       stream(
@@ -39,11 +42,17 @@ describe("secret canaries", () => {
     track(server);
     const workspace = await tempDir();
     const home = await tempDir();
-    await writeFile(join(workspace, "leak.txt"), `config: ${canaries.fake} ${canaries.token}\n`);
+    await writeFile(
+      join(workspace, "leak.txt"),
+      `config: ${canaries.fake} ${canaries.token} ${canaries.aws} ${canaries.pg} ${canaries.url}\n`,
+    );
     const env = cliEnv(home, server.url, {
       ANTHROPIC_API_KEY: canaries.key,
       FAKE_API_KEY: canaries.fake,
       GH_TOKEN: canaries.token,
+      AWS_SECRET_ACCESS_KEY: canaries.aws,
+      PGPASSWORD: canaries.pg,
+      DATABASE_URL: `postgres://app:${canaries.url}@db:5432/app`,
     });
     const run = await runBin(["--allow-bash", "read the config"], { cwd: workspace, env });
     expect(run.code).toBe(1);
@@ -52,7 +61,7 @@ describe("secret canaries", () => {
     expect(files).toHaveLength(1);
     const session = await readFile(files[0] ?? "", "utf8");
     for (const canary of Object.values(canaries)) expect(session).not.toContain(canary);
-    expect(session).toContain("config: [redacted] [redacted]");
+    expect(session).toContain("config: [redacted] [redacted] [redacted] [redacted] [redacted]");
 
     const results = (
       (server.requests[1]?.body.messages ?? []) as { content: Record<string, unknown>[] }[]

@@ -1,7 +1,10 @@
+import { writeSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { runAgent } from "../src/agent.js";
+import { normalizeHistory } from "../src/history.js";
 import { toAnthropicMessages } from "../src/providers/anthropic-protocol.js";
 import { toOpenAIMessages } from "../src/providers/openai-protocol.js";
+import { receipts } from "../src/receipts.js";
 import { Session } from "../src/session.js";
 import type { BeforeToolCall, Message, ModelEvent, Tool } from "../src/types.js";
 import { validate as validateAnthropic } from "./support/anthropic-server.js";
@@ -13,7 +16,9 @@ import { scriptedTool } from "./support/tools.js";
 /**
  * Every fault at every point of a three-round task with side effects: after each, the session
  * loads, every call has exactly one result, the next request passes both providers' strict
- * validation, and no side effect ran twice, not even after resuming.
+ * validation, and no side effect ran twice, not even after resuming. The event sink (the session
+ * append) failing at each record, with nothing or half a line written, is among the faults: what
+ * was written loads, and the history the loop holds normalises to a valid one.
  */
 
 const tempDir = useTempDirs();
@@ -34,6 +39,8 @@ const rounds: ModelEvent[][] = [
 ];
 const events = rounds.flat().length;
 const calls = rounds.flat().flatMap((event) => (event.type === "tool_call" ? [event.call.id] : []));
+/** Records the loop commits in a run without faults: one per round and one per call. */
+const records = rounds.length + calls.length;
 
 type Fault =
   | { kind: "stream-throw" | "stream-abort-throw" | "stream-abort-end"; at: number }
@@ -45,7 +52,8 @@ type Fault =
         | "policy-throw"
         | "policy-abort";
       at: number;
-    };
+    }
+  | { kind: "sink-throw" | "sink-torn"; at: number };
 
 const faults: Fault[] = [
   ...(["stream-throw", "stream-abort-throw", "stream-abort-end"] as const).flatMap((kind) =>
@@ -54,6 +62,9 @@ const faults: Fault[] = [
   ...(
     ["tool-throw", "tool-abort-return", "tool-abort-throw", "policy-throw", "policy-abort"] as const
   ).flatMap((kind) => calls.map((_, at) => ({ kind, at }))),
+  ...(["sink-throw", "sink-torn"] as const).flatMap((kind) =>
+    Array.from({ length: records }, (_, at) => ({ kind, at })),
+  ),
 ];
 
 let covered = 0;
@@ -108,11 +119,33 @@ describe("fault matrix", () => {
         return { approved: true };
       };
 
+      // Writes 0 and 1 are the header and the user's message; the run's records follow.
+      let writes = 0;
+      const disk = (fd: number, data: Uint8Array) => {
+        const record = writes++ - 2;
+        if (hits("sink-throw", record)) {
+          throw Object.assign(new Error("ENOSPC: no space left on device, write"), {
+            code: "ENOSPC",
+          });
+        }
+        if (hits("sink-torn", record)) return writeSync(fd, data.subarray(0, data.length >> 1));
+        return writeSync(fd, data);
+      };
+      const sinkFault = fault.kind === "sink-throw" || fault.kind === "sink-torn";
+
       const dir = await tempDir();
-      const session = await Session.create({ dir, workspace: "/ws", model: "m", env: {} });
+      const session = await Session.create({
+        dir,
+        workspace: "/ws",
+        model: "m",
+        env: {},
+        write: disk,
+      });
       const user: Message = { role: "user", content: "do the task" };
       await session.append(user);
       const tools = [tool("read", false), tool("write", true)];
+      const committed: Message[] = [user];
+      const written: Message[] = [user];
       await runAgent({
         client: new FakeClient(script),
         tools,
@@ -120,13 +153,35 @@ describe("fault matrix", () => {
         messages: [user],
         beforeToolCall: policy,
         signal: controller.signal,
-        onEvent: (event) => (event.type === "message" ? session.append(event.message) : undefined),
+        onEvent: async (event) => {
+          if (event.type !== "message") return;
+          committed.push(event.message);
+          await session.append(event.message);
+          written.push(event.message);
+        },
       }).catch(() => undefined);
       await session.close();
       expect(fired).toBe(true);
 
       const loaded = await Session.open(session.path, { env: {} });
-      expect(loaded.repaired).toBe(0);
+      if (sinkFault) {
+        const unknown = (m: Message) => m.role === "tool" && m.content === receipts.outcomeUnknown;
+        expect(loaded.messages.filter((m) => !unknown(m))).toEqual(written);
+        expect(loaded.skipped).toBe(fault.kind === "sink-torn" ? 1 : 0);
+        const held: Message[] = [
+          ...normalizeHistory(committed).messages,
+          { role: "user", content: "go on" },
+        ];
+        expect(
+          validateAnthropic({ model: "m", max_tokens: 1, messages: toAnthropicMessages(held) }),
+        ).toBeUndefined();
+        expect(
+          validateOpenAI({ model: "m", messages: toOpenAIMessages("sys", held) }),
+        ).toBeUndefined();
+      } else {
+        expect(loaded.repaired).toBe(0);
+        expect(loaded.messages).toEqual(written);
+      }
       const history = loaded.messages;
       const declared = history.flatMap((m) =>
         m.role === "assistant" ? m.toolCalls.map((c) => c.id) : [],

@@ -1,6 +1,8 @@
-import { readFile, stat, utimes, writeFile } from "node:fs/promises";
+import { spawn } from "node:child_process";
+import { closeSync, openSync, writeSync } from "node:fs";
+import { readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { secretRedactor } from "../src/secrets.js";
 import { listSessions, newSessionId, readSession, Session } from "../src/session.js";
 import type { Message } from "../src/types.js";
@@ -127,6 +129,58 @@ describe("session file", () => {
     expect(loaded.trailingRepairs).toEqual([]);
   });
 
+  it("gives repeated and invalid call ids valid unique ones on load, and keeps them on the next", async () => {
+    const dir = await tempDir();
+    const twice: Message = {
+      role: "assistant",
+      content: "",
+      toolCalls: [
+        toolCall("x", "read", {}),
+        toolCall("x", "read", {}),
+        toolCall("bad id", "ls", {}),
+      ],
+    };
+    const first: Message = { role: "tool", toolCallId: "x", content: "one", isError: false };
+    const path = await writeSession(dir, [user, twice, first]);
+    const loaded = await Session.open(path, { env });
+    await loaded.session.close();
+    const [x, second, third] =
+      loaded.messages[1]?.role === "assistant" ? loaded.messages[1].toolCalls : [];
+    expect(x?.id).toBe("x");
+    expect([second?.id, third?.id].map((id) => /^call_[0-9a-f]{24}$/.test(id ?? ""))).toEqual([
+      true,
+      true,
+    ]);
+    expect(second?.id).not.toBe(third?.id);
+    const unknown = (toolCallId: string): Message => ({
+      role: "tool",
+      toolCallId,
+      content:
+        "outcome unknown: the session ended before this call reported a result; it may or may not have run",
+      isError: true,
+    });
+    const repairedHistory = [
+      user,
+      {
+        ...twice,
+        toolCalls: [
+          toolCall("x", "read", {}),
+          { ...twice.toolCalls[1], id: second?.id },
+          { ...twice.toolCalls[2], id: third?.id },
+        ],
+      },
+      first,
+      unknown(second?.id ?? ""),
+      unknown(third?.id ?? ""),
+    ];
+    expect(loaded.messages).toEqual(repairedHistory);
+    expect(loaded.repaired).toBe(2);
+    const again = await Session.open(path, { env });
+    await again.session.close();
+    expect(again.messages).toEqual(repairedHistory);
+    expect(again.repaired).toBe(0);
+  });
+
   it("redacts the values of secret environment variables before writing", async () => {
     const dir = await tempDir();
     const secrets = {
@@ -147,6 +201,40 @@ describe("session file", () => {
     expect(text).not.toContain("sk-canary-0123456789");
     expect(text).not.toContain("ghp_");
     expect(text).toContain("key=[redacted] token=[redacted] pw=short dir=/not/a/secret/value");
+  });
+
+  it("redacts secrets that are JSON words without changing a record's structure", async () => {
+    const dir = await tempDir();
+    const words = {
+      DB_PASSWORD: "assistant",
+      MY_TOKEN: "toolCallId",
+      API_KEY: '"content":"',
+      SOME_SECRET: '{"type":',
+    };
+    const session = await Session.create({
+      dir,
+      workspace: "/ws",
+      model: "m",
+      id: "s1",
+      env: words,
+    });
+    const said: Message = {
+      role: "tool",
+      toolCallId: "c2",
+      content: 'the assistant sent toolCallId and "content":"x" in a {"type":1}',
+      isError: false,
+    };
+    for (const message of [user, asks, result1, said, answer]) await session.append(message);
+    await session.close();
+    const loaded = await readSession(session.path);
+    expect(loaded.messages).toEqual([
+      user,
+      asks,
+      result1,
+      { ...said, content: 'the [redacted] sent [redacted] and [redacted]x" in a [redacted]1}' },
+      answer,
+    ]);
+    expect([loaded.repaired, loaded.skipped]).toEqual([0, 0]);
   });
 
   it("redacts 8-character secrets, the longest first, and ignores unset variables", async () => {
@@ -250,6 +338,30 @@ describe("session file", () => {
     expect(loaded.torn).toBe(false);
   });
 
+  it("copies the bytes of a record longer than a chunk a bounded number of times", async () => {
+    const dir = await tempDir();
+    const big: Message = {
+      role: "tool",
+      toolCallId: "c1",
+      content: "y".repeat(8_000_000),
+      isError: false,
+    };
+    const path = await writeSession(dir, [user, asks, big, result2]);
+    const size = (await stat(path)).size;
+    const concat = vi.spyOn(Buffer, "concat");
+    try {
+      const loaded = await readSession(path);
+      expect(loaded.messages).toEqual([user, asks, big, result2]);
+      const copied = concat.mock.results.reduce(
+        (sum, { value }) => sum + (value as Buffer).length,
+        0,
+      );
+      expect(copied).toBeLessThanOrEqual(2 * size);
+    } finally {
+      concat.mockRestore();
+    }
+  });
+
   it("reports a file that ends without a newline as torn and starts the next record on its own line", async () => {
     const dir = await tempDir();
     const path = await writeSession(dir, [user]);
@@ -318,5 +430,182 @@ describe("session file", () => {
       { id: "a", firstPrompt: user.content, turns: 1 },
     ]);
     expect(await listSessions(join(dir, "missing"))).toEqual([]);
+  });
+});
+
+/** A write that fails once, at its `at`-th call (0 is the header): half written, or thrown. */
+function failingWrite(code: string, at: number, { torn = false } = {}) {
+  let calls = 0;
+  return (fd: number, data: Uint8Array): number => {
+    if (calls++ !== at) return writeSync(fd, data);
+    if (torn) return writeSync(fd, data.subarray(0, data.length >> 1));
+    throw Object.assign(new Error(`${code}: simulated, write`), { code });
+  };
+}
+
+describe("failingWrite", () => {
+  it.each([false, true])("writes, fails once at its turn, then writes again (torn: %s)", (torn) => {
+    const write = failingWrite("ENOSPC", 1, { torn });
+    const devNull = openSync("/dev/null", "w");
+    try {
+      expect(write(devNull, Buffer.from("abcd"))).toBe(4);
+      if (torn) expect(write(devNull, Buffer.from("abcd"))).toBe(2);
+      else expect(() => write(devNull, Buffer.from("abcd"))).toThrow("ENOSPC: simulated, write");
+      expect(write(devNull, Buffer.from("abcd"))).toBe(4);
+    } finally {
+      closeSync(devNull);
+    }
+  });
+});
+
+describe("session file on a failing disk", () => {
+  it("says in one line why the session folder cannot be made, with a hint", async () => {
+    const base = await tempDir();
+    await writeFile(join(base, "file"), "");
+    const dir = join(base, "file", "sessions");
+    await expect(newSession(dir)).rejects.toThrow(
+      new Error(
+        `cannot create the session folder ${dir}: ENOTDIR (a part of that path is a file, not a folder)`,
+      ),
+    );
+  });
+
+  it.each([
+    ["ENOSPC", "the disk is full: free some space"],
+    ["EDQUOT", "the disk quota is used up: free some space"],
+    ["EROFS", "the file system is read-only: choose a writable state folder (MINI_AGENT_HOME)"],
+    ["EACCES", "permission denied: make the folder writable or choose another (MINI_AGENT_HOME)"],
+  ])("fails with %s in one line with a hint and leaves no file behind", async (code, hint) => {
+    const dir = await tempDir();
+    const create = Session.create({
+      dir,
+      workspace: "/ws",
+      model: "m",
+      id: "s1",
+      env,
+      write: failingWrite(code, 0),
+    });
+    await expect(create).rejects.toThrow(
+      new Error(`cannot write session file ${join(dir, "s1.jsonl")}: ${code} (${hint})`),
+    );
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it.each([false, true])(
+    "reports a failed append in one line and keeps what was written (torn: %s)",
+    async (torn) => {
+      const dir = await tempDir();
+      const session = await Session.create({
+        dir,
+        workspace: "/ws",
+        model: "m",
+        id: "s1",
+        env,
+        write: failingWrite("ENOSPC", 2, { torn }),
+      });
+      await session.append(user);
+      const failed = torn
+        ? `session write was cut short: ${(Buffer.byteLength(JSON.stringify({ type: "message", message: answer })) + 1) >> 1} of ${Buffer.byteLength(JSON.stringify({ type: "message", message: answer })) + 1} bytes`
+        : `cannot write session file ${session.path}: ENOSPC (the disk is full: free some space)`;
+      await expect(session.append(answer)).rejects.toThrow(new Error(failed));
+      const later: Message = { role: "user", content: "later" };
+      await session.append(later);
+      await session.close();
+      const lines = (await readFile(session.path, "utf8")).split("\n").slice(2);
+      const record = (message: Message) => JSON.stringify({ type: "message", message });
+      expect(lines).toEqual([
+        torn ? record(answer).slice(0, lines[0]?.length) : "",
+        record(later),
+        "",
+      ]);
+      const loaded = await Session.open(session.path, { env });
+      expect(loaded.messages).toEqual([user, later]);
+      expect(loaded.skipped).toBe(torn ? 1 : 0);
+      await loaded.session.close();
+    },
+  );
+});
+
+describe("session file replaced underneath", () => {
+  const replaced = (path: string) =>
+    new Error(`session file ${path} was replaced or removed while mini-agent was writing it`);
+
+  it("refuses to append once another file was renamed over it", async () => {
+    const dir = await tempDir();
+    const session = await newSession(dir);
+    await session.append(user);
+    const other = join(dir, "other");
+    await writeFile(other, "someone else's file\n");
+    await rename(other, session.path);
+    await expect(session.append(answer)).rejects.toThrow(replaced(session.path));
+    await session.close();
+    expect(await readFile(session.path, "utf8")).toBe("someone else's file\n");
+  });
+
+  it("refuses to append once it was removed", async () => {
+    const dir = await tempDir();
+    const session = await newSession(dir);
+    await unlink(session.path);
+    await expect(session.append(user)).rejects.toThrow(replaced(session.path));
+    await expect(
+      session.appendApproval({ toolCallId: "c", tool: "t", approved: true, by: "u" }),
+    ).rejects.toThrow(replaced(session.path));
+    await session.close();
+  });
+});
+
+describe("one writer per session", () => {
+  it("refuses a second writer while the first holds the session, and frees it on close", async () => {
+    const dir = await tempDir();
+    const first = await newSession(dir);
+    const inUse = new Error(`session s1 is in use by another mini-agent (pid ${process.pid})`);
+    await expect(Session.open(first.path, { env })).rejects.toThrow(inUse);
+    await first.close();
+    expect((await readdir(dir)).sort()).toEqual(["s1.jsonl"]);
+    const second = await Session.open(first.path, { env });
+    await expect(Session.open(first.path, { env })).rejects.toThrow(inUse);
+    await second.session.close();
+    const third = await Session.open(first.path, { env });
+    await third.session.close();
+    expect(await readdir(dir)).toEqual(["s1.jsonl"]);
+  });
+
+  it("takes over a lock left by a process that is gone, or by a reused pid", async () => {
+    const dir = await tempDir();
+    const path = await writeSession(dir, [user]);
+    const child = spawn(process.execPath, ["-e", ""]);
+    const pid = child.pid;
+    await new Promise((resolve) => child.on("close", resolve));
+    for (const left of [`${pid} 12345\n`, `${process.pid} 1\n`, "garbage"]) {
+      await writeFile(join(dir, "s1.lock"), left);
+      const loaded = await Session.open(path, { env });
+      expect(await readFile(join(dir, "s1.lock"), "utf8")).toMatch(
+        new RegExp(`^${process.pid} \\d+\n$`),
+      );
+      await loaded.session.close();
+      expect(await readdir(dir)).toEqual(["s1.jsonl"]);
+    }
+  });
+
+  it("releases the lock when the process ends without closing", async () => {
+    const dir = await tempDir();
+    const entry = new URL("../dist/index.js", import.meta.url).href;
+    const script = `
+      const { Session } = await import(${JSON.stringify(entry)});
+      await Session.create({ dir: ${JSON.stringify(dir)}, workspace: "/", model: "m", id: "s1", env: {} });
+      console.log(require("node:fs").readdirSync(${JSON.stringify(dir)}).sort().join(","));
+    `;
+    const child = spawn(process.execPath, [
+      "--input-type=commonjs",
+      "-e",
+      `(async () => { ${script} })()`,
+    ]);
+    let out = "";
+    child.stdout.on("data", (data) => {
+      out += data;
+    });
+    await new Promise((resolve) => child.on("close", resolve));
+    expect(out).toBe("s1.jsonl,s1.lock\n");
+    expect(await readdir(dir)).toEqual(["s1.jsonl"]);
   });
 });

@@ -1,6 +1,6 @@
 import { StringDecoder } from "node:string_decoder";
 import { Type } from "@sinclair/typebox";
-import { isSecretName } from "../secrets.js";
+import { withoutSecrets } from "../secrets.js";
 import type { Tool } from "../types.js";
 import { defineTool, failure } from "./define.js";
 import { limits, truncated } from "./limits.js";
@@ -68,7 +68,7 @@ export function bashTool(root: string, options: BashOptions = {}): Tool {
 
 /** The parent's environment without secrets, set up for a command nobody can answer. */
 function commandEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const clean = Object.fromEntries(Object.entries(env).filter(([name]) => !isSecretName(name)));
+  const clean = withoutSecrets(env);
   return {
     ...clean,
     PAGER: "cat",

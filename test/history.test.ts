@@ -1,0 +1,170 @@
+import { describe, expect, it } from "vitest";
+import { isValidCallId } from "../src/call-ids.js";
+import { normalizeHistory } from "../src/history.js";
+import { receipts } from "../src/receipts.js";
+import type { Message, ToolCall } from "../src/types.js";
+
+const user = (content: string): Message => ({ role: "user", content });
+const asks = (...toolCalls: ToolCall[]): Message => ({ role: "assistant", content: "", toolCalls });
+const call = (id: string, name = "read", input: Record<string, unknown> = {}): ToolCall => ({
+  id,
+  name,
+  input,
+});
+const result = (toolCallId: string, content = `result of ${toolCallId}`): Message => ({
+  role: "tool",
+  toolCallId,
+  content,
+  isError: false,
+});
+const unknown = (toolCallId: string): Message => ({
+  role: "tool",
+  toolCallId,
+  content: receipts.outcomeUnknown,
+  isError: true,
+});
+/** A predictable id maker: `fresh_1`, `fresh_2`, … */
+const counter = () => {
+  let made = 0;
+  return () => `fresh_${++made}`;
+};
+
+const cases: { name: string; history: Message[]; expected: Message[]; repaired: number }[] = [
+  {
+    name: "two calls with one id in one round each get exactly one result",
+    history: [user("go"), asks(call("x"), call("x")), result("x", "first"), result("x", "second")],
+    expected: [
+      user("go"),
+      asks(call("x"), call("fresh_1")),
+      result("x", "first"),
+      result("fresh_1", "second"),
+    ],
+    repaired: 0,
+  },
+  {
+    name: "a repeated id left without its second result gets a receipt under its new id",
+    history: [user("go"), asks(call("x"), call("x")), result("x", "first")],
+    expected: [
+      user("go"),
+      asks(call("x"), call("fresh_1")),
+      result("x", "first"),
+      unknown("fresh_1"),
+    ],
+    repaired: 1,
+  },
+  {
+    name: "an id used again in a later round gets a new id, and its result follows it",
+    history: [user("go"), asks(call("x")), result("x", "one"), asks(call("x")), result("x", "two")],
+    expected: [
+      user("go"),
+      asks(call("x")),
+      result("x", "one"),
+      asks(call("fresh_1")),
+      result("fresh_1", "two"),
+    ],
+    repaired: 0,
+  },
+  {
+    name: "ids with spaces, empty, too long or with a lone surrogate are replaced",
+    history: [
+      user("go"),
+      asks(call("call 1"), call(""), call("a".repeat(41)), call("ab\uD800")),
+      result("ab\uD800"),
+      result("a".repeat(41)),
+      result(""),
+      result("call 1"),
+    ],
+    expected: [
+      user("go"),
+      asks(call("fresh_1"), call("fresh_2"), call("fresh_3"), call("fresh_4")),
+      result("fresh_4", "result of ab\uFFFD"),
+      result("fresh_3", `result of ${"a".repeat(41)}`),
+      result("fresh_2", "result of "),
+      result("fresh_1", "result of call 1"),
+    ],
+    repaired: 0,
+  },
+  {
+    name: "tool names outside the rule are made safe",
+    history: [user("go"), asks(call("c1", ""), call("c2", "my tool!")), result("c1"), result("c2")],
+    expected: [
+      user("go"),
+      asks(call("c1", "unnamed_tool"), call("c2", "my_tool_")),
+      result("c1"),
+      result("c2"),
+    ],
+    repaired: 0,
+  },
+  {
+    name: "lone surrogates in texts, results and deep inputs become U+FFFD",
+    history: [
+      user("a\uDC00b"),
+      {
+        role: "assistant",
+        content: "c\uD83D",
+        toolCalls: [
+          call("c1", "write", { path: "p\uD800", list: [{ deep: "\uDFFFq" }], "k\uD800": 1 }),
+        ],
+      },
+      result("c1", "out\uD83D"),
+    ],
+    expected: [
+      user("a\uFFFDb"),
+      {
+        role: "assistant",
+        content: "c\uFFFD",
+        toolCalls: [
+          call("c1", "write", { path: "p\uFFFD", list: [{ deep: "\uFFFDq" }], "k\uFFFD": 1 }),
+        ],
+      },
+      result("c1", "out\uFFFD"),
+    ],
+    repaired: 0,
+  },
+];
+
+describe("normalizeHistory", () => {
+  it.each(cases)("$name", ({ history, expected, repaired }) => {
+    const normalized = normalizeHistory(history, { newId: counter() });
+    expect(normalized.messages).toEqual(expected);
+    expect(normalized.repaired).toBe(repaired);
+  });
+
+  it("returns a valid history as the same objects", () => {
+    const history: Message[] = [
+      user("go 🚀"),
+      asks(call("c1", "read", { path: "a", deep: ["x"] }), call("toolu_01-A", "bash")),
+      result("c1"),
+      { role: "tool", toolCallId: "toolu_01-A", content: "failed", isError: true },
+      { role: "assistant", content: "done", toolCalls: [] },
+    ];
+    const normalized = normalizeHistory(history, {
+      newId: () => {
+        throw new Error("no id needed");
+      },
+    });
+    expect(normalized.messages).toEqual(history);
+    normalized.messages.forEach((message, index) => {
+      expect(message).toBe(history[index]);
+    });
+    expect(normalized.trailingRepairs).toEqual([]);
+  });
+
+  it("makes the same valid ids for the same history, and keeps them once written back", () => {
+    const history = [user("go"), asks(call("x"), call("x"), call("bad id")), result("x")];
+    const first = normalizeHistory(history);
+    expect(normalizeHistory(history)).toEqual(first);
+    const ids = first.messages.flatMap((m) => (m.role === "assistant" ? m.toolCalls : []));
+    expect(ids.map((c) => isValidCallId(c.id))).toEqual([true, true, true]);
+    expect(new Set(ids.map((c) => c.id)).size).toBe(3);
+    expect(first.trailingRepairs.map((m) => m.role === "tool" && m.toolCallId)).toEqual([
+      ids[1]?.id,
+      ids[2]?.id,
+    ]);
+    // The receipts are appended to the file as they are: loading again answers with them.
+    const reloaded = normalizeHistory([...history, ...first.trailingRepairs]);
+    expect(reloaded.messages).toEqual(first.messages);
+    expect(reloaded.repaired).toBe(0);
+    expect(normalizeHistory(first.messages).messages).toEqual(first.messages);
+  });
+});

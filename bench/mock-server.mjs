@@ -1,5 +1,8 @@
 // A minimal Messages API stream for the benchmarks: the first request of a conversation gets a
 // `read` call for notes.txt, the next one a short answer. Records each request body's size.
+// With `answerChars`, every request is answered at once with that much text instead, streamed in
+// 16 KiB deltas with backpressure (for peak memory against answer size).
+import { once } from "node:events";
 import { createServer } from "node:http";
 
 const frame = (event, data) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -8,20 +11,7 @@ function reply(body) {
   const last = body.messages.at(-1);
   const answered =
     Array.isArray(last.content) && last.content.some((block) => block.type === "tool_result");
-  const frames = [
-    frame("message_start", {
-      type: "message_start",
-      message: {
-        id: "msg",
-        type: "message",
-        role: "assistant",
-        model: body.model,
-        content: [],
-        stop_reason: null,
-        usage: { input_tokens: 1, output_tokens: 1 },
-      },
-    }),
-  ];
+  const frames = [messageStart(body.model)];
   if (answered) {
     frames.push(
       frame("content_block_start", {
@@ -62,7 +52,57 @@ function reply(body) {
   return frames.join("");
 }
 
-export function startMockServer() {
+const messageStart = (model) =>
+  frame("message_start", {
+    type: "message_start",
+    message: {
+      id: "msg",
+      type: "message",
+      role: "assistant",
+      model,
+      content: [],
+      stop_reason: null,
+      usage: { input_tokens: 1, output_tokens: 1 },
+    },
+  });
+
+/** Streams `chars` characters of ordinary text lines as one text block, then ends the turn. */
+async function streamAnswer(res, model, chars) {
+  const line = "An ordinary line of a long answer, with words and numbers 0123456789.\n";
+  const piece = line.repeat(Math.ceil(16_384 / line.length)).slice(0, 16_384);
+  const write = async (text) => {
+    if (!res.write(text)) await once(res, "drain");
+  };
+  await write(messageStart(model));
+  await write(
+    frame("content_block_start", {
+      type: "content_block_start",
+      index: 0,
+      content_block: { type: "text", text: "" },
+    }),
+  );
+  for (let sent = 0; sent < chars; sent += piece.length) {
+    const text = piece.slice(0, Math.min(piece.length, chars - sent));
+    await write(
+      frame("content_block_delta", {
+        type: "content_block_delta",
+        index: 0,
+        delta: { type: "text_delta", text },
+      }),
+    );
+  }
+  res.end(
+    frame("content_block_stop", { type: "content_block_stop", index: 0 }) +
+      frame("message_delta", {
+        type: "message_delta",
+        delta: { stop_reason: "end_turn" },
+        usage: { output_tokens: Math.ceil(chars / 4) },
+      }) +
+      frame("message_stop", { type: "message_stop" }),
+  );
+}
+
+export function startMockServer({ answerChars } = {}) {
   const requests = [];
   const server = createServer((req, res) => {
     const chunks = [];
@@ -72,7 +112,8 @@ export function startMockServer() {
       const body = JSON.parse(raw.toString("utf8"));
       requests.push({ bytes: raw.length, body });
       res.writeHead(200, { "content-type": "text/event-stream" });
-      res.end(reply(body));
+      if (answerChars === undefined) res.end(reply(body));
+      else streamAnswer(res, body.model, answerChars).catch(() => res.destroy());
     });
   });
   return new Promise((resolve) => {

@@ -1,5 +1,7 @@
 // `npm run bench`: every figure side by side in one run, medians after a warm-up, as ratios to a
-// floor measured in the same run. Writes the table into bench/README.md.
+// floor measured in the same run. Writes the table into bench/README.md. Every measured process
+// gets a clean environment (PATH and HOME, plus what its row sets). `BENCH_ONLY=bigAnswers,...`
+// runs only the named sections and prints their rows without touching bench/README.md.
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
@@ -33,12 +35,12 @@ function run(command, args, options = {}) {
     const start = performance.now();
     const child = spawn(command, args, {
       cwd: options.cwd ?? root,
-      env: { ...process.env, ...options.env, RSS_OUT: rssFile },
-      stdio: ["ignore", "pipe", "pipe"],
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...options.env, RSS_OUT: rssFile },
+      stdio: ["ignore", options.discardStdout ? "ignore" : "pipe", "pipe"],
     });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (chunk) => {
+    child.stdout?.on("data", (chunk) => {
       stdout += chunk;
     });
     child.stderr.on("data", (chunk) => {
@@ -221,6 +223,87 @@ async function sessions() {
   );
 }
 
+/**
+ * Median wall and peak RSS of `measure` over up to 3 runs, without a warm-up (heavy rows); a run
+ * over a minute is not repeated, and `note` says so.
+ */
+async function heavy(measure) {
+  const samples = [];
+  for (let i = 0; i < Math.min(runs, 3); i++) {
+    samples.push(await measure());
+    if (samples.at(-1).wall > 60_000) break;
+  }
+  const slow = samples.length < Math.min(runs, 3);
+  return {
+    wall: median(samples.map((s) => s.wall)),
+    rss: median(samples.map((s) => s.rss)),
+    note: slow ? ` (${samples.length} run: over a minute, not repeated)` : "",
+  };
+}
+
+async function bigRecord() {
+  const file = join(scratch, "one-big-record.jsonl");
+  const header = `${JSON.stringify({ type: "session", version: 1, id: "big", createdAt: "", workspace: "/w", model: "m" })}\n`;
+  const line = "a line of a very large tool result, as a read of a big file gives it\n";
+  const content = line.repeat(Math.ceil(100_000_000 / line.length));
+  writeFileSync(
+    file,
+    `${header}${JSON.stringify({ type: "message", message: { role: "user", content } })}\n`,
+  );
+  const dist = join(root, "dist/session.js");
+  const result = await heavy(() =>
+    inProcess(`
+      import { readSession } from ${JSON.stringify(dist)};
+      const start = performance.now();
+      const loaded = await readSession(${JSON.stringify(file)});
+      console.log(JSON.stringify({ wall: performance.now() - start, n: loaded.messages.length }));
+    `),
+  );
+  row(
+    "session: load a file of one 100 MB record (`readSession`)",
+    `${ms(result.wall)}${result.note}`,
+    "",
+    `peak RSS ${mb(result.rss)}`,
+    "",
+  );
+}
+
+async function bigAnswers() {
+  const work = join(scratch, "answers");
+  mkdirSync(work, { recursive: true });
+  const sizes = [1_000, 10_000_000, 50_000_000];
+  const measured = [];
+  for (const chars of sizes) {
+    const server = await startMockServer({ answerChars: chars });
+    const env = {
+      ANTHROPIC_BASE_URL: server.url,
+      ANTHROPIC_API_KEY: "bench-key",
+      MINI_AGENT_HOME: join(scratch, "answers-home"),
+    };
+    measured.push(
+      await heavy(() =>
+        run(process.execPath, ["--import", probe, bin, "say a lot"], {
+          cwd: work,
+          env,
+          discardStdout: true,
+        }),
+      ),
+    );
+    server.close();
+  }
+  const [small, ...big] = measured;
+  for (const [i, result] of big.entries()) {
+    const bytes = sizes[i + 1];
+    row(
+      `CLI peak RSS streaming a ${bytes / 1_000_000} MB answer (local server)`,
+      `${mb(result.rss)} (${ms(result.wall)})${result.note}`,
+      `${mb(small.rss)} (a 1 KB answer)`,
+      `${((result.rss * 1024) / bytes).toFixed(1)}× the answer`,
+      "",
+    );
+  }
+}
+
 async function fileTools() {
   const tree = join(scratch, "tree");
   for (let d = 0; d < 500; d++) {
@@ -293,12 +376,20 @@ async function fileTools() {
   }
 }
 
+const sections = {
+  startup,
+  twoTurns,
+  loopOverhead,
+  sessions,
+  bigRecord,
+  bigAnswers,
+  fileTools,
+};
+const only = process.env.BENCH_ONLY?.split(",");
 try {
-  await startup();
-  await twoTurns();
-  await loopOverhead();
-  await sessions();
-  await fileTools();
+  for (const [name, section] of Object.entries(sections)) {
+    if (!only || only.includes(name)) await section();
+  }
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }
@@ -308,8 +399,9 @@ const table = [
   "| --- | --- | --- | --- | --- |",
   ...rows.map((r) => `| ${r.join(" | ")} |`),
 ].join("\n");
-const machine = `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}; medians of ${runs} runs after a warm-up (file tools: 3).`;
+const machine = `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}; medians of ${runs} runs after a warm-up (file tools, the 100 MB record and the big answers: 3, no warm-up).`;
 process.stdout.write(`${table}\n\n${machine}\n`);
+if (only) process.exit(0);
 const readme = join(root, "bench/README.md");
 const intro = `# Benchmarks
 
@@ -317,8 +409,10 @@ const intro = `# Benchmarks
 \`node -e 0\` for start-up, a no-dependency agent over \`node:http\` (\`floor-agent.mjs\`) for the
 two-turn task against the same local Messages API stream (\`mock-server.mjs\`), and ripgrep for the
 file tools when it is installed. Peak RSS comes from \`process.resourceUsage().maxRSS\` of each
-measured process (\`rss-probe.mjs\`). Machines are shared and noisy: read the ratios, not the
-absolute times.
+measured process (\`rss-probe.mjs\`). Every measured process starts with a clean environment
+(\`PATH\` and \`HOME\`, plus what its row sets). Machines are shared and noisy: read the ratios,
+not the absolute times. \`BENCH_ONLY=bigRecord,bigAnswers node bench/run.mjs\` runs only the named
+sections (see \`sections\` in \`run.mjs\`) and prints their rows without rewriting this page.
 
 `;
 const notes = `
@@ -337,5 +431,9 @@ const notes = `
   splitting it into lines; ripgrep remains faster (native code, parallel walk, SIMD).
 - Loading a session keeps the whole history in memory (it is sent to the model); the file is read
   in chunks, so the overhead beyond the history itself stays bounded.
+- The big-answer rows run the real CLI against \`mock-server.mjs\` streaming one text block in
+  16 KiB deltas, stdout to \`/dev/null\`; the ratio is peak RSS over the answer's size. The answer
+  is held whole (it is the round's text, committed to the history and the session file), so memory
+  grows with it; the floor column is the same run with a 1 KB answer.
 `;
 writeFileSync(readme, `${intro}${table}\n\n${machine}\n${notes}`);

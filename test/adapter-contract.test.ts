@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type AgentEvent, runAgent } from "../src/agent.js";
 import { denyBashByDefault } from "../src/approval.js";
+import { isValidCallId } from "../src/call-ids.js";
 import { AnthropicModelClient } from "../src/providers/anthropic.js";
 import { OpenAIModelClient } from "../src/providers/openai.js";
 import { createWorkspaceTools } from "../src/tools/index.js";
@@ -194,6 +195,35 @@ describe.each(adapters)("ModelClient contract: $name", (adapter) => {
       "the model stream stalled: no event for 0.3 s",
     );
   });
+  it("gives calls a fresh id when theirs is repeated, invalid or reused, and a safe name, so every next request is taken", async () => {
+    const ls = (id: string, name = "ls") => ({ id, name, input: {} });
+    const server = await serve([
+      adapter.answer([], [ls("dup"), ls("dup"), ls("has space"), ls("call_x", "")]),
+      adapter.answer([], [ls("dup")]),
+      adapter.answer(["done"]),
+    ]);
+    const result = await runAgent({
+      client: adapter.client(server),
+      tools: createWorkspaceTools(await tempDir()),
+      system: "",
+      messages: request.messages,
+    });
+    expect(result.text).toBe("done");
+    expect(server.rejections).toEqual([]);
+    const results = adapter.results(server.requests[2]?.body ?? {});
+    expect(results.map(([, text]) => text)).toEqual([
+      "(empty folder)",
+      "(empty folder)",
+      "(empty folder)",
+      adapter.asError("unknown tool: unnamed_tool"),
+      "(empty folder)",
+    ]);
+    const ids = results.map(([id]) => String(id));
+    expect([ids[0], ids[3]]).toEqual(["dup", "call_x"]);
+    expect(new Set(ids).size).toBe(5);
+    expect(ids.filter((id) => isValidCallId(id))).toEqual(ids);
+  });
+
   it("sends a valid history after a denial, an unknown tool, a thrown tool error and an abort", async () => {
     const controller = new AbortController();
     const explode = scriptedTool("explode", async () => {

@@ -4,6 +4,8 @@ import { describe, expect, it } from "vitest";
 import { type AgentEvent, runAgent } from "../src/agent.js";
 import { denyBashByDefault } from "../src/approval.js";
 import { AnthropicModelClient } from "../src/providers/anthropic.js";
+import { toAnthropicMessages } from "../src/providers/anthropic-protocol.js";
+import { receipts } from "../src/receipts.js";
 import { createWorkspaceTools } from "../src/tools/index.js";
 import type { Message } from "../src/types.js";
 import {
@@ -15,6 +17,7 @@ import {
   turn,
 } from "./support/anthropic-server.js";
 import { useCleanup } from "./support/cleanup.js";
+import { postRaw } from "./support/sse-server.js";
 import { useTempDirs } from "./support/temp.js";
 
 const tempDir = useTempDirs();
@@ -135,7 +138,7 @@ describe("runAgent with the Anthropic SDK against a local Messages API", () => {
     expect(error).toMatchObject({ status: 429 });
   });
 
-  it("propagates a mid-stream error event without retrying and commits nothing", async () => {
+  it("throws a mid-stream error event as a ProviderStreamError, without retrying, committing nothing", async () => {
     const server = await serve([
       stream(turn({ text: ["half"], calls: [{ id: "toolu_1", name: "ls", input: {} }] }), {
         errorAfter: 5,
@@ -150,7 +153,11 @@ describe("runAgent with the Anthropic SDK against a local Messages API", () => {
       onEvent: (event) => void events.push(event),
     }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(Error);
-    expect(String((error as Error).message)).toContain("overloaded_error");
+    expect(error).toMatchObject({
+      name: "ProviderStreamError",
+      type: "overloaded_error",
+      message: "Overloaded",
+    });
     expect(server.requests).toHaveLength(1);
     expect(committedOf(events)).toEqual([]);
   });
@@ -209,22 +216,118 @@ describe("runAgent with the Anthropic SDK against a local Messages API", () => {
     ).rejects.toThrow("the model stream stalled: no event for 0.3 s");
   });
 
-  it("is answered 400 with the real error text for a call left without a result", async () => {
-    const server = await serve([stream(turn({ text: ["unreachable"] }))]);
+  it("sends a call left without a result with an outcome-unknown receipt, which the strict server takes (sent raw, it refuses it)", async () => {
+    const server = await serve([stream(turn({ text: ["fine"] }))]);
     const dangling: Message[] = [
       user,
       { role: "assistant", content: "", toolCalls: [{ id: "toolu_9", name: "ls", input: {} }] },
       { role: "user", content: "hello?" },
     ];
-    const error = await runAgent({
+    const result = await runAgent({
       client: clientFor(server),
       tools: [],
       system: "",
       messages: dangling,
-    }).catch((caught: unknown) => caught);
-    expect(error).toMatchObject({ status: 400 });
+    });
+    expect(result.text).toBe("fine");
+    expect(server.rejections).toEqual([]);
+    expect(server.requests[0]?.body.messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "What does notes.txt say?" }] },
+      { role: "assistant", content: [{ type: "tool_use", id: "toolu_9", name: "ls", input: {} }] },
+      {
+        role: "user",
+        content: [
+          {
+            type: "tool_result",
+            tool_use_id: "toolu_9",
+            content: receipts.outcomeUnknown,
+            is_error: true,
+          },
+          { type: "text", text: "hello?", cache_control: { type: "ephemeral" } },
+        ],
+      },
+    ]);
+
+    const raw = await post(server, {
+      model: "local-model",
+      max_tokens: 10,
+      messages: toAnthropicMessages(dangling),
+    });
+    expect(raw.status).toBe(400);
     expect(server.rejections).toEqual([
       "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_9. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+    ]);
+  });
+
+  it("sends a history holding a lone surrogate so that the API takes it", async () => {
+    const server = await serve([stream(turn({ text: ["fine"] }))]);
+    const broken: Message[] = [{ role: "user", content: "half an emoji: \ud83d, the end" }];
+    const result = await runAgent({
+      client: clientFor(server),
+      tools: [],
+      system: "",
+      messages: broken,
+    });
+    expect(result.text).toBe("fine");
+    expect(server.rejections).toEqual([]);
+  });
+});
+
+const post = (server: AnthropicServer, body: unknown) =>
+  postRaw(`${server.url}/v1/messages`, JSON.stringify(body), { "x-api-key": "test-key" });
+
+describe("the local Messages API is as strict as the real one", () => {
+  const request = (content: string) => ({
+    model: "local-model",
+    max_tokens: 10,
+    messages: [{ role: "user", content }],
+  });
+
+  it("refuses a lone surrogate with the API's JSON error, and takes a pair or an escaped backslash", async () => {
+    const server = await serve([stream(turn({ text: ["ok"] })), stream(turn({ text: ["ok"] }))]);
+    const high = await post(server, request("ab\ud83dcd"));
+    const low = await post(server, request("ab\ude00"));
+    expect([high.status, low.status]).toEqual([400, 400]);
+    expect(JSON.parse(high.text)).toEqual({
+      type: "error",
+      error: {
+        type: "invalid_request_error",
+        message:
+          "The request body is not valid JSON: no low surrogate in string: line 1 column 80 (char 79)",
+      },
+      request_id: "req_local",
+    });
+    expect(server.rejections).toEqual([
+      "The request body is not valid JSON: no low surrogate in string: line 1 column 80 (char 79)",
+      "The request body is not valid JSON: invalid high surrogate in string: line 1 column 80 (char 79)",
+    ]);
+    expect((await post(server, request("ab\ud83d\ude00cd"))).status).toBe(200);
+    expect((await post(server, request("a backslash then text: \\ud83d"))).status).toBe(200);
+    expect(server.rejections).toHaveLength(2);
+  });
+
+  it("refuses a tool_use id outside the pattern and an id used twice", async () => {
+    const server = await serve([]);
+    const history = (ids: string[]) => ({
+      model: "local-model",
+      max_tokens: 10,
+      messages: [
+        { role: "user", content: "go" },
+        {
+          role: "assistant",
+          content: ids.map((id) => ({ type: "tool_use", id, name: "ls", input: {} })),
+        },
+        {
+          role: "user",
+          content: ids.map((id) => ({ type: "tool_result", tool_use_id: id, content: "x" })),
+        },
+      ],
+    });
+    expect((await post(server, history(["toolu 1"]))).status).toBe(400);
+    expect((await post(server, history(["toolu_1", "toolu_1"]))).status).toBe(400);
+    expect(server.rejections).toEqual([
+      "messages.1.content.0.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'",
+      "messages.1.content.1: `tool_use` ids must be unique",
     ]);
   });
 });

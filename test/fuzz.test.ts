@@ -2,6 +2,7 @@ import type { RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages
 import fc from "fast-check";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import { afterAll, describe, expect, it } from "vitest";
+import { isValidCallId, safeToolName } from "../src/call-ids.js";
 import { toModelEvents } from "../src/providers/anthropic-protocol.js";
 import { toModelEventsFromOpenAI } from "../src/providers/openai-protocol.js";
 import type { ModelEvent } from "../src/types.js";
@@ -43,10 +44,12 @@ function checkOutcome({ events, error }: { events: ModelEvent[]; error?: Error }
     if (event.type === "tool_call") {
       const input = event.call.input;
       expect(typeof input === "object" && input !== null && !Array.isArray(input)).toBe(true);
-      expect(typeof event.call.id).toBe("string");
-      expect(event.call.name.length).toBeGreaterThan(0);
+      expect(isValidCallId(event.call.id)).toBe(true);
+      expect(safeToolName(event.call.name)).toBe(event.call.name);
     }
   }
+  const ids = events.flatMap((event) => (event.type === "tool_call" ? [event.call.id] : []));
+  expect(new Set(ids).size).toBe(ids.length);
   const doneAt = events.findIndex((event) => event.type === "done");
   if (error) {
     expect(error).toBeInstanceOf(Error);
@@ -136,7 +139,10 @@ const legalTurn = fc.record({
   ),
 });
 
-/** A whole turn succeeds with exactly its calls, or fails because one input is not an object. */
+/**
+ * A whole turn succeeds with exactly its calls, or fails because one input is not an object. A
+ * call keeps its id when that id is valid and the first of its kind; any other gets a fresh one.
+ */
 function expectWhole(
   script: { calls: { id: string; name: string; input: unknown }[] },
   outcome: { events: ModelEvent[]; error?: Error },
@@ -146,21 +152,36 @@ function expectWhole(
     const calls = outcome.events.flatMap((event) =>
       event.type === "tool_call" ? [event.call] : [],
     );
-    expect(calls).toEqual(script.calls.map(({ id, name, input }) => ({ id, name, input })));
+    const kept = (id: string, i: number) =>
+      isValidCallId(id) && script.calls.findIndex((call) => call.id === id) === i;
+    expect(calls.map(({ name, input }) => ({ name, input }))).toEqual(
+      script.calls.map(({ name, input }) => ({ name, input })),
+    );
+    for (const [i, { id }] of script.calls.entries()) {
+      if (kept(id, i)) expect(calls[i]?.id).toBe(id);
+      else expect(calls[i]?.id).not.toBe(id);
+    }
   } else {
     expect(outcome.error?.message).toMatch(/non-object (input|arguments)$/);
   }
 }
 
+const randomAnthropicStreams = fc.asyncProperty(
+  fc.array(anthropicEvent, { maxLength: 25 }),
+  async (events) => {
+    total++;
+    checkOutcome(await drain(toModelEvents(from(events as RawMessageStreamEvent[]))));
+  },
+);
+
 describe("fuzzing the stream state machines", () => {
+  // Seeds are random on purpose; a failure prints its seed and path, to be replayed like below.
   it("Anthropic: random event sequences give legal events or one clear error", async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(anthropicEvent, { maxLength: 25 }), async (events) => {
-        total++;
-        checkOutcome(await drain(toModelEvents(from(events as RawMessageStreamEvent[]))));
-      }),
-      { numRuns: runs },
-    );
+    await fc.assert(randomAnthropicStreams, { numRuns: runs });
+  });
+
+  it("Anthropic: a tool_use block with an empty id and name gives a call the provider takes", async () => {
+    await fc.assert(randomAnthropicStreams, { seed: 1142961049, path: "205:3:5:8:11" });
   });
 
   it("Anthropic: legal turns, cut, dropped or duplicated at random, stay correct", async () => {

@@ -8,21 +8,36 @@ import {
 import type { Message, ModelEvent } from "../src/types.js";
 import { blockStart, blockStop, delta, type Frame, turn } from "./support/anthropic-server.js";
 
-async function run(frames: (Frame | Record<string, unknown>)[]) {
+async function caught(frames: (Frame | Record<string, unknown>)[], taken: string[] = []) {
   const events = frames.map((frame) =>
     "event" in frame ? frame.data : frame,
   ) as RawMessageStreamEvent[];
   async function* source() {
     yield* events;
   }
+  let n = 0;
+  const ids = { taken: new Set(taken), newId: () => `gen_${n++}` };
   const out: ModelEvent[] = [];
   try {
-    for await (const event of toModelEvents(source())) out.push(event);
+    for await (const event of toModelEvents(source(), ids)) out.push(event);
     return { out, error: undefined };
   } catch (error) {
-    return { out, error: (error as Error).message };
+    return { out, error: error as Error };
   }
 }
+
+async function run(frames: (Frame | Record<string, unknown>)[], taken: string[] = []) {
+  const { out, error } = await caught(frames, taken);
+  return { out, error: error?.message };
+}
+
+/** A thrown error as the CLI reads it. */
+const shapeOf = (error: Error | undefined) =>
+  error && {
+    name: error.name,
+    type: (error as Error & { type?: unknown }).type,
+    message: error.message,
+  };
 
 const start = turn({}).slice(0, 2); // message_start, ping
 const stop = (reason: string | null): Frame[] => [
@@ -190,15 +205,64 @@ describe("toModelEvents", () => {
     expect(await run(frames)).toEqual({ out: [{ type: "text", text: "x" }], error: message });
   });
 
-  it("fails on a mid-stream error event", async () => {
+  it("throws a mid-stream error event as a ProviderStreamError with the provider's type and message", async () => {
     const frames = [
       ...turn({ text: ["partial"] }).slice(0, 4),
       { type: "error", error: { type: "overloaded_error", message: "Overloaded" } },
       ...turn({ text: ["partial"] }).slice(4),
     ];
-    expect(await run(frames)).toEqual({
-      out: [{ type: "text", text: "partial" }],
-      error: "the model stream failed: overloaded_error: Overloaded",
+    const { out, error } = await caught(frames);
+    expect(out).toEqual([{ type: "text", text: "partial" }]);
+    expect(error).toBeInstanceOf(Error);
+    expect(shapeOf(error)).toEqual({
+      name: "ProviderStreamError",
+      type: "overloaded_error",
+      message: "Overloaded",
+    });
+  });
+
+  it("keeps a mid-stream error's message on one line and names a bare error plainly", async () => {
+    const multiline = { type: "error", error: { type: "api_error", message: "Internal\n  error" } };
+    expect(shapeOf((await caught([...start, multiline])).error)).toEqual({
+      name: "ProviderStreamError",
+      type: "api_error",
+      message: "Internal error",
+    });
+    expect(shapeOf((await caught([...start, { type: "error" }])).error)).toEqual({
+      name: "ProviderStreamError",
+      type: "error",
+      message: "the provider sent an error without a message",
+    });
+  });
+
+  it("gives fresh ids to calls whose id is repeated, has spaces, is empty or is taken by the history, and a safe name to an empty one", async () => {
+    const tool = (index: number, id: string, name: string) => [
+      blockStart(index, { type: "tool_use", id, name, input: {} }),
+      blockStop(index),
+    ];
+    const frames = [
+      ...start,
+      ...tool(0, "toolu_a", "read"),
+      ...tool(1, "toolu_a", "ls"),
+      ...tool(2, "toolu b", "ls"),
+      ...tool(3, "", "ls"),
+      ...tool(4, "toolu_old", "ls"),
+      ...tool(5, "toolu_c", ""),
+      ...tool(6, "toolu_d", "read file"),
+      ...stop("tool_use"),
+    ];
+    expect(await run(frames, ["toolu_old", "gen_1"])).toEqual({
+      out: [
+        call("toolu_a", "read", {}),
+        call("gen_0", "ls", {}),
+        call("gen_2", "ls", {}),
+        call("gen_3", "ls", {}),
+        call("gen_4", "ls", {}),
+        call("toolu_c", "unnamed_tool", {}),
+        call("toolu_d", "read_file", {}),
+        done,
+      ],
+      error: undefined,
     });
   });
 
@@ -290,7 +354,7 @@ describe("toModelEvents", () => {
     expect((await run(frames)).error).toBe("content_block_delta after content block 0 stopped");
   });
 
-  it("reports no usage when the stream carries none, and a bare error event plainly", async () => {
+  it("reports no usage when the stream carries none", async () => {
     const bare = [
       {
         type: "message_start",
@@ -303,9 +367,6 @@ describe("toModelEvents", () => {
       { type: "message_stop" },
     ];
     expect((await run(bare)).out).toEqual([{ type: "text", text: "ok" }, { type: "done" }]);
-    expect((await run([...start, { type: "error" }])).error).toBe(
-      "the model stream failed: error: ",
-    );
   });
 
   it("fails on a delta for a block that never started", async () => {

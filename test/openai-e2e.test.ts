@@ -3,17 +3,20 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type AgentEvent, runAgent } from "../src/agent.js";
 import { OpenAIModelClient } from "../src/providers/openai.js";
+import { toOpenAIMessages } from "../src/providers/openai-protocol.js";
+import { receipts } from "../src/receipts.js";
 import { createWorkspaceTools } from "../src/tools/index.js";
 import type { Message } from "../src/types.js";
 import { useCleanup } from "./support/cleanup.js";
 import {
   completion,
+  notJson,
   type OpenAIServer,
   type Quirks,
   startOpenAIServer,
   stream,
 } from "./support/openai-server.js";
-import type { ReplyScript } from "./support/sse-server.js";
+import { postRaw, type ReplyScript } from "./support/sse-server.js";
 import { useTempDirs } from "./support/temp.js";
 
 const tempDir = useTempDirs();
@@ -74,37 +77,118 @@ describe("runAgent with the OpenAI SDK against a local Chat Completions server",
     expect(new Set(calls.map((c) => c.id)).size).toBe(2);
   });
 
-  it("throws a vLLM-style in-band error and commits nothing", async () => {
-    const server = await serve([
-      stream(completion({ text: ["a", "b", "c"] }), { errorAfter: 2, errorShape: "vllm" }),
-    ]);
-    const events: AgentEvent[] = [];
-    await expect(
-      runAgent({
+  it.each([
+    ["vLLM's", "vllm" as const, "ServiceUnavailableError", "The model is overloaded"],
+    [
+      "OpenAI's",
+      "openai" as const,
+      "server_error",
+      "The server had an error while processing your request",
+    ],
+  ])(
+    "throws %s in-band error as a ProviderStreamError and commits nothing",
+    async (_name, errorShape, type, message) => {
+      const server = await serve([
+        stream(completion({ text: ["a", "b", "c"] }), { errorAfter: 2, errorShape }),
+      ]);
+      const events: AgentEvent[] = [];
+      const error = await runAgent({
         client: clientFor(server),
         tools: [],
         system: "",
         messages: [user],
         onEvent: (e) => void events.push(e),
-      }),
-    ).rejects.toThrow("the model stream failed: The model is overloaded");
-    expect(events.filter((event) => event.type === "message")).toEqual([]);
-  });
+      }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(Error);
+      expect(error).toMatchObject({ name: "ProviderStreamError", type, message });
+      expect(events.filter((event) => event.type === "message")).toEqual([]);
+    },
+  );
 
-  it("is answered 400 with OpenAI's text for a call left without a response", async () => {
-    const server = await serve([stream(completion({ text: ["unreachable"] }))]);
+  it("sends a call left without a response with an outcome-unknown receipt, which the strict server takes (sent raw, it refuses it)", async () => {
+    const server = await serve([stream(completion({ text: ["fine"] }))]);
     const dangling: Message[] = [
       user,
       { role: "assistant", content: "", toolCalls: [{ id: "call_9", name: "ls", input: {} }] },
       { role: "user", content: "hello?" },
     ];
-    await expect(
-      runAgent({ client: clientFor(server), tools: [], system: "", messages: dangling }),
-    ).rejects.toMatchObject({
-      status: 400,
+    const result = await runAgent({
+      client: clientFor(server),
+      tools: [],
+      system: "",
+      messages: dangling,
     });
+    expect(result.text).toBe("fine");
+    expect(server.rejections).toEqual([]);
+    expect(server.requests[0]?.body.messages).toEqual([
+      { role: "user", content: "read both notes" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "call_9", type: "function", function: { name: "ls", arguments: "{}" } }],
+      },
+      { role: "tool", tool_call_id: "call_9", content: `Error: ${receipts.outcomeUnknown}` },
+      { role: "user", content: "hello?" },
+    ]);
+
+    const raw = await post(server, {
+      model: "local-model",
+      messages: toOpenAIMessages("", dangling),
+    });
+    expect(raw.status).toBe(400);
     expect(server.rejections).toEqual([
       "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: call_9",
+    ]);
+  });
+
+  it("sends a history holding a lone surrogate so that the API takes it", async () => {
+    const server = await serve([stream(completion({ text: ["fine"] }))]);
+    const broken: Message[] = [{ role: "user", content: "half an emoji: \ud83d, the end" }];
+    const result = await runAgent({
+      client: clientFor(server),
+      tools: [],
+      system: "",
+      messages: broken,
+    });
+    expect(result.text).toBe("fine");
+    expect(server.rejections).toEqual([]);
+  });
+});
+
+const post = (server: OpenAIServer, body: unknown) =>
+  postRaw(`${server.url}/v1/chat/completions`, JSON.stringify(body));
+
+describe("the local Chat Completions server is as strict as OpenAI", () => {
+  const request = (content: string) => ({
+    model: "local-model",
+    messages: [{ role: "user", content }],
+  });
+
+  it("refuses a lone surrogate with OpenAI's JSON error, and takes a pair", async () => {
+    const server = await serve([stream(completion({ text: ["ok"] }))]);
+    const high = await post(server, request("ab\ud83dcd"));
+    const low = await post(server, request("ab\ude00"));
+    expect([high.status, low.status]).toEqual([400, 400]);
+    expect(JSON.parse(low.text)).toEqual({
+      error: { message: notJson, type: "invalid_request_error", param: null, code: null },
+    });
+    expect((await post(server, request("ab\ud83d\ude00cd"))).status).toBe(200);
+    expect(server.rejections).toEqual([notJson, notJson]);
+  });
+
+  it("refuses a tool call id longer than 40 characters", async () => {
+    const server = await serve([]);
+    const id = `call_${"x".repeat(36)}`;
+    const messages: Message[] = [
+      user,
+      { role: "assistant", content: "", toolCalls: [{ id, name: "ls", input: {} }] },
+      { role: "tool", toolCallId: id, content: "x", isError: false },
+    ];
+    expect(
+      (await post(server, { model: "m", messages: toOpenAIMessages("", messages) })).status,
+    ).toBe(400);
+    expect(server.rejections).toEqual([
+      "Invalid 'messages[1].tool_calls[0].id': string too long. Expected a string with maximum length 40, but got a string with length 41 instead.",
     ]);
   });
 });

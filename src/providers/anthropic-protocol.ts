@@ -6,6 +6,8 @@ import type {
   TextBlockParam,
 } from "@anthropic-ai/sdk/resources/messages";
 import type { Message, ModelEvent, ToolCall, ToolSpec, Usage } from "../types.js";
+import { admitCalls, type RoundIds } from "./calls.js";
+import { streamErrorFrom } from "./stream-error.js";
 
 /**
  * The Anthropic Messages translation, both ways, with no I/O: `toAnthropicMessages` for what we
@@ -128,17 +130,20 @@ interface StreamState {
 
 /**
  * The state machine over raw stream events. Text streams out as it comes; tool calls are held
- * until `message_stop` confirms a supported stop reason, so a call cut short is never yielded.
- * Unknown event and block types are ignored; out-of-order events throw.
+ * until `message_stop` confirms a supported stop reason, so a call cut short is never yielded,
+ * and leave with ids and names the provider takes (`admitCalls`; `ids.taken` are the ids the
+ * history already holds). Unknown event and block types are ignored; out-of-order events throw;
+ * an `error` event throws a `ProviderStreamError`.
  */
 export async function* toModelEvents(
   events: AsyncIterable<RawMessageStreamEvent>,
+  ids: RoundIds = {},
 ): AsyncGenerator<ModelEvent> {
   const state: StreamState = { blocks: new Map(), calls: [], stopReason: undefined };
   for await (const event of events) {
     const emitted = step(state, event);
     if (emitted === "stop") {
-      for (const call of state.calls) yield { type: "tool_call", call };
+      for (const call of admitCalls(state.calls, ids)) yield { type: "tool_call", call };
       yield state.usage ? { type: "done", usage: state.usage } : { type: "done" };
       return;
     }
@@ -149,12 +154,7 @@ export async function* toModelEvents(
 }
 
 function step(state: StreamState, event: RawMessageStreamEvent): ModelEvent | "stop" | undefined {
-  const raw = event as { type: string; error?: { type?: string; message?: string } };
-  if (raw.type === "error") {
-    throw new Error(
-      `the model stream failed: ${raw.error?.type ?? "error"}: ${raw.error?.message ?? ""}`,
-    );
-  }
+  if ((event as { type: string }).type === "error") throw streamErrorFrom(event);
   switch (event.type) {
     case "message_start": {
       const usage = event.message?.usage;

@@ -1,5 +1,7 @@
 import { BaseAnthropic } from "@anthropic-ai/sdk/client";
+import { APIError } from "@anthropic-ai/sdk/core/error";
 import { Messages } from "@anthropic-ai/sdk/resources/messages/messages";
+import { normalizeHistory } from "../history.js";
 import type { ModelClient, ModelEvent, ModelRequest } from "../types.js";
 import {
   toAnthropicMessages,
@@ -7,7 +9,9 @@ import {
   toModelEvents,
   withCacheBreakpoints,
 } from "./anthropic-protocol.js";
+import { callIdsIn } from "./calls.js";
 import { failWhenIdle, linkedController } from "./idle.js";
+import { streamErrorFrom } from "./stream-error.js";
 
 export interface AnthropicOptions {
   apiKey: string;
@@ -24,16 +28,18 @@ export interface AnthropicOptions {
   idleTimeout?: number;
 }
 
-/**
- * `ModelClient` for the Anthropic Messages API over the official SDK. The SDK retries before the
- * first event; nothing is retried after it. The abort signal reaches the HTTP request. The SDK's
- * timeout covers only the headers, so a stream that goes quiet is failed by an idle timer.
- */
 /** The SDK's client with only the Messages resource: the bundle leaves the rest of the API out. */
 class MessagesOnly extends BaseAnthropic {
   readonly messages = new Messages(this);
 }
 
+/**
+ * `ModelClient` for the Anthropic Messages API over the official SDK. Every request sends the
+ * history as `normalizeHistory` makes it, and every call it yields has an id and a name the API
+ * takes. The SDK retries before the first event; nothing is retried after it. The abort signal
+ * reaches the HTTP request. The SDK's timeout covers only the headers, so a stream that goes
+ * quiet is failed by an idle timer. A mid-stream `error` event throws a `ProviderStreamError`.
+ */
 export class AnthropicModelClient implements ModelClient {
   private readonly client: MessagesOnly;
 
@@ -47,10 +53,11 @@ export class AnthropicModelClient implements ModelClient {
   }
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
+    const history = normalizeHistory([...request.messages]).messages;
     const { system, tools, messages } = withCacheBreakpoints({
       system: request.system,
       tools: toAnthropicTools(request.tools),
-      messages: toAnthropicMessages(request.messages),
+      messages: toAnthropicMessages(history),
     });
     const [controller, release] = linkedController(request.signal);
     try {
@@ -65,7 +72,14 @@ export class AnthropicModelClient implements ModelClient {
         },
         { signal: controller.signal },
       );
-      yield* toModelEvents(failWhenIdle(events, this.options.idleTimeout ?? 90_000, controller));
+      yield* toModelEvents(failWhenIdle(events, this.options.idleTimeout ?? 90_000, controller), {
+        taken: callIdsIn(history),
+      });
+    } catch (error) {
+      // The SDK throws an `event: error` as an APIError with the response's headers and no status.
+      if (error instanceof APIError && error.status === undefined && error.headers !== undefined)
+        throw streamErrorFrom(error.error);
+      throw error;
     } finally {
       release();
     }

@@ -1,10 +1,11 @@
-import { randomBytes } from "node:crypto";
 import type {
   ChatCompletionChunk,
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
 import type { Message, ModelEvent, ToolCall, ToolSpec, Usage } from "../types.js";
+import { admitCalls, type RoundIds } from "./calls.js";
+import { streamErrorFrom } from "./stream-error.js";
 
 /**
  * The OpenAI Chat Completions translation, both ways, with no I/O. It follows OpenAI and
@@ -74,17 +75,19 @@ interface PendingCall {
 type LooseChunk = Omit<ChatCompletionChunk, "object"> & {
   object?: string;
   message?: string;
-  error?: { message?: string };
+  error?: unknown;
 };
 
 /**
  * The state machine over streamed chunks. Text streams out; tool-call fragments are assembled
  * by `index` (id and name set once, arguments appended) and released at the end, after the
- * stream proved complete. A round with calls is a tool round whatever `finish_reason` says.
+ * stream proved complete, with ids and names the provider takes (`admitCalls`: a missing id is
+ * generated, `ids.taken` are the ids the history already holds). A round with calls is a tool
+ * round whatever `finish_reason` says. An in-band error throws a `ProviderStreamError`.
  */
 export async function* toModelEventsFromOpenAI(
   chunks: AsyncIterable<ChatCompletionChunk>,
-  makeId: () => string = () => `call_${randomBytes(6).toString("hex")}`,
+  ids: RoundIds = {},
 ): AsyncGenerator<ModelEvent> {
   const calls: PendingCall[] = [];
   const slotByIndex = new Map<number, number>();
@@ -92,9 +95,7 @@ export async function* toModelEventsFromOpenAI(
   let usage: Usage | undefined;
 
   for await (const raw of chunks as AsyncIterable<LooseChunk>) {
-    if (raw.object === "error" || raw.error) {
-      throw new Error(`the model stream failed: ${raw.error?.message ?? raw.message ?? "error"}`);
-    }
+    if (raw.object === "error" || raw.error) throw streamErrorFrom(raw);
     if (raw.usage) {
       usage = {
         inputTokens: raw.usage.prompt_tokens,
@@ -144,7 +145,10 @@ export async function* toModelEventsFromOpenAI(
   if (!["stop", "tool_calls", "function_call"].includes(finishReason)) {
     throw new Error(`unsupported finish_reason ${JSON.stringify(finishReason)}`);
   }
-  const complete = calls.map((call, i) => toToolCall(call, i, makeId));
+  const complete = admitCalls(
+    calls.map((call, i) => toToolCall(call, i)),
+    ids,
+  );
   for (const call of complete) yield { type: "tool_call", call };
   yield usage ? { type: "done", usage } : { type: "done" };
 }
@@ -159,8 +163,7 @@ function isComplete(call: PendingCall): boolean {
   }
 }
 
-function toToolCall(call: PendingCall, index: number, newId: () => string): ToolCall {
-  if (!call.name) throw new Error(`tool call ${index} has no function name`);
+function toToolCall(call: PendingCall, index: number): ToolCall {
   let input: unknown = call.object ?? {};
   if (call.args.trim() !== "") {
     try {
@@ -172,5 +175,5 @@ function toToolCall(call: PendingCall, index: number, newId: () => string): Tool
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
     throw new Error(`tool call ${index} returned non-object arguments`);
   }
-  return { id: call.id ?? newId(), name: call.name, input: input as Record<string, unknown> };
+  return { id: call.id ?? "", name: call.name ?? "", input: input as Record<string, unknown> };
 }

@@ -1,7 +1,10 @@
-import OpenAI from "openai";
+import OpenAI, { APIError } from "openai";
+import { normalizeHistory } from "../history.js";
 import type { ModelClient, ModelEvent, ModelRequest } from "../types.js";
+import { callIdsIn } from "./calls.js";
 import { failWhenIdle, linkedController } from "./idle.js";
 import { toModelEventsFromOpenAI, toOpenAIMessages, toOpenAITools } from "./openai-protocol.js";
+import { streamErrorFrom } from "./stream-error.js";
 
 export interface OpenAIOptions {
   /** Optional for local servers (Ollama, vLLM, llama.cpp), which ignore it. */
@@ -19,7 +22,11 @@ export interface OpenAIOptions {
   idleTimeout?: number;
 }
 
-/** `ModelClient` for streaming Chat Completions over the official `openai` SDK. */
+/**
+ * `ModelClient` for streaming Chat Completions over the official `openai` SDK. Every request
+ * sends the history as `normalizeHistory` makes it, and every call it yields has an id and a
+ * name the API takes. An in-band error throws a `ProviderStreamError`.
+ */
 export class OpenAIModelClient implements ModelClient {
   private readonly client: OpenAI;
 
@@ -34,13 +41,14 @@ export class OpenAIModelClient implements ModelClient {
   }
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
+    const history = normalizeHistory([...request.messages]).messages;
     const tools = toOpenAITools(request.tools);
     const [controller, release] = linkedController(request.signal);
     try {
       const chunks = await this.client.chat.completions.create(
         {
           model: this.options.model,
-          messages: toOpenAIMessages(request.system, request.messages),
+          messages: toOpenAIMessages(request.system, history),
           stream: true,
           stream_options: { include_usage: true },
           ...(tools.length > 0 && { tools }),
@@ -50,7 +58,13 @@ export class OpenAIModelClient implements ModelClient {
       );
       yield* toModelEventsFromOpenAI(
         failWhenIdle(chunks, this.options.idleTimeout ?? 90_000, controller),
+        { taken: callIdsIn(history) },
       );
+    } catch (error) {
+      // The SDK throws `data: {"error": …}` as an APIError with the response's headers and no status.
+      if (error instanceof APIError && error.status === undefined && error.headers !== undefined)
+        throw streamErrorFrom(error.error);
+      throw error;
     } finally {
       release();
     }

@@ -154,6 +154,8 @@ export function startAnthropicServer(script: ReplyScript[]): Promise<AnthropicSe
       error: (code, message) =>
         errorReply(code, code === 401 ? "x-api-key header is required" : message),
       validate,
+      loneSurrogate: ({ half, line, column, char }) =>
+        `The request body is not valid JSON: ${half === "high" ? "no low" : "invalid high"} surrogate in string: line ${line} column ${column} (char ${char})`,
     },
     script,
   );
@@ -167,6 +169,7 @@ export function validate(body: Body): string | undefined {
     return "messages: at least one message is required";
   }
   const messages = body.messages as { role?: unknown; content?: unknown }[];
+  const callIds = new Set<string>();
   for (const [i, message] of messages.entries()) {
     if (message.role !== "user" && message.role !== "assistant") {
       return `messages.${i}.role: Input should be 'user' or 'assistant'`;
@@ -181,6 +184,12 @@ export function validate(body: Body): string | undefined {
         return "messages: text content blocks must be non-empty";
       }
       if (block.type === "tool_use") {
+        if (typeof block.id !== "string" || !/^[a-zA-Z0-9_-]+$/.test(block.id)) {
+          return `messages.${i}.content.${j}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`;
+        }
+        if (callIds.has(block.id))
+          return `messages.${i}.content.${j}: \`tool_use\` ids must be unique`;
+        callIds.add(block.id);
         const input = block.input;
         if (typeof input !== "object" || input === null || Array.isArray(input)) {
           return `messages.${i}.content.${j}.tool_use.input: Input should be a valid dictionary`;

@@ -155,10 +155,15 @@ export function startOpenAIServer(script: ReplyScript[]): Promise<OpenAIServer> 
       authorized: () => true,
       error: (code, message) => status(code, message) as Reply & { kind: "status" },
       validate,
+      loneSurrogate: () => notJson,
     },
     script,
   );
 }
+
+/** OpenAI's answer to a body its JSON parser refuses (a lone surrogate escape, for one). */
+export const notJson =
+  "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)";
 
 interface WireMessage {
   role?: unknown;
@@ -189,6 +194,10 @@ export function validate(body: Body): string | undefined {
     }
     if (open.length > 0) return unanswered(open);
     for (const [j, call] of (message.tool_calls ?? []).entries()) {
+      const id = String(call.id);
+      if (id.length > 40) {
+        return `Invalid 'messages[${i}].tool_calls[${j}].id': string too long. Expected a string with maximum length 40, but got a string with length ${id.length} instead.`;
+      }
       const args = call.function?.arguments;
       if (typeof args !== "string") {
         return `Invalid type for 'messages[${i}].tool_calls[${j}].function.arguments': expected a string, but got ${Array.isArray(args) ? "an array" : `an ${typeof args}`} instead.`;

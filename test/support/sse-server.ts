@@ -53,6 +53,47 @@ export interface Protocol {
   error(status: number, message: string): Reply & { kind: "status" };
   /** The real API's message for an invalid request, or undefined. */
   validate(body: Body): string | undefined;
+  /** The real API's message for a body that escapes half of a surrogate pair alone. */
+  loneSurrogate(where: LoneSurrogate): string;
+}
+
+/** Where a JSON text first escapes half of a surrogate pair alone, as a JSON parser counts. */
+export interface LoneSurrogate {
+  half: "high" | "low";
+  line: number;
+  /** 1-based, at the backslash of the escape. */
+  column: number;
+  /** 0-based offset of the backslash in the text. */
+  char: number;
+}
+
+/**
+ * The first `\uD800`–`\uDFFF` escape in `raw` that is not one half of a pair. JavaScript's
+ * `JSON.parse` takes it, the providers' parsers refuse the whole request; `JSON.stringify` (and
+ * so every SDK) writes a lone surrogate as exactly such an escape.
+ */
+export function findLoneSurrogate(raw: string): LoneSurrogate | undefined {
+  const unitAt = (at: number) =>
+    raw[at] === "\\" && raw[at + 1] === "u" ? Number.parseInt(raw.slice(at + 2, at + 6), 16) : NaN;
+  const isHigh = (unit: number) => unit >= 0xd800 && unit <= 0xdbff;
+  const isLow = (unit: number) => unit >= 0xdc00 && unit <= 0xdfff;
+  let at = raw.indexOf("\\");
+  while (at !== -1) {
+    const unit = unitAt(at);
+    let half: LoneSurrogate["half"] | undefined;
+    if (isHigh(unit)) {
+      if (isLow(unitAt(at + 6))) at += 6;
+      else half = "high";
+    } else if (isLow(unit)) half = "low";
+    if (half) {
+      const lineStart = raw.lastIndexOf("\n", at) + 1;
+      const line = raw.slice(0, lineStart).split("\n").length;
+      return { half, line, column: at - lineStart + 1, char: at };
+    }
+    // Past this escape: `\\` and `\"` are two characters, `\uXXXX` six.
+    at = raw.indexOf("\\", at + (raw[at + 1] === "u" ? 6 : 2));
+  }
+  return undefined;
 }
 
 export const stream = (frames: SseFrame[], faults?: StreamFaults): Reply => ({
@@ -76,6 +117,12 @@ export async function startScriptedServer(
       return send(res, protocol.error(404, `Not found: ${req.method} ${req.url}`));
     }
     if (!protocol.authorized(req)) return send(res, protocol.error(401, "missing API key"));
+    const lone = findLoneSurrogate(raw);
+    if (lone) {
+      const message = protocol.loneSurrogate(lone);
+      rejections.push(message);
+      return send(res, protocol.error(400, message));
+    }
     let body: Body;
     try {
       body = JSON.parse(raw) as Body;
@@ -147,4 +194,18 @@ async function sendStream(
     res.write(encode(frame));
   }
   res.end();
+}
+
+/** Posts `text` as it is (no SDK in between) and returns the status and the answer's text. */
+export async function postRaw(
+  url: string,
+  text: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string }> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: text,
+  });
+  return { status: response.status, text: await response.text() };
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, createReadStream, mkdirSync, openSync, writeSync } from "node:fs";
+import { closeSync, createReadStream, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
@@ -118,7 +118,14 @@ export class Session {
       ...(options.sandbox !== undefined && { sandbox: options.sandbox }),
     };
     const session = new Session(path, header, fd, secretRedactor(options.env), false);
-    session.write(header);
+    try {
+      session.write(header);
+    } catch (error) {
+      // A session file without its header is no session: leave nothing behind (a full disk).
+      closeSync(fd);
+      rmSync(path, { force: true });
+      throw error;
+    }
     return session;
   }
 

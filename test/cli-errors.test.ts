@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { parseCliArgs, UsageError } from "../src/cli/args.js";
 import { describeError } from "../src/cli/errors.js";
+import { SessionStore } from "../src/cli/store.js";
+import type { Session } from "../src/session.js";
 import { scrubURLs, shownURL } from "../src/cli/url.js";
 
 /** A mid-stream provider error as the adapters throw it: a string `type`, no `status`. */
@@ -123,5 +125,33 @@ describe("configuration errors", () => {
       'ANTHROPIC_BASE_URL must be an http(s) address such as http://127.0.0.1:11434/v1, not "localhost:8080?key=***"',
     );
     expect(parse(["task"], { ANTHROPIC_BASE_URL: "http://127.0.0.1:1" })).toBe("parsed");
+  });
+});
+
+describe("a session that cannot be written", () => {
+  const failing = (code: string | undefined) => async (): Promise<Session> => {
+    const cause = Object.assign(new Error(`${code}: failed, open`), { code, syscall: "open" });
+    throw code === "EIO" ? new Error("wrapped", { cause }) : cause;
+  };
+  const attempt = async (code: string | undefined) => {
+    const store = new SessionStore("/state", failing(code));
+    const error = await store.append({ role: "user", content: "x" }).catch((e: Error) => e);
+    return describeError(error, undefined);
+  };
+
+  it.each([
+    ["ENOSPC", "no space left on device (free space, or set MINI_AGENT_HOME to another folder)"],
+    ["EDQUOT", "disk quota exceeded (free space, or set MINI_AGENT_HOME to another folder)"],
+    ["EACCES", "permission denied (set MINI_AGENT_HOME to a folder you can write)"],
+    ["EPERM", "operation not permitted (set MINI_AGENT_HOME to a folder you can write)"],
+    ["EROFS", "read-only file system (set MINI_AGENT_HOME to a folder you can write)"],
+    ["ENOTDIR", "a part of the path is not a folder (set MINI_AGENT_HOME to a folder you can write)"],
+    ["EIO", "input/output error (set MINI_AGENT_HOME to a folder you can write)"],
+  ])("%s is one line naming the state folder, with a hint", async (code, text) => {
+    expect(await attempt(code)).toBe(`cannot write the session in /state: ${text}`);
+  });
+
+  it("lets an error that is not a failed system call through as it is", async () => {
+    expect(await attempt(undefined)).toBe("undefined: failed, open");
   });
 });

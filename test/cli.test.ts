@@ -112,6 +112,21 @@ describe("mini-agent command", () => {
     ]);
   });
 
+  it("shows control and bidi characters from the model and tools visibly, on stdout and stderr", async () => {
+    const command = "printf 'x'\nrm -rf ~ \x1b]8;;http://e\x07\u202eevil";
+    const { options } = await setup([
+      stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command } }] })),
+      stream(turn({ text: ["\x1b[2J\x1b[31mred\x1b[0m\r\nfake prompt\rreal\u2066"] })),
+    ]);
+    const run = await runBin(["task"], options);
+    expect(run).toEqual({
+      code: 0,
+      stdout: "␛[2J␛[31mred␛[0m\nfake prompt␍real<U+2066>\n",
+      stderr:
+        "  ✗ bash printf 'x'␊rm -rf ~ ␛]8;;http://e␇<U+202E>evil: bash is denied by default: run mini-agent with --allow-bash to let the agent run shell commands\n",
+    });
+  });
+
   it("runs bash with --allow-bash", async () => {
     const { server, options } = await setup([
       stream(

@@ -31,6 +31,8 @@ export class TerminalInput {
       this.closed = true;
       this.take(undefined);
     });
+    // The terminal went away (a read error after a hang-up): the same as closing the input.
+    rl.on("error", () => rl.close());
   }
 
   /** The next prompt: a line typed during the last turn, or the next one typed; none after Ctrl-D. */

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { parseCliArgs, UsageError } from "../src/cli/args.js";
 import { describeError } from "../src/cli/errors.js";
 import { SessionStore } from "../src/cli/store.js";
-import type { Session } from "../src/session.js";
 import { scrubURLs, shownURL } from "../src/cli/url.js";
+import type { Session } from "../src/session.js";
 
 /** A mid-stream provider error as the adapters throw it: a string `type`, no `status`. */
 function streamError(type: string, message: string): Error {
@@ -145,7 +145,10 @@ describe("a session that cannot be written", () => {
     ["EACCES", "permission denied (set MINI_AGENT_HOME to a folder you can write)"],
     ["EPERM", "operation not permitted (set MINI_AGENT_HOME to a folder you can write)"],
     ["EROFS", "read-only file system (set MINI_AGENT_HOME to a folder you can write)"],
-    ["ENOTDIR", "a part of the path is not a folder (set MINI_AGENT_HOME to a folder you can write)"],
+    [
+      "ENOTDIR",
+      "a part of the path is not a folder (set MINI_AGENT_HOME to a folder you can write)",
+    ],
     ["EIO", "input/output error (set MINI_AGENT_HOME to a folder you can write)"],
   ])("%s is one line naming the state folder, with a hint", async (code, text) => {
     expect(await attempt(code)).toBe(`cannot write the session in /state: ${text}`);

@@ -160,11 +160,18 @@ describe("closed or full output", () => {
     const { home, options } = await setup([slowText()]);
     const full = openSync("/dev/full", "w");
     let run: CliRun;
+    let help: CliRun;
     try {
       run = await runBin(["task"], { ...options, stdout: full });
+      help = await runBin(["--help"], { ...options, stdout: full });
     } finally {
       closeSync(full);
     }
+    expect(help).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: "mini-agent: cannot write to stdout: no space left on device (ENOSPC)\n",
+    });
     expect(run).toEqual({
       code: 1,
       stdout: "",

@@ -66,5 +66,8 @@ process.on("uncaughtException", (error) => {
 });
 
 // Exit as soon as the work is done: on Linux stdout and stderr writes are synchronous, and
-// nothing left (an idle keep-alive socket, a pool) deserves the wait.
-main(process.argv.slice(2), stopper).then((code) => process.exit(stopper.exitCode ?? code));
+// nothing left (an idle keep-alive socket, a pool) deserves the wait. One turn of the event loop
+// first, so a failed last write to stdout is reported and decides the exit code.
+main(process.argv.slice(2), stopper).then((code) =>
+  setImmediate(() => process.exit(stopper.exitCode ?? code)),
+);

@@ -135,6 +135,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   const runTurn = async (prompt: string): Promise<TurnSummary["status"]> => {
     const output = createOutput(args.outputFormat, { stdout, stderr });
     const signal = stopper.beginTurn();
+    endTurnAfter = undefined;
     const summary = (status: TurnSummary["status"], text: string) => ({
       status,
       text,

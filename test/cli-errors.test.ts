@@ -120,6 +120,15 @@ describe("configuration errors", () => {
     expect(parse(argv)).toBe(message);
   });
 
+  it("reads a negative number after a flag as its value, and leaves words that look like flags alone", () => {
+    expect(parseCliArgs(["-m", "-1", "task"], {})).toMatchObject({ model: "-1", task: "task" });
+    expect(parse(["model", "-1"])).toBe("unknown option -1 (mini-agent --help lists the options)");
+    expect(parseCliArgs(["--", "--max-turns", "-1"], {})).toMatchObject({
+      task: "--max-turns -1",
+      maxTurns: 50,
+    });
+  });
+
   it("checks a base URL from the environment the same way and names the variable", () => {
     expect(parse(["task"], { ANTHROPIC_BASE_URL: "localhost:8080?key=zzz" })).toBe(
       'ANTHROPIC_BASE_URL must be an http(s) address such as http://127.0.0.1:11434/v1, not "localhost:8080?key=***"',

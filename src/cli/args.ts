@@ -178,7 +178,8 @@ function withNegativeValues(argv: string[]): string[] {
     const arg = argv[i] ?? "";
     const next = argv[i + 1];
     if (arg === "--") return [...out, ...argv.slice(i)];
-    const name = optionName(arg.replace(/^--?/, ""));
+    const flag = /^--([\w-]+)$|^-(\w)$/.exec(arg);
+    const name = flag && optionName(flag[1] ?? flag[2] ?? "");
     if (name && options[name].type === "string" && next !== undefined && /^-\d/.test(next)) {
       out.push(`--${name}=${next}`);
       i++;

@@ -1,59 +1,19 @@
-import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readSession } from "../src/session.js";
-import {
-  type AnthropicServer,
-  type ReplyScript,
-  startAnthropicServer,
-  status,
-  stream,
-  turn,
-} from "./support/anthropic-server.js";
+import { status, stream, turn } from "./support/anthropic-server.js";
 import { useCleanup } from "./support/cleanup.js";
-import { type CliOptions, cliEnv, runBin } from "./support/cli.js";
+import { runBin, sessionFiles, toolResults, useCliSetup } from "./support/cli.js";
 import {
   completion,
   status as openaiStatus,
   stream as openaiStream,
   startOpenAIServer,
 } from "./support/openai-server.js";
-import { useTempDirs } from "./support/temp.js";
 
-const tempDir = useTempDirs();
+const setup = useCliSetup();
 const track = useCleanup();
-
-interface Setup {
-  server: AnthropicServer;
-  workspace: string;
-  home: string;
-  options: CliOptions;
-}
-
-async function setup(script: ReplyScript[]): Promise<Setup> {
-  const server = await startAnthropicServer(script);
-  track(server);
-  const workspace = await tempDir();
-  const home = await tempDir();
-  const env = cliEnv(home, server.url);
-  return { server, workspace, home, options: { cwd: workspace, env } };
-}
-
-async function sessionFiles(home: string): Promise<string[]> {
-  const root = join(home, "state", "sessions");
-  const dirs = await readdir(root);
-  const files: string[] = [];
-  for (const dir of dirs) {
-    for (const name of await readdir(join(root, dir))) files.push(join(root, dir, name));
-  }
-  return files;
-}
-
-const toolResults = (body: { messages?: unknown }) =>
-  ((body.messages ?? []) as { content: Record<string, unknown>[] }[])
-    .flatMap((message) => message.content)
-    .filter((block) => block.type === "tool_result")
-    .map((block) => ({ id: block.tool_use_id, content: block.content, isError: block.is_error }));
 
 describe("mini-agent command", () => {
   it("answers a one-shot task on stdout, exits 0 and writes the session", async () => {
@@ -150,6 +110,21 @@ describe("mini-agent command", () => {
     expect(lines.filter((line) => line.type === "approval")).toEqual([
       { type: "approval", toolCallId: "toolu_1", tool: "bash", approved: false, by: "no-terminal" },
     ]);
+  });
+
+  it("shows control and bidi characters from the model and tools visibly, on stdout and stderr", async () => {
+    const command = "printf 'x'\nrm -rf ~ \x1b]8;;http://e\x07\u202eevil";
+    const { options } = await setup([
+      stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command } }] })),
+      stream(turn({ text: ["\x1b[2J\x1b[31mred\x1b[0m\r\nfake prompt\rreal\u2066"] })),
+    ]);
+    const run = await runBin(["task"], options);
+    expect(run).toEqual({
+      code: 0,
+      stdout: "␛[2J␛[31mred␛[0m\nfake prompt␍real<U+2066>\n",
+      stderr:
+        "  ✗ bash printf 'x'␊rm -rf ~ ␛]8;;http://e␇<U+202E>evil: bash is denied by default: run mini-agent with --allow-bash to let the agent run shell commands\n",
+    });
   });
 
   it("runs bash with --allow-bash", async () => {
@@ -278,11 +253,11 @@ describe("mini-agent command", () => {
       stderr: "mini-agent: ANTHROPIC_API_KEY is not set: export your Anthropic API key in it\n",
     });
     const badFlag = await runBin(["--frobnicate", "task"], options);
-    expect(badFlag.code).toBe(2);
-    expect(badFlag.stderr.split("\n")[0]).toBe(
-      "mini-agent: Unknown option '--frobnicate'. To specify a positional argument starting with a '-', place it at the end of the command after '--', as in '-- \"--frobnicate\"",
-    );
-    expect(badFlag.stderr).toContain("Usage: mini-agent");
+    expect(badFlag).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: "mini-agent: unknown option --frobnicate (mini-agent --help lists the options)\n",
+    });
     const badId = await runBin(["--resume", "nope", "task"], options);
     expect(badId).toEqual({
       code: 2,
@@ -396,7 +371,7 @@ describe("mini-agent command", () => {
     const help = await runBin(["--help"], { ...options, env });
     expect(help.code).toBe(0);
     expect(help.stdout).toContain(
-      "Exit codes: 0 done, 1 error, 2 usage or configuration, 3 turn limit reached, 130 interrupted.",
+      "Exit codes: 0 done, 1 error, 2 usage or configuration, 3 turn limit reached,\n130 interrupted (Ctrl-C), 143 SIGTERM, 129 SIGHUP, 141 stdout closed.",
     );
   });
 });

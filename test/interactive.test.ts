@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -6,51 +5,31 @@ import { describe, expect, it } from "vitest";
 import { readSession } from "../src/session.js";
 import { startAnthropicServer, stream, turn } from "./support/anthropic-server.js";
 import { useCleanup } from "./support/cleanup.js";
-import { bin, cliEnv } from "./support/cli.js";
+import {
+  cliEnv,
+  runBin,
+  sessionFiles,
+  sessionRecords,
+  toolResults,
+  useCliSetup,
+} from "./support/cli.js";
+import { converse, hasScript } from "./support/pty.js";
 import { useTempDirs } from "./support/temp.js";
 
 /** The interactive session on a real terminal: `script` gives the CLI a pseudo-terminal. */
 
 const tempDir = useTempDirs();
 const track = useCleanup();
+const setup = useCliSetup();
+const question = "[y]es, [n]o, [a]lways for this session? ";
 
-/** Drives the CLI in a pty: waits for each expected text on screen, then types the answer. */
-function converse(env: NodeJS.ProcessEnv, cwd: string, steps: [string, string][]) {
-  return new Promise<{ code: number | null; screen: string }>((resolve, reject) => {
-    const child = spawn("script", ["-q", "-e", "-c", `${process.execPath} ${bin}`, "/dev/null"], {
-      cwd,
-      env: { ...env, TERM: "dumb" },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let screen = "";
-    let step = 0;
-    let from = 0;
-    const advance = () => {
-      const next = steps[step];
-      if (!next) return;
-      const at = screen.indexOf(next[0], from);
-      if (at === -1) return;
-      from = at + next[0].length;
-      step++;
-      child.stdin.write(next[1]);
-      advance();
-    };
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`no ${JSON.stringify(steps[step]?.[0])} on screen:\n${screen}`));
-    }, 15_000);
-    child.stdout.on("data", (chunk: Buffer) => {
-      screen += chunk.toString();
-      advance();
-    });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, screen });
-    });
-  });
+/** The text of the last block of a request: the prompt that request carries. */
+function lastText(body: Record<string, unknown> | undefined): unknown {
+  const messages = (body?.messages ?? []) as { content: { text?: string }[] }[];
+  return messages.at(-1)?.content.at(-1)?.text;
 }
 
-describe.skipIf(!existsSync("/usr/bin/script"))("interactive session on a terminal", () => {
+describe.skipIf(!hasScript)("interactive session on a terminal", () => {
   it("answers prompts, asks before bash, records the answer, and leaves on /exit", async () => {
     const server = track(
       await startAnthropicServer([
@@ -97,5 +76,142 @@ describe.skipIf(!existsSync("/usr/bin/script"))("interactive session on a termin
       content: "from-bash\n[exit code 0]",
       isError: false,
     });
+  });
+
+  it("asks twelve times in one turn without a listener warning", async () => {
+    const { server, workspace, home, options } = await setup([
+      stream(
+        turn({
+          calls: Array.from({ length: 12 }, (_, i) => ({
+            id: `toolu_${i + 1}`,
+            name: "bash",
+            input: { command: `echo ${i + 1}` },
+          })),
+        }),
+      ),
+      stream(turn({ text: ["All denied."] })),
+    ]);
+    const { code, screen } = await converse(options.env, workspace, [
+      ["› ", "run them\r"],
+      ...Array.from({ length: 12 }, (): [string, string] => [question, "n\r"]),
+      ["All denied.", ""],
+      ["› ", "/exit\r"],
+    ]);
+    expect(code).toBe(0);
+    expect(screen).not.toContain("MaxListenersExceededWarning");
+    expect(screen).not.toContain("Warning");
+    expect(server.rejections).toEqual([]);
+    const [file] = await sessionFiles(home);
+    const approvals = (await sessionRecords(file ?? "")).filter((r) => r.type === "approval");
+    expect(approvals.map((r) => `${r.toolCallId} ${r.approved} ${r.by}`)).toEqual(
+      Array.from({ length: 12 }, (_, i) => `toolu_${i + 1} false user`),
+    );
+  });
+
+  it("Ctrl-C at the bash question cancels it with the turn, and the next typed line runs", async () => {
+    const { server, workspace, home, options } = await setup([
+      stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: "echo no" } }] })),
+      stream(turn({ text: ["Ran the line after."] })),
+    ]);
+    const { code } = await converse(options.env, workspace, [
+      ["› ", "run it\r"],
+      [question, "\x03"],
+      ["› ", "the line after\r"],
+      ["Ran the line after.", ""],
+      ["› ", "/exit\r"],
+    ]);
+    expect(code).toBe(0);
+    expect(server.rejections).toEqual([]);
+    expect(lastText(server.requests[1]?.body)).toBe("the line after");
+    expect(toolResults(server.requests[1]?.body ?? {})).toEqual([
+      { id: "toolu_1", content: "aborted before execution", isError: true },
+    ]);
+    const [file] = await sessionFiles(home);
+    expect((await readSession(file ?? "")).repaired).toBe(0);
+  });
+
+  it("Ctrl-D at the bash question records a denial by the user, ends the turn and leaves", async () => {
+    const { server, workspace, home, options } = await setup([
+      stream(
+        turn({
+          calls: [
+            { id: "toolu_1", name: "bash", input: { command: "touch should-not-run" } },
+            { id: "toolu_2", name: "ls", input: {} },
+          ],
+        }),
+      ),
+      stream(turn({ text: ["Resumed."] })),
+    ]);
+    const { code } = await converse(options.env, workspace, [
+      ["› ", "run it\r"],
+      [question, "\x04"],
+    ]);
+    expect(code).toBe(0);
+    expect(existsSync(join(workspace, "should-not-run"))).toBe(false);
+    const [file] = await sessionFiles(home);
+    const records = await sessionRecords(file ?? "");
+    expect(records.filter((r) => r.type === "approval")).toEqual([
+      { type: "approval", toolCallId: "toolu_1", tool: "bash", approved: false, by: "user" },
+    ]);
+    const session = await readSession(file ?? "");
+    expect(session.repaired).toBe(0);
+    expect(session.messages.slice(2)).toEqual([
+      {
+        role: "tool",
+        toolCallId: "toolu_1",
+        content: "the user closed the input (Ctrl-D) instead of answering; the call did not run",
+        isError: true,
+      },
+      { role: "tool", toolCallId: "toolu_2", content: "aborted before execution", isError: true },
+    ]);
+    const next = await runBin(["--continue", "go on"], options);
+    expect(next).toEqual({ code: 0, stdout: "Resumed.\n", stderr: "" });
+    expect(server.rejections).toEqual([]);
+  });
+
+  it("shows a line typed while a turn runs as the next prompt, then runs it", async () => {
+    const { server, workspace, options } = await setup([
+      stream(turn({ text: ["Thinking", " slowly", " about", " it", "."] }), { frameDelayMs: 150 }),
+      stream(turn({ text: ["Second answer."] })),
+    ]);
+    const { code, screen } = await converse(options.env, workspace, [
+      ["› ", "first\r"],
+      ["Thinking", "typed ahead\r"],
+      ["about it.", ""],
+      ["› typed ahead", ""],
+      ["Second answer.", ""],
+      ["› ", "/exit\r"],
+    ]);
+    expect(code).toBe(0);
+    expect(screen).toContain("› typed ahead");
+    expect(lastText(server.requests[1]?.body)).toBe("typed ahead");
+  });
+
+  it("shows a command's control characters in the question instead of obeying them", async () => {
+    const spoof = "touch pwned-by-spoof #\x1b[2K\rAllow bash: ls -la";
+    const { workspace, options } = await setup([
+      stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: spoof } }] })),
+      stream(turn({ text: ["Denied."] })),
+    ]);
+    const { code, screen } = await converse(options.env, workspace, [
+      ["› ", "list\r"],
+      [question, "n\r"],
+      ["Denied.", ""],
+      ["› ", "/exit\r"],
+    ]);
+    expect(code).toBe(0);
+    expect(screen).toContain("Allow bash: touch pwned-by-spoof #␛[2K␍Allow bash: ls -la\r\n");
+    expect(screen).toContain(
+      "✗ bash touch pwned-by-spoof #␛[2K␍Allow bash: ls -la: the user denied this call",
+    );
+    expect(screen).not.toContain("\x1b[2K\rAllow");
+    expect(existsSync(join(workspace, "pwned-by-spoof"))).toBe(false);
+  });
+
+  it("fails the test, showing the screen, when an expected text never comes", async () => {
+    const { workspace, options } = await setup([]);
+    await expect(
+      converse(options.env, workspace, [["never shown", ""]], ["--version"]),
+    ).rejects.toThrow(/^exited 0 before "never shown":\n/);
   });
 });

@@ -67,4 +67,18 @@ describe("the CLI approval policy", () => {
       { toolCallId: "b1", tool: "bash", approved: true, by: "allow-bash-flag" },
     ]);
   });
+
+  it("records closing the input at the question as a denial by the user, saying so", async () => {
+    const decisions: Decision[] = [];
+    const policy = cliPolicy({
+      bash: "ask",
+      ask: async () => "closed",
+      record: async (decision) => void decisions.push(decision),
+    });
+    expect(await policy(bash("b1"))).toEqual({
+      approved: false,
+      reason: "the user closed the input (Ctrl-D) instead of answering; the call did not run",
+    });
+    expect(decisions).toEqual([{ toolCallId: "b1", tool: "bash", approved: false, by: "user" }]);
+  });
 });

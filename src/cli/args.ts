@@ -1,12 +1,20 @@
 import { parseArgs } from "node:util";
+import { shownURL } from "./url.js";
 
-/** Exit codes, documented in the README. */
+/**
+ * Exit codes, documented in the README. A run stopped from outside exits 128 + the signal's
+ * number, as a shell reports it: Ctrl-C (SIGINT) 130, SIGHUP 129, SIGTERM 143, and 141 (SIGPIPE)
+ * when the reader of stdout went away.
+ */
 export const exitCodes = {
   done: 0,
   error: 1,
   usage: 2,
   maxTurns: 3,
+  hangup: 129,
   interrupted: 130,
+  outputClosed: 141,
+  terminated: 143,
 } as const;
 
 /** A mistake in how mini-agent was called or configured: one line, exit code 2. */
@@ -61,14 +69,23 @@ Options:
   -v, --version             print the version
   -h, --help                print this help
 
-Exit codes: 0 done, 1 error, 2 usage or configuration, 3 turn limit reached, 130 interrupted.`;
+Environment:
+  ANTHROPIC_API_KEY         key for --provider anthropic (required)
+  ANTHROPIC_BASE_URL        Messages API endpoint, e.g. a local Anthropic-compatible server
+  OPENAI_API_KEY            key for --provider openai (optional for a local server)
+  OPENAI_BASE_URL           Chat Completions endpoint, e.g. http://127.0.0.1:11434/v1 (Ollama)
+  MINI_AGENT_MODEL          model when -m is not given
+  MINI_AGENT_HOME           state folder: sessions (default ~/.mini-agent)
+
+Exit codes: 0 done, 1 error, 2 usage or configuration, 3 turn limit reached,
+130 interrupted (Ctrl-C), 143 SIGTERM, 129 SIGHUP, 141 stdout closed.`;
 
 export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
   let parsed: ReturnType<typeof parse>;
   try {
-    parsed = parse(argv);
+    parsed = parse(withNegativeValues(argv));
   } catch (error) {
-    throw new UsageError((error as Error).message.split("\n")[0] ?? "invalid arguments");
+    throw parseError(error as Error & { code?: string });
   }
   const { values, positionals } = parsed;
   if (values.print !== undefined && positionals.length > 0) {
@@ -99,15 +116,20 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
   if (values.continue && values.resume !== undefined) {
     throw new UsageError("use either --continue or --resume, not both");
   }
+  if (values.model === "")
+    throw new UsageError("--model is empty: name a model, or leave the flag out");
+  if (values.cwd === "")
+    throw new UsageError("--cwd is empty: name a folder, or leave the flag out");
   const model = values.model ?? nonEmpty(env.MINI_AGENT_MODEL);
   if (provider === "openai" && model === undefined) {
     throw new UsageError(
       "--provider openai needs --model (or MINI_AGENT_MODEL), e.g. --model gpt-5 or --model llama3.1",
     );
   }
-  const baseURL =
-    values["base-url"] ??
-    nonEmpty(provider === "openai" ? env.OPENAI_BASE_URL : env.ANTHROPIC_BASE_URL);
+  const urlVariable = provider === "openai" ? "OPENAI_BASE_URL" : "ANTHROPIC_BASE_URL";
+  const baseURL = values["base-url"] ?? nonEmpty(env[urlVariable]);
+  if (baseURL !== undefined)
+    checkURL(baseURL, values["base-url"] !== undefined ? "--base-url" : urlVariable);
   return {
     ...(task !== undefined && { task }),
     cwd: values.cwd ?? process.cwd(),
@@ -128,28 +150,83 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
 }
 
 function parse(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      print: { type: "string", short: "p" },
-      cwd: { type: "string" },
-      provider: { type: "string" },
-      model: { type: "string", short: "m" },
-      "base-url": { type: "string" },
-      "allow-bash": { type: "boolean" },
-      sandbox: { type: "string" },
-      continue: { type: "boolean", short: "c" },
-      resume: { type: "string", short: "r" },
-      sessions: { type: "boolean" },
-      "output-format": { type: "string" },
-      "max-turns": { type: "string" },
-      debug: { type: "boolean" },
-      version: { type: "boolean", short: "v" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
+  return parseArgs({ args: argv, allowPositionals: true, strict: true, options });
+}
+
+const options = {
+  print: { type: "string", short: "p" },
+  cwd: { type: "string" },
+  provider: { type: "string" },
+  model: { type: "string", short: "m" },
+  "base-url": { type: "string" },
+  "allow-bash": { type: "boolean" },
+  sandbox: { type: "string" },
+  continue: { type: "boolean", short: "c" },
+  resume: { type: "string", short: "r" },
+  sessions: { type: "boolean" },
+  "output-format": { type: "string" },
+  "max-turns": { type: "string" },
+  debug: { type: "boolean" },
+  version: { type: "boolean", short: "v" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** `--max-turns -1` means the value -1 (then refused as a number), not a missing value. */
+function withNegativeValues(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    const next = argv[i + 1];
+    if (arg === "--") return [...out, ...argv.slice(i)];
+    const flag = /^--([\w-]+)$|^-(\w)$/.exec(arg);
+    const name = flag && optionName(flag[1] ?? flag[2] ?? "");
+    if (name && options[name].type === "string" && next !== undefined && /^-\d/.test(next)) {
+      out.push(`--${name}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}
+
+type OptionName = keyof typeof options;
+
+function optionName(flag: string): OptionName | undefined {
+  if (flag in options) return flag as OptionName;
+  const entry = Object.entries(options).find(
+    ([, option]) => "short" in option && option.short === flag,
+  );
+  return entry?.[0] as OptionName | undefined;
+}
+
+/** Node's parser explains in three sentences; one line with a hint is enough. */
+function parseError(error: Error & { code?: string }): UsageError {
+  const quoted = /'(-[^' ,<]+)/.exec(error.message)?.[1] ?? "";
+  if (error.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
+    return new UsageError(`unknown option ${quoted} (mini-agent --help lists the options)`);
+  }
+  const long = /--([\w-]+)/.exec(error.message)?.[1];
+  const name = `--${long ?? optionName(quoted.replace(/^-+/, "")) ?? quoted}`;
+  if (/does not take an argument/.test(error.message))
+    return new UsageError(`${name} takes no value`);
+  if (/ambiguous/.test(error.message)) {
+    return new UsageError(
+      `${name} needs a value (to give one that starts with "-", write ${name}=VALUE)`,
+    );
+  }
+  if (/argument missing/.test(error.message)) return new UsageError(`${name} needs a value`);
+  return new UsageError(error.message.split("\n")[0] ?? "invalid arguments");
+}
+
+function checkURL(url: string, from: string): void {
+  let protocol = "";
+  try {
+    protocol = new URL(url).protocol;
+  } catch {}
+  if (protocol !== "http:" && protocol !== "https:") {
+    throw new UsageError(
+      `${from} must be an http(s) address such as http://127.0.0.1:11434/v1, not ${JSON.stringify(shownURL(url))}`,
+    );
+  }
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -1,12 +1,19 @@
 import { UsageError } from "./args.js";
+import { visible } from "./terminal.js";
+import { scrubURLs, shownURL } from "./url.js";
 
+/**
+ * What a provider error may carry. An HTTP error has a `status`; an error event in the middle of
+ * a stream has none, only a string `type` (`overloaded_error`) and the provider's `message`.
+ * Anthropic nests the body's error one level deeper than OpenAI.
+ */
 interface ProviderError extends Error {
   status?: number;
-  /** Anthropic nests the error one level deeper than OpenAI. */
+  type?: unknown;
   error?: { error?: { type?: string; message?: string }; type?: string; message?: string };
 }
 
-const hints: Record<number, string> = {
+const hintsByStatus: Record<number, string> = {
   400: "the provider rejected the request",
   401: "check the API key (ANTHROPIC_API_KEY or OPENAI_API_KEY)",
   403: "the key is not allowed to use this model or endpoint",
@@ -17,20 +24,68 @@ const hints: Record<number, string> = {
   529: "the provider is overloaded; try again later",
 };
 
-/** One line for the person at the terminal; no stack, no request body. */
+const hintsByType: Record<string, string> = {
+  invalid_request_error: "the provider rejected the request",
+  authentication_error: "check the API key (ANTHROPIC_API_KEY or OPENAI_API_KEY)",
+  permission_error: "the key is not allowed to use this model or endpoint",
+  not_found_error: "check --model and --base-url",
+  request_too_large: "the request is too large; start a new session",
+  rate_limit_error: "rate limited: wait a little and try again",
+  api_error: "the provider failed; try again later",
+  overloaded_error: "the provider is overloaded; try again later",
+};
+
+/**
+ * One line for the person at the terminal; no stack, no request body. Control characters are
+ * made visible and the base URL's credentials never appear, so the line is also safe to put in
+ * the JSON result.
+ */
 export function describeError(error: unknown, baseURL: string | undefined): string {
+  return visible(scrubURLs(describe(error, baseURL), baseURL));
+}
+
+function describe(error: unknown, baseURL: string | undefined): string {
   if (error instanceof UsageError) return error.message;
   const err: ProviderError = error instanceof Error ? error : new Error(String(error));
   if (err.name === "APIConnectionError" || err.name === "APIConnectionTimeoutError") {
-    const where = baseURL ?? "the provider";
+    const where = baseURL === undefined ? "the provider" : shownURL(baseURL);
     return `could not reach ${where} (${err.message.replace(/\.$/, "")}): check --base-url and the network`;
   }
+  const body = err.error?.error ?? err.error;
   if (typeof err.status === "number") {
-    const body = err.error?.error ?? err.error;
     const detail = body?.message ?? err.message;
     const hint =
-      hints[err.status] ?? (err.status >= 500 ? "the provider failed; try again later" : "");
+      hintsByStatus[err.status] ??
+      (err.status >= 500 ? "the provider failed; try again later" : "");
     return `provider error ${err.status}${body?.type ? ` ${body.type}` : ""}: ${detail}${hint ? ` (${hint})` : ""}`;
   }
+  const type = typeof body?.type === "string" && body.type !== "error" ? body.type : err.type;
+  if (typeof type === "string") {
+    const detail = body?.message ?? err.message;
+    const hint = hintsByType[type] ?? "the answer stopped mid-stream; try again";
+    return `provider error ${type}: ${detail} (${hint})`;
+  }
   return err.message;
+}
+
+const systemErrors: Record<string, string> = {
+  ENOSPC: "no space left on device",
+  EDQUOT: "disk quota exceeded",
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  EROFS: "read-only file system",
+  ENOTDIR: "a part of the path is not a folder",
+  EEXIST: "a file is in the way",
+  EIO: "input/output error",
+  EPIPE: "the reader went away",
+};
+
+/** What a failed system call's code means, in words: `no space left on device`. */
+export function systemErrorMeaning(code: string): string {
+  return systemErrors[code] ?? code;
+}
+
+/** `no space left on device (ENOSPC)`: what a failed system call means, and its code. */
+export function systemErrorText(error: Error & { code?: string }): string {
+  return error.code ? `${systemErrorMeaning(error.code)} (${error.code})` : error.message;
 }

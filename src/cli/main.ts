@@ -1,16 +1,21 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
-import { realpath } from "node:fs/promises";
 import { exitCodes, parseCliArgs, UsageError, usage } from "./args.js";
 import { describeError } from "./errors.js";
+import { Stopper } from "./signals.js";
+import { scrubURLs } from "./url.js";
+import { workspaceFolder } from "./workspace.js";
 
 /**
  * The `mini-agent` command. This file stays light: `--version` and `--help` load nothing else,
- * and the provider SDK is loaded only when a turn runs.
+ * and the provider SDK is loaded only when a turn runs. Every way out goes through
+ * `process.exit` with a documented code, so exit hooks (killing the commands bash started) run:
+ * the end of the work, a signal, a closed stdout, and an error nothing else caught.
  */
-async function main(argv: string[]): Promise<number> {
+let baseURL: string | undefined;
+
+async function main(argv: string[], stopper: Stopper): Promise<number> {
   let debug = argv.includes("--debug");
-  let baseURL: string | undefined;
   try {
     const args = parseCliArgs(argv, process.env);
     debug = args.debug;
@@ -23,19 +28,20 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${version()}\n`);
       return exitCodes.done;
     }
-    const workspace = await realpath(args.cwd).catch(() => {
-      throw new UsageError(`no such folder: ${args.cwd}`);
-    });
+    const workspace = await workspaceFolder(args.cwd);
     const { runCli } = await import("./run.js");
-    return await runCli(args, workspace);
+    return await runCli(args, workspace, stopper);
   } catch (error) {
-    const usageError = error instanceof UsageError;
-    process.stderr.write(`mini-agent: ${describeError(error, baseURL)}\n`);
-    if (usageError && /^(Unknown option|Option)/.test(error.message))
-      process.stderr.write(`\n${usage}\n`);
-    if (debug && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
-    return usageError ? exitCodes.usage : exitCodes.error;
+    report(error, baseURL, debug);
+    return error instanceof UsageError ? exitCodes.usage : exitCodes.error;
   }
+}
+
+/** One line on stderr; the stack only with --debug. Never a credential of the base URL. */
+function report(error: unknown, baseURL: string | undefined, debug: boolean): void {
+  process.stderr.write(`mini-agent: ${describeError(error, baseURL)}\n`);
+  if (debug && error instanceof Error && error.stack)
+    process.stderr.write(`${scrubURLs(error.stack, baseURL)}\n`);
 }
 
 function version(): string {
@@ -45,6 +51,23 @@ function version(): string {
   return pkg.version;
 }
 
+const stopper = new Stopper({
+  write: (text) => process.stderr.write(text),
+  exit: (code) => process.exit(code),
+});
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
+  process.on(signal, () => stopper.signal(signal));
+process.stdout.on("error", (error) => stopper.stdoutFailed(error));
+// Nothing on stderr is worth ending a run for: a closed stderr only loses the notices.
+process.stderr.on("error", () => {});
+process.on("uncaughtException", (error) => {
+  report(error, baseURL, process.argv.includes("--debug"));
+  process.exit(exitCodes.error);
+});
+
 // Exit as soon as the work is done: on Linux stdout and stderr writes are synchronous, and
-// nothing left (an idle keep-alive socket, a pool) deserves the wait.
-main(process.argv.slice(2)).then((code) => process.exit(code));
+// nothing left (an idle keep-alive socket, a pool) deserves the wait. One turn of the event loop
+// first, so a failed last write to stdout is reported and decides the exit code.
+main(process.argv.slice(2), stopper).then((code) =>
+  setImmediate(() => process.exit(stopper.exitCode ?? code)),
+);

@@ -1,6 +1,8 @@
 import type { AgentEvent } from "../agent.js";
+import { headOf } from "../text.js";
 import type { Message, ToolCall, Usage } from "../types.js";
 import type { OutputFormat } from "./args.js";
+import { visible } from "./terminal.js";
 
 export interface TurnSummary {
   status: "completed" | "aborted" | "max_turns" | "error";
@@ -10,7 +12,12 @@ export interface TurnSummary {
   error?: string;
 }
 
-/** Renders what the loop reports: text on stdout, one line per tool call on stderr, or JSON. */
+/**
+ * Renders what the loop reports: text on stdout, one line per tool call on stderr, or JSON.
+ * In text, everything from the model or a tool passes through `visible`: escape sequences, bidi
+ * controls and stray carriage returns are shown, never obeyed (JSON escaping protects the rest).
+ * `finish` ends a partial line, so what is printed after it (an error) starts on its own line.
+ */
 export interface Output {
   event(event: AgentEvent): void;
   finish(summary: TurnSummary): void;
@@ -37,7 +44,7 @@ export function createOutput(format: OutputFormat, { stdout, stderr }: Streams):
       return {
         event(event) {
           if (event.type === "text") {
-            stdout.write(event.text);
+            stdout.write(visible(event.text, { multiline: true }));
             endsWithNewline = event.text.endsWith("\n");
           } else if (event.type === "message") {
             remember(event.message);
@@ -91,18 +98,18 @@ export function createOutput(format: OutputFormat, { stdout, stderr }: Streams):
 function toolLine(call: ToolCall | undefined, result: Message & { role: "tool" }): string {
   const name = call?.name ?? "tool";
   const argument = call ? shortArgument(call.input) : "";
-  const head = `  ${result.isError ? "✗" : "✓"} ${name}${argument ? ` ${argument}` : ""}`;
+  const head = `  ${result.isError ? "✗" : "✓"} ${visible(name)}${argument ? ` ${argument}` : ""}`;
   if (!result.isError) return head;
   const reason = result.content.trim().split("\n").at(-1) ?? "";
-  return `${head}: ${clip(reason, 120)}`;
+  return `${head}: ${clip(visible(reason), 120)}`;
 }
 
 function shortArgument(input: Record<string, unknown>): string {
   const value = ["command", "path", "pattern"]
     .map((key) => input[key])
     .find((v) => typeof v === "string");
-  return typeof value === "string" ? clip(value.replace(/\s+/g, " "), 60) : "";
+  return typeof value === "string" ? clip(visible(value.replace(/[ \t]+/g, " ")), 60) : "";
 }
 
 const clip = (text: string, max: number) =>
-  text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  text.length > max ? `${headOf(text, max - 1)}…` : text;

@@ -7,7 +7,8 @@ import type { Approval, BeforeToolCall, ToolCall } from "../types.js";
  * `denyBashByDefault`, which approves it.
  */
 export type BashMode = "allow" | "ask";
-export type Answer = "yes" | "no" | "always";
+/** `closed`: the person closed the input (Ctrl-D) instead of answering. */
+export type Answer = "yes" | "no" | "always" | "closed";
 
 export interface Decision {
   toolCallId: string;
@@ -26,6 +27,8 @@ export interface CliPolicyOptions {
 }
 
 export const userDeniedReason = "the user denied this call";
+export const inputClosedReason =
+  "the user closed the input (Ctrl-D) instead of answering; the call did not run";
 
 export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
   let bash = options.bash;
@@ -41,6 +44,7 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
       bashAllowedBy = "user-always";
       return [{ approved: true }, "user-always"];
     }
+    if (answer === "closed") return [{ approved: false, reason: inputClosedReason }, "user"];
     return answer === "yes"
       ? [{ approved: true }, "user"]
       : [{ approved: false, reason: userDeniedReason }, "user"];

@@ -1,15 +1,19 @@
-import type { Interface } from "node:readline";
 import { setFlagsFromString } from "node:v8";
 import { type AgentEvent, runAgent } from "../agent.js";
-import { listSessions, Session, type SessionSummary } from "../session.js";
+import { normalizeHistory } from "../history.js";
+import { listSessions, Session } from "../session.js";
 import { createWorkspaceTools } from "../tools/index.js";
 import { resolveSandbox, type SandboxState } from "../tools/sandbox.js";
-import type { Message, ModelClient, ModelEvent, ModelRequest, ToolCall, Usage } from "../types.js";
+import type { Message, ModelClient, ToolCall } from "../types.js";
 import { type CliArgs, exitCodes, UsageError } from "./args.js";
 import { describeError } from "./errors.js";
+import { TerminalInput, taskFromStdin } from "./input.js";
 import { createOutput, type TurnSummary } from "./output.js";
-import { type Answer, type BashMode, cliPolicy } from "./policy.js";
-import { sessionsDir, sessionToResume, stateHome } from "./store.js";
+import { type BashMode, cliPolicy } from "./policy.js";
+import type { Stopper } from "./signals.js";
+import { formatSessions, SessionStore, sessionsDir, sessionToResume, stateHome } from "./store.js";
+import { scrubURLs } from "./url.js";
+import { CountingClient } from "./usage.js";
 
 export const defaultModel = "claude-sonnet-5-5";
 
@@ -53,7 +57,7 @@ function providerFor(
 }
 
 /** Runs one task, or an interactive session, and returns the exit code. */
-export async function runCli(args: CliArgs, workspace: string): Promise<number> {
+export async function runCli(args: CliArgs, workspace: string, stopper: Stopper): Promise<number> {
   const { stdin, stdout, stderr, env } = process;
   const dir = sessionsDir(env, workspace);
   if (args.sessions) {
@@ -66,7 +70,7 @@ export async function runCli(args: CliArgs, workspace: string): Promise<number> 
       : undefined;
   const connect = providerFor(args, env);
   const interactive = args.task === undefined && stdin.isTTY === true;
-  const task = args.task ?? (interactive ? undefined : await taskFromStdin());
+  const task = args.task ?? (interactive ? undefined : await taskFromStdin(stdin));
   const model = connect.model;
   const bash: BashMode = args.allowBash ? "allow" : "ask";
   const bashCanRun = args.allowBash || stdin.isTTY === true;
@@ -89,12 +93,15 @@ export async function runCli(args: CliArgs, workspace: string): Promise<number> 
         terminal: true,
       })
     : undefined;
+  const input = rl && new TerminalInput(rl, stderr);
+  stopper.interactive = interactive;
+  rl?.on("SIGINT", () => stopper.signal("SIGINT"));
 
-  let session: Session | undefined;
   let history: Message[] = [];
+  let resumed: Session | undefined;
   if (resumePath) {
     const loaded = await Session.open(resumePath);
-    session = loaded.session;
+    resumed = loaded.session;
     history = loaded.messages;
     if (loaded.repaired > 0) {
       stderr.write(
@@ -102,28 +109,21 @@ export async function runCli(args: CliArgs, workspace: string): Promise<number> 
       );
     }
   }
-  const ensureSession = async () => {
-    session ??= await Session.create({ dir, workspace, model, sandbox: sandboxName(sandbox) });
-    return session;
-  };
+  const create = () => Session.create({ dir, workspace, model, sandbox: sandboxName(sandbox) });
+  const store = new SessionStore(stateHome(env), create, resumed);
 
-  let running: AbortController | undefined;
-  let idleInterrupts = 0;
-  const onInterrupt = () => {
-    if (running && !running.signal.aborted) {
-      running.abort();
-      stderr.write("\nmini-agent: interrupting (Ctrl-C again to quit)\n");
-    } else if (running || interactive === false || ++idleInterrupts > 1) {
-      process.exit(exitCodes.interrupted);
-    } else stderr.write("\n(Ctrl-C again, /exit or Ctrl-D to quit)\n");
-  };
-  process.on("SIGINT", onInterrupt);
-  rl?.on("SIGINT", onInterrupt);
-
+  // A call denied because the input was closed ends its turn once its result is recorded.
+  let endTurnAfter: string | undefined;
   const policy = cliPolicy({
     bash,
-    ...(rl && { ask: (call: ToolCall) => ask(rl, call, running?.signal) }),
-    record: async (decision) => (await ensureSession()).appendApproval(decision),
+    ...(input && {
+      ask: async (call: ToolCall) => {
+        const answer = await input.ask(call, stopper.turnSignal);
+        if (answer === "closed") endTurnAfter = call.id;
+        return answer;
+      },
+    }),
+    record: (decision) => store.appendApproval(decision),
   });
   const tools = createWorkspaceTools(workspace, { bash: { sandbox: sandboxOptions } });
   const system = systemPrompt(
@@ -133,57 +133,66 @@ export async function runCli(args: CliArgs, workspace: string): Promise<number> 
   );
 
   const runTurn = async (prompt: string): Promise<TurnSummary["status"]> => {
-    const current = await ensureSession();
     const output = createOutput(args.outputFormat, { stdout, stderr });
-    const userMessage: Message = { role: "user", content: prompt };
-    await current.append(userMessage);
-    history.push(userMessage);
-    running = new AbortController();
-    const base = { sessionId: current.id, usage: client.usage };
+    const signal = stopper.beginTurn();
+    endTurnAfter = undefined;
+    const summary = (status: TurnSummary["status"], text: string) => ({
+      status,
+      text,
+      sessionId: store.id ?? "",
+      usage: client.usage,
+    });
     try {
+      // A turn that failed may have left a call without its result: repair it before sending.
+      history = normalizeHistory(history).messages;
+      const userMessage: Message = { role: "user", content: prompt };
+      await store.append(userMessage);
+      history.push(userMessage);
       const result = await runAgent({
         client,
         tools,
         system,
         messages: history,
         beforeToolCall: policy,
-        signal: running.signal,
+        signal,
         maxTurns: args.maxTurns,
         onEvent: async (event: AgentEvent) => {
           if (event.type === "message") {
+            await store.append(event.message);
             history.push(event.message);
-            await current.append(event.message);
+            if (event.message.role === "tool" && event.message.toolCallId === endTurnAfter)
+              stopper.abortTurn();
           }
           output.event(event);
         },
       });
-      output.finish({ status: result.status, text: result.text, ...base });
+      output.finish(summary(result.status, result.text));
       return result.status;
     } catch (error) {
       const message = describeError(error, args.baseURL);
-      if (args.outputFormat !== "text")
-        output.finish({ status: "error", text: "", ...base, error: message });
+      output.finish({ ...summary("error", ""), error: message });
       stderr.write(`mini-agent: ${message}\n`);
-      if (args.debug && error instanceof Error && error.stack) stderr.write(`${error.stack}\n`);
+      if (args.debug && error instanceof Error && error.stack)
+        stderr.write(`${scrubURLs(error.stack, args.baseURL)}\n`);
       return "error";
     } finally {
-      running = undefined;
+      stopper.endTurn();
     }
   };
 
   try {
     if (task !== undefined) return statusCode(await runTurn(task));
-    if (!rl) return exitCodes.done;
-    for await (const line of prompts(rl)) {
-      idleInterrupts = 0;
+    if (!input) return exitCodes.done;
+    for (let line = await input.nextPrompt(); line !== undefined; line = await input.nextPrompt()) {
+      stopper.resetIdle();
       if (line === "/exit") break;
       if (line.trim() !== "") await runTurn(line);
+      if (stopper.exitCode !== undefined) break;
     }
     return exitCodes.done;
   } finally {
-    process.off("SIGINT", onInterrupt);
     rl?.close();
-    await session?.close();
+    await store.close();
   }
 }
 
@@ -225,76 +234,4 @@ function systemPrompt(
       : []),
     "Answer briefly and say what you changed.",
   ].join("\n");
-}
-
-/** Lines typed at the prompt until Ctrl-D. */
-async function* prompts(rl: Interface): AsyncGenerator<string> {
-  const lines = rl[Symbol.asyncIterator]();
-  for (;;) {
-    rl.setPrompt("› ");
-    rl.prompt();
-    const next = await lines.next();
-    if (next.done) return;
-    yield next.value;
-  }
-}
-
-function ask(rl: Interface, call: ToolCall, signal: AbortSignal | undefined): Promise<Answer> {
-  const command = String(call.input.command ?? JSON.stringify(call.input));
-  return new Promise((resolve, reject) => {
-    signal?.addEventListener("abort", () => reject(new Error("approval interrupted")), {
-      once: true,
-    });
-    rl.question(
-      `Allow ${call.name}: ${command}\n[y]es, [n]o, [a]lways for this session? `,
-      (answer) => {
-        const key = answer.trim().toLowerCase()[0];
-        resolve(key === "y" ? "yes" : key === "a" ? "always" : "no");
-      },
-    );
-  });
-}
-
-async function taskFromStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  const task = Buffer.concat(chunks).toString("utf8").trim();
-  if (task === "")
-    throw new UsageError("no task: give one as an argument, with --print, or on stdin");
-  return task;
-}
-
-function formatSessions(sessions: SessionSummary[]): string {
-  if (sessions.length === 0) return "no sessions for this folder\n";
-  const rows = sessions.map((s) => {
-    const prompt = s.firstPrompt.replace(/\s+/g, " ");
-    return `${s.id}  ${s.updatedAt.slice(0, 16).replace("T", " ")}  ${String(s.turns).padStart(3)} turn(s)  ${prompt.length > 60 ? `${prompt.slice(0, 59)}…` : prompt}`;
-  });
-  return `${rows.join("\n")}\n`;
-}
-
-/** Adds up the usage each round reports, for `--output-format json`. */
-class CountingClient implements ModelClient {
-  readonly usage: Usage = {
-    inputTokens: 0,
-    outputTokens: 0,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-  };
-
-  constructor(private readonly inner: ModelClient) {}
-
-  async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
-    for await (const event of this.inner.stream(request)) {
-      if (event.type === "done" && event.usage) {
-        this.usage.inputTokens += event.usage.inputTokens;
-        this.usage.outputTokens += event.usage.outputTokens;
-        this.usage.cacheReadTokens =
-          (this.usage.cacheReadTokens ?? 0) + (event.usage.cacheReadTokens ?? 0);
-        this.usage.cacheWriteTokens =
-          (this.usage.cacheWriteTokens ?? 0) + (event.usage.cacheWriteTokens ?? 0);
-      }
-      yield event;
-    }
-  }
 }

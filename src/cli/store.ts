@@ -2,8 +2,17 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, join } from "node:path";
-import { listSessions } from "../session.js";
+import {
+  type ApprovalRecord,
+  listSessions,
+  type Session,
+  type SessionSummary,
+} from "../session.js";
+import { headOf } from "../text.js";
+import type { Message } from "../types.js";
 import { UsageError } from "./args.js";
+import { systemErrorMeaning } from "./errors.js";
+import { visible } from "./terminal.js";
 
 /** `$MINI_AGENT_HOME` (default `~/.mini-agent`): the user's state, never inside the workspace. */
 export function stateHome(env: NodeJS.ProcessEnv): string {
@@ -31,4 +40,78 @@ export async function sessionToResume(dir: string, resume: string | undefined): 
   const [newest] = await listSessions(dir);
   if (!newest) throw new UsageError("no session to continue for this folder");
   return newest.path;
+}
+
+/** A session record that could not be written, said in one line with what to do about it. */
+export class SessionWriteError extends Error {
+  override name = "SessionWriteError";
+}
+
+const fullDisk = "free space, or set MINI_AGENT_HOME to another folder";
+const stateHints: Record<string, string> = { ENOSPC: fullDisk, EDQUOT: fullDisk };
+
+/**
+ * The session of one run, created only when its first record is written, so a run that fails
+ * earlier (a configuration error, an empty prompt) leaves no session behind. Records are written
+ * before the caller adds them to its history: what the history holds was persisted. A failed
+ * system call becomes a `SessionWriteError` naming the state folder; other errors pass as they are.
+ */
+export class SessionStore {
+  constructor(
+    private readonly state: string,
+    private readonly create: () => Promise<Session>,
+    private session?: Session,
+  ) {}
+
+  /** The session's id, once it exists. */
+  get id(): string | undefined {
+    return this.session?.id;
+  }
+
+  append(message: Message): Promise<void> {
+    return this.write((session) => session.append(message));
+  }
+
+  appendApproval(decision: Omit<ApprovalRecord, "type">): Promise<void> {
+    return this.write((session) => session.appendApproval(decision));
+  }
+
+  async close(): Promise<void> {
+    await this.session?.close();
+  }
+
+  private async write(record: (session: Session) => Promise<void>): Promise<void> {
+    try {
+      this.session ??= await this.create();
+      await record(this.session);
+    } catch (error) {
+      const code = systemCode(error);
+      if (code === undefined) throw error;
+      const hint = stateHints[code] ?? "set MINI_AGENT_HOME to a folder you can write";
+      throw new SessionWriteError(
+        `cannot write the session in ${this.state}: ${systemErrorMeaning(code)} (${hint})`,
+        { cause: error },
+      );
+    }
+  }
+}
+
+/** The code of a failed system call (`ENOSPC`), on the error or on its cause. */
+function systemCode(error: unknown): string | undefined {
+  for (let e = error; e instanceof Error; e = e.cause) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code === "string" && /^E[A-Z]+$/.test(code)) return code;
+  }
+  return undefined;
+}
+
+/** `--sessions`: one row per session, newest first, its first prompt shown safely. */
+export function formatSessions(sessions: SessionSummary[]): string {
+  if (sessions.length === 0) return "no sessions for this folder\n";
+  const rows = sessions.map((s) => {
+    const prompt = visible(s.firstPrompt.replace(/[ \t\r\n]+/g, " "));
+    const shown = prompt.length > 60 ? `${headOf(prompt, 59)}…` : prompt;
+    return `${s.id}  ${s.updatedAt.slice(0, 16).replace("T", " ")}  ${String(s.turns).padStart(3)} turn(s)  ${shown}`;
+  });
+  return `${rows.join("\n")}\n`;
 }

@@ -1,7 +1,15 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import {
+  type AnthropicServer,
+  type ReplyScript,
+  startAnthropicServer,
+} from "./anthropic-server.js";
+import { useCleanup } from "./cleanup.js";
+import { useTempDirs } from "./temp.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
   bin: Record<string, string>;
@@ -19,6 +27,10 @@ export interface CliOptions {
   cwd: string;
   env: NodeJS.ProcessEnv;
   input?: string;
+  /** Leave stdin open (the test writes to it, or never ends it) instead of writing `input`. */
+  openStdin?: boolean;
+  /** A file descriptor to give the CLI as its stdout instead of a pipe (e.g. `/dev/full`). */
+  stdout?: number;
   /** Called once the process is running, e.g. to send it a signal later. */
   started?: (child: ReturnType<typeof spawn>) => void;
 }
@@ -29,19 +41,19 @@ export function runBin(args: string[], options: CliOptions): Promise<CliRun> {
     const child = spawn(process.execPath, [bin, ...args], {
       cwd: options.cwd,
       env: options.env,
-      stdio: ["pipe", "pipe", "pipe"],
+      stdio: ["pipe", options.stdout ?? "pipe", "pipe"],
     });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
+    child.stdout?.on("data", (chunk: Buffer) => {
       stdout += chunk.toString();
     });
-    child.stderr.on("data", (chunk: Buffer) => {
+    child.stderr?.on("data", (chunk: Buffer) => {
       stderr += chunk.toString();
     });
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.input ?? "");
+    if (!options.openStdin) child.stdin?.end(options.input ?? "");
     options.started?.(child);
   });
 }
@@ -59,5 +71,66 @@ export function cliEnv(
     ANTHROPIC_API_KEY: "sk-test-key-0123456789",
     ANTHROPIC_BASE_URL: baseURL,
     ...extra,
+  };
+}
+
+/** Every session file under the CLI's state folder (`cliEnv` puts it at `HOME/state`). */
+export async function sessionFiles(home: string): Promise<string[]> {
+  const root = join(home, "state", "sessions");
+  const files: string[] = [];
+  for (const dir of await readdir(root).catch(() => [])) {
+    for (const name of await readdir(join(root, dir))) files.push(join(root, dir, name));
+  }
+  return files;
+}
+
+/** The records of a session file, parsed line by line. */
+export async function sessionRecords(file: string): Promise<Record<string, unknown>[]> {
+  const text = await readFile(file, "utf8");
+  return text
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** The tool results an Anthropic request body carries, in order. */
+export const toolResults = (body: { messages?: unknown }) =>
+  ((body.messages ?? []) as { content: Record<string, unknown>[] | string }[])
+    .flatMap((message) => (typeof message.content === "string" ? [] : message.content))
+    .filter((block) => block.type === "tool_result")
+    .map((block) => ({ id: block.tool_use_id, content: block.content, isError: block.is_error }));
+
+export interface CliSetup {
+  server: AnthropicServer;
+  workspace: string;
+  home: string;
+  options: CliOptions;
+}
+
+/**
+ * For a test file: `setup(script)` starts a local Messages API server with that script and makes
+ * a fresh workspace and home, all removed after each test.
+ */
+export function useCliSetup(): (script: ReplyScript[]) => Promise<CliSetup> {
+  const tempDir = useTempDirs();
+  const track = useCleanup();
+  return async (script) => {
+    const server = track(await startAnthropicServer(script));
+    const workspace = await tempDir();
+    const home = await tempDir();
+    return { server, workspace, home, options: { cwd: workspace, env: cliEnv(home, server.url) } };
+  };
+}
+
+/**
+ * Environment that makes the `write`-th write to a session file fail with `code` (1 is the
+ * header), through a module preloaded into the real bin: a disk that fills up mid-session.
+ */
+export function failingSessionWrites(write: number, code = "ENOSPC"): NodeJS.ProcessEnv {
+  const preload = fileURLToPath(new URL("./failing-session-writes.mjs", import.meta.url));
+  return {
+    NODE_OPTIONS: `--import ${preload}`,
+    MINI_AGENT_TEST_FAIL_WRITE: String(write),
+    MINI_AGENT_TEST_FAIL_CODE: code,
   };
 }

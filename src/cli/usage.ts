@@ -1,0 +1,27 @@
+import type { ModelClient, ModelEvent, ModelRequest, Usage } from "../types.js";
+
+/** Adds up the usage each round reports, for `--output-format json`. */
+export class CountingClient implements ModelClient {
+  readonly usage: Usage = {
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+  };
+
+  constructor(private readonly inner: ModelClient) {}
+
+  async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
+    for await (const event of this.inner.stream(request)) {
+      if (event.type === "done" && event.usage) {
+        this.usage.inputTokens += event.usage.inputTokens;
+        this.usage.outputTokens += event.usage.outputTokens;
+        this.usage.cacheReadTokens =
+          (this.usage.cacheReadTokens ?? 0) + (event.usage.cacheReadTokens ?? 0);
+        this.usage.cacheWriteTokens =
+          (this.usage.cacheWriteTokens ?? 0) + (event.usage.cacheWriteTokens ?? 0);
+      }
+      yield event;
+    }
+  }
+}

@@ -1,0 +1,169 @@
+import { describe, expect, it } from "vitest";
+import { parseCliArgs, UsageError } from "../src/cli/args.js";
+import { describeError } from "../src/cli/errors.js";
+import { SessionStore } from "../src/cli/store.js";
+import { scrubURLs, shownURL } from "../src/cli/url.js";
+import type { Session } from "../src/session.js";
+
+/** A mid-stream provider error as the adapters throw it: a string `type`, no `status`. */
+function streamError(type: string, message: string): Error {
+  return Object.assign(new Error(message), { name: "ProviderStreamError", type });
+}
+
+describe("describeError", () => {
+  it("gives a mid-stream provider error the same one-line form as a status error", () => {
+    expect(describeError(streamError("overloaded_error", "Overloaded"), undefined)).toBe(
+      "provider error overloaded_error: Overloaded (the provider is overloaded; try again later)",
+    );
+    expect(describeError(streamError("api_error", "Internal server error"), undefined)).toBe(
+      "provider error api_error: Internal server error (the provider failed; try again later)",
+    );
+    expect(describeError(streamError("something_new", "odd"), undefined)).toBe(
+      "provider error something_new: odd (the answer stopped mid-stream; try again)",
+    );
+  });
+
+  it("reads the SDK's own mid-stream error without printing its raw JSON", () => {
+    const body = { type: "error", error: { type: "overloaded_error", message: "Overloaded" } };
+    const sdkError = Object.assign(new Error(JSON.stringify(body)), {
+      name: "Error",
+      status: undefined,
+      error: body,
+      type: "overloaded_error",
+    });
+    expect(describeError(sdkError, undefined)).toBe(
+      "provider error overloaded_error: Overloaded (the provider is overloaded; try again later)",
+    );
+  });
+
+  it("makes control characters in a provider's message visible", () => {
+    expect(describeError(streamError("api_error", "bad\x1b[2J\nthing"), undefined)).toBe(
+      "provider error api_error: bad␛[2J␊thing (the provider failed; try again later)",
+    );
+  });
+
+  it("never shows the credentials of the base URL, wherever the error puts them", () => {
+    const url = "https://alice:hunter2-secret@llm.example:8443/v1?key=sk-live-123456&mode=fast";
+    const connection = Object.assign(new Error("Connection error."), {
+      name: "APIConnectionError",
+    });
+    expect(describeError(connection, url)).toBe(
+      "could not reach https://***@llm.example:8443/v1?key=***&mode=fast (Connection error): check --base-url and the network",
+    );
+    const echoed = new Error(`fetch failed for ${url} (sk-live-123456, hunter2-secret)`);
+    const line = describeError(echoed, url);
+    expect(line).not.toContain("hunter2-secret");
+    expect(line).not.toContain("sk-live-123456");
+    expect(line).not.toContain("alice");
+  });
+});
+
+describe("shownURL", () => {
+  it.each([
+    ["http://127.0.0.1:11434/v1", "http://127.0.0.1:11434/v1"],
+    ["https://user:pass@host/v1", "https://***@host/v1"],
+    ["https://token@host", "https://***@host"],
+    ["https://host/v1?key=abc", "https://host/v1?key=***"],
+    ["https://host/v1?api_key=abc&x=1", "https://host/v1?api_key=***&x=1"],
+    ["https://host/?token=abc#top", "https://host/?token=***#top"],
+    [
+      "https://host/?X-Api-Key=abc&access_token=t&sig=s",
+      "https://host/?X-Api-Key=***&access_token=***&sig=***",
+    ],
+    ["https://host/?model=x&page=2", "https://host/?model=x&page=2"],
+    ["notaurl", "notaurl"],
+    ["//u:p@host?password=x", "//***@host?password=***"],
+  ])("%s is shown as %s", (url, shown) => {
+    expect(shownURL(url)).toBe(shown);
+  });
+
+  it("scrubs every URL in a text, and the secrets of a known URL even where they stand alone", () => {
+    const url = "https://bob:s3cr3t-pass@h/v1?key=k-123456";
+    expect(scrubURLs(`see https://x:y@other/?token=zzz; s3cr3t-pass k-123456`, url)).toBe(
+      "see https://***@other/?token=***; *** ***",
+    );
+  });
+});
+
+describe("configuration errors", () => {
+  const parse = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
+    try {
+      parseCliArgs(argv, env);
+      return "parsed";
+    } catch (error) {
+      expect(error).toBeInstanceOf(UsageError);
+      return (error as Error).message;
+    }
+  };
+
+  it.each([
+    [["--frobnicate", "task"], "unknown option --frobnicate (mini-agent --help lists the options)"],
+    [["-x", "task"], "unknown option -x (mini-agent --help lists the options)"],
+    [["--max-turns", "-1", "task"], '--max-turns must be a whole number of at least 1, not "-1"'],
+    [["--max-turns"], "--max-turns needs a value"],
+    [
+      ["--model", "--cwd", "x"],
+      '--model needs a value (to give one that starts with "-", write --model=VALUE)',
+    ],
+    [["--allow-bash=yes", "task"], "--allow-bash takes no value"],
+    [["-m", "", "task"], "--model is empty: name a model, or leave the flag out"],
+    [
+      ["--base-url", "notaurl", "task"],
+      '--base-url must be an http(s) address such as http://127.0.0.1:11434/v1, not "notaurl"',
+    ],
+    [
+      ["--base-url", "ftp://u:p@host/", "task"],
+      '--base-url must be an http(s) address such as http://127.0.0.1:11434/v1, not "ftp://***@host/"',
+    ],
+    [["--cwd", "", "task"], "--cwd is empty: name a folder, or leave the flag out"],
+  ])("%j is refused: %s", (argv, message) => {
+    expect(parse(argv)).toBe(message);
+  });
+
+  it("reads a negative number after a flag as its value, and leaves words that look like flags alone", () => {
+    expect(parseCliArgs(["-m", "-1", "task"], {})).toMatchObject({ model: "-1", task: "task" });
+    expect(parse(["model", "-1"])).toBe("unknown option -1 (mini-agent --help lists the options)");
+    expect(parseCliArgs(["--", "--max-turns", "-1"], {})).toMatchObject({
+      task: "--max-turns -1",
+      maxTurns: 50,
+    });
+  });
+
+  it("checks a base URL from the environment the same way and names the variable", () => {
+    expect(parse(["task"], { ANTHROPIC_BASE_URL: "localhost:8080?key=zzz" })).toBe(
+      'ANTHROPIC_BASE_URL must be an http(s) address such as http://127.0.0.1:11434/v1, not "localhost:8080?key=***"',
+    );
+    expect(parse(["task"], { ANTHROPIC_BASE_URL: "http://127.0.0.1:1" })).toBe("parsed");
+  });
+});
+
+describe("a session that cannot be written", () => {
+  const failing = (code: string | undefined) => async (): Promise<Session> => {
+    const cause = Object.assign(new Error(`${code}: failed, open`), { code, syscall: "open" });
+    throw code === "EIO" ? new Error("wrapped", { cause }) : cause;
+  };
+  const attempt = async (code: string | undefined) => {
+    const store = new SessionStore("/state", failing(code));
+    const error = await store.append({ role: "user", content: "x" }).catch((e: Error) => e);
+    return describeError(error, undefined);
+  };
+
+  it.each([
+    ["ENOSPC", "no space left on device (free space, or set MINI_AGENT_HOME to another folder)"],
+    ["EDQUOT", "disk quota exceeded (free space, or set MINI_AGENT_HOME to another folder)"],
+    ["EACCES", "permission denied (set MINI_AGENT_HOME to a folder you can write)"],
+    ["EPERM", "operation not permitted (set MINI_AGENT_HOME to a folder you can write)"],
+    ["EROFS", "read-only file system (set MINI_AGENT_HOME to a folder you can write)"],
+    [
+      "ENOTDIR",
+      "a part of the path is not a folder (set MINI_AGENT_HOME to a folder you can write)",
+    ],
+    ["EIO", "input/output error (set MINI_AGENT_HOME to a folder you can write)"],
+  ])("%s is one line naming the state folder, with a hint", async (code, text) => {
+    expect(await attempt(code)).toBe(`cannot write the session in /state: ${text}`);
+  });
+
+  it("lets an error that is not a failed system call through as it is", async () => {
+    expect(await attempt(undefined)).toBe("undefined: failed, open");
+  });
+});

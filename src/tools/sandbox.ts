@@ -64,9 +64,22 @@ async function probeBwrap(bwrap: string): Promise<string | undefined> {
   });
 }
 
+/**
+ * The namespaces and mounts every sandboxed command gets. A user namespace mapping the uid and
+ * gid that started mini-agent onto themselves, with every capability dropped and no new
+ * privileges (bwrap always sets `no_new_privs`): root outside is a plain uid 0 inside, so it can
+ * neither remount `/` writable nor make device nodes. `--disable-userns` stops a nested user
+ * namespace from handing the capabilities back; `--new-session` stops TIOCSTI typing into the
+ * agent's terminal; `--die-with-parent` ends the sandbox when bwrap's parent dies, even by SIGKILL.
+ */
 function isolation(workspace: string): string[] {
+  const uid = String(process.getuid?.() ?? 0);
+  const gid = String(process.getgid?.() ?? 0);
   // biome-ignore format: each flag beside its values
   return [
+    "--unshare-user", "--uid", uid, "--gid", gid,
+    "--disable-userns",
+    "--cap-drop", "ALL",
     "--ro-bind", "/", "/",
     "--dev", "/dev",
     "--proc", "/proc",
@@ -75,6 +88,7 @@ function isolation(workspace: string): string[] {
     "--unshare-net",
     "--unshare-pid",
     "--unshare-ipc",
+    "--new-session",
     "--die-with-parent",
   ];
 }

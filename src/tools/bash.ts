@@ -35,17 +35,18 @@ export function bashTool(root: string, options: BashOptions = {}): Tool {
     }),
     async run({ command, timeout = defaultTimeout }, signal) {
       const cwd = await workspacePath(root, ".");
+      const env = options.env ?? process.env;
       const sandbox = await resolveSandbox(options.sandbox ?? { mode: "auto" });
       if (sandbox.kind === "unavailable" && sandbox.mode === "required") {
         return failure(`bash refused: the sandbox is required but unavailable: ${sandbox.reason}`);
       }
       const argv =
         sandbox.kind === "bwrap"
-          ? sandboxedArgv(sandbox.bwrap, cwd, command, options.sandbox?.readOnly)
+          ? sandboxedArgv(sandbox.bwrap, cwd, command, options.sandbox ?? {}, env)
           : ["bash", "-c", command];
       const outcome = await runCommand(argv, {
         cwd,
-        env: commandEnv(options.env ?? process.env),
+        env: commandEnv(env),
         timeoutMs: timeout * 1000,
         graceMs: killGrace * 1000,
         ...(signal && { signal }),

@@ -1,8 +1,10 @@
 import { existsSync } from "node:fs";
+import { type HidingMounts, hidingMounts, isInside } from "./sandbox-hide.js";
 
 /**
  * Bash in a bubblewrap sandbox: the whole file system read-only except the workspace, a private
- * /tmp, no network (a new network namespace), its own PID namespace, and dying with mini-agent.
+ * /tmp, no network (a new network namespace), its own PID namespace, no capabilities, the
+ * credential stores hidden, and dying with mini-agent.
  *
  * - `auto`: sandbox when bwrap works here, else run plainly (the CLI warns once).
  * - `required`: never run a command outside the sandbox.
@@ -14,8 +16,13 @@ export interface SandboxOptions {
   mode: SandboxMode;
   /** The bwrap binary; default `bwrap` from `PATH`. */
   bwrap?: string;
-  /** Paths kept read-only even inside the workspace (the session folder, for one). */
+  /** Paths kept read-only even inside the workspace (outside it everything is read-only). */
   readOnly?: string[];
+  /**
+   * Paths hidden inside the sandbox besides the credential stores under `$HOME` and
+   * `$MINI_AGENT_HOME` (see `credentialStores`): a folder shows empty, a file reads empty.
+   */
+  hide?: string[];
 }
 
 /** What is in force: commands run in bwrap, run plainly, or are refused (`required`, no bwrap). */
@@ -72,7 +79,7 @@ async function probeBwrap(bwrap: string): Promise<string | undefined> {
  * namespace from handing the capabilities back; `--new-session` stops TIOCSTI typing into the
  * agent's terminal; `--die-with-parent` ends the sandbox when bwrap's parent dies, even by SIGKILL.
  */
-function isolation(workspace: string): string[] {
+function isolation(workspace: string, hiding: HidingMounts = { before: [], after: [] }): string[] {
   const uid = String(process.getuid?.() ?? 0);
   const gid = String(process.getgid?.() ?? 0);
   // biome-ignore format: each flag beside its values
@@ -84,7 +91,9 @@ function isolation(workspace: string): string[] {
     "--dev", "/dev",
     "--proc", "/proc",
     "--tmpfs", "/tmp",
+    ...hiding.before,
     "--bind", workspace, workspace,
+    ...hiding.after,
     "--unshare-net",
     "--unshare-pid",
     "--unshare-ipc",
@@ -93,17 +102,23 @@ function isolation(workspace: string): string[] {
   ];
 }
 
-/** The argv that runs `command` with bash inside the sandbox, in `workspace`. */
+/**
+ * The argv that runs `command` with bash inside the sandbox, in `workspace`. `env` is the
+ * environment the tool was given: its `HOME` and `MINI_AGENT_HOME` say what to hide.
+ */
 export function sandboxedArgv(
   bwrap: string,
   workspace: string,
   command: string,
-  readOnly: string[] = [],
+  options: Pick<SandboxOptions, "readOnly" | "hide">,
+  env: NodeJS.ProcessEnv,
 ): string[] {
-  const protect = readOnly
-    .filter((path) => existsSync(path))
+  const protect = (options.readOnly ?? [])
+    .filter((path) => isInside(path, workspace) && existsSync(path))
     .flatMap((path) => ["--ro-bind", path, path]);
-  return [bwrap, ...isolation(workspace), ...protect, "--chdir", workspace, "bash", "-c", command];
+  const hiding = hidingMounts(workspace, env, options.hide);
+  hiding.after.unshift(...protect);
+  return [bwrap, ...isolation(workspace, hiding), "--chdir", workspace, "bash", "-c", command];
 }
 
 /** A plain sentence for the model when the sandbox is the likely cause of a failure. */

@@ -5,7 +5,14 @@ import type { Tool } from "../types.js";
 import { defineTool, failure } from "./define.js";
 import { limits, truncated } from "./limits.js";
 import { workspacePath } from "./path.js";
-import { resolveSandbox, type SandboxOptions, sandboxedArgv, sandboxHint } from "./sandbox.js";
+import { createPidsGroup } from "./pids-cgroup.js";
+import {
+  resolveSandbox,
+  type SandboxOptions,
+  sandboxedArgv,
+  sandboxHint,
+  sandboxLimits,
+} from "./sandbox.js";
 
 export interface BashOptions {
   /** Seconds a command may run when the call gives no timeout. Default 120. */
@@ -40,9 +47,13 @@ export function bashTool(root: string, options: BashOptions = {}): Tool {
       if (sandbox.kind === "unavailable" && sandbox.mode === "required") {
         return failure(`bash refused: the sandbox is required but unavailable: ${sandbox.reason}`);
       }
+      const cgroup =
+        sandbox.kind === "bwrap"
+          ? createPidsGroup(sandboxLimits(options.sandbox).processes)
+          : undefined;
       const argv =
         sandbox.kind === "bwrap"
-          ? sandboxedArgv(sandbox.bwrap, cwd, command, options.sandbox ?? {}, env)
+          ? sandboxedArgv(sandbox.bwrap, cwd, command, options.sandbox ?? {}, env, cgroup?.procs)
           : ["bash", "-c", command];
       const outcome = await runCommand(argv, {
         cwd,
@@ -51,6 +62,8 @@ export function bashTool(root: string, options: BashOptions = {}): Tool {
         graceMs: killGrace * 1000,
         ...(signal && { signal }),
       });
+      cgroup?.kill();
+      await cgroup?.remove();
       const status =
         outcome.stopped === "timeout"
           ? `[timed out after ${timeout} s: the command and its processes were killed]`

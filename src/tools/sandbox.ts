@@ -23,7 +23,27 @@ export interface SandboxOptions {
    * `$MINI_AGENT_HOME` (see `credentialStores`): a folder shows empty, a file reads empty.
    */
   hide?: string[];
+  /** Bounds on what a command may use inside the sandbox; each field defaults as `defaultLimits`. */
+  limits?: SandboxLimits;
 }
+
+/**
+ * What one sandboxed command may use. `processes` (tasks, threads included) is RLIMIT_NPROC set
+ * inside the sandbox's user namespace, where the kernel counts only the sandbox's processes, and
+ * a pids cgroup where mini-agent can make one: the kernel exempts root from RLIMIT_NPROC.
+ * `memoryBytes` is RLIMIT_DATA for each process: the writable memory it may map. Not
+ * RLIMIT_AS, which counts reserved address space and breaks WebAssembly and the JVM.
+ */
+export interface SandboxLimits {
+  processes?: number;
+  memoryBytes?: number;
+}
+
+/** Enough for a parallel build; a fork bomb or a runaway allocation stops here. */
+export const defaultLimits: Required<SandboxLimits> = {
+  processes: 4096,
+  memoryBytes: 8 * 2 ** 30,
+};
 
 /** What is in force: commands run in bwrap, run plainly, or are refused (`required`, no bwrap). */
 export type SandboxState =
@@ -102,23 +122,37 @@ function isolation(workspace: string, hiding: HidingMounts = { before: [], after
   ];
 }
 
+/** The limits in force: the options' over `defaultLimits`. */
+export function sandboxLimits(
+  options: Pick<SandboxOptions, "limits"> = {},
+): Required<SandboxLimits> {
+  return { ...defaultLimits, ...options.limits };
+}
+
 /**
  * The argv that runs `command` with bash inside the sandbox, in `workspace`. `env` is the
- * environment the tool was given: its `HOME` and `MINI_AGENT_HOME` say what to hide.
+ * environment the tool was given: its `HOME` and `MINI_AGENT_HOME` say what to hide. With
+ * `cgroupProcs`, bwrap starts inside that pids cgroup.
  */
 export function sandboxedArgv(
   bwrap: string,
   workspace: string,
   command: string,
-  options: Pick<SandboxOptions, "readOnly" | "hide">,
+  options: Omit<SandboxOptions, "mode" | "bwrap">,
   env: NodeJS.ProcessEnv,
+  cgroupProcs?: string,
 ): string[] {
   const protect = (options.readOnly ?? [])
     .filter((path) => isInside(path, workspace) && existsSync(path))
     .flatMap((path) => ["--ro-bind", path, path]);
   const hiding = hidingMounts(workspace, env, options.hide);
   hiding.after.unshift(...protect);
-  return [bwrap, ...isolation(workspace, hiding), "--chdir", workspace, "bash", "-c", command];
+  const { processes, memoryBytes } = sandboxLimits(options);
+  // Setting a limit fails only above the hard limit already in force, which then bounds it.
+  const limit = `ulimit -u ${processes} 2>/dev/null; ulimit -d ${Math.ceil(memoryBytes / 1024)} 2>/dev/null; exec bash -c "$1"`;
+  const argv = [bwrap, ...isolation(workspace, hiding), "--chdir", workspace];
+  const join = cgroupProcs ? ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', cgroupProcs] : [];
+  return [...join, ...argv, "bash", "-c", limit, "bash", command];
 }
 
 /** A plain sentence for the model when the sandbox is the likely cause of a failure. */

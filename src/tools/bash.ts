@@ -2,6 +2,13 @@ import { StringDecoder } from "node:string_decoder";
 import { Type } from "@sinclair/typebox";
 import { isSecretName } from "../secrets.js";
 import type { Tool } from "../types.js";
+import {
+  endCommands,
+  newMarker,
+  RUN_VARIABLE,
+  sweepOrphans,
+  trackCommand,
+} from "./command-reaper.js";
 import { defineTool, failure } from "./define.js";
 import { limits, truncated } from "./limits.js";
 import { workspacePath } from "./path.js";
@@ -31,6 +38,7 @@ const DRAIN_MS = 100;
 
 export function bashTool(root: string, options: BashOptions = {}): Tool {
   const { defaultTimeout = 120, killGrace = 2 } = options;
+  sweepOrphans();
   return defineTool({
     name: "bash",
     description: `Run a bash command in the workspace folder. No stdin; background processes end with the command. Timeout ${defaultTimeout} s unless set (max ${MAX_TIMEOUT}).`,
@@ -118,12 +126,14 @@ async function runCommand(argv: string[], options: RunOptions): Promise<RunOutco
   const { spawn } = await import("node:child_process");
   return new Promise((resolve) => {
     const [file = "bash", ...args] = argv;
+    const marker = newMarker();
     const child = spawn(file, args, {
       cwd: options.cwd,
-      env: options.env,
+      env: { ...options.env, [RUN_VARIABLE]: marker },
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
+    if (child.pid !== undefined) trackCommand(marker, child.pid);
     const output = new BoundedOutput(limits.outputChars);
     const decoders = [new StringDecoder("utf8"), new StringDecoder("utf8")];
     child.stdout.on("data", (chunk: Buffer) => output.push(decoders[0]?.write(chunk) ?? ""));
@@ -144,7 +154,7 @@ async function runCommand(argv: string[], options: RunOptions): Promise<RunOutco
       settled = true;
       for (const timer of timers) clearTimeout(timer);
       options.signal?.removeEventListener("abort", onAbort);
-      killGroup("SIGKILL");
+      endCommands([marker]);
       child.stdout.destroy();
       child.stderr.destroy();
       resolve({ output: output.text(), code, signal: sig, ...(stopped && { stopped }) });

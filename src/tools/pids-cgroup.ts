@@ -7,6 +7,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
+import { kill, running } from "./command-reaper.js";
 
 /**
  * A pids cgroup for one sandboxed command: the kernel refuses a fork beyond `pids.max`. It is
@@ -50,7 +51,7 @@ export function createPidsGroup(max: number): PidsGroup | undefined {
       for (let round = 0; round < 5; round++) {
         const pids = members(procs);
         if (pids.length === 0) return;
-        for (const pid of pids) signal(pid);
+        for (const pid of pids) kill(pid);
       }
     },
     async remove() {
@@ -98,7 +99,7 @@ function removeStale(parent: string): void {
   }
   for (const name of names) {
     const owner = Number(name.slice(PREFIX.length).split("-")[0]);
-    if (owner !== process.pid && !alive(owner)) tryRemove(join(parent, name));
+    if (owner !== process.pid && !running(owner)) tryRemove(join(parent, name));
   }
 }
 
@@ -107,23 +108,6 @@ function members(procs: string): number[] {
     return readFileSync(procs, "utf8").split("\n").filter(Boolean).map(Number);
   } catch {
     return [];
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-function signal(pid: number): void {
-  try {
-    process.kill(pid, "SIGKILL");
-  } catch {
-    // Already gone.
   }
 }
 

@@ -1,6 +1,7 @@
 import { StringDecoder } from "node:string_decoder";
 import { Type } from "@sinclair/typebox";
 import { isSecretName } from "../secrets.js";
+import { headOf, tailOf } from "../text.js";
 import type { Tool } from "../types.js";
 import {
   endCommands,
@@ -182,9 +183,14 @@ async function runCommand(argv: string[], options: RunOptions): Promise<RunOutco
   });
 }
 
-/** Keeps the first and last halves of a stream of text, counting what fell in between. */
+/**
+ * Keeps the first and last halves of a stream of text, counting what fell in between. Cuts only
+ * between code points (`headOf`, `tailOf`); the decoder never splits one across chunks. Holds at
+ * most about `max` characters whatever the volume.
+ */
 class BoundedOutput {
   private head = "";
+  private headFull = false;
   private tail = "";
   private dropped = 0;
 
@@ -192,24 +198,29 @@ class BoundedOutput {
 
   push(text: string): void {
     const half = this.max / 2;
-    if (this.head.length < half) {
-      const take = text.slice(0, half - this.head.length);
+    if (!this.headFull) {
+      const take = headOf(text, half - this.head.length);
       this.head += take;
       text = text.slice(take.length);
+      // Once something is left over, the head is done, even a unit short of `half`.
+      if (text !== "") this.headFull = true;
     }
     this.tail += text;
-    if (this.tail.length > half * 2) {
-      const excess = this.tail.length - half;
-      this.dropped += excess;
-      this.tail = this.tail.slice(excess);
-    }
+    if (this.tail.length > half * 2) this.trimTail();
   }
 
   text(): string {
-    const excess = Math.max(0, this.tail.length - this.max / 2);
-    const dropped = this.dropped + excess;
-    const tail = this.tail.slice(excess);
-    if (dropped === 0) return (this.head + tail).replace(/\n$/, "");
-    return `${this.head}\n${truncated(dropped)}\n${tail}`.replace(/\n$/, "");
+    this.trimTail();
+    const body =
+      this.dropped === 0
+        ? this.head + this.tail
+        : `${this.head}\n${truncated(this.dropped)}\n${this.tail}`;
+    return body.replace(/\n$/, "");
+  }
+
+  private trimTail(): void {
+    const kept = tailOf(this.tail, this.max / 2);
+    this.dropped += this.tail.length - kept.length;
+    this.tail = kept;
   }
 }

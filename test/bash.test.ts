@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { bashTool } from "../src/tools/bash.js";
 import { processesWith } from "./support/processes.js";
@@ -57,10 +59,12 @@ describe("bash", () => {
     const controller = new AbortController();
     const running = ws.run(
       "bash",
-      { command: "echo begun; sleep 314 & sleep 315" },
+      { command: "echo begun; touch begun; sleep 314 & sleep 315" },
       controller.signal,
     );
-    setTimeout(() => controller.abort(), 300);
+    // Aborted once the command has begun, however long the sandbox took to start.
+    while (!existsSync(join(ws.root, "begun"))) await new Promise((r) => setTimeout(r, 20));
+    controller.abort();
     const [result, seconds] = await timed(running);
     expect(result).toEqual({
       content: "begun\n[aborted: the command and its processes were killed]",

@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { bashTool } from "../src/tools/bash.js";
@@ -53,11 +55,13 @@ describe("bash without the sandbox ends everything it started", () => {
       "[timed out after 1 s: the command and its processes were killed]",
     );
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 300);
-    const aborted = await bash.execute(
-      { command: `setsid ${third} > /dev/null 2>&1 & wait` },
+    const running = bash.execute(
+      { command: `setsid ${third} > /dev/null 2>&1 & touch begun; wait` },
       controller.signal,
     );
+    while (!existsSync(join(root, "begun"))) await new Promise((r) => setTimeout(r, 20));
+    controller.abort();
+    const aborted = await running;
     expect(aborted.content).toBe("[aborted: the command and its processes were killed]");
     await settle();
     for (const marker of [first, second, third]) expect(await processesWith(marker)).toEqual([]);

@@ -72,7 +72,13 @@ const ENTRY = `${RUN_VARIABLE}=`;
 /** `[pid, marker]` of every process (other than this one) whose environment has a marker. */
 function markedProcesses(): [number, string][] {
   const found: [number, string][] = [];
-  for (const name of readdirSync("/proc")) {
+  let names: string[];
+  try {
+    names = readdirSync("/proc");
+  } catch {
+    return found;
+  }
+  for (const name of names) {
     if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
     let environ: string;
     try {

@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { bashTool } from "../src/tools/bash.js";
 import { processesWith } from "./support/processes.js";
@@ -57,10 +59,12 @@ describe("bash", () => {
     const controller = new AbortController();
     const running = ws.run(
       "bash",
-      { command: "echo begun; sleep 314 & sleep 315" },
+      { command: "echo begun; touch begun; sleep 314 & sleep 315" },
       controller.signal,
     );
-    setTimeout(() => controller.abort(), 300);
+    // Aborted once the command has begun, however long the sandbox took to start.
+    while (!existsSync(join(ws.root, "begun"))) await new Promise((r) => setTimeout(r, 20));
+    controller.abort();
     const [result, seconds] = await timed(running);
     expect(result).toEqual({
       content: "begun\n[aborted: the command and its processes were killed]",
@@ -81,6 +85,40 @@ describe("bash", () => {
     expect(result.content.endsWith("aaaa\nLAST\n[exit code 0]")).toBe(true);
     const cut = Number(/\[truncated (\d+) characters\]/.exec(result.content)?.[1]);
     expect(cut + result.content.length).toBeGreaterThan(50_000_000);
+  });
+
+  it("holds 200 MB of output in bounded memory", { timeout: 60_000 }, async () => {
+    const ws = await workspace();
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage().rss);
+    }, 20);
+    const command = "head -c 200000000 /dev/zero | tr '\\0' 'a'";
+    const result = await ws.run("bash", { command }).finally(() => clearInterval(sampler));
+    expect(result.content.length).toBeLessThan(50_100);
+    expect(result.content).toMatch(
+      /^a{25000}\n\[truncated 199950000 characters\]\na{25000}\n\[exit code 0\]$/,
+    );
+    // Measured: about 27 MB here; keeping the whole output makes it about 230 MB.
+    expect(peak - before).toBeLessThan(100 * 2 ** 20);
+  });
+
+  it("cuts output with emoji across both cut points into well-formed text", async () => {
+    const ws = await workspace();
+    const emoji = `${process.execPath} -e 'process.stdout.write("😀".repeat(30000))'`;
+    // 60 000 UTF-16 units of emoji; one "x" before them shifts every pair across the cuts.
+    for (const lead of ["", "x"]) {
+      const result = await ws.run("bash", { command: `printf '${lead}'; ${emoji}` });
+      const body = result.content.replace(/\n\[exit code 0\]$/, "");
+      const [head = "", marker = "", tail = ""] = body.split("\n");
+      expect(marker).toMatch(/^\[truncated \d+ characters\]$/);
+      // Nothing but whole pairs around the lead and the marker: no lone surrogate anywhere.
+      expect(body.replace(/\uD83D\uDE00/g, "")).toBe(`${lead}\n${marker}\n`);
+      expect(head.length + tail.length).toBeLessThanOrEqual(50_000);
+      const cut = Number(/\d+/.exec(marker)?.[0]);
+      expect(head.length + cut + tail.length).toBe(lead.length + 60_000);
+    }
   });
 
   it("hides secret variables from the command and sets a non-interactive environment", async () => {

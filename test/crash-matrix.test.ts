@@ -3,6 +3,7 @@ import { readdir, readFile, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readSession } from "../src/session.js";
+import { resolveSandbox } from "../src/tools/sandbox.js";
 import type { Message } from "../src/types.js";
 import {
   type ReplyScript,
@@ -18,8 +19,16 @@ import { useTempDirs } from "./support/temp.js";
 /**
  * The real CLI killed with SIGKILL at many points, then resumed with --continue: the session
  * loads, a call cut off gets one receipt saying its outcome is unknown, nothing runs again on
- * its own, and the next request passes the strict server.
+ * its own, and the next request passes the strict server. Once with bash in the sandbox (when
+ * bwrap works here; always in CI) and once with `--sandbox off`.
  */
+
+const bwrap = (await resolveSandbox({ mode: "required" })).kind === "bwrap";
+const modes = bwrap || process.env.CI ? ["required", "off"] : ["off"];
+
+/** `sleep N` with N unique to this run, so a leftover from elsewhere cannot match. */
+const sleeper = () => `sleep ${3000 + Math.floor(Math.random() * 6000)}`;
+const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
 
 const tempDir = useTempDirs();
 const track = useCleanup();
@@ -88,11 +97,12 @@ function sessionText(home: string): string {
 const toolResults = (history: Message[]) =>
   history.flatMap((m) => (m.role === "tool" ? [[m.toolCallId, m.content]] : []));
 
-describe("crash matrix", () => {
+describe.each(modes)("crash matrix, --sandbox %s", (mode) => {
+  const sandbox = ["--sandbox", mode];
   it("killed while the answer streams: resumes with the prompt and no half answer", async () => {
     const ctx = await killedRun(
       [stream(turn({ text: ["one ", "two ", "three"] }), { stallAfter: 4 })],
-      ["a question"],
+      [...sandbox, "a question"],
       ({ requests }) => requests === 1,
     );
     await resume(ctx);
@@ -101,7 +111,7 @@ describe("crash matrix", () => {
   });
 
   it("killed while a side-effecting command runs: one outcome-unknown receipt, not run again", async () => {
-    const marker = `sleep 3${Math.floor(Math.random() * 89) + 10}1`;
+    const marker = sleeper();
     const ctx = await killedRun(
       [
         stream(
@@ -117,12 +127,18 @@ describe("crash matrix", () => {
           }),
         ),
       ],
-      ["--allow-bash", "do it"],
+      [...sandbox, "--allow-bash", "do it"],
       ({ workspace }) => existsSync(join(workspace, "side.txt")),
     );
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(await processesWith(marker)).toEqual([]);
+    await settle();
+    if (mode === "off") {
+      // SIGKILL runs no exit hook: the command outlives the agent until the next one starts.
+      expect(await processesWith(marker)).toHaveLength(1);
+    } else {
+      expect(await processesWith(marker)).toEqual([]);
+    }
     await resume(ctx);
+    expect(await processesWith(marker)).toEqual([]);
     expect(await readFile(join(ctx.workspace, "side.txt"), "utf8")).toBe("ran\n");
     const { messages } = await readSession(ctx.file);
     expect(toolResults(messages)).toEqual([
@@ -134,9 +150,10 @@ describe("crash matrix", () => {
   });
 
   it("killed between the calls' commit and their receipts, then torn mid-append: loads, repairs, resumes", async () => {
+    const marker = sleeper();
     const ctx = await killedRun(
-      [stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: "sleep 30" } }] }))],
-      ["--allow-bash", "wait"],
+      [stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: marker } }] }))],
+      [...sandbox, "--allow-bash", "wait"],
       ({ session }) => session().includes('"toolu_1"'),
     );
     // The call is committed and running; now cut a record as a crash mid-write would.
@@ -147,6 +164,7 @@ describe("crash matrix", () => {
     const loaded = await readSession(ctx.file);
     expect(toolResults(loaded.messages)).toEqual([["toolu_1", outcomeUnknown]]);
     expect(loaded.skipped).toBe(1);
+    expect(await processesWith(marker)).toEqual([]);
   });
 
   it("killed while the second round streams, after the results were written", async () => {
@@ -155,7 +173,7 @@ describe("crash matrix", () => {
         stream(turn({ calls: [{ id: "toolu_1", name: "ls", input: {} }] })),
         stream(turn({ text: ["Listing shows", " nothing"] }), { stallAfter: 4 }),
       ],
-      ["look"],
+      [...sandbox, "look"],
       ({ requests }) => requests === 2,
     );
     await resume(ctx);
@@ -166,7 +184,7 @@ describe("crash matrix", () => {
   it("killed right after the session header was written, before anything else", async () => {
     const ctx = await killedRun(
       [stream(turn({ text: ["x"] }), { stallAfter: 1 })],
-      ["first"],
+      [...sandbox, "first"],
       ({ requests }) => requests === 1,
     );
     await truncate(ctx.file, (await readFile(ctx.file, "utf8")).indexOf("\n") + 1);

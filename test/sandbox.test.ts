@@ -109,6 +109,16 @@ describe.skipIf(sandboxed.kind !== "bwrap")("bash in the bubblewrap sandbox", ()
     }
   });
 
+  it("ends a process that left the group with setsid when the command returns", async () => {
+    const root = await tempDir();
+    const result = await bashIn(root).execute({
+      command: "setsid sleep 335 > /dev/null 2>&1 & echo started",
+    });
+    expect(result).toEqual({ content: "started\n[exit code 0]", isError: false });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await processesWith("sleep 335")).toEqual([]);
+  });
+
   it("keeps a read-only path read-only even inside the workspace", async () => {
     const root = await tempDir();
     const state = join(root, "state");

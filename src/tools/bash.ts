@@ -1,11 +1,26 @@
 import { StringDecoder } from "node:string_decoder";
 import { Type } from "@sinclair/typebox";
 import { withoutSecrets } from "../secrets.js";
+import { headOf, tailOf } from "../text.js";
 import type { Tool } from "../types.js";
+import {
+  endCommands,
+  newMarker,
+  RUN_VARIABLE,
+  sweepOrphans,
+  trackCommand,
+} from "./command-reaper.js";
 import { defineTool, failure } from "./define.js";
 import { limits, truncated } from "./limits.js";
 import { workspacePath } from "./path.js";
-import { resolveSandbox, type SandboxOptions, sandboxedArgv, sandboxHint } from "./sandbox.js";
+import { createPidsGroup } from "./pids-cgroup.js";
+import {
+  resolveSandbox,
+  type SandboxOptions,
+  sandboxedArgv,
+  sandboxHint,
+  sandboxLimits,
+} from "./sandbox.js";
 
 export interface BashOptions {
   /** Seconds a command may run when the call gives no timeout. Default 120. */
@@ -24,6 +39,7 @@ const DRAIN_MS = 100;
 
 export function bashTool(root: string, options: BashOptions = {}): Tool {
   const { defaultTimeout = 120, killGrace = 2 } = options;
+  sweepOrphans();
   return defineTool({
     name: "bash",
     description: `Run a bash command in the workspace folder. No stdin; background processes end with the command. Timeout ${defaultTimeout} s unless set (max ${MAX_TIMEOUT}).`,
@@ -35,21 +51,28 @@ export function bashTool(root: string, options: BashOptions = {}): Tool {
     }),
     async run({ command, timeout = defaultTimeout }, signal) {
       const cwd = await workspacePath(root, ".");
+      const env = options.env ?? process.env;
       const sandbox = await resolveSandbox(options.sandbox ?? { mode: "auto" });
       if (sandbox.kind === "unavailable" && sandbox.mode === "required") {
         return failure(`bash refused: the sandbox is required but unavailable: ${sandbox.reason}`);
       }
+      const cgroup =
+        sandbox.kind === "bwrap"
+          ? createPidsGroup(sandboxLimits(options.sandbox).processes)
+          : undefined;
       const argv =
         sandbox.kind === "bwrap"
-          ? sandboxedArgv(sandbox.bwrap, cwd, command, options.sandbox?.readOnly)
+          ? sandboxedArgv(sandbox.bwrap, cwd, command, options.sandbox ?? {}, env, cgroup?.procs)
           : ["bash", "-c", command];
       const outcome = await runCommand(argv, {
         cwd,
-        env: commandEnv(options.env ?? process.env),
+        env: commandEnv(env),
         timeoutMs: timeout * 1000,
         graceMs: killGrace * 1000,
         ...(signal && { signal }),
       });
+      cgroup?.kill();
+      await cgroup?.remove();
       const status =
         outcome.stopped === "timeout"
           ? `[timed out after ${timeout} s: the command and its processes were killed]`
@@ -104,12 +127,14 @@ async function runCommand(argv: string[], options: RunOptions): Promise<RunOutco
   const { spawn } = await import("node:child_process");
   return new Promise((resolve) => {
     const [file = "bash", ...args] = argv;
+    const marker = newMarker();
     const child = spawn(file, args, {
       cwd: options.cwd,
-      env: options.env,
+      env: { ...options.env, [RUN_VARIABLE]: marker },
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
+    if (child.pid !== undefined) trackCommand(marker, child.pid);
     const output = new BoundedOutput(limits.outputChars);
     const decoders = [new StringDecoder("utf8"), new StringDecoder("utf8")];
     child.stdout.on("data", (chunk: Buffer) => output.push(decoders[0]?.write(chunk) ?? ""));
@@ -130,7 +155,7 @@ async function runCommand(argv: string[], options: RunOptions): Promise<RunOutco
       settled = true;
       for (const timer of timers) clearTimeout(timer);
       options.signal?.removeEventListener("abort", onAbort);
-      killGroup("SIGKILL");
+      endCommands([marker]);
       child.stdout.destroy();
       child.stderr.destroy();
       resolve({ output: output.text(), code, signal: sig, ...(stopped && { stopped }) });
@@ -158,9 +183,14 @@ async function runCommand(argv: string[], options: RunOptions): Promise<RunOutco
   });
 }
 
-/** Keeps the first and last halves of a stream of text, counting what fell in between. */
+/**
+ * Keeps the first and last halves of a stream of text, counting what fell in between. Cuts only
+ * between code points (`headOf`, `tailOf`); the decoder never splits one across chunks. Holds at
+ * most about `max` characters whatever the volume.
+ */
 class BoundedOutput {
   private head = "";
+  private headFull = false;
   private tail = "";
   private dropped = 0;
 
@@ -168,24 +198,29 @@ class BoundedOutput {
 
   push(text: string): void {
     const half = this.max / 2;
-    if (this.head.length < half) {
-      const take = text.slice(0, half - this.head.length);
+    if (!this.headFull) {
+      const take = headOf(text, half - this.head.length);
       this.head += take;
       text = text.slice(take.length);
+      // Once something is left over, the head is done, even a unit short of `half`.
+      if (text !== "") this.headFull = true;
     }
     this.tail += text;
-    if (this.tail.length > half * 2) {
-      const excess = this.tail.length - half;
-      this.dropped += excess;
-      this.tail = this.tail.slice(excess);
-    }
+    if (this.tail.length > half * 2) this.trimTail();
   }
 
   text(): string {
-    const excess = Math.max(0, this.tail.length - this.max / 2);
-    const dropped = this.dropped + excess;
-    const tail = this.tail.slice(excess);
-    if (dropped === 0) return (this.head + tail).replace(/\n$/, "");
-    return `${this.head}\n${truncated(dropped)}\n${tail}`.replace(/\n$/, "");
+    this.trimTail();
+    const body =
+      this.dropped === 0
+        ? this.head + this.tail
+        : `${this.head}\n${truncated(this.dropped)}\n${this.tail}`;
+    return body.replace(/\n$/, "");
+  }
+
+  private trimTail(): void {
+    const kept = tailOf(this.tail, this.max / 2);
+    this.dropped += this.tail.length - kept.length;
+    this.tail = kept;
   }
 }

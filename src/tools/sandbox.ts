@@ -1,8 +1,10 @@
 import { existsSync } from "node:fs";
+import { type HidingMounts, hidingMounts, isInside } from "./sandbox-hide.js";
 
 /**
  * Bash in a bubblewrap sandbox: the whole file system read-only except the workspace, a private
- * /tmp, no network (a new network namespace), its own PID namespace, and dying with mini-agent.
+ * /tmp, no network (a new network namespace), its own PID namespace, no capabilities, the
+ * credential stores hidden, and dying with mini-agent.
  *
  * - `auto`: sandbox when bwrap works here, else run plainly (the CLI warns once).
  * - `required`: never run a command outside the sandbox.
@@ -14,9 +16,34 @@ export interface SandboxOptions {
   mode: SandboxMode;
   /** The bwrap binary; default `bwrap` from `PATH`. */
   bwrap?: string;
-  /** Paths kept read-only even inside the workspace (the session folder, for one). */
+  /** Paths kept read-only even inside the workspace (outside it everything is read-only). */
   readOnly?: string[];
+  /**
+   * Paths hidden inside the sandbox besides the credential stores under `$HOME` and
+   * `$MINI_AGENT_HOME` (see `credentialStores`): a folder shows empty, a file reads empty.
+   */
+  hide?: string[];
+  /** Bounds on what a command may use inside the sandbox; each field defaults as `defaultLimits`. */
+  limits?: SandboxLimits;
 }
+
+/**
+ * What one sandboxed command may use. `processes` (tasks, threads included) is RLIMIT_NPROC set
+ * inside the sandbox's user namespace, where the kernel counts only the sandbox's processes, and
+ * a pids cgroup where mini-agent can make one: the kernel exempts root from RLIMIT_NPROC.
+ * `memoryBytes` is RLIMIT_DATA for each process: the writable memory it may map. Not
+ * RLIMIT_AS, which counts reserved address space and breaks WebAssembly and the JVM.
+ */
+export interface SandboxLimits {
+  processes?: number;
+  memoryBytes?: number;
+}
+
+/** Enough for a parallel build; a fork bomb or a runaway allocation stops here. */
+export const defaultLimits: Required<SandboxLimits> = {
+  processes: 4096,
+  memoryBytes: 8 * 2 ** 30,
+};
 
 /** What is in force: commands run in bwrap, run plainly, or are refused (`required`, no bwrap). */
 export type SandboxState =
@@ -64,32 +91,68 @@ async function probeBwrap(bwrap: string): Promise<string | undefined> {
   });
 }
 
-function isolation(workspace: string): string[] {
+/**
+ * The namespaces and mounts every sandboxed command gets. A user namespace mapping the uid and
+ * gid that started mini-agent onto themselves, with every capability dropped and no new
+ * privileges (bwrap always sets `no_new_privs`): root outside is a plain uid 0 inside, so it can
+ * neither remount `/` writable nor make device nodes. `--disable-userns` stops a nested user
+ * namespace from handing the capabilities back; `--new-session` stops TIOCSTI typing into the
+ * agent's terminal; `--die-with-parent` ends the sandbox when bwrap's parent dies, even by SIGKILL.
+ */
+function isolation(workspace: string, hiding: HidingMounts = { before: [], after: [] }): string[] {
+  const uid = String(process.getuid?.() ?? 0);
+  const gid = String(process.getgid?.() ?? 0);
   // biome-ignore format: each flag beside its values
   return [
+    "--unshare-user", "--uid", uid, "--gid", gid,
+    "--disable-userns",
+    "--cap-drop", "ALL",
     "--ro-bind", "/", "/",
     "--dev", "/dev",
     "--proc", "/proc",
     "--tmpfs", "/tmp",
+    ...hiding.before,
     "--bind", workspace, workspace,
+    ...hiding.after,
     "--unshare-net",
     "--unshare-pid",
     "--unshare-ipc",
+    "--new-session",
     "--die-with-parent",
   ];
 }
 
-/** The argv that runs `command` with bash inside the sandbox, in `workspace`. */
+/** The limits in force: the options' over `defaultLimits`. */
+export function sandboxLimits(
+  options: Pick<SandboxOptions, "limits"> = {},
+): Required<SandboxLimits> {
+  return { ...defaultLimits, ...options.limits };
+}
+
+/**
+ * The argv that runs `command` with bash inside the sandbox, in `workspace`. `env` is the
+ * environment the tool was given: its `HOME` and `MINI_AGENT_HOME` say what to hide. With
+ * `cgroupProcs`, bwrap starts inside that pids cgroup.
+ */
 export function sandboxedArgv(
   bwrap: string,
   workspace: string,
   command: string,
-  readOnly: string[] = [],
+  options: Omit<SandboxOptions, "mode" | "bwrap">,
+  env: NodeJS.ProcessEnv,
+  cgroupProcs?: string,
 ): string[] {
-  const protect = readOnly
-    .filter((path) => existsSync(path))
+  const protect = (options.readOnly ?? [])
+    .filter((path) => isInside(path, workspace) && existsSync(path))
     .flatMap((path) => ["--ro-bind", path, path]);
-  return [bwrap, ...isolation(workspace), ...protect, "--chdir", workspace, "bash", "-c", command];
+  const hiding = hidingMounts(workspace, env, options.hide);
+  hiding.after.unshift(...protect);
+  const { processes, memoryBytes } = sandboxLimits(options);
+  // Setting a limit fails only above the hard limit already in force, which then bounds it.
+  const limit = `ulimit -u ${processes} 2>/dev/null; ulimit -d ${Math.ceil(memoryBytes / 1024)} 2>/dev/null; exec bash -c "$1"`;
+  const argv = [bwrap, ...isolation(workspace, hiding), "--chdir", workspace];
+  const join = cgroupProcs ? ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', cgroupProcs] : [];
+  return [...join, ...argv, "bash", "-c", limit, "bash", command];
 }
 
 /** A plain sentence for the model when the sandbox is the likely cause of a failure. */

@@ -1,0 +1,83 @@
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { bashTool } from "../src/tools/bash.js";
+import { killProcessesWith, processesWith } from "./support/processes.js";
+import { useTempDirs } from "./support/temp.js";
+
+/**
+ * Plain bash (`--sandbox off`, macOS, Linux without bubblewrap): every process a command
+ * started ends with it, even one that left the process group with `setsid`, and even when the
+ * agent leaves through `process.exit` while the command runs.
+ */
+
+const tempDir = useTempDirs();
+const markers: string[] = [];
+afterEach(async () => {
+  // Whatever a failing test left behind must not outlive it.
+  for (const marker of markers.splice(0)) await killProcessesWith(marker);
+});
+
+/** `sleep N` with N unique to this run, so a leftover from elsewhere cannot match. */
+function sleeper(): string {
+  const marker = `sleep ${3000 + Math.floor(Math.random() * 6000)}`;
+  markers.push(marker);
+  return marker;
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
+
+describe("bash without the sandbox ends everything it started", () => {
+  it("when the command returns: a background process and a setsid one", async () => {
+    const root = await tempDir();
+    const [background, detached] = [sleeper(), sleeper()];
+    const bash = bashTool(root, { sandbox: { mode: "off" } });
+    const result = await bash.execute({
+      command: `${background} & setsid ${detached} > /dev/null 2>&1 & echo started`,
+    });
+    expect(result).toEqual({ content: "started\n[exit code 0]", isError: false });
+    await settle();
+    expect(await processesWith(background)).toEqual([]);
+    expect(await processesWith(detached)).toEqual([]);
+  });
+
+  it("at the timeout and on abort, a setsid process included", async () => {
+    const root = await tempDir();
+    const [first, second, third] = [sleeper(), sleeper(), sleeper()];
+    const bash = bashTool(root, { sandbox: { mode: "off" }, killGrace: 1 });
+    const timedOut = await bash.execute({
+      command: `setsid ${first} > /dev/null 2>&1 & ${second}`,
+      timeout: 1,
+    });
+    expect(timedOut.content).toBe(
+      "[timed out after 1 s: the command and its processes were killed]",
+    );
+    const controller = new AbortController();
+    const running = bash.execute(
+      { command: `setsid ${third} > /dev/null 2>&1 & touch begun; wait` },
+      controller.signal,
+    );
+    while (!existsSync(join(root, "begun"))) await new Promise((r) => setTimeout(r, 20));
+    controller.abort();
+    const aborted = await running;
+    expect(aborted.content).toBe("[aborted: the command and its processes were killed]");
+    await settle();
+    for (const marker of [first, second, third]) expect(await processesWith(marker)).toEqual([]);
+  });
+
+  it("when the agent calls process.exit while a command runs", async () => {
+    const root = await tempDir();
+    const [background, detached, foreground] = [sleeper(), sleeper(), sleeper()];
+    const script = fileURLToPath(new URL("./support/exit-while-running.mjs", import.meta.url));
+    const command = `${background} & setsid ${detached} > /dev/null 2>&1 & ${foreground}`;
+    const child = spawn(process.execPath, [script, root, command], { stdio: "ignore" });
+    const code = await new Promise((resolve) => child.on("exit", resolve));
+    expect(code).toBe(0);
+    await settle();
+    expect(await processesWith(background)).toEqual([]);
+    expect(await processesWith(detached)).toEqual([]);
+    expect(await processesWith(foreground)).toEqual([]);
+  });
+});

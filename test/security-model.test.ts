@@ -1,0 +1,80 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { resolveSandbox } from "../src/tools/sandbox.js";
+import { startAnthropicServer, stream, turn } from "./support/anthropic-server.js";
+import { useCleanup } from "./support/cleanup.js";
+import { cliEnv, runBin } from "./support/cli.js";
+import { useTempDirs } from "./support/temp.js";
+
+/**
+ * What the README's "Security model" claims of each `--sandbox` mode, through the real CLI:
+ * the model reads the agent's own environment (the provider key) and a credential store.
+ */
+
+const tempDir = useTempDirs();
+const track = useCleanup();
+const homes: string[] = [];
+afterEach(async () => {
+  await Promise.all(homes.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+const sandboxed = await resolveSandbox({ mode: "required" });
+if (sandboxed.kind !== "bwrap" && process.env.CI) {
+  throw new Error(
+    `CI must exercise the real sandbox: ${"reason" in sandboxed ? sandboxed.reason : ""}`,
+  );
+}
+
+const key = "sk-canary-agent-key-0123456789";
+const steal = [
+  "tr '\\0' '\\n' < /proc/$PPID/environ > parent-env.txt",
+  "cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' > all-env.txt",
+  'cat "$HOME/.ssh/id_ed25519" > ssh-key.txt',
+].join("; ");
+
+/** Runs the CLI with `--sandbox mode`; the model's one call tries `steal`. Returns the loot. */
+async function attack(mode: string) {
+  const server = await startAnthropicServer([
+    stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: steal } }] })),
+    stream(turn({ text: ["done"] })),
+  ]);
+  track(server);
+  const workspace = await tempDir();
+  // Outside /tmp, which is private inside the sandbox: the store must be hidden for itself.
+  const home = await mkdtemp("/var/tmp/mini-agent-home-");
+  homes.push(home);
+  await mkdir(join(home, ".ssh"));
+  await writeFile(join(home, ".ssh", "id_ed25519"), "canary ssh key\n");
+  const env = cliEnv(home, server.url, { ANTHROPIC_API_KEY: key });
+  const run = await runBin(["--sandbox", mode, "--allow-bash", "look around"], {
+    cwd: workspace,
+    env,
+  });
+  expect(run.code).toBe(0);
+  const loot = (name: string) => readFile(join(workspace, name), "utf8");
+  return {
+    parent: await loot("parent-env.txt"),
+    all: await loot("all-env.txt"),
+    ssh: await loot("ssh-key.txt"),
+  };
+}
+
+describe("the security model of each --sandbox mode", () => {
+  it("off: the command reads the agent's own environment, provider key included, and $HOME", async () => {
+    const loot = await attack("off");
+    expect(loot.parent.split("\n")).toContain(`ANTHROPIC_API_KEY=${key}`);
+    expect(loot.ssh).toBe("canary ssh key\n");
+  });
+
+  it.skipIf(sandboxed.kind !== "bwrap")(
+    "required: no process the command can see holds the key, and the stores are hidden",
+    async () => {
+      const loot = await attack("required");
+      expect(loot.parent).not.toContain(key);
+      expect(loot.all).not.toContain(key);
+      expect(loot.all).not.toContain("ANTHROPIC_API_KEY");
+      expect(loot.ssh).toBe("");
+    },
+  );
+});

@@ -1,10 +1,11 @@
+import { spawn } from "node:child_process";
 import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readSession } from "../src/session.js";
 import { status, stream, turn } from "./support/anthropic-server.js";
 import { useCleanup } from "./support/cleanup.js";
-import { runBin, sessionFiles, toolResults, useCliSetup } from "./support/cli.js";
+import { bin, runBin, sessionFiles, toolResults, useCliSetup } from "./support/cli.js";
 import {
   completion,
   status as openaiStatus,
@@ -28,6 +29,23 @@ describe("mini-agent command", () => {
       { role: "assistant", content: "Hello there.", toolCalls: [] },
     ]);
     expect(await readFile(file ?? "", "utf8")).not.toContain("sk-test-key-0123456789");
+  });
+
+  it("delivers a long answer whole to a slow reader on a pipe before it exits", async () => {
+    const piece = "y".repeat(65_536);
+    const pieces = Array.from({ length: 64 }, () => piece);
+    const { options } = await setup([stream(turn({ text: pieces }))]);
+    // The reader starts reading a second after the agent has written everything.
+    const counted = await new Promise<string>((resolve) => {
+      const command = `"${process.execPath}" "${bin}" go | (sleep 1; wc -c)`;
+      const child = spawn("sh", ["-c", command], { cwd: options.cwd, env: options.env });
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+      });
+      child.on("close", () => resolve(out.trim()));
+    });
+    expect(counted).toBe(String(64 * 65_536 + 1));
   });
 
   it("prints stream-json events of a tool round, one parseable object per line", async () => {

@@ -65,9 +65,9 @@ process.on("uncaughtException", (error) => {
   process.exit(exitCodes.error);
 });
 
-// Exit as soon as the work is done: on Linux stdout and stderr writes are synchronous, and
-// nothing left (an idle keep-alive socket, a pool) deserves the wait. One turn of the event loop
-// first, so a failed last write to stdout is reported and decides the exit code.
+// Exit as soon as the work is done: nothing left (an idle keep-alive socket, a pool) deserves the
+// wait, except stdout: a pipe to a slow reader still holds the end of the answer, so the exit
+// waits until everything written has left (or failed, which then decides the exit code).
 main(process.argv.slice(2), stopper).then((code) =>
-  setImmediate(() => process.exit(stopper.exitCode ?? code)),
+  process.stdout.write("", () => setImmediate(() => process.exit(stopper.exitCode ?? code))),
 );

@@ -129,6 +129,56 @@ describe("configuration errors", () => {
     });
   });
 
+  it.each([
+    [
+      ["--sandbox-processes", "0", "t"],
+      '--sandbox-processes must be a whole number of at least 1, not "0"',
+    ],
+    [
+      ["--sandbox-processes", "many", "t"],
+      '--sandbox-processes must be a whole number of at least 1, not "many"',
+    ],
+    [
+      ["--sandbox-memory", "lots", "t"],
+      '--sandbox-memory must be a size such as 512M, 16G or a number of bytes, not "lots"',
+    ],
+    [
+      ["--sandbox-memory", "0", "t"],
+      '--sandbox-memory must be a size such as 512M, 16G or a number of bytes, not "0"',
+    ],
+    [["--sandbox-hide", "", "t"], "--sandbox-hide is empty: name a file or folder to hide"],
+  ])("sandbox flag %j is refused: %s", (argv, message) => {
+    expect(parse(argv)).toBe(message);
+  });
+
+  it("reads the sandbox's hidden paths (relative to --cwd) and its limits", () => {
+    const args = parseCliArgs(
+      [
+        "--cwd",
+        "/w",
+        "--sandbox-hide",
+        "secrets",
+        "--sandbox-hide",
+        "/etc/x",
+        "--sandbox-processes",
+        "64",
+        "--sandbox-memory",
+        "1.5G",
+        "t",
+      ],
+      {},
+    );
+    expect(args.sandboxHide).toEqual(["/w/secrets", "/etc/x"]);
+    expect(args.sandboxLimits).toEqual({ processes: 64, memoryBytes: 1.5 * 2 ** 30 });
+    expect(parseCliArgs(["--sandbox-memory", "512m", "t"], {}).sandboxLimits).toEqual({
+      memoryBytes: 512 * 2 ** 20,
+    });
+    expect(parseCliArgs(["--sandbox-memory", "4096", "t"], {}).sandboxLimits).toEqual({
+      memoryBytes: 4096,
+    });
+    expect(parseCliArgs(["t"], {})).toMatchObject({ sandboxHide: [], sandboxLimits: {} });
+  });
+
   it("checks a base URL from the environment the same way and names the variable", () => {
     expect(parse(["task"], { ANTHROPIC_BASE_URL: "localhost:8080?key=zzz" })).toBe(
       'ANTHROPIC_BASE_URL must be an http(s) address such as http://127.0.0.1:11434/v1, not "localhost:8080?key=***"',

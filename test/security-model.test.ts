@@ -78,3 +78,34 @@ describe("the security model of each --sandbox mode", () => {
     },
   );
 });
+
+describe("the sandbox flags of the command", () => {
+  it.skipIf(sandboxed.kind !== "bwrap")(
+    "--sandbox-hide hides the user's own path and --sandbox-processes/--sandbox-memory bound the command",
+    async () => {
+      const outside = await mkdtemp("/var/tmp/mini-agent-hide-");
+      homes.push(outside);
+      const secret = join(outside, "notes.txt");
+      await writeFile(secret, "private notes\n");
+      const command = `cat ${secret} > seen.txt; ulimit -u > processes.txt; ulimit -d > memory.txt`;
+      const server = track(
+        await startAnthropicServer([
+          stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command } }] })),
+          stream(turn({ text: ["done"] })),
+        ]),
+      );
+      const workspace = await tempDir();
+      const flags = ["--sandbox", "required", "--allow-bash", "--sandbox-hide", secret];
+      const limits = ["--sandbox-processes", "77", "--sandbox-memory", "1G"];
+      const run = await runBin([...flags, ...limits, "look"], {
+        cwd: workspace,
+        env: cliEnv(await tempDir(), server.url),
+      });
+      expect(run.code).toBe(0);
+      const read = (name: string) => readFile(join(workspace, name), "utf8");
+      expect(await read("seen.txt")).toBe("");
+      expect(await read("processes.txt")).toBe("77\n");
+      expect(await read("memory.txt")).toBe(`${2 ** 20}\n`);
+    },
+  );
+});

@@ -1,4 +1,6 @@
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import type { SandboxLimits } from "../tools/sandbox.js";
 import { shownURL } from "./url.js";
 
 /**
@@ -33,6 +35,9 @@ export interface CliArgs {
   baseURL?: string;
   allowBash: boolean;
   sandbox: SandboxFlag;
+  /** Absolute paths hidden inside the sandbox, besides the credential stores. */
+  sandboxHide: string[];
+  sandboxLimits: SandboxLimits;
   continue: boolean;
   resume?: string;
   sessions: boolean;
@@ -60,6 +65,9 @@ Options:
       --allow-bash          let the agent run shell commands without asking
       --sandbox MODE        where bash runs: auto (default: bubblewrap when available),
                             required (never outside the sandbox) or off
+      --sandbox-hide PATH   also hide PATH inside the sandbox (repeatable)
+      --sandbox-processes N processes a sandboxed command may run (default 4096)
+      --sandbox-memory SIZE writable memory per sandboxed process, e.g. 16G (default 8G)
   -c, --continue            resume the newest session for this folder
   -r, --resume ID           resume the session ID
       --sessions            list this folder's sessions and exit
@@ -107,6 +115,12 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
   if (sandbox !== "auto" && sandbox !== "required" && sandbox !== "off") {
     throw new UsageError(`unknown sandbox mode ${JSON.stringify(sandbox)} (auto, required or off)`);
   }
+  const cwd = values.cwd ?? process.cwd();
+  const sandboxHide = (values["sandbox-hide"] ?? []).map((path) => {
+    if (path === "") throw new UsageError("--sandbox-hide is empty: name a file or folder to hide");
+    return resolve(cwd, path);
+  });
+  const sandboxLimits = limitsFrom(values["sandbox-processes"], values["sandbox-memory"]);
   const maxTurns = values["max-turns"] === undefined ? 50 : Number(values["max-turns"]);
   if (!Number.isInteger(maxTurns) || maxTurns < 1) {
     throw new UsageError(
@@ -132,12 +146,14 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
     checkURL(baseURL, values["base-url"] !== undefined ? "--base-url" : urlVariable);
   return {
     ...(task !== undefined && { task }),
-    cwd: values.cwd ?? process.cwd(),
+    cwd,
     provider,
     ...(model !== undefined && { model }),
     ...(baseURL !== undefined && { baseURL }),
     allowBash: values["allow-bash"] ?? false,
     sandbox,
+    sandboxHide,
+    sandboxLimits,
     continue: values.continue ?? false,
     ...(values.resume !== undefined && { resume: values.resume }),
     sessions: values.sessions ?? false,
@@ -161,6 +177,9 @@ const options = {
   "base-url": { type: "string" },
   "allow-bash": { type: "boolean" },
   sandbox: { type: "string" },
+  "sandbox-hide": { type: "string", multiple: true },
+  "sandbox-processes": { type: "string" },
+  "sandbox-memory": { type: "string" },
   continue: { type: "boolean", short: "c" },
   resume: { type: "string", short: "r" },
   sessions: { type: "boolean" },
@@ -231,4 +250,31 @@ function checkURL(url: string, from: string): void {
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === "" ? undefined : value;
+}
+
+const sizeUnits: Record<string, number> = { "": 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 30, t: 2 ** 40 };
+
+/** `--sandbox-processes N` and `--sandbox-memory SIZE` (bytes, or with K, M, G or T). */
+function limitsFrom(processes: string | undefined, memory: string | undefined): SandboxLimits {
+  const limits: SandboxLimits = {};
+  if (processes !== undefined) {
+    const count = Number(processes);
+    if (!/^\d+$/.test(processes) || count < 1)
+      throw new UsageError(
+        `--sandbox-processes must be a whole number of at least 1, not ${JSON.stringify(processes)}`,
+      );
+    limits.processes = count;
+  }
+  if (memory !== undefined) {
+    const size = /^(\d+(?:\.\d+)?)([kmgt]?)i?b?$/i.exec(memory);
+    const bytes = size
+      ? Math.floor(Number(size[1]) * (sizeUnits[size[2]?.toLowerCase() ?? ""] ?? 0))
+      : 0;
+    if (bytes < 1)
+      throw new UsageError(
+        `--sandbox-memory must be a size such as 512M, 16G or a number of bytes, not ${JSON.stringify(memory)}`,
+      );
+    limits.memoryBytes = bytes;
+  }
+  return limits;
 }

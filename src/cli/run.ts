@@ -74,7 +74,12 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   const model = connect.model;
   const bash: BashMode = args.allowBash ? "allow" : "ask";
   const bashCanRun = args.allowBash || stdin.isTTY === true;
-  const sandboxOptions = { mode: args.sandbox, readOnly: [stateHome(env)] };
+  const sandboxOptions = {
+    mode: args.sandbox,
+    readOnly: [stateHome(env)],
+    hide: args.sandboxHide,
+    limits: args.sandboxLimits,
+  };
   // Probing bwrap spawns a process: only when bash can run, and while the SDK loads.
   const probing = bashCanRun ? resolveSandbox(sandboxOptions) : undefined;
   const client = new CountingClient(await connect.client());

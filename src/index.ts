@@ -12,8 +12,9 @@ export {
   toModelEventsFromOpenAI,
   toOpenAIMessages,
 } from "./providers/openai-protocol.js";
+export { ProviderStreamError } from "./providers/stream-error.js";
 export { receipts } from "./receipts.js";
-export { isSecretName, secretRedactor } from "./secrets.js";
+export { isSecretName, isSecretVariable, secretRedactor, withoutSecrets } from "./secrets.js";
 export {
   type CreateSessionOptions,
   type LoadedSession,
@@ -27,6 +28,7 @@ export type { BashOptions } from "./tools/bash.js";
 export { defineTool, type ToolDefinition, ToolError } from "./tools/define.js";
 export { createWorkspaceTools, type WorkspaceToolsOptions } from "./tools/index.js";
 export { workspacePath } from "./tools/path.js";
+export type { SandboxLimits, SandboxMode, SandboxOptions } from "./tools/sandbox.js";
 export type {
   Approval,
   BeforeToolCall,

@@ -17,6 +17,8 @@ describe("the package entry", () => {
       toModelEvents: "function",
       Session: "function",
       defineTool: "function",
+      ProviderStreamError: "function",
+      withoutSecrets: "function",
     };
     expect(
       Object.fromEntries(Object.keys(expected).map((name) => [name, typeof entry[name]])),

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdir, rm, symlink, writeFile } from "node:fs/promises";
+import { rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { limits } from "../src/tools/limits.js";
@@ -99,8 +99,7 @@ describe("nothing a pattern or a file holds can freeze a search", () => {
 
   it("stops find within a second of an abort while applying a .gitignore of 10,000 globs", async () => {
     const ws = await workspace();
-    await mkdir(join(ws.root, "many"));
-    for (let i = 0; i < 5000; i++) await writeFile(join(ws.root, "many", `file-${i}.txt`), "");
+    execFileSync("bash", ["-c", "mkdir many && touch many/file-{0..4999}.txt"], { cwd: ws.root });
     const rules = Array.from({ length: 10_000 }, (_, i) => `gen-${i}-*.tmp`).join("\n");
     await writeFile(join(ws.root, ".gitignore"), rules);
     const run = await runToolInChild(ws.root, "find", { pattern: "*" }, { abortAfterMs: 200 });
@@ -158,6 +157,10 @@ describe("odd entries are skipped and counted, never the end of a result", () =>
       isError: true,
     });
     expect(await ws.run("read", { path: "new\\nline.txt" })).toEqual({ content: "hit" });
+    expect(await ws.run("write", { path: "caf\\xE9.txt", content: "x" })).toEqual({
+      content: "path is not valid UTF-8: only ls, find and grep open such names",
+      isError: true,
+    });
     expect(await ws.run("read", { path: "back\\\\slash.txt" })).toEqual({ content: "hit" });
     expect(await ws.run("grep", { pattern: "hit", path: "new\\nline.txt" })).toEqual({
       content: "new\\nline.txt:1: hit",

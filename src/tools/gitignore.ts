@@ -30,7 +30,7 @@ const BATCH = 200;
 /** Parses and compiles `text`; `pace` lets the event loop run between batches of rules. */
 export async function compileIgnore(text: string, pace: Pace): Promise<IgnoreRules> {
   const runs: Run[] = [];
-  for (const line of text.split("\n")) {
+  for (const line of text.replace(/^\uFEFF/, "").split("\n")) {
     const rule = parseRule(line);
     if (!rule) continue;
     let run = runs.at(-1);

@@ -146,16 +146,14 @@ async function scopeOf(context: Context, dir: Buffer, base: string): Promise<Sco
     context.skips.add("oversized ignore file");
     return [];
   }
-  const text = await readRegularFile(file, limits.ignoreFileBytes).catch(() => undefined);
-  if (text === undefined) {
-    context.skips.add("unreadable file");
+  const read = await readRegularFile(file, limits.ignoreFileBytes).catch(
+    () => "unreadable file" as const,
+  );
+  if (!Buffer.isBuffer(read)) {
+    context.skips.add(read);
     return [];
   }
-  if (text === "irregular" || text === "oversized") {
-    context.skips.add(text === "irregular" ? "irregular ignore file" : "oversized ignore file");
-    return [];
-  }
-  return [{ base, rules: await compileIgnore(text.toString("utf8"), context.pace) }];
+  return [{ base, rules: await compileIgnore(read.toString("utf8"), context.pace) }];
 }
 
 /**
@@ -165,14 +163,14 @@ async function scopeOf(context: Context, dir: Buffer, base: string): Promise<Sco
 async function readRegularFile(
   path: Buffer,
   max: number,
-): Promise<Buffer | "irregular" | "oversized"> {
+): Promise<Buffer | "irregular ignore file" | "oversized ignore file"> {
   const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
     const info = await handle.stat();
-    if (!info.isFile()) return "irregular";
+    if (!info.isFile()) return "irregular ignore file";
     const buffer = Buffer.alloc(Math.min(info.size, max) + 1);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    return bytesRead > max ? "oversized" : buffer.subarray(0, bytesRead);
+    return bytesRead > max ? "oversized ignore file" : buffer.subarray(0, bytesRead);
   } finally {
     await handle.close();
   }

@@ -80,7 +80,8 @@ describe("path boundary", () => {
   it("shows no outside content when searching the whole workspace", async () => {
     const { ws } = await attackSurface();
     expect(await ws.run("grep", { pattern: "secret|evil" })).toEqual({
-      content: "no matches for secret|evil",
+      content:
+        "no matches for secret|evil\n[skipped 7 entries: 2 dangling links, 5 links outside the workspace]",
     });
     const found = await ws.run("find", { pattern: "*.txt" });
     expect(found.content.split("\n")).toEqual(["sub/file.txt"]);
@@ -96,7 +97,7 @@ describe("path boundary", () => {
       content: "created sub/made.txt (2 bytes)",
     });
     expect(await ws.run("grep", { pattern: "inside", path: "inner" })).toEqual({
-      content: "sub/file.txt:1: inside",
+      content: "sub/file.txt:1: inside\n[skipped 1 entry: 1 link outside the workspace]",
     });
     expect(await ws.run("grep", { pattern: "inside", path: "inner/file.txt" })).toEqual({
       content: "sub/file.txt:1: inside",

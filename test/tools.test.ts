@@ -292,13 +292,23 @@ describe("ls, find and grep", () => {
 
   it("rejects a bad regular expression and a bad glob clearly", async () => {
     const ws = await workspace();
+    const syntax = "(RE2 syntax, as in ripgrep: no lookaround or backreferences)";
     expect(await ws.run("grep", { pattern: "(unclosed" })).toEqual({
-      content: "invalid grep pattern: Invalid regular expression: /(unclosed/: Unterminated group",
+      content: `invalid grep pattern: missing closing ): \`(unclosed\` ${syntax}`,
       isError: true,
     });
-    const badGlob = await ws.run("find", { pattern: "[unclosed" });
-    expect(badGlob.isError).toBe(true);
-    expect(badGlob.content).toMatch(/^invalid glob "\[unclosed": /);
+    expect(await ws.run("grep", { pattern: "(a)\\1" })).toEqual({
+      content: `invalid grep pattern: invalid escape sequence: \`\\1\` ${syntax}`,
+      isError: true,
+    });
+    expect(await ws.run("grep", { pattern: "a(?=b)" })).toEqual({
+      content: `invalid grep pattern: invalid or unsupported Perl syntax: \`(?=\` ${syntax}`,
+      isError: true,
+    });
+    expect(await ws.run("find", { pattern: "[unclosed" })).toEqual({
+      content: 'invalid glob "[unclosed": unclosed [',
+      isError: true,
+    });
   });
 
   it("bounds grep output with a marker", async () => {

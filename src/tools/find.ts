@@ -1,51 +1,37 @@
 import { stat } from "node:fs/promises";
 import { Type } from "@sinclair/typebox";
-import picomatch from "picomatch";
 import type { Tool } from "../types.js";
 import { defineTool, ToolError } from "./define.js";
-import { limits } from "./limits.js";
-import { resolveInWorkspace } from "./path.js";
+import { BoundedLines, limits } from "./limits.js";
+import { globMatcher } from "./patterns.js";
+import { resolveShown } from "./shown-path.js";
+import { Skips } from "./skips.js";
 import { walk } from "./walk.js";
 
 export function findTool(root: string): Tool {
   return defineTool({
     name: "find",
     description:
-      "Find files by glob (src/**/*.ts; a pattern without / matches names at any depth). Skips .git and .gitignored files.",
+      "Find files by glob, relative to path (src/**/*.ts; a pattern without / matches names at any depth; {a,b} alternation). Skips .git and .gitignored files.",
     input: Type.Object({
-      pattern: Type.String({ minLength: 1, description: "Glob" }),
+      pattern: Type.String({ minLength: 1, description: "Glob, relative to path" }),
       path: Type.Optional(Type.String({ description: "Folder to search (default .)" })),
     }),
     async run({ pattern, path = "." }, signal) {
-      const { path: start, realRoot, shown } = await resolveInWorkspace(root, path);
-      if (!(await stat(start)).isDirectory()) throw new ToolError(`${shown} is not a folder`);
       const matches = globMatcher(pattern);
-      const found: string[] = [];
-      let more = 0;
-      for await (const entry of walk(realRoot, start, signal)) {
-        const rel = shown === "." ? entry.rel : entry.rel.slice(shown.length + 1);
-        if (!matches(rel)) continue;
-        if (found.length < limits.listEntries)
-          found.push(entry.dirent.isDirectory() ? `${entry.rel}/` : entry.rel);
-        else more++;
+      const { path: start, realRoot, shown } = await resolveShown(root, path);
+      if (!(await stat(start)).isDirectory()) throw new ToolError(`${shown} is not a folder`);
+      const found = new BoundedLines(limits.listEntries);
+      const skips = new Skips();
+      for await (const entry of walk(realRoot, start, { signal, skips })) {
+        if (matches(entry.sub)) found.add(entry.dirent.isDirectory() ? `${entry.rel}/` : entry.rel);
       }
-      if (found.length === 0) return { content: `no files match ${pattern}` };
-      return {
-        content: [...found, ...(more > 0 ? [`[truncated: ${more} more matches]`] : [])].join("\n"),
-      };
+      const notes = [
+        found.left > 0 ? `[truncated: ${found.left} more matches]` : undefined,
+        skips.note(),
+      ].filter((note) => note !== undefined);
+      const lines = found.lines.length === 0 ? [`no files match ${pattern}`] : found.lines;
+      return { content: [...lines, ...notes].join("\n") };
     },
   });
-}
-
-/** A picomatch matcher; a pattern without `/` matches base names, as `find -name` does. */
-export function globMatcher(pattern: string): (path: string) => boolean {
-  try {
-    return picomatch(pattern, {
-      dot: true,
-      basename: !pattern.includes("/"),
-      strictBrackets: true,
-    });
-  } catch (error) {
-    throw new ToolError(`invalid glob ${JSON.stringify(pattern)}: ${(error as Error).message}`);
-  }
 }

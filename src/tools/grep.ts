@@ -1,85 +1,128 @@
-import { stat } from "node:fs/promises";
-import { basename } from "node:path";
+import { realpath, stat } from "node:fs/promises";
 import { Type } from "@sinclair/typebox";
+import { headOf } from "../text.js";
 import type { Tool } from "../types.js";
 import { defineTool, ToolError } from "./define.js";
-import { globMatcher } from "./find.js";
-import { limits, truncated } from "./limits.js";
-import { resolveInWorkspace, workspacePath } from "./path.js";
-import { lineSearch, searchFile } from "./scan.js";
+import { BoundedLines, limits, truncated } from "./limits.js";
+import { Pace } from "./pace.js";
+import { globMatcher } from "./patterns.js";
+import { type LineSearch, lineSearch, PatternError, searchFile } from "./scan.js";
+import { isInside, resolveShown } from "./shown-path.js";
+import { Skips } from "./skips.js";
 import { walk } from "./walk.js";
 
 export function grepTool(root: string): Tool {
   return defineTool({
     name: "grep",
     description:
-      "Search file contents with a JavaScript regular expression. Prints file:line: text. Skips .git, .gitignored and binary files.",
+      "Search file contents with a regular expression in RE2 syntax (as in ripgrep: no lookaround or backreferences). Prints file:line: text. glob filters files by a path relative to `path` (a glob without / matches names at any depth). Skips .git, .gitignored and binary files, and counts the links and special files it skips.",
     input: Type.Object({
-      pattern: Type.String({ minLength: 1, description: "Regular expression" }),
+      pattern: Type.String({ minLength: 1, description: "Regular expression (RE2 syntax)" }),
       path: Type.Optional(Type.String({ description: "File or folder (default .)" })),
-      glob: Type.Optional(Type.String({ description: "Only files matching this glob, e.g. *.ts" })),
+      glob: Type.Optional(
+        Type.String({ description: "Only files matching this glob, relative to path, e.g. *.ts" }),
+      ),
       ignoreCase: Type.Optional(Type.Boolean()),
     }),
     async run({ pattern, path = ".", glob, ignoreCase = false }, signal) {
-      let regex: RegExp;
-      try {
-        regex = new RegExp(pattern, ignoreCase ? "i" : "");
-      } catch (error) {
-        throw new ToolError(`invalid grep pattern: ${(error as Error).message}`);
-      }
+      const out = new BoundedLines(limits.grepMatches);
+      let file = "";
+      const search = compilePattern(pattern, ignoreCase, (lineNo, line) =>
+        out.add(`${file}:${lineNo}: ${cutLine(line)}`),
+      );
       const wanted = glob === undefined ? () => true : globMatcher(glob);
-      const { path: start, realRoot, shown } = await resolveInWorkspace(root, path);
-      const files = (await stat(start)).isDirectory()
-        ? filesUnder(realRoot, start, signal)
-        : single(start, shown);
-
-      const out: string[] = [];
-      let chars = 0;
-      let full = false;
-      let seen = 0;
-      for await (const file of files) {
-        if (!wanted(glob?.includes("/") ? file.rel : basename(file.rel))) continue;
-        // Small files are read synchronously; let a Ctrl-C through now and then.
-        if (++seen % 256 === 0) await new Promise((resolve) => setImmediate(resolve));
-        const search = lineSearch(regex, (lineNo, line) => {
-          const text =
-            line.length > limits.grepLineChars
-              ? `${line.slice(0, limits.grepLineChars)} ${truncated(line.length - limits.grepLineChars)}`
-              : line;
-          const entry = `${file.rel}:${lineNo}: ${text}`;
-          if (out.length === limits.grepMatches || chars + entry.length > limits.outputChars) {
-            full = true;
-            return false;
-          }
-          out.push(entry);
-          chars += entry.length + 1;
-          return true;
+      const { path: start, realRoot, shown } = await resolveShown(root, path);
+      const info = await stat(start);
+      if (!info.isDirectory() && !info.isFile())
+        throw new ToolError(`${shown} is not a regular file`);
+      const skips = new Skips();
+      const pace = new Pace(signal);
+      const files = info.isDirectory()
+        ? filesUnder(realRoot, start, wanted, { signal, skips })
+        : single(start, shown, wanted);
+      for await (const next of files) {
+        file = next.rel;
+        const outcome = await searchFile(next.path, search, pace).catch((error: unknown) => {
+          if (signal?.aborted || !isFileError(error)) throw error;
+          return "unreadable" as const;
         });
-        if ((await searchFile(file.path, search, signal)) === "stopped") break;
+        if (outcome === "special") skips.add("special file");
+        if (outcome === "unreadable") skips.add("unreadable file");
+        if (outcome === "stopped") break;
       }
-      if (out.length === 0) return { content: `no matches for ${pattern}` };
-      if (full)
-        out.push(
-          `[truncated: stopped after ${out.length} matches; narrow the pattern, path or glob]`,
-        );
-      return { content: out.join("\n") };
+      const notes = [
+        out.left > 0
+          ? `[truncated: stopped after ${out.lines.length} matches; narrow the pattern, path or glob]`
+          : undefined,
+        skips.note(),
+      ].filter((note) => note !== undefined);
+      const found = out.lines.length === 0 ? [`no matches for ${pattern}`] : out.lines;
+      return { content: [...found, ...notes].join("\n") };
     },
   });
 }
 
-async function* single(path: string, rel: string) {
-  yield { path, rel };
+function compilePattern(
+  pattern: string,
+  ignoreCase: boolean,
+  onMatch: LineSearch["onMatch"],
+): LineSearch {
+  try {
+    return lineSearch(pattern, ignoreCase, onMatch);
+  } catch (error) {
+    if (!(error instanceof PatternError)) throw error;
+    throw new ToolError(
+      `invalid grep pattern: ${error.message} (RE2 syntax, as in ripgrep: no lookaround or backreferences)`,
+    );
+  }
 }
 
-/** Regular files under `start`; a symlink counts only when its real target is in the workspace. */
-async function* filesUnder(realRoot: string, start: string, signal?: AbortSignal) {
-  for await (const entry of walk(realRoot, start, signal)) {
-    if (entry.dirent.isFile()) yield { path: entry.path, rel: entry.rel };
-    else if (entry.dirent.isSymbolicLink()) {
-      const target = await workspacePath(realRoot, entry.path).catch(() => undefined);
-      if (target && (await stat(target)).isFile()) {
-        yield { path: target, rel: entry.rel };
-      }
+function cutLine(line: string): string {
+  const head = headOf(line, limits.grepLineChars);
+  return head.length < line.length ? `${head} ${truncated(line.length - head.length)}` : line;
+}
+
+const isFileError = (error: unknown) =>
+  error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string";
+
+interface SearchedFile {
+  path: Buffer;
+  rel: string;
+}
+
+/** The one file a path named, when its name is `wanted`. */
+async function* single(
+  path: Buffer,
+  shown: string,
+  wanted: (sub: string) => boolean,
+): AsyncGenerator<SearchedFile> {
+  if (wanted(shown.slice(shown.lastIndexOf("/") + 1))) yield { path, rel: shown };
+}
+
+/**
+ * The files under `start` whose path relative to it is `wanted`. A symlink counts when its real
+ * target is a file in the workspace; dangling links, links leading outside and special files
+ * (FIFOs, sockets, devices) are counted in `skips`, never opened.
+ */
+async function* filesUnder(
+  realRoot: string,
+  start: Buffer,
+  wanted: (sub: string) => boolean,
+  options: { signal: AbortSignal | undefined; skips: Skips },
+): AsyncGenerator<SearchedFile> {
+  const rootBytes = Buffer.from(realRoot);
+  for await (const entry of walk(realRoot, start, options)) {
+    const { dirent } = entry;
+    if (dirent.isDirectory() || !wanted(entry.sub)) continue;
+    if (dirent.isFile()) yield entry;
+    else if (!dirent.isSymbolicLink()) options.skips.add("special file");
+    else {
+      const target = await realpath(entry.path, { encoding: "buffer" }).catch(() => undefined);
+      const info = target && (await stat(target).catch(() => undefined));
+      if (!target || !info) options.skips.add("dangling link");
+      else if (!isInside(rootBytes, target)) options.skips.add("link outside");
+      else if (info.isFile()) yield { path: target, rel: entry.rel };
+      else if (!info.isDirectory()) options.skips.add("special file");
     }
   }
 }

@@ -3,7 +3,7 @@ export const limits = {
   /** `read`: lines per call unless `limit` says otherwise, and characters per call. */
   readLines: 2000,
   readChars: 50_000,
-  /** `ls`, `find`: entries per call. */
+  /** `ls`, `find`: entries per call (the character bound applies too). */
   listEntries: 1000,
   /** `grep`: matching lines per call, and characters kept of each. */
   grepMatches: 500,
@@ -12,7 +12,34 @@ export const limits = {
   outputChars: 50_000,
   /** Bytes looked at to decide that a file is binary (it holds a NUL byte). */
   binarySniffBytes: 8192,
+  /** Largest `.gitignore` read as rules; a bigger one is ignored and counted. */
+  ignoreFileBytes: 256 * 1024,
 } as const;
 
 /** The marker every tool puts where it cut output. */
 export const truncated = (count: number) => `[truncated ${count} characters]`;
+
+/**
+ * Lines of a result kept while they fit both bounds: at most `maxLines` lines whose text, joined
+ * with newlines, is at most `limits.outputChars`. What does not fit is counted in `left`.
+ */
+export class BoundedLines {
+  readonly lines: string[] = [];
+  left = 0;
+  private chars = -1;
+
+  constructor(private readonly maxLines: number) {}
+
+  /** Keeps `line` if it fits; false (and counted) otherwise. */
+  add(line: string): boolean {
+    if (this.left === 0 && this.lines.length < this.maxLines) {
+      if (this.chars + 1 + line.length <= limits.outputChars) {
+        this.lines.push(line);
+        this.chars += 1 + line.length;
+        return true;
+      }
+    }
+    this.left++;
+    return false;
+  }
+}

@@ -2,44 +2,51 @@ import { readdir, stat } from "node:fs/promises";
 import { Type } from "@sinclair/typebox";
 import type { Tool } from "../types.js";
 import { defineTool, ToolError } from "./define.js";
-import { limits } from "./limits.js";
-import { resolveInWorkspace } from "./path.js";
+import { BoundedLines, limits } from "./limits.js";
+import { showName } from "./names.js";
+import { Pace } from "./pace.js";
+import { resolveShown } from "./shown-path.js";
+import { Skips } from "./skips.js";
 import { skippedIn } from "./walk.js";
 
 export function lsTool(root: string): Tool {
   return defineTool({
     name: "ls",
-    description: "List a folder: folders end with /. Skips .git and .gitignored entries.",
+    description:
+      "List a folder: folders end with /, symlinks with @. Skips .git and .gitignored entries.",
     input: Type.Object({
       path: Type.Optional(Type.String({ description: "Folder in the workspace (default .)" })),
     }),
-    async run({ path = "." }) {
-      const { path: dir, realRoot, shown } = await resolveInWorkspace(root, path);
+    async run({ path = "." }, signal) {
+      const { path: dir, realRoot, shown } = await resolveShown(root, path);
       if (!(await stat(dir)).isDirectory())
         throw new ToolError(`${shown} is not a folder: use read`);
-      const entries = await readdir(dir, { withFileTypes: true });
-      const skipped = await skippedIn(realRoot, dir);
+      const entries = await readdir(dir, { withFileTypes: true, encoding: "buffer" });
+      const skips = new Skips();
+      const skipped = await skippedIn(realRoot, dir, { signal, skips });
+      const pace = new Pace(signal);
       const names: string[] = [];
       let ignored = 0;
       for (const entry of entries) {
+        await pace.step();
+        const name = showName(entry.name);
         const isDir = entry.isDirectory();
-        if (skipped(entry.name, isDir)) {
+        if (skipped(name, isDir)) {
           ignored++;
           continue;
         }
-        names.push(
-          isDir ? `${entry.name}/` : entry.isSymbolicLink() ? `${entry.name}@` : entry.name,
-        );
+        names.push(isDir ? `${name}/` : entry.isSymbolicLink() ? `${name}@` : name);
       }
       names.sort();
-      const shownNames = names.slice(0, limits.listEntries);
-      const notes = [];
-      if (names.length > shownNames.length) {
-        notes.push(`[truncated: ${names.length - shownNames.length} more entries]`);
-      }
-      if (ignored > 0) notes.push(`(${ignored} ignored entries not shown)`);
+      const listed = new BoundedLines(limits.listEntries);
+      for (const name of names) listed.add(name);
+      const notes = [
+        listed.left > 0 ? `[truncated: ${listed.left} more entries]` : undefined,
+        ignored > 0 ? `(${ignored} ignored entries not shown)` : undefined,
+        skips.note(),
+      ].filter((note) => note !== undefined);
       if (names.length === 0) notes.unshift("(empty folder)");
-      return { content: [...shownNames, ...notes].join("\n") };
+      return { content: [...listed.lines, ...notes].join("\n") };
     },
   });
 }

@@ -1,6 +1,7 @@
 import { lstat, readlink, realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { ToolError } from "./define.js";
+import { decodeShown, showText } from "./names.js";
 
 /** Thrown for any path outside the workspace; tools turn it into an `isError` result. */
 export class PathEscapeError extends ToolError {
@@ -16,9 +17,13 @@ const MAX_LINKS = 40;
  * inside it) to a real path: symlinks are followed, in the final component and in every parent,
  * including dangling ones, and the result must lie inside the real workspace root. For a path
  * that does not exist yet, the deepest existing ancestor decides. `~` is not expanded: it is
- * refused, like every other way out. Nothing is created.
+ * refused, like every other way out. Nothing is created. `shownPath` is a path as tools show
+ * it (`names.ts`: `\\`, `\n`, `\xNN` escapes stand for the bytes of odd names).
  */
-export async function workspacePath(root: string, userPath: string): Promise<string> {
+export async function workspacePath(root: string, shownPath: string): Promise<string> {
+  const userPath = decodeShown(shownPath);
+  if (typeof userPath !== "string")
+    throw new ToolError("path is not valid UTF-8: only ls, find and grep open such names");
   if (userPath.includes("\0")) throw new ToolError("path contains a NUL byte");
   if (userPath === "~" || userPath.startsWith("~/")) throw new PathEscapeError();
   const realRoot = await realpath(root);
@@ -44,7 +49,7 @@ export async function resolveInWorkspace(
 
 /** The workspace-relative form of a real path, for what the model reads. */
 function displayPath(realRoot: string, path: string): string {
-  return relative(realRoot, path) || ".";
+  return showText(relative(realRoot, path) || ".");
 }
 
 /** The real path of `path`, following symlinks even when their final target does not exist. */

@@ -1,0 +1,40 @@
+import { realpath } from "node:fs/promises";
+import { relative } from "node:path";
+import { ToolError } from "./define.js";
+import { decodeShown, showName, showText } from "./names.js";
+import { PathEscapeError, resolveInWorkspace } from "./path.js";
+
+/**
+ * `resolveInWorkspace` for the tools that walk and search (`ls`, `find`, `grep`), which hold
+ * paths as bytes: a path shown with `\xNN` escapes (a name that is not UTF-8) resolves too.
+ * `shown` is the path as the model sees it.
+ */
+export async function resolveShown(
+  root: string,
+  userPath: string,
+): Promise<{ path: Buffer; realRoot: string; shown: string }> {
+  const decoded = decodeShown(userPath);
+  if (typeof decoded === "string") {
+    const { path, realRoot } = await resolveInWorkspace(root, userPath);
+    return { path: Buffer.from(path), realRoot, shown: showText(relative(realRoot, path) || ".") };
+  }
+  if (decoded.includes(0)) throw new ToolError("path contains a NUL byte");
+  if (decoded.subarray(0, 2).equals(Buffer.from("~/"))) throw new PathEscapeError();
+  const realRoot = await realpath(root);
+  const rootBytes = Buffer.from(realRoot);
+  const full =
+    decoded[0] === 0x2f ? decoded : Buffer.concat([rootBytes, Buffer.from("/"), decoded]);
+  const real = await realpath(full, { encoding: "buffer" });
+  if (real.equals(rootBytes)) return { path: real, realRoot, shown: "." };
+  if (!isInside(rootBytes, real)) throw new PathEscapeError();
+  return { path: real, realRoot, shown: showName(real.subarray(rootBytes.length + 1)) };
+}
+
+/** Whether `path` lies strictly inside the folder `root` (both real paths, as bytes). */
+export function isInside(root: Buffer, path: Buffer): boolean {
+  return (
+    path.length > root.length &&
+    path[root.length] === 0x2f &&
+    path.subarray(0, root.length).equals(root)
+  );
+}

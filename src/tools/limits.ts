@@ -12,6 +12,14 @@ export const limits = {
   outputChars: 50_000,
   /** Bytes looked at to decide that a file is binary (it holds a NUL byte). */
   binarySniffBytes: 8192,
+  /** `edit`: the biggest file it edits (in memory), and how many match lines an error lists. */
+  editBytes: 10 * 1024 * 1024,
+  editListedLines: 20,
+  /** `edit`: the closest-line hint looks at this many first bytes, and characters per line. */
+  editHintBytes: 1024 * 1024,
+  editHintLineChars: 500,
+  /** Nesting of objects and arrays in a tool's input; deeper input is refused, not recursed. */
+  inputDepth: 64,
 } as const;
 
 /** The marker every tool puts where it cut output. */

@@ -1,7 +1,8 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rename, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { sameFileAt } from "../src/tools/open.js";
 import { useWorkspace } from "./support/workspace.js";
 
 const workspace = useWorkspace();
@@ -27,7 +28,9 @@ while (Date.now() < deadline) {
     try { fs.linkSync(name, ".next"); fs.renameSync(".next", "entry"); } catch { try { fs.unlinkSync(".next"); } catch {} }
   }
   if (kind === "link") {
-    try { fs.renameSync("dir", ".dir"); fs.symlinkSync(target, "dir"); fs.unlinkSync("dir"); fs.renameSync(".dir", "dir"); } catch {}
+    try { fs.renameSync("dir", ".dir"); fs.symlinkSync(target, "dir"); } catch {}
+    try { fs.unlinkSync("dir"); } catch { fs.rmSync("dir", { recursive: true, force: true }); }
+    try { fs.renameSync(".dir", "dir"); } catch {}
   }
   swaps++;
 }
@@ -61,21 +64,32 @@ describe("a path swapped between check and use", () => {
     await writeFile(join(target, "secret.txt"), "outside secret\n");
     const swapper = await startSwapper(ws.root, "link", target, 30_000);
     const leaks: string[] = [];
+    const refusals = new Set<string>();
     const tries = 300;
     for (let i = 0; i < tries; i++) {
       for (const path of ["entry", "dir/secret.txt"]) {
         const result = await ws.run("read", { path });
         if (result.content.includes("outside")) leaks.push(`read ${path}: ${result.content}`);
+        if (result.isError) refusals.add(result.content);
       }
       await ws.run("write", { path: "entry", content: `written ${i}\n` });
       await ws.run("write", { path: `dir/new-${i}.txt`, content: `written ${i}\n` });
       await ws.run("edit", { path: "dir/secret.txt", oldText: "secret", newText: "changed" });
     }
     swapper.kill("SIGKILL");
-    expect(leaks).toEqual([]);
-    expect(await readdir(ws.outside)).toEqual(["secret.txt", "target"]);
-    expect(await readdir(target)).toEqual(["secret.txt"]);
-    expect(await readFile(join(target, "secret.txt"), "utf8")).toBe("outside secret\n");
+    // The swaps did happen while the tools ran: some calls met the symlink.
+    expect(refusals).toContain("path escapes workspace");
+    expect({
+      leaks,
+      outside: await readdir(ws.outside),
+      target: await readdir(target),
+      secret: await readFile(join(target, "secret.txt"), "utf8"),
+    }).toEqual({
+      leaks: [],
+      outside: ["secret.txt", "target"],
+      target: ["secret.txt"],
+      secret: "outside secret\n",
+    });
   });
 
   it("never blocks on an entry swapped with a FIFO", { timeout: 30_000 }, async () => {
@@ -97,5 +111,32 @@ describe("a path swapped between check and use", () => {
       "edit failed: no such file or directory",
     ]);
     expect([...results].filter((content) => !allowed.has(content))).toEqual([]);
+    expect(results).toContain("entry is not a regular file");
+  });
+});
+
+describe("the identity check used where /proc is missing", () => {
+  it("accepts the file still at its path and refuses a replaced file or a swapped folder", async () => {
+    const ws = await workspace();
+    await ws.files({ "a.txt": "a", "b.txt": "b", "d/f.txt": "f" });
+    const a = await open(join(ws.root, "a.txt"));
+    const f = await open(join(ws.root, "d/f.txt"));
+    try {
+      const before = [
+        await sameFileAt(a, join(ws.root, "a.txt")),
+        await sameFileAt(f, join(ws.root, "d/f.txt")),
+      ];
+      await rename(join(ws.root, "b.txt"), join(ws.root, "a.txt"));
+      await rename(join(ws.root, "d"), join(ws.root, "d2"));
+      await symlink(join(ws.root, "d2"), join(ws.root, "d"));
+      const after = [
+        await sameFileAt(a, join(ws.root, "a.txt")),
+        await sameFileAt(f, join(ws.root, "d/f.txt")),
+      ];
+      expect({ before, after }).toEqual({ before: [true, true], after: [false, false] });
+    } finally {
+      await a.close();
+      await f.close();
+    }
   });
 });

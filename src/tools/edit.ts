@@ -117,21 +117,31 @@ async function lineNumbers(bytes: Buffer, offsets: number[], signal?: AbortSigna
   return lines;
 }
 
-/** `bytes` with every `needle` replaced, as pieces of about a megabyte for `writeAtomic`. */
-function* replaced(bytes: Buffer, needle: Buffer, replacement: Buffer): Generator<Buffer> {
-  let pieces: Buffer[] = [];
-  let size = 0;
-  let from = 0;
-  for (let at = bytes.indexOf(needle); at !== -1; at = bytes.indexOf(needle, at + needle.length)) {
-    pieces.push(bytes.subarray(from, at), replacement);
-    size += at - from + replacement.length;
-    from = at + needle.length;
-    if (size >= 1 << 20) {
-      yield Buffer.concat(pieces);
-      pieces = [];
-      size = 0;
+/** Output is gathered in one reused buffer of this size; a longer unchanged span goes as is. */
+const OUT_CHUNK = 1 << 20;
+
+/**
+ * `bytes` with every `needle` replaced, as pieces for `writeAtomic`: unchanged spans and
+ * replacements are copied into one reused megabyte (no object per match is kept), and a span
+ * longer than that is passed on without a copy. Each piece is written before the next is made.
+ */
+function* replaced(bytes: Buffer, needle: Buffer, replacement: Buffer): Generator<Uint8Array> {
+  const out = Buffer.allocUnsafe(OUT_CHUNK);
+  let used = 0;
+  function* put(source: Buffer, start: number, end: number): Generator<Uint8Array> {
+    if (used + end - start > OUT_CHUNK && used > 0) {
+      yield out.subarray(0, used);
+      used = 0;
     }
+    if (end - start > OUT_CHUNK) yield source.subarray(start, end);
+    else used += source.copy(out, used, start, end);
   }
-  pieces.push(bytes.subarray(from));
-  yield Buffer.concat(pieces);
+  let from = 0;
+  for (let at = bytes.indexOf(needle); at !== -1; at = bytes.indexOf(needle, from)) {
+    yield* put(bytes, from, at);
+    yield* put(replacement, 0, replacement.length);
+    from = at + needle.length;
+  }
+  yield* put(bytes, from, bytes.length);
+  if (used > 0) yield out.subarray(0, used);
 }

@@ -52,9 +52,12 @@ export async function writeAtomic(
 }
 
 async function writeText(handle: FileHandle, text: string, signal?: AbortSignal): Promise<void> {
+  // A UTF-16 unit takes at most 3 bytes in UTF-8 (a surrogate pair: 4 for 2 units).
+  const scratch = Buffer.allocUnsafe(3 * WRITE_CHUNK);
   for (let at = 0; at < text.length; ) {
     const piece = headOf(text.slice(at, at + WRITE_CHUNK + 1), WRITE_CHUNK);
-    await writeBytes(handle, Buffer.from(piece), signal);
+    const length = scratch.write(piece);
+    await writeBytes(handle, scratch.subarray(0, length), signal);
     at += piece.length;
   }
 }

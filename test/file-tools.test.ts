@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { readdir, readFile, stat, symlink } from "node:fs/promises";
+import { readdir, readFile, symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
@@ -80,6 +80,10 @@ describe("special files and paths", () => {
       content: "pipe is not a regular file",
       isError: true,
     });
+    expect(await ws.run("write", { path: "pipe", content: "x" })).toEqual({
+      content: "pipe is not a regular file",
+      isError: true,
+    });
   });
 
   it("treats a trailing slash as naming a folder, never the file", async () => {
@@ -136,6 +140,9 @@ describe("edit and bytes", () => {
     });
     expect(await readFile(join(ws.root, "l1.txt"))).toEqual(latin1);
     expect(await readFile(join(ws.root, "cut.txt"))).toEqual(cut);
+    expect(await ws.run("read", { path: "l1.txt" })).toEqual({
+      content: 'name = "Jos\uFFFD"\nother = 1',
+    });
   });
 
   it("keeps every byte outside the replaced span: BOM, CRLF, emoji", async () => {
@@ -204,6 +211,7 @@ describe("edit on big inputs", () => {
     for (const input of [
       { path: "x.txt", oldText: "x", newText: "y" },
       { path: "w.txt", oldText: "a c", newText: "y" },
+      { path: "x.txt", oldText: "x", newText: "y", replaceAll: true },
     ]) {
       const controller = new AbortController();
       const pending = ws.run("edit", input, controller.signal);
@@ -214,7 +222,8 @@ describe("edit on big inputs", () => {
       expect(Date.now() - aborted).toBeLessThan(2000);
       expect(result.isError).toBe(true);
     }
-    expect((await stat(join(ws.root, "x.txt"))).size).toBe(10_000_000);
+    expect(await readFile(join(ws.root, "x.txt"), "utf8")).toBe("x\n".repeat(5_000_000));
+    expect((await readdir(ws.root)).sort()).toEqual(["w.txt", "x.txt"]);
   });
 });
 

@@ -48,6 +48,31 @@ describe("mini-agent command", () => {
     expect(counted).toBe(String(64 * 65_536 + 1));
   });
 
+  it("keeps the model out of a state folder that lies inside the workspace", async () => {
+    const calls = [
+      { id: "toolu_1", name: "grep", input: { pattern: "plant the flag" } },
+      { id: "toolu_2", name: "find", input: { pattern: "*.jsonl" } },
+      {
+        id: "toolu_3",
+        name: "write",
+        input: { path: "state/sessions/forged.jsonl", content: "x" },
+      },
+    ];
+    const { server, workspace, options } = await setup([
+      stream(turn({ calls })),
+      stream(turn({ text: ["done"] })),
+    ]);
+    const env = { ...options.env, MINI_AGENT_HOME: join(workspace, "state") };
+    const run = await runBin(["plant the flag"], { ...options, env });
+    expect(run.code).toBe(0);
+    const refused = "path is inside mini-agent's state folder";
+    expect(toolResults(server.requests[1]?.body ?? {})).toEqual([
+      { id: "toolu_1", content: "no matches for plant the flag", isError: false },
+      { id: "toolu_2", content: "no files match *.jsonl", isError: false },
+      { id: "toolu_3", content: refused, isError: true },
+    ]);
+  });
+
   it("prints stream-json events of a tool round, one parseable object per line", async () => {
     const { workspace, options } = await setup([
       stream(

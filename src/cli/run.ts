@@ -130,7 +130,10 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
     }),
     record: (decision) => store.appendApproval(decision),
   });
-  const tools = createWorkspaceTools(workspace, { bash: { sandbox: sandboxOptions } });
+  const tools = createWorkspaceTools(workspace, {
+    bash: { sandbox: sandboxOptions },
+    stateDir: stateHome(env),
+  });
   const system = systemPrompt(
     workspace,
     args.allowBash ? "allowed" : rl ? "ask" : "denied",

@@ -2,6 +2,7 @@ import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import { type ValueError, ValueErrorType } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
 import type { Tool, ToolResult } from "../types.js";
+import { limits } from "./limits.js";
 
 export interface ToolDefinition<S extends TObject> {
   name: string;
@@ -24,7 +25,7 @@ export function defineTool<S extends TObject>(definition: ToolDefinition<S>): To
     async execute(input, signal) {
       // A model that sends no arguments at all means "no fields", not "not an object".
       const value = input ?? {};
-      const problem = describeProblem(schema, value);
+      const problem = tooDeep(value) ?? describeProblem(schema, value);
       if (problem) return failure(`invalid ${name} input: ${problem}`);
       if (signal?.aborted) return failure(`${name} aborted before it started`);
       try {
@@ -44,8 +45,34 @@ export class ToolError extends Error {
   override name = "ToolError";
 }
 
+/**
+ * Lets the event loop run (a Ctrl-C, a timer) in the middle of long synchronous work, and
+ * throws if `signal` has fired meanwhile. Loops over big inputs call it every few thousand steps.
+ */
+export function pause(signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) =>
+    setImmediate(() => (signal?.aborted ? reject(new Error("aborted")) : resolve())),
+  );
+}
+
 export function failure(content: string): ToolResult {
   return { content, isError: true };
+}
+
+/**
+ * Validation recurses into the input, so input nested deeper than any tool needs is refused
+ * first, by a walk with its own stack: a 10,000-deep object is that call's error, not a stack
+ * overflow that ends the run.
+ */
+function tooDeep(value: unknown): string | undefined {
+  const stack: [unknown, number][] = [[value, 0]];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [item, depth] = next;
+    if (typeof item !== "object" || item === null) continue;
+    if (depth >= limits.inputDepth) return `nested more than ${limits.inputDepth} levels deep`;
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return undefined;
 }
 
 /** One readable sentence for the first thing wrong with `value`, or undefined when it is valid. */

@@ -1,15 +1,20 @@
-import { readFile, stat } from "node:fs/promises";
 import { Type } from "@sinclair/typebox";
 import type { Tool } from "../types.js";
-import { defineTool, ToolError } from "./define.js";
+import { closestLineHint } from "./closest.js";
+import { defineTool, pause, ToolError } from "./define.js";
 import { writeAtomic } from "./files.js";
-import { resolveInWorkspace } from "./path.js";
+import { limits } from "./limits.js";
+import { openInWorkspace } from "./open.js";
+import type { BoundaryOptions } from "./path.js";
+import { firstInvalidUtf8 } from "./utf8.js";
 
-const BOM = "\uFEFF";
-/** Files above this size are not edited in memory. */
-const MAX_EDIT_BYTES = 10 * 1024 * 1024;
-
-export function editTool(root: string): Tool {
+/**
+ * `edit` works on the file's bytes: `oldText` and `newText` are encoded as UTF-8, every match is
+ * found with a byte search, and everything outside the replaced spans is written back as it was
+ * (a BOM, CRLF line endings, any character). A file that is not valid UTF-8 is refused rather
+ * than re-encoded. Every loop over the file yields now and then, so an abort stops it at once.
+ */
+export function editTool(root: string, boundary: BoundaryOptions = {}): Tool {
   return defineTool({
     name: "edit",
     description:
@@ -20,95 +25,123 @@ export function editTool(root: string): Tool {
       newText: Type.String({ description: "Replacement text" }),
       replaceAll: Type.Optional(Type.Boolean({ description: "Replace every occurrence" })),
     }),
-    async run({ path, oldText, newText, replaceAll = false }) {
-      const { path: file, shown } = await resolveInWorkspace(root, path);
-      const info = await stat(file);
-      if (!info.isFile()) throw new ToolError(`${shown} is not a regular file`);
-      if (info.size > MAX_EDIT_BYTES)
-        throw new ToolError(`${shown} is too large to edit (${info.size} bytes)`);
-      const bytes = await readFile(file);
+    async run({ path, oldText, newText, replaceAll = false }, signal) {
+      const opened = await openInWorkspace(root, path, boundary);
+      const { handle, info, shown } = opened;
+      let bytes: Buffer;
+      try {
+        if (info.size > limits.editBytes)
+          throw new ToolError(`${shown} is too large to edit (${info.size} bytes)`);
+        bytes = await handle.readFile();
+      } finally {
+        await handle.close();
+      }
       if (bytes.includes(0)) throw new ToolError(`${shown} is a binary file`);
-      const decoded = bytes.toString("utf8");
-      const bom = decoded.startsWith(BOM) ? BOM : "";
-      const text = decoded.slice(bom.length);
+      const bad = firstInvalidUtf8(bytes);
+      if (bad !== -1) {
+        const byte = (bytes[bad] ?? 0).toString(16).toUpperCase().padStart(2, "0");
+        throw new ToolError(
+          `${shown} is not valid UTF-8 (byte 0x${byte} at offset ${bad}); edit changes UTF-8 text only`,
+        );
+      }
       if (oldText === newText)
         throw new ToolError("oldText and newText are the same: nothing to change");
 
       // The model writes \n; a CRLF file is matched and edited in its own line endings.
-      const crlf = text.includes("\r\n") && !oldText.includes("\r");
-      const variants: [string, string][] = crlf
+      const crlf = bytes.includes("\r\n") && !oldText.includes("\r");
+      const variants = crlf
         ? [
             [toCrlf(oldText), toCrlf(newText)],
             [oldText, newText],
           ]
         : [[oldText, newText]];
-      for (const [from, to] of variants) {
-        const positions = occurrences(text, from);
-        if (positions.length === 0) continue;
-        if (positions.length > 1 && !replaceAll) {
-          const lines = positions.map((at) => lineOf(text, at)).join(", ");
+      for (const [from = "", to = ""] of variants) {
+        const needle = Buffer.from(from);
+        const found = await findMatches(bytes, needle, signal);
+        if (found.count === 0) continue;
+        const lines = await lineNumbers(bytes, found.first, signal);
+        if (found.count > 1 && !replaceAll) {
+          const more = found.count - lines.length;
+          const listed = `${lines.join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
           throw new ToolError(
-            `oldText matches ${positions.length} times in ${shown} (lines ${lines}): include more surrounding text to make it unique, or set replaceAll`,
+            `oldText matches ${found.count} times in ${shown} (lines ${listed}): include more surrounding text to make it unique, or set replaceAll`,
           );
         }
-        const updated = text.split(from).join(to);
-        await writeAtomic(file, bom + updated);
-        const count = positions.length;
+        await writeAtomic(
+          opened,
+          replaced(bytes, needle, Buffer.from(to)),
+          info.mode & 0o7777,
+          signal,
+        );
+        const count = found.count;
         return {
-          content: `edited ${shown}: replaced ${count} occurrence${count === 1 ? "" : "s"} at line ${lineOf(text, positions[0] ?? 0)}`,
+          content: `edited ${shown}: replaced ${count} occurrence${count === 1 ? "" : "s"} at line ${lines[0]}`,
         };
       }
-      throw new ToolError(`oldText not found in ${shown}${closestLineHint(text, oldText)}`);
+      throw new ToolError(
+        `oldText not found in ${shown}${await closestLineHint(bytes, oldText, signal)}`,
+      );
     },
   });
 }
 
 const toCrlf = (text: string) => text.replace(/\r?\n/g, "\r\n");
 
-function occurrences(text: string, needle: string): number[] {
-  const found: number[] = [];
-  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) {
-    found.push(at);
+/** Matches between two checks of the abort signal. */
+const BATCH = 4096;
+
+/** How many times `needle` occurs in `bytes` (without overlaps), and where the first few start. */
+async function findMatches(bytes: Buffer, needle: Buffer, signal?: AbortSignal) {
+  const first: number[] = [];
+  let count = 0;
+  for (let at = bytes.indexOf(needle); at !== -1; at = bytes.indexOf(needle, at + needle.length)) {
+    if (first.length < limits.editListedLines) first.push(at);
+    if (++count % BATCH === 0) await pause(signal);
   }
-  return found;
+  return { count, first };
 }
 
-const lineOf = (text: string, index: number) => text.slice(0, index).split("\n").length;
-
-/** Points at the line most like the first line of `oldText`, so the model can correct itself. */
-function closestLineHint(text: string, oldText: string): string {
-  const wanted = oldText
-    .split("\n")
-    .find((line) => line.trim() !== "")
-    ?.trim();
-  if (!wanted) return "";
-  let best = { score: 0, line: 0, text: "" };
-  text.split("\n").forEach((raw, index) => {
-    const line = raw.replace(/\r$/, "");
-    const score = similarity(wanted, line.trim());
-    if (score > best.score) best = { score, line: index + 1, text: line };
-  });
-  if (best.score < 0.5) return "";
-  return `; the closest line is ${best.line}: ${JSON.stringify(best.text.slice(0, 200))}`;
-}
-
-/** Dice coefficient over character pairs: 1 for equal strings, 0 for nothing in common. */
-function similarity(a: string, b: string): number {
-  if (a === b) return 1;
-  if (a.length < 2 || b.length < 2) return 0;
-  const pairs = new Map<string, number>();
-  for (let i = 0; i < a.length - 1; i++) {
-    const pair = a.slice(i, i + 2);
-    pairs.set(pair, (pairs.get(pair) ?? 0) + 1);
-  }
-  let shared = 0;
-  for (let i = 0; i < b.length - 1; i++) {
-    const pair = b.slice(i, i + 2);
-    const count = pairs.get(pair) ?? 0;
-    if (count > 0) {
-      pairs.set(pair, count - 1);
-      shared++;
+/** The 1-based line of each offset (in ascending order), in one pass over the bytes before them. */
+async function lineNumbers(bytes: Buffer, offsets: number[], signal?: AbortSignal) {
+  const lines: number[] = [];
+  let line = 1;
+  let newline = bytes.indexOf(10);
+  let seen = 0;
+  for (const offset of offsets) {
+    for (; newline !== -1 && newline < offset; newline = bytes.indexOf(10, newline + 1)) {
+      line++;
+      if (++seen % (BATCH * 16) === 0) await pause(signal);
     }
+    lines.push(line);
   }
-  return (2 * shared) / (a.length + b.length - 2);
+  return lines;
+}
+
+/** Output is gathered in one reused buffer of this size; a longer unchanged span goes as is. */
+const OUT_CHUNK = 1 << 20;
+
+/**
+ * `bytes` with every `needle` replaced, as pieces for `writeAtomic`: unchanged spans and
+ * replacements are copied into one reused megabyte (no object per match is kept), and a span
+ * longer than that is passed on without a copy. Each piece is written before the next is made.
+ */
+function* replaced(bytes: Buffer, needle: Buffer, replacement: Buffer): Generator<Uint8Array> {
+  const out = Buffer.allocUnsafe(OUT_CHUNK);
+  let used = 0;
+  function* put(source: Buffer, start: number, end: number): Generator<Uint8Array> {
+    if (used + end - start > OUT_CHUNK && used > 0) {
+      yield out.subarray(0, used);
+      used = 0;
+    }
+    if (end - start > OUT_CHUNK) yield source.subarray(start, end);
+    else used += source.copy(out, used, start, end);
+  }
+  let from = 0;
+  for (let at = bytes.indexOf(needle); at !== -1; at = bytes.indexOf(needle, from)) {
+    yield* put(bytes, from, at);
+    yield* put(replacement, 0, replacement.length);
+    from = at + needle.length;
+  }
+  yield* put(bytes, from, bytes.length);
+  if (used > 0) yield out.subarray(0, used);
 }

@@ -3,12 +3,13 @@ import { Type } from "@sinclair/typebox";
 import type { Tool } from "../types.js";
 import { defineTool, ToolError } from "./define.js";
 import { BoundedLines, limits } from "./limits.js";
+import type { BoundaryOptions } from "./path.js";
 import { globMatcher } from "./patterns.js";
 import { resolveShown } from "./shown-path.js";
 import { Skips } from "./skips.js";
 import { walk } from "./walk.js";
 
-export function findTool(root: string): Tool {
+export function findTool(root: string, boundary: BoundaryOptions = {}): Tool {
   return defineTool({
     name: "find",
     description:
@@ -19,11 +20,11 @@ export function findTool(root: string): Tool {
     }),
     async run({ pattern, path = "." }, signal) {
       const matches = globMatcher(pattern);
-      const { path: start, realRoot, shown } = await resolveShown(root, path);
+      const { path: start, realRoot, shown, state } = await resolveShown(root, path, boundary);
       if (!(await stat(start)).isDirectory()) throw new ToolError(`${shown} is not a folder`);
       const found = new BoundedLines(limits.listEntries);
       const skips = new Skips();
-      for await (const entry of walk(realRoot, start, { signal, skips })) {
+      for await (const entry of walk(realRoot, start, { signal, skips, exclude: state })) {
         if (matches(entry.sub)) found.add(entry.dirent.isDirectory() ? `${entry.rel}/` : entry.rel);
       }
       const notes = [

@@ -5,13 +5,14 @@ import type { Tool } from "../types.js";
 import { defineTool, ToolError } from "./define.js";
 import { BoundedLines, limits, truncated } from "./limits.js";
 import { Pace } from "./pace.js";
+import type { BoundaryOptions } from "./path.js";
 import { globMatcher } from "./patterns.js";
 import { type LineSearch, lineSearch, PatternError, searchFile } from "./scan.js";
 import { isInside, resolveShown } from "./shown-path.js";
 import { Skips } from "./skips.js";
 import { walk } from "./walk.js";
 
-export function grepTool(root: string): Tool {
+export function grepTool(root: string, boundary: BoundaryOptions = {}): Tool {
   return defineTool({
     name: "grep",
     description:
@@ -31,14 +32,14 @@ export function grepTool(root: string): Tool {
         out.add(`${file}:${lineNo}: ${cutLine(line)}`),
       );
       const wanted = glob === undefined ? () => true : globMatcher(glob);
-      const { path: start, realRoot, shown } = await resolveShown(root, path);
+      const { path: start, realRoot, shown, state } = await resolveShown(root, path, boundary);
       const info = await stat(start);
       if (!info.isDirectory() && !info.isFile())
         throw new ToolError(`${shown} is not a regular file`);
       const skips = new Skips();
       const pace = new Pace(signal);
       const files = info.isDirectory()
-        ? filesUnder(realRoot, start, wanted, { signal, skips })
+        ? filesUnder(realRoot, start, wanted, { signal, skips, exclude: state })
         : single(start, shown, wanted);
       for await (const next of files) {
         file = next.rel;
@@ -108,7 +109,7 @@ async function* filesUnder(
   realRoot: string,
   start: Buffer,
   wanted: (sub: string) => boolean,
-  options: { signal: AbortSignal | undefined; skips: Skips },
+  options: { signal: AbortSignal | undefined; skips: Skips; exclude: Buffer | undefined },
 ): AsyncGenerator<SearchedFile> {
   const rootBytes = Buffer.from(realRoot);
   for await (const entry of walk(realRoot, start, options)) {
@@ -121,6 +122,11 @@ async function* filesUnder(
       const info = target && (await stat(target).catch(() => undefined));
       if (!target || !info) options.skips.add("dangling link");
       else if (!isInside(rootBytes, target)) options.skips.add("link outside");
+      else if (
+        options.exclude &&
+        (target.equals(options.exclude) || isInside(options.exclude, target))
+      )
+        options.skips.add("link into state");
       else if (info.isFile()) yield { path: target, rel: entry.rel };
       else if (!info.isDirectory()) options.skips.add("special file");
     }

@@ -9,6 +9,12 @@ import { writeTool } from "./write.js";
 
 export interface WorkspaceToolsOptions {
   bash?: BashOptions;
+  /**
+   * mini-agent's state folder (`$MINI_AGENT_HOME`). Every file tool refuses any path under it
+   * (`path is inside mini-agent's state folder`), symlinks to it included, and walks (`find`,
+   * `grep`) never enter it, so a workspace that holds it cannot be used to read or forge sessions.
+   */
+  stateDir?: string;
 }
 
 /**
@@ -17,13 +23,14 @@ export interface WorkspaceToolsOptions {
  * the approval policy's business (`denyBashByDefault` denies `bash`), not the tools'.
  */
 export function createWorkspaceTools(root: string, options: WorkspaceToolsOptions = {}): Tool[] {
+  const boundary = { stateDir: options.stateDir };
   return [
-    readTool(root),
-    lsTool(root),
-    findTool(root),
-    grepTool(root),
-    writeTool(root),
-    editTool(root),
+    readTool(root, boundary),
+    lsTool(root, boundary),
+    findTool(root, boundary),
+    grepTool(root, boundary),
+    writeTool(root, boundary),
+    editTool(root, boundary),
     bashTool(root, options.bash),
   ];
 }

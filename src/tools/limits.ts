@@ -14,6 +14,14 @@ export const limits = {
   binarySniffBytes: 8192,
   /** Largest `.gitignore` read as rules; a bigger one is ignored and counted. */
   ignoreFileBytes: 256 * 1024,
+  /** `edit`: the biggest file it edits (in memory), and how many match lines an error lists. */
+  editBytes: 10 * 1024 * 1024,
+  editListedLines: 20,
+  /** `edit`: the closest-line hint looks at this many first bytes, and characters per line. */
+  editHintBytes: 1024 * 1024,
+  editHintLineChars: 500,
+  /** Nesting of objects and arrays in a tool's input; deeper input is refused, not recursed. */
+  inputDepth: 64,
 } as const;
 
 /** The marker every tool puts where it cut output. */

@@ -5,11 +5,12 @@ import { defineTool, ToolError } from "./define.js";
 import { BoundedLines, limits } from "./limits.js";
 import { showName } from "./names.js";
 import { Pace } from "./pace.js";
+import type { BoundaryOptions } from "./path.js";
 import { resolveShown } from "./shown-path.js";
 import { Skips } from "./skips.js";
 import { skippedIn } from "./walk.js";
 
-export function lsTool(root: string): Tool {
+export function lsTool(root: string, boundary: BoundaryOptions = {}): Tool {
   return defineTool({
     name: "ls",
     description:
@@ -18,7 +19,7 @@ export function lsTool(root: string): Tool {
       path: Type.Optional(Type.String({ description: "Folder in the workspace (default .)" })),
     }),
     async run({ path = "." }, signal) {
-      const { path: dir, realRoot, shown } = await resolveShown(root, path);
+      const { path: dir, realRoot, shown } = await resolveShown(root, path, boundary);
       if (!(await stat(dir)).isDirectory())
         throw new ToolError(`${shown} is not a folder: use read`);
       const entries = await readdir(dir, { withFileTypes: true, encoding: "buffer" });

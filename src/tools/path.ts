@@ -10,17 +10,35 @@ export class PathEscapeError extends ToolError {
   }
 }
 
+/** What the path boundary refuses besides leaving the workspace. */
+export interface BoundaryOptions {
+  /**
+   * mini-agent's own state folder (`$MINI_AGENT_HOME`: sessions, rules). When it lies inside the
+   * workspace, paths under it are refused all the same, so the model cannot forge a session.
+   * Compared by real path, so a symlink to it is refused too.
+   */
+  stateDir?: string | undefined;
+}
+
 const MAX_LINKS = 40;
 
 /**
  * The path boundary every tool uses. Resolves `userPath` (relative to the workspace, or absolute
  * inside it) to a real path: symlinks are followed, in the final component and in every parent,
- * including dangling ones, and the result must lie inside the real workspace root. For a path
- * that does not exist yet, the deepest existing ancestor decides. `~` is not expanded: it is
- * refused, like every other way out. Nothing is created. `shownPath` is a path as tools show
- * it (`names.ts`: `\\`, `\n`, `\xNN` escapes stand for the bytes of odd names).
+ * including dangling ones, and the result must lie inside the real workspace root and outside
+ * the state folder. For a path that does not exist yet, the deepest existing ancestor decides.
+ * `~` is not expanded: it is refused, like every other way out. Nothing is created. `shownPath`
+ * is a path as tools show it (`names.ts`: `\\`, `\n`, `\xNN` escapes stand for the bytes of odd
+ * names).
+ *
+ * This checks a path, not what a later `open` reaches: another process may swap an entry in
+ * between. Tools that open files use `openInWorkspace`, which verifies what was opened.
  */
-export async function workspacePath(root: string, shownPath: string): Promise<string> {
+export async function workspacePath(
+  root: string,
+  shownPath: string,
+  options: BoundaryOptions = {},
+): Promise<string> {
   const userPath = decodeShown(shownPath);
   if (typeof userPath !== "string")
     throw new ToolError("path is not valid UTF-8: only ls, find and grep open such names");
@@ -28,8 +46,31 @@ export async function workspacePath(root: string, shownPath: string): Promise<st
   if (userPath === "~" || userPath.startsWith("~/")) throw new PathEscapeError();
   const realRoot = await realpath(root);
   const real = await resolveReal(resolve(realRoot, userPath), 0);
-  if (!isInside(realRoot, real)) throw new PathEscapeError();
+  await checkInside(realRoot, real, options);
   return real;
+}
+
+/** Throws unless the real path `real` lies inside `realRoot` and outside the state folder. */
+export async function checkInside(
+  realRoot: string,
+  real: string,
+  options: BoundaryOptions,
+): Promise<void> {
+  if (!isInside(realRoot, real)) throw new PathEscapeError();
+  const state = await realStateDir(options);
+  if (state !== undefined && isInside(state, real)) throw new StateFolderError();
+}
+
+/** Thrown for a path under mini-agent's state folder. */
+export class StateFolderError extends ToolError {
+  constructor() {
+    super("path is inside mini-agent's state folder");
+  }
+}
+
+/** The real path of the state folder, when there is one to refuse. */
+export async function realStateDir(options: BoundaryOptions): Promise<string | undefined> {
+  return options.stateDir === undefined ? undefined : resolveReal(resolve(options.stateDir), 0);
 }
 
 function isInside(root: string, path: string): boolean {
@@ -38,17 +79,29 @@ function isInside(root: string, path: string): boolean {
 }
 
 /** A tool's path argument resolved: its real path, the real root, and how the model sees it. */
+export interface Resolved {
+  path: string;
+  realRoot: string;
+  shown: string;
+  /** The path names a folder: it ends with `/`, `/.` or `/..` (`a.txt/` is not `a.txt`). */
+  folder: boolean;
+  /** The boundary it was checked against, to check what is later opened against the same. */
+  boundary: BoundaryOptions;
+}
+
 export async function resolveInWorkspace(
   root: string,
   userPath: string,
-): Promise<{ path: string; realRoot: string; shown: string }> {
+  options: BoundaryOptions = {},
+): Promise<Resolved> {
   const realRoot = await realpath(root);
-  const path = await workspacePath(realRoot, userPath);
-  return { path, realRoot, shown: displayPath(realRoot, path) };
+  const path = await workspacePath(realRoot, userPath, options);
+  const folder = /(^|\/)\.{0,2}$/.test(userPath);
+  return { path, realRoot, shown: displayPath(realRoot, path), folder, boundary: options };
 }
 
 /** The workspace-relative form of a real path, for what the model reads. */
-function displayPath(realRoot: string, path: string): string {
+export function displayPath(realRoot: string, path: string): string {
   return showText(relative(realRoot, path) || ".");
 }
 

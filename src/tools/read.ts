@@ -1,12 +1,13 @@
-import { stat } from "node:fs/promises";
 import { Type } from "@sinclair/typebox";
+import { headOf } from "../text.js";
 import type { Tool } from "../types.js";
 import { defineTool, ToolError } from "./define.js";
 import { countLines, isBinaryFile, readLines } from "./files.js";
 import { limits } from "./limits.js";
-import { resolveInWorkspace } from "./path.js";
+import { openInWorkspace } from "./open.js";
+import type { BoundaryOptions } from "./path.js";
 
-export function readTool(root: string): Tool {
+export function readTool(root: string, boundary: BoundaryOptions = {}): Tool {
   return defineTool({
     name: "read",
     description: `Read a text file. Returns up to ${limits.readLines} lines or ${limits.readChars / 1000} KB; use offset and limit for more.`,
@@ -16,45 +17,46 @@ export function readTool(root: string): Tool {
       limit: Type.Optional(Type.Integer({ minimum: 1, description: "Number of lines" })),
     }),
     async run({ path, offset = 1, limit = limits.readLines }, signal) {
-      const { path: file, shown } = await resolveInWorkspace(root, path);
-      const info = await stat(file);
-      if (info.isDirectory()) throw new ToolError(`${shown} is a directory: use ls to list it`);
-      if (!info.isFile()) throw new ToolError(`${shown} is not a regular file`);
-      if (info.size === 0) return { content: "(empty file)" };
-      if (await isBinaryFile(file))
-        throw new ToolError(`${shown} is a binary file: read shows text only`);
+      const { handle, info, shown } = await openInWorkspace(root, path, boundary);
+      try {
+        if (info.size === 0) return { content: "(empty file)" };
+        if (await isBinaryFile(handle))
+          throw new ToolError(`${shown} is a binary file: read shows text only`);
 
-      const lines: string[] = [];
-      let chars = 0;
-      let lineNo = offset - 1;
-      let note = "";
-      for await (const line of readLines(file, limits.readChars, signal, offset)) {
-        lineNo++;
-        const room = limits.readChars - chars;
-        if (lines.length === limit || (line.text.length > room && lines.length > 0)) {
-          note = `[truncated: ${info.size - line.start} more bytes after line ${lineNo - 1}; read with offset=${lineNo} to continue]`;
-          break;
+        const lines: string[] = [];
+        let chars = 0;
+        let lineNo = offset - 1;
+        let note = "";
+        for await (const line of readLines(handle, limits.readChars, signal, offset)) {
+          lineNo++;
+          const room = limits.readChars - chars;
+          if (lines.length === limit || (line.text.length > room && lines.length > 0)) {
+            note = `[truncated: ${info.size - line.start} more bytes after line ${lineNo - 1}; read with offset=${lineNo} to continue]`;
+            break;
+          }
+          if (line.text.length > room || line.dropped > 0) {
+            const shownText = headOf(line.text, room);
+            const rest = Buffer.byteLength(line.text) + line.dropped - Buffer.byteLength(shownText);
+            lines.push(shownText);
+            note = `[truncated: line ${lineNo} goes on for ${rest} more bytes; use grep or bash to inspect it`;
+            note +=
+              info.size > line.start + line.bytes
+                ? `; the file goes on at offset=${lineNo + 1}]`
+                : "]";
+            break;
+          }
+          lines.push(line.text);
+          chars += line.text.length + 1;
         }
-        if (line.text.length > room || line.dropped > 0) {
-          const shownText = line.text.slice(0, room);
-          const rest = Buffer.byteLength(line.text) + line.dropped - Buffer.byteLength(shownText);
-          lines.push(shownText);
-          note = `[truncated: line ${lineNo} goes on for ${rest} more bytes; use grep or bash to inspect it`;
-          note +=
-            info.size > line.start + line.bytes
-              ? `; the file goes on at offset=${lineNo + 1}]`
-              : "]";
-          break;
+        if (lines.length === 0) {
+          throw new ToolError(
+            `offset ${offset} is past the end of ${shown} (${await countLines(handle)} lines)`,
+          );
         }
-        lines.push(line.text);
-        chars += line.text.length + 1;
+        return { content: note ? `${lines.join("\n")}\n${note}` : lines.join("\n") };
+      } finally {
+        await handle.close();
       }
-      if (lines.length === 0) {
-        throw new ToolError(
-          `offset ${offset} is past the end of ${shown} (${await countLines(file)} lines)`,
-        );
-      }
-      return { content: note ? `${lines.join("\n")}\n${note}` : lines.join("\n") };
     },
   });
 }

@@ -2,21 +2,31 @@ import { realpath } from "node:fs/promises";
 import { relative } from "node:path";
 import { ToolError } from "./define.js";
 import { decodeShown, showName, showText } from "./names.js";
-import { PathEscapeError, resolveInWorkspace } from "./path.js";
+import {
+  type BoundaryOptions,
+  PathEscapeError,
+  realStateDir,
+  resolveInWorkspace,
+  StateFolderError,
+} from "./path.js";
 
 /**
  * `resolveInWorkspace` for the tools that walk and search (`ls`, `find`, `grep`), which hold
  * paths as bytes: a path shown with `\xNN` escapes (a name that is not UTF-8) resolves too.
- * `shown` is the path as the model sees it.
+ * `shown` is the path as the model sees it; `state` is the real state folder a walk must skip.
  */
 export async function resolveShown(
   root: string,
   userPath: string,
-): Promise<{ path: Buffer; realRoot: string; shown: string }> {
+  boundary: BoundaryOptions = {},
+): Promise<{ path: Buffer; realRoot: string; shown: string; state: Buffer | undefined }> {
+  const stateDir = await realStateDir(boundary);
+  const state = stateDir === undefined ? undefined : Buffer.from(stateDir);
   const decoded = decodeShown(userPath);
   if (typeof decoded === "string") {
-    const { path, realRoot } = await resolveInWorkspace(root, userPath);
-    return { path: Buffer.from(path), realRoot, shown: showText(relative(realRoot, path) || ".") };
+    const { path, realRoot } = await resolveInWorkspace(root, userPath, boundary);
+    const shown = showText(relative(realRoot, path) || ".");
+    return { path: Buffer.from(path), realRoot, shown, state };
   }
   if (decoded.includes(0)) throw new ToolError("path contains a NUL byte");
   if (decoded.subarray(0, 2).equals(Buffer.from("~/"))) throw new PathEscapeError();
@@ -25,9 +35,10 @@ export async function resolveShown(
   const full =
     decoded[0] === 0x2f ? decoded : Buffer.concat([rootBytes, Buffer.from("/"), decoded]);
   const real = await realpath(full, { encoding: "buffer" });
-  if (real.equals(rootBytes)) return { path: real, realRoot, shown: "." };
+  if (state && (real.equals(state) || isInside(state, real))) throw new StateFolderError();
+  if (real.equals(rootBytes)) return { path: real, realRoot, shown: ".", state };
   if (!isInside(rootBytes, real)) throw new PathEscapeError();
-  return { path: real, realRoot, shown: showName(real.subarray(rootBytes.length + 1)) };
+  return { path: real, realRoot, shown: showName(real.subarray(rootBytes.length + 1)), state };
 }
 
 /** Whether `path` lies strictly inside the folder `root` (both real paths, as bytes). */

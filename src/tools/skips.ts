@@ -7,6 +7,7 @@ import { limits } from "./limits.js";
 const reasons = {
   "dangling link": ["dangling link", "dangling links"],
   "link outside": ["link outside the workspace", "links outside the workspace"],
+  "link into state": ["link into the state folder", "links into the state folder"],
   "special file": ["special file", "special files"],
   "unreadable file": ["unreadable file", "unreadable files"],
   "unreadable folder": ["unreadable folder", "unreadable folders"],

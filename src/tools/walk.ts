@@ -20,6 +20,8 @@ export interface WalkOptions {
   signal?: AbortSignal | undefined;
   /** Where the walk counts what it could not read (folders, ignore files it refused). */
   skips?: Skips;
+  /** A folder never listed nor entered, like `.git`: mini-agent's state folder. */
+  exclude?: Buffer | undefined;
 }
 
 /** The `.gitignore` rules of one folder; `base` is that folder relative to the root, shown. */
@@ -32,6 +34,7 @@ interface Context {
   root: Buffer;
   pace: Pace;
   skips: Skips;
+  exclude?: Buffer | undefined;
 }
 
 /**
@@ -49,6 +52,7 @@ export async function* walk(
     root: Buffer.from(root),
     pace: new Pace(options.signal),
     skips: options.skips ?? new Skips(),
+    exclude: options.exclude,
   };
   context.pace.check();
   const dir = Buffer.isBuffer(start) ? start : Buffer.from(start);
@@ -79,6 +83,7 @@ async function* walkDir(
     const entryRel = join(rel, name);
     if (isSkipped(scopes, entryRel, name, dirent.isDirectory())) continue;
     const path = Buffer.concat([dir, SLASH, dirent.name]);
+    if (context.exclude?.equals(path)) continue;
     const entrySub = join(sub, name);
     yield { path, rel: entryRel, sub: entrySub, dirent };
     if (dirent.isDirectory()) yield* walkDir(context, path, entryRel, entrySub, scopes);

@@ -1,12 +1,16 @@
-import { mkdir, stat } from "node:fs/promises";
-import { dirname } from "node:path";
+import { lstat } from "node:fs/promises";
 import { Type } from "@sinclair/typebox";
 import type { Tool } from "../types.js";
 import { defineTool, ToolError } from "./define.js";
 import { writeAtomic } from "./files.js";
-import { resolveInWorkspace } from "./path.js";
+import { makeFolders } from "./open.js";
+import { type BoundaryOptions, resolveInWorkspace } from "./path.js";
 
-export function writeTool(root: string): Tool {
+/**
+ * `write` replaces a whole file with the UTF-8 `content` given, whatever the file held before
+ * (a file in another encoding included: it is the model's explicit choice of every byte).
+ */
+export function writeTool(root: string, boundary: BoundaryOptions = {}): Tool {
   return defineTool({
     name: "write",
     description:
@@ -16,11 +20,22 @@ export function writeTool(root: string): Tool {
       content: Type.String({ description: "The complete new content" }),
     }),
     async run({ path, content }) {
-      const { path: file, shown } = await resolveInWorkspace(root, path);
-      const existing = await stat(file).catch(() => undefined);
+      const target = await resolveInWorkspace(root, path, boundary);
+      const { path: file, shown } = target;
+      // The real path: a symlink here means the entry was swapped since it was resolved.
+      const existing = await lstat(file).catch(() => undefined);
       if (existing?.isDirectory()) throw new ToolError(`${shown} is a folder`);
-      await mkdir(dirname(file), { recursive: true });
-      await writeAtomic(file, content);
+      if (target.folder) {
+        throw new ToolError(
+          existing
+            ? `${shown} is not a folder`
+            : `${shown}/ names a folder: write needs a file path`,
+        );
+      }
+      if (existing && !existing.isFile() && !existing.isSymbolicLink())
+        throw new ToolError(`${shown} is not a regular file`);
+      await makeFolders(target);
+      await writeAtomic(target, content, existing?.isFile() ? existing.mode & 0o7777 : undefined);
       const bytes = Buffer.byteLength(content);
       return { content: `${existing ? "replaced" : "created"} ${shown} (${bytes} bytes)` };
     },

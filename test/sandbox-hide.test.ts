@@ -1,25 +1,18 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { bashTool } from "../src/tools/bash.js";
-import { resolveSandbox } from "../src/tools/sandbox.js";
+
+import { realSandbox, useOutsideFolders } from "./support/sandbox.js";
 
 /**
  * Credential stores and other projects' sessions, in a fake HOME outside /tmp (which is private
  * inside the sandbox anyway, so a HOME there would prove nothing), each holding a canary.
  */
 
-const made: string[] = [];
-afterEach(async () => {
-  await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const outsideFolder = useOutsideFolders();
 
-const sandboxed = await resolveSandbox({ mode: "required" });
-if (sandboxed.kind !== "bwrap" && process.env.CI) {
-  throw new Error(
-    `CI must exercise the real sandbox: ${"reason" in sandboxed ? sandboxed.reason : ""}`,
-  );
-}
+const sandboxed = await realSandbox();
 
 /**
  * Files of a home folder: credential stores (in a hidden folder, or hidden files), another
@@ -40,8 +33,7 @@ const stores = [...inHiddenFolders, ...hiddenFiles];
 const ordinary = [".bashrc", ".config/editor/settings", ".docker/daemon.json"];
 
 async function fakeHome(): Promise<string> {
-  const home = await mkdtemp("/var/tmp/mini-agent-home-");
-  made.push(home);
+  const home = await outsideFolder("home");
   for (const file of [...stores, ...ordinary]) {
     await mkdir(dirname(join(home, file)), { recursive: true });
     await writeFile(join(home, file), `canary ${file}`);
@@ -65,7 +57,7 @@ const env = (home: string, extra: NodeJS.ProcessEnv = {}) => ({
   ...extra,
 });
 
-describe.skipIf(sandboxed.kind !== "bwrap")("what the sandbox hides", () => {
+describe.skipIf(!sandboxed)("what the sandbox hides", () => {
   it("hides every credential store and the state folder; ordinary files stay readable", async () => {
     const home = await fakeHome();
     const root = join(home, "project");

@@ -1,39 +1,25 @@
-import { mkdtemp, readdir, readFile, rm, stat, symlink } from "node:fs/promises";
+import { readdir, readFile, stat, symlink } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { bashTool } from "../src/tools/bash.js";
 import { resolveSandbox } from "../src/tools/sandbox.js";
 import { processesWith } from "./support/processes.js";
+import { realSandbox, useOutsideFolders } from "./support/sandbox.js";
 import { useTempDirs } from "./support/temp.js";
 
 const tempDir = useTempDirs();
-const outsideDirs: string[] = [];
-afterEach(async () => {
-  await Promise.all(outsideDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const outsideFolder = useOutsideFolders();
 
-const sandboxed = await resolveSandbox({ mode: "required" });
-if (sandboxed.kind !== "bwrap" && process.env.CI) {
-  throw new Error(
-    `CI must exercise the real sandbox: ${"reason" in sandboxed ? sandboxed.reason : ""}`,
-  );
-}
+const sandboxed = await realSandbox();
 
-/** A folder outside both the workspace and /tmp (which is private inside the sandbox). */
-async function outsideFolder(): Promise<string> {
-  const dir = await mkdtemp("/var/tmp/mini-agent-outside-");
-  outsideDirs.push(dir);
-  return dir;
-}
-
-describe.skipIf(sandboxed.kind !== "bwrap")("bash in the bubblewrap sandbox", () => {
+describe.skipIf(!sandboxed)("bash in the bubblewrap sandbox", () => {
   const bashIn = (root: string) => bashTool(root, { sandbox: { mode: "required" }, killGrace: 1 });
 
   it("writes inside the workspace but not outside it, and says why", async () => {
     const root = await tempDir();
-    const outside = await outsideFolder();
+    const outside = await outsideFolder("outside");
     const bash = bashIn(root);
     expect(await bash.execute({ command: "echo inside > made.txt && cat made.txt" })).toEqual({
       content: "inside\n[exit code 0]",

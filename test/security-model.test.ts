@@ -1,10 +1,10 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { resolveSandbox } from "../src/tools/sandbox.js";
+import { describe, expect, it } from "vitest";
 import { startAnthropicServer, stream, turn } from "./support/anthropic-server.js";
 import { useCleanup } from "./support/cleanup.js";
 import { cliEnv, runBin } from "./support/cli.js";
+import { realSandbox, useOutsideFolders } from "./support/sandbox.js";
 import { useTempDirs } from "./support/temp.js";
 
 /**
@@ -14,17 +14,9 @@ import { useTempDirs } from "./support/temp.js";
 
 const tempDir = useTempDirs();
 const track = useCleanup();
-const homes: string[] = [];
-afterEach(async () => {
-  await Promise.all(homes.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const outsideFolder = useOutsideFolders();
 
-const sandboxed = await resolveSandbox({ mode: "required" });
-if (sandboxed.kind !== "bwrap" && process.env.CI) {
-  throw new Error(
-    `CI must exercise the real sandbox: ${"reason" in sandboxed ? sandboxed.reason : ""}`,
-  );
-}
+const sandboxed = await realSandbox();
 
 const key = "sk-canary-agent-key-0123456789";
 const steal = [
@@ -42,8 +34,7 @@ async function attack(mode: string) {
   track(server);
   const workspace = await tempDir();
   // Outside /tmp, which is private inside the sandbox: the store must be hidden for itself.
-  const home = await mkdtemp("/var/tmp/mini-agent-home-");
-  homes.push(home);
+  const home = await outsideFolder("home");
   await mkdir(join(home, ".ssh"));
   await writeFile(join(home, ".ssh", "id_ed25519"), "canary ssh key\n");
   const env = cliEnv(home, server.url, { ANTHROPIC_API_KEY: key });
@@ -67,7 +58,7 @@ describe("the security model of each --sandbox mode", () => {
     expect(loot.ssh).toBe("canary ssh key\n");
   });
 
-  it.skipIf(sandboxed.kind !== "bwrap")(
+  it.skipIf(!sandboxed)(
     "required: no process the command can see holds the key, and the stores are hidden",
     async () => {
       const loot = await attack("required");
@@ -80,11 +71,10 @@ describe("the security model of each --sandbox mode", () => {
 });
 
 describe("the sandbox flags of the command", () => {
-  it.skipIf(sandboxed.kind !== "bwrap")(
+  it.skipIf(!sandboxed)(
     "--sandbox-hide hides the user's own path and --sandbox-processes/--sandbox-memory bound the command",
     async () => {
-      const outside = await mkdtemp("/var/tmp/mini-agent-hide-");
-      homes.push(outside);
+      const outside = await outsideFolder("hide");
       const secret = join(outside, "notes.txt");
       await writeFile(secret, "private notes\n");
       const command = `cat ${secret} > seen.txt; ulimit -u > processes.txt; ulimit -d > memory.txt`;

@@ -208,6 +208,25 @@ describe.skipIf(!hasScript)("interactive session on a terminal", () => {
     expect(existsSync(join(workspace, "pwned-by-spoof"))).toBe(false);
   });
 
+  it("shows a command padded with blanks whole, so its start cannot be pushed out of sight", async () => {
+    const padded = `touch pwned-by-padding;${" ".repeat(20_000)}git status`;
+    const { workspace, options } = await setup([
+      stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: padded } }] })),
+      stream(turn({ text: ["Denied."] })),
+    ]);
+    const { code, screen } = await converse(options.env, workspace, [
+      ["› ", "status\r"],
+      [question, "n\r"],
+      ["Denied.", ""],
+      ["› ", "/exit\r"],
+    ]);
+    expect(code).toBe(0);
+    expect(screen).toContain(
+      `Allow bash:\r\n  │ touch pwned-by-padding;[20000 blanks]git status\r\n(1 line, 20033 characters) ${question}`,
+    );
+    expect(existsSync(join(workspace, "pwned-by-padding"))).toBe(false);
+  });
+
   it("fails the test, showing the screen, when an expected text never comes", async () => {
     const { workspace, options } = await setup([]);
     await expect(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { visible } from "../src/cli/terminal.js";
+import { commandForQuestion, visible } from "../src/cli/terminal.js";
 
 describe("visible: text made safe for a terminal", () => {
   it.each([
@@ -22,6 +22,11 @@ describe("visible: text made safe for a terminal", () => {
     ["zero-width space and BOM", "a\u200bb\ufeffc", "a<U+200B>b<U+FEFF>c"],
     ["invisible tag characters", "x\u{e0041}\u{e0042}", "x<U+E0041><U+E0042>"],
     ["line and paragraph separators", "a\u2028b\u2029c", "a<U+2028>b<U+2029>c"],
+    [
+      "spaces other than the plain one, and characters that draw nothing",
+      "a\u00a0b\u3000c\u3164d\u115fe\u2800f\u2007g",
+      "a<U+00A0>b<U+3000>c<U+3164>d<U+115F>e<U+2800>f<U+2007>g",
+    ],
   ])("%s", (_name, input, shown) => {
     expect(visible(input)).toBe(shown);
   });
@@ -41,5 +46,46 @@ describe("visible: text made safe for a terminal", () => {
       /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(c),
     );
     expect(left).toEqual([]);
+  });
+});
+
+describe("commandForQuestion: a command shown whole before the person answers", () => {
+  it("keeps a short one-line command on the question's line", () => {
+    expect(commandForQuestion("git status")).toEqual({ inline: "git status" });
+    expect(commandForQuestion("a\x1b[2Kb")).toEqual({ inline: "a␛[2Kb" });
+  });
+
+  it("shows a long run of blanks as a count, so nothing can be pushed out of sight", () => {
+    const padded = `echo PAYLOAD > pwned;${" ".repeat(20_000)}git status`;
+    expect(commandForQuestion(padded)).toEqual({
+      block: ["  │ echo PAYLOAD > pwned;[20000 blanks]git status"],
+      summary: "1 line, 20031 characters",
+    });
+    expect(commandForQuestion(`a${"\t ".repeat(10)}b`)).toEqual({
+      block: ["  │ a[20 blanks]b"],
+      summary: "1 line, 22 characters",
+    });
+  });
+
+  it("shows every line of a multi-line command behind a gutter, and empty runs as a count", () => {
+    const script = `cat > f <<EOF\nAllow bash: ls\n${"\n".repeat(50)}EOF\r\nrm -rf x`;
+    expect(commandForQuestion(script)).toEqual({
+      block: [
+        "  │ cat > f <<EOF",
+        "  │ Allow bash: ls",
+        "  │ [50 empty lines]",
+        "  │ EOF␍",
+        "  │ rm -rf x",
+      ],
+      summary: "54 lines, 92 characters",
+    });
+  });
+
+  it("moves a long one-line command off the question's line", () => {
+    const long = `echo ${"x".repeat(300)}`;
+    expect(commandForQuestion(long)).toEqual({
+      block: [`  │ ${long}`],
+      summary: "1 line, 305 characters",
+    });
   });
 });

@@ -2,7 +2,7 @@ import type { Interface } from "node:readline";
 import type { ToolCall } from "../types.js";
 import { UsageError } from "./args.js";
 import type { Answer } from "./policy.js";
-import { visible } from "./terminal.js";
+import { commandForQuestion, visible } from "./terminal.js";
 
 export const promptMark = "› ";
 
@@ -50,11 +50,16 @@ export class TerminalInput {
     });
   }
 
-  /** Asks before `call` runs; the command is shown whole, every control character visible. */
+  /** Asks before `call` runs; the command is shown whole (`commandForQuestion`). */
   ask(call: ToolCall, signal: AbortSignal | undefined): Promise<Answer> {
     const command =
       typeof call.input.command === "string" ? call.input.command : JSON.stringify(call.input);
-    const question = `Allow ${call.name}: ${visible(command)}\n[y]es, [n]o, [a]lways for this session? `;
+    const shown = commandForQuestion(command);
+    const choices = "[y]es, [n]o, [a]lways for this session? ";
+    const question =
+      "inline" in shown
+        ? `Allow ${visible(call.name)}: ${shown.inline}\n${choices}`
+        : `Allow ${visible(call.name)}:\n${shown.block.join("\n")}\n(${shown.summary}) ${choices}`;
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(new Error("approval interrupted"));
       if (this.closed) return resolve("closed");

@@ -5,8 +5,9 @@
  * make text read differently from what it is. `visible` shows each of them as a visible mark, so
  * what the person reads is what the text holds:
  * - C0 controls, ESC and DEL as their Unicode control pictures (`␛`, `␍`, `␊`, `␡`);
- * - C1 controls, bidi controls, other invisible format characters and line or paragraph
- *   separators as `<U+XXXX>`.
+ * - C1 controls, bidi controls, other invisible format characters, line or paragraph
+ *   separators, spaces other than the plain one and characters that draw nothing (the Hangul
+ *   fillers, the blank Braille pattern) as `<U+XXXX>`.
  * Newlines and tabs are kept only in multi-line text (streamed answers); there CRLF is a newline.
  * The zero-width joiner is kept: it joins emoji and hides nothing.
  */
@@ -23,5 +24,47 @@ export function visible(text: string, options: { multiline?: boolean } = {}): st
   });
 }
 
-const UNSAFE = /\r\n|[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+const UNSAFE =
+  /\r\n|[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u115f\u1160\u3164\uffa0\u2800\u17b4\u17b5\u180e]|\u034f/gu;
 const ZERO_WIDTH_JOINER = "\u200d";
+
+/** More blanks than this in a row are shown as a count. */
+const MAX_BLANKS = 16;
+/** A one-line command up to this long stays on the question's line. */
+const MAX_INLINE = 200;
+
+/**
+ * How a command is shown before the person answers for it. A short one-line command stays on
+ * the question's line. Anything else is shown whole on lines of its own, each behind a gutter
+ * (`  │ `), so no line of it can pass for the question, with a run of more than 16 blanks or of
+ * empty lines shown as a count (`[20000 blanks]`), so nothing can be pushed out of sight, and
+ * a summary (`3 lines, 812 characters`) beside the question.
+ */
+export function commandForQuestion(
+  command: string,
+): { inline: string } | { block: string[]; summary: string } {
+  const blanks = new RegExp(`([ \\t]{${MAX_BLANKS + 1},})`);
+  const shown = (line: string) =>
+    line
+      .split(blanks)
+      .map((part, i) => (i % 2 === 1 ? `[${part.length} blanks]` : visible(part)))
+      .join("");
+  const lines = command.split("\n");
+  const first = shown(lines[0] ?? "");
+  if (lines.length === 1 && first === visible(command) && first.length <= MAX_INLINE)
+    return { inline: first };
+  const block: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    let empty = 0;
+    while (i + empty < lines.length && lines[i + empty] === "") empty++;
+    if (empty > 1) {
+      block.push(`  │ [${empty} empty lines]`);
+      i += empty - 1;
+    } else block.push(`  │ ${shown(lines[i] ?? "")}`);
+  }
+  const count = lines.length;
+  return {
+    block,
+    summary: `${count} line${count === 1 ? "" : "s"}, ${[...command].length} characters`,
+  };
+}

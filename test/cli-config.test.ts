@@ -45,6 +45,21 @@ describe("configuration errors", () => {
     expect(server.requests).toEqual([]);
   });
 
+  it("refuses a relative MINI_AGENT_HOME, which would put the state inside the workspace", async () => {
+    const { server, workspace, options } = await setup([stream(turn({ text: ["no"] }))]);
+    const run = await runBin(["task"], {
+      ...options,
+      env: { ...options.env, MINI_AGENT_HOME: "rel" },
+    });
+    expect(run).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: 'mini-agent: MINI_AGENT_HOME must be an absolute path, not "rel"\n',
+    });
+    expect(existsSync(join(workspace, "rel"))).toBe(false);
+    expect(server.requests).toEqual([]);
+  });
+
   it("refuses a workspace whose path is not UTF-8 with that reason, not as missing", async () => {
     const { workspace, home, options } = await setup([]);
     mkdirSync(Buffer.concat([Buffer.from(`${workspace}/caf`), Buffer.from([0xe9])]));

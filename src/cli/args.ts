@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { isAbsolute, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { SandboxLimits } from "../tools/sandbox.js";
 import { shownURL } from "./url.js";
@@ -140,6 +140,9 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
       "--provider openai needs --model (or MINI_AGENT_MODEL), e.g. --model gpt-5 or --model llama3.1",
     );
   }
+  const state = env.MINI_AGENT_HOME;
+  if (state && !isAbsolute(state))
+    throw new UsageError(`MINI_AGENT_HOME must be an absolute path, not ${JSON.stringify(state)}`);
   const urlVariable = provider === "openai" ? "OPENAI_BASE_URL" : "ANTHROPIC_BASE_URL";
   const baseURL = values["base-url"] ?? nonEmpty(env[urlVariable]);
   if (baseURL !== undefined)

@@ -3,10 +3,10 @@ import { readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runAgent } from "../src/agent.js";
+import { wellFormed as wellFormedText } from "../src/text.js";
 import { createWorkspaceTools, SeenFiles } from "../src/tools/index.js";
 import type { Message, Tool, ToolResult } from "../src/types.js";
 import { call, done, FakeClient, text } from "./support/fake-client.js";
-import { wellFormed as wellFormedText } from "../src/text.js";
 import { useTempDirs } from "./support/temp.js";
 
 const tempDir = useTempDirs();
@@ -87,9 +87,9 @@ describe("edit and write over files the agent has not seen", () => {
   it("knows a file by its real path, whatever name reached it", async () => {
     const ws = await workspace({ "a.ts": "one\n" });
     await ws.run("read", { path: "./sub/../a.ts" });
-    expect(await ws.run("edit", { path: ws.file("a.ts"), oldText: "one", newText: "1" })).toEqual(
-      { content: "edited a.ts: replaced 1 occurrence at line 1" },
-    );
+    expect(await ws.run("edit", { path: ws.file("a.ts"), oldText: "one", newText: "1" })).toEqual({
+      content: "edited a.ts: replaced 1 occurrence at line 1",
+    });
   });
 
   it("refuses to replace an unseen binary file, which read cannot show", async () => {
@@ -170,6 +170,17 @@ describe("edit and write over files changed since the agent saw them", () => {
     expect(wellFormedText(result.content)).toBe(result.content);
   });
 
+  it("says only that a file of more than 100,000 lines changed, not where", async () => {
+    const many = "x\n".repeat(100_001);
+    const ws = await workspace({ "many.txt": many });
+    await ws.run("read", { path: "many.txt", limit: 1 });
+    await writeFile(ws.file("many.txt"), `y\n${many.slice(2)}`);
+    expect(await ws.run("edit", { path: "many.txt", oldText: "y\n", newText: "z\n" })).toEqual({
+      content: "many.txt has changed since you last read or wrote it: read it again, then edit",
+      isError: true,
+    });
+  });
+
   it("counts only content: a touched file with the same bytes is not stale", async () => {
     const ws = await workspace({ "a.ts": "one\n" });
     await ws.run("read", { path: "a.ts" });
@@ -184,7 +195,8 @@ describe("edit and write over files changed since the agent saw them", () => {
     const lines = Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join("\n");
     const ws = await workspace({ "a.txt": `${lines}\n`, "b.txt": `${lines}\n` });
     expect(await ws.run("read", { path: "a.txt", offset: 3, limit: 2 })).toEqual({
-      content: "line 3\nline 4\n[truncated: 43 more bytes after line 4; read with offset=5 to continue]",
+      content:
+        "line 3\nline 4\n[truncated: 43 more bytes after line 4; read with offset=5 to continue]",
     });
     expect(await ws.run("edit", { path: "a.txt", oldText: "line 9", newText: "nine" })).toEqual({
       content: "edited a.txt: replaced 1 occurrence at line 9",
@@ -301,15 +313,23 @@ function changeWhenTempAppears(folder: string, before: () => boolean, change: ()
 describe("a change between the tool's read and its rename", () => {
   const big = Array.from({ length: 50_000 }, (_, i) => `line ${i + 1}`).join("\n");
 
-  it("edit writes nothing when the file changes after it was read", { timeout: 20_000 }, async () => {
+  it("edit writes nothing when the file changes after it was read", {
+    timeout: 20_000,
+  }, async () => {
     const ws = await workspace({ "big.txt": big });
     await ws.run("read", { path: "big.txt" });
     const theirs = big.replace("line 2\n", "line 2 (theirs)\n");
-    const watcher = changeWhenTempAppears(ws.root, () => readFileSync(ws.file("big.txt"), "utf8") === big, () =>
-      writeFileSync(ws.file("big.txt"), theirs),
+    const watcher = changeWhenTempAppears(
+      ws.root,
+      () => readFileSync(ws.file("big.txt"), "utf8") === big,
+      () => writeFileSync(ws.file("big.txt"), theirs),
     );
     try {
-      const result = await ws.run("edit", { path: "big.txt", oldText: "line 49999\n", newText: "x\n" });
+      const result = await ws.run("edit", {
+        path: "big.txt",
+        oldText: "line 49999\n",
+        newText: "x\n",
+      });
       expect(watcher.state).toEqual({ changed: true, sawBefore: true });
       expect(result).toEqual({
         content:
@@ -323,12 +343,16 @@ describe("a change between the tool's read and its rename", () => {
     expect(await readdir(ws.root)).toEqual(["big.txt"]);
   });
 
-  it("write writes nothing when the file changes, or appears, after it was checked", { timeout: 20_000 }, async () => {
+  it("write writes nothing when the file changes, or appears, after it was checked", {
+    timeout: 20_000,
+  }, async () => {
     const ws = await workspace({ "big.txt": big });
     await ws.run("read", { path: "big.txt" });
     const theirs = `${big}\nmore`;
-    const first = changeWhenTempAppears(ws.root, () => readFileSync(ws.file("big.txt"), "utf8") === big, () =>
-      writeFileSync(ws.file("big.txt"), theirs),
+    const first = changeWhenTempAppears(
+      ws.root,
+      () => readFileSync(ws.file("big.txt"), "utf8") === big,
+      () => writeFileSync(ws.file("big.txt"), theirs),
     );
     try {
       expect(await ws.run("write", { path: "big.txt", content: big.repeat(2) })).toEqual({
@@ -343,8 +367,10 @@ describe("a change between the tool's read and its rename", () => {
     expect(await readFile(ws.file("big.txt"), "utf8")).toBe(theirs);
 
     await rm(ws.file("big.txt"));
-    const second = changeWhenTempAppears(ws.root, () => !existsSync(ws.file("new.txt")), () =>
-      writeFileSync(ws.file("new.txt"), "theirs\n"),
+    const second = changeWhenTempAppears(
+      ws.root,
+      () => !existsSync(ws.file("new.txt")),
+      () => writeFileSync(ws.file("new.txt"), "theirs\n"),
     );
     try {
       expect(await ws.run("write", { path: "new.txt", content: big })).toEqual({

@@ -23,7 +23,7 @@ export function editTool(root: string, seen: SeenFiles, boundary: BoundaryOption
   return defineTool({
     name: "edit",
     description:
-      "Replace exact text in a file. oldText must match exactly once (whitespace included) unless replaceAll is set.",
+      "Replace exact text in a file read (or written) in this session and unchanged since. oldText must match exactly once (whitespace included) unless replaceAll is set.",
     input: Type.Object({
       path: Type.String({ description: "File path in the workspace" }),
       oldText: Type.String({ minLength: 1, description: "Exact text to replace" }),

@@ -5,7 +5,7 @@ import { isBinaryFile, readLines } from "./files.js";
 import { limits } from "./limits.js";
 import { type OpenedFile, openResolved } from "./open.js";
 import type { Resolved } from "./path.js";
-import { type SeenContent, type SeenFiles, digestFile } from "./seen.js";
+import { digestFile, type SeenContent, type SeenFiles } from "./seen.js";
 
 /** The tools that replace a file, as their errors name them. */
 type Writer = "edit" | "write";

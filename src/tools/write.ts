@@ -18,7 +18,7 @@ export function writeTool(root: string, seen: SeenFiles, boundary: BoundaryOptio
   return defineTool({
     name: "write",
     description:
-      "Create or replace a whole file (parent folders are created). Prefer edit for changes.",
+      "Create a file, or replace a whole file read (or written) in this session and unchanged since (parent folders are created). Prefer edit for changes.",
     input: Type.Object({
       path: Type.String({ description: "File path in the workspace" }),
       content: Type.String({ description: "The complete new content" }),

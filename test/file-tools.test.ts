@@ -172,6 +172,7 @@ describe("edit and bytes", () => {
     const ws = await workspace();
     const before = "\uFEFF😀 first\r\nsecond 🧪 line\r\n\tthird é\r\nno newline 🚀";
     await ws.files({ "u.txt": Buffer.from(before) });
+    await ws.run("read", { path: "u.txt" });
     expect(
       await ws.run("edit", { path: "u.txt", oldText: "🧪 line\n\tthird", newText: "🔬\nthe end" }),
     ).toEqual({ content: "edited u.txt: replaced 1 occurrence at line 2" });
@@ -183,6 +184,7 @@ describe("edit and bytes", () => {
   it("replaces a whole file that is not valid UTF-8 with write", async () => {
     const ws = await workspace();
     await ws.files({ "l1.txt": Buffer.from("Jos\xe9\n", "latin1") });
+    expect(await ws.run("read", { path: "l1.txt" })).toEqual({ content: "Jos\uFFFD" });
     expect(await ws.run("write", { path: "l1.txt", content: "José\n" })).toEqual({
       content: "replaced l1.txt (6 bytes)",
     });
@@ -196,6 +198,7 @@ describe("edit on big inputs", () => {
   }, async () => {
     const ws = await workspace();
     await ws.files({ "x.txt": "x\n".repeat(51_200) });
+    await ws.run("read", { path: "x.txt" });
     const lines = Array.from({ length: 20 }, (_, i) => i + 1).join(", ");
     expect(await ws.run("edit", { path: "x.txt", oldText: "x", newText: "y" })).toEqual({
       content: `oldText matches 51200 times in x.txt (lines ${lines} and 51180 more): include more surrounding text to make it unique, or set replaceAll`,
@@ -212,6 +215,7 @@ describe("edit on big inputs", () => {
     const line = `${"word ".repeat(40)}end\n`;
     const body = line.repeat(Math.ceil(10_000_000 / line.length));
     await ws.files({ "big.txt": `const answer = 42;\n${body}` });
+    await ws.run("read", { path: "big.txt", limit: 1 });
     const absent = `absent ${"0123456789".repeat(300)}`;
     expect(await ws.run("edit", { path: "big.txt", oldText: absent, newText: "y" })).toEqual({
       content: "oldText not found in big.txt",
@@ -231,6 +235,8 @@ describe("edit on big inputs", () => {
   it("stops a big edit within two seconds of an abort", { timeout: 15_000 }, async () => {
     const ws = await workspace();
     await ws.files({ "x.txt": "x\n".repeat(5_000_000), "w.txt": "a b\n".repeat(2_500_000) });
+    await ws.run("read", { path: "x.txt", limit: 1 });
+    await ws.run("read", { path: "w.txt", limit: 1 });
     for (const input of [
       { path: "x.txt", oldText: "x", newText: "y" },
       { path: "w.txt", oldText: "a c", newText: "y" },

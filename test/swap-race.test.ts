@@ -66,19 +66,23 @@ describe("a path swapped between check and use", () => {
     const leaks: string[] = [];
     const refusals = new Set<string>();
     const tries = 300;
+    let writes = 0;
     for (let i = 0; i < tries; i++) {
       for (const path of ["entry", "dir/secret.txt"]) {
         const result = await ws.run("read", { path });
         if (result.content.includes("outside")) leaks.push(`read ${path}: ${result.content}`);
         if (result.isError) refusals.add(result.content);
       }
-      await ws.run("write", { path: "entry", content: `written ${i}\n` });
+      // The read just before counts as seeing `entry` when it met the file inside.
+      const written = await ws.run("write", { path: "entry", content: `written ${i}\n` });
+      if (!written.isError) writes++;
       await ws.run("write", { path: `dir/new-${i}.txt`, content: `written ${i}\n` });
       await ws.run("edit", { path: "dir/secret.txt", oldText: "secret", newText: "changed" });
     }
     swapper.kill("SIGKILL");
     // The swaps did happen while the tools ran: some calls met the symlink.
     expect(refusals).toContain("path escapes workspace");
+    expect(writes).toBeGreaterThan(0);
     expect({
       leaks,
       outside: await readdir(ws.outside),
@@ -109,6 +113,8 @@ describe("a path swapped between check and use", () => {
       "oldText not found in entry",
       "read failed: no such file or directory",
       "edit failed: no such file or directory",
+      // No read has met the file yet.
+      "entry exists and has not been read in this session: read it first, then edit",
     ]);
     expect([...results].filter((content) => !allowed.has(content))).toEqual([]);
     expect(results).toContain("entry is not a regular file");

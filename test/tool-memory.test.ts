@@ -22,6 +22,8 @@ import(dist).then(async ({ createWorkspaceTools }) => {
     writeFileSync(root + "/big.txt", content + "XYZ");
     content = undefined;
     input = { path: "big.txt", oldText: "XYZ", newText: "START" };
+    // edit replaces only what the agent has seen.
+    if ((await tools.read.execute({ path: "big.txt", limit: 1 })).isError) throw new Error("read");
   }
   global.gc(); global.gc();
   writeFileSync("/proc/self/clear_refs", "5");

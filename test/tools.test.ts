@@ -328,6 +328,7 @@ describe("write", () => {
     const ws = await workspace();
     await ws.files({ "real.txt": "old" });
     await symlink("real.txt", join(ws.root, "link.txt"));
+    await ws.run("read", { path: "link.txt" });
     expect(await ws.run("write", { path: "link.txt", content: "new" })).toEqual({
       content: "replaced real.txt (3 bytes)",
     });
@@ -340,7 +341,10 @@ describe("write", () => {
     const ws = await workspace();
     await ws.files({ "run.sh": "echo 1" });
     await chmod(join(ws.root, "run.sh"), 0o755);
-    await ws.run("write", { path: "run.sh", content: "echo 2" });
+    await ws.run("read", { path: "run.sh" });
+    expect(await ws.run("write", { path: "run.sh", content: "echo 2" })).toEqual({
+      content: "replaced run.sh (6 bytes)",
+    });
     expect((await stat(join(ws.root, "run.sh"))).mode & 0o777).toBe(0o755);
     expect(await ws.run("ls", {})).toEqual({ content: "run.sh" });
   });
@@ -359,6 +363,7 @@ describe("edit", () => {
   it("replaces a unique exact match", async () => {
     const ws = await workspace();
     await ws.files({ "a.ts": "const a = 1;\nconst b = 2;\n" });
+    await ws.run("read", { path: "a.ts" });
     expect(await ws.run("edit", { path: "a.ts", oldText: "b = 2", newText: "b = 3" })).toEqual({
       content: "edited a.ts: replaced 1 occurrence at line 2",
     });
@@ -369,6 +374,7 @@ describe("edit", () => {
     const ws = await workspace();
     const original = "line one\r\nline two\r\nline three\r\n";
     await ws.files({ "win.txt": original });
+    await ws.run("read", { path: "win.txt" });
     await ws.run("edit", {
       path: "win.txt",
       oldText: "line one\nline two",
@@ -389,6 +395,7 @@ describe("edit", () => {
     const ws = await workspace();
     await ws.files({ "bom.txt": Buffer.from("\uFEFFhello world\n") });
     await chmod(join(ws.root, "bom.txt"), 0o640);
+    await ws.run("read", { path: "bom.txt" });
     await ws.run("edit", { path: "bom.txt", oldText: "world", newText: "there" });
     expect(await readFile(join(ws.root, "bom.txt"))).toEqual(Buffer.from("\uFEFFhello there\n"));
     expect((await stat(join(ws.root, "bom.txt"))).mode & 0o777).toBe(0o640);
@@ -398,6 +405,7 @@ describe("edit", () => {
     const ws = await workspace();
     const original = "function add(a, b) {\n  return a + b;\n}\n";
     await ws.files({ "m.js": original });
+    await ws.run("read", { path: "m.js" });
     expect(await ws.run("edit", { path: "m.js", oldText: "  return a+b;", newText: "x" })).toEqual({
       content: 'oldText not found in m.js; the closest line is 2: "  return a + b;"',
       isError: true,
@@ -413,6 +421,7 @@ describe("edit", () => {
     const ws = await workspace();
     const original = "x = 1\ny = 2\nx = 1\nx = 1\n";
     await ws.files({ "dup.txt": original });
+    await ws.run("read", { path: "dup.txt" });
     expect(await ws.run("edit", { path: "dup.txt", oldText: "x = 1", newText: "x = 9" })).toEqual({
       content:
         "oldText matches 3 times in dup.txt (lines 1, 3, 4): include more surrounding text to make it unique, or set replaceAll",
@@ -433,6 +442,7 @@ describe("edit", () => {
   it("refuses an edit that changes nothing", async () => {
     const ws = await workspace();
     await ws.files({ "same.txt": "abc" });
+    await ws.run("read", { path: "same.txt" });
     expect(await ws.run("edit", { path: "same.txt", oldText: "abc", newText: "abc" })).toEqual({
       content: "oldText and newText are the same: nothing to change",
       isError: true,

@@ -6,6 +6,8 @@ import { writeAtomic } from "./files.js";
 import { limits } from "./limits.js";
 import { openInWorkspace } from "./open.js";
 import type { BoundaryOptions } from "./path.js";
+import { digestBytes, type SeenContent, type SeenFiles } from "./seen.js";
+import { requireSeen, requireUnchanged } from "./stale.js";
 import { firstInvalidUtf8 } from "./utf8.js";
 
 /**
@@ -13,12 +15,15 @@ import { firstInvalidUtf8 } from "./utf8.js";
  * found with a byte search, and everything outside the replaced spans is written back as it was
  * (a BOM, CRLF line endings, any character). A file that is not valid UTF-8 is refused rather
  * than re-encoded. Every loop over the file yields now and then, so an abort stops it at once.
+ *
+ * The file must hold what the agent last saw (`seen`: its read, or its own last write); right
+ * before the rename it must still hold what `edit` read. What `edit` wrote is then seen.
  */
-export function editTool(root: string, boundary: BoundaryOptions = {}): Tool {
+export function editTool(root: string, seen: SeenFiles, boundary: BoundaryOptions = {}): Tool {
   return defineTool({
     name: "edit",
     description:
-      "Replace exact text in a file. oldText must match exactly once (whitespace included) unless replaceAll is set.",
+      "Replace exact text in a file read (or written) in this session and unchanged since. oldText must match exactly once (whitespace included) unless replaceAll is set.",
     input: Type.Object({
       path: Type.String({ description: "File path in the workspace" }),
       oldText: Type.String({ minLength: 1, description: "Exact text to replace" }),
@@ -29,20 +34,23 @@ export function editTool(root: string, boundary: BoundaryOptions = {}): Tool {
       const opened = await openInWorkspace(root, path, boundary);
       const { handle, info, shown } = opened;
       let bytes: Buffer;
+      let read: SeenContent;
       try {
         if (info.size > limits.editBytes)
           throw new ToolError(`${shown} is too large to edit (${info.size} bytes)`);
         bytes = await handle.readFile();
+        if (bytes.includes(0)) throw new ToolError(`${shown} is a binary file`);
+        const bad = firstInvalidUtf8(bytes);
+        if (bad !== -1) {
+          const byte = (bytes[bad] ?? 0).toString(16).toUpperCase().padStart(2, "0");
+          throw new ToolError(
+            `${shown} is not valid UTF-8 (byte 0x${byte} at offset ${bad}); edit changes UTF-8 text only`,
+          );
+        }
+        read = await digestBytes(bytes, signal);
+        await requireSeen(seen, opened, read, "edit", signal);
       } finally {
         await handle.close();
-      }
-      if (bytes.includes(0)) throw new ToolError(`${shown} is a binary file`);
-      const bad = firstInvalidUtf8(bytes);
-      if (bad !== -1) {
-        const byte = (bytes[bad] ?? 0).toString(16).toUpperCase().padStart(2, "0");
-        throw new ToolError(
-          `${shown} is not valid UTF-8 (byte 0x${byte} at offset ${bad}); edit changes UTF-8 text only`,
-        );
       }
       if (oldText === newText)
         throw new ToolError("oldText and newText are the same: nothing to change");
@@ -67,12 +75,12 @@ export function editTool(root: string, boundary: BoundaryOptions = {}): Tool {
             `oldText matches ${found.count} times in ${shown} (lines ${listed}): include more surrounding text to make it unique, or set replaceAll`,
           );
         }
-        await writeAtomic(
-          opened,
-          replaced(bytes, needle, Buffer.from(to)),
-          info.mode & 0o7777,
+        const written = await writeAtomic(opened, replaced(bytes, needle, Buffer.from(to)), {
+          mode: info.mode & 0o7777,
           signal,
-        );
+          beforeRename: () => requireUnchanged(opened, read, "edit", signal),
+        });
+        seen.record(opened.path, written);
         const count = found.count;
         return {
           content: `edited ${shown}: replaced ${count} occurrence${count === 1 ? "" : "s"} at line ${lines[0]}`,

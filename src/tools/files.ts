@@ -5,6 +5,7 @@ import { limits } from "./limits.js";
 import { createTempBeside, sameRealFolder } from "./open.js";
 import type { Resolved } from "./path.js";
 import { isBinary } from "./scan.js";
+import { Digest, type SeenContent } from "./seen.js";
 import { wholeCharacters } from "./utf8.js";
 
 /** Whether the file's first bytes say it is binary (`isBinary`). */
@@ -17,25 +18,33 @@ export async function isBinaryFile(handle: FileHandle): Promise<boolean> {
 /** Bytes written per `write`: a big content is encoded a piece at a time, never whole. */
 const WRITE_CHUNK = 1 << 20;
 
+export interface AtomicWriteOptions {
+  /** The mode of the file replaced, kept. */
+  mode?: number | undefined;
+  signal?: AbortSignal | undefined;
+  /** The last check before the rename (the file still holds what the tool read); throws to stop. */
+  beforeRename?: () => Promise<void>;
+}
+
 /**
  * Replaces the file at `target` (a real path) with `data` atomically: a temporary file in the same folder
  * (`createTempBeside`: verified before a byte is written), then a rename, so a reader or a crash
- * sees the old bytes or the new ones, never half. `mode` (an existing file's) is kept. Strings
- * are encoded as UTF-8 a megabyte at a time, so memory stays near the size of `data` itself.
- * An abort before the rename leaves the file as it was.
+ * sees the old bytes or the new ones, never half. Strings are encoded as UTF-8 a megabyte at a
+ * time, so memory stays near the size of `data` itself. An abort, or a `beforeRename` that
+ * throws, leaves the file as it was. Returns the `SeenContent` of the bytes written.
  */
 export async function writeAtomic(
   target: Resolved,
   data: string | Iterable<Uint8Array>,
-  mode?: number,
-  signal?: AbortSignal,
-): Promise<void> {
-  const { path } = target;
+  options: AtomicWriteOptions = {},
+): Promise<SeenContent> {
+  const { mode, signal } = options;
   const { handle, temp } = await createTempBeside(target, mode ?? 0o666);
+  const digest = new Digest();
   try {
     try {
-      if (typeof data === "string") await writeText(handle, data, signal);
-      else for (const piece of data) await writeBytes(handle, piece, signal);
+      if (typeof data === "string") await writeText(handle, data, digest, signal);
+      else for (const piece of data) await writeBytes(handle, piece, digest, signal);
       if (mode !== undefined) await handle.chmod(mode);
       await handle.sync();
     } finally {
@@ -44,20 +53,28 @@ export async function writeAtomic(
     // The temporary name is random: if the folder was swapped since, the rename finds nothing.
     if (signal?.aborted) throw new Error("aborted");
     await sameRealFolder(target);
-    await rename(temp, path);
+    await options.beforeRename?.();
+    if (signal?.aborted) throw new Error("aborted");
+    await rename(temp, target.path);
   } catch (error) {
     await rm(temp, { force: true });
     throw error;
   }
+  return digest.finish();
 }
 
-async function writeText(handle: FileHandle, text: string, signal?: AbortSignal): Promise<void> {
+async function writeText(
+  handle: FileHandle,
+  text: string,
+  digest: Digest,
+  signal?: AbortSignal,
+): Promise<void> {
   // A UTF-16 unit takes at most 3 bytes in UTF-8 (a surrogate pair: 4 for 2 units).
   const scratch = Buffer.allocUnsafe(3 * WRITE_CHUNK);
   for (let at = 0; at < text.length; ) {
     const piece = headOf(text.slice(at, at + WRITE_CHUNK + 1), WRITE_CHUNK);
     const length = scratch.write(piece);
-    await writeBytes(handle, scratch.subarray(0, length), signal);
+    await writeBytes(handle, scratch.subarray(0, length), digest, signal);
     at += piece.length;
   }
 }
@@ -65,9 +82,11 @@ async function writeText(handle: FileHandle, text: string, signal?: AbortSignal)
 async function writeBytes(
   handle: FileHandle,
   bytes: Uint8Array,
+  digest: Digest,
   signal?: AbortSignal,
 ): Promise<void> {
   if (signal?.aborted) throw new Error("aborted");
+  digest.update(bytes);
   for (let at = 0; at < bytes.length; ) {
     const { bytesWritten } = await handle.write(bytes, at, bytes.length - at);
     at += bytesWritten;
@@ -79,13 +98,14 @@ async function writeBytes(
  * `maxLineBytes` of one line: longer lines are cut, between UTF-8 characters, and `dropped`
  * says how many bytes went. Lines before `first` are only counted. `start` is the line's byte
  * offset and `bytes` its size, newline included. A trailing `\r` is not part of `text`.
- * Honours `signal`.
+ * Every byte read from the start goes into `digest`, if given, once. Honours `signal`.
  */
 export async function* readLines(
   handle: FileHandle,
   maxLineBytes: number,
   signal?: AbortSignal,
   first = 1,
+  digest?: Digest,
 ): AsyncGenerator<{ text: string; dropped: number; bytes: number; start: number }> {
   const buffer = Buffer.allocUnsafe(64 * 1024);
   let lineNo = 1;
@@ -128,6 +148,7 @@ export async function* readLines(
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
     if (bytesRead === 0) break;
     const data = buffer.subarray(0, bytesRead);
+    digest?.update(data);
     let at = 0;
     for (let newline = data.indexOf(10); newline !== -1; newline = data.indexOf(10, at)) {
       if (lineNo >= first) {

@@ -5,6 +5,7 @@ import { findTool } from "./find.js";
 import { grepTool } from "./grep.js";
 import { lsTool } from "./ls.js";
 import { readTool } from "./read.js";
+import { SeenFiles } from "./seen.js";
 import { writeTool } from "./write.js";
 
 export interface WorkspaceToolsOptions {
@@ -15,22 +16,32 @@ export interface WorkspaceToolsOptions {
    * `grep`) never enter it, so a workspace that holds it cannot be used to read or forge sessions.
    */
   stateDir?: string;
+  /**
+   * What the agent has seen of each file (`SeenFiles`), shared by `read`, `write` and `edit`: a
+   * fresh one by default, so new tools (a resumed session) have seen nothing. Pass one in to
+   * `clear()` it when the model's memory is cut (a compaction).
+   */
+  seen?: SeenFiles;
 }
 
 /**
  * The built-in tools bound to one workspace folder: `read`, `ls`, `find`, `grep` (read-only),
- * `write`, `edit` and `bash`. Every path goes through `workspacePath`. Whether a call may run is
+ * `write`, `edit` and `bash`. Every path goes through `workspacePath`. `edit` and `write` replace
+ * an existing file only when its content is what `read` (or their own write) last showed. Whether a call may run is
  * the approval policy's business (`denyBashByDefault` denies `bash`), not the tools'.
  */
+export { SeenFiles };
+
 export function createWorkspaceTools(root: string, options: WorkspaceToolsOptions = {}): Tool[] {
   const boundary = { stateDir: options.stateDir };
+  const seen = options.seen ?? new SeenFiles();
   return [
-    readTool(root, boundary),
+    readTool(root, seen, boundary),
     lsTool(root, boundary),
     findTool(root, boundary),
     grepTool(root, boundary),
-    writeTool(root, boundary),
-    editTool(root, boundary),
+    writeTool(root, seen, boundary),
+    editTool(root, seen, boundary),
     bashTool(root, options.bash),
   ];
 }

@@ -20,6 +20,11 @@ export const limits = {
   /** `edit`: the closest-line hint looks at this many first bytes, and characters per line. */
   editHintBytes: 1024 * 1024,
   editHintLineChars: 500,
+  /** Lines of a file whose hashes are kept to say where it changed; a longer file is only hashed. */
+  seenLines: 100_000,
+  /** What an error shows of a file changed since the agent saw it: lines, and characters. */
+  changeLines: 20,
+  changeChars: 2000,
   /** Nesting of objects and arrays in a tool's input; deeper input is refused, not recursed. */
   inputDepth: 64,
 } as const;

@@ -35,7 +35,11 @@ export async function openInWorkspace(
   userPath: string,
   options: BoundaryOptions = {},
 ): Promise<OpenedFile> {
-  const target = await resolveInWorkspace(root, userPath, options);
+  return openResolved(await resolveInWorkspace(root, userPath, options));
+}
+
+/** `openInWorkspace` for a path already resolved: opened and verified the same way. */
+export async function openResolved(target: Resolved): Promise<OpenedFile> {
   refuseUnlessFile(target, await stat(target.path));
   let handle: FileHandle;
   try {

@@ -6,8 +6,13 @@ import { countLines, isBinaryFile, readLines } from "./files.js";
 import { limits } from "./limits.js";
 import { openInWorkspace } from "./open.js";
 import type { BoundaryOptions } from "./path.js";
+import { Digest, digestFile, type SeenFiles } from "./seen.js";
 
-export function readTool(root: string, boundary: BoundaryOptions = {}): Tool {
+/**
+ * `read` shows text and records in `seen` the hash of the whole file as it read it, in the same
+ * pass (a ranged read reads on to the end for it), so `edit` and `write` know what was seen.
+ */
+export function readTool(root: string, seen: SeenFiles, boundary: BoundaryOptions = {}): Tool {
   return defineTool({
     name: "read",
     description: `Read a text file. Returns up to ${limits.readLines} lines or ${limits.readChars / 1000} KB; use offset and limit for more.`,
@@ -17,9 +22,12 @@ export function readTool(root: string, boundary: BoundaryOptions = {}): Tool {
       limit: Type.Optional(Type.Integer({ minimum: 1, description: "Number of lines" })),
     }),
     async run({ path, offset = 1, limit = limits.readLines }, signal) {
-      const { handle, info, shown } = await openInWorkspace(root, path, boundary);
+      const { handle, info, shown, path: real } = await openInWorkspace(root, path, boundary);
       try {
-        if (info.size === 0) return { content: "(empty file)" };
+        if (info.size === 0) {
+          seen.record(real, new Digest().finish());
+          return { content: "(empty file)" };
+        }
         if (await isBinaryFile(handle))
           throw new ToolError(`${shown} is a binary file: read shows text only`);
 
@@ -27,7 +35,8 @@ export function readTool(root: string, boundary: BoundaryOptions = {}): Tool {
         let chars = 0;
         let lineNo = offset - 1;
         let note = "";
-        for await (const line of readLines(handle, limits.readChars, signal, offset)) {
+        const digest = new Digest();
+        for await (const line of readLines(handle, limits.readChars, signal, offset, digest)) {
           lineNo++;
           const room = limits.readChars - chars;
           if (lines.length === limit || (line.text.length > room && lines.length > 0)) {
@@ -53,6 +62,7 @@ export function readTool(root: string, boundary: BoundaryOptions = {}): Tool {
             `offset ${offset} is past the end of ${shown} (${await countLines(handle)} lines)`,
           );
         }
+        seen.record(real, await digestFile(handle, signal, digest));
         return { content: note ? `${lines.join("\n")}\n${note}` : lines.join("\n") };
       } finally {
         await handle.close();

@@ -29,6 +29,7 @@ export { defineTool, type ToolDefinition, ToolError } from "./tools/define.js";
 export { createWorkspaceTools, type WorkspaceToolsOptions } from "./tools/index.js";
 export { workspacePath } from "./tools/path.js";
 export type { SandboxLimits, SandboxMode, SandboxOptions } from "./tools/sandbox.js";
+export { SeenFiles } from "./tools/seen.js";
 export type {
   Approval,
   BeforeToolCall,

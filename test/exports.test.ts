@@ -19,6 +19,7 @@ describe("the package entry", () => {
       defineTool: "function",
       ProviderStreamError: "function",
       withoutSecrets: "function",
+      SeenFiles: "function",
     };
     expect(
       Object.fromEntries(Object.keys(expected).map((name) => [name, typeof entry[name]])),

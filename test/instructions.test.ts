@@ -2,11 +2,12 @@ import { execFileSync } from "node:child_process";
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { instructionLimit } from "../src/cli/instructions.js";
+import { instructionLimit, instructionsPrompt, readInstructions } from "../src/cli/instructions.js";
 import { systemPrompt } from "../src/cli/system-prompt.js";
 import { type AnthropicServer, stream, turn } from "./support/anthropic-server.js";
 import { cliEnv, runBin, useCliSetup } from "./support/cli.js";
 import { converse, hasScript } from "./support/pty.js";
+import { useTempDirs } from "./support/temp.js";
 
 const setup = useCliSetup();
 
@@ -281,6 +282,40 @@ describe("project instructions", () => {
     },
     20_000,
   );
+});
+
+describe("readInstructions", () => {
+  const tempDir = useTempDirs();
+
+  it("gives a file after the limit only its note", async () => {
+    const root = await tempDir();
+    const app = join(root, "a", "b");
+    await mkdir(join(root, ".git"));
+    await mkdir(app, { recursive: true });
+    await writeFile(join(root, "AGENTS.md"), "r".repeat(instructionLimit));
+    await writeFile(join(root, "a", "AGENTS.md"), "a".repeat(10));
+    await writeFile(join(app, "CLAUDE.md"), "b".repeat(20));
+    const home = await tempDir();
+    const read = await readInstructions(app, { home, state: join(home, "state") });
+    expect(read).toEqual({
+      gitRoot: "../..",
+      files: [
+        {
+          path: "../../AGENTS.md",
+          bytes: instructionLimit,
+          text: "r".repeat(instructionLimit),
+          cut: 0,
+        },
+        { path: "../AGENTS.md", bytes: 10, text: "", cut: 10 },
+        { path: "CLAUDE.md", bytes: 20, text: "", cut: 20 },
+      ],
+    });
+    expect(
+      instructionsPrompt(read).endsWith(
+        "Contents of CLAUDE.md:\n\n\n[instructions cut: 20 more bytes in CLAUDE.md]",
+      ),
+    ).toBe(true);
+  });
 });
 
 describe("system prompt", () => {

@@ -140,38 +140,41 @@ describe("retry of a lost round, through the real command", () => {
     expect(server.requests).toHaveLength(3);
   });
 
-  it("stops at once when Ctrl-C comes during the wait, and exits 130", async () => {
-    const { server, options } = await setup([
-      lostMidStream(),
-      lostMidStream(),
-      lostMidStream(),
-      stream(turn({ text: ["never asked for"] })),
-    ]);
-    let signalled = 0;
-    const run = await runBin(["task"], {
-      ...options,
-      started: (child) => {
-        let seen = "";
-        child.stderr?.on("data", (chunk: Buffer) => {
-          seen += chunk.toString();
-          if (signalled === 0 && seen.includes("(attempt 4 of 4)")) {
-            signalled = Date.now();
-            child.kill("SIGINT");
-          }
-        });
-      },
-    });
-    const stoppedAfter = Date.now() - signalled;
-    expect(run.code).toBe(130);
-    // The wait was 4 s: an abort that did not end it would take that long.
-    expect(stoppedAfter).toBeLessThan(2000);
-    expect(server.requests).toHaveLength(3);
-    expect(run.stderr.split("\n").slice(-3)).toEqual([
-      "mini-agent: interrupting (Ctrl-C again to quit)",
-      "interrupted",
-      "",
-    ]);
-  }, 20_000);
+  it.each([
+    ["SIGINT", 130, "mini-agent: interrupting (Ctrl-C again to quit)"],
+    ["SIGTERM", 143, "mini-agent: SIGTERM: stopping the turn (again to quit at once)"],
+  ] as const)(
+    "stops at once when %s comes during the wait, and exits %d",
+    async (signal, code, notice) => {
+      const { server, options } = await setup([
+        lostMidStream(),
+        lostMidStream(),
+        lostMidStream(),
+        stream(turn({ text: ["never asked for"] })),
+      ]);
+      let signalled = 0;
+      const run = await runBin(["task"], {
+        ...options,
+        started: (child) => {
+          let seen = "";
+          child.stderr?.on("data", (chunk: Buffer) => {
+            seen += chunk.toString();
+            if (signalled === 0 && seen.includes("(attempt 4 of 4)")) {
+              signalled = Date.now();
+              child.kill(signal);
+            }
+          });
+        },
+      });
+      const stoppedAfter = Date.now() - signalled;
+      expect(run.code).toBe(code);
+      // The wait was 4 s: an abort that did not end it would take that long.
+      expect(stoppedAfter).toBeLessThan(2000);
+      expect(server.requests).toHaveLength(3);
+      expect(run.stderr.split("\n").slice(-3)).toEqual([notice, "interrupted", ""]);
+    },
+    20_000,
+  );
 
   it("does not run again a request the provider refused", async () => {
     const { server, options } = await setup([status(400, undefined, "bad request")]);

@@ -20,8 +20,7 @@ export interface TurnSummary {
  * `finish` ends a partial line, so what is printed after it (an error) starts on its own line.
  * `retry` announces a lost round run again: one stderr line in every format; in text, an answer
  * already streamed for the lost round is ended and said to be discarded; in `stream-json`, a
- * `retry` event tells a consumer to drop the text events since the last `tool_result` (or since
- * the start of the turn).
+ * `retry` event tells a consumer to drop the `text` events since the last event of another type.
  */
 export interface Output {
   event(event: AgentEvent): void;

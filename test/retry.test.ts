@@ -6,12 +6,15 @@ import { ProviderStreamError } from "../src/providers/stream-error.js";
 import { readSession } from "../src/session.js";
 import type { Message, Tool } from "../src/types.js";
 import { status, stream, turn } from "./support/anthropic-server.js";
+import { useCleanup } from "./support/cleanup.js";
 import { runBin, sessionFiles, useCliSetup } from "./support/cli.js";
 import { call, done, FakeClient, text } from "./support/fake-client.js";
+import { completion, stream as openaiStream, startOpenAIServer } from "./support/openai-server.js";
 
 /** The CLI runs a round again when it was lost to a passing provider failure and committed nothing. */
 
 const setup = useCliSetup();
+const track = useCleanup();
 
 const overloaded = "mini-agent: overloaded_error: Overloaded";
 const lostMidStream = () =>
@@ -176,6 +179,25 @@ describe("retry of a lost round, through the real command", () => {
     20_000,
   );
 
+  it("runs again a round an OpenAI-compatible server lost to an in-band server_error", async () => {
+    const server = track(
+      await startOpenAIServer([
+        openaiStream(completion({ text: ["half"] }), { errorAfter: 2 }),
+        openaiStream(completion({ text: ["whole"] })),
+      ]),
+    );
+    const { options } = await setup([]);
+    const env = { ...options.env, OPENAI_BASE_URL: `${server.url}/v1` };
+    const run = await runBin(["--provider", "openai", "-m", "local", "task"], { ...options, env });
+    expect(run).toEqual({
+      code: 0,
+      stdout: "half\nwhole\n",
+      stderr:
+        "mini-agent: server_error: The server had an error while processing your request; retrying in 1 s (attempt 2 of 4); the partial answer above is discarded\n",
+    });
+    expect(server.requests).toHaveLength(2);
+  });
+
   it("does not run again a request the provider refused", async () => {
     const { server, options } = await setup([status(400, undefined, "bad request")]);
     const run = await runBin(["task"], options);
@@ -290,6 +312,7 @@ describe("which failures pass with time", () => {
     ["an overload mid-stream", new ProviderStreamError("overloaded_error", "Overloaded"), true],
     ["an api_error mid-stream", new ProviderStreamError("api_error", "x"), true],
     ["a rate limit mid-stream", new ProviderStreamError("rate_limit_error", "x"), true],
+    ["a server_error mid-stream", new ProviderStreamError("server_error", "x"), true],
     ["another error type mid-stream", new ProviderStreamError("error", "x"), false],
     ["a 529", { status: 529 }, true],
     ["a 500", { status: 500 }, true],

@@ -130,8 +130,11 @@ interface ErrorFields {
 const fields = (error: unknown): ErrorFields =>
   typeof error === "object" && error !== null ? (error as ErrorFields) : {};
 
-/** Types of a mid-stream provider error (`ProviderStreamError`) that pass with time. */
-const passingTypes = new Set(["overloaded_error", "api_error", "rate_limit_error"]);
+/**
+ * Types of a mid-stream provider error (`ProviderStreamError`) that pass with time: Anthropic's
+ * overload, server failure and rate limit, and the OpenAI-compatible server failure.
+ */
+const passingTypes = new Set(["overloaded_error", "api_error", "rate_limit_error", "server_error"]);
 
 /** Codes of a connection that broke mid-stream (Node's fetch puts them on the error's `cause`). */
 const brokenConnection = new Set([
@@ -145,7 +148,7 @@ const brokenConnection = new Set([
 
 /**
  * A failure that may pass if tried again: a mid-stream error of type `overloaded_error`,
- * `api_error` or `rate_limit_error`; an HTTP 408, 409, 429 or 5xx (what the SDKs retry before
+ * `api_error`, `rate_limit_error` or `server_error`; an HTTP 408, 409, 429 or 5xx (what the SDKs retry before
  * the first event, once their own retries ran out); a connection that broke mid-stream; a stream
  * that stalled. Not when the server said `x-should-retry: false`, and not a connection that could
  * not be made (`APIConnectionError`): the SDK already tried it again, and it is most often a

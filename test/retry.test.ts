@@ -348,13 +348,13 @@ describe("which failures pass with time", () => {
 
   it("reads retry-after-ms, retry-after in seconds and as a date", () => {
     const now = Date.parse("2025-01-01T00:00:00Z");
-    const after = (headers: Record<string, string>) =>
+    const waitFor = (headers: Record<string, string>) =>
       retryAfterMs({ headers: new Headers(headers) }, now);
-    expect(after({ "retry-after-ms": "250" })).toBe(250);
-    expect(after({ "retry-after": "2" })).toBe(2000);
-    expect(after({ "retry-after": "Wed, 01 Jan 2025 00:00:30 GMT" })).toBe(30_000);
-    expect(after({ "retry-after": "soon" })).toBeUndefined();
-    expect(after({})).toBeUndefined();
+    expect(waitFor({ "retry-after-ms": "250" })).toBe(250);
+    expect(waitFor({ "retry-after": "2" })).toBe(2000);
+    expect(waitFor({ "retry-after": "Wed, 01 Jan 2025 00:00:30 GMT" })).toBe(30_000);
+    expect(waitFor({ "retry-after": "soon" })).toBeUndefined();
+    expect(waitFor({})).toBeUndefined();
     expect(retryAfterMs(new Error("no headers"))).toBeUndefined();
   });
 });

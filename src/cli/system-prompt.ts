@@ -57,23 +57,23 @@ function localDate(date: Date): string {
 }
 
 /**
- * The system prompt of each turn: the instruction files are read now, for the line shown at
- * start (empty without files), and read again before every later turn, so a file the agent or
- * the user edited between turns is what the next turn sees.
+ * The system prompt of each turn. The instruction files are read at start for the line shown
+ * then (empty without files), and read again for every turn, the first included: a file edited
+ * while the prompt waited, or by the agent in the turn before, is what the turn sees.
  */
 export async function systemPrompts(
   facts: Omit<PromptFacts, "date" | "instructions">,
   bounds: InstructionBounds,
   show: (text: string) => string,
 ): Promise<{ startLine: string; next(): Promise<string> }> {
-  let first: ProjectInstructions | undefined = await readInstructions(facts.workspace, bounds);
-  const startLine = instructionsLine(first, show);
+  const startLine = instructionsLine(await readInstructions(facts.workspace, bounds), show);
   return {
     startLine,
-    async next() {
-      const instructions = first ?? (await readInstructions(facts.workspace, bounds));
-      first = undefined;
-      return systemPrompt({ ...facts, date: new Date(), instructions });
-    },
+    next: async () =>
+      systemPrompt({
+        ...facts,
+        date: new Date(),
+        instructions: await readInstructions(facts.workspace, bounds),
+      }),
   };
 }

@@ -2,6 +2,7 @@ import type { AgentEvent } from "../agent.js";
 import { headOf } from "../text.js";
 import type { Message, ToolCall, Usage } from "../types.js";
 import type { OutputFormat } from "./args.js";
+import { type RetryNotice, retryLine } from "./retry.js";
 import { visible } from "./terminal.js";
 
 export interface TurnSummary {
@@ -17,9 +18,13 @@ export interface TurnSummary {
  * In text, everything from the model or a tool passes through `visible`: escape sequences, bidi
  * controls and stray carriage returns are shown, never obeyed (JSON escaping protects the rest).
  * `finish` ends a partial line, so what is printed after it (an error) starts on its own line.
+ * `retry` announces a lost round run again: one stderr line in every format; in text, an answer
+ * already streamed for the lost round is ended and said to be discarded; in `stream-json`, a
+ * `retry` event tells a consumer to drop the `text` events since the last event of another type.
  */
 export interface Output {
   event(event: AgentEvent): void;
+  retry(notice: RetryNotice): void;
   finish(summary: TurnSummary): void;
 }
 
@@ -33,6 +38,8 @@ export function createOutput(format: OutputFormat, { stdout, stderr }: Streams):
   const line = (stream: NodeJS.WritableStream, value: unknown) =>
     stream.write(`${JSON.stringify(value)}\n`);
   let endsWithNewline = true;
+  const retryNotice = (notice: RetryNotice, suffix = "") =>
+    stderr.write(`mini-agent: ${retryLine(notice)}${suffix}\n`);
 
   const remember = (message: Message) => {
     if (message.role === "assistant")
@@ -40,13 +47,17 @@ export function createOutput(format: OutputFormat, { stdout, stderr }: Streams):
   };
 
   switch (format) {
-    case "text":
+    case "text": {
+      // Text of the round still streaming: lost if the round is.
+      let partial = false;
       return {
         event(event) {
           if (event.type === "text") {
             stdout.write(visible(event.text, { multiline: true }));
             endsWithNewline = event.text.endsWith("\n");
+            partial = true;
           } else if (event.type === "message") {
+            partial = false;
             remember(event.message);
             if (
               event.message.role === "assistant" &&
@@ -60,6 +71,12 @@ export function createOutput(format: OutputFormat, { stdout, stderr }: Streams):
               stderr.write(`${toolLine(calls.get(event.message.toolCallId), event.message)}\n`);
           }
         },
+        retry(notice) {
+          if (!endsWithNewline) stdout.write("\n");
+          endsWithNewline = true;
+          retryNotice(notice, partial ? "; the partial answer above is discarded" : "");
+          partial = false;
+        },
         finish(summary) {
           if (!endsWithNewline) stdout.write("\n");
           if (summary.status === "aborted") stderr.write("interrupted\n");
@@ -67,11 +84,13 @@ export function createOutput(format: OutputFormat, { stdout, stderr }: Streams):
             stderr.write("stopped: turn limit reached (--max-turns)\n");
         },
       };
+    }
     case "json": {
       return {
         event(event) {
           if (event.type === "message") remember(event.message);
         },
+        retry: (notice) => retryNotice(notice),
         finish: (summary) => line(stdout, summary),
       };
     }
@@ -88,6 +107,10 @@ export function createOutput(format: OutputFormat, { stdout, stderr }: Streams):
             const { toolCallId: id, content, isError } = event.message;
             line(stdout, { type: "tool_result", id, content, isError });
           }
+        },
+        retry(notice) {
+          line(stdout, { type: "retry", ...notice });
+          retryNotice(notice);
         },
         finish: (summary) => line(stdout, { type: "result", ...summary }),
       };

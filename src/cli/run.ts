@@ -1,3 +1,4 @@
+import { homedir } from "node:os";
 import { setFlagsFromString } from "node:v8";
 import { type AgentEvent, runAgent } from "../agent.js";
 import { normalizeHistory } from "../history.js";
@@ -10,8 +11,11 @@ import { describeError } from "./errors.js";
 import { TerminalInput, taskFromStdin } from "./input.js";
 import { createOutput, type TurnSummary } from "./output.js";
 import { type BashMode, cliPolicy } from "./policy.js";
+import { retryLostRound } from "./retry.js";
 import type { Stopper } from "./signals.js";
 import { formatSessions, SessionStore, sessionsDir, sessionToResume, stateHome } from "./store.js";
+import { systemPrompts } from "./system-prompt.js";
+import { visible } from "./terminal.js";
 import { scrubURLs } from "./url.js";
 import { CountingClient } from "./usage.js";
 
@@ -134,14 +138,29 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
     bash: { sandbox: sandboxOptions },
     stateDir: stateHome(env),
   });
-  const system = systemPrompt(
-    workspace,
-    args.allowBash ? "allowed" : rl ? "ask" : "denied",
-    sandbox?.kind === "bwrap",
+  const prompts = await systemPrompts(
+    {
+      workspace,
+      bash: args.allowBash ? "allowed" : rl ? "ask" : "denied",
+      sandboxed: sandbox?.kind === "bwrap",
+      platform: process.platform,
+    },
+    { home: homedir(), state: stateHome(env) },
+    visible,
   );
+  if (prompts.startLine !== "") stderr.write(`mini-agent: ${prompts.startLine}\n`);
 
   const runTurn = async (prompt: string): Promise<TurnSummary["status"]> => {
     const output = createOutput(args.outputFormat, { stdout, stderr });
+    const onEvent = async (event: AgentEvent) => {
+      if (event.type === "message") {
+        await store.append(event.message);
+        history.push(event.message);
+        if (event.message.role === "tool" && event.message.toolCallId === endTurnAfter)
+          stopper.abortTurn();
+      }
+      output.event(event);
+    };
     const signal = stopper.beginTurn();
     endTurnAfter = undefined;
     const summary = (status: TurnSummary["status"], text: string) => ({
@@ -156,23 +175,25 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
       const userMessage: Message = { role: "user", content: prompt };
       await store.append(userMessage);
       history.push(userMessage);
-      const result = await runAgent({
+      const system = await prompts.next();
+      const turnStart = history.length;
+      const result = await retryLostRound({
         client,
-        tools,
-        system,
-        messages: history,
-        beforeToolCall: policy,
         signal,
-        maxTurns: args.maxTurns,
-        onEvent: async (event: AgentEvent) => {
-          if (event.type === "message") {
-            await store.append(event.message);
-            history.push(event.message);
-            if (event.message.role === "tool" && event.message.toolCallId === endTurnAfter)
-              stopper.abortTurn();
-          }
-          output.event(event);
-        },
+        baseURL: args.baseURL,
+        historyLength: () => history.length,
+        notify: (notice) => output.retry(notice),
+        run: (client) =>
+          runAgent({
+            client,
+            tools,
+            system,
+            messages: history,
+            beforeToolCall: policy,
+            signal,
+            maxTurns: args.maxTurns - history.slice(turnStart).filter(isRound).length,
+            onEvent,
+          }),
       });
       output.finish(summary(result.status, result.text));
       return result.status;
@@ -223,23 +244,4 @@ function sandboxName(state: SandboxState | undefined): string {
   return state.mode === "required" ? "required-unavailable" : "unavailable";
 }
 
-function systemPrompt(
-  workspace: string,
-  bash: "allowed" | "ask" | "denied",
-  sandboxed: boolean,
-): string {
-  const bashRule = {
-    allowed: "bash is allowed.",
-    ask: "bash asks the user before each command.",
-    denied: "bash is denied unless the user restarts with --allow-bash; use the other tools.",
-  }[bash];
-  return [
-    `You are mini-agent, a coding agent in a terminal, working in ${workspace}.`,
-    "Tool paths are relative to that folder and cannot leave it.",
-    `Look before you change anything; prefer edit to write for existing files. ${bashRule}`,
-    ...(sandboxed && bash !== "denied"
-      ? ["bash runs sandboxed: only the workspace is writable, no network."]
-      : []),
-    "Answer briefly and say what you changed.",
-  ].join("\n");
-}
+const isRound = (message: Message) => message.role === "assistant";

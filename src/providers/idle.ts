@@ -1,3 +1,8 @@
+/** A stream that went quiet for longer than the idle limit; the round committed nothing. */
+export class StreamStalledError extends Error {
+  override readonly name = "StreamStalledError";
+}
+
 /**
  * Passes events through; if none arrives for `ms` while waiting for one, aborts `controller`
  * (ending the request) and throws. SDK timeouts cover only the response headers; this covers
@@ -26,7 +31,8 @@ export async function* failWhenIdle<T>(
   } finally {
     clearTimeout(timer);
   }
-  if (stalled) throw new Error(`the model stream stalled: no event for ${ms / 1000} s`);
+  if (stalled)
+    throw new StreamStalledError(`the model stream stalled: no event for ${ms / 1000} s`);
 }
 
 /** An AbortController that follows `signal`, and a function to detach it. */

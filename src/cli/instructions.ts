@@ -1,0 +1,201 @@
+import { constants, type Stats } from "node:fs";
+import { lstat, open, realpath, stat } from "node:fs/promises";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { headOf } from "../text.js";
+
+/** The names read in each folder: `AGENTS.md`, or `CLAUDE.md` in a folder without one. */
+export const instructionNames = ["AGENTS.md", "CLAUDE.md"] as const;
+
+/** All files together give the model at most this many characters (UTF-16 units). */
+export const instructionLimit = 32 * 1024;
+
+/** One instruction file: its path relative to the workspace (`AGENTS.md`, `../AGENTS.md`). */
+export type InstructionFile =
+  | {
+      path: string;
+      /** Its size in bytes. */
+      bytes: number;
+      /** What the model gets of it, cut between code points when over the limit. */
+      text: string;
+      /** Bytes left out by the limit; 0 when whole. */
+      cut: number;
+    }
+  | { path: string; skipped: string };
+
+/** What the project tells the agent, read afresh for every turn. */
+export interface ProjectInstructions {
+  /** The files, outermost folder first. */
+  files: InstructionFile[];
+  /** The git repository root holding the workspace, relative to it (`.`, `..`), if any. */
+  gitRoot: string | undefined;
+}
+
+export interface InstructionBounds {
+  /** The user's home: no folder above it is ever looked at. */
+  home: string;
+  /** The state folder: nothing inside it is ever read. */
+  state: string;
+}
+
+/**
+ * The project's instruction files, from the top folder down to the workspace. The top is the
+ * root of the git repository holding the workspace (a repository's instructions apply to all of
+ * it), else the workspace itself. The walk up never looks at a folder that holds the user's home
+ * (`/`, `/home`), so a stray file there is never read, and nothing in the state folder is.
+ *
+ * A file is read only when it is a regular file (a FIFO, a device or a folder is skipped without
+ * being opened) whose real path lies inside the top folder: a symlink `AGENTS.md -> CLAUDE.md`
+ * is followed, one leading elsewhere is skipped. What was opened is checked to be what was
+ * looked at. Skipped files are named with the reason, never silently dropped.
+ */
+export async function readInstructions(
+  workspace: string,
+  bounds: InstructionBounds,
+): Promise<ProjectInstructions> {
+  const home = await realOrResolved(bounds.home);
+  const state = await realOrResolved(bounds.state);
+  const chain = await foldersDown(workspace, home, state);
+  const top = chain[0] ?? workspace;
+  const gitRoot = (await isGitRoot(top)) ? relative(workspace, top) || "." : undefined;
+  const files: InstructionFile[] = [];
+  let left = instructionLimit;
+  for (const folder of chain) {
+    for (const name of instructionNames) {
+      const path = join(folder, name);
+      const shown = relative(workspace, path);
+      const file = await readFile(path, { top, state, left });
+      if (file === "absent") continue;
+      if ("skipped" in file) files.push({ path: shown, skipped: file.skipped });
+      else {
+        files.push({ path: shown, ...file });
+        left -= file.text.length;
+      }
+      break;
+    }
+  }
+  return { files, gitRoot };
+}
+
+/** The folders from the top down to the workspace (see `readInstructions`). */
+async function foldersDown(workspace: string, home: string, state: string): Promise<string[]> {
+  if (isInside(state, workspace)) return [];
+  const chain = [workspace];
+  for (let folder = workspace; !(await isGitRoot(folder)); ) {
+    const parent = dirname(folder);
+    if (parent === folder || (isInside(parent, home) && parent !== home) || isInside(state, parent))
+      return [workspace];
+    chain.unshift(parent);
+    folder = parent;
+  }
+  return chain;
+}
+
+async function isGitRoot(folder: string): Promise<boolean> {
+  return (await lstat(join(folder, ".git")).catch(() => undefined)) !== undefined;
+}
+
+type Read = "absent" | { skipped: string } | { bytes: number; text: string; cut: number };
+
+/** Each UTF-16 unit takes at most 3 bytes of UTF-8: this many bytes always fill the limit. */
+const readLimit = instructionLimit * 3;
+
+async function readFile(
+  path: string,
+  where: { top: string; state: string; left: number },
+): Promise<Read> {
+  let stats: Stats;
+  try {
+    stats = await lstat(path);
+  } catch {
+    return "absent";
+  }
+  let real = path;
+  if (stats.isSymbolicLink()) {
+    try {
+      real = await realpath(path);
+      stats = await stat(real);
+    } catch {
+      return { skipped: "a dangling link" };
+    }
+    if (!isInside(where.top, real)) return { skipped: "a link leading outside the project" };
+  }
+  if (isInside(where.state, real)) return { skipped: "inside the state folder" };
+  if (!stats.isFile()) return { skipped: kindOf(stats) };
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    return { skipped: `cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})` };
+  }
+  try {
+    const opened = await handle.stat();
+    if (!opened.isFile() || opened.ino !== stats.ino || opened.dev !== stats.dev)
+      return { skipped: "changed while it was read" };
+    const buffer = Buffer.alloc(Math.min(opened.size, readLimit));
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    const whole = new TextDecoder().decode(buffer.subarray(0, bytesRead));
+    const text = headOf(whole, Math.max(0, where.left));
+    const cut = text === whole && bytesRead === opened.size ? 0 : opened.size - byteLength(text);
+    return { bytes: opened.size, text, cut: Math.max(0, cut) };
+  } catch (error) {
+    return { skipped: `cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})` };
+  } finally {
+    await handle.close();
+  }
+}
+
+const byteLength = (text: string) => Buffer.byteLength(text, "utf8");
+
+function kindOf(stats: Stats): string {
+  if (stats.isDirectory()) return "a folder";
+  if (stats.isFIFO()) return "a FIFO";
+  if (stats.isSocket()) return "a socket";
+  if (stats.isCharacterDevice() || stats.isBlockDevice()) return "a device";
+  return "not a regular file";
+}
+
+async function realOrResolved(path: string): Promise<string> {
+  return realpath(path).catch(() => resolve(path));
+}
+
+function isInside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === "" || (rel !== ".." && !rel.startsWith("../") && !isAbsolute(rel));
+}
+
+/**
+ * The instructions as the system prompt carries them, outermost first, each under its path;
+ * a file cut by the limit ends with `[instructions cut: N more bytes in PATH]`. Empty when
+ * there are none.
+ */
+export function instructionsPrompt(instructions: ProjectInstructions): string {
+  const parts = instructions.files.flatMap((file) =>
+    "skipped" in file
+      ? []
+      : [
+          `Contents of ${file.path}:\n\n${file.text}${file.cut > 0 ? `\n[instructions cut: ${file.cut} more bytes in ${file.path}]` : ""}`,
+        ],
+  );
+  if (parts.length === 0) return "";
+  return [
+    "Project instructions (AGENTS.md or CLAUDE.md, outermost folder first; a deeper file is more specific):",
+    ...parts,
+  ].join("\n\n");
+}
+
+/**
+ * The one line shown at start: `instructions: AGENTS.md (812 bytes), pkg/AGENTS.md (skipped: a
+ * FIFO)`. Paths pass through `show` (the terminal's `visible`). Empty when there are no files.
+ */
+export function instructionsLine(
+  instructions: ProjectInstructions,
+  show: (text: string) => string,
+): string {
+  if (instructions.files.length === 0) return "";
+  const items = instructions.files.map((file) => {
+    if ("skipped" in file) return `${show(file.path)} (skipped: ${file.skipped})`;
+    const cut = file.cut > 0 ? `, the last ${file.cut} cut` : "";
+    return `${show(file.path)} (${file.bytes} bytes${cut})`;
+  });
+  return `instructions: ${items.join(", ")}`;
+}

@@ -1,0 +1,336 @@
+import { execFileSync } from "node:child_process";
+import { mkdir, symlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { instructionLimit, instructionsPrompt, readInstructions } from "../src/cli/instructions.js";
+import { systemPrompt } from "../src/cli/system-prompt.js";
+import { type AnthropicServer, stream, turn } from "./support/anthropic-server.js";
+import { cliEnv, runBin, useCliSetup } from "./support/cli.js";
+import { converse, hasScript } from "./support/pty.js";
+import { useTempDirs } from "./support/temp.js";
+
+const setup = useCliSetup();
+
+/** The system prompt each request carried, in order. */
+const systems = (server: AnthropicServer) =>
+  server.requests.map((request) =>
+    ((request.body.system ?? []) as { text: string }[]).map((block) => block.text).join(""),
+  );
+
+/** The part of a system prompt after the base rules: the project's instructions. */
+const instructionsOf = (system: string | undefined) => {
+  const at = system?.indexOf("\n\nProject instructions") ?? -1;
+  return at === -1 ? "" : (system ?? "").slice(at + 2);
+};
+
+const header =
+  "Project instructions (AGENTS.md or CLAUDE.md, outermost folder first; a deeper file is more specific):";
+
+const block = (path: string, text: string) => `Contents of ${path}:\n\n${text}`;
+const expected = (...blocks: string[]) => [header, ...blocks].join("\n\n");
+
+describe("project instructions", () => {
+  it("puts AGENTS.md in the system prompt of every request and names it at start", async () => {
+    const { server, workspace, options } = await setup([
+      stream(turn({ calls: [{ id: "toolu_1", name: "ls", input: {} }] })),
+      stream(turn({ text: ["Done."] })),
+    ]);
+    await writeFile(join(workspace, "AGENTS.md"), "Use tabs.\nRun npm test.\n");
+    const run = await runBin(["task"], options);
+    expect(run).toEqual({
+      code: 0,
+      stdout: "Done.\n",
+      stderr: "mini-agent: instructions: AGENTS.md (24 bytes)\n  ✓ ls\n",
+    });
+    const wanted = expected(block("AGENTS.md", "Use tabs.\nRun npm test.\n"));
+    expect(systems(server).map(instructionsOf)).toEqual([wanted, wanted]);
+  });
+
+  it("states the date, the platform and that the folder is not a git repository", async () => {
+    const { server, workspace, options } = await setup([stream(turn({ text: ["ok"] }))]);
+    const day = (date: Date) =>
+      `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, "0")}-${String(date.getDate()).padStart(2, "0")}`;
+    const before = day(new Date());
+    const run = await runBin(["task"], options);
+    const after = day(new Date());
+    expect(run.code).toBe(0);
+    const [system] = systems(server);
+    const lines = (date: string) =>
+      [
+        `You are mini-agent, a coding agent in a terminal, working in ${workspace}.`,
+        "Tool paths are relative to that folder and cannot leave it.",
+        "Look before you change anything; prefer edit to write for existing files. bash is denied unless the user restarts with --allow-bash; use the other tools.",
+        "Answer briefly and say what you changed.",
+        `Today is ${date}; the platform is ${process.platform}. The folder is not in a git repository.`,
+      ].join("\n");
+    expect([lines(before), lines(after)]).toContain(system);
+    expect(run.stderr).toBe("");
+  });
+
+  it("uses CLAUDE.md only in a folder without AGENTS.md", async () => {
+    const { server, workspace, options } = await setup([
+      stream(turn({ text: ["one"] })),
+      stream(turn({ text: ["two"] })),
+    ]);
+    await writeFile(join(workspace, "CLAUDE.md"), "claude rules");
+    await runBin(["task"], options);
+    await writeFile(join(workspace, "AGENTS.md"), "agents rules");
+    await runBin(["task"], options);
+    expect(systems(server).map(instructionsOf)).toEqual([
+      expected(block("CLAUDE.md", "claude rules")),
+      expected(block("AGENTS.md", "agents rules")),
+    ]);
+  });
+
+  it("reads from the git repository root down to the working folder, in order, and nothing above the root", async () => {
+    const { server, workspace: base, options } = await setup([stream(turn({ text: ["ok"] }))]);
+    const root = join(base, "repo");
+    const app = join(root, "pkg", "app");
+    await mkdir(join(root, ".git"), { recursive: true });
+    await mkdir(app, { recursive: true });
+    await writeFile(join(base, "AGENTS.md"), "above the repository");
+    await writeFile(join(root, "AGENTS.md"), "root rules");
+    await writeFile(join(root, "pkg", "CLAUDE.md"), "pkg rules");
+    await writeFile(join(app, "AGENTS.md"), "app rules");
+    await writeFile(join(app, "CLAUDE.md"), "not read: AGENTS.md is here");
+    const run = await runBin(["--cwd", app, "task"], options);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe(
+      "mini-agent: instructions: ../../AGENTS.md (10 bytes), ../CLAUDE.md (9 bytes), AGENTS.md (9 bytes)\n",
+    );
+    const [system] = systems(server);
+    expect(instructionsOf(system)).toEqual(
+      expected(
+        block("../../AGENTS.md", "root rules"),
+        block("../CLAUDE.md", "pkg rules"),
+        block("AGENTS.md", "app rules"),
+      ),
+    );
+    expect(system).toContain("The folder is in a git repository (its root: ../..).");
+  });
+
+  it("outside a git repository reads the working folder only", async () => {
+    const { server, workspace: base, options } = await setup([stream(turn({ text: ["ok"] }))]);
+    const work = join(base, "work");
+    await mkdir(work);
+    await writeFile(join(base, "AGENTS.md"), "parent rules");
+    await writeFile(join(work, "AGENTS.md"), "work rules");
+    const run = await runBin(["--cwd", work, "task"], options);
+    expect(run.stderr).toBe("mini-agent: instructions: AGENTS.md (10 bytes)\n");
+    expect(instructionsOf(systems(server)[0])).toEqual(expected(block("AGENTS.md", "work rules")));
+  });
+
+  it("never looks above the user's home for the repository root", async () => {
+    const { server, workspace: base, options } = await setup([stream(turn({ text: ["ok"] }))]);
+    const home = join(base, "home");
+    const project = join(home, "project");
+    await mkdir(join(base, ".git"), { recursive: true });
+    await mkdir(project, { recursive: true });
+    await writeFile(join(base, "AGENTS.md"), "above home");
+    await writeFile(join(home, "AGENTS.md"), "home rules");
+    await writeFile(join(project, "AGENTS.md"), "project rules");
+    const run = await runBin(["--cwd", project, "task"], {
+      ...options,
+      env: { ...options.env, HOME: home },
+    });
+    expect(run.stderr).toBe("mini-agent: instructions: AGENTS.md (13 bytes)\n");
+    const [system] = systems(server);
+    expect(instructionsOf(system)).toEqual(expected(block("AGENTS.md", "project rules")));
+    expect(system).toContain("The folder is not in a git repository.");
+  });
+
+  it("re-reads the files at each turn across --continue", async () => {
+    const { server, workspace, options } = await setup([
+      stream(turn({ text: ["one"] })),
+      stream(turn({ text: ["two"] })),
+    ]);
+    await writeFile(join(workspace, "AGENTS.md"), "version 1");
+    await runBin(["first"], options);
+    await writeFile(join(workspace, "AGENTS.md"), "version 2");
+    await runBin(["--continue", "second"], options);
+    expect(systems(server).map(instructionsOf)).toEqual([
+      expected(block("AGENTS.md", "version 1")),
+      expected(block("AGENTS.md", "version 2")),
+    ]);
+  });
+
+  it("cuts the files at the limit between code points, with a note", async () => {
+    const { server, workspace, options } = await setup([stream(turn({ text: ["ok"] }))]);
+    const root = join(workspace, "repo");
+    const app = join(root, "app");
+    await mkdir(join(root, ".git"), { recursive: true });
+    await mkdir(app);
+    const first = "r".repeat(instructionLimit - 100);
+    // The limit falls inside the emoji: its high half must not be kept alone.
+    const second = `${"a".repeat(99)}😀${"b".repeat(1000)}`;
+    await writeFile(join(root, "AGENTS.md"), first);
+    await writeFile(join(app, "AGENTS.md"), second);
+    const run = await runBin(["--cwd", app, "task"], options);
+    expect(run.stderr).toBe(
+      "mini-agent: instructions: ../AGENTS.md (32668 bytes), AGENTS.md (1103 bytes, the last 1004 cut)\n",
+    );
+    expect(instructionsOf(systems(server)[0])).toEqual(
+      expected(
+        block("../AGENTS.md", first),
+        block("AGENTS.md", `${"a".repeat(99)}\n[instructions cut: 1004 more bytes in AGENTS.md]`),
+      ),
+    );
+  });
+
+  it("cuts a file larger than what it reads, counting the bytes it left out", async () => {
+    const { server, workspace, options } = await setup([stream(turn({ text: ["ok"] }))]);
+    const size = 1024 * 1024;
+    await writeFile(join(workspace, "AGENTS.md"), "x".repeat(size));
+    const run = await runBin(["task"], options);
+    const cut = size - instructionLimit;
+    expect(run.stderr).toBe(
+      `mini-agent: instructions: AGENTS.md (${size} bytes, the last ${cut} cut)\n`,
+    );
+    expect(instructionsOf(systems(server)[0])).toEqual(
+      expected(
+        block(
+          "AGENTS.md",
+          `${"x".repeat(instructionLimit)}\n[instructions cut: ${cut} more bytes in AGENTS.md]`,
+        ),
+      ),
+    );
+  });
+
+  it("skips a FIFO named AGENTS.md without opening it, and says so", async () => {
+    const { server, workspace, options } = await setup([stream(turn({ text: ["ok"] }))]);
+    execFileSync("mkfifo", [join(workspace, "AGENTS.md")]);
+    await writeFile(join(workspace, "CLAUDE.md"), "not read: the folder has an AGENTS.md");
+    const run = await runBin(["task"], options);
+    expect(run).toEqual({
+      code: 0,
+      stdout: "ok\n",
+      stderr: "mini-agent: instructions: AGENTS.md (skipped: a FIFO)\n",
+    });
+    expect(instructionsOf(systems(server)[0])).toBe("");
+  }, 10_000);
+
+  it("skips a symlink leading outside the project and follows one inside it", async () => {
+    const { server, workspace, home, options } = await setup([
+      stream(turn({ text: ["ok"] })),
+      stream(turn({ text: ["ok"] })),
+    ]);
+    const outside = join(home, "secret.md");
+    await writeFile(outside, "outside the workspace");
+    await symlink(outside, join(workspace, "AGENTS.md"));
+    const first = await runBin(["task"], options);
+    expect(first.stderr).toBe(
+      "mini-agent: instructions: AGENTS.md (skipped: a link leading outside the project)\n",
+    );
+    const inside = join(workspace, "sub");
+    await mkdir(inside);
+    await writeFile(join(inside, "CLAUDE.md"), "shared rules");
+    await symlink("CLAUDE.md", join(inside, "AGENTS.md"));
+    const second = await runBin(["--cwd", inside, "task"], options);
+    expect(second.stderr).toBe("mini-agent: instructions: AGENTS.md (12 bytes)\n");
+    expect(systems(server).map(instructionsOf)).toEqual([
+      "",
+      expected(block("AGENTS.md", "shared rules")),
+    ]);
+  });
+
+  it("never reads a file in the state folder, even through a link inside the workspace", async () => {
+    const { server, workspace, options } = await setup([stream(turn({ text: ["ok"] }))]);
+    const state = join(workspace, "state");
+    await mkdir(state);
+    await writeFile(join(state, "notes.md"), "state folder content");
+    await symlink(join(state, "notes.md"), join(workspace, "AGENTS.md"));
+    const run = await runBin(["task"], {
+      ...options,
+      env: { ...options.env, MINI_AGENT_HOME: state },
+    });
+    expect(run.stderr).toBe(
+      "mini-agent: instructions: AGENTS.md (skipped: inside the state folder)\n",
+    );
+    expect(instructionsOf(systems(server)[0])).toBe("");
+  });
+
+  it.skipIf(!hasScript)(
+    "sees at the next turn an AGENTS.md the agent wrote in an interactive session",
+    async () => {
+      const { server, workspace, home } = await setup([
+        stream(
+          turn({
+            calls: [
+              { id: "toolu_1", name: "read", input: { path: "AGENTS.md" } },
+              { id: "toolu_2", name: "write", input: { path: "AGENTS.md", content: "new rule" } },
+            ],
+          }),
+        ),
+        stream(turn({ text: ["Wrote it."] })),
+        stream(turn({ text: ["Following it."] })),
+      ]);
+      await writeFile(join(workspace, "AGENTS.md"), "old rule");
+      const { code, screen } = await converse(cliEnv(home, server.url), workspace, [
+        ["› ", "write the rule\r"],
+        ["Wrote it.", ""],
+        ["› ", "go on\r"],
+        ["Following it.", ""],
+        ["› ", "/exit\r"],
+      ]);
+      expect(code).toBe(0);
+      expect(screen).toContain("mini-agent: instructions: AGENTS.md (8 bytes)");
+      expect(systems(server).map(instructionsOf)).toEqual([
+        expected(block("AGENTS.md", "old rule")),
+        expected(block("AGENTS.md", "old rule")),
+        expected(block("AGENTS.md", "new rule")),
+      ]);
+    },
+    20_000,
+  );
+});
+
+describe("readInstructions", () => {
+  const tempDir = useTempDirs();
+
+  it("gives a file after the limit only its note", async () => {
+    const root = await tempDir();
+    const app = join(root, "a", "b");
+    await mkdir(join(root, ".git"));
+    await mkdir(app, { recursive: true });
+    await writeFile(join(root, "AGENTS.md"), "r".repeat(instructionLimit));
+    await writeFile(join(root, "a", "AGENTS.md"), "a".repeat(10));
+    await writeFile(join(app, "CLAUDE.md"), "b".repeat(20));
+    const home = await tempDir();
+    const read = await readInstructions(app, { home, state: join(home, "state") });
+    expect(read).toEqual({
+      gitRoot: "../..",
+      files: [
+        {
+          path: "../../AGENTS.md",
+          bytes: instructionLimit,
+          text: "r".repeat(instructionLimit),
+          cut: 0,
+        },
+        { path: "../AGENTS.md", bytes: 10, text: "", cut: 10 },
+        { path: "CLAUDE.md", bytes: 20, text: "", cut: 20 },
+      ],
+    });
+    expect(
+      instructionsPrompt(read).endsWith(
+        "Contents of CLAUDE.md:\n\n\n[instructions cut: 20 more bytes in CLAUDE.md]",
+      ),
+    ).toBe(true);
+  });
+});
+
+describe("system prompt", () => {
+  it("stays under a kilobyte without instruction files", () => {
+    const prompt = systemPrompt({
+      workspace: `/home/someone/${"p".repeat(60)}`,
+      bash: "ask",
+      sandboxed: true,
+      date: new Date(2025, 2, 7),
+      platform: "linux",
+      instructions: { files: [], gitRoot: "." },
+    });
+    expect(prompt.split("\n").at(-1)).toBe(
+      "Today is 2025-03-07; the platform is linux. The folder is a git repository.",
+    );
+    expect(Buffer.byteLength(prompt)).toBeLessThan(1024);
+  });
+});

@@ -1,0 +1,360 @@
+import { describe, expect, it } from "vitest";
+import { runAgent } from "../src/agent.js";
+import { isRetryable, type RetryNotice, retryAfterMs, retryLostRound } from "../src/cli/retry.js";
+import { failWhenIdle } from "../src/providers/idle.js";
+import { ProviderStreamError } from "../src/providers/stream-error.js";
+import { readSession } from "../src/session.js";
+import type { Message, Tool } from "../src/types.js";
+import { status, stream, turn } from "./support/anthropic-server.js";
+import { useCleanup } from "./support/cleanup.js";
+import { runBin, sessionFiles, useCliSetup } from "./support/cli.js";
+import { call, done, FakeClient, text } from "./support/fake-client.js";
+import { completion, stream as openaiStream, startOpenAIServer } from "./support/openai-server.js";
+
+/** The CLI runs a round again when it was lost to a passing provider failure and committed nothing. */
+
+const setup = useCliSetup();
+const track = useCleanup();
+
+const overloaded = "mini-agent: overloaded_error: Overloaded";
+const lostMidStream = () =>
+  stream(turn({ text: ["Partial answer"] }), { errorAfter: 4, errorType: "overloaded_error" });
+
+describe("retry of a lost round, through the real command", () => {
+  it("runs a round lost to a mid-stream overload again: exit 0, the answer, one assistant message", async () => {
+    const { server, home, options } = await setup([
+      lostMidStream(),
+      stream(turn({ text: ["Full answer."] })),
+    ]);
+    const run = await runBin(["task"], options);
+    expect(run).toEqual({
+      code: 0,
+      stdout: "Partial answer\nFull answer.\n",
+      stderr: `${overloaded}; retrying in 1 s (attempt 2 of 4); the partial answer above is discarded\n`,
+    });
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[1]?.body.messages).toEqual(server.requests[0]?.body.messages);
+    const [file] = await sessionFiles(home);
+    expect((await readSession(file ?? "")).messages).toEqual([
+      { role: "user", content: "task" },
+      { role: "assistant", content: "Full answer.", toolCalls: [] },
+    ]);
+  });
+
+  it("tells a stream-json consumer with a retry event; the result holds the last attempt's answer", async () => {
+    const { options } = await setup([lostMidStream(), stream(turn({ text: ["Full answer."] }))]);
+    const run = await runBin(["--output-format", "stream-json", "task"], options);
+    expect(run.code).toBe(0);
+    const events = run.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(events.slice(0, 3)).toEqual([
+      { type: "text", text: "Partial answer" },
+      {
+        type: "retry",
+        attempt: 2,
+        attempts: 4,
+        delayMs: 1000,
+        reason: "overloaded_error: Overloaded",
+      },
+      { type: "text", text: "Full answer." },
+    ]);
+    expect(events[3]).toMatchObject({ type: "result", status: "completed", text: "Full answer." });
+    expect(events).toHaveLength(4);
+    expect(run.stderr).toBe(`${overloaded}; retrying in 1 s (attempt 2 of 4)\n`);
+  });
+
+  it("gives up after four attempts of a persistent overload: one line per retry, then the error, exit 1", async () => {
+    const { server, options } = await setup([
+      lostMidStream(),
+      lostMidStream(),
+      lostMidStream(),
+      lostMidStream(),
+    ]);
+    const run = await runBin(["--output-format", "json", "task"], options);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(
+      [
+        `${overloaded}; retrying in 1 s (attempt 2 of 4)`,
+        `${overloaded}; retrying in 2 s (attempt 3 of 4)`,
+        `${overloaded}; retrying in 4 s (attempt 4 of 4)`,
+        "mini-agent: provider error overloaded_error: Overloaded (the provider is overloaded; try again later)",
+        "",
+      ].join("\n"),
+    );
+    expect(server.requests).toHaveLength(4);
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: "error", text: "" });
+  }, 20_000);
+
+  it("waits what retry-after asks once the SDK's own retries of a 529 ran out", async () => {
+    const busy = () => status(529, 0.05);
+    const { server, options } = await setup(Array.from({ length: 12 }, busy));
+    const run = await runBin(["task"], options);
+    expect(run.code).toBe(1);
+    const line = "mini-agent: 529 overloaded_error: Overloaded; retrying in 50 ms";
+    expect(run.stderr).toBe(
+      [
+        `${line} (attempt 2 of 4)`,
+        `${line} (attempt 3 of 4)`,
+        `${line} (attempt 4 of 4)`,
+        "mini-agent: provider error 529 overloaded_error: Overloaded (the provider is overloaded; try again later)",
+        "",
+      ].join("\n"),
+    );
+    // Each attempt is the SDK's request and its two retries.
+    expect(server.requests).toHaveLength(12);
+  }, 20_000);
+
+  it("runs a round lost to a dropped connection again after earlier rounds committed, without running their tools again", async () => {
+    const { server, home, options } = await setup([
+      stream(turn({ calls: [{ id: "toolu_1", name: "ls", input: {} }] })),
+      stream(turn({ text: ["Listing ", "shows"] }), { dropAfter: 5 }),
+      stream(turn({ text: ["Empty folder."] })),
+    ]);
+    const run = await runBin(["look"], options);
+    expect(run).toEqual({
+      code: 0,
+      stdout: "Listing shows\nEmpty folder.\n",
+      stderr:
+        "  ✓ ls\nmini-agent: connection lost: terminated; retrying in 1 s (attempt 2 of 4); the partial answer above is discarded\n",
+    });
+    expect(server.requests).toHaveLength(3);
+    expect(server.requests[2]?.body.messages).toEqual(server.requests[1]?.body.messages);
+    const [file] = await sessionFiles(home);
+    expect((await readSession(file ?? "")).messages).toEqual([
+      { role: "user", content: "look" },
+      { role: "assistant", content: "", toolCalls: [{ id: "toolu_1", name: "ls", input: {} }] },
+      { role: "tool", toolCallId: "toolu_1", content: "(empty folder)", isError: false },
+      { role: "assistant", content: "Empty folder.", toolCalls: [] },
+    ]);
+  });
+
+  it("counts the rounds committed before a lost one toward --max-turns", async () => {
+    const round = () => stream(turn({ calls: [{ id: "toolu_1", name: "ls", input: {} }] }));
+    const { server, options } = await setup([
+      round(),
+      stream(turn({ text: ["x"] }), { errorAfter: 3 }),
+      stream(turn({ calls: [{ id: "toolu_2", name: "ls", input: {} }] })),
+      stream(turn({ text: ["one round too many"] })),
+    ]);
+    const run = await runBin(["--max-turns", "2", "look"], options);
+    expect(run.code).toBe(3);
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it.each([
+    ["SIGINT", 130, "mini-agent: interrupting (Ctrl-C again to quit)"],
+    ["SIGTERM", 143, "mini-agent: SIGTERM: stopping the turn (again to quit at once)"],
+  ] as const)(
+    "stops at once when %s comes during the wait, and exits %d",
+    async (signal, code, notice) => {
+      const { server, options } = await setup([
+        lostMidStream(),
+        lostMidStream(),
+        lostMidStream(),
+        stream(turn({ text: ["never asked for"] })),
+      ]);
+      let signalled = 0;
+      const run = await runBin(["task"], {
+        ...options,
+        started: (child) => {
+          let seen = "";
+          child.stderr?.on("data", (chunk: Buffer) => {
+            seen += chunk.toString();
+            if (signalled === 0 && seen.includes("(attempt 4 of 4)")) {
+              signalled = Date.now();
+              child.kill(signal);
+            }
+          });
+        },
+      });
+      const stoppedAfter = Date.now() - signalled;
+      expect(run.code).toBe(code);
+      // The wait was 4 s: an abort that did not end it would take that long.
+      expect(stoppedAfter).toBeLessThan(2000);
+      expect(server.requests).toHaveLength(3);
+      expect(run.stderr.split("\n").slice(-3)).toEqual([notice, "interrupted", ""]);
+    },
+    20_000,
+  );
+
+  it("runs again a round an OpenAI-compatible server lost to an in-band server_error", async () => {
+    const server = track(
+      await startOpenAIServer([
+        openaiStream(completion({ text: ["half"] }), { errorAfter: 2 }),
+        openaiStream(completion({ text: ["whole"] })),
+      ]),
+    );
+    const { options } = await setup([]);
+    const env = { ...options.env, OPENAI_BASE_URL: `${server.url}/v1` };
+    const run = await runBin(["--provider", "openai", "-m", "local", "task"], { ...options, env });
+    expect(run).toEqual({
+      code: 0,
+      stdout: "half\nwhole\n",
+      stderr:
+        "mini-agent: server_error: The server had an error while processing your request; retrying in 1 s (attempt 2 of 4); the partial answer above is discarded\n",
+    });
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it("does not run again a request the provider refused", async () => {
+    const { server, options } = await setup([status(400, undefined, "bad request")]);
+    const run = await runBin(["task"], options);
+    expect(run).toEqual({
+      code: 1,
+      stdout: "",
+      stderr:
+        "mini-agent: provider error 400 invalid_request_error: bad request (the provider rejected the request)\n",
+    });
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
+const user: Message = { role: "user", content: "go" };
+
+/** A tool whose failure looks like a passing provider error. */
+const throwingTool: Tool = {
+  spec: { name: "fetch_docs", description: "d", inputSchema: { type: "object" } },
+  execute: async () => {
+    throw new ProviderStreamError("overloaded_error", "Overloaded");
+  },
+};
+
+describe("retryLostRound", () => {
+  const attempt = async (options: { client: FakeClient; tools?: Tool[]; policy?: () => never }) => {
+    const history: Message[] = [user];
+    const notices: RetryNotice[] = [];
+    const outcome = await retryLostRound({
+      client: options.client,
+      signal: new AbortController().signal,
+      historyLength: () => history.length,
+      notify: (notice) => notices.push(notice),
+      policy: { attempts: 4, firstDelayMs: 1, maxDelayMs: 1 },
+      run: (client) =>
+        runAgent({
+          client,
+          tools: options.tools ?? [],
+          system: "",
+          messages: history,
+          ...(options.policy && { beforeToolCall: options.policy }),
+          onEvent: (event) => void (event.type === "message" && history.push(event.message)),
+        }),
+    }).catch((caught: unknown) => caught);
+    return { outcome, notices, history };
+  };
+
+  it("never runs again a round whose tool threw after the commit, even an error that looks like an overload", async () => {
+    const client = new FakeClient([
+      [call("c1", "fetch_docs"), done],
+      [text("again"), done],
+    ]);
+    const { outcome, notices, history } = await attempt({ client, tools: [throwingTool] });
+    expect(outcome).toMatchObject({ name: "ProviderStreamError", type: "overloaded_error" });
+    expect(notices).toEqual([]);
+    expect(client.requests).toHaveLength(1);
+    expect(history.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
+  });
+
+  it("never runs again a round whose policy threw after the commit", async () => {
+    const client = new FakeClient([
+      [call("c1", "fetch_docs"), done],
+      [text("again"), done],
+    ]);
+    const policy = () => {
+      throw Object.assign(new Error("Service Unavailable"), { status: 503 });
+    };
+    const { outcome, notices } = await attempt({ client, tools: [throwingTool], policy });
+    expect(outcome).toMatchObject({ status: 503 });
+    expect(notices).toEqual([]);
+    expect(client.requests).toHaveLength(1);
+  });
+
+  it("runs again a round whose stream failed before anything was committed", async () => {
+    const client = new FakeClient([
+      [text("half"), new ProviderStreamError("api_error", "Internal server error")],
+      [text("whole"), done],
+    ]);
+    const { outcome, notices, history } = await attempt({ client });
+    expect(outcome).toEqual({ status: "completed", text: "whole", messages: history });
+    expect(notices).toEqual([
+      { attempt: 2, attempts: 4, delayMs: 1, reason: "api_error: Internal server error" },
+    ]);
+  });
+
+  it("does not run again a stream error that does not pass with time", async () => {
+    const client = new FakeClient([
+      [new ProviderStreamError("invalid_request_error", "bad")],
+      [text("whole"), done],
+    ]);
+    const { outcome, notices } = await attempt({ client });
+    expect(outcome).toMatchObject({ type: "invalid_request_error" });
+    expect(notices).toEqual([]);
+  });
+});
+
+describe("which failures pass with time", () => {
+  /** The error of a stream that sends nothing until the idle timer aborts its request. */
+  const stalled = async () => {
+    const controller = new AbortController();
+    const quiet = (async function* () {
+      await new Promise((resolve) => controller.signal.addEventListener("abort", resolve));
+      yield* [];
+    })();
+    try {
+      for await (const _ of failWhenIdle(quiet, 10, controller)) void _;
+    } catch (error) {
+      return error;
+    }
+  };
+
+  it.each([
+    ["an overload mid-stream", new ProviderStreamError("overloaded_error", "Overloaded"), true],
+    ["an api_error mid-stream", new ProviderStreamError("api_error", "x"), true],
+    ["a rate limit mid-stream", new ProviderStreamError("rate_limit_error", "x"), true],
+    ["a server_error mid-stream", new ProviderStreamError("server_error", "x"), true],
+    ["another error type mid-stream", new ProviderStreamError("error", "x"), false],
+    ["a 529", { status: 529 }, true],
+    ["a 500", { status: 500 }, true],
+    ["a 429", { status: 429 }, true],
+    ["a 408", { status: 408 }, true],
+    ["a 400", { status: 400 }, false],
+    ["a 401", { status: 401 }, false],
+    ["a 413", { status: 413 }, false],
+    [
+      "a 529 the server says not to retry",
+      { status: 529, headers: new Headers({ "x-should-retry": "false" }) },
+      false,
+    ],
+    [
+      "a connection that could not be made (the SDK retried it)",
+      Object.assign(new Error("Connection error."), { name: "APIConnectionError" }),
+      false,
+    ],
+    [
+      "a dropped stream",
+      Object.assign(new TypeError("terminated"), { cause: { code: "UND_ERR_SOCKET" } }),
+      true,
+    ],
+    ["a plain error", new Error("model completed without text or tool calls"), false],
+    ["a value that is not an error", "overloaded_error", false],
+  ])("%s: %s", (_, error, retryable) => {
+    expect(isRetryable(error)).toBe(retryable);
+  });
+
+  it("counts a stalled stream as passing", async () => {
+    expect(isRetryable(await stalled())).toBe(true);
+  });
+
+  it("reads retry-after-ms, retry-after in seconds and as a date", () => {
+    const now = Date.parse("2025-01-01T00:00:00Z");
+    const waitFor = (headers: Record<string, string>) =>
+      retryAfterMs({ headers: new Headers(headers) }, now);
+    expect(waitFor({ "retry-after-ms": "250" })).toBe(250);
+    expect(waitFor({ "retry-after": "2" })).toBe(2000);
+    expect(waitFor({ "retry-after": "Wed, 01 Jan 2025 00:00:30 GMT" })).toBe(30_000);
+    expect(waitFor({ "retry-after": "soon" })).toBeUndefined();
+    expect(waitFor({})).toBeUndefined();
+    expect(retryAfterMs(new Error("no headers"))).toBeUndefined();
+  });
+});

@@ -1,7 +1,8 @@
 import type { Interface } from "node:readline";
+import { showRule } from "../rules/rule.js";
 import type { ToolCall } from "../types.js";
 import { UsageError } from "./args.js";
-import type { Answer } from "./policy.js";
+import type { Answer, Question } from "./policy.js";
 import { visible } from "./terminal.js";
 
 export const promptMark = "› ";
@@ -50,11 +51,18 @@ export class TerminalInput {
     });
   }
 
-  /** Asks before `call` runs; the command is shown whole, every control character visible. */
-  ask(call: ToolCall, signal: AbortSignal | undefined): Promise<Answer> {
+  /**
+   * Asks before `call` runs. The command is shown whole, every control character visible, with
+   * why the rules ask and the rule "always" would save (or why it would save none).
+   */
+  ask(call: ToolCall, why: Question, signal: AbortSignal | undefined): Promise<Answer> {
     const command =
       typeof call.input.command === "string" ? call.input.command : JSON.stringify(call.input);
-    const question = `Allow ${call.name}: ${visible(command)}\n[y]es, [n]o, [a]lways for this session? `;
+    const always =
+      why.save.length > 0
+        ? `[a]lways (saves: ${visible(why.save.map(showRule).join("; "))})`
+        : `[a]lways (this once: no rule can be saved, ${visible(why.noSave ?? "")})`;
+    const question = `Allow ${call.name}: ${visible(command)}\n  (${visible(why.reason)})\n[y]es, [n]o, ${always}? `;
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(new Error("approval interrupted"));
       if (this.closed) return resolve("closed");

@@ -36,6 +36,8 @@ const opaqueSyntax: Record<string, string> = {
   c_style_for_statement: "a for loop (it sets a variable)",
   case_statement: "a case statement",
   test_command: "a [[ … ]] test",
+  ternary_expression: "an arithmetic expression",
+  postfix_expression: "an arithmetic expression",
   declaration_command: "export, declare, local or readonly (they set variables)",
   unset_command: "unset (it changes variables)",
   subscript: "an array subscript",
@@ -79,7 +81,22 @@ const plainSyntax = new Set([
   "heredoc_end",
   "herestring_redirect",
   "heredoc_redirect",
+  // the words of a `[ … ]` test (in `[[ … ]]` and arithmetic they are opaque anyway)
+  "unary_expression",
+  "binary_expression",
+  "parenthesized_expression",
+  "test_operator",
 ]);
+
+/** Text that starts a substitution: inside a plain word, the grammar missed one. */
+const misread = /`|\$\(|\$\[/;
+
+/** A here-document with an unquoted delimiter expands its body, substitutions included. */
+function expandingHeredoc(node: Node): boolean {
+  const start = node.namedChildren.find((child) => child?.type === "heredoc_start")?.text ?? "";
+  const body = node.namedChildren.find((child) => child?.type === "heredoc_body")?.text ?? "";
+  return !/['"\\]/.test(start) && misread.test(body);
+}
 
 const writeOperators = new Set([">", ">>", "&>", "&>>", ">|", "<>"]);
 
@@ -94,6 +111,12 @@ function scriptOf(root: Node): Script {
   const visit = (node: Node): void => {
     const type = node.type;
     if (type === "command") script.commands.push(simpleCommand(node));
+    else if (type === "test_command" && !node.text.startsWith("[["))
+      script.commands.push({
+        text: node.text,
+        assigns: [],
+        words: [{ kind: "static", value: "[" }],
+      });
     else if (type === "variable_assignment" && node.parent?.type !== "command")
       script.commands.push({ text: node.text, assigns: [assignedName(node)], words: [] });
     else if (type === "file_redirect") {
@@ -103,6 +126,10 @@ function scriptOf(root: Node): Script {
       if (!/^\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])\}$/.test(node.text))
         opaque.add("a parameter expansion with an operator");
     } else if (opaqueSyntax[type]) opaque.add(opaqueSyntax[type]);
+    else if (type === "heredoc_redirect" && expandingHeredoc(node))
+      opaque.add("a here-document that runs commands");
+    else if (misread.test(node.text) && /^(word|string_content|heredoc_content)$/.test(type))
+      opaque.add("a ` or $( the parser did not read as a substitution");
     else if (
       !plainSyntax.has(type) &&
       type !== "variable_assignment" &&

@@ -294,9 +294,14 @@ describe("the CLI approval policy", () => {
     expect(await policy(bash("b2", "make $TARGET"))).toEqual({
       approved: false,
       reason:
-        "bash is denied by default: run mini-agent with --allow-bash to let the agent run shell commands (no rule allows make $TARGET)",
+        "bash is denied by default: run mini-agent with --allow-bash to let the agent run shell commands",
     });
-    expect(decisions.map((d) => d.by)).toEqual(["no-terminal", "no-terminal"]);
+    expect(await policy(bash("b3", "ls $(make)"))).toEqual({
+      approved: false,
+      reason:
+        "bash is denied by default: run mini-agent with --allow-bash to let the agent run shell commands (the rules cannot allow a command substitution $(…))",
+    });
+    expect(decisions.map((d) => d.by)).toEqual(["no-terminal", "no-terminal", "no-terminal"]);
   });
 
   it("allows bash without asking under --allow-bash", async () => {

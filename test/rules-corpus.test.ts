@@ -111,6 +111,7 @@ const corpus: [string, Expected][] = [
   ["sudo -E env X=1 nohup rm x", "deny"],
   // full paths, git options, case
   ["/usr/bin/git push", "deny"],
+  ["timeout 9 sudo /usr/bin/git -c a=b push", "deny"],
   ["/bin/rm x", "deny"],
   ["RM x", "deny"],
   ["git -c core.pager=cat push", "deny"],

@@ -100,9 +100,12 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
   };
 }
 
-/** With no one to ask: the default denial, and what kept the rules from allowing the command. */
+/**
+ * With no one to ask: the default denial, and what kept the rules from allowing the command when
+ * it is more than a command no rule names (a substitution, a redirect outside the workspace).
+ */
 function noTerminalReason(question: Question): string {
-  return question.noSave === undefined
+  return question.reason.startsWith("no rule allows")
     ? bashDeniedReason
     : `${bashDeniedReason} (${question.reason})`;
 }

@@ -55,7 +55,7 @@ export async function decideCommand(command: string, context: RulesContext): Pro
   const unseen = [
     ...hidden,
     ...views.flatMap((view) => view.blocked),
-    ...script.commands.flatMap((c) => c.assigns.map((name) => `it sets ${name}`)),
+    ...script.commands.flatMap((c) => c.assigns.map((name) => `an assignment to ${name}`)),
     ...redirectProblems(script, context.workspace),
   ];
   if (unseen.length > 0) return ask(`the rules cannot allow ${unseen[0]}`);

@@ -6,14 +6,15 @@ import { type Rule, RuleError, sameRule } from "./rule.js";
 /**
  * A rules file: `{"version":1,"rules":[{"effect":"allow","words":["npm","test"]}, …]}`, kept by
  * the user's state, never in the workspace (where the agent could write itself a rule). Missing
- * means no rules; anything else that is not such a file is an error naming the file.
+ * (or under a path that is no folder) means no rules; anything else that is not such a file is an error naming the file.
  */
 export async function readRules(path: string): Promise<Rule[]> {
   let text: string;
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return [];
     throw error;
   }
   let parsed: unknown;

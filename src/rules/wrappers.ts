@@ -153,7 +153,7 @@ function follow(words: Word[], openArgs: boolean, view: CommandView): void {
   const [program, ...args] = words;
   if (!program) return;
   if (program.kind === "dynamic") {
-    view.hidden.push(`the program ${program.text} is known only when the shell runs`);
+    view.hidden.push(`the program ${program.text}, known only when the shell runs`);
     view.runs.push({ words, openArgs });
     return;
   }
@@ -162,7 +162,7 @@ function follow(words: Word[], openArgs: boolean, view: CommandView): void {
   const wrapper = wrappers[name];
   if (wrapper && !(name === "command" && isLookup(args))) {
     const inner = skipOptions(name, args, wrapper, view);
-    if (name === "sudo") view.blocked.push("sudo runs the command as another user");
+    if (name === "sudo") view.blocked.push("sudo (it runs the command as another user)");
     if (inner && inner.length > 0) follow(inner, openArgs || name === "xargs", view);
     else view.runs.push({ words, openArgs });
     return;
@@ -170,12 +170,15 @@ function follow(words: Word[], openArgs: boolean, view: CommandView): void {
   view.runs.push({ words, openArgs });
   if (shells.has(name)) shellCode(name, args, view);
   else if (name === "eval") {
-    view.hidden.push("eval runs text as shell code");
+    view.hidden.push("eval (it runs text as shell code)");
     if (args.every((arg) => arg.kind === "static"))
       view.code.push(args.map((arg) => (arg.kind === "static" ? arg.value : "")).join(" "));
-  } else if (name === "source" || name === ".") view.hidden.push(`${name} runs the code of a file`);
-  else if (shellChanging.has(name)) view.hidden.push(`${name} changes what later commands mean`);
-  else if (name === "git") view.forms.push(gitWithoutOptions(words));
+  } else if (name === "source" || name === ".")
+    view.hidden.push(`${name} (it runs the code of a file)`);
+  else if (shellChanging.has(name))
+    view.hidden.push(`${name} (it changes what later commands mean)`);
+  else if (name === "git")
+    view.forms.push(gitWithoutOptions([{ kind: "static", value: name }, ...args]));
   else if (name === "find") findExec(args, view);
 }
 
@@ -202,13 +205,13 @@ function skipOptions(
     const arg = args[i];
     if (!arg) break;
     if (arg.kind === "dynamic") {
-      view.hidden.push(`${name} is given ${arg.text}, known only when the shell runs`);
+      view.hidden.push(`${name} given ${arg.text}, known only when the shell runs`);
       return undefined;
     }
     const value = arg.value;
     if (value === "--") return skipOperands(args.slice(i + 1), operands);
     if (name === "env" && /^[A-Za-z_][A-Za-z0-9_]*=/.test(value)) {
-      view.blocked.push(`env sets ${value.slice(0, value.indexOf("="))} for the command`);
+      view.blocked.push(`env setting ${value.slice(0, value.indexOf("="))} for the command`);
       continue;
     }
     if (name === "nice" && /^-\d+$/.test(value)) continue;
@@ -224,13 +227,13 @@ function skipOptions(
     if (wrapper.valued.includes(option)) {
       const given = attached ?? args[++i];
       if (given === undefined || (typeof given !== "string" && given.kind === "dynamic")) {
-        view.hidden.push(`${name} ${option} is given a value known only when the shell runs`);
+        view.hidden.push(`${name} ${option} given a value known only when the shell runs`);
         return undefined;
       }
       if (name === "xargs" && option === "-I")
         replace = typeof given === "string" ? given : given.value;
     } else if (!wrapper.flags.includes(value)) {
-      view.hidden.push(`${name} ${value} is an option the rules do not know`);
+      view.hidden.push(`${name} ${value}, an option the rules do not know`);
       return undefined;
     }
   }
@@ -263,7 +266,7 @@ function replaced(word: Word, replace: string): Word {
 
 /** `bash -c 'code'` runs code the allow rules do not read; deny rules read a fixed one. */
 function shellCode(name: string, args: Word[], view: CommandView): void {
-  view.hidden.push(`${name} runs shell code the rules do not read`);
+  view.hidden.push(`${name} (it runs shell code the rules do not read)`);
   const flag = args.findIndex((arg) => arg.kind === "static" && /^-[a-z]*c[a-z]*$/.test(arg.value));
   const code = flag >= 0 ? args[flag + 1] : undefined;
   if (code?.kind === "static") view.code.push(code.value);

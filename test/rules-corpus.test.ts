@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the corpus is shell text, not templates
 import { describe, expect, it } from "vitest";
 import { decideCommand, type RulesContext } from "../src/rules/decide.js";
 import { type Rule, ruleWords } from "../src/rules/rule.js";

@@ -174,6 +174,32 @@ describe("rules", () => {
     });
   });
 
+  it("asks about a relative redirect after a change of folder, which the rules cannot place", async () => {
+    const context = { rules: [allow("cd"), allow("ls")], workspace, sandboxed: false };
+    expect(await decideCommand("ls > listing.txt", context)).toEqual({
+      decision: "allow",
+      by: "rule:allow ls",
+    });
+    expect(await decideCommand("cd sub && ls > listing.txt", context)).toMatchObject({
+      decision: "ask",
+      reason: "the rules cannot allow a redirect to listing.txt after a change of folder",
+    });
+    expect(await decideCommand("cd sub && ls > /work/project/l.txt", context)).toEqual({
+      decision: "allow",
+      by: "rule:allow cd; rule:allow ls",
+    });
+  });
+
+  it("under xargs, lets only read-only programs that take any arguments through", async () => {
+    const context = { rules: [], workspace, sandboxed: true };
+    expect(await decideCommand("find . -name '*.ts' | xargs grep -n TODO", context)).toEqual({
+      decision: "allow",
+      by: "read-only set: find, grep",
+    });
+    expect((await decideCommand("ls | xargs sort", context)).decision).toBe("ask");
+    expect((await decideCommand("ls | xargs git log", context)).decision).toBe("ask");
+  });
+
   it("matches an exact rule only on exactly its words", async () => {
     const exact: Rule = { effect: "allow", words: ["rm", "-rf", "build"], exact: true };
     const context = { rules: [exact], workspace, sandboxed: false };

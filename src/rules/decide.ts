@@ -33,13 +33,12 @@ const codeDepth = 3;
  * sandbox) and nothing in it is hidden from the rules; otherwise ask.
  */
 export async function decideCommand(command: string, context: RulesContext): Promise<Verdict> {
-  const script = await parseScript(command);
   const denyRules = context.rules.filter((rule) => rule.effect === "deny");
-  if (!script) {
-    if (context.allowAll && denyRules.length === 0)
-      return { decision: "allow", by: "allow-bash-flag" };
-    return ask("the command is not valid shell syntax, so the rules cannot read it");
-  }
+  // --allow-bash with no deny rule allows everything: nothing to read, no parser to load.
+  if (context.allowAll && denyRules.length === 0)
+    return { decision: "allow", by: "allow-bash-flag" };
+  const script = await parseScript(command);
+  if (!script) return ask("the command is not valid shell syntax, so the rules cannot read it");
   const views = script.commands.map((c) => viewCommand(c.words));
   const deny = await denyMatches(views, denyRules, codeDepth);
   if (deny.rule) {

@@ -1,7 +1,8 @@
 // Bundles the CLI into dist/bundle/: one small entry (so --version and --help load almost
 // nothing) and chunks loaded on demand for a turn and for each provider SDK. Loading one
 // bundled module instead of hundreds of files is most of the start-up cost saved.
-import { chmodSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { build } from "esbuild";
 
 rmSync("dist/bundle", { recursive: true, force: true });
@@ -18,3 +19,10 @@ await build({
   logLevel: "warning",
 });
 chmodSync("dist/bundle/main.js", 0o755);
+// The shell parser's WebAssembly (runtime and bash grammar), loaded from beside the chunk.
+const require = createRequire(import.meta.url);
+for (const wasm of [
+  "web-tree-sitter/web-tree-sitter.wasm",
+  "tree-sitter-bash/tree-sitter-bash.wasm",
+])
+  copyFileSync(require.resolve(wasm), `dist/bundle/${wasm.slice(wasm.indexOf("/") + 1)}`);

@@ -21,7 +21,9 @@ import { useTempDirs } from "./support/temp.js";
 const tempDir = useTempDirs();
 const track = useCleanup();
 const setup = useCliSetup();
-const question = "[y]es, [n]o, [a]lways for this session? ";
+const question = "[y]es, [n]o, [a]lways";
+/** Read-only commands run without a question in the sandbox: these tests ask about `echo`. */
+const noSandbox = ["--sandbox", "off"];
 
 /** The text of the last block of a request: the prompt that request carries. */
 function lastText(body: Record<string, unknown> | undefined): unknown {
@@ -42,14 +44,19 @@ describe.skipIf(!hasScript)("interactive session on a terminal", () => {
     );
     const home = await tempDir();
     const workspace = await tempDir();
-    const { code, screen } = await converse(cliEnv(home, server.url), workspace, [
-      ["› ", "hi\r"],
-      ["Hello there.", ""],
-      ["› ", "run it\r"],
-      ["[y]es, [n]o, [a]lways for this session? ", "y\r"],
-      ["It printed from-bash.", ""],
-      ["› ", "/exit\r"],
-    ]);
+    const { code, screen } = await converse(
+      cliEnv(home, server.url),
+      workspace,
+      [
+        ["› ", "hi\r"],
+        ["Hello there.", ""],
+        ["› ", "run it\r"],
+        [question, "y\r"],
+        ["It printed from-bash.", ""],
+        ["› ", "/exit\r"],
+      ],
+      noSandbox,
+    );
     expect(code).toBe(0);
     expect(screen).toContain("Allow bash: echo from-bash");
     expect(screen).toContain("✓ bash echo from-bash");
@@ -91,12 +98,17 @@ describe.skipIf(!hasScript)("interactive session on a terminal", () => {
       ),
       stream(turn({ text: ["All denied."] })),
     ]);
-    const { code, screen } = await converse(options.env, workspace, [
-      ["› ", "run them\r"],
-      ...Array.from({ length: 12 }, (): [string, string] => [question, "n\r"]),
-      ["All denied.", ""],
-      ["› ", "/exit\r"],
-    ]);
+    const { code, screen } = await converse(
+      options.env,
+      workspace,
+      [
+        ["› ", "run them\r"],
+        ...Array.from({ length: 12 }, (): [string, string] => [question, "n\r"]),
+        ["All denied.", ""],
+        ["› ", "/exit\r"],
+      ],
+      noSandbox,
+    );
     expect(code).toBe(0);
     expect(screen).not.toContain("MaxListenersExceededWarning");
     expect(screen).not.toContain("Warning");
@@ -113,13 +125,18 @@ describe.skipIf(!hasScript)("interactive session on a terminal", () => {
       stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: "echo no" } }] })),
       stream(turn({ text: ["Ran the line after."] })),
     ]);
-    const { code } = await converse(options.env, workspace, [
-      ["› ", "run it\r"],
-      [question, "\x03"],
-      ["› ", "the line after\r"],
-      ["Ran the line after.", ""],
-      ["› ", "/exit\r"],
-    ]);
+    const { code } = await converse(
+      options.env,
+      workspace,
+      [
+        ["› ", "run it\r"],
+        [question, "\x03"],
+        ["› ", "the line after\r"],
+        ["Ran the line after.", ""],
+        ["› ", "/exit\r"],
+      ],
+      noSandbox,
+    );
     expect(code).toBe(0);
     expect(server.rejections).toEqual([]);
     expect(lastText(server.requests[1]?.body)).toBe("the line after");
@@ -222,7 +239,7 @@ describe.skipIf(!hasScript)("interactive session on a terminal", () => {
     ]);
     expect(code).toBe(0);
     expect(screen).toContain(
-      `Allow bash:\r\n  │ touch pwned-by-padding;[20000 blanks]git status\r\n(1 line, 20033 characters) ${question}`,
+      `Allow bash:\r\n  │ touch pwned-by-padding;[20000 blanks]git status\r\n  (no rule allows touch pwned-by-padding)\r\n(1 line, 20033 characters) ${question}`,
     );
     expect(existsSync(join(workspace, "pwned-by-padding"))).toBe(false);
   });

@@ -1,39 +1,307 @@
+import { readFile, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { type Answer, cliPolicy, type Decision } from "../src/cli/policy.js";
+import {
+  type Answer,
+  type CliPolicyOptions,
+  cliPolicy,
+  type Decision,
+  type Question,
+  type RuleBook,
+} from "../src/cli/policy.js";
+import { ruleBook } from "../src/cli/rules-command.js";
+import { decideCommand } from "../src/rules/decide.js";
+import { addRules, readRules, removeRule } from "../src/rules/file.js";
+import { rulesPolicy } from "../src/rules/policy.js";
+import { type Rule, RuleError, ruleWords, showRule } from "../src/rules/rule.js";
 import { toolCall } from "./support/fake-client.js";
+import { useTempDirs } from "./support/temp.js";
 
-const bash = (id: string) => toolCall(id, "bash", { command: "make" });
+const tempDir = useTempDirs();
+const bash = (id: string, command = "make") => toolCall(id, "bash", { command });
+const workspace = "/work/project";
+
+/** Rules kept in memory, as the CLI keeps the file's and the flags'. */
+function memoryBook(rules: Rule[] = []): RuleBook & { saved: Rule[] } {
+  const book = {
+    saved: [] as Rule[],
+    current: () => [...book.saved, ...rules],
+    save: async (add: Rule[]) => void book.saved.push(...add),
+  };
+  return book;
+}
+
+function policyWith(options: Partial<CliPolicyOptions> & { answers?: Answer[] }) {
+  const decisions: Decision[] = [];
+  const asked: [string, Question][] = [];
+  const told: string[] = [];
+  const answers = options.answers ?? [];
+  const policy = cliPolicy({
+    bash: "ask",
+    workspace,
+    ask: async (call, question) => {
+      asked.push([call.id, question]);
+      return answers.shift() ?? "no";
+    },
+    tell: (line) => void told.push(line),
+    record: async (decision) => void decisions.push(decision),
+    ...options,
+  });
+  const by = () => decisions.map((d) => `${d.toolCallId} ${d.approved} ${d.by}`);
+  return { policy, decisions, asked, told, by };
+}
+
+const readOnlyCorpus = [
+  "ls",
+  "ls -la src",
+  "cat package.json",
+  "head -n 20 README.md",
+  "tail -5 notes.txt",
+  "wc -l src/*.ts",
+  "pwd",
+  "echo hello",
+  "git status",
+  "git status --short",
+  "git diff",
+  "git diff --stat HEAD~1",
+  "git log --oneline -10",
+  "git log -p -- src/a.ts | head -50",
+  "git show HEAD",
+  "git branch",
+  "git branch -a",
+  "rg TODO src",
+  "grep -rn foo src",
+  "find . -name '*.ts'",
+  "find src -type f | wc -l",
+  "sort names.txt | uniq -c",
+  "cat a.txt | sort | uniq",
+  "ls 2>/dev/null",
+  "du -sh .",
+  "which node",
+  "command -v npm",
+  "[ -f package.json ] && cat package.json",
+  "diff a.txt b.txt",
+  "wc -c < file.txt",
+  "ls src > listing.txt",
+  "cat README.md | grep -i install",
+];
+
+describe("the read-only set", () => {
+  it.each(readOnlyCorpus)("runs %j without a question under the sandbox", async (command) => {
+    const { policy, asked, decisions } = policyWith({ sandboxed: true });
+    expect(await policy(bash("b1", command))).toEqual({ approved: true });
+    expect(asked).toEqual([]);
+    expect(decisions[0]?.by).toMatch(/^read-only set: /);
+  });
+
+  it.each(readOnlyCorpus)("asks before %j without the sandbox", async (command) => {
+    const { policy, asked } = policyWith({ sandboxed: false });
+    expect(await policy(bash("b1", command))).toEqual({
+      approved: false,
+      reason: "the user denied this call",
+    });
+    expect(asked.map(([id]) => id)).toEqual(["b1"]);
+  });
+
+  it("names each entry that allowed a pipeline, once", async () => {
+    expect(
+      await decideCommand("git log | head; ls | head", { rules: [], workspace, sandboxed: true }),
+    ).toEqual({ decision: "allow", by: "read-only set: git log, head, ls" });
+  });
+
+  it.each([
+    "sort -o out.txt names.txt",
+    "sort -ro out.txt names.txt",
+    "uniq in.txt out.txt",
+    "rg --pre ./x TODO",
+    "git branch new-branch",
+    "git branch -D main",
+    "git diff --output=/tmp/x",
+    "find . -name x -delete",
+    "find . $FLAG",
+    "sort $FLAGS names.txt",
+    "git log $X",
+    "env",
+  ])("asks before %j, which writes or runs something", async (command) => {
+    const verdict = await decideCommand(command, { rules: [], workspace, sandboxed: true });
+    expect(verdict.decision).toBe(command === "env" ? "allow" : "ask");
+  });
+});
+
+describe("rules", () => {
+  const allow = (text: string): Rule => ({ effect: "allow", words: ruleWords(text) });
+  const deny = (text: string): Rule => ({ effect: "deny", words: ruleWords(text) });
+
+  it("allows a command by its leading words and names the rule", async () => {
+    const context = { rules: [allow("npm test")], workspace, sandboxed: false };
+    expect(await decideCommand("npm test -- --watch > out.txt 2>&1", context)).toEqual({
+      decision: "allow",
+      by: "rule:allow npm test",
+    });
+    expect((await decideCommand("npm install", context)).decision).toBe("ask");
+    expect((await decideCommand("npm", context)).decision).toBe("ask");
+  });
+
+  it("lets a deny rule win over an allow rule and over --allow-bash", async () => {
+    const rules = [allow("git"), deny("git push")];
+    const expected = {
+      decision: "deny",
+      by: "rule:deny git push",
+      reason: 'denied by the rule "deny git push"',
+    };
+    expect(await decideCommand("git push -f", { rules, workspace, sandboxed: true })).toEqual(
+      expected,
+    );
+    expect(
+      await decideCommand("git push", { rules, workspace, sandboxed: true, allowAll: true }),
+    ).toEqual(expected);
+    expect(await decideCommand("git pull", { rules, workspace, sandboxed: true })).toEqual({
+      decision: "allow",
+      by: "rule:allow git",
+    });
+  });
+
+  it("under --allow-bash, asks when deny rules are set and the command hides its commands", async () => {
+    const context = { rules: [deny("git push")], workspace, sandboxed: false, allowAll: true };
+    expect(await decideCommand("touch x && make", context)).toEqual({
+      decision: "allow",
+      by: "allow-bash-flag",
+    });
+    expect((await decideCommand('sh -c "$CMD"', context)).decision).toBe("ask");
+    expect(await decideCommand('sh -c "$CMD"', { ...context, rules: [] })).toEqual({
+      decision: "allow",
+      by: "allow-bash-flag",
+    });
+  });
+
+  it("asks about a relative redirect after a change of folder, which the rules cannot place", async () => {
+    const context = { rules: [allow("cd"), allow("ls")], workspace, sandboxed: false };
+    expect(await decideCommand("ls > listing.txt", context)).toEqual({
+      decision: "allow",
+      by: "rule:allow ls",
+    });
+    expect(await decideCommand("cd sub && ls > listing.txt", context)).toMatchObject({
+      decision: "ask",
+      reason: "the rules cannot allow a redirect to listing.txt after a change of folder",
+    });
+    expect(await decideCommand("cd sub && ls > /work/project/l.txt", context)).toEqual({
+      decision: "allow",
+      by: "rule:allow cd; rule:allow ls",
+    });
+  });
+
+  it("under xargs, lets only read-only programs that take any arguments through", async () => {
+    const context = { rules: [], workspace, sandboxed: true };
+    expect(await decideCommand("find . -name '*.ts' | xargs grep -n TODO", context)).toEqual({
+      decision: "allow",
+      by: "read-only set: find, grep",
+    });
+    expect((await decideCommand("ls | xargs sort", context)).decision).toBe("ask");
+    expect((await decideCommand("ls | xargs git log", context)).decision).toBe("ask");
+  });
+
+  it("matches an exact rule only on exactly its words", async () => {
+    const exact: Rule = { effect: "allow", words: ["rm", "-rf", "build"], exact: true };
+    const context = { rules: [exact], workspace, sandboxed: false };
+    expect(await decideCommand("rm -rf build", context)).toEqual({
+      decision: "allow",
+      by: "rule:allow rm -rf build (exactly)",
+    });
+    expect((await decideCommand("rm -rf build /", context)).decision).toBe("ask");
+  });
+
+  it("reads rule words with quotes and escapes, and shows them so they read back", () => {
+    expect(ruleWords(`  git  commit -m "a \\"b\\"" 'c d' e\\ f `)).toEqual([
+      "git",
+      "commit",
+      "-m",
+      'a "b"',
+      "c d",
+      "e f",
+    ]);
+    const rule: Rule = { effect: "allow", words: ["echo", "it's here"] };
+    expect(showRule(rule)).toBe("allow echo 'it'\\''s here'");
+    expect(ruleWords(showRule(rule)).slice(1)).toEqual(rule.words);
+    expect(() => ruleWords("  ")).toThrow(RuleError);
+    expect(() => ruleWords("git 'push")).toThrow("unclosed ' in the rule \"git 'push\"");
+  });
+});
 
 describe("the CLI approval policy", () => {
-  it("asks for bash, honours yes and no, and stops asking after always", async () => {
-    const answers: Answer[] = ["yes", "no", "always"];
-    const asked: string[] = [];
-    const decisions: Decision[] = [];
-    const policy = cliPolicy({
-      bash: "ask",
-      ask: async (call) => {
-        asked.push(call.id);
-        return answers.shift() ?? "no";
-      },
-      record: async (decision) => void decisions.push(decision),
-    });
+  it("asks for bash, honours yes and no, and saves the narrowest rule on always", async () => {
+    const rules = memoryBook();
+    const { policy, asked, told, by } = policyWith({ rules, answers: ["yes", "no", "always"] });
     const outcomes = [];
     for (const id of ["b1", "b2", "b3", "b4"]) outcomes.push(await policy(bash(id)));
+    outcomes.push(await policy(bash("b5", "make install")));
     outcomes.push(await policy(toolCall("r1", "read", { path: "a" })));
-    expect(asked).toEqual(["b1", "b2", "b3"]);
+    expect(asked.map(([id]) => id)).toEqual(["b1", "b2", "b3", "b5"]);
     expect(outcomes).toEqual([
       { approved: true },
       { approved: false, reason: "the user denied this call" },
       { approved: true },
       { approved: true },
+      { approved: false, reason: "the user denied this call" },
       { approved: true },
     ]);
-    expect(decisions.map((d) => `${d.toolCallId} ${d.approved} ${d.by}`)).toEqual([
+    expect(rules.saved).toEqual([{ effect: "allow", words: ["make"], exact: true }]);
+    expect(told).toEqual([
+      "mini-agent: saved rule: allow make (exactly) (mini-agent rules lists and removes rules)\n",
+    ]);
+    expect(by()).toEqual([
       "b1 true user",
       "b2 false user",
-      "b3 true user-always",
-      "b4 true user-always",
+      "b3 true user-always (saved: allow make (exactly))",
+      "b4 true rule:allow make (exactly)",
+      "b5 false user",
       "r1 true default-policy",
+    ]);
+  });
+
+  it("saves one rule per simple command shown for a compound command", async () => {
+    const rules = memoryBook([{ effect: "allow", words: ["npm", "test"] }]);
+    const { policy, asked, by } = policyWith({ rules, answers: ["always"] });
+    expect(await policy(bash("b1", "npm test && cargo check | tee log.txt"))).toEqual({
+      approved: true,
+    });
+    expect(asked[0]?.[1]).toEqual({
+      decision: "ask",
+      reason: "no rule allows cargo check, tee log.txt",
+      save: [
+        { effect: "allow", words: ["cargo", "check"], exact: true },
+        { effect: "allow", words: ["tee", "log.txt"], exact: true },
+      ],
+    });
+    expect(by()).toEqual([
+      "b1 true user-always (saved: allow cargo check (exactly); allow tee log.txt (exactly))",
+    ]);
+  });
+
+  it("refuses to save a rule for what no rule can cover, says why, and allows it once", async () => {
+    const rules = memoryBook();
+    const { policy, asked, told, by } = policyWith({ rules, answers: ["always", "always"] });
+    expect(await policy(bash("b1", "cargo check > ~/.zshrc"))).toEqual({ approved: true });
+    expect(await policy(bash("b2", "cargo check > ~/.zshrc"))).toEqual({ approved: true });
+    expect(asked.map(([id]) => id)).toEqual(["b1", "b2"]);
+    expect(rules.saved).toEqual([]);
+    const why = "the rules cannot allow a redirect that writes outside the workspace (~/.zshrc)";
+    expect(told[0]).toBe(`mini-agent: allowed this once; no rule saved: ${why}\n`);
+    expect(by()).toEqual([
+      `b1 true user-always (not saved: ${why})`,
+      `b2 true user-always (not saved: ${why})`,
+    ]);
+  });
+
+  it("denies by a deny rule without asking, and records the rule", async () => {
+    const rules = memoryBook([{ effect: "deny", words: ["git", "push"] }]);
+    const { policy, asked, decisions } = policyWith({ rules, bash: "allow" });
+    expect(await policy(bash("b1", "sudo env X=1 git -c a=b push origin"))).toEqual({
+      approved: false,
+      reason: 'denied by the rule "deny git push"',
+    });
+    expect(asked).toEqual([]);
+    expect(decisions).toEqual([
+      { toolCallId: "b1", tool: "bash", approved: false, by: "rule:deny git push" },
     ]);
   });
 
@@ -41,6 +309,7 @@ describe("the CLI approval policy", () => {
     const decisions: Decision[] = [];
     const policy = cliPolicy({
       bash: "ask",
+      workspace,
       record: async (decision) => void decisions.push(decision),
     });
     expect(await policy(bash("b1"))).toEqual({
@@ -48,20 +317,21 @@ describe("the CLI approval policy", () => {
       reason:
         "bash is denied by default: run mini-agent with --allow-bash to let the agent run shell commands",
     });
-    expect(decisions).toEqual([
-      { toolCallId: "b1", tool: "bash", approved: false, by: "no-terminal" },
-    ]);
+    expect(await policy(bash("b2", "make $TARGET"))).toEqual({
+      approved: false,
+      reason:
+        "bash is denied by default: run mini-agent with --allow-bash to let the agent run shell commands",
+    });
+    expect(await policy(bash("b3", "ls $(make)"))).toEqual({
+      approved: false,
+      reason:
+        "bash is denied by default: run mini-agent with --allow-bash to let the agent run shell commands (the rules cannot allow a command substitution $(…))",
+    });
+    expect(decisions.map((d) => d.by)).toEqual(["no-terminal", "no-terminal", "no-terminal"]);
   });
 
   it("allows bash without asking under --allow-bash", async () => {
-    const decisions: Decision[] = [];
-    const policy = cliPolicy({
-      bash: "allow",
-      ask: async () => {
-        throw new Error("must not ask");
-      },
-      record: async (decision) => void decisions.push(decision),
-    });
+    const { policy, decisions } = policyWith({ bash: "allow", answers: [] });
     expect(await policy(bash("b1"))).toEqual({ approved: true });
     expect(decisions).toEqual([
       { toolCallId: "b1", tool: "bash", approved: true, by: "allow-bash-flag" },
@@ -69,16 +339,57 @@ describe("the CLI approval policy", () => {
   });
 
   it("records closing the input at the question as a denial by the user, saying so", async () => {
-    const decisions: Decision[] = [];
-    const policy = cliPolicy({
-      bash: "ask",
-      ask: async () => "closed",
-      record: async (decision) => void decisions.push(decision),
-    });
+    const { policy, decisions } = policyWith({ answers: ["closed"] });
     expect(await policy(bash("b1"))).toEqual({
       approved: false,
       reason: "the user closed the input (Ctrl-D) instead of answering; the call did not run",
     });
     expect(decisions).toEqual([{ toolCallId: "b1", tool: "bash", approved: false, by: "user" }]);
+  });
+
+  it("as a library policy with no one to ask, denies what it would ask about", async () => {
+    const policy = rulesPolicy({ rules: [], workspace, sandboxed: true });
+    expect(await policy(bash("b1", "ls"))).toEqual({ approved: true });
+    expect(await policy(bash("b2", "make"))).toEqual({
+      approved: false,
+      reason: "no rule allows make",
+    });
+    expect(await policy(toolCall("r1", "read", { path: "a" }))).toEqual({ approved: true });
+  });
+});
+
+describe("the rules file", () => {
+  it("adds rules once, removes by number, and is written 0600", async () => {
+    const file = join(await tempDir(), "ws", "rules.json");
+    expect(await readRules(file)).toEqual([]);
+    const npm: Rule = { effect: "allow", words: ["npm", "test"] };
+    const push: Rule = { effect: "deny", words: ["git", "push"] };
+    await addRules(file, [npm, push]);
+    expect(await addRules(file, [npm])).toEqual([npm, push]);
+    expect(JSON.parse(await readFile(file, "utf8"))).toEqual({ version: 1, rules: [npm, push] });
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect(await removeRule(file, 1)).toEqual(npm);
+    expect(await readRules(file)).toEqual([push]);
+    await expect(removeRule(file, 2)).rejects.toThrow(
+      "there is no rule 2 (mini-agent rules lists them)",
+    );
+  });
+
+  it("refuses a file that is not a rules file, naming it", async () => {
+    const file = join(await tempDir(), "rules.json");
+    await writeFile(file, '{"version":1,"rules":[{"effect":"allow","words":[]}]}');
+    await expect(readRules(file)).rejects.toThrow(`${file}, rule 1: a rule is {"effect"`);
+    await writeFile(file, "{");
+    await expect(readRules(file)).rejects.toThrow(`the rules file ${file} is not valid JSON`);
+  });
+
+  it("puts the file's rules before the flags' and grows the file on save", async () => {
+    const file = join(await tempDir(), "rules.json");
+    const flag: Rule = { effect: "deny", words: ["rm"] };
+    const book = await ruleBook(file, [flag]);
+    const saved: Rule = { effect: "allow", words: ["make"], exact: true };
+    await book.save([saved]);
+    expect(book.current()).toEqual([saved, flag]);
+    expect(await readRules(file)).toEqual([saved]);
   });
 });

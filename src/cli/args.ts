@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { type Rule, RuleError, ruleWords } from "../rules/rule.js";
 import type { SandboxLimits } from "../tools/sandbox.js";
 import { shownURL } from "./url.js";
 
@@ -34,6 +35,10 @@ export interface CliArgs {
   model?: string;
   baseURL?: string;
   allowBash: boolean;
+  /** Rules from --allow and --deny, in the order given. */
+  rules: Rule[];
+  /** `mini-agent rules …`: the words after `rules`. */
+  rulesCommand?: string[];
   sandbox: SandboxFlag;
   /** Absolute paths hidden inside the sandbox, besides the credential stores. */
   sandboxHide: string[];
@@ -49,6 +54,7 @@ export interface CliArgs {
 }
 
 export const usage = `Usage: mini-agent [options] ["task"]
+       mini-agent rules [list | remove N | explain "COMMAND"]
 
 Runs one task in the current folder and prints the answer; with no task on a terminal,
 starts an interactive session (/exit or Ctrl-D to leave).
@@ -62,7 +68,9 @@ Options:
                             anthropic; required for openai)
       --base-url URL        provider endpoint (default: $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL,
                             else the provider's public API)
-      --allow-bash          let the agent run shell commands without asking
+      --allow-bash          let the agent run shell commands without asking (deny rules still hold)
+      --allow "WORDS"       allow commands that start with WORDS, e.g. --allow "npm test" (repeatable)
+      --deny "WORDS"        deny commands that start with WORDS, wrapped or not (repeatable; wins)
       --sandbox MODE        where bash runs: auto (default: bubblewrap when available),
                             required (never outside the sandbox) or off
       --sandbox-hide PATH   also hide PATH inside the sandbox (repeatable)
@@ -99,7 +107,9 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
   if (values.print !== undefined && positionals.length > 0) {
     throw new UsageError("give the task either with --print or as an argument, not both");
   }
-  const task = values.print ?? (positionals.length > 0 ? positionals.join(" ") : undefined);
+  const rulesCommand = positionals[0] === "rules" ? positionals.slice(1) : undefined;
+  const task =
+    values.print ?? (positionals.length > 0 && !rulesCommand ? positionals.join(" ") : undefined);
   if (task !== undefined && task.trim() === "") throw new UsageError("the task is empty");
   const provider = values.provider ?? "anthropic";
   if (provider !== "anthropic" && provider !== "openai") {
@@ -154,6 +164,8 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
     ...(model !== undefined && { model }),
     ...(baseURL !== undefined && { baseURL }),
     allowBash: values["allow-bash"] ?? false,
+    rules: rulesFrom(parsed.tokens),
+    ...(rulesCommand && { rulesCommand }),
     sandbox,
     sandboxHide,
     sandboxLimits,
@@ -169,7 +181,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
 }
 
 function parse(argv: string[]) {
-  return parseArgs({ args: argv, allowPositionals: true, strict: true, options });
+  return parseArgs({ args: argv, allowPositionals: true, strict: true, tokens: true, options });
 }
 
 const options = {
@@ -179,6 +191,8 @@ const options = {
   model: { type: "string", short: "m" },
   "base-url": { type: "string" },
   "allow-bash": { type: "boolean" },
+  allow: { type: "string", multiple: true },
+  deny: { type: "string", multiple: true },
   sandbox: { type: "string" },
   "sandbox-hide": { type: "string", multiple: true },
   "sandbox-processes": { type: "string" },
@@ -237,6 +251,22 @@ function parseError(error: Error & { code?: string }): UsageError {
   }
   if (/argument missing/.test(error.message)) return new UsageError(`${name} needs a value`);
   return new UsageError(error.message.split("\n")[0] ?? "invalid arguments");
+}
+
+/** `--allow` and `--deny` rules in the order given: the order they are listed and explained in. */
+function rulesFrom(tokens: ReturnType<typeof parse>["tokens"]): Rule[] {
+  const rules: Rule[] = [];
+  for (const token of tokens) {
+    if (token.kind !== "option" || (token.name !== "allow" && token.name !== "deny")) continue;
+    try {
+      rules.push({ effect: token.name, words: ruleWords(token.value ?? "") });
+    } catch (error) {
+      throw error instanceof RuleError
+        ? new UsageError(`--${token.name}: ${error.message}`)
+        : error;
+    }
+  }
+  return rules;
 }
 
 function checkURL(url: string, from: string): void {

@@ -1,7 +1,8 @@
 import type { Interface } from "node:readline";
+import { showRule } from "../rules/rule.js";
 import type { ToolCall } from "../types.js";
 import { UsageError } from "./args.js";
-import type { Answer } from "./policy.js";
+import type { Answer, Question } from "./policy.js";
 import { commandForQuestion, visible } from "./terminal.js";
 
 export const promptMark = "› ";
@@ -50,16 +51,24 @@ export class TerminalInput {
     });
   }
 
-  /** Asks before `call` runs; the command is shown whole (`commandForQuestion`). */
-  ask(call: ToolCall, signal: AbortSignal | undefined): Promise<Answer> {
+  /**
+   * Asks before `call` runs. The command is shown whole (`commandForQuestion`), with why the
+   * rules ask and the rule "always" would save (or why it would save none).
+   */
+  ask(call: ToolCall, why: Question, signal: AbortSignal | undefined): Promise<Answer> {
     const command =
       typeof call.input.command === "string" ? call.input.command : JSON.stringify(call.input);
+    const always =
+      why.save.length > 0
+        ? `[a]lways (saves: ${visible(why.save.map(showRule).join("; "))})`
+        : `[a]lways (this once: no rule can be saved, ${visible(why.noSave ?? "")})`;
+    const choices = `[y]es, [n]o, ${always}? `;
+    const reason = `  (${visible(why.reason)})`;
     const shown = commandForQuestion(command);
-    const choices = "[y]es, [n]o, [a]lways for this session? ";
     const question =
       "inline" in shown
-        ? `Allow ${visible(call.name)}: ${shown.inline}\n${choices}`
-        : `Allow ${visible(call.name)}:\n${shown.block.join("\n")}\n(${shown.summary}) ${choices}`;
+        ? `Allow ${visible(call.name)}: ${shown.inline}\n${reason}\n${choices}`
+        : `Allow ${visible(call.name)}:\n${shown.block.join("\n")}\n${reason}\n(${shown.summary}) ${choices}`;
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(new Error("approval interrupted"));
       if (this.closed) return resolve("closed");

@@ -29,6 +29,10 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
       return exitCodes.done;
     }
     const workspace = await workspaceFolder(args.cwd);
+    if (args.rulesCommand) {
+      const { rulesCommand } = await import("./rules-command.js");
+      return await rulesCommand(args, workspace);
+    }
     const { runCli } = await import("./run.js");
     return await runCli(args, workspace, stopper);
   } catch (error) {

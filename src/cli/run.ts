@@ -10,8 +10,9 @@ import { type CliArgs, exitCodes, UsageError } from "./args.js";
 import { describeError } from "./errors.js";
 import { TerminalInput, taskFromStdin } from "./input.js";
 import { createOutput, type TurnSummary } from "./output.js";
-import { type BashMode, cliPolicy } from "./policy.js";
+import { type BashMode, cliPolicy, type Question } from "./policy.js";
 import { retryLostRound } from "./retry.js";
+import { ruleBook, rulesFile } from "./rules-command.js";
 import type { Stopper } from "./signals.js";
 import { formatSessions, SessionStore, sessionsDir, sessionToResume, stateHome } from "./store.js";
 import { systemPrompts } from "./system-prompt.js";
@@ -77,17 +78,20 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   const task = args.task ?? (interactive ? undefined : await taskFromStdin(stdin));
   const model = connect.model;
   const bash: BashMode = args.allowBash ? "allow" : "ask";
-  const bashCanRun = args.allowBash || stdin.isTTY === true;
+  const rules = await ruleBook(rulesFile(env, workspace), args.rules);
+  const allowRules = rules.current().some((rule) => rule.effect === "allow");
+  const bashCanRun = args.allowBash || stdin.isTTY === true || allowRules;
   const sandboxOptions = {
     mode: args.sandbox,
     readOnly: [stateHome(env)],
     hide: args.sandboxHide,
     limits: args.sandboxLimits,
   };
-  // Probing bwrap spawns a process: only when bash can run, and while the SDK loads.
-  const probing = bashCanRun ? resolveSandbox(sandboxOptions) : undefined;
+  // Probing bwrap spawns a process, while the SDK loads: when bash can run, or the read-only set.
+  const probing = bashCanRun || args.sandbox !== "off" ? resolveSandbox(sandboxOptions) : undefined;
   const client = new CountingClient(await connect.client());
-  const sandbox = await probing;
+  const probed = await probing;
+  const sandbox = bashCanRun || probed?.kind === "bwrap" ? probed : undefined;
   if (sandbox?.kind === "unavailable") {
     stderr.write(
       sandbox.mode === "required"
@@ -125,9 +129,13 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   let endTurnAfter: string | undefined;
   const policy = cliPolicy({
     bash,
+    rules,
+    workspace,
+    sandboxed: sandbox?.kind === "bwrap",
+    tell: (line) => stderr.write(line),
     ...(input && {
-      ask: async (call: ToolCall) => {
-        const answer = await input.ask(call, stopper.turnSignal);
+      ask: async (call: ToolCall, question: Question) => {
+        const answer = await input.ask(call, question, stopper.turnSignal);
         if (answer === "closed") endTurnAfter = call.id;
         return answer;
       },

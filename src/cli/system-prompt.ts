@@ -28,7 +28,9 @@ export function systemPrompt(facts: PromptFacts): string {
   const bashRule = {
     allowed: "bash is allowed.",
     ask: "bash asks the user before each command.",
-    denied: "bash is denied unless the user restarts with --allow-bash; use the other tools.",
+    denied: sandboxed
+      ? "bash runs read-only commands (ls, cat, grep, git status, diff, log) and those the user's rules allow; other commands are denied: use the other tools."
+      : "bash is denied unless the user restarts with --allow-bash; use the other tools.",
   }[bash];
   const git =
     instructions.gitRoot === undefined

@@ -1,0 +1,227 @@
+import { isAbsolute, relative, resolve } from "node:path";
+import { readOnlyEntry } from "./read-only.js";
+import { type Rule, showRule } from "./rule.js";
+import { parseScript, type Script, type Word } from "./script.js";
+import { type CommandView, type Run, viewCommand } from "./wrappers.js";
+
+export interface RulesContext {
+  rules: readonly Rule[];
+  /** The workspace's real path: a redirect may write inside it without a question. */
+  workspace: string;
+  /** Bash runs in the sandbox: the read-only set applies. */
+  sandboxed: boolean;
+  /** Every command that no deny rule may match is allowed (`--allow-bash`). */
+  allowAll?: boolean;
+}
+
+/**
+ * The decision on one command line, with what made it. `by` names the deciding rule
+ * (`rule:allow npm test`, `read-only set: ls`, `rule:deny git push`, `allow-bash-flag`). An `ask`
+ * carries the narrowest rules "always" would save (`save`), or why none can be (`noSave`).
+ */
+export type Verdict =
+  | { decision: "allow"; by: string }
+  | { decision: "deny"; by: string; reason: string }
+  | { decision: "ask"; reason: string; save: Rule[]; noSave?: string };
+
+/** Shell code inside shell code (`sh -c 'sh -c …'`) is read this deep for deny rules. */
+const codeDepth = 3;
+
+/**
+ * Decides a bash command line: deny when a deny rule matches any command in it, through
+ * wrappers; allow when every command in it is allowed by a rule (or the read-only set, under the
+ * sandbox) and nothing in it is hidden from the rules; otherwise ask.
+ */
+export async function decideCommand(command: string, context: RulesContext): Promise<Verdict> {
+  const denyRules = context.rules.filter((rule) => rule.effect === "deny");
+  // --allow-bash with no deny rule allows everything: nothing to read, no parser to load.
+  if (context.allowAll && denyRules.length === 0)
+    return { decision: "allow", by: "allow-bash-flag" };
+  const script = await parseScript(command);
+  if (!script) return ask("the command is not valid shell syntax, so the rules cannot read it");
+  const views = script.commands.map((c) => viewCommand(c.words));
+  const deny = await denyMatches(views, denyRules, codeDepth);
+  if (deny.rule) {
+    const shown = showRule(deny.rule);
+    return { decision: "deny", by: `rule:${shown}`, reason: `denied by the rule "${shown}"` };
+  }
+  const hidden = [...script.opaque, ...views.flatMap((view) => view.hidden), ...deny.maybe];
+  if (context.allowAll) {
+    if (denyRules.length === 0 || hidden.length === 0)
+      return { decision: "allow", by: "allow-bash-flag" };
+    return ask(`deny rules are set and the rules cannot see into ${hidden[0]}`);
+  }
+  const unseen = [
+    ...hidden,
+    ...views.flatMap((view) => view.blocked),
+    ...script.commands.flatMap((c) => c.assigns.map((name) => `an assignment to ${name}`)),
+    ...redirectProblems(script, context.workspace),
+  ];
+  if (unseen.length > 0) return ask(`the rules cannot allow ${unseen[0]}`);
+  if (script.commands.length === 0) return ask("the command runs nothing the rules can name");
+  const allowed: string[] = [];
+  const uncovered: Run[] = [];
+  for (const run of views.flatMap((view) => view.runs)) {
+    const by = allowedBy(run, context);
+    if (by) allowed.push(by);
+    else uncovered.push(run);
+  }
+  if (uncovered.length === 0) return { decision: "allow", by: deciders(allowed) };
+  const dynamic = uncovered.flatMap((run) => run.words).find((word) => word.kind === "dynamic");
+  const asked = `no rule allows ${uncovered.map((run) => shownWords(run.words)).join(", ")}`;
+  const odd = uncovered
+    .flatMap((run) => run.words)
+    .find((word) => word.kind === "static" && !plainWord.test(word.value));
+  const noSave =
+    dynamic?.kind === "dynamic"
+      ? `${dynamic.text} is known only when the shell runs`
+      : uncovered.some((run) => run.openArgs)
+        ? "more arguments come from its input"
+        : odd?.kind === "static"
+          ? `${odd.value} is not plain ASCII text, which no allow rule matches`
+          : undefined;
+  if (noSave) return { decision: "ask", reason: asked, save: [], noSave };
+  const save = uniqueRules(uncovered.map((run) => exactRule(run.words)));
+  return { decision: "ask", reason: asked, save };
+}
+
+/** `rule:allow npm test; read-only set: ls, wc`: each rule once, then the read-only entries. */
+function deciders(allowed: string[]): string {
+  const prefix = "read-only set: ";
+  const unique = [...new Set(allowed)];
+  const rules = unique.filter((by) => !by.startsWith(prefix));
+  const readOnly = unique
+    .filter((by) => by.startsWith(prefix))
+    .map((by) => by.slice(prefix.length));
+  return [...rules, ...(readOnly.length > 0 ? [`${prefix}${readOnly.join(", ")}`] : [])].join("; ");
+}
+
+function ask(reason: string): Verdict {
+  return { decision: "ask", reason, save: [], noSave: reason };
+}
+
+/** The rule or read-only entry that allows `run`, as the session records it. */
+function allowedBy(run: Run, context: RulesContext): string | undefined {
+  const rule = context.rules.find((r) => r.effect === "allow" && allowMatches(r, run));
+  if (rule) return `rule:${showRule(rule)}`;
+  const entry = context.sandboxed ? readOnlyEntry(run) : undefined;
+  return entry && `read-only set: ${entry}`;
+}
+
+/** Plain ASCII text, no control characters: the only words an allow rule can match. */
+const plainWord = /^[\x20-\x7e]*$/;
+
+function allowMatches(rule: Rule, run: Run): boolean {
+  const { words } = run;
+  if (words.length < rule.words.length) return false;
+  if (rule.exact && (words.length !== rule.words.length || run.openArgs)) return false;
+  return rule.words.every((expected, i) => {
+    const word = words[i];
+    return word?.kind === "static" && plainWord.test(word.value) && word.value === expected;
+  });
+}
+
+type Match = "yes" | "maybe" | "no";
+
+/**
+ * A deny rule against one form of a command: `yes` when its words are there, `maybe` when a
+ * word known only at run time stands where they would be (it may become them, or shift them).
+ * Program names compare without case (a file system may ignore it).
+ */
+function denyMatch(rule: Rule, form: Word[]): Match {
+  for (let i = 0; i < rule.words.length; i++) {
+    const word = form[i];
+    if (!word) return "no";
+    if (word.kind === "dynamic") return "maybe";
+    const expected = rule.words[i] ?? "";
+    const same =
+      i === 0 ? word.value.toLowerCase() === expected.toLowerCase() : word.value === expected;
+    if (!same) return "no";
+  }
+  return "yes";
+}
+
+async function denyMatches(
+  views: CommandView[],
+  rules: readonly Rule[],
+  depth: number,
+): Promise<{ rule?: Rule; maybe: string[] }> {
+  const maybe: string[] = [];
+  if (rules.length === 0) return { maybe };
+  for (const view of views) {
+    for (const form of view.forms) {
+      for (const rule of rules) {
+        const match = denyMatch(rule, form);
+        if (match === "yes") return { rule, maybe };
+        if (match === "maybe")
+          maybe.push(`${shownWords(form)}, which may be what "${showRule(rule)}" denies`);
+      }
+    }
+    for (const code of view.code) {
+      const inner = depth > 0 ? await parseScript(code) : undefined;
+      if (!inner) {
+        maybe.push("shell code too deep or not valid shell syntax");
+        continue;
+      }
+      const found = await denyMatches(
+        inner.commands.map((c) => viewCommand(c.words)),
+        rules,
+        depth - 1,
+      );
+      if (found.rule) return found;
+      maybe.push(...found.maybe);
+    }
+  }
+  return { maybe };
+}
+
+/** Redirects that write where the rules cannot vouch for: outside the workspace, or unknown. */
+function redirectProblems(script: Script, workspace: string): string[] {
+  const movesAround = script.commands.some((c) => {
+    const program = c.words[0];
+    return program?.kind === "static" && /^(cd|pushd|popd)$/.test(program.value);
+  });
+  const problems: string[] = [];
+  for (const target of script.writes) {
+    if (target.kind === "dynamic" && target.text.startsWith("~")) {
+      problems.push(`a redirect that writes outside the workspace (${target.text})`);
+      continue;
+    }
+    if (target.kind === "dynamic") {
+      problems.push(`a redirect to ${target.text}, a path known only when the shell runs`);
+      continue;
+    }
+    const path = target.value;
+    if (path === "/dev/null" || path === "/dev/stdout" || path === "/dev/stderr") continue;
+    if (movesAround && !isAbsolute(path)) {
+      problems.push(`a redirect to ${path} after a change of folder`);
+      continue;
+    }
+    const inside = relative(workspace, resolve(workspace, path));
+    if (inside.startsWith("..") || isAbsolute(inside))
+      problems.push(`a redirect that writes outside the workspace (${path})`);
+  }
+  return problems;
+}
+
+function exactRule(words: Word[]): Rule {
+  return {
+    effect: "allow",
+    words: words.map((word) => (word.kind === "static" ? word.value : word.text)),
+    exact: true,
+  };
+}
+
+function uniqueRules(rules: Rule[]): Rule[] {
+  const seen = new Set<string>();
+  return rules.filter((rule) => {
+    const key = JSON.stringify(rule);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+function shownWords(words: Word[]): string {
+  return words.map((word) => (word.kind === "static" ? word.value : word.text)).join(" ");
+}

@@ -1,0 +1,67 @@
+/**
+ * A rule names a command by its words: the program and its leading arguments, compared word for
+ * word with the command as the shell will run it (quotes and escapes removed). No glob syntax: a
+ * `*` in a rule is the character `*`. A rule matches a command whose words start with its words
+ * (`npm test` matches `npm test -- --watch`); an `exact` rule (what "always" saves) matches those
+ * words and nothing more. Deny wins over allow.
+ */
+export interface Rule {
+  effect: "allow" | "deny";
+  words: string[];
+  exact?: boolean;
+}
+
+/** A rule written badly (`--allow ""`, an unclosed quote): said in one line. */
+export class RuleError extends Error {
+  override name = "RuleError";
+}
+
+/**
+ * The words of a rule as typed on the command line: split at spaces, with '…' and "…" quoting
+ * and backslash escapes, and nothing else (no variables, no globs).
+ */
+export function ruleWords(text: string): string[] {
+  const words: string[] = [];
+  let word: string | undefined;
+  let quote: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i] ?? "";
+    if (quote) {
+      if (char === quote) quote = undefined;
+      else if (char === "\\" && quote === '"' && /["\\]/.test(text[i + 1] ?? ""))
+        word = (word ?? "") + text[++i];
+      else word = (word ?? "") + char;
+    } else if (char === "'" || char === '"') {
+      quote = char;
+      word ??= "";
+    } else if (char === "\\" && i + 1 < text.length) word = (word ?? "") + text[++i];
+    else if (/\s/.test(char)) {
+      if (word !== undefined) words.push(word);
+      word = undefined;
+    } else word = (word ?? "") + char;
+  }
+  if (quote) throw new RuleError(`unclosed ${quote} in the rule ${JSON.stringify(text)}`);
+  if (word !== undefined) words.push(word);
+  if (words.length === 0)
+    throw new RuleError('a rule is empty: name a command, e.g. --allow "npm test"');
+  return words;
+}
+
+/** `allow npm test`, `deny git push`, `allow rm -rf build (exactly)`: how a rule is shown. */
+export function showRule(rule: Rule): string {
+  const words = rule.words.map(shownWord).join(" ");
+  return `${rule.effect} ${words}${rule.exact ? " (exactly)" : ""}`;
+}
+
+function shownWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+export function sameRule(a: Rule, b: Rule): boolean {
+  return (
+    a.effect === b.effect &&
+    (a.exact ?? false) === (b.exact ?? false) &&
+    a.words.length === b.words.length &&
+    a.words.every((word, i) => word === b.words[i])
+  );
+}

@@ -1,0 +1,300 @@
+import type { Word } from "./script.js";
+
+/** A command that must be allowed: its words, and whether more arguments join at run time (`xargs`). */
+export interface Run {
+  words: Word[];
+  openArgs: boolean;
+}
+
+/**
+ * What one simple command really runs, seen through the programs that run another program:
+ * `runs` are the commands an allow rule (or the read-only set) must cover, after wrappers that do
+ * nothing by themselves (`timeout 60 npm test` runs `npm test`); `forms` are every spelling a
+ * deny rule is matched against (the command, each wrapper peeled off, a full path's last part,
+ * git without its global options); `hidden` says what may run a command no form shows (a shell,
+ * `eval`, a program or wrapper option known only at run time); `blocked` says why no rule can
+ * allow it although nothing is hidden (`sudo`, `env NAME=…`); `code` is shell code given as a
+ * fixed string (`sh -c '…'`, `eval '…'`), which deny rules read as well.
+ */
+export interface CommandView {
+  runs: Run[];
+  forms: Word[][];
+  hidden: string[];
+  blocked: string[];
+  code: string[];
+}
+
+/** Options that take a value, per wrapper; any other option of a wrapper is a flag on its own. */
+const wrappers: Record<string, { valued: string[]; flags: string[]; operands?: number }> = {
+  env: {
+    valued: ["-u", "--unset", "-C", "--chdir"],
+    flags: ["-i", "-0", "--ignore-environment", "--null", "-"],
+  },
+  sudo: {
+    valued: [
+      "-u",
+      "--user",
+      "-g",
+      "--group",
+      "-C",
+      "--close-from",
+      "-D",
+      "--chdir",
+      "-h",
+      "--host",
+      "-p",
+      "--prompt",
+      "-r",
+      "--role",
+      "-t",
+      "--type",
+      "-T",
+      "--command-timeout",
+      "-U",
+      "--other-user",
+    ],
+    flags: [
+      "-A",
+      "-b",
+      "-E",
+      "-H",
+      "-n",
+      "-P",
+      "-S",
+      "-i",
+      "-s",
+      "-k",
+      "--askpass",
+      "--background",
+      "--preserve-env",
+      "--set-home",
+      "--non-interactive",
+      "--stdin",
+      "--login",
+      "--shell",
+      "--reset-timestamp",
+    ],
+  },
+  timeout: {
+    valued: ["-s", "--signal", "-k", "--kill-after"],
+    flags: ["--preserve-status", "--foreground", "-v", "--verbose"],
+    operands: 1,
+  },
+  nice: { valued: ["-n", "--adjustment"], flags: [] },
+  nohup: { valued: [], flags: [] },
+  builtin: { valued: [], flags: [] },
+  command: { valued: [], flags: ["-p"] },
+  exec: { valued: ["-a"], flags: ["-c", "-l", "-cl", "-lc"] },
+  time: { valued: [], flags: ["-p"] },
+  stdbuf: { valued: ["-i", "--input", "-o", "--output", "-e", "--error"], flags: [] },
+  xargs: {
+    valued: [
+      "-I",
+      "-L",
+      "-n",
+      "-P",
+      "-d",
+      "-E",
+      "-s",
+      "-a",
+      "--arg-file",
+      "--delimiter",
+      "--max-args",
+      "--max-procs",
+      "--max-chars",
+      "--process-slot-var",
+      "--eof",
+      "--max-lines",
+    ],
+    flags: [
+      "-0",
+      "-r",
+      "-t",
+      "-p",
+      "-x",
+      "-o",
+      "--null",
+      "--no-run-if-empty",
+      "--verbose",
+      "--interactive",
+      "--exit",
+      "--open-tty",
+    ],
+  },
+};
+
+/** Builtins that change what later commands mean (an alias, a trap, a lookup table). */
+const shellChanging = new Set(["alias", "unalias", "shopt", "enable", "trap", "hash"]);
+
+const shells = new Set(["sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "ash", "busybox"]);
+
+const gitValued = new Set([
+  "-c",
+  "-C",
+  "--git-dir",
+  "--work-tree",
+  "--namespace",
+  "--config-env",
+  "--exec-path",
+  "--super-prefix",
+  "--list-cmds",
+  "--attr-source",
+]);
+
+/** Sees through the wrappers of one simple command (its words, without assignments). */
+export function viewCommand(words: Word[]): CommandView {
+  const view: CommandView = { runs: [], forms: [], hidden: [], blocked: [], code: [] };
+  follow(words, false, view);
+  return view;
+}
+
+function follow(words: Word[], openArgs: boolean, view: CommandView): void {
+  view.forms.push(words);
+  const [program, ...args] = words;
+  if (!program) return;
+  if (program.kind === "dynamic") {
+    view.hidden.push(`the program ${program.text}, known only when the shell runs`);
+    view.runs.push({ words, openArgs });
+    return;
+  }
+  const name = program.value.slice(program.value.lastIndexOf("/") + 1);
+  if (name !== program.value) view.forms.push([{ kind: "static", value: name }, ...args]);
+  const wrapper = wrappers[name];
+  if (wrapper && !(name === "command" && isLookup(args))) {
+    const inner = skipOptions(name, args, wrapper, view);
+    if (name === "sudo") view.blocked.push("sudo (it runs the command as another user)");
+    if (inner && inner.length > 0) follow(inner, openArgs || name === "xargs", view);
+    else view.runs.push({ words, openArgs });
+    return;
+  }
+  view.runs.push({ words, openArgs });
+  if (shells.has(name)) shellCode(name, args, view);
+  else if (name === "eval") {
+    view.hidden.push("eval (it runs text as shell code)");
+    if (args.every((arg) => arg.kind === "static"))
+      view.code.push(args.map((arg) => (arg.kind === "static" ? arg.value : "")).join(" "));
+  } else if (name === "source" || name === ".")
+    view.hidden.push(`${name} (it runs the code of a file)`);
+  else if (shellChanging.has(name))
+    view.hidden.push(`${name} (it changes what later commands mean)`);
+  else if (name === "git")
+    view.forms.push(gitWithoutOptions([{ kind: "static", value: name }, ...args]));
+  else if (name === "find") findExec(args, view);
+}
+
+/** `command -v NAME` only looks a program up. */
+function isLookup(args: Word[]): boolean {
+  const first = args[0];
+  return first?.kind === "static" && (first.value === "-v" || first.value === "-V");
+}
+
+/**
+ * The words after a wrapper's options (and its operands, such as `timeout`'s duration), or
+ * `undefined` when they cannot be known: a dynamic word, an option the rules do not know.
+ * `env`'s assignments and `xargs -I` are recorded as reasons no rule can allow the command.
+ */
+function skipOptions(
+  name: string,
+  args: Word[],
+  wrapper: { valued: string[]; flags: string[]; operands?: number },
+  view: CommandView,
+): Word[] | undefined {
+  let operands = wrapper.operands ?? 0;
+  let replace: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (!arg) break;
+    if (arg.kind === "dynamic") {
+      view.hidden.push(`${name} given ${arg.text}, known only when the shell runs`);
+      return undefined;
+    }
+    const value = arg.value;
+    if (value === "--") return skipOperands(args.slice(i + 1), operands);
+    if (name === "env" && /^[A-Za-z_][A-Za-z0-9_]*=/.test(value)) {
+      view.blocked.push(`env setting ${value.slice(0, value.indexOf("="))} for the command`);
+      continue;
+    }
+    if (name === "nice" && /^-\d+$/.test(value)) continue;
+    if (!value.startsWith("-") || (value === "-" && name !== "env")) {
+      const inner = skipOperands(args.slice(i), operands);
+      return replace === undefined ? inner : inner?.map((word) => replaced(word, replace ?? ""));
+    }
+    if (name === "xargs" && (value === "-i" || value.startsWith("--replace"))) {
+      replace = value.startsWith("--replace=") ? value.slice("--replace=".length) : "{}";
+      continue;
+    }
+    const [option, attached] = splitOption(value, wrapper.valued);
+    if (wrapper.valued.includes(option)) {
+      const given = attached ?? args[++i];
+      if (given === undefined || (typeof given !== "string" && given.kind === "dynamic")) {
+        view.hidden.push(`${name} ${option} given a value known only when the shell runs`);
+        return undefined;
+      }
+      if (name === "xargs" && option === "-I")
+        replace = typeof given === "string" ? given : given.value;
+    } else if (!wrapper.flags.includes(value)) {
+      view.hidden.push(`${name} ${value}, an option the rules do not know`);
+      return undefined;
+    }
+  }
+  return [];
+
+  function skipOperands(rest: Word[], count: number): Word[] | undefined {
+    for (const operand of rest.slice(0, count)) if (operand.kind === "dynamic") return undefined;
+    operands = 0;
+    return rest.slice(count);
+  }
+}
+
+/** `-uNAME`, `--unset=NAME` and `-u NAME` alike: the option, and the value when attached. */
+function splitOption(value: string, valued: string[]): [string, string | undefined] {
+  const equals = value.indexOf("=");
+  if (value.startsWith("--") && equals > 0)
+    return [value.slice(0, equals), value.slice(equals + 1)];
+  const short = value.slice(0, 2);
+  if (!value.startsWith("--") && value.length > 2 && valued.includes(short))
+    return [short, value.slice(2)];
+  return [value, undefined];
+}
+
+/** Under `xargs -I R`, every word holding R is replaced from stdin: known only at run time. */
+function replaced(word: Word, replace: string): Word {
+  return word.kind === "static" && word.value.includes(replace)
+    ? { kind: "dynamic", text: word.value }
+    : word;
+}
+
+/** `bash -c 'code'` runs code the allow rules do not read; deny rules read a fixed one. */
+function shellCode(name: string, args: Word[], view: CommandView): void {
+  view.hidden.push(`${name} (it runs shell code the rules do not read)`);
+  const flag = args.findIndex((arg) => arg.kind === "static" && /^-[a-z]*c[a-z]*$/.test(arg.value));
+  const code = flag >= 0 ? args[flag + 1] : undefined;
+  if (code?.kind === "static") view.code.push(code.value);
+}
+
+/** `git -c x=y -C dir push` as a deny rule sees it: `git push`. */
+function gitWithoutOptions(words: Word[]): Word[] {
+  let i = 1;
+  while (i < words.length) {
+    const word = words[i];
+    if (word?.kind !== "static" || !word.value.startsWith("-")) break;
+    i += gitValued.has(word.value) ? 2 : 1;
+  }
+  return [words[0] as Word, ...words.slice(i)];
+}
+
+/** The commands `find -exec … ;` (and -execdir, -ok, -okdir) runs, each followed on its own. */
+function findExec(args: Word[], view: CommandView): void {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg?.kind !== "static" || !/^-(exec|execdir|ok|okdir)$/.test(arg.value)) continue;
+    let end = i + 1;
+    while (end < args.length) {
+      const word = args[end];
+      if (word?.kind === "static" && (word.value === ";" || word.value === "+")) break;
+      end++;
+    }
+    follow(args.slice(i + 1, end), true, view);
+    i = end;
+  }
+}

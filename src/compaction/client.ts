@@ -29,7 +29,7 @@ export interface CompactingOptions {
   userMessageCap?: number;
 }
 
-/** The recent turns keep at most this share of the limit verbatim. */
+/** The recent turns keep at most this share of the limit (or of the request, if smaller) verbatim. */
 const keptShare = 0.25;
 /** A compaction must bring the request to at most this share of the limit … */
 const afterShareOfLimit = 0.75;
@@ -100,7 +100,8 @@ export class CompactingClient implements ModelClient {
     else {
       const limit = this.limit;
       const size = this.estimate(request, messages);
-      if (limit !== undefined && size > limit) await this.compactNow(request, messages, "size", size);
+      if (limit !== undefined && size > limit)
+        await this.compactNow(request, messages, "size", size);
     }
     for (let retried = false; ; retried = true) {
       const projected = this.project(request, messages);
@@ -163,8 +164,7 @@ export class CompactingClient implements ModelClient {
   }
 
   private measure(projected: ModelRequest, usage: Usage, messages: Message[]): void {
-    const tokens =
-      usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
+    const tokens = usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
     this.calibrate(tokens, projected);
     this.measured = { tokens, length: messages.length, keptFrom: this.keptFrom };
   }
@@ -184,10 +184,12 @@ export class CompactingClient implements ModelClient {
   ): Promise<Compaction> {
     const before = knownSize ?? this.estimate(request, messages);
     const limit = this.limit;
-    const keep = ((limit ?? before) * keptShare) / this.scale;
+    const keep = (Math.min(limit ?? before, before) * keptShare) / this.scale;
     const cut = chooseCut(messages, this.keptFrom, keep);
     if (cut === undefined)
-      throw new CompactionError("compaction failed: there is nothing before the last turn to compact");
+      throw new CompactionError(
+        "compaction failed: there is nothing before the last turn to compact",
+      );
     const covered = messages.slice(this.keptFrom, cut);
     const previous = this.compaction;
     const cap = this.options.userMessageCap ?? userMessageCap;
@@ -213,7 +215,9 @@ export class CompactingClient implements ModelClient {
       tokensAfter: 0,
     };
     const projected = [compactionMessage(candidate), ...messages.slice(cut)];
-    candidate.tokensAfter = Math.ceil(this.scale * requestTokens({ ...request, messages: projected }));
+    candidate.tokensAfter = Math.ceil(
+      this.scale * requestTokens({ ...request, messages: projected }),
+    );
     const enough =
       candidate.tokensAfter <= before * afterShareOfBefore &&
       (limit === undefined || candidate.tokensAfter <= limit * afterShareOfLimit);

@@ -7,7 +7,13 @@ export const factLimits = { filesRead: 200, filesChanged: 200, commands: 100, re
 /** Characters kept of a command, an argument or a reason. */
 const maxText = 200;
 
-export const noFacts: Facts = { filesRead: [], filesChanged: [], commands: [], refused: [], omitted: 0 };
+export const noFacts: Facts = {
+  filesRead: [],
+  filesChanged: [],
+  commands: [],
+  refused: [],
+  omitted: 0,
+};
 
 /**
  * The facts the calls of `messages` and their results establish. Read from the receipts, never
@@ -20,7 +26,8 @@ export function factsOf(messages: readonly Message[]): Facts {
   const calls = new Map<string, ToolCall>();
   const facts: Facts = { filesRead: [], filesChanged: [], commands: [], refused: [], omitted: 0 };
   for (const message of messages) {
-    if (message.role === "assistant") for (const call of message.toolCalls) calls.set(call.id, call);
+    if (message.role === "assistant")
+      for (const call of message.toolCalls) calls.set(call.id, call);
     if (message.role !== "tool") continue;
     const call = calls.get(message.toolCallId);
     if (!call) continue;
@@ -66,7 +73,8 @@ export function mergeFacts(earlier: Facts, later: Facts): Facts {
 
 /** The facts as the model reads them. */
 export function renderFacts(facts: Facts): string {
-  const list = (items: string[]) => (items.length === 0 ? "- none" : items.map((i) => `- ${i}`).join("\n"));
+  const list = (items: string[]) =>
+    items.length === 0 ? "- none" : items.map((i) => `- ${i}`).join("\n");
   return [
     "Files read:",
     list(facts.filesRead),
@@ -82,7 +90,9 @@ export function renderFacts(facts: Facts): string {
 
 /** `exit 0`, `exit 2`, `exit signal SIGKILL`, `timed out`, `aborted`; undefined when it did not run. */
 function commandOutcome(content: string): string | undefined {
-  const statuses = [...content.matchAll(/^\[(exit code [^\]\n]+|timed out[^\]\n]*|aborted:[^\]\n]*)\]$/gm)];
+  const statuses = [
+    ...content.matchAll(/^\[(exit code [^\]\n]+|timed out[^\]\n]*|aborted:[^\]\n]*)\]$/gm),
+  ];
   const status = statuses.at(-1)?.[1];
   if (status === undefined) return undefined;
   if (status.startsWith("exit code ")) return `exit ${status.slice("exit code ".length)}`;
@@ -90,7 +100,9 @@ function commandOutcome(content: string): string | undefined {
 }
 
 function shortArgument(call: ToolCall): string {
-  const value = ["command", "path", "pattern"].map((key) => call.input[key]).find((v) => typeof v === "string");
+  const value = ["command", "path", "pattern"]
+    .map((key) => call.input[key])
+    .find((v) => typeof v === "string");
   return headOf(typeof value === "string" ? value : JSON.stringify(call.input), maxText);
 }
 

@@ -17,7 +17,8 @@ export function historyProblem(messages: readonly Message[]): string | undefined
         return `message ${index} answers ${message.toolCallId}, which is not an open call`;
       continue;
     }
-    if (open.size > 0) return `message ${index} comes before the results of ${[...open].join(", ")}`;
+    if (open.size > 0)
+      return `message ${index} comes before the results of ${[...open].join(", ")}`;
     if (message.role === "assistant") {
       open = new Set();
       for (const call of message.toolCalls) {

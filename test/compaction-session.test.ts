@@ -116,7 +116,7 @@ describe("a session with compactions", () => {
   });
 
   it("redacts secrets in the record but never the words that say what it is", async () => {
-    const env = { DEPLOY_TOKEN: "size", API_KEY: "hunter2-secret" };
+    const env = { DEPLOY_TOKEN: "overflow", API_KEY: "hunter2-secret" };
     const leaky = {
       ...compactionAt(3, 1, ["use hunter2-secret"]),
       summary: "the key is hunter2-secret",

@@ -117,8 +117,9 @@ describe("a session with compactions", () => {
 
   it("redacts secrets in the record but never the words that say what it is", async () => {
     const env = { DEPLOY_TOKEN: "overflow", API_KEY: "hunter2-secret" };
-    const leaky = {
+    const leaky: Compaction = {
       ...compactionAt(3, 1, ["use hunter2-secret"]),
+      trigger: "overflow",
       summary: "the key is hunter2-secret",
     };
     const { path } = await sessionWith([...turnOf(1), leaky], env);

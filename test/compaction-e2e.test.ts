@@ -1,20 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { runAgent } from "../src/agent.js";
 import { CompactingClient } from "../src/compaction/client.js";
+import { contextOverflow } from "../src/compaction/overflow.js";
 import type { Compaction, Facts } from "../src/compaction/record.js";
 import { summaryPrompt } from "../src/compaction/summary.js";
 import { capped, compactionMessage } from "../src/compaction/view.js";
 import { AnthropicModelClient } from "../src/providers/anthropic.js";
+import { OpenAIModelClient } from "../src/providers/openai.js";
 import { readSession, Session } from "../src/session.js";
 import type { Message, Tool } from "../src/types.js";
-import {
-  type Body,
-  bodyTokens,
-  startAnthropicServer,
-  stream,
-  turn,
-} from "./support/anthropic-server.js";
+import { bodyTokens, startAnthropicServer, stream, turn } from "./support/anthropic-server.js";
 import { useCleanup } from "./support/cleanup.js";
+import { completion, stream as openaiStream, startOpenAIServer } from "./support/openai-server.js";
+import type { Body } from "./support/sse-server.js";
 import { useTempDirs } from "./support/temp.js";
 
 /**
@@ -221,5 +219,134 @@ describe("a long session against a server with a small context window", () => {
     const last = records.at(-1) as Compaction;
     expect(loaded.compaction).toEqual(last);
     expect(loaded.messages).toEqual(history.slice(ordinals[last.firstKept]));
+  });
+});
+
+describe("the local servers' context limit", () => {
+  const drain = async (client: { stream(r: never): AsyncIterable<unknown> }, request: unknown) => {
+    for await (const _ of client.stream(request as never));
+  };
+  const big = (chars: number) => ({
+    system: "s",
+    messages: [{ role: "user" as const, content: "x".repeat(chars) }],
+    tools: [],
+  });
+
+  it("Anthropic: refuses a request over it with the real error, reports the count under it", async () => {
+    const server = track(
+      await startAnthropicServer(
+        [stream(turn({ text: ["fits"] })), stream(turn({ text: ["fits"] }))],
+        {
+          contextLimit: 1000,
+        },
+      ),
+    );
+    const client = new AnthropicModelClient({
+      apiKey: "k",
+      model: "m",
+      baseURL: server.url,
+      maxRetries: 0,
+    });
+    const error = await drain(client, big(5000)).catch((e: unknown) => e);
+    const tokens = bodyTokens(server.requests[0]?.body ?? {});
+    expect(tokens).toBeGreaterThan(1000);
+    expect(error).toMatchObject({
+      status: 400,
+      error: {
+        type: "error",
+        error: {
+          type: "invalid_request_error",
+          message: `prompt is too long: ${tokens} tokens > 1000 maximum`,
+        },
+      },
+    });
+    expect(contextOverflow(error)).toEqual({ tokens, maximum: 1000 });
+    const events = [];
+    for await (const event of client.stream(big(100))) events.push(event);
+    expect(events.at(-1)).toEqual({
+      type: "done",
+      usage: { inputTokens: bodyTokens(server.requests[1]?.body ?? {}), outputTokens: 5 },
+    });
+  });
+
+  it("OpenAI: refuses a request over it with context_length_exceeded, reports the count under it", async () => {
+    const server = track(
+      await startOpenAIServer(
+        [
+          openaiStream(completion({ text: ["fits"] })),
+          openaiStream(completion({ text: ["fits"] })),
+        ],
+        {
+          contextLimit: 1000,
+        },
+      ),
+    );
+    const client = new OpenAIModelClient({
+      baseURL: `${server.url}/v1`,
+      model: "m",
+      maxRetries: 0,
+    });
+    const error = await drain(client, big(5000)).catch((e: unknown) => e);
+    const tokens = bodyTokens(server.requests[0]?.body ?? {});
+    expect(error).toMatchObject({ status: 400, code: "context_length_exceeded" });
+    expect(contextOverflow(error)).toEqual({ tokens, maximum: 1000 });
+    const events = [];
+    for await (const event of client.stream(big(100))) events.push(event);
+    expect(events.at(-1)).toMatchObject({
+      type: "done",
+      usage: { inputTokens: bodyTokens(server.requests[1]?.body ?? {}) },
+    });
+  });
+
+  it("a compacting OpenAI client learns the window from the refusal and goes on", {
+    timeout: 60_000,
+  }, async () => {
+    let round = 0;
+    const dispatch = (body: Body) => {
+      const messages = body.messages as { role: string; content: string }[];
+      if (messages[0]?.content === summaryPrompt)
+        return openaiStream(completion({ text: [summary] }));
+      round++;
+      if (round % 10 === 0) return openaiStream(completion({ text: ["done"] }));
+      return stream(
+        completion({
+          calls: [{ id: `call_${round}`, name: "read", input: { path: `f${round}` } }],
+        }),
+      );
+    };
+    const server = track(
+      await startOpenAIServer(
+        Array.from({ length: 200 }, () => dispatch),
+        { contextLimit: 6000 },
+      ),
+    );
+    const records: Compaction[] = [];
+    const client = new CompactingClient(
+      new OpenAIModelClient({ baseURL: `${server.url}/v1`, model: "m", maxRetries: 0 }),
+      {
+        onCompaction: (compaction) => void records.push(compaction),
+      },
+    );
+    let history: Message[] = [];
+    for (let task = 1; task <= 6; task++) {
+      const result = await runAgent({
+        client,
+        tools,
+        system,
+        messages: [...history, { role: "user", content: `task ${task}` }],
+      });
+      expect(result.status).toBe("completed");
+      history = result.messages;
+    }
+    expect(round).toBe(60);
+    expect(
+      server.rejections.every((text) =>
+        text.startsWith("This model's maximum context length is 6000 tokens."),
+      ),
+    ).toBe(true);
+    expect(server.rejections.length).toBeGreaterThanOrEqual(1);
+    expect(records[0]?.trigger).toBe("overflow");
+    expect(records.length).toBeGreaterThan(server.rejections.length);
+    expect(client.limit).toBe(6000 - 1500);
   });
 });

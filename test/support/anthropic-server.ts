@@ -155,8 +155,7 @@ export interface ServerOptions {
 }
 
 /** How the local servers count a request's tokens: one per 4 bytes of its body as JSON. */
-export const bodyTokens = (body: Body) =>
-  Math.ceil(Buffer.byteLength(JSON.stringify(body)) / 4);
+export const bodyTokens = (body: Body) => Math.ceil(Buffer.byteLength(JSON.stringify(body)) / 4);
 
 /** The real API's refusal of a request longer than the window. */
 export const promptTooLong = (tokens: number, maximum: number) =>

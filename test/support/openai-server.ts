@@ -190,7 +190,10 @@ function reportingTokens(entry: ReplyScript): ReplyScript {
     const frames = reply.frames.map((frame) => {
       const data = frame.data as { usage?: object };
       if (typeof data !== "object" || data === null || !data.usage) return frame;
-      return { ...frame, data: { ...data, usage: { ...data.usage, prompt_tokens: bodyTokens(body) } } };
+      return {
+        ...frame,
+        data: { ...data, usage: { ...data.usage, prompt_tokens: bodyTokens(body) } },
+      };
     });
     return { ...reply, frames };
   };

@@ -308,7 +308,7 @@ describe("the local servers' context limit", () => {
         return openaiStream(completion({ text: [summary] }));
       round++;
       if (round % 10 === 0) return openaiStream(completion({ text: ["done"] }));
-      return stream(
+      return openaiStream(
         completion({
           calls: [{ id: `call_${round}`, name: "read", input: { path: `f${round}` } }],
         }),

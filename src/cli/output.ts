@@ -1,4 +1,5 @@
 import type { AgentEvent } from "../agent.js";
+import type { Compaction } from "../compaction/record.js";
 import { headOf } from "../text.js";
 import type { Message, ToolCall, Usage } from "../types.js";
 import type { OutputFormat } from "./args.js";
@@ -17,9 +18,11 @@ export interface TurnSummary {
  * In text, everything from the model or a tool passes through `visible`: escape sequences, bidi
  * controls and stray carriage returns are shown, never obeyed (JSON escaping protects the rest).
  * `finish` ends a partial line, so what is printed after it (an error) starts on its own line.
+ * A compaction is a `compaction` event in `stream-json` (the one line on stderr is the CLI's).
  */
 export interface Output {
   event(event: AgentEvent): void;
+  compaction(compaction: Compaction): void;
   finish(summary: TurnSummary): void;
 }
 
@@ -60,6 +63,7 @@ export function createOutput(format: OutputFormat, { stdout, stderr }: Streams):
               stderr.write(`${toolLine(calls.get(event.message.toolCallId), event.message)}\n`);
           }
         },
+        compaction() {},
         finish(summary) {
           if (!endsWithNewline) stdout.write("\n");
           if (summary.status === "aborted") stderr.write("interrupted\n");
@@ -72,6 +76,7 @@ export function createOutput(format: OutputFormat, { stdout, stderr }: Streams):
         event(event) {
           if (event.type === "message") remember(event.message);
         },
+        compaction() {},
         finish: (summary) => line(stdout, summary),
       };
     }
@@ -89,6 +94,8 @@ export function createOutput(format: OutputFormat, { stdout, stderr }: Streams):
             line(stdout, { type: "tool_result", id, content, isError });
           }
         },
+        compaction: ({ trigger, count, tokensBefore, tokensAfter }) =>
+          line(stdout, { type: "compaction", trigger, count, tokensBefore, tokensAfter }),
         finish: (summary) => line(stdout, { type: "result", ...summary }),
       };
   }

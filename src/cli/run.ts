@@ -1,11 +1,13 @@
 import { setFlagsFromString } from "node:v8";
 import { type AgentEvent, runAgent } from "../agent.js";
+import type { Compaction } from "../compaction/record.js";
 import { normalizeHistory } from "../history.js";
 import { listSessions, Session } from "../session.js";
 import { createWorkspaceTools } from "../tools/index.js";
 import { resolveSandbox, type SandboxState } from "../tools/sandbox.js";
 import type { Message, ModelClient, ToolCall } from "../types.js";
 import { type CliArgs, exitCodes, UsageError } from "./args.js";
+import { CliCompaction, CompactionError, compactCommand, contextWindowFor } from "./compaction.js";
 import { describeError } from "./errors.js";
 import { TerminalInput, taskFromStdin } from "./input.js";
 import { createOutput, type TurnSummary } from "./output.js";
@@ -104,10 +106,12 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
 
   let history: Message[] = [];
   let resumed: Session | undefined;
+  let lastCompaction: Compaction | undefined;
   if (resumePath) {
     const loaded = await Session.open(resumePath);
     resumed = loaded.session;
     history = loaded.messages;
+    lastCompaction = loaded.compaction;
     if (loaded.repaired > 0) {
       stderr.write(
         `mini-agent: ${loaded.repaired} tool call(s) had no result; recorded as outcome unknown\n`,
@@ -116,6 +120,14 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   }
   const create = () => Session.create({ dir, workspace, model, sandbox: sandboxName(sandbox) });
   const store = new SessionStore(stateHome(env), create, resumed);
+  const compaction = new CliCompaction({
+    inner: client,
+    contextWindow: contextWindowFor(model, args.contextWindow),
+    resume: lastCompaction,
+    record: (record) => store.appendCompaction(record),
+    stderr,
+    baseURL: args.baseURL,
+  });
 
   // A call denied because the input was closed ends its turn once its result is recorded.
   let endTurnAfter: string | undefined;
@@ -137,8 +149,9 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
     sandbox?.kind === "bwrap",
   );
 
-  const runTurn = async (prompt: string): Promise<TurnSummary["status"]> => {
+  const runTurn = async (prompt: string): Promise<TurnStatus> => {
     const output = createOutput(args.outputFormat, { stdout, stderr });
+    compaction.showIn(output);
     const signal = stopper.beginTurn();
     endTurnAfter = undefined;
     const summary = (status: TurnSummary["status"], text: string) => ({
@@ -154,7 +167,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
       await store.append(userMessage);
       history.push(userMessage);
       const result = await runAgent({
-        client,
+        client: compaction.client,
         tools,
         system,
         messages: history,
@@ -179,7 +192,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
       stderr.write(`mini-agent: ${message}\n`);
       if (args.debug && error instanceof Error && error.stack)
         stderr.write(`${scrubURLs(error.stack, args.baseURL)}\n`);
-      return "error";
+      return error instanceof CompactionError ? "compaction_failed" : "error";
     } finally {
       stopper.endTurn();
     }
@@ -191,7 +204,12 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
     for (let line = await input.nextPrompt(); line !== undefined; line = await input.nextPrompt()) {
       stopper.resetIdle();
       if (line === "/exit") break;
-      if (line.trim() !== "") await runTurn(line);
+      const compact = compactCommand(line);
+      if (compact) {
+        const request = { system, messages: history, tools: tools.map((tool) => tool.spec) };
+        await compaction.command(compact.instructions, request, stopper);
+      } else if (line.trim() !== "" && (await runTurn(line)) === "compaction_failed")
+        return exitCodes.compactionFailed;
       if (stopper.exitCode !== undefined) break;
     }
     return exitCodes.done;
@@ -201,7 +219,10 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   }
 }
 
-function statusCode(status: TurnSummary["status"]): number {
+/** How a turn ended; a failed compaction ends the run (exit 4), as retrying it would fail again. */
+type TurnStatus = TurnSummary["status"] | "compaction_failed";
+
+function statusCode(status: TurnStatus): number {
   switch (status) {
     case "completed":
       return exitCodes.done;
@@ -211,6 +232,8 @@ function statusCode(status: TurnSummary["status"]): number {
       return exitCodes.maxTurns;
     case "error":
       return exitCodes.error;
+    case "compaction_failed":
+      return exitCodes.compactionFailed;
   }
 }
 

@@ -251,3 +251,25 @@ describe.skipIf(!hasScript)("/compact at the interactive prompt", () => {
     expect(firstText(last)).toContain("### Message 1\nread big.txt twice");
   });
 });
+
+describe("a refusal for length that compacting does not cure", () => {
+  it("exits 4 with one line naming the provider's refusal, after one compaction and one retry", async () => {
+    const tooLong = status(400, undefined, "prompt is too long: 9000 tokens > 8000 maximum");
+    const server = track(
+      await startAnthropicServer([tooLong, stream(turn({ text: [summary] })), tooLong]),
+    );
+    const home = await tempDir();
+    const run = await runBin(["task"], { cwd: await tempDir(), env: cliEnv(home, server.url) });
+    const [compactedNote, ...rest] = run.stderr.split("\n");
+    expect(compactedNote).toMatch(
+      /^mini-agent: compacted the conversation: 9k → \d+k tokens \(1 compaction\)$/,
+    );
+    expect({ ...run, stderr: rest.join("\n") }).toEqual({
+      code: 4,
+      stdout: "",
+      stderr:
+        "mini-agent: compaction failed: the provider still refuses the request as too long after compacting: provider error 400 invalid_request_error: prompt is too long: 9000 tokens > 8000 maximum (the provider rejected the request)\n",
+    });
+    expect(server.requests.map((r) => isSummary(r.body))).toEqual([false, true, false]);
+  });
+});

@@ -5,6 +5,7 @@ import { contextOverflow } from "../src/compaction/overflow.js";
 import { type Compaction, CompactionError } from "../src/compaction/record.js";
 import { requestTokens } from "../src/compaction/size.js";
 import { summaryPrompt, transcriptOf } from "../src/compaction/summary.js";
+import { historyProblem } from "../src/compaction/valid.js";
 import { capped, compactionMessage } from "../src/compaction/view.js";
 import type { Message, ModelRequest } from "../src/types.js";
 import { done, FakeClient, text, toolCall } from "./support/fake-client.js";
@@ -267,14 +268,21 @@ describe("a compaction that fails changes nothing", () => {
     expect(inner.requests).toHaveLength(1);
   });
 
-  it("says so when the recent turns alone are all there is", async () => {
+  it("says so when everything is already compacted, naming the refusal that asked for more", async () => {
     const history: Message[] = [{ role: "user", content: "x".repeat(8000) }];
-    const inner = new FakeClient([]);
-    const client = new CompactingClient(inner, tight(history));
+    const refusal = anthropicTooLong(3000, 2500);
+    const inner = new FakeClient([[text(summaryText), done], [refusal]]);
+    const client = new CompactingClient(inner);
+    await client.compact(request(history));
     const run = async () => {
-      for await (const _ of client.stream(request([{ role: "user", content: "" }, ...history])));
+      for await (const _ of client.stream(request(history)));
     };
-    await expect(run()).rejects.toThrow(CompactionError);
+    const failed = await run().catch((error: unknown) => error);
+    expect(failed).toEqual(
+      new CompactionError("compaction failed: there is nothing before the last turn to compact"),
+    );
+    expect((failed as Error).cause).toBe(refusal);
+    expect(inner.requests).toHaveLength(2);
   });
 });
 
@@ -515,5 +523,45 @@ describe("contextOverflow", () => {
       undefined,
     ])
       expect(contextOverflow(error)).toBeUndefined();
+  });
+});
+
+describe("the compacting client from the built package", () => {
+  it("compacts through the package entry and checks histories with historyProblem", async () => {
+    const entry = (await import(new URL("../dist/index.js", import.meta.url).href)) as {
+      CompactingClient: typeof CompactingClient;
+      CompactionError: typeof CompactionError;
+      historyProblem: (messages: readonly Message[]) => string | undefined;
+    };
+    const inner = new FakeClient([[text(summaryText), done]]);
+    const client = new entry.CompactingClient(inner, { contextWindow: 100_000 });
+    const compaction = await client.compact(request(longHistory()));
+    expect(compaction).toMatchObject({ count: 1, trigger: "manual", userMessages: ["task A"] });
+    expect(new entry.CompactionError("x")).toBeInstanceOf(Error);
+    expect(entry.historyProblem(longHistory())).toBeUndefined();
+    expect(
+      entry.historyProblem([
+        { role: "user", content: "go" },
+        { role: "assistant", content: "", toolCalls: [toolCall("c1", "read")] },
+        { role: "user", content: "again" },
+      ]),
+    ).toBe("message 2 comes before the results of c1");
+  });
+});
+
+describe("historyProblem", () => {
+  it("names what each provider would refuse", () => {
+    const ask: Message = { role: "assistant", content: "", toolCalls: [toolCall("c1", "read")] };
+    const answer: Message = { role: "tool", toolCallId: "c1", content: "", isError: false };
+    const go: Message = { role: "user", content: "go" };
+    expect(historyProblem([])).toBe("the history is empty");
+    expect(historyProblem([ask, answer])).toBe("the first message is not the user's");
+    expect(historyProblem([go, answer])).toBe("message 1 answers c1, which is not an open call");
+    expect(historyProblem([go, ask, answer, answer])).toBe(
+      "message 3 answers c1, which is not an open call",
+    );
+    expect(historyProblem([go, ask])).toBe("the calls c1 have no result");
+    expect(historyProblem([go, ask, answer, ask, answer])).toBe("message 3 repeats the call id c1");
+    expect(historyProblem([go, ask, answer, go])).toBeUndefined();
   });
 });

@@ -19,6 +19,9 @@ describe("the package entry", () => {
       defineTool: "function",
       ProviderStreamError: "function",
       withoutSecrets: "function",
+      CompactingClient: "function",
+      CompactionError: "function",
+      historyProblem: "function",
     };
     expect(
       Object.fromEntries(Object.keys(expected).map((name) => [name, typeof entry[name]])),

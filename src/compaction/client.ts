@@ -128,7 +128,10 @@ export class CompactingClient implements ModelClient {
             "compaction failed: the provider still refuses the request as too long after compacting",
             { cause: error },
           );
-        await this.compactNow(request, messages, "overflow", overflow.tokens);
+        await this.compactNow(request, messages, "overflow", overflow.tokens).catch((failure) => {
+          if (!(failure instanceof CompactionError) || failure.cause !== undefined) throw failure;
+          throw new CompactionError(failure.message, { cause: error });
+        });
       }
     }
   }

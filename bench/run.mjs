@@ -517,8 +517,10 @@ const notes = `
 - Session appends are one synchronous \`write\` each: no thread-pool round trip per record.
 - \`grep\` reads a small file in one call and tries each 64 KiB chunk of a large one whole before
   splitting it into lines; ripgrep remains faster (native code, parallel walk, SIMD).
-- Loading a session keeps the whole history in memory (it is sent to the model); the file is read
-  in chunks, so the overhead beyond the history itself stays bounded.
+- Loading a session keeps in memory only the history since its last compaction (what the model
+  sees): at each compaction record the messages it covers are dropped as the file streams by, so
+  a 100 MB session with compactions loads in about the memory of a 10 MB one. The file is read in
+  chunks, so the overhead beyond the history itself stays bounded.
 - The big-answer rows run the real CLI against \`mock-server.mjs\` streaming one text block in
   16 KiB deltas, stdout to \`/dev/null\`; the ratio is peak RSS over the answer's size. The answer
   is held whole (it is the round's text, committed to the history and the session file), so memory

@@ -252,6 +252,41 @@ describe.skipIf(!hasScript)("/compact at the interactive prompt", () => {
   });
 });
 
+describe.skipIf(!hasScript)("a failed compaction at the interactive prompt", () => {
+  const failing = () => status(400, undefined, "messages: bad summary");
+  const failed =
+    "mini-agent: compaction failed: the summary request failed: provider error 400 invalid_request_error: messages: bad summary (the provider rejected the request)";
+
+  it("after /compact is one line, and the session goes on", async () => {
+    const { server, options } = await setup(2, failing);
+    const { code, screen } = await converse(options.env, options.cwd, [
+      ["› ", "read big.txt twice\r"],
+      ["done after 2 reads", ""],
+      ["› ", "/compact\r"],
+      [failed, ""],
+      ["› ", "/exit\r"],
+    ]);
+    expect(code).toBe(0);
+    expect(screen).not.toContain("compacted the conversation");
+    expect(server.requests.filter((r) => isSummary(r.body))).toHaveLength(1);
+  });
+
+  it("before a request ends the session with exit 4", async () => {
+    const { options } = await setup(4, failing);
+    const { code, screen } = await converse(
+      options.env,
+      options.cwd,
+      [
+        ["› ", "read big.txt over and over\r"],
+        [failed, ""],
+      ],
+      ["--context-window", String(limit)],
+    );
+    expect(code).toBe(4);
+    expect(screen).not.toContain("done after");
+  });
+});
+
 describe("a refusal for length that compacting does not cure", () => {
   it("exits 4 with one line naming the provider's refusal, after one compaction and one retry", async () => {
     const tooLong = status(400, undefined, "prompt is too long: 9000 tokens > 8000 maximum");

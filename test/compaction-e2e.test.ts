@@ -202,6 +202,10 @@ describe("a long session against a server with a small context window", () => {
     for (const [i, kind] of kinds.entries())
       if (kind === "refused") expect(kinds.slice(i + 1, i + 3)).toEqual(["summary", "round"]);
     expect(refusals.length).toBeLessThanOrEqual(records.length);
+    // The first refusal teaches the client the window; from then on it compacts in time.
+    expect(refusals).toHaveLength(1);
+    expect(records[0]?.trigger).toBe("overflow");
+    expect(records.slice(1).every((record) => record.trigger === "size")).toBe(true);
     expect(records.length).toBeGreaterThanOrEqual(10);
     expect(records.map((r) => r.count)).toEqual(records.map((_, i) => i + 1));
 

@@ -224,6 +224,93 @@ async function sessions() {
 }
 
 /**
+ * A session of `segments` stretches of ~1 MB (a prompt, then read rounds with 20 KB results),
+ * each ended by a compaction that keeps only its last round: loading keeps what the model sees.
+ */
+function compactedSessionFile(file, segments, compacted = true) {
+  const lines = [
+    JSON.stringify({
+      type: "session",
+      version: 1,
+      id: "c",
+      createdAt: "",
+      workspace: "/w",
+      model: "m",
+    }),
+  ];
+  const result = "a line of a file the agent read\n".repeat(640);
+  let numbered = 0;
+  let call = 0;
+  for (let segment = 0; segment < segments; segment++) {
+    const message = (m) => lines.push(JSON.stringify({ type: "message", message: m }));
+    message({ role: "user", content: `task ${segment}` });
+    numbered++;
+    for (let round = 0; round < 50; round++) {
+      const id = `call_${call++}`;
+      message({
+        role: "assistant",
+        content: "",
+        toolCalls: [{ id, name: "read", input: { path: `f${round}` } }],
+      });
+      numbered++;
+      message({ role: "tool", toolCallId: id, content: result, isError: false });
+    }
+    const facts = { filesRead: [], filesChanged: [], commands: [], refused: [], omitted: 0 };
+    if (!compacted) continue;
+    lines.push(
+      JSON.stringify({
+        type: "compaction",
+        firstKept: numbered - 1,
+        count: segment + 1,
+        trigger: "size",
+        userMessages: Array.from({ length: segment + 1 }, (_, i) => `task ${i}`),
+        facts,
+        summary: "## Goal\n…",
+        tokensBefore: 200_000,
+        tokensAfter: 20_000,
+      }),
+    );
+  }
+  writeFileSync(file, `${lines.join("\n")}\n`);
+}
+
+async function compactedSessions() {
+  const dist = join(root, "dist/session.js");
+  const load = (file) =>
+    inProcess(`
+      import { readSession } from ${JSON.stringify(dist)};
+      const start = performance.now();
+      const loaded = await readSession(${JSON.stringify(file)});
+      console.log(JSON.stringify({ wall: performance.now() - start, n: loaded.messages.length }));
+    `);
+  const sizes = [10, 100];
+  const measured = [];
+  for (const segments of sizes) {
+    const file = join(scratch, `compacted-${segments}.jsonl`);
+    compactedSessionFile(file, segments);
+    measured.push(await heavy(() => load(file)));
+  }
+  const whole = join(scratch, "uncompacted-100.jsonl");
+  compactedSessionFile(whole, 100, false);
+  const uncompacted = await heavy(() => load(whole));
+  const [ten, hundred] = measured;
+  row(
+    "session: load 100 MB with a compaction every ~1 MB (`readSession`)",
+    `${ms(hundred.wall)}, peak RSS ${mb(hundred.rss)}${hundred.note}`,
+    `${ms(ten.wall)}, peak RSS ${mb(ten.rss)} (10 MB, same shape)`,
+    `${ratio(hundred.rss, ten.rss)} RSS for 10× the file`,
+    "memory flat",
+  );
+  row(
+    "session: the same 100 MB without compaction records",
+    `${ms(uncompacted.wall)}, peak RSS ${mb(uncompacted.rss)}${uncompacted.note}`,
+    "",
+    "",
+    "the whole history is kept",
+  );
+}
+
+/**
  * Median wall and peak RSS of `measure` over up to 3 runs, without a warm-up (heavy rows); a run
  * over a minute is not repeated, and `note` says so.
  */
@@ -381,6 +468,7 @@ const sections = {
   twoTurns,
   loopOverhead,
   sessions,
+  compactedSessions,
   bigRecord,
   bigAnswers,
   fileTools,
@@ -429,8 +517,10 @@ const notes = `
 - Session appends are one synchronous \`write\` each: no thread-pool round trip per record.
 - \`grep\` reads a small file in one call and tries each 64 KiB chunk of a large one whole before
   splitting it into lines; ripgrep remains faster (native code, parallel walk, SIMD).
-- Loading a session keeps the whole history in memory (it is sent to the model); the file is read
-  in chunks, so the overhead beyond the history itself stays bounded.
+- Loading a session keeps in memory only the history since its last compaction (what the model
+  sees): at each compaction record the messages it covers are dropped as the file streams by, so
+  a 100 MB session with compactions loads in about the memory of a 10 MB one. The file is read in
+  chunks, so the overhead beyond the history itself stays bounded.
 - The big-answer rows run the real CLI against \`mock-server.mjs\` streaming one text block in
   16 KiB deltas, stdout to \`/dev/null\`; the ratio is peak RSS over the answer's size. The answer
   is held whole (it is the round's text, committed to the history and the session file), so memory

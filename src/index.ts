@@ -1,5 +1,8 @@
 export { type AgentEvent, type RunAgentOptions, type RunAgentResult, runAgent } from "./agent.js";
 export { bashDeniedReason, denyBashByDefault } from "./approval.js";
+export { CompactingClient, type CompactingOptions } from "./compaction/client.js";
+export { type Compaction, CompactionError, type Facts } from "./compaction/record.js";
+export { historyProblem } from "./compaction/valid.js";
 export { normalizeHistory } from "./history.js";
 export { AnthropicModelClient, type AnthropicOptions } from "./providers/anthropic.js";
 export {

@@ -12,64 +12,30 @@ import {
 } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { KeptHistory } from "./compaction/kept.js";
+import type { Compaction } from "./compaction/record.js";
 import { normalizeHistory } from "./history.js";
 import { mapStrings } from "./map-strings.js";
 import { secretRedactor } from "./secrets.js";
 import { lockSession, type SessionLock } from "./session-lock.js";
+import {
+  type ApprovalRecord,
+  RecordSchema,
+  type SessionHeader,
+  type SessionRecord,
+} from "./session-records.js";
 import type { Message } from "./types.js";
 
 /**
  * The session file: JSON Lines, append-only, one record per line and one `write` per record.
- * The first line identifies the session; every other line is a message of the history.
+ * The first line identifies the session; every other line is a message of the history, an
+ * approval decision, or a compaction (which covers every message before its first kept one).
  * Values of secret environment variables are replaced by `[redacted]` before anything is written.
  */
 export const SESSION_FORMAT_VERSION = 1;
 
-const ToolCallSchema = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  input: Type.Record(Type.String(), Type.Unknown()),
-});
-const MessageSchema = Type.Union([
-  Type.Object({ role: Type.Literal("user"), content: Type.String() }),
-  Type.Object({
-    role: Type.Literal("assistant"),
-    content: Type.String(),
-    toolCalls: Type.Array(ToolCallSchema),
-  }),
-  Type.Object({
-    role: Type.Literal("tool"),
-    toolCallId: Type.String(),
-    content: Type.String(),
-    isError: Type.Boolean(),
-  }),
-]);
-const HeaderSchema = Type.Object({
-  type: Type.Literal("session"),
-  version: Type.Integer({ minimum: 1 }),
-  id: Type.String(),
-  createdAt: Type.String(),
-  workspace: Type.String(),
-  model: Type.String(),
-  /** Where bash ran when the session began: bwrap, off, unavailable, required-unavailable. */
-  sandbox: Type.Optional(Type.String()),
-});
-const MessageRecordSchema = Type.Object({ type: Type.Literal("message"), message: MessageSchema });
-/** Who allowed or denied a call, written beside it: `by` names the rule or says "user". */
-const ApprovalRecordSchema = Type.Object({
-  type: Type.Literal("approval"),
-  toolCallId: Type.String(),
-  tool: Type.String(),
-  approved: Type.Boolean(),
-  by: Type.String(),
-});
-const RecordSchema = Type.Union([HeaderSchema, MessageRecordSchema, ApprovalRecordSchema]);
-
-export type SessionHeader = Static<typeof HeaderSchema>;
-export type ApprovalRecord = Static<typeof ApprovalRecordSchema>;
-type SessionRecord = Static<typeof RecordSchema>;
+export type { ApprovalRecord, SessionHeader };
 
 /** What loading found, besides the history itself. */
 export interface SessionReport {
@@ -81,8 +47,13 @@ export interface SessionReport {
 
 export interface LoadedSession extends SessionReport {
   session: Session;
-  /** A valid history: every call of every assistant message has exactly one result. */
+  /**
+   * A valid history: every call of every assistant message has exactly one result. After a
+   * compaction, it starts at the last compaction's first kept message.
+   */
   messages: Message[];
+  /** The last compaction, which covers every message before `messages`. */
+  compaction?: Compaction;
 }
 
 export interface SessionOptions {
@@ -165,8 +136,8 @@ export class Session {
       const fd = openSync(path, "a", 0o600);
       session = new Session(path, loaded.header, fd, lock, options, loaded.torn);
       for (const receipt of loaded.trailingRepairs) await session.append(receipt);
-      const { messages, repaired, skipped } = loaded;
-      return { session, messages, repaired, skipped };
+      const { messages, repaired, skipped, compaction } = loaded;
+      return { session, messages, repaired, skipped, ...(compaction && { compaction }) };
     } catch (error) {
       if (session) await session.close();
       else lock.release();
@@ -184,6 +155,11 @@ export class Session {
 
   async appendApproval(decision: Omit<ApprovalRecord, "type">): Promise<void> {
     this.write({ type: "approval", ...decision });
+  }
+
+  /** Appends a compaction; loading then starts from it. */
+  async appendCompaction(compaction: Compaction): Promise<void> {
+    this.write({ type: "compaction", ...compaction });
   }
 
   /** Closes the file and frees the session for the next writer. */
@@ -259,33 +235,47 @@ function fileError(action: string, path: string, error: unknown): Error {
 
 /**
  * Every string value of a record redacted, except the literals that say what it is (`type`,
- * `role`): a secret equal to a JSON word or to `assistant` can never drop or change a record.
+ * `role`, `trigger`): a secret equal to a JSON word or to `assistant` can never drop or change a
+ * record.
  */
 function redactRecord<R extends SessionRecord>(record: R, redact: (text: string) => string): R {
   const redacted: R = { ...mapStrings(record, redact), type: record.type };
+  if (redacted.type === "compaction" && record.type === "compaction")
+    return { ...redacted, trigger: record.trigger };
   if (redacted.type !== "message" || record.type !== "message") return redacted;
   return { ...redacted, message: { ...redacted.message, role: record.message.role } };
 }
 
 interface ReadResult extends SessionReport {
   header: SessionHeader;
+  /** From the last compaction's first kept message on, when there is a compaction. */
   messages: Message[];
+  compaction?: Compaction;
   /** Receipts for calls still open at the end of the file; `Session.open` writes them. */
   trailingRepairs: Message[];
   /** The file does not end with a newline: the last write was torn. */
   torn: boolean;
 }
 
-/** Reads a session without writing to it. Streams the file; tolerates torn and glued lines. */
+/**
+ * Reads a session without writing to it. Streams the file; tolerates torn and glued lines. Holds
+ * only the messages since the last compaction read so far: at each compaction record, the
+ * messages it covers are dropped, so memory follows what the model sees, not the file's size.
+ */
 export async function readSession(path: string): Promise<ReadResult> {
-  const records: SessionRecord[] = [];
+  let header: SessionHeader | undefined;
+  const history = new KeptHistory();
   let skipped = 0;
   let torn = false;
   const take = (line: Buffer) => {
     if (line.length === 0) return;
     const parsed = parseLine(line.toString("utf8"));
-    records.push(...parsed.records);
     skipped += parsed.skipped;
+    for (const record of parsed.records) {
+      if (header === undefined) header = checkHeader(record, path);
+      else if (record.type === "message") history.add(record.message);
+      else if (record.type === "compaction" && !history.compact(record)) skipped++;
+    }
   };
   // The pieces of a line longer than a chunk are joined once, at its newline: linear in its size.
   let pending: Buffer[] = [];
@@ -304,15 +294,25 @@ export async function readSession(path: string): Promise<ReadResult> {
     take(Buffer.concat(pending));
   }
 
-  const [header, ...others] = records;
-  if (header?.type !== "session") throw new Error(`not a mini-agent session file: ${path}`);
-  if (header.version > SESSION_FORMAT_VERSION) {
+  if (header === undefined) throw new Error(`not a mini-agent session file: ${path}`);
+  const { compaction } = history;
+  return {
+    header,
+    skipped,
+    torn,
+    ...normalizeHistory(history.messages),
+    ...(compaction && { compaction }),
+  };
+}
+
+function checkHeader(record: SessionRecord, path: string): SessionHeader {
+  if (record.type !== "session") throw new Error(`not a mini-agent session file: ${path}`);
+  if (record.version > SESSION_FORMAT_VERSION) {
     throw new Error(
-      `session format version ${header.version} is newer than this mini-agent supports (${SESSION_FORMAT_VERSION}): ${path}`,
+      `session format version ${record.version} is newer than this mini-agent supports (${SESSION_FORMAT_VERSION}): ${path}`,
     );
   }
-  const history = others.flatMap((record) => (record.type === "message" ? [record.message] : []));
-  return { header, skipped, torn, ...normalizeHistory(history) };
+  return record;
 }
 
 /** A line is one record, a torn piece, or (after a crash mid-write) a torn piece glued to records. */
@@ -363,8 +363,12 @@ export async function listSessions(dir: string): Promise<SessionSummary[]> {
   for (const name of names) {
     const path = join(dir, name);
     try {
-      const [{ header, messages }, info] = await Promise.all([readSession(path), stat(path)]);
-      const prompts = messages.filter((message) => message.role === "user");
+      const [read, info] = await Promise.all([readSession(path), stat(path)]);
+      const { header, messages, compaction } = read;
+      const prompts = [
+        ...(compaction?.userMessages ?? []),
+        ...messages.flatMap((message) => (message.role === "user" ? [message.content] : [])),
+      ];
       summaries.push({
         id: header.id,
         path,
@@ -372,7 +376,7 @@ export async function listSessions(dir: string): Promise<SessionSummary[]> {
         updatedAt: info.mtime.toISOString(),
         workspace: header.workspace,
         model: header.model,
-        firstPrompt: prompts[0]?.content ?? "",
+        firstPrompt: prompts[0] ?? "",
         turns: prompts.length,
       });
     } catch {

@@ -327,13 +327,15 @@ describe("mini-agent command", () => {
   });
 
   it("reports a provider error in one line with its status and exits 1", async () => {
-    const { options } = await setup([status(400, undefined, "prompt is too long")]);
+    const { options } = await setup([
+      status(400, undefined, "messages: text content blocks must be non-empty"),
+    ]);
     const run = await runBin(["task"], options);
     expect(run).toEqual({
       code: 1,
       stdout: "",
       stderr:
-        "mini-agent: provider error 400 invalid_request_error: prompt is too long (the provider rejected the request)\n",
+        "mini-agent: provider error 400 invalid_request_error: messages: text content blocks must be non-empty (the provider rejected the request)\n",
     });
   });
 
@@ -415,7 +417,7 @@ describe("mini-agent command", () => {
     const help = await runBin(["--help"], { ...options, env });
     expect(help.code).toBe(0);
     expect(help.stdout).toContain(
-      "Exit codes: 0 done, 1 error, 2 usage or configuration, 3 turn limit reached,\n130 interrupted (Ctrl-C), 143 SIGTERM, 129 SIGHUP, 141 stdout closed.",
+      "Exit codes: 0 done, 1 error, 2 usage or configuration, 3 turn limit reached,\n4 compaction failed, 130 interrupted (Ctrl-C), 143 SIGTERM, 129 SIGHUP, 141 stdout closed.",
     );
   });
 });

@@ -20,6 +20,9 @@ describe("the package entry", () => {
       ProviderStreamError: "function",
       withoutSecrets: "function",
       SeenFiles: "function",
+      CompactingClient: "function",
+      CompactionError: "function",
+      historyProblem: "function",
     };
     expect(
       Object.fromEntries(Object.keys(expected).map((name) => [name, typeof entry[name]])),

@@ -14,6 +14,7 @@ export const exitCodes = {
   error: 1,
   usage: 2,
   maxTurns: 3,
+  compactionFailed: 4,
   hangup: 129,
   interrupted: 130,
   outputClosed: 141,
@@ -48,6 +49,8 @@ export interface CliArgs {
   sessions: boolean;
   outputFormat: OutputFormat;
   maxTurns: number;
+  /** `--context-window N`: the model's context window in tokens, for compaction. */
+  contextWindow?: number;
   debug: boolean;
   version: boolean;
   help: boolean;
@@ -81,6 +84,8 @@ Options:
       --sessions            list this folder's sessions and exit
       --output-format FMT   text (default), json (one object at the end) or stream-json
       --max-turns N         stop after N model rounds (default 50)
+      --context-window N    the model's context window in tokens; the conversation is
+                            compacted before it fills (default 200000 for Claude models)
       --debug               show stack traces for errors
   -v, --version             print the version
   -h, --help                print this help
@@ -94,7 +99,7 @@ Environment:
   MINI_AGENT_HOME           state folder: sessions (default ~/.mini-agent)
 
 Exit codes: 0 done, 1 error, 2 usage or configuration, 3 turn limit reached,
-130 interrupted (Ctrl-C), 143 SIGTERM, 129 SIGHUP, 141 stdout closed.`;
+4 compaction failed, 130 interrupted (Ctrl-C), 143 SIGTERM, 129 SIGHUP, 141 stdout closed.`;
 
 export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
   let parsed: ReturnType<typeof parse>;
@@ -137,6 +142,16 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
       `--max-turns must be a whole number of at least 1, not ${JSON.stringify(values["max-turns"])}`,
     );
   }
+  const contextWindow =
+    values["context-window"] === undefined ? undefined : Number(values["context-window"]);
+  if (
+    contextWindow !== undefined &&
+    (!/^\d+$/.test(values["context-window"] ?? "") || contextWindow < 1000)
+  ) {
+    throw new UsageError(
+      `--context-window must be a whole number of tokens, at least 1000, not ${JSON.stringify(values["context-window"])}`,
+    );
+  }
   if (values.continue && values.resume !== undefined) {
     throw new UsageError("use either --continue or --resume, not both");
   }
@@ -174,6 +189,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
     sessions: values.sessions ?? false,
     outputFormat,
     maxTurns,
+    ...(contextWindow !== undefined && { contextWindow }),
     debug: values.debug ?? false,
     version: values.version ?? false,
     help: values.help ?? false,
@@ -202,6 +218,7 @@ const options = {
   sessions: { type: "boolean" },
   "output-format": { type: "string" },
   "max-turns": { type: "string" },
+  "context-window": { type: "string" },
   debug: { type: "boolean" },
   version: { type: "boolean", short: "v" },
   help: { type: "boolean", short: "h" },

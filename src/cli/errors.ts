@@ -47,6 +47,8 @@ export function describeError(error: unknown, baseURL: string | undefined): stri
 function describe(error: unknown, baseURL: string | undefined): string {
   if (error instanceof UsageError) return error.message;
   const err: ProviderError = error instanceof Error ? error : new Error(String(error));
+  if (err.name === "CompactionError" && err.cause !== undefined)
+    return `${err.message}: ${describe(err.cause, baseURL)}`;
   if (err.name === "APIConnectionError" || err.name === "APIConnectionTimeoutError") {
     const where = baseURL === undefined ? "the provider" : shownURL(baseURL);
     return `could not reach ${where} (${err.message.replace(/\.$/, "")}): check --base-url and the network`;

@@ -1,4 +1,5 @@
 import type { AgentEvent } from "../agent.js";
+import type { Compaction } from "../compaction/record.js";
 import { headOf } from "../text.js";
 import type { Message, ToolCall, Usage } from "../types.js";
 import type { OutputFormat } from "./args.js";
@@ -21,10 +22,12 @@ export interface TurnSummary {
  * `retry` announces a lost round run again: one stderr line in every format; in text, an answer
  * already streamed for the lost round is ended and said to be discarded; in `stream-json`, a
  * `retry` event tells a consumer to drop the `text` events since the last event of another type.
+ * A compaction is a `compaction` event in `stream-json` (the one line on stderr is the CLI's).
  */
 export interface Output {
   event(event: AgentEvent): void;
   retry(notice: RetryNotice): void;
+  compaction(compaction: Compaction): void;
   finish(summary: TurnSummary): void;
 }
 
@@ -77,6 +80,7 @@ export function createOutput(format: OutputFormat, { stdout, stderr }: Streams):
           retryNotice(notice, partial ? "; the partial answer above is discarded" : "");
           partial = false;
         },
+        compaction() {},
         finish(summary) {
           if (!endsWithNewline) stdout.write("\n");
           if (summary.status === "aborted") stderr.write("interrupted\n");
@@ -91,6 +95,7 @@ export function createOutput(format: OutputFormat, { stdout, stderr }: Streams):
           if (event.type === "message") remember(event.message);
         },
         retry: (notice) => retryNotice(notice),
+        compaction() {},
         finish: (summary) => line(stdout, summary),
       };
     }
@@ -112,6 +117,8 @@ export function createOutput(format: OutputFormat, { stdout, stderr }: Streams):
           line(stdout, { type: "retry", ...notice });
           retryNotice(notice);
         },
+        compaction: ({ trigger, count, tokensBefore, tokensAfter }) =>
+          line(stdout, { type: "compaction", trigger, count, tokensBefore, tokensAfter }),
         finish: (summary) => line(stdout, { type: "result", ...summary }),
       };
   }

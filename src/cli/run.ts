@@ -1,12 +1,15 @@
 import { homedir } from "node:os";
 import { setFlagsFromString } from "node:v8";
 import { type AgentEvent, runAgent } from "../agent.js";
+import type { Compaction } from "../compaction/record.js";
 import { normalizeHistory } from "../history.js";
 import { listSessions, Session } from "../session.js";
 import { createWorkspaceTools } from "../tools/index.js";
 import { resolveSandbox, type SandboxState } from "../tools/sandbox.js";
+import { SeenFiles } from "../tools/seen.js";
 import type { Message, ModelClient, ToolCall } from "../types.js";
 import { type CliArgs, exitCodes, UsageError } from "./args.js";
+import { CliCompaction, CompactionError, compactCommand, contextWindowFor } from "./compaction.js";
 import { describeError } from "./errors.js";
 import { TerminalInput, taskFromStdin } from "./input.js";
 import { createOutput, type TurnSummary } from "./output.js";
@@ -112,10 +115,12 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
 
   let history: Message[] = [];
   let resumed: Session | undefined;
+  let lastCompaction: Compaction | undefined;
   if (resumePath) {
     const loaded = await Session.open(resumePath);
     resumed = loaded.session;
     history = loaded.messages;
+    lastCompaction = loaded.compaction;
     if (loaded.repaired > 0) {
       stderr.write(
         `mini-agent: ${loaded.repaired} tool call(s) had no result; recorded as outcome unknown\n`,
@@ -124,6 +129,19 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   }
   const create = () => Session.create({ dir, workspace, model, sandbox: sandboxName(sandbox) });
   const store = new SessionStore(stateHome(env), create, resumed);
+  const seen = new SeenFiles();
+  const compaction = new CliCompaction({
+    inner: client,
+    contextWindow: contextWindowFor(model, args.contextWindow),
+    resume: lastCompaction,
+    // The model's memory was cut: what it saw of each file is gone, so edits need a fresh read.
+    record: async (record) => {
+      await store.appendCompaction(record);
+      seen.clear();
+    },
+    stderr,
+    baseURL: args.baseURL,
+  });
 
   // A call denied because the input was closed ends its turn once its result is recorded.
   let endTurnAfter: string | undefined;
@@ -145,6 +163,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   const tools = createWorkspaceTools(workspace, {
     bash: { sandbox: sandboxOptions },
     stateDir: stateHome(env),
+    seen,
   });
   const prompts = await systemPrompts(
     {
@@ -158,7 +177,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   );
   if (prompts.startLine !== "") stderr.write(`mini-agent: ${prompts.startLine}\n`);
 
-  const runTurn = async (prompt: string): Promise<TurnSummary["status"]> => {
+  const runTurn = async (prompt: string): Promise<TurnStatus> => {
     const output = createOutput(args.outputFormat, { stdout, stderr });
     const onEvent = async (event: AgentEvent) => {
       if (event.type === "message") {
@@ -169,6 +188,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
       }
       output.event(event);
     };
+    compaction.showIn(output);
     const signal = stopper.beginTurn();
     endTurnAfter = undefined;
     const summary = (status: TurnSummary["status"], text: string) => ({
@@ -186,7 +206,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
       const system = await prompts.next();
       const turnStart = history.length;
       const result = await retryLostRound({
-        client,
+        client: compaction.client,
         signal,
         baseURL: args.baseURL,
         historyLength: () => history.length,
@@ -211,7 +231,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
       stderr.write(`mini-agent: ${message}\n`);
       if (args.debug && error instanceof Error && error.stack)
         stderr.write(`${scrubURLs(error.stack, args.baseURL)}\n`);
-      return "error";
+      return error instanceof CompactionError ? "compaction_failed" : "error";
     } finally {
       stopper.endTurn();
     }
@@ -223,7 +243,13 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
     for (let line = await input.nextPrompt(); line !== undefined; line = await input.nextPrompt()) {
       stopper.resetIdle();
       if (line === "/exit") break;
-      if (line.trim() !== "") await runTurn(line);
+      const compact = compactCommand(line);
+      if (compact) {
+        const system = await prompts.next();
+        const request = { system, messages: history, tools: tools.map((tool) => tool.spec) };
+        await compaction.command(compact.instructions, request, stopper);
+      } else if (line.trim() !== "" && (await runTurn(line)) === "compaction_failed")
+        return exitCodes.compactionFailed;
       if (stopper.exitCode !== undefined) break;
     }
     return exitCodes.done;
@@ -233,7 +259,10 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   }
 }
 
-function statusCode(status: TurnSummary["status"]): number {
+/** How a turn ended; a failed compaction ends the run (exit 4), as retrying it would fail again. */
+type TurnStatus = TurnSummary["status"] | "compaction_failed";
+
+function statusCode(status: TurnStatus): number {
   switch (status) {
     case "completed":
       return exitCodes.done;
@@ -243,6 +272,8 @@ function statusCode(status: TurnSummary["status"]): number {
       return exitCodes.maxTurns;
     case "error":
       return exitCodes.error;
+    case "compaction_failed":
+      return exitCodes.compactionFailed;
   }
 }
 

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, join } from "node:path";
+import type { Compaction } from "../compaction/record.js";
 import {
   type ApprovalRecord,
   listSessions,
@@ -74,6 +75,10 @@ export class SessionStore {
 
   appendApproval(decision: Omit<ApprovalRecord, "type">): Promise<void> {
     return this.write((session) => session.appendApproval(decision));
+  }
+
+  appendCompaction(compaction: Compaction): Promise<void> {
+    return this.write((session) => session.appendCompaction(compaction));
   }
 
   async close(): Promise<void> {

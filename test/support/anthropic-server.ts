@@ -144,8 +144,29 @@ export const status = (code: number, retryAfter?: number, message?: string): Rep
     retryAfter === undefined ? undefined : { "retry-after": String(retryAfter) },
   );
 
+export interface ServerOptions {
+  /**
+   * The model's context window in tokens, as this server counts them: one token per 4 bytes of
+   * the request body as JSON (`bodyTokens`). A request over it is refused as the real API does
+   * (400 `invalid_request_error`, `prompt is too long: N tokens > M maximum`), and every streamed
+   * reply reports the count as its `input_tokens`.
+   */
+  contextLimit?: number;
+}
+
+/** How the local servers count a request's tokens: one per 4 bytes of its body as JSON. */
+export const bodyTokens = (body: Body) => Math.ceil(Buffer.byteLength(JSON.stringify(body)) / 4);
+
+/** The real API's refusal of a request longer than the window. */
+export const promptTooLong = (tokens: number, maximum: number) =>
+  `prompt is too long: ${tokens} tokens > ${maximum} maximum`;
+
 /** Starts the server on 127.0.0.1 with a script of replies, one per request, in order. */
-export function startAnthropicServer(script: ReplyScript[]): Promise<AnthropicServer> {
+export function startAnthropicServer(
+  script: ReplyScript[],
+  options: ServerOptions = {},
+): Promise<AnthropicServer> {
+  const limit = options.contextLimit;
   return startScriptedServer(
     {
       path: "/v1/messages",
@@ -153,12 +174,32 @@ export function startAnthropicServer(script: ReplyScript[]): Promise<AnthropicSe
         Boolean(req.headers["x-api-key"] || req.headers.authorization?.startsWith("Bearer ")),
       error: (code, message) =>
         errorReply(code, code === 401 ? "x-api-key header is required" : message),
-      validate,
+      validate: (body) => {
+        const invalid = validate(body);
+        if (invalid !== undefined || limit === undefined) return invalid;
+        const tokens = bodyTokens(body);
+        return tokens > limit ? promptTooLong(tokens, limit) : undefined;
+      },
       loneSurrogate: ({ half, line, column, char }) =>
         `The request body is not valid JSON: ${half === "high" ? "no low" : "invalid high"} surrogate in string: line ${line} column ${column} (char ${char})`,
     },
-    script,
+    limit === undefined ? script : script.map((entry) => reportingTokens(entry)),
   );
+}
+
+/** `entry` with the request's token count as the `input_tokens` of its `message_start`. */
+function reportingTokens(entry: ReplyScript): ReplyScript {
+  return (body) => {
+    const reply = typeof entry === "function" ? entry(body) : entry;
+    if (reply.kind !== "stream") return reply;
+    const frames = reply.frames.map((frame) => {
+      const data = frame.data as { type?: string; message?: { usage?: object } };
+      if (data.type !== "message_start" || !data.message) return frame;
+      const usage = { ...data.message.usage, input_tokens: bodyTokens(body) };
+      return { ...frame, data: { ...data, message: { ...data.message, usage } } };
+    });
+    return { ...reply, frames };
+  };
 }
 
 /** The checks the real API makes that our adapter could get wrong, with the real error texts. */

@@ -1,4 +1,4 @@
-import type { ScriptedCall } from "./anthropic-server.js";
+import { bodyTokens, type ScriptedCall, type ServerOptions } from "./anthropic-server.js";
 import {
   type Body,
   type Reply,
@@ -133,32 +133,70 @@ export const stream = (
   return sseStream(frames, { ...faults, errorFrame: { data } });
 };
 
-export const status = (code: number, message = "error"): Reply => ({
-  kind: "status",
-  status: code,
-  body: {
-    error: {
-      message,
-      type: code === 400 ? "invalid_request_error" : "server_error",
-      param: null,
-      code: null,
+export const status = (code: number, message = "error"): Reply => {
+  const tooLong = message.startsWith("This model's maximum context length is");
+  return {
+    kind: "status",
+    status: code,
+    body: {
+      error: {
+        message,
+        type: code === 400 ? "invalid_request_error" : "server_error",
+        param: tooLong ? "messages" : null,
+        code: tooLong ? "context_length_exceeded" : null,
+      },
     },
-  },
-});
+  };
+};
+
+/** OpenAI's refusal of a request longer than the window (code `context_length_exceeded`). */
+export const contextTooLong = (tokens: number, maximum: number) =>
+  `This model's maximum context length is ${maximum} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`;
 
 export type OpenAIServer = ScriptedServer;
 
-export function startOpenAIServer(script: ReplyScript[]): Promise<OpenAIServer> {
+/**
+ * Starts the server; with `contextLimit`, requests are counted as `bodyTokens` counts them, one
+ * over the limit is refused with OpenAI's `context_length_exceeded` error, and each completion's
+ * usage chunk reports the count as `prompt_tokens`.
+ */
+export function startOpenAIServer(
+  script: ReplyScript[],
+  options: ServerOptions = {},
+): Promise<OpenAIServer> {
+  const limit = options.contextLimit;
   return startScriptedServer(
     {
       path: "/v1/chat/completions",
       authorized: () => true,
       error: (code, message) => status(code, message) as Reply & { kind: "status" },
-      validate,
+      validate: (body) => {
+        const invalid = validate(body);
+        if (invalid !== undefined || limit === undefined) return invalid;
+        const tokens = bodyTokens(body);
+        return tokens > limit ? contextTooLong(tokens, limit) : undefined;
+      },
       loneSurrogate: () => notJson,
     },
-    script,
+    limit === undefined ? script : script.map((entry) => reportingTokens(entry)),
   );
+}
+
+/** `entry` with the request's token count as the `prompt_tokens` of its usage chunk. */
+function reportingTokens(entry: ReplyScript): ReplyScript {
+  return (body) => {
+    const reply = typeof entry === "function" ? entry(body) : entry;
+    if (reply.kind !== "stream") return reply;
+    const frames = reply.frames.map((frame) => {
+      const data = frame.data as { usage?: object };
+      if (typeof data !== "object" || data === null || !data.usage) return frame;
+      return {
+        ...frame,
+        data: { ...data, usage: { ...data.usage, prompt_tokens: bodyTokens(body) } },
+      };
+    });
+    return { ...reply, frames };
+  };
 }
 
 /** OpenAI's answer to a body its JSON parser refuses (a lone surrogate escape, for one). */

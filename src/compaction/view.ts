@@ -1,0 +1,51 @@
+import { headOf, tailOf } from "../text.js";
+import type { Message } from "../types.js";
+import { renderFacts } from "./facts.js";
+import type { Compaction } from "./record.js";
+
+/** Characters of a covered user message the model sees verbatim; beyond it, its head and tail. */
+export const userMessageCap = 4000;
+
+/** `text` whole when it fits `cap`, else its head and tail with the number of characters cut. */
+export function capped(text: string, cap = userMessageCap): string {
+  if (text.length <= cap) return text;
+  const head = headOf(text, Math.ceil(cap / 2));
+  const tail = tailOf(text, Math.floor(cap / 2));
+  const cut = text.length - head.length - tail.length;
+  return `${head}\n[… ${cut} characters of this message left out …]\n${tail}`;
+}
+
+/**
+ * The user message that stands in for everything a compaction covers: a note saying what
+ * happened, the user's messages verbatim, the facts from the receipts, then the model's summary.
+ */
+export function compactionMessage(compaction: Compaction): Message {
+  const requests = compaction.userMessages.map((text, i) => `### Message ${i + 1}\n${text}`);
+  const content = [
+    "[This conversation was compacted to fit the model's context window" +
+      ` (compaction ${compaction.count}).]`,
+    "What came before the messages that follow is replaced by this note: the user's messages, " +
+      "facts taken from the tool results, and a summary. The earlier tool outputs are gone: " +
+      "read a file again before you edit it, and do not rely on remembered file contents.",
+    "",
+    "## The user's earlier messages, verbatim",
+    requests.length > 0 ? requests.join("\n\n") : "(none)",
+    "",
+    "## Facts from the tool results (recorded, not summarised)",
+    renderFacts(compaction.facts),
+    "",
+    "## Summary of the work so far (written by the model)",
+    compaction.summary,
+  ].join("\n");
+  return { role: "user", content };
+}
+
+/** What the model sees: the compaction's message, then the messages from `keptFrom` verbatim. */
+export function projectedMessages(
+  compaction: Compaction | undefined,
+  messages: readonly Message[],
+  keptFrom: number,
+): Message[] {
+  if (!compaction) return [...messages];
+  return [compactionMessage(compaction), ...messages.slice(keptFrom)];
+}

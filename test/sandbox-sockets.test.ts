@@ -1,11 +1,11 @@
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { chmod, chown, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { connect, createServer, type Server, type Socket } from "node:net";
+import { connect, createServer, type Server } from "node:net";
 import { arch } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { bashTool } from "../src/tools/bash.js";
+import { bashInChild, nobodyCanRun } from "./support/bash-in-child.js";
 import { realSandbox, useOutsideFolders } from "./support/sandbox.js";
 import { useTempDirs } from "./support/temp.js";
 
@@ -235,68 +235,6 @@ for name, call in (("i386", i386_getpid), ("x32", x32_getpid)):
   );
 });
 
-const bashModule = fileURLToPath(new URL("../dist/tools/bash.js", import.meta.url));
-
-/**
- * Runs the built bash tool in a child Node process, optionally as `nobody` through `setpriv`,
- * with `extraFd` (a connected Unix socket) as its descriptor 40: Node marks what it inherits
- * close-on-exec only up to the first gap after 15. Returns the tool's result.
- */
-function toolInChild(
-  root: string,
-  mode: "required" | "off",
-  command: string,
-  { asNobody = false, extraFd }: { asNobody?: boolean; extraFd?: Socket } = {},
-): Promise<unknown> {
-  const code = `
-    const { bashTool } = await import(${JSON.stringify(bashModule)});
-    const bash = bashTool(${JSON.stringify(root)}, { sandbox: { mode: ${JSON.stringify(mode)} } });
-    process.stdout.write(JSON.stringify(await bash.execute({ command: ${JSON.stringify(command)} })));
-    process.exit(0);
-  `;
-  const node = [process.execPath, "--input-type=module", "-e", code];
-  const argv = asNobody
-    ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ...node]
-    : node;
-  const [file = "", ...args] = argv;
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, {
-      cwd: root,
-      stdio: [
-        "ignore",
-        "pipe",
-        "inherit",
-        ...(extraFd ? [...Array<"ignore">(37).fill("ignore"), extraFd] : []),
-      ],
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: root },
-    });
-    let out = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    child.on("error", reject);
-    child.on("close", () => {
-      try {
-        resolve(JSON.parse(out));
-      } catch {
-        reject(new Error(`no result from the child: ${out}`));
-      }
-    });
-  });
-}
-
-/** Whether `nobody` can run the built tool here (setpriv present, the checkout readable). */
-function nobodyCanRun(): Promise<boolean> {
-  if (process.getuid?.() !== 0) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    execFile(
-      "setpriv",
-      ["--reuid=65534", "--regid=65534", "--clear-groups", "test", "-r", bashModule],
-      (error) => resolve(error === null),
-    );
-  });
-}
-
 describe("what reaches a command besides its pipes", () => {
   it.each(["off", "required"] as const)(
     "with --sandbox %s, no file descriptor of the agent but stdin, stdout and stderr",
@@ -309,7 +247,7 @@ describe("what reaches a command besides its pipes", () => {
       closers.push(async () => {
         held.destroy();
       });
-      const result = await toolInChild(root, mode, "ls /proc/$$/fd; exit", { extraFd: held });
+      const { result } = await bashInChild(root, mode, "ls /proc/$$/fd; exit", { extraFd: held });
       expect(result).toEqual({ content: "0\n1\n2\n[exit code 0]", isError: false });
     },
   );
@@ -324,7 +262,7 @@ describe.skipIf(!nobody)("sockets in the sandbox, as nobody", () => {
     await writeProbes(root, probes);
     const [daemon] = await Promise.all((await socketFolders()).map(hostSocket));
     if (!daemon) throw new Error("no host socket");
-    const result = await toolInChild(
+    const { result } = await bashInChild(
       root,
       "required",
       `id -u; python3 connect.py ${daemon.path}; node connect.cjs ${daemon.path}`,

@@ -165,7 +165,8 @@ export function sandboxLimits(
 /**
  * The argv that runs `command` with bash inside the sandbox, in `workspace`. `env` is the
  * environment the tool was given: its `HOME` and `MINI_AGENT_HOME` say what to hide. With
- * `cgroupProcs`, bwrap starts inside that pids cgroup.
+ * `cgroupProcs`, bwrap starts inside that pids cgroup. The process must be spawned with a pipe
+ * as stdio `FILTER_FD`, given to `feedFilter`: bwrap waits for the filter there.
  */
 export function sandboxedArgv(
   bwrap: string,

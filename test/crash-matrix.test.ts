@@ -95,7 +95,8 @@ function sessionText(home: string): string {
 }
 
 /** Whether the file at `path` holds exactly `text` (false while it does not exist). */
-const wrote = (path: string, text: string) => existsSync(path) && readFileSync(path, "utf8") === text;
+const wrote = (path: string, text: string) =>
+  existsSync(path) && readFileSync(path, "utf8") === text;
 
 const toolResults = (history: Message[]) =>
   history.flatMap((m) => (m.role === "tool" ? [[m.toolCallId, m.content]] : []));

@@ -1,9 +1,11 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { chown } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { bashTool } from "../src/tools/bash.js";
+import { bashInChild, nobodyCanRun } from "./support/bash-in-child.js";
 import { killProcessesWith, processesWith } from "./support/processes.js";
 import { useTempDirs } from "./support/temp.js";
 
@@ -27,6 +29,22 @@ function sleeper(): string {
   return marker;
 }
 
+/**
+ * A command that makes itself non-dumpable (prctl PR_SET_DUMPABLE 0) and sleeps: its
+ * environment, marker included, is then unreadable to other processes of its uid (root reads
+ * it still). Returns the command (to start in the background), shell code that waits until it
+ * is non-dumpable, and the text its command line contains.
+ */
+function hiddenSleeper(): { command: string; hidden: string; marker: string } {
+  const marker = `time.sleep(${3000 + Math.floor(Math.random() * 6000)})`;
+  markers.push(marker);
+  return {
+    command: `python3 -c 'import ctypes, time; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0); open("hidden", "w").close(); ${marker}'`,
+    hidden: "until [ -e hidden ]; do sleep 0.05; done",
+    marker,
+  };
+}
+
 const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
 
 describe("bash without the sandbox ends everything it started", () => {
@@ -41,6 +59,18 @@ describe("bash without the sandbox ends everything it started", () => {
     await settle();
     expect(await processesWith(background)).toEqual([]);
     expect(await processesWith(detached)).toEqual([]);
+  });
+
+  it("when the command returns: a process in its own group without the marker, still in the command's session", async () => {
+    const root = await tempDir();
+    const unmarked = sleeper();
+    const bash = bashTool(root, { sandbox: { mode: "off" } });
+    const result = await bash.execute({
+      command: `set -m; env -u MINI_AGENT_RUN ${unmarked} > /dev/null 2>&1 & echo started`,
+    });
+    expect(result).toEqual({ content: "started\n[exit code 0]", isError: false });
+    await settle();
+    expect(await processesWith(unmarked)).toEqual([]);
   });
 
   it("at the timeout and on abort, a setsid process included", async () => {
@@ -79,5 +109,46 @@ describe("bash without the sandbox ends everything it started", () => {
     expect(await processesWith(background)).toEqual([]);
     expect(await processesWith(detached)).toEqual([]);
     expect(await processesWith(foreground)).toEqual([]);
+  });
+});
+
+const nobody = await nobodyCanRun();
+
+/**
+ * As another uid than root. Survivors are listed by the agent's child process while it still
+ * runs: once it has exited, any mini-agent started by root on this machine sweeps them.
+ */
+describe.skipIf(!nobody)("bash without the sandbox, run by a user other than root", () => {
+  const started = (uid: number) => ({
+    content: `${uid}\nstarted\n[exit code 0]`,
+    isError: false,
+  });
+
+  it("ends a non-dumpable process that left the group but not the session", async () => {
+    const root = await tempDir();
+    await chown(root, 65534, 65534);
+    const hidden = hiddenSleeper();
+    const command = `id -u; set -m; ${hidden.command} > /dev/null 2>&1 & ${hidden.hidden}; echo started`;
+    expect(
+      await bashInChild(root, "off", command, { asNobody: true, watch: hidden.marker }),
+    ).toEqual({ result: started(65534), survivors: [] });
+  });
+
+  it("cannot end a non-dumpable process that left the session (a documented limit); root can", async () => {
+    const root = await tempDir();
+    await chown(root, 65534, 65534);
+    const hidden = hiddenSleeper();
+    const command = `rm -f hidden; id -u; setsid ${hidden.command} > /dev/null 2>&1 & ${hidden.hidden}; echo started`;
+    const asNobody = await bashInChild(root, "off", command, {
+      asNobody: true,
+      watch: hidden.marker,
+    });
+    expect(asNobody.result).toEqual(started(65534));
+    expect(asNobody.survivors).toEqual([expect.stringContaining(hidden.marker)]);
+    await killProcessesWith(hidden.marker);
+    expect(await bashInChild(root, "off", command, { watch: hidden.marker })).toEqual({
+      result: started(0),
+      survivors: [],
+    });
   });
 });

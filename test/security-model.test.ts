@@ -1,4 +1,5 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startAnthropicServer, stream, turn } from "./support/anthropic-server.js";
@@ -23,6 +24,7 @@ const steal = [
   "tr '\\0' '\\n' < /proc/$PPID/environ > parent-env.txt",
   "cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' > all-env.txt",
   'cat "$HOME/.ssh/id_ed25519" > ssh-key.txt',
+  `python3 -c 'import os, socket; s = socket.socket(socket.AF_UNIX); s.connect(os.environ["HOME"] + "/agent.sock"); print(s.recv(100).decode(), end="")' > unix.txt 2>&1`,
 ].join("; ");
 
 /** Runs the CLI with `--sandbox mode`; the model's one call tries `steal`. Returns the loot. */
@@ -37,6 +39,10 @@ async function attack(mode: string) {
   const home = await outsideFolder("home");
   await mkdir(join(home, ".ssh"));
   await writeFile(join(home, ".ssh", "id_ed25519"), "canary ssh key\n");
+  // A daemon's socket in $HOME, outside the hidden stores (an agent, a docker socket).
+  const daemon = createServer((socket) => socket.end("daemon answered\n"));
+  await new Promise<void>((resolve) => daemon.listen(join(home, "agent.sock"), resolve));
+  track({ close: () => new Promise<void>((resolve) => daemon.close(() => resolve())) });
   const env = cliEnv(home, server.url, { ANTHROPIC_API_KEY: key });
   const run = await runBin(["--sandbox", mode, "--allow-bash", "look around"], {
     cwd: workspace,
@@ -48,24 +54,29 @@ async function attack(mode: string) {
     parent: await loot("parent-env.txt"),
     all: await loot("all-env.txt"),
     ssh: await loot("ssh-key.txt"),
+    unix: await loot("unix.txt"),
   };
 }
 
 describe("the security model of each --sandbox mode", () => {
-  it("off: the command reads the agent's own environment, provider key included, and $HOME", async () => {
+  it("off: the command reads the agent's own environment, provider key included, and $HOME, and reaches a host socket", async () => {
     const loot = await attack("off");
     expect(loot.parent.split("\n")).toContain(`ANTHROPIC_API_KEY=${key}`);
     expect(loot.ssh).toBe("canary ssh key\n");
+    expect(loot.unix).toBe("daemon answered\n");
   });
 
   it.skipIf(!sandboxed)(
-    "required: no process the command can see holds the key, and the stores are hidden",
+    "required: no process the command can see holds the key, the stores are hidden, no host socket answers",
     async () => {
       const loot = await attack("required");
       expect(loot.parent).not.toContain(key);
       expect(loot.all).not.toContain(key);
       expect(loot.all).not.toContain("ANTHROPIC_API_KEY");
       expect(loot.ssh).toBe("");
+      expect(loot.unix.trim().split("\n").at(-1)).toBe(
+        "PermissionError: [Errno 13] Permission denied",
+      );
     },
   );
 });

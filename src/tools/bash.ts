@@ -1,3 +1,5 @@
+import type { ChildProcessByStdio } from "node:child_process";
+import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { Type } from "@sinclair/typebox";
 import { withoutSecrets } from "../secrets.js";
@@ -15,6 +17,8 @@ import { limits, truncated } from "./limits.js";
 import { workspacePath } from "./path.js";
 import { createPidsGroup } from "./pids-cgroup.js";
 import {
+  CLOSE_INHERITED,
+  feedFilter,
   resolveSandbox,
   type SandboxOptions,
   sandboxedArgv,
@@ -63,8 +67,9 @@ export function bashTool(root: string, options: BashOptions = {}): Tool {
       const argv =
         sandbox.kind === "bwrap"
           ? sandboxedArgv(sandbox.bwrap, cwd, command, options.sandbox ?? {}, env, cgroup?.procs)
-          : ["bash", "-c", command];
+          : ["bash", "-c", `${CLOSE_INHERITED}exec bash -c "$1"`, "bash", command];
       const outcome = await runCommand(argv, {
+        filter: sandbox.kind === "bwrap",
         cwd,
         env: commandEnv(env),
         timeoutMs: timeout * 1000,
@@ -103,6 +108,8 @@ function commandEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 }
 
 interface RunOptions {
+  /** Whether `argv` runs bwrap, which reads the seccomp filter on `FILTER_FD`. */
+  filter: boolean;
   cwd: string;
   env: NodeJS.ProcessEnv;
   timeoutMs: number;
@@ -128,12 +135,14 @@ async function runCommand(argv: string[], options: RunOptions): Promise<RunOutco
   return new Promise((resolve) => {
     const [file = "bash", ...args] = argv;
     const marker = newMarker();
+    // Stdout and stderr are pipes; a fourth pipe carries bwrap's seccomp filter.
     const child = spawn(file, args, {
       cwd: options.cwd,
       env: { ...options.env, [RUN_VARIABLE]: marker },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", "pipe", options.filter ? "pipe" : "ignore"],
       detached: true,
-    });
+    }) as ChildProcessByStdio<null, Readable, Readable>;
+    if (options.filter) feedFilter(child);
     if (child.pid !== undefined) trackCommand(marker, child.pid);
     const output = new BoundedOutput(limits.outputChars);
     const decoders = [new StringDecoder("utf8"), new StringDecoder("utf8")];

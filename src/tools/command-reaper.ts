@@ -5,11 +5,15 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs";
  * Ends every process a bash command started, on every way out: the command's end, a timeout,
  * an abort, and mini-agent's own exit through `process.exit` (a synchronous `exit` hook).
  *
- * Each command runs in its own process group, and with `MINI_AGENT_RUN=<marker>` in its
- * environment. Ending a command SIGKILLs the group, then (on Linux) every process whose
- * environment still carries the marker: that catches what left the group with `setsid`. A
- * process that also drops the variable escapes both; elsewhere than Linux only the group is
- * ended. Inside bwrap the PID namespace and `--die-with-parent` end everything anyway.
+ * Each command runs in its own session and process group (both numbered by its pid), and with
+ * `MINI_AGENT_RUN=<marker>` in its environment. Ending a command SIGKILLs the group, then (on
+ * Linux) every process still in the command's session (what moved to another group, `set -m`)
+ * and every process whose environment still carries the marker (what left the session with
+ * `setsid`). A session id is exact: the kernel does not reuse a pid while a session bears it.
+ * A process that leaves the session and hides its environment escapes: one that drops the
+ * variable, or, unless mini-agent runs as root, one that makes itself non-dumpable (its
+ * environment is then unreadable to other processes of its uid). Elsewhere than Linux only the
+ * group is ended. Inside bwrap the PID namespace and `--die-with-parent` end everything anyway.
  */
 export const RUN_VARIABLE = "MINI_AGENT_RUN";
 
@@ -34,15 +38,26 @@ export function trackCommand(marker: string, group: number): void {
   }
 }
 
-/** SIGKILLs the commands' process groups and every process carrying one of their markers. */
+/**
+ * SIGKILLs the commands' process groups, every process in their sessions and every process
+ * carrying one of their markers.
+ */
 export function endCommands(markers: string[]): void {
+  const sessions = new Set<number>();
   for (const marker of markers) {
     const group = live.get(marker);
-    if (group !== undefined) kill(-group);
+    if (group !== undefined) {
+      kill(-group);
+      sessions.add(group);
+    }
     live.delete(marker);
   }
   const ending = new Set(markers);
-  killMarked((marker) => ending.has(marker));
+  killFound(
+    ({ marker, session }) =>
+      (marker !== undefined && ending.has(marker)) ||
+      (session !== undefined && sessions.has(session)),
+  );
 }
 
 /**
@@ -51,48 +66,67 @@ export function endCommands(markers: string[]): void {
  */
 export function sweepOrphans(): void {
   const namespace = pidNamespace();
-  killMarked((marker) => {
-    const [space, agent] = marker.split(":");
+  killFound(({ marker }) => {
+    const [space, agent] = marker?.split(":") ?? [];
     return space === namespace && agent !== undefined && !running(Number(agent));
   });
 }
 
-/** SIGKILLs marked processes until a scan finds none (a few rounds: they may still fork). */
-function killMarked(matches: (marker: string) => boolean): void {
+/** A process as the scan sees it: what of its marker and session could be read. */
+interface Seen {
+  pid: number;
+  marker?: string;
+  session?: number;
+}
+
+/** SIGKILLs matching processes until a scan finds none (a few rounds: they may still fork). */
+function killFound(matches: (seen: Seen) => boolean): void {
   if (process.platform !== "linux") return;
   for (let round = 0; round < 5; round++) {
-    const found = markedProcesses().filter(([, marker]) => matches(marker));
+    const found = scan().filter(matches);
     if (found.length === 0) return;
-    for (const [pid] of found) kill(pid);
+    for (const { pid } of found) kill(pid);
   }
 }
 
 const ENTRY = `${RUN_VARIABLE}=`;
 
-/** `[pid, marker]` of every process (other than this one) whose environment has a marker. */
-function markedProcesses(): [number, string][] {
-  const found: [number, string][] = [];
+/** Every process but this one, with its marker (when its environment is readable) and session. */
+function scan(): Seen[] {
   let names: string[];
   try {
     names = readdirSync("/proc");
   } catch {
-    return found;
+    return [];
   }
-  for (const name of names) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    let environ: string;
-    try {
-      environ = readFileSync(`/proc/${name}/environ`, "latin1");
-    } catch {
-      continue;
-    }
-    const marker = environ
-      .split("\0")
-      .find((entry) => entry.startsWith(ENTRY))
-      ?.slice(ENTRY.length);
-    if (marker) found.push([Number(name), marker]);
+  return names
+    .filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid)
+    .map((name) => {
+      const seen: Seen = { pid: Number(name) };
+      const marker = read(`/proc/${name}/environ`)
+        ?.split("\0")
+        .find((entry) => entry.startsWith(ENTRY))
+        ?.slice(ENTRY.length);
+      if (marker) seen.marker = marker;
+      const session = sessionOf(read(`/proc/${name}/stat`));
+      if (session !== undefined) seen.session = session;
+      return seen;
+    });
+}
+
+/** The session id in a `/proc/<pid>/stat` line: the fourth field after the `(comm)`. */
+function sessionOf(stat: string | undefined): number | undefined {
+  const fields = stat?.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const session = Number(fields?.[3]);
+  return Number.isInteger(session) && session > 0 ? session : undefined;
+}
+
+function read(path: string): string | undefined {
+  try {
+    return readFileSync(path, "latin1");
+  } catch {
+    return undefined;
   }
-  return found;
 }
 
 let namespaceId: string | undefined;

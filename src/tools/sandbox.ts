@@ -1,10 +1,13 @@
+import type { ChildProcess, ChildProcessByStdio } from "node:child_process";
 import { existsSync } from "node:fs";
+import type { Readable, Writable } from "node:stream";
 import { type HidingMounts, hidingMounts, isInside } from "./sandbox-hide.js";
+import { seccompFilter, seccompUnsupported } from "./seccomp.js";
 
 /**
  * Bash in a bubblewrap sandbox: the whole file system read-only except the workspace, a private
- * /tmp, no network (a new network namespace), its own PID namespace, no capabilities, the
- * credential stores hidden, and dying with mini-agent.
+ * /tmp, no network (a new network namespace, and a seccomp filter refusing Unix sockets), its own
+ * PID namespace, no capabilities, the credential stores hidden, and dying with mini-agent.
  *
  * - `auto`: sandbox when bwrap works here, else run plainly (the CLI warns once).
  * - `required`: never run a command outside the sandbox.
@@ -69,11 +72,14 @@ export async function resolveSandbox(options: SandboxOptions): Promise<SandboxSt
 }
 
 async function probeBwrap(bwrap: string): Promise<string | undefined> {
+  const unsupported = seccompUnsupported();
+  if (unsupported !== undefined) return unsupported;
   const { spawn } = await import("node:child_process");
   return new Promise((resolve) => {
     const child = spawn(bwrap, [...isolation("/"), "true"], {
-      stdio: ["ignore", "ignore", "pipe"],
-    });
+      stdio: ["ignore", "ignore", "pipe", "pipe"],
+    }) as ChildProcessByStdio<null, null, Readable>;
+    feedFilter(child);
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => {
       stderr += chunk.toString();
@@ -98,6 +104,7 @@ async function probeBwrap(bwrap: string): Promise<string | undefined> {
  * neither remount `/` writable nor make device nodes. `--disable-userns` stops a nested user
  * namespace from handing the capabilities back; `--new-session` stops TIOCSTI typing into the
  * agent's terminal; `--die-with-parent` ends the sandbox when bwrap's parent dies, even by SIGKILL.
+ * `--seccomp` loads the filter of `seccomp.ts` from `FILTER_FD` (see `feedFilter`).
  */
 function isolation(workspace: string, hiding: HidingMounts = { before: [], after: [] }): string[] {
   const uid = String(process.getuid?.() ?? 0);
@@ -119,8 +126,34 @@ function isolation(workspace: string, hiding: HidingMounts = { before: [], after
     "--unshare-ipc",
     "--new-session",
     "--die-with-parent",
+    "--seccomp", String(FILTER_FD),
   ];
 }
+
+/** The descriptor bwrap reads the seccomp filter from: the fourth of its stdio. */
+export const FILTER_FD = 3;
+
+/**
+ * Writes the seccomp filter to a bwrap spawned with a pipe as stdio `FILTER_FD`, and closes it:
+ * bwrap reads it to the end before it builds the sandbox. A bwrap that fails before reading it
+ * closes the pipe; that error is bwrap's to report.
+ */
+export function feedFilter(child: ChildProcess): void {
+  const pipe = child.stdio[FILTER_FD] as Writable | null | undefined;
+  if (!pipe) return;
+  pipe.on("error", () => {});
+  pipe.end(seccompFilter());
+}
+
+/**
+ * Shell code that closes every descriptor but 0, 1 and 2 before the command runs. Node marks the
+ * descriptors it inherited close-on-exec only up to the first gap after 15: a higher one (a
+ * socket the agent's own parent left open) would reach the command. Without /proc (macOS) it
+ * does nothing.
+ */
+export const CLOSE_INHERITED =
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion
+  'for fd in /proc/$$/fd/*; do fd=${fd##*/}; case $fd in 0|1|2|*[!0-9]*) ;; *) eval "exec $fd>&-" ;; esac; done; ';
 
 /** The limits in force: the options' over `defaultLimits`. */
 export function sandboxLimits(
@@ -132,7 +165,8 @@ export function sandboxLimits(
 /**
  * The argv that runs `command` with bash inside the sandbox, in `workspace`. `env` is the
  * environment the tool was given: its `HOME` and `MINI_AGENT_HOME` say what to hide. With
- * `cgroupProcs`, bwrap starts inside that pids cgroup.
+ * `cgroupProcs`, bwrap starts inside that pids cgroup. The process must be spawned with a pipe
+ * as stdio `FILTER_FD`, given to `feedFilter`: bwrap waits for the filter there.
  */
 export function sandboxedArgv(
   bwrap: string,
@@ -149,7 +183,7 @@ export function sandboxedArgv(
   hiding.after.unshift(...protect);
   const { processes, memoryBytes } = sandboxLimits(options);
   // Setting a limit fails only above the hard limit already in force, which then bounds it.
-  const limit = `ulimit -u ${processes} 2>/dev/null; ulimit -d ${Math.ceil(memoryBytes / 1024)} 2>/dev/null; exec bash -c "$1"`;
+  const limit = `${CLOSE_INHERITED}ulimit -u ${processes} 2>/dev/null; ulimit -d ${Math.ceil(memoryBytes / 1024)} 2>/dev/null; exec bash -c "$1"`;
   const argv = [bwrap, ...isolation(workspace, hiding), "--chdir", workspace];
   const join = cgroupProcs ? ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', cgroupProcs] : [];
   return [...join, ...argv, "bash", "-c", limit, "bash", command];

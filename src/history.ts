@@ -28,7 +28,9 @@ interface OpenCall {
  * - a call without a result gets an `outcome unknown` receipt right after its round; a result
  *   without an open call is dropped;
  * - tool names follow `safeToolName`; every string (texts, results, inputs at any depth) has its
- *   lone surrogates replaced by U+FFFD.
+ *   lone surrogates replaced by U+FFFD;
+ * - a history that does not start with a user message (its first record was torn) starts with
+ *   the `firstMessageLost` placeholder: providers refuse any other first message.
  * A valid history comes back as the same message objects.
  */
 export function normalizeHistory(
@@ -92,6 +94,9 @@ export function normalizeHistory(
     messages.push(same ? message : { ...message, content, toolCalls });
   }
   const trailingRepairs = closeRound();
+  if (messages.length > 0 && messages[0]?.role !== "user") {
+    messages.unshift({ role: "user", content: receipts.firstMessageLost });
+  }
   return { messages, trailingRepairs, repaired };
 }
 

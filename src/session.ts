@@ -1,7 +1,12 @@
+/**
+ * The session file: JSON Lines, append-only, one record per line and one `write` per record.
+ * The first line identifies the session; every other line is a message of the history.
+ * Values of secret environment variables are replaced by `[redacted]` before anything is written.
+ * This module writes it; `session-read.ts` reads it, `session-records.ts` holds the records.
+ */
 import { randomBytes } from "node:crypto";
 import {
   closeSync,
-  createReadStream,
   fstatSync,
   mkdirSync,
   openSync,
@@ -10,74 +15,32 @@ import {
   unlinkSync,
   writeSync,
 } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { type Static, Type } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
-import { normalizeHistory } from "./history.js";
 import { mapStrings } from "./map-strings.js";
 import { secretRedactor } from "./secrets.js";
 import { lockSession, type SessionLock } from "./session-lock.js";
+import { readSession, type SessionReport } from "./session-read.js";
+import {
+  type ApprovalRecord,
+  SESSION_FORMAT_VERSION,
+  type SessionHeader,
+  type SessionRecord,
+} from "./session-records.js";
 import type { Message } from "./types.js";
 
-/**
- * The session file: JSON Lines, append-only, one record per line and one `write` per record.
- * The first line identifies the session; every other line is a message of the history.
- * Values of secret environment variables are replaced by `[redacted]` before anything is written.
- */
-export const SESSION_FORMAT_VERSION = 1;
-
-const ToolCallSchema = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  input: Type.Record(Type.String(), Type.Unknown()),
-});
-const MessageSchema = Type.Union([
-  Type.Object({ role: Type.Literal("user"), content: Type.String() }),
-  Type.Object({
-    role: Type.Literal("assistant"),
-    content: Type.String(),
-    toolCalls: Type.Array(ToolCallSchema),
-  }),
-  Type.Object({
-    role: Type.Literal("tool"),
-    toolCallId: Type.String(),
-    content: Type.String(),
-    isError: Type.Boolean(),
-  }),
-]);
-const HeaderSchema = Type.Object({
-  type: Type.Literal("session"),
-  version: Type.Integer({ minimum: 1 }),
-  id: Type.String(),
-  createdAt: Type.String(),
-  workspace: Type.String(),
-  model: Type.String(),
-  /** Where bash ran when the session began: bwrap, off, unavailable, required-unavailable. */
-  sandbox: Type.Optional(Type.String()),
-});
-const MessageRecordSchema = Type.Object({ type: Type.Literal("message"), message: MessageSchema });
-/** Who allowed or denied a call, written beside it: `by` names the rule or says "user". */
-const ApprovalRecordSchema = Type.Object({
-  type: Type.Literal("approval"),
-  toolCallId: Type.String(),
-  tool: Type.String(),
-  approved: Type.Boolean(),
-  by: Type.String(),
-});
-const RecordSchema = Type.Union([HeaderSchema, MessageRecordSchema, ApprovalRecordSchema]);
-
-export type SessionHeader = Static<typeof HeaderSchema>;
-export type ApprovalRecord = Static<typeof ApprovalRecordSchema>;
-type SessionRecord = Static<typeof RecordSchema>;
-
-/** What loading found, besides the history itself. */
-export interface SessionReport {
-  /** Calls that had no result and received an `outcome unknown` receipt. */
-  repaired: number;
-  /** Lines that could not be read (a torn write) and were left out. */
-  skipped: number;
-}
+export {
+  DamagedSessionError,
+  listSessions,
+  type ReadResult,
+  readSession,
+  type SessionReport,
+  type SessionSummary,
+} from "./session-read.js";
+export {
+  type ApprovalRecord,
+  SESSION_FORMAT_VERSION,
+  type SessionHeader,
+} from "./session-records.js";
 
 export interface LoadedSession extends SessionReport {
   session: Session;
@@ -265,123 +228,6 @@ function redactRecord<R extends SessionRecord>(record: R, redact: (text: string)
   const redacted: R = { ...mapStrings(record, redact), type: record.type };
   if (redacted.type !== "message" || record.type !== "message") return redacted;
   return { ...redacted, message: { ...redacted.message, role: record.message.role } };
-}
-
-interface ReadResult extends SessionReport {
-  header: SessionHeader;
-  messages: Message[];
-  /** Receipts for calls still open at the end of the file; `Session.open` writes them. */
-  trailingRepairs: Message[];
-  /** The file does not end with a newline: the last write was torn. */
-  torn: boolean;
-}
-
-/** Reads a session without writing to it. Streams the file; tolerates torn and glued lines. */
-export async function readSession(path: string): Promise<ReadResult> {
-  const records: SessionRecord[] = [];
-  let skipped = 0;
-  let torn = false;
-  const take = (line: Buffer) => {
-    if (line.length === 0) return;
-    const parsed = parseLine(line.toString("utf8"));
-    records.push(...parsed.records);
-    skipped += parsed.skipped;
-  };
-  // The pieces of a line longer than a chunk are joined once, at its newline: linear in its size.
-  let pending: Buffer[] = [];
-  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
-    let start = 0;
-    for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
-      const piece = chunk.subarray(start, newline);
-      take(pending.length > 0 ? Buffer.concat([...pending, piece]) : piece);
-      pending = [];
-      start = newline + 1;
-    }
-    if (start < chunk.length) pending.push(chunk.subarray(start));
-  }
-  if (pending.length > 0) {
-    torn = true;
-    take(Buffer.concat(pending));
-  }
-
-  const [header, ...others] = records;
-  if (header?.type !== "session") throw new Error(`not a mini-agent session file: ${path}`);
-  if (header.version > SESSION_FORMAT_VERSION) {
-    throw new Error(
-      `session format version ${header.version} is newer than this mini-agent supports (${SESSION_FORMAT_VERSION}): ${path}`,
-    );
-  }
-  const history = others.flatMap((record) => (record.type === "message" ? [record.message] : []));
-  return { header, skipped, torn, ...normalizeHistory(history) };
-}
-
-/** A line is one record, a torn piece, or (after a crash mid-write) a torn piece glued to records. */
-function parseLine(line: string): { records: SessionRecord[]; skipped: number } {
-  const whole = parseRecord(line);
-  if (whole) return { records: [whole], skipped: 0 };
-  const marker = '{"type":"';
-  for (let at = line.indexOf(marker, 1); at !== -1; at = line.indexOf(marker, at + 1)) {
-    const record = parseRecord(line.slice(at));
-    if (!record) continue;
-    const before = parseLine(line.slice(0, at));
-    return { records: [...before.records, record], skipped: before.skipped };
-  }
-  return { records: [], skipped: 1 };
-}
-
-function parseRecord(text: string): SessionRecord | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return Value.Check(RecordSchema, value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-export interface SessionSummary {
-  id: string;
-  path: string;
-  createdAt: string;
-  updatedAt: string;
-  workspace: string;
-  model: string;
-  firstPrompt: string;
-  /** User messages in the history. */
-  turns: number;
-}
-
-/** The sessions in `dir`, newest first. Files that are not sessions are left out. */
-export async function listSessions(dir: string): Promise<SessionSummary[]> {
-  let names: string[];
-  try {
-    names = (await readdir(dir)).filter((name) => name.endsWith(".jsonl"));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw error;
-  }
-  const summaries: SessionSummary[] = [];
-  for (const name of names) {
-    const path = join(dir, name);
-    try {
-      const [{ header, messages }, info] = await Promise.all([readSession(path), stat(path)]);
-      const prompts = messages.filter((message) => message.role === "user");
-      summaries.push({
-        id: header.id,
-        path,
-        createdAt: header.createdAt,
-        updatedAt: info.mtime.toISOString(),
-        workspace: header.workspace,
-        model: header.model,
-        firstPrompt: prompts[0]?.content ?? "",
-        turns: prompts.length,
-      });
-    } catch {
-      // Not a readable session (a torn header, a foreign file): listing shows the rest.
-    }
-  }
-  return summaries.sort(
-    (a, b) => b.updatedAt.localeCompare(a.updatedAt) || b.id.localeCompare(a.id),
-  );
 }
 
 /** Sortable by time, unique enough for one user: `20261130-125419-3f9a1c`. */

@@ -3,9 +3,12 @@ import { closeSync, openSync, writeSync } from "node:fs";
 import { readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
+import { toAnthropicMessages } from "../src/providers/anthropic-protocol.js";
+import { receipts } from "../src/receipts.js";
 import { secretRedactor } from "../src/secrets.js";
 import { listSessions, newSessionId, readSession, Session } from "../src/session.js";
 import type { Message } from "../src/types.js";
+import { validate as validateAnthropic } from "./support/anthropic-server.js";
 import { toolCall } from "./support/fake-client.js";
 import { useTempDirs } from "./support/temp.js";
 
@@ -93,6 +96,54 @@ describe("session file", () => {
     const loaded = await readSession(path);
     expect(loaded.messages).toEqual([user, asks, result1, result2]);
     expect(loaded.skipped).toBe(1);
+  });
+
+  it("loads a session whose first user record is torn and glued to the next, with a placeholder the strict servers accept", async () => {
+    const dir = await tempDir();
+    const path = await writeSession(dir, [user, asks, result1, result2, answer]);
+    const lines = (await readFile(path, "utf8")).split("\n");
+    const [header = "", first = "", ...rest] = lines;
+    const lost: Message = { role: "user", content: receipts.firstMessageLost };
+    for (const cut of [1, 20, first.length >> 1, first.length - 1]) {
+      await writeFile(path, `${header}\n${first.slice(0, cut)}${rest.join("\n")}`);
+      const loaded = await Session.open(path, { env });
+      await loaded.session.close();
+      expect(loaded.messages).toEqual([lost, asks, result1, result2, answer]);
+      expect([loaded.repaired, loaded.skipped]).toEqual([0, 1]);
+      const body = {
+        model: "m",
+        max_tokens: 100,
+        messages: toAnthropicMessages([...loaded.messages, { role: "user", content: "again" }]),
+      };
+      expect(validateAnthropic(body)).toBeUndefined();
+    }
+  });
+
+  it("says a file whose header is torn is damaged, with or without the records after it, and lists it as damaged", async () => {
+    const dir = await tempDir();
+    const path = await writeSession(dir, [user, asks, result1]);
+    const [header = "", ...rest] = (await readFile(path, "utf8")).split("\n");
+    const damaged = (what: string) =>
+      `session file ${path} is damaged: ${what}; it cannot be resumed (remove it to continue an earlier session)`;
+    const cases: [string, string][] = [["", damaged("it is empty")]];
+    for (let cut = 1; cut < header.length; cut++) {
+      const piece = header.slice(0, cut);
+      cases.push([piece, damaged("its first line is a torn session header")]);
+      cases.push([
+        `${piece}${rest.join("\n")}`,
+        damaged("its first line is a torn session header"),
+      ]);
+    }
+    for (const [text, error] of cases) {
+      await writeFile(path, text);
+      await expect(readSession(path)).rejects.toHaveProperty("message", error);
+      await expect(Session.open(path, { env })).rejects.toHaveProperty("message", error);
+      const listed = await listSessions(dir);
+      expect(listed.map(({ id, damaged: why, turns }) => ({ id, why, turns }))).toEqual([
+        { id: "s1", why: error, turns: 0 },
+      ]);
+    }
+    expect(await readdir(dir)).toEqual(["s1.jsonl"]);
   });
 
   it("repairs a call left without a result, writes the repair once and is idempotent", async () => {
@@ -423,11 +474,22 @@ describe("session file", () => {
     await writeSession(dir, [user, answer], "a");
     await new Promise((resolve) => setTimeout(resolve, 20));
     await writeSession(dir, [{ role: "user", content: "second" }, answer, user, answer], "b");
+    await writeFile(join(dir, "notes.jsonl"), "hello\n");
+    const old = new Date("2020-01-01T00:00:00Z");
     await writeFile(join(dir, "broken.jsonl"), "{");
+    await utimes(join(dir, "broken.jsonl"), old, old);
     const list = await listSessions(dir);
-    expect(list.map(({ id, firstPrompt, turns }) => ({ id, firstPrompt, turns }))).toEqual([
-      { id: "b", firstPrompt: "second", turns: 2 },
-      { id: "a", firstPrompt: user.content, turns: 1 },
+    expect(
+      list.map(({ id, firstPrompt, turns, damaged }) => ({ id, firstPrompt, turns, damaged })),
+    ).toEqual([
+      { id: "b", firstPrompt: "second", turns: 2, damaged: undefined },
+      { id: "a", firstPrompt: user.content, turns: 1, damaged: undefined },
+      {
+        id: "broken",
+        firstPrompt: "",
+        turns: 0,
+        damaged: `session file ${join(dir, "broken.jsonl")} is damaged: its first line is a torn session header; it cannot be resumed (remove it to continue an earlier session)`,
+      },
     ]);
     expect(await listSessions(join(dir, "missing"))).toEqual([]);
   });

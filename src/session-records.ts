@@ -1,0 +1,88 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+
+/**
+ * The records of a session file, one schema each: the header (the first line), the messages of
+ * the history, and the approval decisions beside them. Reading checks every line against them.
+ */
+export const SESSION_FORMAT_VERSION = 1;
+
+const ToolCallSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  input: Type.Record(Type.String(), Type.Unknown()),
+});
+const MessageSchema = Type.Union([
+  Type.Object({ role: Type.Literal("user"), content: Type.String() }),
+  Type.Object({
+    role: Type.Literal("assistant"),
+    content: Type.String(),
+    toolCalls: Type.Array(ToolCallSchema),
+  }),
+  Type.Object({
+    role: Type.Literal("tool"),
+    toolCallId: Type.String(),
+    content: Type.String(),
+    isError: Type.Boolean(),
+  }),
+]);
+const HeaderSchema = Type.Object({
+  type: Type.Literal("session"),
+  version: Type.Integer({ minimum: 1 }),
+  id: Type.String(),
+  createdAt: Type.String(),
+  workspace: Type.String(),
+  model: Type.String(),
+  /** Where bash ran when the session began: bwrap, off, unavailable, required-unavailable. */
+  sandbox: Type.Optional(Type.String()),
+});
+const MessageRecordSchema = Type.Object({ type: Type.Literal("message"), message: MessageSchema });
+/** Who allowed or denied a call, written beside it: `by` names the rule or says "user". */
+const ApprovalRecordSchema = Type.Object({
+  type: Type.Literal("approval"),
+  toolCallId: Type.String(),
+  tool: Type.String(),
+  approved: Type.Boolean(),
+  by: Type.String(),
+});
+const RecordSchema = Type.Union([HeaderSchema, MessageRecordSchema, ApprovalRecordSchema]);
+
+export type SessionHeader = Static<typeof HeaderSchema>;
+export type ApprovalRecord = Static<typeof ApprovalRecordSchema>;
+export type SessionRecord = Static<typeof RecordSchema>;
+
+/** How every record line begins; a header line begins with `{"type":"session"`. */
+const RECORD_START = '{"type":"';
+const HEADER_START = `${RECORD_START}session"`;
+
+/** A line is one record, a torn piece, or (after a crash mid-write) a torn piece glued to records. */
+export function parseLine(line: string): { records: SessionRecord[]; skipped: number } {
+  const whole = parseRecord(line);
+  if (whole) return { records: [whole], skipped: 0 };
+  for (let at = line.indexOf(RECORD_START, 1); at !== -1; at = line.indexOf(RECORD_START, at + 1)) {
+    const record = parseRecord(line.slice(at));
+    if (!record) continue;
+    const before = parseLine(line.slice(0, at));
+    return { records: [...before.records, record], skipped: before.skipped };
+  }
+  return { records: [], skipped: 1 };
+}
+
+/**
+ * Whether a first line that is not a whole header is one torn by a crash: it begins as a header
+ * does (or is the beginning of one), up to where a glued record starts.
+ */
+export function isTornHeader(line: string): boolean {
+  const glued = line.indexOf(RECORD_START, 1);
+  const piece = glued === -1 ? line : line.slice(0, glued);
+  return piece !== "" && (piece.startsWith(HEADER_START) || HEADER_START.startsWith(piece));
+}
+
+function parseRecord(text: string): SessionRecord | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return Value.Check(RecordSchema, value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -170,7 +170,12 @@ export class Session {
       throw fileError("cannot write session file", this.path, error);
     }
     if (written !== line.length) {
-      throw new Error(`session write was cut short: ${written} of ${line.length} bytes`);
+      // A regular file's write comes back short when the disk fills up in the middle of it.
+      const reason = `only ${written} of ${line.length} bytes were written`;
+      throw Object.assign(
+        new Error(`cannot write session file ${this.path}: ${reason} (${SHORT_WRITE_HINT})`),
+        { code: "ENOSPC" },
+      );
     }
     this.needsNewline = false;
   }
@@ -211,6 +216,8 @@ const HINTS: Record<string, string> = {
   ENOTDIR: "a part of that path is a file, not a folder",
   EEXIST: "a session with this id exists",
 };
+
+const SHORT_WRITE_HINT = "the disk is probably full: free some space";
 
 /** A file system error as one line: what failed, where, the code and, for the usual ones, a hint. */
 function fileError(action: string, path: string, error: unknown): Error {

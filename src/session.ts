@@ -1,7 +1,8 @@
 /**
  * The session file: JSON Lines, append-only, one record per line and one `write` per record.
  * The first line identifies the session; every other line is a message of the history.
- * Values of secret environment variables are replaced by `[redacted]` before anything is written.
+ * Values of secret environment variables are replaced by `[redacted]` and lone surrogates by
+ * U+FFFD before anything is written.
  * This module writes it; `session-read.ts` reads it, `session-records.ts` holds the records.
  */
 import { randomBytes } from "node:crypto";
@@ -26,6 +27,7 @@ import {
   type SessionHeader,
   type SessionRecord,
 } from "./session-records.js";
+import { wellFormed } from "./text.js";
 import type { Message } from "./types.js";
 
 export {
@@ -160,7 +162,7 @@ export class Session {
     if (this.fd === undefined) throw new Error(`session ${this.header.id} is closed`);
     this.checkStillAtPath(this.fd);
     const prefix = this.needsNewline ? "\n" : "";
-    const line = Buffer.from(`${prefix}${JSON.stringify(redactRecord(record, this.redact))}\n`);
+    const line = Buffer.from(`${prefix}${JSON.stringify(cleanRecord(record, this.redact))}\n`);
     // Until a write is known whole, the next record starts on a line of its own.
     this.needsNewline = true;
     let written: number;
@@ -228,13 +230,28 @@ function fileError(action: string, path: string, error: unknown): Error {
 }
 
 /**
- * Every string value of a record redacted, except the literals that say what it is (`type`,
- * `role`): a secret equal to a JSON word or to `assistant` can never drop or change a record.
+ * The record as it is written: every string value made well-formed (a lone surrogate becomes
+ * U+FFFD; strict JSON readers refuse one) and then redacted, in one walk, except the literals
+ * that say what it is (`type`, `role`), so a secret equal to a JSON word or to `assistant` can
+ * never drop or change a record. The keys of tool inputs, which the model chose, are cleaned
+ * too; the record's own keys never are.
  */
-function redactRecord<R extends SessionRecord>(record: R, redact: (text: string) => string): R {
-  const redacted: R = { ...mapStrings(record, redact), type: record.type };
-  if (redacted.type !== "message" || record.type !== "message") return redacted;
-  return { ...redacted, message: { ...redacted.message, role: record.message.role } };
+function cleanRecord<R extends SessionRecord>(record: R, redact: (text: string) => string): R {
+  const clean = (text: string) => redact(wellFormed(text));
+  if (record.type !== "message" || record.message.role !== "assistant") {
+    const cleaned: R = { ...mapStrings(record, clean), type: record.type };
+    if (cleaned.type !== "message" || record.type !== "message") return cleaned;
+    return { ...cleaned, message: { ...cleaned.message, role: record.message.role } };
+  }
+  const { toolCalls, ...message } = record.message;
+  const calls = toolCalls.map(({ input, ...call }) => ({
+    ...mapStrings(call, clean),
+    input: mapStrings(input, clean, { keys: true }),
+  }));
+  return {
+    ...record,
+    message: { ...mapStrings(message, clean), role: "assistant", toolCalls: calls },
+  };
 }
 
 /** Sortable by time, unique enough for one user: `20261130-125419-3f9a1c`. */

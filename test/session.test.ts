@@ -232,6 +232,61 @@ describe("session file", () => {
     expect(again.repaired).toBe(0);
   });
 
+  it("writes lone surrogates as U+FFFD and redacts secrets in tool input keys, in one walk", async () => {
+    const dir = await tempDir();
+    const secret = "sk-canary-key-as-key-01";
+    const session = await Session.create({
+      dir,
+      workspace: "/ws",
+      model: "m",
+      id: "s1",
+      env: { FAKE_API_KEY: secret },
+    });
+    await session.append({ role: "user", content: "A\ud83dB" });
+    await session.append({
+      role: "assistant",
+      content: "c\udc00 🚀",
+      toolCalls: [
+        toolCall("c1", "write", {
+          "k\ud800": ["v\udfff", { [secret]: "p\ud83d" }],
+          typeof: "toolCalls",
+        }),
+      ],
+    });
+    await session.appendApproval({ toolCallId: "c1", tool: "w\ud800", approved: true, by: "u" });
+    await session.append({ role: "tool", toolCallId: "c1", content: "r\ud800", isError: false });
+    await session.close();
+    const text = await readFile(session.path, "utf8");
+    // JSON.stringify escapes only lone surrogates; strict readers refuse them.
+    expect(text).not.toMatch(/\\u[dD][89a-fA-F][0-9a-fA-F]{2}/);
+    expect(text).not.toContain(secret);
+    const records = text
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records.slice(1)).toEqual([
+      { type: "message", message: { role: "user", content: "A\uFFFDB" } },
+      {
+        type: "message",
+        message: {
+          role: "assistant",
+          content: "c\uFFFD 🚀",
+          toolCalls: [
+            toolCall("c1", "write", {
+              "k\uFFFD": ["v\uFFFD", { "[redacted]": "p\uFFFD" }],
+              typeof: "toolCalls",
+            }),
+          ],
+        },
+      },
+      { type: "approval", toolCallId: "c1", tool: "w\uFFFD", approved: true, by: "u" },
+      {
+        type: "message",
+        message: { role: "tool", toolCallId: "c1", content: "r\uFFFD", isError: false },
+      },
+    ]);
+  });
+
   it("redacts the values of secret environment variables before writing", async () => {
     const dir = await tempDir();
     const secrets = {

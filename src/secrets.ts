@@ -15,7 +15,8 @@
  * `DB_PW`, a `DATABASE_URL` with a password and an `ANTHROPIC_BASE_URL` with `?key=` are secret;
  * `PWD`, `OLDPWD`, `XDG_SESSION_TYPE`, `KEYBOARD_LAYOUT`, `TOKENIZERS_PARALLELISM` and
  * `GIT_AUTHOR_NAME` are not. `SSH_AUTH_SOCK` is secret: it is a path, but whoever can reach it
- * can sign with the user's SSH keys.
+ * can sign with the user's SSH keys; so is `DBUS_SESSION_BUS_ADDRESS`, whose bus can start
+ * programs outside any sandbox.
  */
 
 const SECRET_WORDS = new Set([

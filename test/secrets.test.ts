@@ -42,6 +42,8 @@ const secretCorpus: Record<string, string> = {
   CI_JOB_TOKEN: "ci-job-canary-token-28",
   REGISTRY_CREDENTIALS: "registry-creds-canary-29",
   SSH_AUTH_SOCK: "/tmp/ssh-canary30/agent.1234",
+  // Like SSH_AUTH_SOCK, an address that lends a capability: the session bus starts programs.
+  DBUS_SESSION_BUS_ADDRESS: "unix:path=/run/user/1000/bus-canary-62",
   db_password: "lowercase-canary-31",
   awsSecretKey: "camel-case-canary-32",
   "npm_config_//registry.npmjs.org/:_authToken": "npmrc-auth-canary-33",

@@ -12,6 +12,13 @@ export interface NormalizeOptions {
    * history always gets the same ids: on every load and before every request.
    */
   newId?: (seed: string) => string;
+  /**
+   * Whether the history must start with a user message, as providers require of what they are
+   * sent: when its first record was torn, the `firstMessageLost` placeholder goes first. Off for
+   * a history that continues a compacted one, which may start mid-turn (the compaction's own note
+   * goes before it in what is sent). The adapters and loading without a compaction set it.
+   */
+  startWithUser?: boolean;
 }
 
 /** A call of the round still waiting for its result: the id it came with and the one it has. */
@@ -28,7 +35,9 @@ interface OpenCall {
  * - a call without a result gets an `outcome unknown` receipt right after its round; a result
  *   without an open call is dropped;
  * - tool names follow `safeToolName`; every string (texts, results, inputs at any depth) has its
- *   lone surrogates replaced by U+FFFD.
+ *   lone surrogates replaced by U+FFFD;
+ * - with `startWithUser`, a history that does not start with a user message (its first record
+ *   was torn) starts with the `firstMessageLost` placeholder: providers refuse any other.
  * A valid history comes back as the same message objects.
  */
 export function normalizeHistory(
@@ -92,6 +101,9 @@ export function normalizeHistory(
     messages.push(same ? message : { ...message, content, toolCalls });
   }
   const trailingRepairs = closeRound();
+  if (options.startWithUser && messages.length > 0 && messages[0]?.role !== "user") {
+    messages.unshift({ role: "user", content: receipts.firstMessageLost });
+  }
   return { messages, trailingRepairs, repaired };
 }
 

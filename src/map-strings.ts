@@ -3,32 +3,60 @@ export interface MapStringsOptions {
   keys?: boolean;
 }
 
+/** An array or object being mapped: its entries, and the mapped values of those done so far. */
+interface Frame {
+  value: object;
+  entries: [string, unknown][];
+  mapped: unknown[];
+}
+
 /**
  * `value` with `change` applied to every string in it, through arrays and plain objects (the
  * values; the keys only when asked). Parts where nothing changed come back as the same objects,
- * so a value with nothing to change is returned as it came, and its shape never changes.
+ * so a value with nothing to change is returned as it came, and its shape never changes. The
+ * walk keeps its own stack: a value nested 100,000 levels deep is mapped like a flat one.
  */
 export function mapStrings<T>(
   value: T,
   change: (text: string) => string,
   options: MapStringsOptions = {},
 ): T {
-  return mapValue(value, change, options.keys === true) as T;
+  if (!isContainer(value)) return (typeof value === "string" ? change(value) : value) as T;
+  const stack: Frame[] = [open(value)];
+  for (;;) {
+    const frame = stack[stack.length - 1] as Frame;
+    const next = frame.entries[frame.mapped.length];
+    if (next !== undefined) {
+      const [, item] = next;
+      if (isContainer(item)) stack.push(open(item));
+      else frame.mapped.push(typeof item === "string" ? change(item) : item);
+      continue;
+    }
+    stack.pop();
+    const done = close(frame, change, options.keys === true);
+    const parent = stack[stack.length - 1];
+    if (parent === undefined) return done as T;
+    parent.mapped.push(done);
+  }
 }
 
-function mapValue(value: unknown, change: (text: string) => string, keys: boolean): unknown {
-  if (typeof value === "string") return change(value);
+function isContainer(value: unknown): value is object {
+  return typeof value === "object" && value !== null;
+}
+
+function open(value: object): Frame {
+  return { value, entries: Object.entries(value), mapped: [] };
+}
+
+/** The frame's value rebuilt from its mapped entries, or the same value if none changed. */
+function close(frame: Frame, change: (text: string) => string, keys: boolean): unknown {
+  const { value, entries, mapped } = frame;
   if (Array.isArray(value)) {
-    const mapped = value.map((item) => mapValue(item, change, keys));
-    return mapped.some((item, index) => item !== value[index]) ? mapped : value;
+    return mapped.some((item, index) => item !== entries[index]?.[1]) ? mapped : value;
   }
-  if (value === null || typeof value !== "object") return value;
-  let changed = false;
-  const entries = Object.entries(value).map(([key, item]) => {
-    const mappedKey = keys ? change(key) : key;
-    const mapped = mapValue(item, change, keys);
-    changed ||= mapped !== item || mappedKey !== key;
-    return [mappedKey, mapped] as const;
-  });
-  return changed ? Object.fromEntries(entries) : value;
+  const newKeys = entries.map(([key]) => (keys ? change(key) : key));
+  const changed = entries.some(
+    ([key, item], index) => newKeys[index] !== key || mapped[index] !== item,
+  );
+  return changed ? Object.fromEntries(newKeys.map((key, index) => [key, mapped[index]])) : value;
 }

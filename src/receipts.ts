@@ -1,7 +1,8 @@
 import type { Message } from "./types.js";
 
 /**
- * Every fixed text the loop and the session store write in place of a tool result. They are
+ * Every fixed text the loop and the session store write in place of a tool result (or of a
+ * message lost from the session file). They are
  * fixed on purpose: a thrown error's message may carry a secret, so it reaches the caller and
  * never the history.
  */
@@ -10,6 +11,9 @@ export const receipts = {
   abortedDuringExecution: "aborted during execution",
   approvalFailed: "tool approval failed",
   executionFailed: "tool execution failed",
+  /** Stands first in a history whose first message was lost (a torn first record). */
+  firstMessageLost:
+    "[the first message of this session could not be recovered from the session file]",
   notExecutedAfterFailure: "not executed after an earlier failure",
   rejected: "tool call rejected",
   outcomeUnknown:

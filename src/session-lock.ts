@@ -22,8 +22,8 @@ let exitHookInstalled = false;
 export function lockSession(path: string, id: string): SessionLock {
   const mine = `${process.pid} ${startTime(process.pid) ?? "-"}\n`;
   const draft = `${path}.${process.pid}.tmp`;
-  writeFileSync(draft, mine, { mode: 0o600 });
   try {
+    writeFileSync(draft, mine, { mode: 0o600 });
     for (let attempt = 0; ; attempt++) {
       try {
         linkSync(draft, path);
@@ -38,7 +38,8 @@ export function lockSession(path: string, id: string): SessionLock {
       removeIfSame(path, holder?.text);
     }
   } finally {
-    unlinkSync(draft);
+    // Also when the draft could not be written whole (a full disk): no temp file is left.
+    removeDraft(draft);
   }
   held.set(path, mine);
   if (!exitHookInstalled) {
@@ -100,6 +101,15 @@ function startTime(pid: number): string | undefined {
     return fields[0] === "Z" ? "zombie" : fields[19];
   } catch {
     return undefined;
+  }
+}
+
+/** Removes the private draft, if it was made; never hides the error that is on its way out. */
+function removeDraft(draft: string): void {
+  try {
+    unlinkSync(draft);
+  } catch {
+    // Not made (the folder refused it), or already gone.
   }
 }
 

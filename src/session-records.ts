@@ -1,10 +1,13 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
 import { CompactionSchema } from "./compaction/record.js";
 
 /**
- * The records of a session file, each one schema that loading checks every line against: the
- * header, a message, an approval decision, a compaction.
+ * The records of a session file, one schema each: the header (the first line), the messages of
+ * the history, the approval decisions beside them, and compactions. Reading checks every line
+ * against them.
  */
+export const SESSION_FORMAT_VERSION = 1;
 
 const ToolCallSchema = Type.Object({
   id: Type.String(),
@@ -59,3 +62,39 @@ export const RecordSchema = Type.Union([
 export type SessionHeader = Static<typeof HeaderSchema>;
 export type ApprovalRecord = Static<typeof ApprovalRecordSchema>;
 export type SessionRecord = Static<typeof RecordSchema>;
+
+/** How every record line begins; a header line begins with `{"type":"session"`. */
+const RECORD_START = '{"type":"';
+const HEADER_START = `${RECORD_START}session"`;
+
+/** A line is one record, a torn piece, or (after a crash mid-write) a torn piece glued to records. */
+export function parseLine(line: string): { records: SessionRecord[]; skipped: number } {
+  const whole = parseRecord(line);
+  if (whole) return { records: [whole], skipped: 0 };
+  for (let at = line.indexOf(RECORD_START, 1); at !== -1; at = line.indexOf(RECORD_START, at + 1)) {
+    const record = parseRecord(line.slice(at));
+    if (!record) continue;
+    const before = parseLine(line.slice(0, at));
+    return { records: [...before.records, record], skipped: before.skipped };
+  }
+  return { records: [], skipped: 1 };
+}
+
+/**
+ * Whether a first line that is not a whole header is one torn by a crash: it begins as a header
+ * does (or is the beginning of one), up to where a glued record starts.
+ */
+export function isTornHeader(line: string): boolean {
+  const glued = line.indexOf(RECORD_START, 1);
+  const piece = glued === -1 ? line : line.slice(0, glued);
+  return piece !== "" && (piece.startsWith(HEADER_START) || HEADER_START.startsWith(piece));
+}
+
+function parseRecord(text: string): SessionRecord | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return Value.Check(RecordSchema, value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,7 +1,13 @@
+/**
+ * The session file: JSON Lines, append-only, one record per line and one `write` per record.
+ * The first line identifies the session; every other line is a message of the history.
+ * Values of secret environment variables are replaced by `[redacted]` and lone surrogates by
+ * U+FFFD before anything is written.
+ * This module writes it; `session-read.ts` reads it, `session-records.ts` holds the records.
+ */
 import { randomBytes } from "node:crypto";
 import {
   closeSync,
-  createReadStream,
   fstatSync,
   mkdirSync,
   openSync,
@@ -10,21 +16,19 @@ import {
   unlinkSync,
   writeSync,
 } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { Value } from "@sinclair/typebox/value";
-import { KeptHistory } from "./compaction/kept.js";
 import type { Compaction } from "./compaction/record.js";
-import { normalizeHistory } from "./history.js";
 import { mapStrings } from "./map-strings.js";
 import { secretRedactor } from "./secrets.js";
 import { lockSession, type SessionLock } from "./session-lock.js";
+import { readSession, type SessionReport } from "./session-read.js";
 import {
   type ApprovalRecord,
-  RecordSchema,
+  SESSION_FORMAT_VERSION,
   type SessionHeader,
   type SessionRecord,
 } from "./session-records.js";
+import { wellFormed } from "./text.js";
 import type { Message } from "./types.js";
 
 /**
@@ -33,17 +37,19 @@ import type { Message } from "./types.js";
  * approval decision, or a compaction (which covers every message before its first kept one).
  * Values of secret environment variables are replaced by `[redacted]` before anything is written.
  */
-export const SESSION_FORMAT_VERSION = 1;
-
-export type { ApprovalRecord, SessionHeader };
-
-/** What loading found, besides the history itself. */
-export interface SessionReport {
-  /** Calls that had no result and received an `outcome unknown` receipt. */
-  repaired: number;
-  /** Lines that could not be read (a torn write) and were left out. */
-  skipped: number;
-}
+export {
+  DamagedSessionError,
+  listSessions,
+  type ReadResult,
+  readSession,
+  type SessionReport,
+  type SessionSummary,
+} from "./session-read.js";
+export {
+  type ApprovalRecord,
+  SESSION_FORMAT_VERSION,
+  type SessionHeader,
+} from "./session-records.js";
 
 export interface LoadedSession extends SessionReport {
   session: Session;
@@ -173,7 +179,7 @@ export class Session {
     if (this.fd === undefined) throw new Error(`session ${this.header.id} is closed`);
     this.checkStillAtPath(this.fd);
     const prefix = this.needsNewline ? "\n" : "";
-    const line = Buffer.from(`${prefix}${JSON.stringify(redactRecord(record, this.redact))}\n`);
+    const line = Buffer.from(`${prefix}${JSON.stringify(cleanRecord(record, this.redact))}\n`);
     // Until a write is known whole, the next record starts on a line of its own.
     this.needsNewline = true;
     let written: number;
@@ -183,7 +189,12 @@ export class Session {
       throw fileError("cannot write session file", this.path, error);
     }
     if (written !== line.length) {
-      throw new Error(`session write was cut short: ${written} of ${line.length} bytes`);
+      // A regular file's write comes back short when the disk fills up in the middle of it.
+      const reason = `only ${written} of ${line.length} bytes were written`;
+      throw Object.assign(
+        new Error(`cannot write session file ${this.path}: ${reason} (${SHORT_WRITE_HINT})`),
+        { code: "ENOSPC" },
+      );
     }
     this.needsNewline = false;
   }
@@ -225,6 +236,8 @@ const HINTS: Record<string, string> = {
   EEXIST: "a session with this id exists",
 };
 
+const SHORT_WRITE_HINT = "the disk is probably full: free some space";
+
 /** A file system error as one line: what failed, where, the code and, for the usual ones, a hint. */
 function fileError(action: string, path: string, error: unknown): Error {
   const code = (error as NodeJS.ErrnoException).code;
@@ -234,158 +247,30 @@ function fileError(action: string, path: string, error: unknown): Error {
 }
 
 /**
- * Every string value of a record redacted, except the literals that say what it is (`type`,
- * `role`, `trigger`): a secret equal to a JSON word or to `assistant` can never drop or change a
- * record.
+ * The record as it is written: every string value made well-formed (a lone surrogate becomes
+ * U+FFFD; strict JSON readers refuse one) and then redacted, in one walk, except the literals
+ * that say what it is (`type`, `role`, a compaction's `trigger`), so a secret equal to a JSON word or to `assistant` can
+ * never drop or change a record. The keys of tool inputs, which the model chose, are cleaned
+ * too; the record's own keys never are.
  */
-function redactRecord<R extends SessionRecord>(record: R, redact: (text: string) => string): R {
-  const redacted: R = { ...mapStrings(record, redact), type: record.type };
-  if (redacted.type === "compaction" && record.type === "compaction")
-    return { ...redacted, trigger: record.trigger };
-  if (redacted.type !== "message" || record.type !== "message") return redacted;
-  return { ...redacted, message: { ...redacted.message, role: record.message.role } };
-}
-
-interface ReadResult extends SessionReport {
-  header: SessionHeader;
-  /** From the last compaction's first kept message on, when there is a compaction. */
-  messages: Message[];
-  compaction?: Compaction;
-  /** Receipts for calls still open at the end of the file; `Session.open` writes them. */
-  trailingRepairs: Message[];
-  /** The file does not end with a newline: the last write was torn. */
-  torn: boolean;
-}
-
-/**
- * Reads a session without writing to it. Streams the file; tolerates torn and glued lines. Holds
- * only the messages since the last compaction read so far: at each compaction record, the
- * messages it covers are dropped, so memory follows what the model sees, not the file's size.
- */
-export async function readSession(path: string): Promise<ReadResult> {
-  let header: SessionHeader | undefined;
-  const history = new KeptHistory();
-  let skipped = 0;
-  let torn = false;
-  const take = (line: Buffer) => {
-    if (line.length === 0) return;
-    const parsed = parseLine(line.toString("utf8"));
-    skipped += parsed.skipped;
-    for (const record of parsed.records) {
-      if (header === undefined) header = checkHeader(record, path);
-      else if (record.type === "message") history.add(record.message);
-      else if (record.type === "compaction" && !history.compact(record)) skipped++;
-    }
-  };
-  // The pieces of a line longer than a chunk are joined once, at its newline: linear in its size.
-  let pending: Buffer[] = [];
-  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
-    let start = 0;
-    for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
-      const piece = chunk.subarray(start, newline);
-      take(pending.length > 0 ? Buffer.concat([...pending, piece]) : piece);
-      pending = [];
-      start = newline + 1;
-    }
-    if (start < chunk.length) pending.push(chunk.subarray(start));
+function cleanRecord<R extends SessionRecord>(record: R, redact: (text: string) => string): R {
+  const clean = (text: string) => redact(wellFormed(text));
+  if (record.type !== "message" || record.message.role !== "assistant") {
+    const cleaned: R = { ...mapStrings(record, clean), type: record.type };
+    if (cleaned.type === "compaction" && record.type === "compaction")
+      return { ...cleaned, trigger: record.trigger };
+    if (cleaned.type !== "message" || record.type !== "message") return cleaned;
+    return { ...cleaned, message: { ...cleaned.message, role: record.message.role } };
   }
-  if (pending.length > 0) {
-    torn = true;
-    take(Buffer.concat(pending));
-  }
-
-  if (header === undefined) throw new Error(`not a mini-agent session file: ${path}`);
-  const { compaction } = history;
+  const { toolCalls, ...message } = record.message;
+  const calls = toolCalls.map(({ input, ...call }) => ({
+    ...mapStrings(call, clean),
+    input: mapStrings(input, clean, { keys: true }),
+  }));
   return {
-    header,
-    skipped,
-    torn,
-    ...normalizeHistory(history.messages),
-    ...(compaction && { compaction }),
+    ...record,
+    message: { ...mapStrings(message, clean), role: "assistant", toolCalls: calls },
   };
-}
-
-function checkHeader(record: SessionRecord, path: string): SessionHeader {
-  if (record.type !== "session") throw new Error(`not a mini-agent session file: ${path}`);
-  if (record.version > SESSION_FORMAT_VERSION) {
-    throw new Error(
-      `session format version ${record.version} is newer than this mini-agent supports (${SESSION_FORMAT_VERSION}): ${path}`,
-    );
-  }
-  return record;
-}
-
-/** A line is one record, a torn piece, or (after a crash mid-write) a torn piece glued to records. */
-function parseLine(line: string): { records: SessionRecord[]; skipped: number } {
-  const whole = parseRecord(line);
-  if (whole) return { records: [whole], skipped: 0 };
-  const marker = '{"type":"';
-  for (let at = line.indexOf(marker, 1); at !== -1; at = line.indexOf(marker, at + 1)) {
-    const record = parseRecord(line.slice(at));
-    if (!record) continue;
-    const before = parseLine(line.slice(0, at));
-    return { records: [...before.records, record], skipped: before.skipped };
-  }
-  return { records: [], skipped: 1 };
-}
-
-function parseRecord(text: string): SessionRecord | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return Value.Check(RecordSchema, value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-export interface SessionSummary {
-  id: string;
-  path: string;
-  createdAt: string;
-  updatedAt: string;
-  workspace: string;
-  model: string;
-  firstPrompt: string;
-  /** User messages in the history. */
-  turns: number;
-}
-
-/** The sessions in `dir`, newest first. Files that are not sessions are left out. */
-export async function listSessions(dir: string): Promise<SessionSummary[]> {
-  let names: string[];
-  try {
-    names = (await readdir(dir)).filter((name) => name.endsWith(".jsonl"));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw error;
-  }
-  const summaries: SessionSummary[] = [];
-  for (const name of names) {
-    const path = join(dir, name);
-    try {
-      const [read, info] = await Promise.all([readSession(path), stat(path)]);
-      const { header, messages, compaction } = read;
-      const prompts = [
-        ...(compaction?.userMessages ?? []),
-        ...messages.flatMap((message) => (message.role === "user" ? [message.content] : [])),
-      ];
-      summaries.push({
-        id: header.id,
-        path,
-        createdAt: header.createdAt,
-        updatedAt: info.mtime.toISOString(),
-        workspace: header.workspace,
-        model: header.model,
-        firstPrompt: prompts[0] ?? "",
-        turns: prompts.length,
-      });
-    } catch {
-      // Not a readable session (a torn header, a foreign file): listing shows the rest.
-    }
-  }
-  return summaries.sort(
-    (a, b) => b.updatedAt.localeCompare(a.updatedAt) || b.id.localeCompare(a.id),
-  );
 }
 
 /** Sortable by time, unique enough for one user: `20261130-125419-3f9a1c`. */

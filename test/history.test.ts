@@ -29,7 +29,33 @@ const counter = () => {
   return () => `fresh_${++made}`;
 };
 
+/** What stands first when a history's first message was lost (a torn first record). */
+const lostFirst = user(
+  "[the first message of this session could not be recovered from the session file]",
+);
+
 const cases: { name: string; history: Message[]; expected: Message[]; repaired: number }[] = [
+  {
+    name: "a history that starts with the model's round gets a user placeholder first",
+    history: [
+      asks(call("c1")),
+      result("c1"),
+      { role: "assistant", content: "done", toolCalls: [] },
+    ],
+    expected: [
+      lostFirst,
+      asks(call("c1")),
+      result("c1"),
+      { role: "assistant", content: "done", toolCalls: [] },
+    ],
+    repaired: 0,
+  },
+  {
+    name: "a history that starts with a result gets the placeholder before the next round",
+    history: [result("gone"), asks(call("c1"))],
+    expected: [lostFirst, asks(call("c1")), unknown("c1")],
+    repaired: 1,
+  },
   {
     name: "two calls with one id in one round each get exactly one result",
     history: [user("go"), asks(call("x"), call("x")), result("x", "first"), result("x", "second")],
@@ -125,9 +151,18 @@ const cases: { name: string; history: Message[]; expected: Message[]; repaired: 
 
 describe("normalizeHistory", () => {
   it.each(cases)("$name", ({ history, expected, repaired }) => {
-    const normalized = normalizeHistory(history, { newId: counter() });
+    const normalized = normalizeHistory(history, { newId: counter(), startWithUser: true });
     expect(normalized.messages).toEqual(expected);
     expect(normalized.repaired).toBe(repaired);
+  });
+
+  it("lets a history that continues a compacted one start mid-turn", () => {
+    const history: Message[] = [asks(call("c1", "read", { path: "a" })), result("c1")];
+    expect(normalizeHistory(history).messages).toEqual(history);
+    expect(normalizeHistory(history, { startWithUser: true }).messages).toEqual([
+      lostFirst,
+      ...history,
+    ]);
   });
 
   it("returns a valid history as the same objects", () => {
@@ -148,6 +183,11 @@ describe("normalizeHistory", () => {
       expect(message).toBe(history[index]);
     });
     expect(normalized.trailingRepairs).toEqual([]);
+  });
+
+  it("leaves an empty history empty and uses the receipt text for the placeholder", () => {
+    expect(normalizeHistory([]).messages).toEqual([]);
+    expect(lostFirst).toEqual({ role: "user", content: receipts.firstMessageLost });
   });
 
   it("makes the same valid ids for the same history, and keeps them once written back", () => {

@@ -3,9 +3,12 @@ import { closeSync, openSync, writeSync } from "node:fs";
 import { readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
+import { toAnthropicMessages } from "../src/providers/anthropic-protocol.js";
+import { receipts } from "../src/receipts.js";
 import { secretRedactor } from "../src/secrets.js";
 import { listSessions, newSessionId, readSession, Session } from "../src/session.js";
 import type { Message } from "../src/types.js";
+import { validate as validateAnthropic } from "./support/anthropic-server.js";
 import { toolCall } from "./support/fake-client.js";
 import { useTempDirs } from "./support/temp.js";
 
@@ -95,6 +98,52 @@ describe("session file", () => {
     expect(loaded.skipped).toBe(1);
   });
 
+  it("loads a session whose first user record is torn and glued to the next, with a placeholder the strict servers accept", async () => {
+    const dir = await tempDir();
+    const path = await writeSession(dir, [user, asks, result1, result2, answer]);
+    const lines = (await readFile(path, "utf8")).split("\n");
+    const [header = "", first = "", ...rest] = lines;
+    const lost: Message = { role: "user", content: receipts.firstMessageLost };
+    for (const cut of [1, 20, first.length >> 1, first.length - 1]) {
+      await writeFile(path, `${header}\n${first.slice(0, cut)}${rest.join("\n")}`);
+      const loaded = await Session.open(path, { env });
+      await loaded.session.close();
+      expect(loaded.messages).toEqual([lost, asks, result1, result2, answer]);
+      expect([loaded.repaired, loaded.skipped]).toEqual([0, 1]);
+      const body = {
+        model: "m",
+        max_tokens: 100,
+        messages: toAnthropicMessages([...loaded.messages, { role: "user", content: "again" }]),
+      };
+      expect(validateAnthropic(body)).toBeUndefined();
+    }
+  });
+
+  it("says a file whose header is torn is damaged, with or without the records after it, and lists it as damaged", async () => {
+    const dir = await tempDir();
+    const path = await writeSession(dir, [user, asks, result1]);
+    const [header = "", ...rest] = (await readFile(path, "utf8")).split("\n");
+    const damaged = (what: string) =>
+      `session file ${path} is damaged: ${what}; it cannot be resumed (remove it to continue an earlier session)`;
+    const torn = "its first line is a torn session header";
+    const cases: [string, string][] = [["", "it is empty"]];
+    for (let cut = 1; cut < header.length; cut++) {
+      const piece = header.slice(0, cut);
+      cases.push([piece, torn]);
+      cases.push([`${piece}${rest.join("\n")}`, torn]);
+    }
+    for (const [text, reason] of cases) {
+      await writeFile(path, text);
+      await expect(readSession(path)).rejects.toHaveProperty("message", damaged(reason));
+      await expect(Session.open(path, { env })).rejects.toHaveProperty("message", damaged(reason));
+      const listed = await listSessions(dir);
+      expect(listed.map(({ id, damaged: why, turns }) => ({ id, why, turns }))).toEqual([
+        { id: "s1", why: reason, turns: 0 },
+      ]);
+    }
+    expect(await readdir(dir)).toEqual(["s1.jsonl"]);
+  });
+
   it("repairs a call left without a result, writes the repair once and is idempotent", async () => {
     const dir = await tempDir();
     const path = await writeSession(dir, [user, asks, result1]);
@@ -179,6 +228,61 @@ describe("session file", () => {
     await again.session.close();
     expect(again.messages).toEqual(repairedHistory);
     expect(again.repaired).toBe(0);
+  });
+
+  it("writes lone surrogates as U+FFFD and redacts secrets in tool input keys, in one walk", async () => {
+    const dir = await tempDir();
+    const secret = "sk-canary-key-as-key-01";
+    const session = await Session.create({
+      dir,
+      workspace: "/ws",
+      model: "m",
+      id: "s1",
+      env: { FAKE_API_KEY: secret },
+    });
+    await session.append({ role: "user", content: "A\ud83dB" });
+    await session.append({
+      role: "assistant",
+      content: "c\udc00 🚀",
+      toolCalls: [
+        toolCall("c1", "write", {
+          "k\ud800": ["v\udfff", { [secret]: "p\ud83d" }],
+          typeof: "toolCalls",
+        }),
+      ],
+    });
+    await session.appendApproval({ toolCallId: "c1", tool: "w\ud800", approved: true, by: "u" });
+    await session.append({ role: "tool", toolCallId: "c1", content: "r\ud800", isError: false });
+    await session.close();
+    const text = await readFile(session.path, "utf8");
+    // JSON.stringify escapes only lone surrogates; strict readers refuse them.
+    expect(text).not.toMatch(/\\u[dD][89a-fA-F][0-9a-fA-F]{2}/);
+    expect(text).not.toContain(secret);
+    const records = text
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records.slice(1)).toEqual([
+      { type: "message", message: { role: "user", content: "A\uFFFDB" } },
+      {
+        type: "message",
+        message: {
+          role: "assistant",
+          content: "c\uFFFD 🚀",
+          toolCalls: [
+            toolCall("c1", "write", {
+              "k\uFFFD": ["v\uFFFD", { "[redacted]": "p\uFFFD" }],
+              typeof: "toolCalls",
+            }),
+          ],
+        },
+      },
+      { type: "approval", toolCallId: "c1", tool: "w\uFFFD", approved: true, by: "u" },
+      {
+        type: "message",
+        message: { role: "tool", toolCallId: "c1", content: "r\uFFFD", isError: false },
+      },
+    ]);
   });
 
   it("redacts the values of secret environment variables before writing", async () => {
@@ -423,15 +527,35 @@ describe("session file", () => {
     await writeSession(dir, [user, answer], "a");
     await new Promise((resolve) => setTimeout(resolve, 20));
     await writeSession(dir, [{ role: "user", content: "second" }, answer, user, answer], "b");
+    await writeFile(join(dir, "notes.jsonl"), "hello\n");
+    const old = new Date("2020-01-01T00:00:00Z");
     await writeFile(join(dir, "broken.jsonl"), "{");
+    await utimes(join(dir, "broken.jsonl"), old, old);
     const list = await listSessions(dir);
-    expect(list.map(({ id, firstPrompt, turns }) => ({ id, firstPrompt, turns }))).toEqual([
-      { id: "b", firstPrompt: "second", turns: 2 },
-      { id: "a", firstPrompt: user.content, turns: 1 },
+    expect(
+      list.map(({ id, firstPrompt, turns, damaged }) => ({ id, firstPrompt, turns, damaged })),
+    ).toEqual([
+      { id: "b", firstPrompt: "second", turns: 2, damaged: undefined },
+      { id: "a", firstPrompt: user.content, turns: 1, damaged: undefined },
+      {
+        id: "broken",
+        firstPrompt: "",
+        turns: 0,
+        damaged: "its first line is a torn session header",
+      },
     ]);
     expect(await listSessions(join(dir, "missing"))).toEqual([]);
   });
 });
+
+/** The code of a failed system call on an error or on its cause, as the CLI looks for it. */
+function systemCodeOf(error: unknown): string | undefined {
+  for (let e = error; e instanceof Error; e = e.cause) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== undefined) return code;
+  }
+  return undefined;
+}
 
 /** A write that fails once, at its `at`-th call (0 is the header): half written, or thrown. */
 function failingWrite(code: string, at: number, { torn = false } = {}) {
@@ -504,10 +628,15 @@ describe("session file on a failing disk", () => {
         write: failingWrite("ENOSPC", 2, { torn }),
       });
       await session.append(user);
+      const size = Buffer.byteLength(JSON.stringify({ type: "message", message: answer })) + 1;
       const failed = torn
-        ? `session write was cut short: ${(Buffer.byteLength(JSON.stringify({ type: "message", message: answer })) + 1) >> 1} of ${Buffer.byteLength(JSON.stringify({ type: "message", message: answer })) + 1} bytes`
+        ? `cannot write session file ${session.path}: only ${size >> 1} of ${size} bytes were written (the disk is probably full: free some space)`
         : `cannot write session file ${session.path}: ENOSPC (the disk is full: free some space)`;
-      await expect(session.append(answer)).rejects.toThrow(new Error(failed));
+      const error = await session.append(answer).catch((e: NodeJS.ErrnoException) => e);
+      // A short write is a full disk in practice: it carries ENOSPC, so the CLI names the state
+      // folder and what to do, as for a write that failed outright.
+      expect(error).toBeInstanceOf(Error);
+      expect([(error as Error).message, systemCodeOf(error)]).toEqual([failed, "ENOSPC"]);
       const later: Message = { role: "user", content: "later" };
       await session.append(later);
       await session.close();

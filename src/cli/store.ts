@@ -114,9 +114,12 @@ function systemCode(error: unknown): string | undefined {
 export function formatSessions(sessions: SessionSummary[]): string {
   if (sessions.length === 0) return "no sessions for this folder\n";
   const rows = sessions.map((s) => {
+    const when = s.updatedAt.slice(0, 16).replace("T", " ");
+    if (s.damaged !== undefined)
+      return `${s.id}  ${when}  damaged: cannot be resumed (${s.damaged})`;
     const prompt = visible(s.firstPrompt.replace(/[ \t\r\n]+/g, " "));
     const shown = prompt.length > 60 ? `${headOf(prompt, 59)}…` : prompt;
-    return `${s.id}  ${s.updatedAt.slice(0, 16).replace("T", " ")}  ${String(s.turns).padStart(3)} turn(s)  ${shown}`;
+    return `${s.id}  ${when}  ${String(s.turns).padStart(3)} turn(s)  ${shown}`;
   });
   return `${rows.join("\n")}\n`;
 }

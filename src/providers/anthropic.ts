@@ -53,7 +53,7 @@ export class AnthropicModelClient implements ModelClient {
   }
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
-    const history = normalizeHistory([...request.messages]).messages;
+    const history = normalizeHistory([...request.messages], { startWithUser: true }).messages;
     const { system, tools, messages } = withCacheBreakpoints({
       system: request.system,
       tools: toAnthropicTools(request.tools),

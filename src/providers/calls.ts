@@ -1,4 +1,5 @@
 import { isValidCallId, newCallId, safeToolName } from "../call-ids.js";
+import { limits } from "../tools/limits.js";
 import type { Message, ToolCall } from "../types.js";
 
 /**
@@ -26,7 +27,9 @@ export function callIdsIn(messages: readonly Message[]): Set<string> {
  * outside the rule, repeated within the round or already in the history is replaced by a fresh
  * one (the provider would refuse the next request, and every one after it); a name outside the
  * rule becomes `safeToolName(name)`, so the loop answers it as an unknown tool and the round is
- * kept. Valid, unique ids and names pass unchanged, in order.
+ * kept; an input nested deeper than the tools take is cut (`withinInputDepth`), so the tool
+ * answers it with its own error and the round is kept. Valid, unique ids and names and inputs
+ * within the depth pass unchanged, in order.
  */
 export function admitCalls(calls: readonly ToolCall[], ids: RoundIds = {}): ToolCall[] {
   const taken = ids.taken ?? new Set<string>();
@@ -37,6 +40,41 @@ export function admitCalls(calls: readonly ToolCall[], ids: RoundIds = {}): Tool
     let id = call.id;
     while (!isFree(id)) id = newId();
     used.add(id);
-    return { id, name: safeToolName(call.name), input: call.input };
+    return { id, name: safeToolName(call.name), input: withinInputDepth(call.input) };
   });
+}
+
+/**
+ * `input` if it is nested at most `limits.inputDepth` levels deep, else a copy in which every
+ * array or object one level past the limit is empty: still too deep, so the tool refuses it with
+ * `nested more than 64 levels deep`, but small enough to serialise and send back. An input a
+ * thousand times deeper would overflow the stack of every recursive walk after it (the session
+ * record's `JSON.stringify`, the provider's request).
+ */
+export function withinInputDepth(input: Record<string, unknown>): Record<string, unknown> {
+  if (!isDeeperThan(input, limits.inputDepth)) return input;
+  return copyTo(input, 0) as Record<string, unknown>;
+}
+
+/** Whether some array or object in `value` sits at depth `max` or more (the root is depth 0). */
+function isDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [item, depth] = next;
+    if (typeof item !== "object" || item === null) continue;
+    if (depth >= max) return true;
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** `value` copied down to depth `limits.inputDepth`, where containers are left empty. */
+function copyTo(value: unknown, depth: number): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  const cut = depth >= limits.inputDepth;
+  if (Array.isArray(value)) return cut ? [] : value.map((item) => copyTo(item, depth + 1));
+  if (cut) return {};
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [key, copyTo(item, depth + 1)]),
+  );
 }

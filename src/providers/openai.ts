@@ -41,7 +41,7 @@ export class OpenAIModelClient implements ModelClient {
   }
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
-    const history = normalizeHistory([...request.messages]).messages;
+    const history = normalizeHistory([...request.messages], { startWithUser: true }).messages;
     const tools = toOpenAITools(request.tools);
     const [controller, release] = linkedController(request.signal);
     try {

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { runAgent } from "../src/agent.js";
-import { isRetryable, type RetryNotice, retryAfterMs, retryLostRound } from "../src/cli/retry.js";
+import {
+  isRetryable,
+  type RetryNotice,
+  retryAfterMs,
+  retryLine,
+  retryLostRound,
+} from "../src/cli/retry.js";
 import { failWhenIdle } from "../src/providers/idle.js";
 import { ProviderStreamError } from "../src/providers/stream-error.js";
 import { readSession } from "../src/session.js";
@@ -280,6 +286,20 @@ describe("retryLostRound", () => {
     expect(notices).toEqual([
       { attempt: 2, attempts: 4, delayMs: 1, reason: "api_error: Internal server error" },
     ]);
+  });
+
+  it("gives the reason as it is to JSON consumers, and made visible on the terminal line", async () => {
+    const client = new FakeClient([
+      [new ProviderStreamError("api_error", "down \x1b[2J again")],
+      [text("whole"), done],
+    ]);
+    const { notices } = await attempt({ client });
+    expect(notices).toEqual([
+      { attempt: 2, attempts: 4, delayMs: 1, reason: "api_error: down \x1b[2J again" },
+    ]);
+    expect(retryLine(notices[0] as RetryNotice)).toBe(
+      "api_error: down ␛[2J again; retrying in 1 ms (attempt 2 of 4)",
+    );
   });
 
   it("does not run again a stream error that does not pass with time", async () => {

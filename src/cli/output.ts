@@ -130,7 +130,9 @@ function toolLine(call: ToolCall | undefined, result: Message & { role: "tool" }
   const argument = call ? shortArgument(call.input) : "";
   const head = `  ${result.isError ? "✗" : "✓"} ${visible(name)}${argument ? ` ${argument}` : ""}`;
   if (!result.isError) return head;
-  const reason = result.content.trim().split("\n").at(-1) ?? "";
+  // bash ends its result with its status; every other tool says why it failed first.
+  const lines = result.content.trim().split("\n");
+  const reason = (name === "bash" ? lines.at(-1) : lines[0]) ?? "";
   return `${head}: ${clip(visible(reason), 120)}`;
 }
 

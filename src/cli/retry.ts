@@ -11,7 +11,7 @@ export interface RetryNotice {
   attempts: number;
   /** How long the CLI waits before it. */
   delayMs: number;
-  /** What failed, one line safe for a terminal: `overloaded_error: Overloaded`. */
+  /** What failed, as the provider said it (`retryLine` makes it safe for a terminal). */
   reason: string;
 }
 
@@ -76,7 +76,7 @@ export async function retryLostRound<T>(options: LostRoundOptions<T>): Promise<T
         retryAfterMs(error) ?? policy.firstDelayMs * 2 ** (attempt - 2),
         policy.maxDelayMs,
       );
-      const reason = visible(scrubURLs(reasonOf(error), options.baseURL));
+      const reason = scrubURLs(reasonOf(error), options.baseURL);
       options.notify({ attempt, attempts: policy.attempts, delayMs, reason });
       await sleep(delayMs, undefined, { signal }).catch(() => {});
     }
@@ -85,7 +85,7 @@ export async function retryLostRound<T>(options: LostRoundOptions<T>): Promise<T
 
 /** `overloaded_error: Overloaded; retrying in 2 s (attempt 2 of 4)`. */
 export function retryLine(notice: RetryNotice): string {
-  return `${notice.reason}; retrying in ${duration(notice.delayMs)} (attempt ${notice.attempt} of ${notice.attempts})`;
+  return `${visible(notice.reason)}; retrying in ${duration(notice.delayMs)} (attempt ${notice.attempt} of ${notice.attempts})`;
 }
 
 function duration(ms: number): string {

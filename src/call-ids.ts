@@ -10,6 +10,12 @@ import { randomBytes } from "node:crypto";
 const VALID_ID = /^[A-Za-z0-9_-]{1,40}$/;
 const VALID_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
+/**
+ * How deep a call's input may nest: deeper input is cut as the call arrives (the adapters) and
+ * refused by the tools, so no recursive walk of it can overflow the stack.
+ */
+export const MAX_INPUT_DEPTH = 64;
+
 export function isValidCallId(id: string): boolean {
   return VALID_ID.test(id);
 }

@@ -1,5 +1,4 @@
-import { isValidCallId, newCallId, safeToolName } from "../call-ids.js";
-import { limits } from "../tools/limits.js";
+import { isValidCallId, MAX_INPUT_DEPTH, newCallId, safeToolName } from "../call-ids.js";
 import type { Message, ToolCall } from "../types.js";
 
 /**
@@ -45,14 +44,14 @@ export function admitCalls(calls: readonly ToolCall[], ids: RoundIds = {}): Tool
 }
 
 /**
- * `input` if it is nested at most `limits.inputDepth` levels deep, else a copy in which every
+ * `input` if it is nested at most `MAX_INPUT_DEPTH` levels deep, else a copy in which every
  * array or object one level past the limit is empty: still too deep, so the tool refuses it with
  * `nested more than 64 levels deep`, but small enough to serialise and send back. An input a
  * thousand times deeper would overflow the stack of every recursive walk after it (the session
  * record's `JSON.stringify`, the provider's request).
  */
 export function withinInputDepth(input: Record<string, unknown>): Record<string, unknown> {
-  if (!isDeeperThan(input, limits.inputDepth)) return input;
+  if (!isDeeperThan(input, MAX_INPUT_DEPTH)) return input;
   return copyTo(input, 0) as Record<string, unknown>;
 }
 
@@ -68,10 +67,10 @@ function isDeeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
-/** `value` copied down to depth `limits.inputDepth`, where containers are left empty. */
+/** `value` copied down to depth `MAX_INPUT_DEPTH`, where containers are left empty. */
 function copyTo(value: unknown, depth: number): unknown {
   if (typeof value !== "object" || value === null) return value;
-  const cut = depth >= limits.inputDepth;
+  const cut = depth >= MAX_INPUT_DEPTH;
   if (Array.isArray(value)) return cut ? [] : value.map((item) => copyTo(item, depth + 1));
   if (cut) return {};
   return Object.fromEntries(

@@ -1,3 +1,5 @@
+import { MAX_INPUT_DEPTH } from "../call-ids.js";
+
 /** Every bound on what a tool returns to the model, in one place. */
 export const limits = {
   /** `read`: lines per call unless `limit` says otherwise, and characters per call. */
@@ -26,7 +28,7 @@ export const limits = {
   changeLines: 20,
   changeChars: 2000,
   /** Nesting of objects and arrays in a tool's input; deeper input is refused, not recursed. */
-  inputDepth: 64,
+  inputDepth: MAX_INPUT_DEPTH,
 } as const;
 
 /** The marker every tool puts where it cut output. */

@@ -79,3 +79,17 @@ export function hiddenCode(name: string, args: Word[]): string | undefined {
     return `${name} given a name with an array subscript, which bash evaluates`;
   return undefined;
 }
+
+/**
+ * Variables that make a program run a command of their choosing: git's configuration
+ * (`GIT_CONFIG_*` can define an alias), pagers, editors, `BASH_ENV`, `LD_PRELOAD`, `PATH`.
+ */
+const commandVariables =
+  /^(GIT_\w*|PAGER|MANPAGER|EDITOR|VISUAL|LESSOPEN|LESSCLOSE|BASH_ENV|ENV|LD_\w+|PATH|SHELL|PROMPT_COMMAND|\w*ASKPASS|BROWSER)$/;
+
+/** Why setting `name` for a command may run code a deny rule cannot read, if it may. */
+export function hiddenByVariable(name: string): string | undefined {
+  return commandVariables.test(name)
+    ? `${name} set for the command (it may make the command run another)`
+    : undefined;
+}

@@ -1,4 +1,4 @@
-import { hiddenCode } from "./hidden-code.js";
+import { hiddenByVariable, hiddenCode } from "./hidden-code.js";
 import type { Word } from "./script.js";
 import { type WrapperOptions, wrappers } from "./wrapper-table.js";
 
@@ -150,7 +150,10 @@ function skipOptions(
     const value = arg.value;
     if (value === "--") return skipOperands(args.slice(i + 1), operands);
     if (name === "env" && /^[A-Za-z_][A-Za-z0-9_]*=/.test(value)) {
-      view.blocked.push(`env setting ${value.slice(0, value.indexOf("="))} for the command`);
+      const variable = value.slice(0, value.indexOf("="));
+      view.blocked.push(`env setting ${variable} for the command`);
+      const hidden = hiddenByVariable(variable);
+      if (hidden) view.hidden.push(hidden);
       continue;
     }
     if (name === "nice" && /^-\d+$/.test(value)) continue;

@@ -75,7 +75,7 @@ export function hiddenCode(name: string, args: Word[]): string | undefined {
   }
   // the grammar may split such a word in two (`a[\$\(cmd\ x\)]`): read the words together
   const dynamicSubscript = args.some((arg) => arg.kind === "dynamic" && arg.text.includes("["));
-  if (namingBuiltins.has(name) && (dynamicSubscript || /\[[^]*[$`]/.test(texts.join(" "))))
+  if (namingBuiltins.has(name) && (dynamicSubscript || /\[[\s\S]*[$`]/.test(texts.join(" "))))
     return `${name} given a name with an array subscript, which bash evaluates`;
   return undefined;
 }

@@ -212,9 +212,103 @@ const corpus: [string, Expected][] = [
   ["for f in *; do cat $f; done", "ask"],
   ["case x in x) touch x;; esac", "ask"],
   ["coproc touch x", "ask"],
+  // bash evaluates an array subscript given to `-v`/`-R`, even from a quoted word
+  ["test -v 'a[$(touch x)]'", "ask"],
+  ["[ -v 'a[$(touch x)]' ]", "ask"],
+  ["test -v 'a[`touch x`]'", "ask"],
+  ["test -v $'a[\\x24(touch x)]'", "ask"],
+  ["test -v a[\\$\\(touch x\\)]", "ask"],
+  ["test -R 'a[$(touch x)]'", "ask"],
+  ["[ -R 'a[$(touch x)]' ]", "ask"],
+  ["test $X 'a[$(touch x)]'", "ask"],
+  // GNU long options may be abbreviated to any unambiguous prefix
+  ["sort --out=victim.txt /dev/null", "ask"],
+  ["sort --o=victim.txt /dev/null", "ask"],
+  ["sort --output victim.txt /dev/null", "ask"],
+  ["sort -S 1k --compress-p=sh data.txt", "ask"],
+  ["sort --compress sh data.txt", "ask"],
+  ["rg --pr=sh x", "ask"],
+  ["rg --hostname-bin=./x x", "ask"],
+  ["rg --hostname=./x x", "ask"],
+  ["git diff --out=x", "ask"],
+  ["git log --ext=x", "ask"],
+  ["git show --outp x", "ask"],
+  ["git diff --ext-d", "ask"],
   // not valid shell
   ['echo "unterminated', "ask"],
   ["ls )", "ask"],
+];
+
+/**
+ * Under --allow-bash with deny rules, code the rules cannot read must not run unasked: each of
+ * these hides a denied command (or may), so it is denied or asked, never allowed.
+ */
+const underAllowBash: [string, Expected][] = [
+  ["test -v 'a[$(rm x)]'", "ask"],
+  ["[ -v 'a[$(rm x)]' ]", "ask"],
+  ["test -v 'a[`rm x`]'", "ask"],
+  ["test -v $'a[\\x24(rm x)]'", "ask"],
+  ["test -v a[\\$\\(rm\\ x\\)]", "ask"],
+  ["test -R 'a[$(rm x)]'", "ask"],
+  ["printf -v 'a[$(rm x)]' %s 1", "ask"],
+  ["read 'a[$(rm x)]' < /dev/null", "ask"],
+  ["unset 'a[$(rm x)]'", "ask"],
+  ["declare 'a[$(rm x)]=1'", "ask"],
+  ["let 'a[$(rm x)]=1'", "ask"],
+  ["mapfile 'a[$(rm x)]' < /dev/null", "ask"],
+  ["readarray -t 'a[`rm x`]' < /dev/null", "ask"],
+  ["getopts a 'a[$(rm x)]'", "ask"],
+  ["wait -p 'a[$(rm x)]'", "ask"],
+  ["git -c alias.p=push p", "ask"],
+  ["git -c alias.p='!rm x' p", "ask"],
+  ["GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p", "ask"],
+  ["env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p", "ask"],
+  ["GIT_CONFIG_GLOBAL=./g git p", "ask"],
+  ["setsid -w git push", "deny"],
+  ["setsid -w rm -f x", "deny"],
+  ["flock lockf git push", "deny"],
+  ["flock -x lockf rm x", "deny"],
+  ["flock lockf -c 'git push'", "deny"],
+  ["script -qc 'git push'", "ask"],
+  ["script -q -c 'rm x' /dev/null", "deny"],
+  ["ionice -c3 git push", "deny"],
+  ["ionice -c 3 -n 7 rm x", "deny"],
+  ["chrt -i 0 rm x", "deny"],
+  ["taskset 1 rm x", "deny"],
+  ["taskset -c 0 git push", "deny"],
+  ["watch -n1 'rm x'", "deny"],
+  ["watch rm x", "deny"],
+  ["strace -f rm x", "deny"],
+  ["strace -o /dev/null -f git push", "deny"],
+  ["ltrace rm x", "deny"],
+  ["prlimit --nofile=10 rm x", "deny"],
+  ["unshare -r rm x", "deny"],
+  ["nsenter -t 1 -m rm x", "deny"],
+  ["doas rm x", "deny"],
+  ["doas -u root git push", "deny"],
+  ["su -c 'rm x'", "deny"],
+  ["runuser -u nobody -- rm x", "deny"],
+  ["runuser -c 'rm x' nobody", "deny"],
+  ["chroot / rm x", "deny"],
+  ["setpriv --reuid=0 rm x", "deny"],
+  ["nice -n 5 setsid ionice -c3 rm x", "deny"],
+  ["python3 -c 'import os; os.system(\"rm x\")'", "ask"],
+  ["python -c 'x'", "ask"],
+  ["perl -e 'system q(rm x)'", "ask"],
+  ["ruby -e 'system %q(rm x)'", "ask"],
+  ['node -e \'require("child_process").execSync("rm x")\'', "ask"],
+  ["node --eval x", "ask"],
+  ["php -r 'system(\"rm x\");'", "ask"],
+  ["awk 'BEGIN{system(\"rm x\")}'", "ask"],
+  ["gawk 'BEGIN{print | \"sh\"}'", "ask"],
+  ["mawk -f prog.awk", "ask"],
+  ["busybox awk 'BEGIN{system(\"rm x\")}'", "ask"],
+  ["sed -n '1e rm x' f", "ask"],
+  ["sed 's/.*/rm x/e' f", "ask"],
+  ["sed -f script.sed f", "ask"],
+  ["coproc rm -f x", "deny"],
+  ["coproc X { rm x; }", "ask"],
+  ["coproc { rm x; }", "ask"],
 ];
 
 describe("the bypass corpus", () => {
@@ -231,5 +325,17 @@ describe("the bypass corpus", () => {
   it.each(denied)("%j is still denied under --allow-bash", async (command) => {
     const verdict = await decideCommand(command, { ...context, allowAll: true });
     expect(verdict.decision).toBe("deny");
+  });
+  it.each(underAllowBash)(
+    "%j is decided %s under --allow-bash with deny rules",
+    async (command, expected) => {
+      const verdict = await decideCommand(command, { ...context, allowAll: true });
+      expect(verdict.decision).toBe(expected);
+    },
+  );
+
+  it.each(underAllowBash)("%j is not allowed by the rules alone", async (command) => {
+    const verdict = await decideCommand(command, context);
+    expect(verdict.decision).not.toBe("allow");
   });
 });

@@ -1,4 +1,5 @@
 import { isAbsolute, relative, resolve } from "node:path";
+import { hiddenByVariable } from "./hidden-code.js";
 import { readOnlyEntry } from "./read-only.js";
 import { type Rule, showRule } from "./rule.js";
 import { parseScript, type Script, type Word } from "./script.js";
@@ -45,7 +46,12 @@ export async function decideCommand(command: string, context: RulesContext): Pro
     const shown = showRule(deny.rule);
     return { decision: "deny", by: `rule:${shown}`, reason: `denied by the rule "${shown}"` };
   }
-  const hidden = [...script.opaque, ...views.flatMap((view) => view.hidden), ...deny.maybe];
+  const hidden = [
+    ...script.opaque,
+    ...views.flatMap((view) => view.hidden),
+    ...deny.maybe,
+    ...script.commands.flatMap((c) => c.assigns.flatMap((name) => hiddenByVariable(name) ?? [])),
+  ];
   if (context.allowAll) {
     if (denyRules.length === 0 || hidden.length === 0)
       return { decision: "allow", by: "allow-bash-flag" };

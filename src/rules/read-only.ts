@@ -6,7 +6,8 @@ import type { Run } from "./wrappers.js";
  * bash runs in the sandbox (which keeps what they could still reach, a workspace's own git
  * configuration say, inside the workspace). A program here takes any arguments, variables and
  * globs included, except where an option writes or runs something: then every argument must be
- * fixed text (a glob could expand to a file named `-delete`), and none may be such an option.
+ * fixed text (a glob could expand to a file named `-delete`), and none may be such an option,
+ * a long one abbreviated included.
  */
 const anyArguments = new Set([
   "ls",
@@ -44,8 +45,6 @@ const anyArguments = new Set([
   "sha1sum",
   "sha256sum",
   "sha512sum",
-  "test",
-  "[",
   "type",
   "printenv",
   "seq",
@@ -55,24 +54,42 @@ type Check = (args: string[]) => boolean;
 
 const none = (args: string[], bad: RegExp) => !args.some((arg) => bad.test(arg));
 
+/**
+ * True when an argument is one of the long options `excluded`, spelled in full, abbreviated (GNU
+ * and git accept any unambiguous prefix: `--out` is `--output`), or with a value (`--output=F`).
+ */
+function longOption(arg: string, excluded: string[]): boolean {
+  if (!arg.startsWith("--") || arg.length < 3) return false;
+  const equals = arg.indexOf("=");
+  const name = equals > 0 ? arg.slice(0, equals) : arg;
+  if (name.length < 3) return false;
+  return excluded.some((option) => option.startsWith(name) || name.startsWith(option));
+}
+
+const noLong = (args: string[], excluded: string[]) =>
+  !args.some((arg) => longOption(arg, excluded));
+
 const gitListing =
   /^(-a|--all|-r|--remotes|-v|-vv|--verbose|-l|--list|--show-current|--no-color|--color(=.*)?|--(no-)?merged(=.*)?|--(no-)?contains(=.*)?|--sort=.*|--format=.*|--points-at=.*)$/;
 
 /** Programs read-only unless given an option that writes, deletes or runs a program. */
 const checked: Record<string, Check> = {
   find: (args) => none(args, /^-(exec|execdir|ok|okdir|delete|fprint|fprint0|fprintf|fls)$/),
-  sort: (args) => none(args, /^--(output|compress-program)|^-[^-]*o/),
+  sort: (args) => none(args, /^-[^-]*o/) && noLong(args, ["--output", "--compress-program"]),
   uniq: (args) => args.filter((arg) => !arg.startsWith("-")).length <= 1,
-  rg: (args) => none(args, /^--pre(=|$)|^--pre-glob/),
+  rg: (args) => noLong(args, ["--pre", "--pre-glob", "--hostname-bin"]),
+  // `-v NAME` and `-R NAME` evaluate an array subscript in NAME: `test -v 'a[$(cmd)]'` runs cmd
+  test: (args) => !args.some((arg) => arg === "-v" || arg === "-R"),
+  "[": (args) => !args.some((arg) => arg === "-v" || arg === "-R"),
   env: (args) => args.length === 0,
   command: (args) => args[0] === "-v" || args[0] === "-V",
 };
 
 const gitReading: Record<string, Check> = {
-  status: (args) => none(args, /^--output/),
-  diff: (args) => none(args, /^--(output|ext-diff)/),
-  log: (args) => none(args, /^--(output|ext-diff)/),
-  show: (args) => none(args, /^--(output|ext-diff)/),
+  status: (args) => noLong(args, ["--output"]),
+  diff: (args) => noLong(args, ["--output", "--ext-diff"]),
+  log: (args) => noLong(args, ["--output", "--ext-diff"]),
+  show: (args) => noLong(args, ["--output", "--ext-diff"]),
   branch: (args) => args.every((arg) => gitListing.test(arg)),
 };
 
@@ -103,10 +120,11 @@ function staticValues(words: Word[]): string[] | undefined {
 /** The read-only set as the README and `rules explain` list it. */
 export const readOnlySet = [
   ...anyArguments,
+  "test, [ (fixed words, without -v, -R)",
   "find (without -exec, -execdir, -ok, -okdir, -delete, -fprint*, -fls)",
   "sort (without -o, --output, --compress-program)",
   "uniq (with at most one file)",
-  "rg (without --pre)",
+  "rg (without --pre, --pre-glob, --hostname-bin)",
   "env (no arguments)",
   "command -v",
   "git status, diff, log, show (without --output, --ext-diff)",

@@ -112,11 +112,7 @@ function scriptOf(root: Node): Script {
     const type = node.type;
     if (type === "command") script.commands.push(simpleCommand(node));
     else if (type === "test_command" && !node.text.startsWith("[["))
-      script.commands.push({
-        text: node.text,
-        assigns: [],
-        words: [{ kind: "static", value: "[" }],
-      });
+      script.commands.push({ text: node.text, assigns: [], words: testWords(node) });
     else if (type === "variable_assignment" && node.parent?.type !== "command")
       script.commands.push({ text: node.text, assigns: [assignedName(node)], words: [] });
     else if (type === "file_redirect") {
@@ -154,6 +150,20 @@ function simpleCommand(node: Node): SimpleCommand {
     } else if (!child.type.endsWith("_redirect")) command.words.push(wordOf(child));
   }
   return command;
+}
+
+/** The words of a `[ … ]` test, `[` first: its operators and operands, in order. */
+function testWords(node: Node): Word[] {
+  const words: Word[] = [{ kind: "static", value: "[" }];
+  const collect = (part: Node): void => {
+    if (/^(unary|binary|parenthesized)_expression$/.test(part.type)) {
+      for (const child of part.children) if (child) collect(child);
+    } else if (part.type === "test_operator" || !part.isNamed)
+      words.push({ kind: "static", value: part.text });
+    else words.push(wordOf(part));
+  };
+  for (const child of node.namedChildren) if (child) collect(child);
+  return words;
 }
 
 function assignedName(node: Node): string {
@@ -195,6 +205,8 @@ function literal(node: Node): string | undefined {
     case "concatenation": {
       let value = "";
       for (const part of node.namedChildren) {
+        // a lone `[` is a word of its own; inside a longer word it is a glob
+        if (part?.type === "word" && /[[\]]/.test(part.text)) return undefined;
         const piece = part && literal(part);
         if (piece === undefined) return undefined;
         value += piece;

@@ -1,4 +1,6 @@
+import { hiddenByVariable, hiddenCode } from "./hidden-code.js";
 import type { Word } from "./script.js";
+import { type WrapperOptions, wrappers } from "./wrapper-table.js";
 
 /** A command that must be allowed: its words, and whether more arguments join at run time (`xargs`). */
 export interface Run {
@@ -23,105 +25,6 @@ export interface CommandView {
   blocked: string[];
   code: string[];
 }
-
-/** Options that take a value, per wrapper; any other option of a wrapper is a flag on its own. */
-const wrappers: Record<string, { valued: string[]; flags: string[]; operands?: number }> = {
-  env: {
-    valued: ["-u", "--unset", "-C", "--chdir"],
-    flags: ["-i", "-0", "--ignore-environment", "--null", "-"],
-  },
-  sudo: {
-    valued: [
-      "-u",
-      "--user",
-      "-g",
-      "--group",
-      "-C",
-      "--close-from",
-      "-D",
-      "--chdir",
-      "-h",
-      "--host",
-      "-p",
-      "--prompt",
-      "-r",
-      "--role",
-      "-t",
-      "--type",
-      "-T",
-      "--command-timeout",
-      "-U",
-      "--other-user",
-    ],
-    flags: [
-      "-A",
-      "-b",
-      "-E",
-      "-H",
-      "-n",
-      "-P",
-      "-S",
-      "-i",
-      "-s",
-      "-k",
-      "--askpass",
-      "--background",
-      "--preserve-env",
-      "--set-home",
-      "--non-interactive",
-      "--stdin",
-      "--login",
-      "--shell",
-      "--reset-timestamp",
-    ],
-  },
-  timeout: {
-    valued: ["-s", "--signal", "-k", "--kill-after"],
-    flags: ["--preserve-status", "--foreground", "-v", "--verbose"],
-    operands: 1,
-  },
-  nice: { valued: ["-n", "--adjustment"], flags: [] },
-  nohup: { valued: [], flags: [] },
-  builtin: { valued: [], flags: [] },
-  command: { valued: [], flags: ["-p"] },
-  exec: { valued: ["-a"], flags: ["-c", "-l", "-cl", "-lc"] },
-  time: { valued: [], flags: ["-p"] },
-  stdbuf: { valued: ["-i", "--input", "-o", "--output", "-e", "--error"], flags: [] },
-  xargs: {
-    valued: [
-      "-I",
-      "-L",
-      "-n",
-      "-P",
-      "-d",
-      "-E",
-      "-s",
-      "-a",
-      "--arg-file",
-      "--delimiter",
-      "--max-args",
-      "--max-procs",
-      "--max-chars",
-      "--process-slot-var",
-      "--eof",
-      "--max-lines",
-    ],
-    flags: [
-      "-0",
-      "-r",
-      "-t",
-      "-p",
-      "-x",
-      "-o",
-      "--null",
-      "--no-run-if-empty",
-      "--verbose",
-      "--interactive",
-      "--exit",
-      "--open-tty",
-    ],
-  },
-};
 
 /** Builtins that change what later commands mean (an alias, a trap, a lookup table). */
 const shellChanging = new Set(["alias", "unalias", "shopt", "enable", "trap", "hash"]);
@@ -162,8 +65,18 @@ function follow(words: Word[], openArgs: boolean, view: CommandView): void {
   const wrapper = wrappers[name];
   if (wrapper && !(name === "command" && isLookup(args))) {
     const inner = skipOptions(name, args, wrapper, view);
-    if (name === "sudo") view.blocked.push("sudo (it runs the command as another user)");
-    if (inner && inner.length > 0) follow(inner, openArgs || name === "xargs", view);
+    if (name === "sudo" || wrapper.blocked)
+      view.blocked.push(`${name} (it runs the command as another user)`);
+    if (name === "coproc") view.hidden.push("coproc (the rules do not read what it runs)");
+    const first = inner?.[0];
+    if (first?.kind === "static" && wrapper.code?.includes(first.value))
+      codeOption(name, first.value, inner?.[1], view);
+    else if (wrapper.shellString) {
+      view.hidden.push(`${name} (it runs its command as shell code)`);
+      if (inner?.every((word) => word.kind === "static"))
+        view.code.push(inner.map(textOf).join(" "));
+      view.runs.push({ words, openArgs });
+    } else if (inner && inner.length > 0) follow(inner, openArgs || name === "xargs", view);
     else view.runs.push({ words, openArgs });
     return;
   }
@@ -177,9 +90,35 @@ function follow(words: Word[], openArgs: boolean, view: CommandView): void {
     view.hidden.push(`${name} (it runs the code of a file)`);
   else if (shellChanging.has(name))
     view.hidden.push(`${name} (it changes what later commands mean)`);
-  else if (name === "git")
+  else if (name === "git") {
     view.forms.push(gitWithoutOptions([{ kind: "static", value: name }, ...args]));
-  else if (name === "find") findExec(args, view);
+    if (gitAlias(args)) view.hidden.push("git given an alias (it may run any command)");
+  } else if (name === "find") findExec(args, view);
+  const code = hiddenCode(name, args);
+  if (code) view.hidden.push(code);
+}
+
+const textOf = (word: Word) => (word.kind === "static" ? word.value : word.text);
+
+/** `su -c '…'`, `flock file -c '…'`: shell code the allow rules do not read; deny rules read it. */
+function codeOption(name: string, option: string, code: Word | undefined, view: CommandView): void {
+  view.hidden.push(`${name} ${option} (it runs shell code the rules do not read)`);
+  if (code?.kind === "static") view.code.push(code.value);
+  else view.hidden.push(`${name} ${option} given code known only when the shell runs`);
+}
+
+/** `git -c alias.p=push p`: a configuration given on the command line may define an alias. */
+function gitAlias(args: Word[]): boolean {
+  return args.some((arg, i) => {
+    const text = textOf(arg);
+    const previous = args[i - 1];
+    const value = previous?.kind === "static" && previous.value === "-c" ? text : "";
+    return (
+      (value !== "" && (arg.kind === "dynamic" || /^alias\./i.test(value))) ||
+      /^--config-env=alias\./i.test(text) ||
+      (/^--config-env$/.test(textOf(previous ?? arg)) && /^alias\./i.test(text))
+    );
+  });
 }
 
 /** `command -v NAME` only looks a program up. */
@@ -196,7 +135,7 @@ function isLookup(args: Word[]): boolean {
 function skipOptions(
   name: string,
   args: Word[],
-  wrapper: { valued: string[]; flags: string[]; operands?: number },
+  wrapper: WrapperOptions,
   view: CommandView,
 ): Word[] | undefined {
   let operands = wrapper.operands ?? 0;
@@ -211,7 +150,10 @@ function skipOptions(
     const value = arg.value;
     if (value === "--") return skipOperands(args.slice(i + 1), operands);
     if (name === "env" && /^[A-Za-z_][A-Za-z0-9_]*=/.test(value)) {
-      view.blocked.push(`env setting ${value.slice(0, value.indexOf("="))} for the command`);
+      const variable = value.slice(0, value.indexOf("="));
+      view.blocked.push(`env setting ${variable} for the command`);
+      const hidden = hiddenByVariable(variable);
+      if (hidden) view.hidden.push(hidden);
       continue;
     }
     if (name === "nice" && /^-\d+$/.test(value)) continue;
@@ -232,7 +174,18 @@ function skipOptions(
       }
       if (name === "xargs" && option === "-I")
         replace = typeof given === "string" ? given : given.value;
-    } else if (!wrapper.flags.includes(value)) {
+    } else if (wrapper.code?.includes(option)) {
+      codeOption(
+        name,
+        option,
+        attached === undefined ? args[++i] : { kind: "static", value: attached },
+        view,
+      );
+    } else if (
+      !wrapper.flags.includes(value) &&
+      !wrapper.more?.includes(value) &&
+      !wrapper.pattern?.test(value)
+    ) {
       view.hidden.push(`${name} ${value}, an option the rules do not know`);
       return undefined;
     }

@@ -192,4 +192,23 @@ describe("runAgent", () => {
       runAgent({ client, tools: [echoTool()], system: "", messages: [user] }),
     ).rejects.toThrow("fake client: no scripted round 2");
   });
+  it("answers 500 calls of one round, each exactly once and in order", async () => {
+    const calls = Array.from({ length: 500 }, (_, i) => call(`c${i}`, "echo", { value: `${i}` }));
+    const client = new FakeClient([
+      [...calls, done],
+      [text("all done"), done],
+    ]);
+    const result = await runAgent({ client, tools: [echoTool()], system: "", messages: [user] });
+    expect(result.status).toBe("completed");
+    const results = result.messages.filter((message) => message.role === "tool");
+    expect(results).toEqual(
+      Array.from({ length: 500 }, (_, i) => ({
+        role: "tool",
+        toolCallId: `c${i}`,
+        content: `echo: ${i}`,
+        isError: false,
+      })),
+    );
+    expect(client.requests[1]?.messages).toHaveLength(502);
+  });
 });

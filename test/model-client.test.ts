@@ -7,6 +7,7 @@ import {
 } from "../src/providers/anthropic-protocol.js";
 import type { Message, ModelEvent } from "../src/types.js";
 import { blockStart, blockStop, delta, type Frame, turn } from "./support/anthropic-server.js";
+import { collect, shapeOf, testIds } from "./support/events.js";
 
 async function caught(frames: (Frame | Record<string, unknown>)[], taken: string[] = []) {
   const events = frames.map((frame) =>
@@ -15,29 +16,13 @@ async function caught(frames: (Frame | Record<string, unknown>)[], taken: string
   async function* source() {
     yield* events;
   }
-  let n = 0;
-  const ids = { taken: new Set(taken), newId: () => `gen_${n++}` };
-  const out: ModelEvent[] = [];
-  try {
-    for await (const event of toModelEvents(source(), ids)) out.push(event);
-    return { out, error: undefined };
-  } catch (error) {
-    return { out, error: error as Error };
-  }
+  return collect(toModelEvents(source(), testIds(taken)));
 }
 
 async function run(frames: (Frame | Record<string, unknown>)[], taken: string[] = []) {
   const { out, error } = await caught(frames, taken);
   return { out, error: error?.message };
 }
-
-/** A thrown error as the CLI reads it. */
-const shapeOf = (error: Error | undefined) =>
-  error && {
-    name: error.name,
-    type: (error as Error & { type?: unknown }).type,
-    message: error.message,
-  };
 
 const start = turn({}).slice(0, 2); // message_start, ping
 const stop = (reason: string | null): Frame[] => [

@@ -6,35 +6,20 @@ import {
   toOpenAITools,
 } from "../src/providers/openai-protocol.js";
 import type { ModelEvent } from "../src/types.js";
+import { collect, shapeOf, testIds } from "./support/events.js";
 import { type CompletionScript, completion } from "./support/openai-server.js";
 
 async function caught(chunks: unknown[], taken: string[] = []) {
   async function* source() {
     yield* chunks as ChatCompletionChunk[];
   }
-  let n = 0;
-  const ids = { taken: new Set(taken), newId: () => `gen_${n++}` };
-  const out: ModelEvent[] = [];
-  try {
-    for await (const event of toModelEventsFromOpenAI(source(), ids)) out.push(event);
-    return { out, error: undefined };
-  } catch (error) {
-    return { out, error: error as Error };
-  }
+  return collect(toModelEventsFromOpenAI(source(), testIds(taken)));
 }
 
 async function run(chunks: unknown[], taken: string[] = []) {
   const { out, error } = await caught(chunks, taken);
   return { out, error: error?.message };
 }
-
-/** A thrown error as the CLI reads it. */
-const shapeOf = (error: Error | undefined) =>
-  error && {
-    name: error.name,
-    type: (error as Error & { type?: unknown }).type,
-    message: error.message,
-  };
 
 const chunksOf = (script: CompletionScript) =>
   completion(script)

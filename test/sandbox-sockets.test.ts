@@ -106,6 +106,26 @@ describe.skipIf(!sandboxed)("sockets in the sandbox", () => {
     expect(sockets.map((socket) => socket.connections())).toEqual(sockets.map(() => 0));
   });
 
+  it("says in a last line that the sandbox refused a client's socket", async () => {
+    const root = await tempDir();
+    const [socket] = await Promise.all(
+      [outsideFolder("curl")].map(async (dir) => hostSocket(await dir)),
+    );
+    const result = await bashIn(root).execute({
+      command: `curl -sS --unix-socket ${socket?.path} http://daemon/ping`,
+    });
+    const [said, ...rest] = result.content.split("\n");
+    expect(said).toMatch(/^curl: \(7\) .*Couldn't connect to server$/);
+    expect({ rest, isError: result.isError }).toEqual({
+      rest: [
+        "[exit code 7]",
+        "[sandbox: Unix sockets of the host and the network cannot be reached from the sandbox]",
+      ],
+      isError: true,
+    });
+    expect(socket?.connections()).toBe(0);
+  });
+
   it("cannot send to a host datagram socket through a datagram socket pair", async () => {
     const root = await tempDir();
     const folder = await outsideFolder("dgram");

@@ -195,6 +195,13 @@ export function sandboxHint(output: string): string | undefined {
     return "[sandbox: only the workspace is writable; the rest of the file system is read-only]";
   }
   if (
+    /Couldn't connect to server|Error connecting to agent|connect to the Docker daemon/i.test(
+      output,
+    )
+  ) {
+    return "[sandbox: Unix sockets of the host and the network cannot be reached from the sandbox]";
+  }
+  if (
     /Network is unreachable|Could not resolve|Temporary failure in name resolution|getaddrinfo|Connection refused/i.test(
       output,
     )

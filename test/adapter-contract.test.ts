@@ -195,6 +195,19 @@ describe.each(adapters)("ModelClient contract: $name", (adapter) => {
       "the model stream stalled: no event for 0.3 s",
     );
   });
+  it("sends a history holding a lone surrogate so that the API takes it", async () => {
+    const server = await serve([adapter.answer(["fine"])]);
+    const broken: Message[] = [{ role: "user", content: "half an emoji: \ud83d, the end" }];
+    const result = await runAgent({
+      client: adapter.client(server),
+      tools: [],
+      system: "",
+      messages: broken,
+    });
+    expect(result.text).toBe("fine");
+    expect(server.rejections).toEqual([]);
+  });
+
   it("gives calls a fresh id when theirs is repeated, invalid or reused, and a safe name, so every next request is taken", async () => {
     const ls = (id: string, name = "ls") => ({ id, name, input: {} });
     const server = await serve([

@@ -1,6 +1,6 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createOutput } from "../src/cli/output.js";
+import { createOutput } from "../src/cli/formats.js";
 import type { Message, ToolCall } from "../src/types.js";
 
 /** The text a stream received. */

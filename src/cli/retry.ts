@@ -199,3 +199,7 @@ function reasonOf(error: unknown): string {
   if (name === "StreamStalledError") return text;
   return `connection lost: ${text.replace(/\.$/, "")}`;
 }
+
+/** The one stderr line that announces a lost round run again, in every format. */
+export const retryNotice = (stderr: NodeJS.WritableStream, notice: RetryNotice, suffix = "") =>
+  stderr.write(`mini-agent: ${retryLine(notice)}${suffix}\n`);

@@ -1,0 +1,21 @@
+import type { OutputFormat } from "./args.js";
+import { jsonLine, type Output, type Streams } from "./output.js";
+import { retryNotice } from "./retry.js";
+import { streamJsonOutput } from "./stream-json.js";
+import { textOutput } from "./text-output.js";
+
+export function createOutput(format: OutputFormat, streams: Streams): Output {
+  switch (format) {
+    case "text":
+      return textOutput(streams);
+    case "json":
+      return {
+        event() {},
+        retry: (notice) => retryNotice(streams.stderr, notice),
+        compaction() {},
+        finish: (summary) => jsonLine(streams.stdout, summary),
+      };
+    case "stream-json":
+      return streamJsonOutput(streams);
+  }
+}

@@ -4,18 +4,18 @@ import { denyBashByDefault } from "../src/approval.js";
 import { isValidCallId } from "../src/call-ids.js";
 import { AnthropicModelClient } from "../src/providers/anthropic.js";
 import { OpenAIModelClient } from "../src/providers/openai.js";
-import { createWorkspaceTools } from "../src/tools/index.js";
-import type { Message, ModelClient, ModelEvent } from "../src/types.js";
-import * as anthropic from "./support/anthropic-server.js";
-import { useCleanup } from "./support/cleanup.js";
-import * as openai from "./support/openai-server.js";
+import * as anthropic from "../src/testing/anthropic-server.js";
+import * as openai from "../src/testing/openai-server.js";
 import type {
   Body,
   Reply,
   ReplyScript,
   ScriptedServer,
   StreamFaults,
-} from "./support/sse-server.js";
+} from "../src/testing/sse-server.js";
+import { createWorkspaceTools } from "../src/tools/index.js";
+import type { Message, ModelClient, ModelEvent } from "../src/types.js";
+import { useCleanup } from "./support/cleanup.js";
 import { useTempDirs } from "./support/temp.js";
 import { scriptedTool } from "./support/tools.js";
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { type AgentEvent, runAgent } from "../src/agent.js";
 import { denyBashByDefault } from "../src/approval.js";
+import { call, done, FakeClient, text, toolCall } from "../src/testing/fake-client.js";
 import type { Message, ModelEvent } from "../src/types.js";
-import { call, done, FakeClient, text, toolCall } from "./support/fake-client.js";
 import { echoTool, scriptedTool } from "./support/tools.js";
 
 const user: Message = { role: "user", content: "do it" };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type AgentEvent, runAgent } from "../src/agent.js";
+import { call, done, FakeClient, text, toolCall } from "../src/testing/fake-client.js";
 import type { Message, Tool } from "../src/types.js";
-import { call, done, FakeClient, text, toolCall } from "./support/fake-client.js";
 import { echoTool } from "./support/tools.js";
 
 const user: Message = { role: "user", content: "look around" };

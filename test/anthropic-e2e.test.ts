@@ -6,8 +6,6 @@ import { denyBashByDefault } from "../src/approval.js";
 import { AnthropicModelClient } from "../src/providers/anthropic.js";
 import { toAnthropicMessages } from "../src/providers/anthropic-protocol.js";
 import { receipts } from "../src/receipts.js";
-import { createWorkspaceTools } from "../src/tools/index.js";
-import type { Message } from "../src/types.js";
 import {
   type AnthropicServer,
   type ReplyScript,
@@ -15,9 +13,11 @@ import {
   status,
   stream,
   turn,
-} from "./support/anthropic-server.js";
+} from "../src/testing/anthropic-server.js";
+import { postRaw } from "../src/testing/sse-server.js";
+import { createWorkspaceTools } from "../src/tools/index.js";
+import type { Message } from "../src/types.js";
 import { useCleanup } from "./support/cleanup.js";
-import { postRaw } from "./support/sse-server.js";
 import { useTempDirs } from "./support/temp.js";
 
 const tempDir = useTempDirs();

@@ -1,7 +1,7 @@
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { startAnthropicServer, status, stream, turn } from "./support/anthropic-server.js";
+import { startAnthropicServer, status, stream, turn } from "../src/testing/anthropic-server.js";
 import { useCleanup } from "./support/cleanup.js";
 import { cliEnv, runBin } from "./support/cli.js";
 import { useTempDirs } from "./support/temp.js";

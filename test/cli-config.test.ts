@@ -3,7 +3,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { stream, turn } from "./support/anthropic-server.js";
+import { stream, turn } from "../src/testing/anthropic-server.js";
 import { bin, type CliRun, runBin, useCliSetup } from "./support/cli.js";
 
 /** How mini-agent is configured: flags, environment and folders, and what it says when they are wrong. */

@@ -1,7 +1,7 @@
 import { closeSync, openSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { readSession } from "../src/session.js";
-import { type AnthropicServer, stream, turn } from "./support/anthropic-server.js";
+import { type AnthropicServer, stream, turn } from "../src/testing/anthropic-server.js";
 import { type CliRun, runBin, sessionFiles, toolResults, useCliSetup } from "./support/cli.js";
 
 /** Every way a run can be told to stop from outside: signals, and a reader that goes away. */

@@ -3,7 +3,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readSession } from "../src/session.js";
-import { stream, turn } from "./support/anthropic-server.js";
+import { stream, turn } from "../src/testing/anthropic-server.js";
 import {
   failingSessionWrites,
   runBin,

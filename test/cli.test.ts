@@ -3,15 +3,15 @@ import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readSession } from "../src/session.js";
-import { status, stream, turn } from "./support/anthropic-server.js";
-import { useCleanup } from "./support/cleanup.js";
-import { bin, runBin, sessionFiles, toolResults, useCliSetup } from "./support/cli.js";
+import { status, stream, turn } from "../src/testing/anthropic-server.js";
 import {
   completion,
   status as openaiStatus,
   stream as openaiStream,
   startOpenAIServer,
-} from "./support/openai-server.js";
+} from "../src/testing/openai-server.js";
+import { useCleanup } from "./support/cleanup.js";
+import { bin, runBin, sessionFiles, toolResults, useCliSetup } from "./support/cli.js";
 
 const setup = useCliSetup();
 const track = useCleanup();

@@ -12,7 +12,8 @@ import {
   status,
   stream,
   turn,
-} from "./support/anthropic-server.js";
+} from "../src/testing/anthropic-server.js";
+import type { Body, Reply } from "../src/testing/sse-server.js";
 import { useCleanup } from "./support/cleanup.js";
 import {
   cliEnv,
@@ -22,7 +23,6 @@ import {
   sessionRecords,
 } from "./support/cli.js";
 import { converse, hasScript } from "./support/pty.js";
-import type { Body, Reply } from "./support/sse-server.js";
 import { useTempDirs } from "./support/temp.js";
 
 /** Compaction through the real CLI against the strict local server with a small window. */

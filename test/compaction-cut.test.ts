@@ -9,9 +9,9 @@ import { capped } from "../src/compaction/view.js";
 import { normalizeHistory } from "../src/history.js";
 import { toAnthropicMessages } from "../src/providers/anthropic-protocol.js";
 import { toOpenAIMessages } from "../src/providers/openai-protocol.js";
+import { validate as validateAnthropic } from "../src/testing/anthropic-server.js";
+import { validate as validateOpenAI } from "../src/testing/openai-server.js";
 import type { Message, ModelEvent, ModelRequest } from "../src/types.js";
-import { validate as validateAnthropic } from "./support/anthropic-server.js";
-import { validate as validateOpenAI } from "./support/openai-server.js";
 
 /**
  * Property tests of the one rule of compaction: a cut leaves every call with its result on its

@@ -8,11 +8,15 @@ import { capped, compactionMessage } from "../src/compaction/view.js";
 import { AnthropicModelClient } from "../src/providers/anthropic.js";
 import { OpenAIModelClient } from "../src/providers/openai.js";
 import { readSession, Session } from "../src/session.js";
+import { bodyTokens, startAnthropicServer, stream, turn } from "../src/testing/anthropic-server.js";
+import {
+  completion,
+  stream as openaiStream,
+  startOpenAIServer,
+} from "../src/testing/openai-server.js";
+import type { Body } from "../src/testing/sse-server.js";
 import type { Message, Tool } from "../src/types.js";
-import { bodyTokens, startAnthropicServer, stream, turn } from "./support/anthropic-server.js";
 import { useCleanup } from "./support/cleanup.js";
-import { completion, stream as openaiStream, startOpenAIServer } from "./support/openai-server.js";
-import type { Body } from "./support/sse-server.js";
 import { useTempDirs } from "./support/temp.js";
 
 /**

@@ -7,8 +7,8 @@ import { requestTokens } from "../src/compaction/size.js";
 import { summaryPrompt, transcriptOf } from "../src/compaction/summary.js";
 import { historyProblem } from "../src/compaction/valid.js";
 import { capped, compactionMessage } from "../src/compaction/view.js";
+import { done, FakeClient, text, toolCall } from "../src/testing/fake-client.js";
 import type { Message, ModelRequest } from "../src/types.js";
-import { done, FakeClient, text, toolCall } from "./support/fake-client.js";
 
 const system = "you are a test";
 const tools = [{ name: "read", description: "reads", inputSchema: { type: "object" } }];

@@ -3,14 +3,14 @@ import { readdir, readFile, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readSession } from "../src/session.js";
-import { resolveSandbox } from "../src/tools/sandbox.js";
-import type { Message } from "../src/types.js";
 import {
   type ReplyScript,
   startAnthropicServer,
   stream,
   turn,
-} from "./support/anthropic-server.js";
+} from "../src/testing/anthropic-server.js";
+import { resolveSandbox } from "../src/tools/sandbox.js";
+import type { Message } from "../src/types.js";
 import { useCleanup } from "./support/cleanup.js";
 import { cliEnv, runBin } from "./support/cli.js";
 import { processesWith } from "./support/processes.js";

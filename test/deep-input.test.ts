@@ -7,9 +7,6 @@ import { toModelEvents } from "../src/providers/anthropic-protocol.js";
 import { admitCalls } from "../src/providers/calls.js";
 import { toModelEventsFromOpenAI } from "../src/providers/openai-protocol.js";
 import { readSession } from "../src/session.js";
-import { wellFormed } from "../src/text.js";
-import { limits } from "../src/tools/limits.js";
-import type { ModelEvent } from "../src/types.js";
 import {
   blockStart,
   blockStop,
@@ -17,7 +14,10 @@ import {
   type Frame,
   stream,
   turn,
-} from "./support/anthropic-server.js";
+} from "../src/testing/anthropic-server.js";
+import { wellFormed } from "../src/text.js";
+import { limits } from "../src/tools/limits.js";
+import type { ModelEvent } from "../src/types.js";
 import { runBin, sessionFiles, toolResults, useCliSetup } from "./support/cli.js";
 
 /**

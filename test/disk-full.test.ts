@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, type TestContext } from "vitest";
 import { Session } from "../src/session.js";
-import { stream, turn } from "./support/anthropic-server.js";
+import { stream, turn } from "../src/testing/anthropic-server.js";
 import { runBin, useCliSetup } from "./support/cli.js";
 
 /**

@@ -6,10 +6,10 @@ import { toAnthropicMessages } from "../src/providers/anthropic-protocol.js";
 import { toOpenAIMessages } from "../src/providers/openai-protocol.js";
 import { receipts } from "../src/receipts.js";
 import { Session } from "../src/session.js";
+import { validate as validateAnthropic } from "../src/testing/anthropic-server.js";
+import { call, done, FakeClient, type ScriptRound, text } from "../src/testing/fake-client.js";
+import { validate as validateOpenAI } from "../src/testing/openai-server.js";
 import type { BeforeToolCall, Message, ModelEvent, Tool } from "../src/types.js";
-import { validate as validateAnthropic } from "./support/anthropic-server.js";
-import { call, done, FakeClient, type ScriptRound, text } from "./support/fake-client.js";
-import { validate as validateOpenAI } from "./support/openai-server.js";
 import { useTempDirs } from "./support/temp.js";
 import { scriptedTool } from "./support/tools.js";
 

@@ -5,9 +5,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { isValidCallId, safeToolName } from "../src/call-ids.js";
 import { toModelEvents } from "../src/providers/anthropic-protocol.js";
 import { toModelEventsFromOpenAI } from "../src/providers/openai-protocol.js";
+import { blockStart, blockStop, delta, turn } from "../src/testing/anthropic-server.js";
+import { completion } from "../src/testing/openai-server.js";
 import type { ModelEvent } from "../src/types.js";
-import { blockStart, blockStop, delta, turn } from "./support/anthropic-server.js";
-import { completion } from "./support/openai-server.js";
 
 /**
  * Random legal and illegal streams into both state machines: each run ends in legal events or

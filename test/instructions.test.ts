@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { instructionLimit, instructionsPrompt, readInstructions } from "../src/cli/instructions.js";
 import { systemPrompt } from "../src/cli/system-prompt.js";
-import { type AnthropicServer, stream, turn } from "./support/anthropic-server.js";
+import { type AnthropicServer, stream, turn } from "../src/testing/anthropic-server.js";
 import { cliEnv, runBin, useCliSetup } from "./support/cli.js";
 import { converse, hasScript } from "./support/pty.js";
 import { useTempDirs } from "./support/temp.js";

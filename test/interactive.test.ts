@@ -3,7 +3,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readSession } from "../src/session.js";
-import { startAnthropicServer, stream, turn } from "./support/anthropic-server.js";
+import { startAnthropicServer, stream, turn } from "../src/testing/anthropic-server.js";
 import { useCleanup } from "./support/cleanup.js";
 import {
   cliEnv,

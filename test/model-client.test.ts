@@ -5,8 +5,8 @@ import {
   toModelEvents,
   withCacheBreakpoints,
 } from "../src/providers/anthropic-protocol.js";
+import { blockStart, blockStop, delta, type Frame, turn } from "../src/testing/anthropic-server.js";
 import type { Message, ModelEvent } from "../src/types.js";
-import { blockStart, blockStop, delta, type Frame, turn } from "./support/anthropic-server.js";
 import { collect, shapeOf, testIds } from "./support/events.js";
 
 async function caught(frames: (Frame | Record<string, unknown>)[], taken: string[] = []) {

@@ -5,9 +5,6 @@ import { type AgentEvent, runAgent } from "../src/agent.js";
 import { OpenAIModelClient } from "../src/providers/openai.js";
 import { toOpenAIMessages } from "../src/providers/openai-protocol.js";
 import { receipts } from "../src/receipts.js";
-import { createWorkspaceTools } from "../src/tools/index.js";
-import type { Message } from "../src/types.js";
-import { useCleanup } from "./support/cleanup.js";
 import {
   completion,
   notJson,
@@ -15,8 +12,11 @@ import {
   type Quirks,
   startOpenAIServer,
   stream,
-} from "./support/openai-server.js";
-import { postRaw, type ReplyScript } from "./support/sse-server.js";
+} from "../src/testing/openai-server.js";
+import { postRaw, type ReplyScript } from "../src/testing/sse-server.js";
+import { createWorkspaceTools } from "../src/tools/index.js";
+import type { Message } from "../src/types.js";
+import { useCleanup } from "./support/cleanup.js";
 import { useTempDirs } from "./support/temp.js";
 
 const tempDir = useTempDirs();

@@ -5,9 +5,9 @@ import {
   toOpenAIMessages,
   toOpenAITools,
 } from "../src/providers/openai-protocol.js";
+import { type CompletionScript, completion } from "../src/testing/openai-server.js";
 import type { ModelEvent } from "../src/types.js";
 import { collect, shapeOf, testIds } from "./support/events.js";
-import { type CompletionScript, completion } from "./support/openai-server.js";
 
 async function caught(chunks: unknown[], taken: string[] = []) {
   async function* source() {

@@ -14,7 +14,7 @@ import { decideCommand } from "../src/rules/decide.js";
 import { addRules, readRules, removeRule } from "../src/rules/file.js";
 import { rulesPolicy } from "../src/rules/policy.js";
 import { type Rule, RuleError, ruleWords, showRule } from "../src/rules/rule.js";
-import { toolCall } from "./support/fake-client.js";
+import { toolCall } from "../src/testing/fake-client.js";
 import { useTempDirs } from "./support/temp.js";
 
 const tempDir = useTempDirs();

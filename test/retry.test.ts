@@ -10,12 +10,16 @@ import {
 import { failWhenIdle } from "../src/providers/idle.js";
 import { ProviderStreamError } from "../src/providers/stream-error.js";
 import { readSession } from "../src/session.js";
+import { status, stream, turn } from "../src/testing/anthropic-server.js";
+import { call, done, FakeClient, text } from "../src/testing/fake-client.js";
+import {
+  completion,
+  stream as openaiStream,
+  startOpenAIServer,
+} from "../src/testing/openai-server.js";
 import type { Message, Tool } from "../src/types.js";
-import { status, stream, turn } from "./support/anthropic-server.js";
 import { useCleanup } from "./support/cleanup.js";
 import { runBin, sessionFiles, useCliSetup } from "./support/cli.js";
-import { call, done, FakeClient, text } from "./support/fake-client.js";
-import { completion, stream as openaiStream, startOpenAIServer } from "./support/openai-server.js";
 
 /** The CLI runs a round again when it was lost to a passing provider failure and committed nothing. */
 

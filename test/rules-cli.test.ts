@@ -3,7 +3,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { rulesFile } from "../src/cli/rules-command.js";
-import { stream, turn } from "./support/anthropic-server.js";
+import { stream, turn } from "../src/testing/anthropic-server.js";
 import { runBin, sessionFiles, sessionRecords, toolResults, useCliSetup } from "./support/cli.js";
 import { converse, hasScript } from "./support/pty.js";
 

@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { startAnthropicServer, stream, turn } from "./support/anthropic-server.js";
+import { startAnthropicServer, stream, turn } from "../src/testing/anthropic-server.js";
 import { useCleanup } from "./support/cleanup.js";
 import { cliEnv, runBin } from "./support/cli.js";
 import { realSandbox, useOutsideFolders } from "./support/sandbox.js";

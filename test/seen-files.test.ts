@@ -3,10 +3,10 @@ import { readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runAgent } from "../src/agent.js";
+import { call, done, FakeClient, text } from "../src/testing/fake-client.js";
 import { wellFormed as wellFormedText } from "../src/text.js";
 import { createWorkspaceTools, SeenFiles } from "../src/tools/index.js";
 import type { Message, Tool, ToolResult } from "../src/types.js";
-import { call, done, FakeClient, text } from "./support/fake-client.js";
 import { useTempDirs } from "./support/temp.js";
 
 const tempDir = useTempDirs();

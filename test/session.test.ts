@@ -7,9 +7,9 @@ import { toAnthropicMessages } from "../src/providers/anthropic-protocol.js";
 import { receipts } from "../src/receipts.js";
 import { secretRedactor } from "../src/secrets.js";
 import { listSessions, newSessionId, readSession, Session } from "../src/session.js";
+import { validate as validateAnthropic } from "../src/testing/anthropic-server.js";
+import { toolCall } from "../src/testing/fake-client.js";
 import type { Message } from "../src/types.js";
-import { validate as validateAnthropic } from "./support/anthropic-server.js";
-import { toolCall } from "./support/fake-client.js";
 import { useTempDirs } from "./support/temp.js";
 
 const tempDir = useTempDirs();

@@ -2,7 +2,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { receipts } from "../src/receipts.js";
-import { stream, turn } from "./support/anthropic-server.js";
+import { stream, turn } from "../src/testing/anthropic-server.js";
 import { runBin, sessionFiles, useCliSetup } from "./support/cli.js";
 
 /** A session file torn by a crash, then `--continue`, through the real CLI and the strict server. */

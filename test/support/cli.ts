@@ -7,7 +7,7 @@ import {
   type AnthropicServer,
   type ReplyScript,
   startAnthropicServer,
-} from "./anthropic-server.js";
+} from "../../src/testing/anthropic-server.js";
 import { useCleanup } from "./cleanup.js";
 import { useTempDirs } from "./temp.js";
 

@@ -1,4 +1,4 @@
-import type { ModelClient, ModelEvent, ModelRequest, ToolCall } from "../../src/types.js";
+import type { ModelClient, ModelEvent, ModelRequest, ToolCall } from "../types.js";
 
 /** One step of a scripted round: an event to yield, or an error to throw at that point. */
 export type ScriptStep = ModelEvent | Error;

@@ -1,7 +1,7 @@
 // Bundles the CLI into dist/bundle/: one small entry (so --version and --help load almost
 // nothing) and chunks loaded on demand for a turn and for each provider SDK. Loading one
 // bundled module instead of hundreds of files is most of the start-up cost saved.
-import { chmodSync, copyFileSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { build } from "esbuild";
 
@@ -26,3 +26,7 @@ for (const wasm of [
   "tree-sitter-bash/tree-sitter-bash.wasm",
 ])
   copyFileSync(require.resolve(wasm), `dist/bundle/${wasm.slice(wasm.indexOf("/") + 1)}`);
+// The stream-json protocol's JSON Schema, written from the TypeBox definitions the CLI itself
+// checks input lines with: one definition, shipped as `mini-agent/stream-json.schema.json`.
+const { streamJsonSchema } = await import("../dist/cli/stream-json-protocol.js");
+writeFileSync("dist/stream-json.schema.json", `${JSON.stringify(streamJsonSchema(), null, 2)}\n`);

@@ -15,6 +15,7 @@ export const exitCodes = {
   usage: 2,
   maxTurns: 3,
   compactionFailed: 4,
+  budgetExceeded: 5,
   hangup: 129,
   interrupted: 130,
   outputClosed: 141,
@@ -48,6 +49,12 @@ export interface CliArgs {
   resume?: string;
   sessions: boolean;
   outputFormat: OutputFormat;
+  /** `--input-format stream-json`: prompts and approval answers as JSON lines on stdin. */
+  inputFormat: "text" | "stream-json";
+  /** `--approval-timeout S`, in milliseconds: an unanswered approval request is then denied. */
+  approvalTimeoutMs: number;
+  /** `--token-budget N`: input plus output tokens for the run (see `cli/budget.ts`). */
+  tokenBudget?: number;
   maxTurns: number;
   /** `--context-window N`: the model's context window in tokens, for compaction. */
   contextWindow?: number;
@@ -84,6 +91,13 @@ Options:
   -r, --resume ID           resume the session ID
       --sessions            list this folder's sessions and exit
       --output-format FMT   text (default), json (one object at the end) or stream-json
+                            (one event per line; the schema ships in the package)
+      --input-format FMT    text (default) or stream-json: user messages and approval
+                            answers as JSON lines on stdin (needs --output-format stream-json)
+      --approval-timeout S  with --input-format stream-json, deny a call whose approval
+                            request has no answer after S seconds (default 300)
+      --token-budget N      stop before a model request once the tokens used (input plus
+                            output) and the previous request's would pass N (exit 5)
       --max-turns N         stop after N model rounds (default 50)
       --context-window N    the model's context window in tokens; the conversation is
                             compacted before it fills (default 200000 for Claude models)
@@ -100,7 +114,7 @@ Environment:
   MINI_AGENT_HOME           state folder: sessions (default ~/.mini-agent)
 
 Exit codes: 0 done, 1 error, 2 usage or configuration, 3 turn limit reached,
-4 compaction failed, 130 interrupted (Ctrl-C), 143 SIGTERM, 129 SIGHUP, 141 stdout closed.`;
+4 compaction failed, 5 token budget reached, 130 interrupted (Ctrl-C), 143 SIGTERM, 129 SIGHUP, 141 stdout closed.`;
 
 export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
   let parsed: ReturnType<typeof parse>;
@@ -153,6 +167,34 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
       `--context-window must be a whole number of tokens, at least 1000, not ${JSON.stringify(values["context-window"])}`,
     );
   }
+  const inputFormat = values["input-format"] ?? "text";
+  if (inputFormat !== "text" && inputFormat !== "stream-json") {
+    throw new UsageError(
+      `unknown input format ${JSON.stringify(inputFormat)} (text or stream-json)`,
+    );
+  }
+  if (inputFormat === "stream-json" && outputFormat !== "stream-json") {
+    throw new UsageError(
+      "--input-format stream-json needs --output-format stream-json (approval requests are events)",
+    );
+  }
+  if (inputFormat === "stream-json" && task !== undefined) {
+    throw new UsageError(
+      'with --input-format stream-json the prompts come on stdin as {"type":"user","text":…} lines, not as a task',
+    );
+  }
+  const approvalTimeout = values["approval-timeout"] ?? "300";
+  if (!/^\d+(\.\d+)?$/.test(approvalTimeout) || Number(approvalTimeout) <= 0) {
+    throw new UsageError(
+      `--approval-timeout must be a number of seconds above 0, not ${JSON.stringify(approvalTimeout)}`,
+    );
+  }
+  const budget = values["token-budget"];
+  if (budget !== undefined && (!/^\d+$/.test(budget) || Number(budget) < 1)) {
+    throw new UsageError(
+      `--token-budget must be a whole number of tokens, at least 1, not ${JSON.stringify(budget)}`,
+    );
+  }
   if (values.continue && values.resume !== undefined) {
     throw new UsageError("use either --continue or --resume, not both");
   }
@@ -189,6 +231,9 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
     ...(values.resume !== undefined && { resume: values.resume }),
     sessions: values.sessions ?? false,
     outputFormat,
+    inputFormat,
+    approvalTimeoutMs: Number(approvalTimeout) * 1000,
+    ...(budget !== undefined && { tokenBudget: Number(budget) }),
     maxTurns,
     ...(contextWindow !== undefined && { contextWindow }),
     debug: values.debug ?? false,
@@ -218,6 +263,9 @@ const options = {
   resume: { type: "string", short: "r" },
   sessions: { type: "boolean" },
   "output-format": { type: "string" },
+  "input-format": { type: "string" },
+  "approval-timeout": { type: "string" },
+  "token-budget": { type: "string" },
   "max-turns": { type: "string" },
   "context-window": { type: "string" },
   debug: { type: "boolean" },

@@ -10,8 +10,11 @@ import type { Approval, BeforeToolCall, ToolCall } from "../types.js";
  * approves it.
  */
 export type BashMode = "allow" | "ask";
-/** `closed`: the person closed the input (Ctrl-D) instead of answering. */
-export type Answer = "yes" | "no" | "always" | "closed";
+/**
+ * `closed`: the person closed the input (Ctrl-D) instead of answering. `deny`: denied with this
+ * reason, decided `by` something other than an answer (no answer in time, a program's input ended).
+ */
+export type Answer = "yes" | "no" | "always" | "closed" | { deny: string; by: string };
 
 /** A question the rules could not answer: the command, why it is asked, what "always" saves. */
 export type Question = Extract<Verdict, { decision: "ask" }>;
@@ -74,6 +77,7 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
     if (!options.ask)
       return [{ approved: false, reason: noTerminalReason(verdict) }, "no-terminal"];
     const answer = await options.ask(call, verdict);
+    if (typeof answer === "object") return [{ approved: false, reason: answer.deny }, answer.by];
     if (answer === "always") return [{ approved: true }, await always(verdict)];
     if (answer === "closed") return [{ approved: false, reason: inputClosedReason }, "user"];
     return answer === "yes"

@@ -9,16 +9,19 @@ import { resolveSandbox, type SandboxState } from "../tools/sandbox.js";
 import { SeenFiles } from "../tools/seen.js";
 import type { Message, ModelClient, ToolCall } from "../types.js";
 import { type CliArgs, exitCodes, UsageError } from "./args.js";
+import { BudgetClient, budgetStop } from "./budget.js";
 import { CliCompaction, CompactionError, compactCommand, contextWindowFor } from "./compaction.js";
 import { describeError } from "./errors.js";
 import { createOutput } from "./formats.js";
 import { TerminalInput, taskFromStdin } from "./input.js";
-import type { TurnSummary } from "./output.js";
+import { JsonInput } from "./json-input.js";
+import type { Output, TurnSummary } from "./output.js";
 import { type BashMode, cliPolicy, type Question } from "./policy.js";
 import { retryLostRound } from "./retry.js";
 import { ruleBook, rulesFile } from "./rules-command.js";
 import type { Stopper } from "./signals.js";
 import { formatSessions, SessionStore, sessionsDir, sessionToResume, stateHome } from "./store.js";
+import { streamJsonLine } from "./stream-json.js";
 import { systemPrompts } from "./system-prompt.js";
 import { visible } from "./terminal.js";
 import { scrubURLs } from "./url.js";
@@ -78,13 +81,20 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
       ? await sessionToResume(dir, args.resume)
       : undefined;
   const connect = providerFor(args, env);
-  const interactive = args.task === undefined && stdin.isTTY === true;
-  const task = args.task ?? (interactive ? undefined : await taskFromStdin(stdin));
+  const json =
+    args.inputFormat === "stream-json"
+      ? new JsonInput(stdin, {
+          send: (event) => streamJsonLine(stdout, event),
+          approvalTimeoutMs: args.approvalTimeoutMs,
+        })
+      : undefined;
+  const interactive = args.task === undefined && stdin.isTTY === true && !json;
+  const task = args.task ?? (interactive || json ? undefined : await taskFromStdin(stdin));
   const model = connect.model;
   const bash: BashMode = args.allowBash ? "allow" : "ask";
   const rules = await ruleBook(rulesFile(env, workspace), args.rules);
   const allowRules = rules.current().some((rule) => rule.effect === "allow");
-  const bashCanRun = args.allowBash || stdin.isTTY === true || allowRules;
+  const bashCanRun = args.allowBash || stdin.isTTY === true || json !== undefined || allowRules;
   const sandboxOptions = {
     mode: args.sandbox,
     readOnly: [stateHome(env)],
@@ -93,7 +103,13 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   };
   // Probing bwrap spawns a process, while the SDK loads: when bash can run, or the read-only set.
   const probing = bashCanRun || args.sandbox !== "off" ? resolveSandbox(sandboxOptions) : undefined;
-  const client = new CountingClient(await connect.client());
+  // The output of the running turn: approvals and each request's usage are reported to it.
+  let output: Output | undefined;
+  const provider = await connect.client();
+  const client = new CountingClient(
+    args.tokenBudget === undefined ? provider : new BudgetClient(provider, args.tokenBudget),
+    (usage) => output?.usage?.(usage),
+  );
   const probed = await probing;
   const sandbox = bashCanRun || probed?.kind === "bwrap" ? probed : undefined;
   if (sandbox?.kind === "unavailable") {
@@ -103,13 +119,14 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
         : `mini-agent: warning: bash runs without a sandbox: ${sandbox.reason}\n`,
     );
   }
-  const rl = stdin.isTTY
-    ? (await import("node:readline")).createInterface({
-        input: stdin,
-        output: stderr,
-        terminal: true,
-      })
-    : undefined;
+  const rl =
+    stdin.isTTY && !json
+      ? (await import("node:readline")).createInterface({
+          input: stdin,
+          output: stderr,
+          terminal: true,
+        })
+      : undefined;
   const input = rl && new TerminalInput(rl, stderr);
   stopper.interactive = interactive;
   rl?.on("SIGINT", () => stopper.signal("SIGINT"));
@@ -159,7 +176,11 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
         return answer;
       },
     }),
-    record: (decision) => store.appendApproval(decision),
+    ...(json && { ask: (call, question) => json.ask(call, question, stopper.turnSignal) }),
+    record: async (decision) => {
+      await store.appendApproval(decision);
+      output?.approval?.(decision);
+    },
   });
   const tools = createWorkspaceTools(workspace, {
     bash: { sandbox: sandboxOptions },
@@ -169,7 +190,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   const prompts = await systemPrompts(
     {
       workspace,
-      bash: args.allowBash ? "allowed" : rl ? "ask" : "denied",
+      bash: args.allowBash ? "allowed" : rl || json ? "ask" : "denied",
       sandboxed: sandbox?.kind === "bwrap",
       platform: process.platform,
     },
@@ -178,8 +199,10 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   );
   if (prompts.startLine !== "") stderr.write(`mini-agent: ${prompts.startLine}\n`);
 
+  let announced = false;
   const runTurn = async (prompt: string): Promise<TurnStatus> => {
-    const output = createOutput(args.outputFormat, { stdout, stderr });
+    const turnOutput = createOutput(args.outputFormat, { stdout, stderr });
+    output = turnOutput;
     const onEvent = async (event: AgentEvent) => {
       if (event.type === "message") {
         await store.append(event.message);
@@ -187,9 +210,9 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
         if (event.message.role === "tool" && event.message.toolCallId === endTurnAfter)
           stopper.abortTurn();
       }
-      output.event(event);
+      turnOutput.event(event);
     };
-    compaction.showIn(output);
+    compaction.showIn(turnOutput);
     const signal = stopper.beginTurn();
     endTurnAfter = undefined;
     const summary = (status: TurnSummary["status"], text: string) => ({
@@ -204,6 +227,11 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
       const userMessage: Message = { role: "user", content: prompt };
       await store.append(userMessage);
       history.push(userMessage);
+      if (!announced) {
+        announced = true;
+        const sandboxUsed = sandboxName(sandbox);
+        turnOutput.session?.({ id: store.id ?? "", model, workspace, sandbox: sandboxUsed });
+      }
       const system = await prompts.next();
       const turnStart = history.length;
       const result = await retryLostRound({
@@ -211,7 +239,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
         signal,
         baseURL: args.baseURL,
         historyLength: () => history.length,
-        notify: (notice) => output.retry(notice),
+        notify: (notice) => turnOutput.retry(notice),
         run: (client) =>
           runAgent({
             client,
@@ -224,11 +252,17 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
             onEvent,
           }),
       });
-      output.finish(summary(result.status, result.text));
+      turnOutput.finish(summary(result.status, result.text));
       return result.status;
     } catch (error) {
       const message = describeError(error, args.baseURL);
-      output.finish({ ...summary("error", ""), error: message });
+      const budget = budgetStop(error);
+      if (budget) {
+        turnOutput.finish({ ...summary("budget_exceeded", ""), error: budget.message });
+        stderr.write(`mini-agent: ${budget.message}\n`);
+        return "budget_exceeded";
+      }
+      turnOutput.finish({ ...summary("error", ""), error: message });
       stderr.write(`mini-agent: ${message}\n`);
       if (args.debug && error instanceof Error && error.stack)
         stderr.write(`${scrubURLs(error.stack, args.baseURL)}\n`);
@@ -240,8 +274,9 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
 
   try {
     if (task !== undefined) return statusCode(await runTurn(task));
-    if (!input) return exitCodes.done;
-    for (let line = await input.nextPrompt(); line !== undefined; line = await input.nextPrompt()) {
+    const typed = json ?? input;
+    if (!typed) return exitCodes.done;
+    for (let line = await typed.nextPrompt(); line !== undefined; line = await typed.nextPrompt()) {
       stopper.resetIdle();
       if (line === "/exit") break;
       const compact = compactCommand(line);
@@ -249,8 +284,11 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
         const system = await prompts.next();
         const request = { system, messages: history, tools: tools.map((tool) => tool.spec) };
         await compaction.command(compact.instructions, request, stopper);
-      } else if (line.trim() !== "" && (await runTurn(line)) === "compaction_failed")
-        return exitCodes.compactionFailed;
+      } else if (line.trim() !== "") {
+        const status = await runTurn(line);
+        if (status === "compaction_failed" || status === "budget_exceeded")
+          return statusCode(status);
+      }
       if (stopper.exitCode !== undefined) break;
     }
     return exitCodes.done;
@@ -275,6 +313,8 @@ function statusCode(status: TurnStatus): number {
       return exitCodes.error;
     case "compaction_failed":
       return exitCodes.compactionFailed;
+    case "budget_exceeded":
+      return exitCodes.budgetExceeded;
   }
 }
 

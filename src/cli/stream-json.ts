@@ -1,30 +1,53 @@
-import { jsonLine, type Output, type Streams } from "./output.js";
+import type { Output, Streams } from "./output.js";
+import type { Decision } from "./policy.js";
 import { retryNotice } from "./retry.js";
+import { type OutputEvent, STREAM_JSON_VERSION } from "./stream-json-protocol.js";
+
+/** One protocol line on `stdout`: the version first, then the event. */
+export function streamJsonLine(stdout: NodeJS.WritableStream, event: OutputEvent): void {
+  stdout.write(`${JSON.stringify({ version: STREAM_JSON_VERSION, ...event })}\n`);
+}
 
 /**
- * `--output-format stream-json`: one JSON line per event on stdout. A `retry` event tells a
- * consumer to drop the `text` events since the last event of another type; a compaction is a
- * `compaction` event (the one line on stderr is the CLI's).
+ * `--output-format stream-json`: one protocol line per event on stdout, as
+ * `stream-json-protocol.ts` defines them. A `retry` event tells a consumer to drop the `text`
+ * events since the last event of another type; a compaction is a `compaction` event (the one
+ * line on stderr is the CLI's). The turn's `result` lists the calls denied during it.
  */
 export function streamJsonOutput({ stdout, stderr }: Streams): Output {
-  const line = (value: unknown) => jsonLine(stdout, value);
+  const line = (event: OutputEvent) => streamJsonLine(stdout, event);
+  const denied: { id: string; name: string; by: string }[] = [];
   return {
     event(event) {
-      if (event.type === "text") line({ type: "text", text: event.text });
-      else if (event.type === "tool_start") line({ type: "tool_start", id: event.call.id });
-      else if (event.message.role === "assistant") {
-        for (const call of event.message.toolCalls) line({ type: "tool_call", ...call });
-      } else if (event.message.role === "tool") {
-        const { toolCallId: id, content, isError } = event.message;
-        line({ type: "tool_result", id, content, isError });
+      switch (event.type) {
+        case "text":
+          return line({ type: "text", text: event.text });
+        case "tool_start":
+          return line({ type: "tool_start", id: event.call.id });
+        case "message": {
+          const { message } = event;
+          if (message.role === "assistant") {
+            for (const call of message.toolCalls) line({ type: "tool_call", ...call });
+          } else if (message.role === "tool") {
+            const { toolCallId: id, content, isError } = message;
+            line({ type: "tool_result", id, content, isError });
+          }
+        }
       }
     },
+    session: (session) => line({ type: "session", ...session }),
+    approval(decision: Decision) {
+      const { toolCallId: id, tool: name, approved, by } = decision;
+      if (!approved) denied.push({ id, name, by });
+      line({ type: "approval", id, name, approved, by });
+    },
+    usage: (usage) => line({ type: "usage", usage }),
     retry(notice) {
       line({ type: "retry", ...notice });
       retryNotice(stderr, notice);
     },
     compaction: ({ trigger, count, tokensBefore, tokensAfter }) =>
       line({ type: "compaction", trigger, count, tokensBefore, tokensAfter }),
-    finish: (summary) => line({ type: "result", ...summary }),
+    finish: (summary) => line({ type: "result", ...summary, denied: [...denied] }),
   };
 }

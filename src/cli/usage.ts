@@ -1,6 +1,9 @@
 import type { ModelClient, ModelEvent, ModelRequest, Usage } from "../types.js";
 
-/** Adds up the usage each round reports, for `--output-format json`. */
+/**
+ * Adds up the usage each model request reports, for the `json` and `stream-json` results;
+ * `onUsage` hears each request's own (the `usage` event of `stream-json`).
+ */
 export class CountingClient implements ModelClient {
   readonly usage: Usage = {
     inputTokens: 0,
@@ -9,7 +12,10 @@ export class CountingClient implements ModelClient {
     cacheWriteTokens: 0,
   };
 
-  constructor(private readonly inner: ModelClient) {}
+  constructor(
+    private readonly inner: ModelClient,
+    private readonly onUsage: (usage: Usage) => void = () => {},
+  ) {}
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
     for await (const event of this.inner.stream(request)) {
@@ -20,6 +26,7 @@ export class CountingClient implements ModelClient {
           (this.usage.cacheReadTokens ?? 0) + (event.usage.cacheReadTokens ?? 0);
         this.usage.cacheWriteTokens =
           (this.usage.cacheWriteTokens ?? 0) + (event.usage.cacheWriteTokens ?? 0);
+        this.onUsage(event.usage);
       }
       yield event;
     }

@@ -1,0 +1,137 @@
+import { createInterface } from "node:readline";
+import { Value } from "@sinclair/typebox/value";
+import type { ToolCall } from "../types.js";
+import type { Answer, Question } from "./policy.js";
+import { type InputLine, InputLineSchema, type OutputEvent } from "./stream-json-protocol.js";
+
+export interface JsonInputOptions {
+  /** Writes one protocol line on stdout: an `approval_request` or an `error`. */
+  send: (event: OutputEvent) => void;
+  /** How long an approval request waits for its answer before the call is denied. */
+  approvalTimeoutMs: number;
+}
+
+/** The denial when no answer came in time; the model reads it as the call's result. */
+export const approvalTimeoutReason = (seconds: number) =>
+  `no answer to the approval request came within ${seconds} s; the call did not run`;
+/** The denial when stdin ended: no one is left to answer. */
+export const inputEndedReason =
+  "the input ended before an answer to the approval request came; the call did not run";
+
+/**
+ * `--input-format stream-json`: a program on stdin, one JSON line at a time (the `InputLine`
+ * shapes). `user` lines are the prompts, in order: one that comes while a turn runs waits for it
+ * to end. `approval` lines answer the `approval_request` with the same id. A line that is not
+ * JSON, not one of the shapes, or answers no open request is skipped with one `error` line, and
+ * the session goes on. A request left unanswered for `approvalTimeoutMs` is denied (by
+ * `approval-timeout`); once stdin ends, open and later requests are denied at once (by
+ * `input-closed`) and the session ends after the turn running and the prompts already read.
+ */
+export class JsonInput {
+  private readonly prompts: string[] = [];
+  private waiting: ((prompt: string | undefined) => void) | undefined;
+  private readonly open = new Map<string, (answer: Answer) => void>();
+  private closed = false;
+  private lineNumber = 0;
+
+  constructor(
+    stdin: NodeJS.ReadableStream,
+    private readonly options: JsonInputOptions,
+  ) {
+    const lines = createInterface({ input: stdin, crlfDelay: Number.POSITIVE_INFINITY });
+    lines.on("line", (text) => this.take(text));
+    lines.on("close", () => {
+      this.closed = true;
+      this.waiting?.(undefined);
+      this.waiting = undefined;
+      for (const answer of this.open.values()) answer(ended);
+    });
+  }
+
+  /** The next user message; `undefined` once stdin has ended and every message was taken. */
+  nextPrompt(): Promise<string | undefined> {
+    const next = this.prompts.shift();
+    if (next !== undefined || this.closed) return Promise.resolve(next);
+    return new Promise((resolve) => {
+      this.waiting = resolve;
+    });
+  }
+
+  /** Writes an `approval_request` for `call` and waits for its answer, the timeout or the end. */
+  ask(call: ToolCall, question: Question, signal: AbortSignal | undefined): Promise<Answer> {
+    if (this.closed) return Promise.resolve(ended);
+    const { approvalTimeoutMs } = this.options;
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(new Error("approval interrupted"));
+      const settle = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        this.open.delete(call.id);
+      };
+      const onAbort = () => {
+        settle();
+        reject(new Error("approval interrupted"));
+      };
+      const seconds = approvalTimeoutMs / 1000;
+      const timer = setTimeout(() => {
+        settle();
+        resolve({ deny: approvalTimeoutReason(seconds), by: "approval-timeout" });
+      }, approvalTimeoutMs);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.open.set(call.id, (answer) => {
+        settle();
+        resolve(answer);
+      });
+      const { id, name, input } = call;
+      this.options.send({
+        type: "approval_request",
+        id,
+        name,
+        input,
+        reason: question.reason,
+        timeoutSeconds: seconds,
+      });
+    });
+  }
+
+  private take(text: string): void {
+    this.lineNumber++;
+    if (text.trim() === "") return;
+    const line = this.parse(text);
+    if (line === undefined) return;
+    if (line.type === "user") {
+      if (this.waiting) {
+        this.waiting(line.text);
+        this.waiting = undefined;
+      } else this.prompts.push(line.text);
+      return;
+    }
+    const answer = this.open.get(line.id);
+    if (answer) answer(line.decision === "allow" ? "yes" : "no");
+    else this.error(`answers ${JSON.stringify(line.id)}, which no approval request waits for`);
+  }
+
+  private parse(text: string): InputLine | undefined {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      this.error("is not JSON");
+      return undefined;
+    }
+    if (Value.Check(InputLineSchema, value)) return value;
+    this.error(
+      'is not {"type":"user","text":…} or {"type":"approval","id":…,"decision":"allow"|"deny"}',
+    );
+    return undefined;
+  }
+
+  private error(what: string): void {
+    this.options.send({
+      type: "error",
+      message: `input line ${this.lineNumber} ${what}; it was skipped`,
+    });
+  }
+}
+
+const ended: Answer = { deny: inputEndedReason, by: "input-closed" };

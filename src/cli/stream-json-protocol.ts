@@ -1,0 +1,191 @@
+import { type Static, type TProperties, Type } from "@sinclair/typebox";
+
+/**
+ * The `stream-json` protocol, version 1: the lines mini-agent writes on stdout with
+ * `--output-format stream-json`, and the lines it reads on stdin with `--input-format
+ * stream-json`. These TypeBox definitions are the only description of it: the CLI checks input
+ * lines with them, and the build writes them out as the JSON Schema the package ships
+ * (`mini-agent/stream-json.schema.json`).
+ *
+ * Every output line carries `version` (this number) and `type`. Within version 1, lines may
+ * gain event types and optional fields; a change that removes or changes a field is a new
+ * version.
+ */
+export const STREAM_JSON_VERSION = 1;
+
+const line = <T extends TProperties>(type: string, properties: T, description: string) =>
+  Type.Object(
+    { version: Type.Literal(STREAM_JSON_VERSION), type: Type.Literal(type), ...properties },
+    { additionalProperties: false, description },
+  );
+
+const UsageSchema = Type.Object(
+  {
+    inputTokens: Type.Integer({ minimum: 0 }),
+    outputTokens: Type.Integer({ minimum: 0 }),
+    cacheReadTokens: Type.Optional(Type.Integer({ minimum: 0 })),
+    cacheWriteTokens: Type.Optional(Type.Integer({ minimum: 0 })),
+  },
+  { additionalProperties: false },
+);
+
+const CallProperties = {
+  /** The call id: `approval_request`, `approval`, `tool_start` and `tool_result` refer to it. */
+  id: Type.String(),
+  name: Type.String(),
+  input: Type.Record(Type.String(), Type.Unknown()),
+};
+
+export const OutputLineSchema = Type.Union(
+  [
+    line(
+      "session",
+      {
+        id: Type.String(),
+        model: Type.String(),
+        workspace: Type.String(),
+        sandbox: Type.String(),
+      },
+      "The session, once, before the first turn's events: its id (for --resume), the model, the workspace's real path and where bash runs (bwrap, off, unavailable, required-unavailable, or unused (bash denied)).",
+    ),
+    line("text", { text: Type.String() }, "A piece of the answer as it streams."),
+    line("thinking", { text: Type.String() }, "A piece of the model's reasoning as it streams."),
+    line("tool_call", CallProperties, "A call the model declared, once its round has ended."),
+    line(
+      "approval_request",
+      {
+        ...CallProperties,
+        /** Why the rules could not decide. */
+        reason: Type.String(),
+        /** Seconds until the call is denied for want of an answer. */
+        timeoutSeconds: Type.Number({ minimum: 0 }),
+      },
+      'A question: answer it with an input line {"type":"approval","id":…,"decision":"allow"|"deny"}.',
+    ),
+    line(
+      "approval",
+      {
+        id: Type.String(),
+        name: Type.String(),
+        approved: Type.Boolean(),
+        /** The rule or the one who decided: `rule:deny git push`, `read-only set: ls`, `user`, `approval-timeout`, `default-policy`. */
+        by: Type.String(),
+      },
+      "The decision on a call, before it runs or is refused; the same is written to the session.",
+    ),
+    line("tool_start", { id: Type.String() }, "An approved call is about to run."),
+    line(
+      "tool_result",
+      { id: Type.String(), content: Type.String(), isError: Type.Boolean() },
+      "The one result of a call, as the model will see it.",
+    ),
+    line(
+      "usage",
+      { usage: UsageSchema },
+      "Tokens one model request cost, as the provider reported them; add them up for a total.",
+    ),
+    line(
+      "retry",
+      {
+        attempt: Type.Integer({ minimum: 2 }),
+        attempts: Type.Integer({ minimum: 2 }),
+        delayMs: Type.Integer({ minimum: 0 }),
+        reason: Type.String(),
+      },
+      "A lost round runs again: drop the text events since the last event of another type.",
+    ),
+    line(
+      "compaction",
+      {
+        trigger: Type.Union([
+          Type.Literal("size"),
+          Type.Literal("overflow"),
+          Type.Literal("manual"),
+        ]),
+        count: Type.Integer({ minimum: 1 }),
+        tokensBefore: Type.Integer({ minimum: 0 }),
+        tokensAfter: Type.Integer({ minimum: 0 }),
+      },
+      "The conversation was compacted.",
+    ),
+    line(
+      "error",
+      { message: Type.String() },
+      "An input line that could not be used; it is skipped and the session goes on.",
+    ),
+    line(
+      "result",
+      {
+        status: Type.Union([
+          Type.Literal("completed"),
+          Type.Literal("aborted"),
+          Type.Literal("max_turns"),
+          Type.Literal("budget_exceeded"),
+          Type.Literal("error"),
+        ]),
+        text: Type.String(),
+        sessionId: Type.String(),
+        /** Totals of the run so far, over every request. */
+        usage: UsageSchema,
+        /** The calls of this turn that were denied, in order. */
+        denied: Type.Array(
+          Type.Object(
+            { id: Type.String(), name: Type.String(), by: Type.String() },
+            { additionalProperties: false },
+          ),
+        ),
+        error: Type.Optional(Type.String()),
+      },
+      "The end of a turn.",
+    ),
+  ],
+  { description: "One line mini-agent writes with --output-format stream-json." },
+);
+
+export const InputLineSchema = Type.Union(
+  [
+    Type.Object(
+      {
+        version: Type.Optional(Type.Literal(STREAM_JSON_VERSION)),
+        type: Type.Literal("user"),
+        text: Type.String({ minLength: 1 }),
+      },
+      {
+        additionalProperties: false,
+        description: "A user message: the next turn (queued while a turn runs).",
+      },
+    ),
+    Type.Object(
+      {
+        version: Type.Optional(Type.Literal(STREAM_JSON_VERSION)),
+        type: Type.Literal("approval"),
+        id: Type.String(),
+        decision: Type.Union([Type.Literal("allow"), Type.Literal("deny")]),
+      },
+      {
+        additionalProperties: false,
+        description: "The answer to the approval_request with this id.",
+      },
+    ),
+  ],
+  { description: "One line mini-agent reads on stdin with --input-format stream-json." },
+);
+
+export type OutputLine = Static<typeof OutputLineSchema>;
+export type InputLine = Static<typeof InputLineSchema>;
+/** An output line as written by the CLI, before `version` is added. */
+export type OutputEvent = OutputLine extends infer L
+  ? L extends unknown
+    ? Omit<L, "version">
+    : never
+  : never;
+
+/** The JSON Schema file shipped in the package: output lines at the root, input lines in `$defs`. */
+export function streamJsonSchema(): Record<string, unknown> {
+  return {
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    title: `mini-agent stream-json protocol, version ${STREAM_JSON_VERSION}`,
+    ...JSON.parse(JSON.stringify(OutputLineSchema)),
+    $defs: { input: JSON.parse(JSON.stringify(InputLineSchema)) },
+  };
+}

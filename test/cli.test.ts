@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
-import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, readFile, realpath, symlink, writeFile } from "node:fs/promises";
+import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readSession } from "../src/session.js";
 import { status, stream, turn } from "../src/testing/anthropic-server.js";
@@ -12,6 +12,7 @@ import {
 } from "../src/testing/openai-server.js";
 import { useCleanup } from "./support/cleanup.js";
 import { bin, runBin, sessionFiles, toolResults, useCliSetup } from "./support/cli.js";
+import { protocolLines } from "./support/stream-json.js";
 
 const setup = useCliSetup();
 const track = useCleanup();
@@ -73,8 +74,8 @@ describe("mini-agent command", () => {
     ]);
   });
 
-  it("prints stream-json events of a tool round, one parseable object per line", async () => {
-    const { workspace, options } = await setup([
+  it("prints stream-json v1 events of a tool round, each line valid against the shipped schema", async () => {
+    const { home, workspace, options } = await setup([
       stream(
         turn({
           text: ["Reading."],
@@ -84,33 +85,48 @@ describe("mini-agent command", () => {
       stream(turn({ text: ["It says hi."] })),
     ]);
     await writeFile(join(workspace, "a.txt"), "hi\n");
-    const run = await runBin(["--output-format", "stream-json", "-p", "read a.txt"], options);
+    const run = await runBin(
+      ["--output-format", "stream-json", "--sandbox", "off", "-p", "read a.txt"],
+      options,
+    );
     expect(run.code).toBe(0);
-    const events = run.stdout
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(events.map((event) => event.type)).toEqual([
-      "text",
-      "tool_call",
-      "tool_start",
-      "tool_result",
-      "text",
-      "result",
+    const [file] = await sessionFiles(home);
+    const sessionId = basename(file ?? "", ".jsonl");
+    const usage = { inputTokens: 10, outputTokens: 5 };
+    expect(protocolLines(run.stdout)).toEqual([
+      {
+        version: 1,
+        type: "session",
+        id: sessionId,
+        model: "claude-sonnet-5-5",
+        workspace: await realpath(workspace),
+        sandbox: "unused (bash denied)",
+      },
+      { version: 1, type: "text", text: "Reading." },
+      { version: 1, type: "usage", usage },
+      { version: 1, type: "tool_call", id: "toolu_1", name: "read", input: { path: "a.txt" } },
+      {
+        version: 1,
+        type: "approval",
+        id: "toolu_1",
+        name: "read",
+        approved: true,
+        by: "default-policy",
+      },
+      { version: 1, type: "tool_start", id: "toolu_1" },
+      { version: 1, type: "tool_result", id: "toolu_1", content: "hi", isError: false },
+      { version: 1, type: "text", text: "It says hi." },
+      { version: 1, type: "usage", usage },
+      {
+        version: 1,
+        type: "result",
+        status: "completed",
+        text: "It says hi.",
+        sessionId,
+        usage: { inputTokens: 20, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0 },
+        denied: [],
+      },
     ]);
-    expect(events[1]).toEqual({
-      type: "tool_call",
-      id: "toolu_1",
-      name: "read",
-      input: { path: "a.txt" },
-    });
-    expect(events[3]).toEqual({
-      type: "tool_result",
-      id: "toolu_1",
-      content: "hi",
-      isError: false,
-    });
-    expect(events[5]).toMatchObject({ type: "result", status: "completed", text: "It says hi." });
   });
 
   it("prints one json object at the end with status, text, session id and usage", async () => {
@@ -417,7 +433,7 @@ describe("mini-agent command", () => {
     const help = await runBin(["--help"], { ...options, env });
     expect(help.code).toBe(0);
     expect(help.stdout).toContain(
-      "Exit codes: 0 done, 1 error, 2 usage or configuration, 3 turn limit reached,\n4 compaction failed, 130 interrupted (Ctrl-C), 143 SIGTERM, 129 SIGHUP, 141 stdout closed.",
+      "Exit codes: 0 done, 1 error, 2 usage or configuration, 3 turn limit reached,\n4 compaction failed, 5 token budget reached, 130 interrupted (Ctrl-C), 143 SIGTERM, 129 SIGHUP, 141 stdout closed.",
     );
   });
 });

@@ -23,6 +23,7 @@ import {
   sessionRecords,
 } from "./support/cli.js";
 import { converse, hasScript } from "./support/pty.js";
+import { protocolLines } from "./support/stream-json.js";
 import { useTempDirs } from "./support/temp.js";
 
 /** Compaction through the real CLI against the strict local server with a small window. */
@@ -150,13 +151,11 @@ describe("compaction in the CLI", () => {
       ["--context-window", String(limit), "--output-format", "stream-json", "go"],
       options,
     );
-    const events = run.stdout
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const events = protocolLines(run.stdout);
     const compactions = events.filter((e) => e.type === "compaction");
     expect(compactions).toEqual([
       {
+        version: 1,
         type: "compaction",
         trigger: "size",
         count: 1,

@@ -20,6 +20,7 @@ import {
 import type { Message, Tool } from "../src/types.js";
 import { useCleanup } from "./support/cleanup.js";
 import { runBin, sessionFiles, useCliSetup } from "./support/cli.js";
+import { protocolLines } from "./support/stream-json.js";
 
 /** The CLI runs a round again when it was lost to a passing provider failure and committed nothing. */
 
@@ -55,23 +56,23 @@ describe("retry of a lost round, through the real command", () => {
     const { options } = await setup([lostMidStream(), stream(turn({ text: ["Full answer."] }))]);
     const run = await runBin(["--output-format", "stream-json", "task"], options);
     expect(run.code).toBe(0);
-    const events = run.stdout
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(events.slice(0, 3)).toEqual([
-      { type: "text", text: "Partial answer" },
+    const events = protocolLines(run.stdout);
+    expect(events.slice(1, 5)).toEqual([
+      { version: 1, type: "text", text: "Partial answer" },
       {
+        version: 1,
         type: "retry",
         attempt: 2,
         attempts: 4,
         delayMs: 1000,
         reason: "overloaded_error: Overloaded",
       },
-      { type: "text", text: "Full answer." },
+      { version: 1, type: "text", text: "Full answer." },
+      { version: 1, type: "usage", usage: { inputTokens: 10, outputTokens: 5 } },
     ]);
-    expect(events[3]).toMatchObject({ type: "result", status: "completed", text: "Full answer." });
-    expect(events).toHaveLength(4);
+    expect(events[0]?.type).toBe("session");
+    expect(events[5]).toMatchObject({ type: "result", status: "completed", text: "Full answer." });
+    expect(events).toHaveLength(6);
     expect(run.stderr).toBe(`${overloaded}; retrying in 1 s (attempt 2 of 4)\n`);
   });
 

@@ -13,7 +13,11 @@ import { type Static, type TProperties, Type } from "@sinclair/typebox";
  */
 export const STREAM_JSON_VERSION = 1;
 
-const line = <T extends TProperties>(type: string, properties: T, description: string) =>
+const line = <K extends string, T extends TProperties>(
+  type: K,
+  properties: T,
+  description: string,
+) =>
   Type.Object(
     { version: Type.Literal(STREAM_JSON_VERSION), type: Type.Literal(type), ...properties },
     { additionalProperties: false, description },

@@ -1,31 +1,20 @@
+/**
+ * The public API of `mini-agent`: the loop, its three seams and what plugs into them. Every name
+ * here is listed in the README's "Public API" section, and a test holds the built package to
+ * that list. The testing kit is the `mini-agent/testing` subpath (`src/testing/`).
+ */
 export { type AgentEvent, type RunAgentOptions, type RunAgentResult, runAgent } from "./agent.js";
-export { bashDeniedReason, denyBashByDefault } from "./approval.js";
+export { denyBashByDefault } from "./approval.js";
 export { CompactingClient, type CompactingOptions } from "./compaction/client.js";
-export { type Compaction, CompactionError, type Facts } from "./compaction/record.js";
-export { historyProblem } from "./compaction/valid.js";
-export { normalizeHistory } from "./history.js";
+export { type Compaction, CompactionError } from "./compaction/record.js";
 export { AnthropicModelClient, type AnthropicOptions } from "./providers/anthropic.js";
-export {
-  supportedStopReasons,
-  toAnthropicMessages,
-  toModelEvents,
-} from "./providers/anthropic-protocol.js";
+export { toAnthropicMessages, toModelEvents } from "./providers/anthropic-protocol.js";
 export { OpenAIModelClient, type OpenAIOptions } from "./providers/openai.js";
-export {
-  toModelEventsFromOpenAI,
-  toOpenAIMessages,
-} from "./providers/openai-protocol.js";
-export { ProviderStreamError } from "./providers/stream-error.js";
-export { receipts } from "./receipts.js";
-export { isSecretName, isSecretVariable, secretRedactor, withoutSecrets } from "./secrets.js";
 export {
   type CreateSessionOptions,
   type LoadedSession,
-  listSessions,
-  readSession,
   Session,
   type SessionHeader,
-  type SessionSummary,
 } from "./session.js";
 export type { BashOptions } from "./tools/bash.js";
 export { defineTool, type ToolDefinition, ToolError } from "./tools/define.js";

@@ -527,10 +527,12 @@ describe("contextOverflow", () => {
 });
 
 describe("the compacting client from the built package", () => {
-  it("compacts through the package entry and checks histories with historyProblem", async () => {
+  it("compacts through the package entry; the testing kit checks histories with historyProblem", async () => {
     const entry = (await import(new URL("../dist/index.js", import.meta.url).href)) as {
       CompactingClient: typeof CompactingClient;
       CompactionError: typeof CompactionError;
+    };
+    const kit = (await import(new URL("../dist/testing/index.js", import.meta.url).href)) as {
       historyProblem: (messages: readonly Message[]) => string | undefined;
     };
     const inner = new FakeClient([[text(summaryText), done]]);
@@ -538,9 +540,9 @@ describe("the compacting client from the built package", () => {
     const compaction = await client.compact(request(longHistory()));
     expect(compaction).toMatchObject({ count: 1, trigger: "manual", userMessages: ["task A"] });
     expect(new entry.CompactionError("x")).toBeInstanceOf(Error);
-    expect(entry.historyProblem(longHistory())).toBeUndefined();
+    expect(kit.historyProblem(longHistory())).toBeUndefined();
     expect(
-      entry.historyProblem([
+      kit.historyProblem([
         { role: "user", content: "go" },
         { role: "assistant", content: "", toolCalls: [toolCall("c1", "read")] },
         { role: "user", content: "again" },

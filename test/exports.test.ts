@@ -1,31 +1,135 @@
-import { describe, expect, it } from "vitest";
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-describe("the package entry", () => {
-  it("exports the public API from the built package", async () => {
-    const entry = (await import(new URL("../dist/index.js", import.meta.url).href)) as Record<
-      string,
-      unknown
-    >;
-    const expected = {
-      runAgent: "function",
-      createWorkspaceTools: "function",
-      workspacePath: "function",
-      denyBashByDefault: "function",
-      AnthropicModelClient: "function",
-      OpenAIModelClient: "function",
-      toAnthropicMessages: "function",
-      toModelEvents: "function",
-      Session: "function",
-      defineTool: "function",
-      ProviderStreamError: "function",
-      withoutSecrets: "function",
-      SeenFiles: "function",
-      CompactingClient: "function",
-      CompactionError: "function",
-      historyProblem: "function",
-    };
-    expect(
-      Object.fromEntries(Object.keys(expected).map((name) => [name, typeof entry[name]])),
-    ).toEqual(expected);
+const run = promisify(execFile);
+const root = fileURLToPath(new URL("..", import.meta.url));
+const readme = () => readFile(join(root, "README.md"), "utf8");
+
+interface Listed {
+  values: string[];
+  types: string[];
+}
+
+/** The names the README lists for an entry point, between its `exports:` markers. */
+function documentedExports(text: string, entry: string): Listed {
+  const start = text.indexOf(`<!-- exports: ${entry} -->`);
+  const end = text.indexOf("<!-- /exports -->", start);
+  if (start === -1 || end === -1) throw new Error(`the README lists no exports for ${entry}`);
+  const listed: Listed = { values: [], types: [] };
+  for (const row of text.slice(start, end).split("\n")) {
+    const cells = row.split("|").map((cell) => cell.trim());
+    const names = [...(cells[1] ?? "").matchAll(/`([\w$]+)`/g)].map((match) => match[1] ?? "");
+    if (names.length === 0) continue;
+    (cells[2] === "type" ? listed.types : listed.values).push(...names);
+  }
+  return { values: listed.values.sort(), types: listed.types.sort() };
+}
+
+/** Every name an entry's declaration file re-exports (`export { a, type B, c as d } from …`). */
+function declaredExports(dts: string): string[] {
+  return [...dts.matchAll(/export (?:type )?\{([^}]*)\}/g)]
+    .flatMap((match) => (match[1] ?? "").split(","))
+    .map(
+      (name) =>
+        name
+          .trim()
+          .replace(/^type /, "")
+          .split(" as ")
+          .at(-1) ?? "",
+    )
+    .filter((name) => name !== "")
+    .sort();
+}
+
+let dir = "";
+let installed = "";
+
+// The package as npm would install it: packed (its `files` and `exports`), unpacked into a
+// node_modules folder beside its dependencies, then imported by name from outside the repo.
+beforeAll(async () => {
+  dir = await realpath(await mkdtemp(join(tmpdir(), "mini-agent-pack-")));
+  const { stdout } = await run(
+    "npm",
+    ["pack", "--ignore-scripts", "--json", "--pack-destination", dir],
+    {
+      cwd: root,
+    },
+  );
+  const [packed] = JSON.parse(stdout) as { filename: string }[];
+  installed = join(dir, "node_modules", "mini-agent");
+  await mkdir(installed, { recursive: true });
+  await run("tar", [
+    "-xzf",
+    join(dir, packed?.filename ?? ""),
+    "-C",
+    installed,
+    "--strip-components=1",
+  ]);
+  const pkg = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as {
+    dependencies: Record<string, string>;
+  };
+  for (const dependency of Object.keys(pkg.dependencies)) {
+    const link = join(dir, "node_modules", dependency);
+    await mkdir(dirname(link), { recursive: true });
+    await symlink(join(root, "node_modules", dependency), link);
+  }
+}, 60_000);
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+/** What a program outside the repo gets from `import(specifier)`: its names, sorted. */
+async function importedNames(specifier: string): Promise<string[]> {
+  const probe = join(dir, "probe.mjs");
+  await writeFile(
+    probe,
+    `console.log(JSON.stringify(Object.keys(await import(${JSON.stringify(specifier)})).sort()));`,
+  );
+  const { stdout } = await run(process.execPath, [probe]);
+  return JSON.parse(stdout) as string[];
+}
+
+describe("the built package's exports", () => {
+  it("reads the README's lists, and fails on a name they do not have", async () => {
+    const listed = documentedExports(await readme(), "mini-agent");
+    expect(listed.values).toContain("runAgent");
+    expect(listed.types).toContain("Message");
+    const text =
+      "<!-- exports: x -->\n| `a`, `b` | function | |\n| `C` | type | |\n<!-- /exports -->";
+    expect(documentedExports(text, "x")).toEqual({ values: ["a", "b"], types: ["C"] });
+    expect(() => documentedExports(text, "y")).toThrow("the README lists no exports for y");
+  });
+
+  for (const [entry, dts] of [
+    ["mini-agent", "dist/index.d.ts"],
+    ["mini-agent/testing", "dist/testing/index.d.ts"],
+  ] as const) {
+    it(`${entry} exports exactly the names the README documents`, async () => {
+      const listed = documentedExports(await readme(), entry);
+      expect(await importedNames(entry)).toEqual(listed.values);
+      const declared = declaredExports(await readFile(join(installed, dts), "utf8"));
+      expect(declared).toEqual([...listed.values, ...listed.types].sort());
+    });
+  }
+
+  it("ships the stream-json schema under its documented name", async () => {
+    const probe = join(dir, "schema.mjs");
+    await writeFile(
+      probe,
+      `import { createRequire } from "node:module";
+       const schema = createRequire(import.meta.url)("mini-agent/stream-json.schema.json");
+       console.log(JSON.stringify(schema));`,
+    );
+    const { stdout } = await run(process.execPath, [probe]);
+    const shipped = await readFile(join(root, "dist", "stream-json.schema.json"), "utf8");
+    expect(JSON.parse(stdout)).toEqual(JSON.parse(shipped));
+  });
+
+  it("shows in the README the kit example that CI runs, word for word", async () => {
+    const example = await readFile(join(root, "examples", "custom-tool.test.ts"), "utf8");
+    expect(await readme()).toContain(`\`\`\`ts\n${example}\`\`\``);
   });
 });

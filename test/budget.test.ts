@@ -113,6 +113,25 @@ describe("the token budget", () => {
     ]);
   });
 
+  it("reports the budget stop in the json result too", async () => {
+    const round = stream(turn({ calls: [{ id: "toolu_1", name: "ls", input: {} }] }));
+    const { server, options } = await setup([round, round]);
+    const run = await runBin(
+      ["--output-format", "json", "--token-budget", "29", "-p", "go"],
+      options,
+    );
+    expect(run.code).toBe(5);
+    expect(server.requests).toHaveLength(1);
+    expect(JSON.parse(run.stdout)).toEqual({
+      status: "budget_exceeded",
+      text: "",
+      sessionId: expect.any(String),
+      usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      error:
+        "token budget reached: 15 tokens used, the next request needs at least 15 more, the budget is 29 (--token-budget)",
+    });
+  });
+
   it("refuses a budget that is not a whole number of tokens", async () => {
     const { options } = await setup([]);
     const run = await runBin(["--token-budget", "1e3", "task"], options);

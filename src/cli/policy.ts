@@ -26,7 +26,7 @@ export interface Decision {
   /**
    * The rule or person that decided: `rule:allow npm test`, `rule:deny git push`,
    * `read-only set: ls`, `allow-bash-flag`, `user`, `user-always (saved: …)`, `no-terminal`,
-   * `default-policy`.
+   * `default-policy`; with JSON input on stdin, `approval-timeout` and `input-closed`.
    */
   by: string;
 }

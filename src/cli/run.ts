@@ -9,7 +9,7 @@ import { resolveSandbox, type SandboxState } from "../tools/sandbox.js";
 import { SeenFiles } from "../tools/seen.js";
 import type { Message, ModelClient, ToolCall } from "../types.js";
 import { type CliArgs, exitCodes, UsageError } from "./args.js";
-import { CliCompaction, CompactionError, compactCommand, contextWindowFor } from "./compaction.js";
+import { CliCompaction, CompactionError, contextWindowFor } from "./compaction.js";
 import { describeError } from "./errors.js";
 import { createOutput } from "./formats.js";
 import { TerminalInput, taskFromStdin } from "./input.js";
@@ -18,9 +18,12 @@ import { type BashMode, cliPolicy, type Question } from "./policy.js";
 import { retryLostRound } from "./retry.js";
 import { ruleBook, rulesFile } from "./rules-command.js";
 import type { Stopper } from "./signals.js";
+import { helpText, lineIntent, unknownCommand } from "./slash-commands.js";
+import { SessionStatus } from "./status-line.js";
 import { formatSessions, SessionStore, sessionsDir, sessionToResume, stateHome } from "./store.js";
 import { systemPrompts } from "./system-prompt.js";
 import { visible } from "./terminal.js";
+import { terminalView } from "./terminal-view.js";
 import { scrubURLs } from "./url.js";
 import { CountingClient } from "./usage.js";
 
@@ -67,7 +70,9 @@ function providerFor(
 
 /** Runs one task, or an interactive session, and returns the exit code. */
 export async function runCli(args: CliArgs, workspace: string, stopper: Stopper): Promise<number> {
-  const { stdin, stdout, stderr, env } = process;
+  const { stdin, stdout, env } = process;
+  const view = terminalView(args.outputFormat, stdout, process.stderr, env);
+  const stderr = view?.stderr ?? process.stderr;
   const dir = sessionsDir(env, workspace);
   if (args.sessions) {
     stdout.write(formatSessions(await listSessions(dir)));
@@ -106,11 +111,11 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   const rl = stdin.isTTY
     ? (await import("node:readline")).createInterface({
         input: stdin,
-        output: stderr,
+        output: process.stderr,
         terminal: true,
       })
     : undefined;
-  const input = rl && new TerminalInput(rl, stderr);
+  const input = rl && new TerminalInput(rl, process.stderr, view?.activity);
   stopper.interactive = interactive;
   rl?.on("SIGINT", () => stopper.signal("SIGINT"));
 
@@ -131,9 +136,10 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   const create = () => Session.create({ dir, workspace, model, sandbox: sandboxName(sandbox) });
   const store = new SessionStore(stateHome(env), create, resumed);
   const seen = new SeenFiles();
+  const contextWindow = contextWindowFor(model, args.contextWindow);
   const compaction = new CliCompaction({
     inner: client,
-    contextWindow: contextWindowFor(model, args.contextWindow),
+    contextWindow,
     resume: lastCompaction,
     // The model's memory was cut: what it saw of each file is gone, so edits need a fresh read.
     record: async (record) => {
@@ -178,8 +184,16 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   );
   if (prompts.startLine !== "") stderr.write(`mini-agent: ${prompts.startLine}\n`);
 
+  const sessionStatus = new SessionStatus(
+    model,
+    contextWindow,
+    client,
+    () => compaction.client.current?.count ?? 0,
+  );
   const runTurn = async (prompt: string): Promise<TurnStatus> => {
-    const output = createOutput(args.outputFormat, { stdout, stderr });
+    const signal = stopper.beginTurn();
+    const output =
+      view?.turn(signal, sessionStatus) ?? createOutput(args.outputFormat, { stdout, stderr });
     const onEvent = async (event: AgentEvent) => {
       if (event.type === "message") {
         await store.append(event.message);
@@ -190,7 +204,6 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
       output.event(event);
     };
     compaction.showIn(output);
-    const signal = stopper.beginTurn();
     endTurnAfter = undefined;
     const summary = (status: TurnSummary["status"], text: string) => ({
       status,
@@ -243,13 +256,15 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
     if (!input) return exitCodes.done;
     for (let line = await input.nextPrompt(); line !== undefined; line = await input.nextPrompt()) {
       stopper.resetIdle();
-      if (line === "/exit") break;
-      const compact = compactCommand(line);
-      if (compact) {
+      const intent = lineIntent(line);
+      if (intent.kind === "exit") break;
+      if (intent.kind === "help") stderr.write(`${helpText}\n`);
+      else if (intent.kind === "unknown") stderr.write(`${unknownCommand(intent.name)}\n`);
+      else if (intent.kind === "compact") {
         const system = await prompts.next();
         const request = { system, messages: history, tools: tools.map((tool) => tool.spec) };
-        await compaction.command(compact.instructions, request, stopper);
-      } else if (line.trim() !== "" && (await runTurn(line)) === "compaction_failed")
+        await compaction.command(intent.instructions, request, stopper);
+      } else if (intent.text.trim() !== "" && (await runTurn(intent.text)) === "compaction_failed")
         return exitCodes.compactionFailed;
       if (stopper.exitCode !== undefined) break;
     }

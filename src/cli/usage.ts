@@ -1,6 +1,9 @@
 import type { ModelClient, ModelEvent, ModelRequest, Usage } from "../types.js";
 
-/** Adds up the usage each round reports, for `--output-format json`. */
+/**
+ * Adds up the usage each round reports, for `--output-format json` and the status line; keeps
+ * the last round's usage and counts the rounds that reported one.
+ */
 export class CountingClient implements ModelClient {
   readonly usage: Usage = {
     inputTokens: 0,
@@ -8,6 +11,8 @@ export class CountingClient implements ModelClient {
     cacheReadTokens: 0,
     cacheWriteTokens: 0,
   };
+  last: Usage | undefined;
+  rounds = 0;
 
   constructor(private readonly inner: ModelClient) {}
 
@@ -20,6 +25,8 @@ export class CountingClient implements ModelClient {
           (this.usage.cacheReadTokens ?? 0) + (event.usage.cacheReadTokens ?? 0);
         this.usage.cacheWriteTokens =
           (this.usage.cacheWriteTokens ?? 0) + (event.usage.cacheWriteTokens ?? 0);
+        this.last = event.usage;
+        this.rounds++;
       }
       yield event;
     }

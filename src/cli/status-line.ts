@@ -5,7 +5,8 @@ import type { CountingClient } from "./usage.js";
 
 /**
  * The line after each turn on a terminal:
- * `claude-sonnet-5-5 · context 12% of 200k · turn 3.1k in, 210 out · session 9.8k in, 640 out · 0 compactions`.
+ * `claude-sonnet-5-5 · context 12% of 200k · 0 compactions · tokens in/out: turn 3.1k/210, session 9.8k/640`,
+ * most important first, as a narrow terminal cuts it at its width.
  *
  * Context used is what the provider counted for the last request plus the answer it gave (the
  * history the next request carries), or, right after a compaction, the compaction's estimate of
@@ -42,9 +43,8 @@ export class SessionStatus {
     return [
       visible(this.model),
       this.context(),
-      `turn ${tokens(inputOf(session) - inputOf(this.turnStart))} in, ${tokens(session.outputTokens - this.turnStart.outputTokens)} out`,
-      `session ${tokens(inputOf(session))} in, ${tokens(session.outputTokens)} out`,
       `${count} compaction${count === 1 ? "" : "s"}`,
+      `tokens in/out: turn ${tokens(inputOf(session) - inputOf(this.turnStart))}/${tokens(session.outputTokens - this.turnStart.outputTokens)}, session ${tokens(inputOf(session))}/${tokens(session.outputTokens)}`,
     ]
       .filter((part) => part !== "")
       .join(" · ");

@@ -1,4 +1,5 @@
 import { Writable } from "node:stream";
+import { headOf } from "../text.js";
 import { Activity } from "./activity.js";
 import type { OutputFormat } from "./args.js";
 import { foldLines } from "./fold.js";
@@ -20,6 +21,8 @@ export interface TerminalTurn {
   err(text: string): void;
   /** `text` folded to a few dimmed lines behind a gutter (`fold.ts`), as one string ending in a newline. */
   folded(text: string): string;
+  /** `line` cut to the terminal's width, so it does not wrap. */
+  fit(line: string): string;
 }
 
 export interface TerminalView {
@@ -82,6 +85,7 @@ export function terminalView(
             before(text);
             stderr.write(text);
           },
+          fit: (line) => (line.length < columns() ? line : `${headOf(line, columns() - 2)}…`),
           folded: (text) =>
             foldLines(text, columns())
               .map((line) => `${style.dim(line)}\n`)

@@ -118,7 +118,7 @@ function terminalOutput({ stderr }: Streams, view: TerminalTurn): Output {
       markdown.end();
       activity.stop();
       endStatus(stderr, summary.status);
-      if (summary.status !== "error") view.err(`${style.dim(view.status.line())}\n`);
+      if (summary.status !== "error") view.err(`${style.dim(view.fit(view.status.line()))}\n`);
     },
   };
 }

@@ -14,7 +14,7 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const out = process.argv[2] ?? join(root, "docs/screenshot.png");
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 const bin = join(root, pkg.bin["mini-agent"]);
-const [columns, rows] = [100, 38];
+const [columns, rows] = [112, 38];
 
 const scratch = mkdtempSync(join(tmpdir(), "mini-agent-shot-"));
 const workspace = join(scratch, "project");

@@ -50,6 +50,7 @@ describe.skipIf(!hasScript)("the terminal view", () => {
       "    │ line 3",
       "    │ line 4",
       "    │ … 16 more lines",
+      "",
       "Here:",
       "┌─ ts",
       "│ const x = 1;",

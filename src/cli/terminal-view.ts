@@ -19,7 +19,11 @@ export interface TerminalTurn {
   /** Writes on stdout, or on stderr, after erasing the indicator. */
   out(text: string): void;
   err(text: string): void;
-  /** `text` folded to a few dimmed lines behind a gutter (`fold.ts`), as one string ending in a newline. */
+  /**
+   * `text` folded to a few dimmed lines behind a gutter (`fold.ts`), as one string ending in a
+   * newline: how a block that is context rather than the answer is shown (a tool's output, a
+   * model's reasoning).
+   */
   folded(text: string): string;
   /** `line` cut to the terminal's width, so it does not wrap. */
   fit(line: string): string;

@@ -65,45 +65,54 @@ function terminalOutput({ stderr }: Streams, view: TerminalTurn): Output {
   const calls = new Map<string, ToolCall>();
   const started = new Map<string, number>();
   const running = new Set<string>();
+  // An answer after tool lines starts after an empty line.
+  let afterTools = false;
   const markdown = new MarkdownStream(style, (text) => {
     activity.stop();
-    view.out(text);
+    view.out(afterTools ? `\n${text}` : text);
+    afterTools = false;
   });
   const awaitModel = () => activity.start("waiting for the model");
   let partial = false;
+  const message = (message: Message) => {
+    if (message.role === "assistant") {
+      markdown.end();
+      activity.stop();
+      for (const call of message.toolCalls) {
+        calls.set(call.id, call);
+        running.add(call.id);
+      }
+    } else if (message.role === "tool") {
+      activity.stop();
+      const call = calls.get(message.toolCallId);
+      const start = started.get(message.toolCallId);
+      const took = start === undefined ? "" : style.dim(` · ${elapsed(performance.now() - start)}`);
+      const mark = message.isError ? style.failed("✗") : style.ok("✓");
+      view.err(
+        `${toolLine(call, message, mark)}${took}\n${view.folded(toolOutput(call, message))}`,
+      );
+      running.delete(message.toolCallId);
+      afterTools = true;
+      if (running.size === 0) awaitModel();
+    }
+  };
   awaitModel();
   return {
     event(event) {
-      if (event.type === "text") {
-        markdown.push(event.text);
-        partial = true;
-      } else if (event.type === "tool_start") {
-        started.set(event.call.id, performance.now());
-        const argument = shortArgument(event.call.input);
-        activity.start(`${visible(event.call.name)}${argument ? ` ${argument}` : ""}`);
-      } else {
-        partial = false;
-        const message = event.message;
-        if (message.role === "assistant") {
-          markdown.end();
-          activity.stop();
-          for (const call of message.toolCalls) {
-            calls.set(call.id, call);
-            running.add(call.id);
-          }
-        } else if (message.role === "tool") {
-          activity.stop();
-          const start = started.get(message.toolCallId);
-          const took =
-            start === undefined ? "" : style.dim(` · ${elapsed(performance.now() - start)}`);
-          const mark = message.isError ? style.failed("✗") : style.ok("✓");
-          const line = toolLine(calls.get(message.toolCallId), message, mark);
-          view.err(
-            `${line}${took}\n${view.folded(toolOutput(calls.get(message.toolCallId), message))}`,
-          );
-          running.delete(message.toolCallId);
-          if (running.size === 0) awaitModel();
+      switch (event.type) {
+        case "text":
+          markdown.push(event.text);
+          partial = true;
+          return;
+        case "tool_start": {
+          started.set(event.call.id, performance.now());
+          const argument = shortArgument(event.call.input);
+          activity.start(`${visible(event.call.name)}${argument ? ` ${argument}` : ""}`);
+          return;
         }
+        case "message":
+          partial = false;
+          return message(event.message);
       }
     },
     retry(notice) {

@@ -41,6 +41,8 @@ describe.skipIf(!hasScript)("the terminal view", () => {
     ]);
     expect(code).toBe(0);
     expect(screen).toMatch(/\r⠋ waiting for the model · 0\.\ds/);
+    // TERM=dumb: no colour, and nothing else that needs an escape sequence.
+    expect(screen).not.toContain(String.fromCharCode(27));
     expect(screen).toMatch(/\r⠋ read notes\.txt · 0\.\ds| {2}✓ read notes\.txt/);
     expect(durations(screenOf(screen))).toEqual([
       "› read it",

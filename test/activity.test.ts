@@ -79,6 +79,19 @@ describe("activity indicator", () => {
     expect(writes).toEqual(["\r⠋ x · 0.0s", `\r${" ".repeat(10)}\r`, "\r⠙ x · 0.1s"]);
   });
 
+  it("draws nothing once muted, until unmuted", () => {
+    const writes: string[] = [];
+    const clock = manualTicker();
+    const activity = new Activity((t) => writes.push(t), styles(false), () => 80, clock.ticker);
+    activity.start("a");
+    activity.mute();
+    activity.start("b");
+    clock.advance(100);
+    activity.unmute();
+    activity.start("c");
+    expect(writes).toEqual(["\r⠋ a · 0.0s", `\r${" ".repeat(10)}\r`, "\r⠙ c · 0.0s"]);
+  });
+
   it("says the time in seconds, then minutes", () => {
     expect([elapsed(400), elapsed(12_000), elapsed(125_000)]).toEqual(["0.4s", "12.0s", "2m 05s"]);
   });

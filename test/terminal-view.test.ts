@@ -21,6 +21,11 @@ const readThenAnswer = () => [
   }),
   stream(turn({ text: ["Here:\n```t", "s\nconst x = 1;\n``", "`\n- an **item**\n"] })),
 ];
+/** The text of the last block of a request: the prompt that request carries. */
+function lastPrompt(body: Record<string, unknown> | undefined): unknown {
+  const messages = (body?.messages ?? []) as { content: { text?: string }[] }[];
+  return messages.at(-1)?.content.at(-1)?.text;
+}
 const durations = (lines: string[]) => lines.map((line) => line.replace(/\d+\.\ds/g, "N.Ns"));
 
 describe("formatting helpers of the terminal tests", () => {
@@ -161,6 +166,26 @@ describe.skipIf(!hasScript)("the terminal view", () => {
     ]);
   });
 
+  it("stops the indicator for the turn once the person types ahead, so it never draws over the typing", async () => {
+    const { server, workspace, options } = await setup([
+      stream(turn({ text: ["First", " answer."] }), { frameDelayMs: 150 }),
+      stream(turn({ text: ["Second."] })),
+    ]);
+    const { code, screen } = await converse(options.env, workspace, [
+      ["› ", "first\r"],
+      ["waiting for the model · 0.2s", "typed"],
+      ["First answer.", " ahead\r"],
+      ["Second.", ""],
+      ["› ", "/exit\r"],
+    ]);
+    expect(code).toBe(0);
+    // From the typing to the end of that turn (its status line): no indicator drawn.
+    const turnOne = screen.slice(screen.indexOf("typed"), screen.indexOf("session 10/5"));
+    expect(turnOne).toContain("First answer.");
+    expect(turnOne).not.toContain("waiting for the model");
+    expect(lastPrompt(server.requests[1]?.body)).toBe("typed ahead");
+  });
+
   it("lists the slash commands, hints at an unknown one, and sends a path as a prompt", async () => {
     const { server, workspace, options } = await setup([
       stream(turn({ text: ["A path."] })),
@@ -189,10 +214,7 @@ describe.skipIf(!hasScript)("the terminal view", () => {
       "› /tmp",
       "mini-agent: unknown command /tmp: /help lists the commands; start the line with // to send it to the model",
     ]);
-    const prompts = server.requests.map((request) => {
-      const messages = (request.body.messages ?? []) as { content: { text?: string }[] }[];
-      return messages.at(-1)?.content.at(-1)?.text;
-    });
+    const prompts = server.requests.map((request) => lastPrompt(request.body));
     expect(prompts).toEqual(["/etc/hosts is weird?", "/tmp is full"]);
   });
 });

@@ -33,6 +33,7 @@ export class Activity {
   private frame = 0;
   private shown = 0;
   private cancel: (() => void) | undefined;
+  private muted = false;
 
   constructor(
     private readonly write: (text: string) => void,
@@ -43,6 +44,7 @@ export class Activity {
 
   /** Shows `label` with the time from now, replacing what was shown. */
   start(label: string): void {
+    if (this.muted) return;
     this.label = label;
     this.since = this.ticker.now();
     this.cancel ??= this.ticker.every(100, () => this.draw());
@@ -55,6 +57,19 @@ export class Activity {
     this.cancel = undefined;
     this.label = undefined;
     this.clear();
+  }
+
+  /**
+   * Stops, and `start` draws nothing until `unmute`: the person typed while it was shown (the
+   * terminal echoes what they type on its line), so it stays away for the rest of the turn.
+   */
+  mute(): void {
+    this.stop();
+    this.muted = true;
+  }
+
+  unmute(): void {
+    this.muted = false;
   }
 
   /** Erases the line; the next tick draws it again below what was written meanwhile. */

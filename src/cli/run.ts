@@ -71,7 +71,7 @@ function providerFor(
 /** Runs one task, or an interactive session, and returns the exit code. */
 export async function runCli(args: CliArgs, workspace: string, stopper: Stopper): Promise<number> {
   const { stdin, stdout, env } = process;
-  const view = terminalView(args.outputFormat, stdout, process.stderr, env);
+  const view = terminalView(args.outputFormat, process, env);
   const stderr = view?.stderr ?? process.stderr;
   const dir = sessionsDir(env, workspace);
   if (args.sessions) {

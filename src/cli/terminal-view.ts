@@ -47,14 +47,17 @@ export interface TerminalView {
  */
 export function terminalView(
   format: OutputFormat,
-  stdout: NodeJS.WriteStream,
-  stderr: NodeJS.WriteStream,
+  { stdin, stdout, stderr }: Pick<NodeJS.Process, "stdin" | "stdout" | "stderr">,
   env: NodeJS.ProcessEnv,
 ): TerminalView | undefined {
   if (format !== "text" || !stdout.isTTY || !stderr.isTTY) return undefined;
   const style = styles(colourWanted(env, true));
   const columns = () => stderr.columns || 80;
   const activity = new Activity((text) => stderr.write(text), style, columns);
+  // Typing ahead during a turn (readline echoes it; see `TerminalInput`) mutes the indicator.
+  stdin.on("keypress", () => {
+    if (activity.running) activity.mute();
+  });
   // A write that leaves its line open (a question) would be overdrawn: the indicator stops.
   const before = (text: string) => {
     activity.clear();
@@ -74,6 +77,7 @@ export function terminalView(
     activity,
     turn(signal, status) {
       status.beginTurn();
+      activity.unmute();
       signal.addEventListener("abort", () => activity.stop(), { once: true });
       return textOutput(
         { stdout, stderr: guarded },

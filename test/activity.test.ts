@@ -82,7 +82,12 @@ describe("activity indicator", () => {
   it("draws nothing once muted, until unmuted", () => {
     const writes: string[] = [];
     const clock = manualTicker();
-    const activity = new Activity((t) => writes.push(t), styles(false), () => 80, clock.ticker);
+    const activity = new Activity(
+      (t) => writes.push(t),
+      styles(false),
+      () => 80,
+      clock.ticker,
+    );
     activity.start("a");
     activity.mute();
     activity.start("b");

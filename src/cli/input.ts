@@ -20,9 +20,11 @@ export class TerminalInput {
   private waiting: ((line: string | undefined) => void) | undefined;
   private closed = false;
 
+  /** `activity`: the indicator, stopped before the question is asked, so it never draws over it. */
   constructor(
     private readonly rl: Interface,
     private readonly output: NodeJS.WritableStream,
+    private readonly activity?: { stop(): void },
   ) {
     rl.on("line", (line: string) => {
       if (this.waiting) this.take(line);
@@ -69,6 +71,7 @@ export class TerminalInput {
       "inline" in shown
         ? `Allow ${visible(call.name)}: ${shown.inline}\n${reason}\n${choices}`
         : `Allow ${visible(call.name)}:\n${shown.block.join("\n")}\n${reason}\n(${shown.summary}) ${choices}`;
+    this.activity?.stop();
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(new Error("approval interrupted"));
       if (this.closed) return resolve("closed");

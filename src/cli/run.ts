@@ -10,7 +10,7 @@ import { SeenFiles } from "../tools/seen.js";
 import type { Message, ModelClient, ToolCall } from "../types.js";
 import { type CliArgs, exitCodes, UsageError } from "./args.js";
 import { BudgetClient, budgetStop } from "./budget.js";
-import { CliCompaction, CompactionError, compactCommand, contextWindowFor } from "./compaction.js";
+import { CliCompaction, CompactionError, contextWindowFor } from "./compaction.js";
 import { describeError } from "./errors.js";
 import { createOutput } from "./formats.js";
 import { TerminalInput, taskFromStdin } from "./input.js";
@@ -20,10 +20,13 @@ import { type BashMode, cliPolicy, type Question } from "./policy.js";
 import { retryLostRound } from "./retry.js";
 import { ruleBook, rulesFile } from "./rules-command.js";
 import type { Stopper } from "./signals.js";
+import { helpText, lineIntent, unknownCommand } from "./slash-commands.js";
+import { SessionStatus } from "./status-line.js";
 import { formatSessions, SessionStore, sessionsDir, sessionToResume, stateHome } from "./store.js";
 import { streamJsonLine } from "./stream-json.js";
 import { systemPrompts } from "./system-prompt.js";
 import { visible } from "./terminal.js";
+import { terminalView } from "./terminal-view.js";
 import { scrubURLs } from "./url.js";
 import { CountingClient } from "./usage.js";
 
@@ -70,7 +73,9 @@ function providerFor(
 
 /** Runs one task, or an interactive session, and returns the exit code. */
 export async function runCli(args: CliArgs, workspace: string, stopper: Stopper): Promise<number> {
-  const { stdin, stdout, stderr, env } = process;
+  const { stdin, stdout, env } = process;
+  const view = terminalView(args.outputFormat, process, env);
+  const stderr = view?.stderr ?? process.stderr;
   const dir = sessionsDir(env, workspace);
   if (args.sessions) {
     stdout.write(formatSessions(await listSessions(dir)));
@@ -123,11 +128,11 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
     stdin.isTTY && !json
       ? (await import("node:readline")).createInterface({
           input: stdin,
-          output: stderr,
+          output: process.stderr,
           terminal: true,
         })
       : undefined;
-  const input = rl && new TerminalInput(rl, stderr);
+  const input = rl && new TerminalInput(rl, process.stderr, view?.activity);
   stopper.interactive = interactive;
   rl?.on("SIGINT", () => stopper.signal("SIGINT"));
 
@@ -148,9 +153,10 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   const create = () => Session.create({ dir, workspace, model, sandbox: sandboxName(sandbox) });
   const store = new SessionStore(stateHome(env), create, resumed);
   const seen = new SeenFiles();
+  const contextWindow = contextWindowFor(model, args.contextWindow);
   const compaction = new CliCompaction({
     inner: client,
-    contextWindow: contextWindowFor(model, args.contextWindow),
+    contextWindow,
     resume: lastCompaction,
     // The model's memory was cut: what it saw of each file is gone, so edits need a fresh read.
     record: async (record) => {
@@ -199,9 +205,17 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   );
   if (prompts.startLine !== "") stderr.write(`mini-agent: ${prompts.startLine}\n`);
 
+  const sessionStatus = new SessionStatus(
+    model,
+    contextWindow,
+    client,
+    () => compaction.client.current?.count ?? 0,
+  );
   let announced = false;
   const runTurn = async (prompt: string): Promise<TurnStatus> => {
-    const turnOutput = createOutput(args.outputFormat, { stdout, stderr });
+    const signal = stopper.beginTurn();
+    const turnOutput =
+      view?.turn(signal, sessionStatus) ?? createOutput(args.outputFormat, { stdout, stderr });
     output = turnOutput;
     const onEvent = async (event: AgentEvent) => {
       if (event.type === "message") {
@@ -213,7 +227,6 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
       turnOutput.event(event);
     };
     compaction.showIn(turnOutput);
-    const signal = stopper.beginTurn();
     endTurnAfter = undefined;
     const summary = (status: TurnSummary["status"], text: string) => ({
       status,
@@ -278,14 +291,16 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
     if (!typed) return exitCodes.done;
     for (let line = await typed.nextPrompt(); line !== undefined; line = await typed.nextPrompt()) {
       stopper.resetIdle();
-      if (line === "/exit") break;
-      const compact = compactCommand(line);
-      if (compact) {
+      const intent = lineIntent(line);
+      if (intent.kind === "exit") break;
+      if (intent.kind === "help") stderr.write(`${helpText}\n`);
+      else if (intent.kind === "unknown") stderr.write(`${unknownCommand(intent.name)}\n`);
+      else if (intent.kind === "compact") {
         const system = await prompts.next();
         const request = { system, messages: history, tools: tools.map((tool) => tool.spec) };
-        await compaction.command(compact.instructions, request, stopper);
-      } else if (line.trim() !== "") {
-        const status = await runTurn(line);
+        await compaction.command(intent.instructions, request, stopper);
+      } else if (intent.text.trim() !== "") {
+        const status = await runTurn(intent.text);
         if (status === "compaction_failed" || status === "budget_exceeded")
           return statusCode(status);
       }

@@ -1,8 +1,9 @@
 import type { ModelClient, ModelEvent, ModelRequest, Usage } from "../types.js";
 
 /**
- * Adds up the usage each model request reports, for the `json` and `stream-json` results;
- * `onUsage` hears each request's own (the `usage` event of `stream-json`).
+ * Adds up the usage each model request reports, for the `json` and `stream-json` results and the
+ * status line; `onUsage` hears each request's own (the `usage` event of `stream-json`). Keeps the
+ * last request's usage and counts the requests that reported one.
  */
 export class CountingClient implements ModelClient {
   readonly usage: Usage = {
@@ -11,6 +12,8 @@ export class CountingClient implements ModelClient {
     cacheReadTokens: 0,
     cacheWriteTokens: 0,
   };
+  last: Usage | undefined;
+  rounds = 0;
 
   constructor(
     private readonly inner: ModelClient,
@@ -26,6 +29,8 @@ export class CountingClient implements ModelClient {
           (this.usage.cacheReadTokens ?? 0) + (event.usage.cacheReadTokens ?? 0);
         this.usage.cacheWriteTokens =
           (this.usage.cacheWriteTokens ?? 0) + (event.usage.cacheWriteTokens ?? 0);
+        this.last = event.usage;
+        this.rounds++;
         this.onUsage(event.usage);
       }
       yield event;

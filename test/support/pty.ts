@@ -12,20 +12,51 @@ export interface Conversation {
 }
 
 /**
+ * The lines a terminal shows after `raw`, for text drawn without cursor escapes (as on
+ * `TERM=dumb`): a carriage return goes back to the start of the line, so what follows overwrites
+ * it; a newline goes down a line; a backspace back a column; escape sequences are dropped. Blanks
+ * at the end of a line and empty lines at the end are not kept.
+ */
+export function screenOf(raw: string): string[] {
+  const rows: string[][] = [[]];
+  let row = 0;
+  let col = 0;
+  const escapes = new RegExp(`${String.fromCharCode(27)}\\[[\\d;?]*[A-Za-z]`, "g");
+  for (const char of raw.replace(escapes, "")) {
+    if (char === "\r") col = 0;
+    else if (char === "\n") {
+      row++;
+      rows[row] ??= [];
+    } else if (char === "\b") col = Math.max(0, col - 1);
+    else {
+      const line = rows[row] ?? [];
+      while (line.length < col) line.push(" ");
+      line[col++] = char;
+      rows[row] = line;
+    }
+  }
+  const lines = rows.map((line) => line.join("").trimEnd());
+  while (lines.at(-1) === "") lines.pop();
+  return lines;
+}
+
+/**
  * Drives the CLI in a pty: waits for each expected text on screen (each after the previous one),
  * then types the answer. Fails, showing the screen, when an expected text does not come.
  */
 export function converse(
+  /** `TERM` is `dumb` unless given here. */
   env: NodeJS.ProcessEnv,
   cwd: string,
   steps: [string, string][],
   args: string[] = [],
 ): Promise<Conversation> {
   return new Promise((resolve, reject) => {
-    const command = [process.execPath, bin, ...args].join(" ");
+    // 200 columns, so no line of the test's is cut or wrapped at the width.
+    const command = ["stty cols 200 rows 50;", "exec", process.execPath, bin, ...args].join(" ");
     const child = spawn("script", ["-q", "-e", "-c", command, "/dev/null"], {
       cwd,
-      env: { ...env, TERM: "dumb" },
+      env: { TERM: "dumb", ...env },
       stdio: ["pipe", "pipe", "pipe"],
     });
     let screen = "";

@@ -1,0 +1,41 @@
+import { compactCommand } from "./compaction.js";
+import { visible } from "./terminal.js";
+
+/**
+ * What a line typed at the interactive prompt asks for. A line is a command when it starts with
+ * `/` and a name (letters, digits, `-`, `_`) followed by a blank or the end of the line; every
+ * other line is a prompt for the model, so `/etc/hosts is weird?` is sent as it is. A command
+ * whose name is unknown is not sent: it gets a one-line hint. `//` at the start sends the rest
+ * of the line, from its second `/`, as a prompt: `//tmp is full` sends `/tmp is full`.
+ */
+export type LineIntent =
+  | { kind: "prompt"; text: string }
+  | { kind: "exit" }
+  | { kind: "help" }
+  | { kind: "compact"; instructions: string }
+  | { kind: "unknown"; name: string };
+
+export function lineIntent(line: string): LineIntent {
+  if (line.startsWith("//")) return { kind: "prompt", text: line.slice(1) };
+  const name = /^\/([\w-]+)(?:\s|$)/.exec(line.trimStart())?.[1];
+  if (name === undefined) return { kind: "prompt", text: line };
+  if (name === "exit") return { kind: "exit" };
+  if (name === "help") return { kind: "help" };
+  const compact = compactCommand(line);
+  if (compact) return { kind: "compact", instructions: compact.instructions };
+  return { kind: "unknown", name };
+}
+
+/** `/help`: the commands, and how a line that starts with `/` is read. */
+export const helpText = [
+  "/compact [what to keep]  summarise the conversation so far, to free context",
+  "/help                    this list",
+  "/exit                    leave the session (Ctrl-D too)",
+  "A line that starts with / and a name is a command; any other line goes to the model",
+  "(/etc/hosts is weird? is sent as it is). Start a line with // to send it from its second /.",
+].join("\n");
+
+/** The hint for an unknown `/name`: one line. */
+export function unknownCommand(name: string): string {
+  return `mini-agent: unknown command /${visible(name)}: /help lists the commands; start the line with // to send it to the model`;
+}

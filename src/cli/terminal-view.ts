@@ -1,0 +1,105 @@
+import { Writable } from "node:stream";
+import { headOf } from "../text.js";
+import { Activity } from "./activity.js";
+import type { OutputFormat } from "./args.js";
+import { foldLines } from "./fold.js";
+import type { Output } from "./output.js";
+import type { SessionStatus } from "./status-line.js";
+import { colourWanted, type Styles, styles } from "./style.js";
+import { textOutput } from "./text-output.js";
+
+/**
+ * What the text output of one turn uses on a terminal beyond plain text: the styles, the
+ * activity indicator, writes that erase the indicator first, and the status line.
+ */
+export interface TerminalTurn {
+  styles: Styles;
+  activity: Activity;
+  status: SessionStatus;
+  /** Writes on stdout, or on stderr, after erasing the indicator. */
+  out(text: string): void;
+  err(text: string): void;
+  /**
+   * `text` folded to a few dimmed lines behind a gutter (`fold.ts`), as one string ending in a
+   * newline: how a block that is context rather than the answer is shown (a tool's output, a
+   * model's reasoning).
+   */
+  folded(text: string): string;
+  /** `line` cut to the terminal's width, so it does not wrap. */
+  fit(line: string): string;
+}
+
+export interface TerminalView {
+  /** stderr for every other writer (notices, compaction lines, errors): erases the indicator first. */
+  stderr: NodeJS.WritableStream;
+  /** The indicator, which the bash question stops before it asks. */
+  activity: Activity;
+  /** The output of a turn: `text` with the terminal's rendering; the indicator stops when `signal` aborts. */
+  turn(signal: AbortSignal, status: SessionStatus): Output;
+}
+
+/**
+ * The terminal view, when `--output-format text` goes to a terminal: stdout and stderr both one.
+ * Then answers are rendered from Markdown as they stream, an indicator shows what is awaited,
+ * tool lines carry their duration and a folded view of their output, and a status line ends each
+ * turn; colour follows `colourWanted`. Anything else (a pipe, a file, `json`, `stream-json`) gets
+ * none of it: undefined, and the output is plain text.
+ */
+export function terminalView(
+  format: OutputFormat,
+  { stdin, stdout, stderr }: Pick<NodeJS.Process, "stdin" | "stdout" | "stderr">,
+  env: NodeJS.ProcessEnv,
+): TerminalView | undefined {
+  if (format !== "text" || !stdout.isTTY || !stderr.isTTY) return undefined;
+  const style = styles(colourWanted(env, true));
+  const columns = () => stderr.columns || 80;
+  const activity = new Activity((text) => stderr.write(text), style, columns);
+  // Typing ahead during a turn (readline echoes it; see `TerminalInput`) mutes the indicator.
+  stdin.on("keypress", () => {
+    if (activity.running) activity.mute();
+  });
+  // A write that leaves its line open (a question) would be overdrawn: the indicator stops.
+  const before = (text: string) => {
+    activity.clear();
+    if (!text.endsWith("\n")) activity.stop();
+  };
+  // Terminal writes are synchronous, so calling back at once keeps every write in order.
+  const guarded = new Writable({
+    decodeStrings: false,
+    write(chunk: string | Buffer, _encoding, callback) {
+      before(chunk.toString());
+      stderr.write(chunk);
+      callback();
+    },
+  });
+  return {
+    stderr: guarded,
+    activity,
+    turn(signal, status) {
+      status.beginTurn();
+      activity.unmute();
+      signal.addEventListener("abort", () => activity.stop(), { once: true });
+      return textOutput(
+        { stdout, stderr: guarded },
+        {
+          styles: style,
+          activity,
+          status,
+          out(text) {
+            before(text);
+            stdout.write(text);
+          },
+          err(text) {
+            before(text);
+            stderr.write(text);
+          },
+          fit: (line) => (line.length < columns() ? line : `${headOf(line, columns() - 2)}…`),
+          folded: (text) =>
+            foldLines(text, columns())
+              .map((line) => `${style.dim(line)}\n`)
+              .join(""),
+        },
+      );
+    },
+  };
+}

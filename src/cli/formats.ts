@@ -4,10 +4,11 @@ import { retryNotice } from "./retry.js";
 import { streamJsonOutput } from "./stream-json.js";
 import { textOutput } from "./text-output.js";
 
-export function createOutput(format: OutputFormat, streams: Streams): Output {
+/** `showThinking`: the text output shows the model's reasoning (dimmed, on stderr). */
+export function createOutput(format: OutputFormat, streams: Streams, showThinking = false): Output {
   switch (format) {
     case "text":
-      return textOutput(streams);
+      return textOutput(streams, showThinking);
     case "json":
       return {
         event() {},

@@ -10,7 +10,7 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
   const line = (value: unknown) => jsonLine(stdout, value);
   return {
     event(event) {
-      if (event.type === "text") line({ type: "text", text: event.text });
+      if (event.type === "text" || event.type === "thinking") line(event);
       else if (event.type === "tool_start") line({ type: "tool_start", id: event.call.id });
       else if (event.message.role === "assistant") {
         for (const call of event.message.toolCalls) line({ type: "tool_call", ...call });

@@ -3,6 +3,7 @@ import type { Message, ToolCall } from "../types.js";
 import type { Output, Streams } from "./output.js";
 import { retryNotice } from "./retry.js";
 import { visible } from "./terminal.js";
+import { thinkingView } from "./thinking-view.js";
 
 /**
  * `--output-format text`: the answer on stdout, one line per tool call on stderr. Everything
@@ -11,13 +12,16 @@ import { visible } from "./terminal.js";
  * after it (an error) starts on its own line. A retried round's streamed answer is ended and
  * said to be discarded.
  */
-export function textOutput({ stdout, stderr }: Streams): Output {
+export function textOutput({ stdout, stderr }: Streams, showThinking = false): Output {
   const calls = new Map<string, ToolCall>();
+  const thinking = thinkingView(stderr, showThinking);
   let endsWithNewline = true;
   // Text of the round still streaming: lost if the round is.
   let partial = false;
   return {
     event(event) {
+      if (event.type === "thinking") return thinking.add(event.text);
+      thinking.end();
       if (event.type === "text") {
         stdout.write(visible(event.text, { multiline: true }));
         endsWithNewline = event.text.endsWith("\n");

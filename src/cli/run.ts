@@ -35,7 +35,11 @@ function providerFor(
   args: CliArgs,
   env: NodeJS.ProcessEnv,
 ): { model: string; client(): Promise<ModelClient> } {
-  const baseURL = args.baseURL !== undefined ? { baseURL: args.baseURL } : {};
+  /** What both clients take from the flags. */
+  const common = {
+    ...(args.baseURL !== undefined && { baseURL: args.baseURL }),
+    ...(args.thinking !== undefined && { thinking: args.thinking }),
+  };
   if (args.provider === "openai") {
     const apiKey = env.OPENAI_API_KEY || undefined;
     if (!apiKey && args.baseURL === undefined) {
@@ -48,7 +52,7 @@ function providerFor(
       model,
       client: async () => {
         const { OpenAIModelClient } = await import("../providers/openai.js");
-        return new OpenAIModelClient({ model, ...baseURL, ...(apiKey && { apiKey }) });
+        return new OpenAIModelClient({ model, ...common, ...(apiKey && { apiKey }) });
       },
     };
   }
@@ -60,7 +64,7 @@ function providerFor(
     model,
     client: async () => {
       const { AnthropicModelClient } = await import("../providers/anthropic.js");
-      return new AnthropicModelClient({ apiKey, model, ...baseURL });
+      return new AnthropicModelClient({ apiKey, model, ...common });
     },
   };
 }
@@ -179,7 +183,8 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   if (prompts.startLine !== "") stderr.write(`mini-agent: ${prompts.startLine}\n`);
 
   const runTurn = async (prompt: string): Promise<TurnStatus> => {
-    const output = createOutput(args.outputFormat, { stdout, stderr });
+    const showThinking = !args.hideThinking && stderr.isTTY === true;
+    const output = createOutput(args.outputFormat, { stdout, stderr }, showThinking);
     const onEvent = async (event: AgentEvent) => {
       if (event.type === "message") {
         await store.append(event.message);

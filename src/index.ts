@@ -41,6 +41,8 @@ export type {
   ModelClient,
   ModelEvent,
   ModelRequest,
+  Reasoning,
+  ThinkingLevel,
   Tool,
   ToolCall,
   ToolResult,

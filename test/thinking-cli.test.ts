@@ -124,3 +124,20 @@ describe("the thinking view", () => {
     expect(err.text()).toBe("");
   });
 });
+
+describe("the thinking view and a lost round", () => {
+  it("drops the thinking of a round that is run again instead of showing it with the next", () => {
+    const out = sink();
+    const err = sink(true);
+    const output = textOutput({ stdout: out.stream, stderr: err.stream }, true);
+    output.event({ type: "thinking", text: "lost thought" });
+    output.retry({ attempt: 2, attempts: 3, delayMs: 0, reason: "overloaded" });
+    output.event({ type: "thinking", text: "kept thought" });
+    output.event({ type: "text", text: "Answer." });
+    const shown = err
+      .text()
+      .split("\n")
+      .filter((line) => line.includes("thought"));
+    expect(shown).toEqual(["  kept thought\x1b[22m"]);
+  });
+});

@@ -41,6 +41,7 @@ export function textOutput({ stdout, stderr }: Streams, showThinking = false): O
       }
     },
     retry(notice) {
+      thinking.drop();
       if (!endsWithNewline) stdout.write("\n");
       endsWithNewline = true;
       retryNotice(stderr, notice, partial ? "; the partial answer above is discarded" : "");

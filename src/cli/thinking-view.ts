@@ -20,6 +20,10 @@ export function thinkingView(stderr: NodeJS.WritableStream, show: boolean) {
     add(text: string): void {
       if (show) pending += text;
     },
+    /** Forgets the thinking not yet shown: its round was lost and runs again. */
+    drop(): void {
+      pending = "";
+    },
     end(): void {
       const lines = pending.trim() === "" ? [] : pending.trim().split("\n");
       pending = "";

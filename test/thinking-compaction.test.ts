@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
+import { runAgent } from "../src/agent.js";
+import { CompactingClient } from "../src/compaction/client.js";
+import type { Compaction } from "../src/compaction/record.js";
 import { messageTokens } from "../src/compaction/size.js";
-import { transcriptOf } from "../src/compaction/summary.js";
-import type { Message } from "../src/types.js";
+import { summaryPrompt, transcriptOf } from "../src/compaction/summary.js";
+import { AnthropicModelClient } from "../src/providers/anthropic.js";
+import type { Message, Tool } from "../src/types.js";
+import { startAnthropicServer, stream, turn } from "./support/anthropic-server.js";
+import { useCleanup } from "./support/cleanup.js";
+import type { Body } from "./support/sse-server.js";
 
 /**
  * Compaction and the model's thinking: a round's thinking is sent back, so it counts in the
@@ -29,5 +36,68 @@ describe("compaction with thinking", () => {
   it("leaves the thinking out of the transcript it summarises", () => {
     expect(transcriptOf([round])).toBe(transcriptOf([bare]));
     expect(transcriptOf([round])).toBe("[assistant]\nListing.\n\n[tool call ls {}]");
+  });
+});
+
+const track = useCleanup();
+const read: Tool = {
+  spec: { name: "read", description: "read", inputSchema: { type: "object" } },
+  execute: async () => ({ content: "line of code\n".repeat(300) }),
+};
+const systemText = (body: Body) =>
+  ((body.system ?? []) as { text: string }[]).map((block) => block.text).join("");
+
+describe("compaction of a thinking tool loop against the strict server", () => {
+  it("compacts mid loop and every request keeps the loop's thinking as the API requires", {
+    timeout: 60_000,
+  }, async () => {
+    let round = 0;
+    const dispatch = (body: Body) => {
+      if (systemText(body) === summaryPrompt)
+        return stream(
+          turn({ thinking: [["Summing up."]], text: ["## Goal\nread\n## Next\ngo on"] }),
+        );
+      round++;
+      if (round === 30) return stream(turn({ thinking: [["Enough."]], text: ["done"] }));
+      const calls = [{ id: `toolu_${round}`, name: "read", input: { path: `f${round}` } }];
+      return stream(turn({ thinking: [[`Round ${round}: read the next file.`]], calls }));
+    };
+    const server = track(
+      await startAnthropicServer(
+        Array.from({ length: 200 }, () => dispatch),
+        { contextLimit: 8000 },
+      ),
+    );
+    const records: Compaction[] = [];
+    const client = new CompactingClient(
+      new AnthropicModelClient({
+        apiKey: "k",
+        model: "claude-sonnet-4-5-local",
+        baseURL: server.url,
+        maxRetries: 0,
+        thinking: "low",
+      }),
+      { onCompaction: (compaction) => void records.push(compaction) },
+    );
+    const result = await runAgent({
+      client,
+      tools: [read],
+      system: "sys",
+      messages: [{ role: "user", content: "read every file" }],
+    });
+    expect(result.text).toBe("done");
+    expect(records.length).toBeGreaterThanOrEqual(2);
+    expect(
+      server.rejections.every((text) =>
+        /^prompt is too long: \d+ tokens > 8000 maximum$/.test(text),
+      ),
+    ).toBe(true);
+    // Each round's request carried the previous round's thinking back, signed, first in its message.
+    const rounds = server.requests.filter(({ body }) => systemText(body) === "sys").slice(1);
+    for (const { body } of rounds) {
+      const messages = body.messages as { role: string; content: { type: string }[] }[];
+      const last = messages.findLast((m) => m.role === "assistant");
+      expect(last?.content[0]?.type).toBe("thinking");
+    }
   });
 });

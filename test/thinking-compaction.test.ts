@@ -4,6 +4,7 @@ import { CompactingClient } from "../src/compaction/client.js";
 import type { Compaction } from "../src/compaction/record.js";
 import { messageTokens } from "../src/compaction/size.js";
 import { summaryPrompt, transcriptOf } from "../src/compaction/summary.js";
+import { compactionMessage, projectedMessages } from "../src/compaction/view.js";
 import { AnthropicModelClient } from "../src/providers/anthropic.js";
 import type { Message, Tool } from "../src/types.js";
 import { startAnthropicServer, stream, turn } from "./support/anthropic-server.js";
@@ -31,6 +32,45 @@ const { reasoning: _reasoning, ...bare } = round;
 describe("compaction with thinking", () => {
   it("counts a round's thinking, signature and redacted data in its size, as they are sent", () => {
     expect(messageTokens(round) - messageTokens(bare)).toBe((400 + 200 + 120) / 4);
+  });
+
+  it("keeps the thinking of the unfinished tool loop in the kept turns and drops that of finished turns", () => {
+    const compaction: Compaction = {
+      count: 1,
+      trigger: "size",
+      firstKept: 1,
+      tokensBefore: 100,
+      tokensAfter: 10,
+      summary: "s",
+      userMessages: ["first"],
+      facts: { filesRead: [], filesChanged: [], commands: [], refused: [], omitted: 0 },
+    };
+    const answered = (id: string): Message => ({
+      role: "tool",
+      toolCallId: id,
+      content: "a",
+      isError: false,
+    });
+    const finished: Message = { ...round, toolCalls: [{ id: "call_0", name: "ls", input: {} }] };
+    const history: Message[] = [
+      { role: "user", content: "first" },
+      finished,
+      answered("call_0"),
+      { role: "assistant", content: "Done.", toolCalls: [], reasoning: round.reasoning ?? [] },
+      { role: "user", content: "next" },
+      round,
+      answered("call_1"),
+    ];
+    const { reasoning: _a, ...finishedBare } = finished;
+    expect(projectedMessages(compaction, history, 1)).toEqual([
+      compactionMessage(compaction),
+      finishedBare,
+      answered("call_0"),
+      { role: "assistant", content: "Done.", toolCalls: [] },
+      { role: "user", content: "next" },
+      round,
+      answered("call_1"),
+    ]);
   });
 
   it("leaves the thinking out of the transcript it summarises", () => {

@@ -40,12 +40,28 @@ export function compactionMessage(compaction: Compaction): Message {
   return { role: "user", content };
 }
 
-/** What the model sees: the compaction's message, then the messages from `keptFrom` verbatim. */
+/**
+ * What the model sees: the compaction's message, then the messages from `keptFrom` verbatim,
+ * except the thinking of turns already finished (before the last user message). Providers that
+ * sign thinking check it against everything before it, which the compaction replaced, and they
+ * need only the unfinished tool loop's thinking back; that is kept whole.
+ */
 export function projectedMessages(
   compaction: Compaction | undefined,
   messages: readonly Message[],
   keptFrom: number,
 ): Message[] {
   if (!compaction) return [...messages];
-  return [compactionMessage(compaction), ...messages.slice(keptFrom)];
+  const kept = messages.slice(keptFrom);
+  const loopStart = kept.map((message) => message.role).lastIndexOf("user");
+  return [
+    compactionMessage(compaction),
+    ...kept.map((message, i) => (i < loopStart ? withoutReasoning(message) : message)),
+  ];
+}
+
+function withoutReasoning(message: Message): Message {
+  if (message.role !== "assistant" || message.reasoning === undefined) return message;
+  const { reasoning: _dropped, ...rest } = message;
+  return rest;
 }

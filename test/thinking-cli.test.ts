@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { textOutput } from "../src/cli/text-output.js";
 import { thinkingView } from "../src/cli/thinking-view.js";
 import { stream, thinkingSignature, turn } from "./support/anthropic-server.js";
-import { runBin, sessionFiles, sessionRecords, useCliSetup } from "./support/cli.js";
+import { cliEnv, runBin, sessionFiles, sessionRecords, useCliSetup } from "./support/cli.js";
+import { converse, hasScript } from "./support/pty.js";
 
 /**
  * `--thinking` and how the CLI shows and stores the model's thinking: asked for as the model's
@@ -89,6 +90,21 @@ describe("--thinking", () => {
     expect(run.stderr).toBe(
       'mini-agent: unknown thinking level "max" (off, low, medium or high)\n',
     );
+  });
+});
+
+describe.skipIf(!hasScript)("the thinking on a terminal", () => {
+  it("shows each round's thinking dimmed, and none with --hide-thinking", async () => {
+    const { server, workspace, home } = await setup([...thinkingLoop(), ...thinkingLoop()]);
+    const env = cliEnv(home, server.url);
+    const shown = await converse(env, workspace, [], ["--thinking", "low", '"what is here?"']);
+    expect(shown.code).toBe(0);
+    expect(shown.screen).toContain("\x1b[2m✻ thinking\r\n  I will list.\x1b[22m");
+    expect(shown.screen).toContain("\x1b[2m✻ thinking\r\n  Empty.\x1b[22m");
+    const hidden = await converse(env, workspace, [], ["--hide-thinking", '"what is here?"']);
+    expect(hidden.code).toBe(0);
+    expect(hidden.screen).toContain("Nothing here.");
+    expect(hidden.screen).not.toContain("thinking");
   });
 });
 

@@ -34,7 +34,9 @@ describe("compaction with thinking", () => {
     expect(messageTokens(round) - messageTokens(bare)).toBe((400 + 200 + 120) / 4);
   });
 
-  it("keeps the thinking of the unfinished tool loop in the kept turns and drops that of finished turns", () => {
+  it("keeps the thinking of the unfinished tool loop in the kept turns and drops the signed thinking of finished turns", () => {
+    // Unsigned reasoning (Chat Completions servers) has no prefix to check, and DeepSeek wants it back.
+    const unsigned = { type: "thinking" as const, text: "plain", at: { text: 0, calls: 0 } };
     const compaction: Compaction = {
       count: 1,
       trigger: "size",
@@ -56,7 +58,12 @@ describe("compaction with thinking", () => {
       { role: "user", content: "first" },
       finished,
       answered("call_0"),
-      { role: "assistant", content: "Done.", toolCalls: [], reasoning: round.reasoning ?? [] },
+      {
+        role: "assistant",
+        content: "Done.",
+        toolCalls: [],
+        reasoning: [...(round.reasoning ?? []), unsigned],
+      },
       { role: "user", content: "next" },
       round,
       answered("call_1"),
@@ -66,7 +73,7 @@ describe("compaction with thinking", () => {
       compactionMessage(compaction),
       finishedBare,
       answered("call_0"),
-      { role: "assistant", content: "Done.", toolCalls: [] },
+      { role: "assistant", content: "Done.", toolCalls: [], reasoning: [unsigned] },
       { role: "user", content: "next" },
       round,
       answered("call_1"),

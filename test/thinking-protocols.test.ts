@@ -278,6 +278,43 @@ describe("OpenAI-compatible reasoning", () => {
     });
   });
 
+  it("gives a DeepSeek-style server an empty reasoning_content for a tool round that did not reason", async () => {
+    const server = track(
+      await openai.startOpenAIServer(
+        [
+          round(),
+          openai.stream(openai.completion({ calls: [{ id: "call_2", name: "ls", input: {} }] })),
+          answer,
+        ],
+        { reasoningBack: "required" },
+      ),
+    );
+    const client = new OpenAIModelClient({ baseURL: `${server.url}/v1`, model: "local-model" });
+    await runAgent({ client, tools: [ls], system: "", messages: [user] });
+    expect(server.rejections).toEqual([]);
+    const sent = (server.requests[2]?.body.messages ?? []) as Record<string, unknown>[];
+    expect(sent.filter((m) => m.role === "assistant").map((m) => m.reasoning_content)).toEqual([
+      "Check the folder.",
+      "",
+    ]);
+  });
+
+  it("sends no reasoning_content to a server that never streamed reasoning", async () => {
+    const server = track(
+      await openai.startOpenAIServer(
+        [
+          openai.stream(openai.completion({ calls: [{ id: "call_1", name: "ls", input: {} }] })),
+          answer,
+        ],
+        { reasoningBack: "refused" },
+      ),
+    );
+    const client = new OpenAIModelClient({ baseURL: `${server.url}/v1`, model: "local-model" });
+    const result = await runAgent({ client, tools: [ls], system: "", messages: [user] });
+    expect(result.text).toBe("Done.");
+    expect(server.rejections).toEqual([]);
+  });
+
   it("is refused by a DeepSeek-style server when the reasoning is not sent back", async () => {
     const { server, outcome } = await runOn("required", { replayReasoning: false });
     expect(outcome).toBe(`400 ${openai.reasoningMissing}`);

@@ -14,9 +14,10 @@ import { streamErrorFrom } from "./stream-error.js";
 
 /**
  * Our history as Chat Completions messages; `arguments` always goes back as a JSON string. With
- * `replayReasoning`, an assistant round's reasoning goes back as `reasoning_content`, as
- * DeepSeek's thinking mode requires of a tool loop (it refuses the request without it); servers
- * that refuse the field get none.
+ * `replayReasoning`, a history from a server that reasons (some round holds reasoning) sends each
+ * round's reasoning back as `reasoning_content`, and an empty one on a round that called tools
+ * without reasoning, as DeepSeek's thinking mode requires of a tool loop (it refuses the request
+ * otherwise); a history without reasoning, and servers that refuse the field, get none.
  */
 export function toOpenAIMessages(
   system: string,
@@ -25,17 +26,21 @@ export function toOpenAIMessages(
 ): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] =
     system === "" ? [] : [{ role: "system", content: system }];
+  const reasons =
+    options.replayReasoning === true &&
+    messages.some((message) => message.role === "assistant" && message.reasoning !== undefined);
   for (const message of messages) {
     switch (message.role) {
       case "user":
         out.push({ role: "user", content: message.content });
         break;
       case "assistant": {
-        const reasoning = options.replayReasoning ? reasoningText(message.reasoning) : "";
+        const reasoning = reasons ? reasoningText(message.reasoning) : "";
+        const replay = reasoning !== "" || (reasons && message.toolCalls.length > 0);
         out.push({
           role: "assistant",
           content: message.content === "" ? null : message.content,
-          ...(reasoning !== "" && { reasoning_content: reasoning }),
+          ...(replay && { reasoning_content: reasoning }),
           ...(message.toolCalls.length > 0 && {
             tool_calls: message.toolCalls.map((call) => ({
               id: call.id,

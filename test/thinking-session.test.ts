@@ -49,6 +49,32 @@ describe("thinking in the session file", () => {
     });
   });
 
+  it("keeps the kind of each reasoning part when a secret equals it", async () => {
+    const session = await Session.create({
+      dir: await tempDir(),
+      workspace: "/ws",
+      model: "m",
+      env: { API_TOKEN: "redacted_thinking", OTHER_SECRET: "thinking" },
+    });
+    await session.append({ role: "user", content: "hi" });
+    await session.append(round);
+    await session.close();
+    const loaded = await readSession(session.path);
+    expect(loaded.skipped).toBe(0);
+    expect(loaded.messages[1]).toEqual({
+      ...round,
+      reasoning: [
+        {
+          type: "thinking",
+          text: `the password is ${secret}`,
+          signature,
+          at: { text: 0, calls: 0 },
+        },
+        { type: "redacted_thinking", data: "opaque+/==", at: { text: 0, calls: 0 } },
+      ],
+    });
+  });
+
   it("skips a record whose reasoning does not have the message schema's shape", async () => {
     const session = await Session.create({ dir: await tempDir(), workspace: "/ws", model: "m" });
     await session.append({ role: "user", content: "hi" });

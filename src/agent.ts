@@ -4,6 +4,7 @@ import type {
   BeforeToolCall,
   Message,
   ModelClient,
+  Reasoning,
   Tool,
   ToolCall,
   ToolResult,
@@ -13,6 +14,8 @@ import type {
 export type AgentEvent =
   /** A piece of assistant text as it streams. */
   | { type: "text"; text: string }
+  /** A piece of the model's reasoning as it streams (kept in the round's message once whole). */
+  | { type: "thinking"; text: string }
   /** A message appended to the history: the assistant round, then one per call result. */
   | { type: "message"; message: Message }
   /** An approved, known tool is about to run. */
@@ -59,13 +62,16 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     if (signal?.aborted) return finish("aborted", "");
     let text = "";
     const calls: ToolCall[] = [];
+    const reasoning: Reasoning[] = [];
     try {
       const request = { system, messages, tools: specs, ...(signal && { signal }) };
       for await (const event of client.stream(request)) {
         if (event.type === "text") {
           text += event.text;
           await emit(event);
-        } else if (event.type === "tool_call") calls.push(event.call);
+        } else if (event.type === "thinking") await emit(event);
+        else if (event.type === "reasoning") reasoning.push(event.part);
+        else if (event.type === "tool_call") calls.push(event.call);
       }
     } catch (error) {
       if (signal?.aborted) return finish("aborted", "");
@@ -75,7 +81,12 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
       if (signal?.aborted) return finish("aborted", "");
       throw new Error("model completed without text or tool calls");
     }
-    await commit({ role: "assistant", content: text, toolCalls: calls });
+    await commit({
+      role: "assistant",
+      content: text,
+      toolCalls: calls,
+      ...(reasoning.length > 0 && { reasoning }),
+    });
     if (calls.length === 0) return finish("completed", text);
     if ((await dispatch(calls, options, commit, emit)) === "aborted")
       return finish("aborted", text);

@@ -30,6 +30,8 @@ export type {
   ModelClient,
   ModelEvent,
   ModelRequest,
+  Reasoning,
+  ThinkingLevel,
   Tool,
   ToolCall,
   ToolResult,

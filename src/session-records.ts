@@ -1,33 +1,16 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { CompactionSchema } from "./compaction/record.js";
+import { MessageSchema } from "./message-schema.js";
 
 /**
  * The records of a session file, one schema each: the header (the first line), the messages of
  * the history, the approval decisions beside them, and compactions. Reading checks every line
- * against them.
+ * against them; a message is checked against the one definition of the history's shape
+ * (`message-schema.ts`), from which `types.ts` takes its `Message`.
  */
 export const SESSION_FORMAT_VERSION = 1;
 
-const ToolCallSchema = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  input: Type.Record(Type.String(), Type.Unknown()),
-});
-const MessageSchema = Type.Union([
-  Type.Object({ role: Type.Literal("user"), content: Type.String() }),
-  Type.Object({
-    role: Type.Literal("assistant"),
-    content: Type.String(),
-    toolCalls: Type.Array(ToolCallSchema),
-  }),
-  Type.Object({
-    role: Type.Literal("tool"),
-    toolCallId: Type.String(),
-    content: Type.String(),
-    isError: Type.Boolean(),
-  }),
-]);
 const HeaderSchema = Type.Object({
   type: Type.Literal("session"),
   version: Type.Integer({ minimum: 1 }),

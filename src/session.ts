@@ -249,7 +249,8 @@ function fileError(action: string, path: string, error: unknown): Error {
 /**
  * The record as it is written: every string value made well-formed (a lone surrogate becomes
  * U+FFFD; strict JSON readers refuse one) and then redacted, in one walk, except the literals
- * that say what it is (`type`, `role`, a compaction's `trigger`), so a secret equal to a JSON word or to `assistant` can
+ * that say what it is (`type`, `role`, a compaction's `trigger`, a reasoning part's `type`) and
+ * the opaque signatures of the model's thinking, so a secret equal to a JSON word or to `assistant` can
  * never drop or change a record. The keys of tool inputs, which the model chose, are cleaned
  * too; the record's own keys never are.
  */
@@ -267,9 +268,19 @@ function cleanRecord<R extends SessionRecord>(record: R, redact: (text: string) 
     ...mapStrings(call, clean),
     input: mapStrings(input, clean, { keys: true }),
   }));
+  const { reasoning, ...rest } = message;
+  // Of the reasoning, only the readable text: kinds are literals, signatures opaque tokens.
+  const parts = reasoning?.map((part) =>
+    part.type === "thinking" ? { ...part, text: clean(part.text) } : part,
+  );
   return {
     ...record,
-    message: { ...mapStrings(message, clean), role: "assistant", toolCalls: calls },
+    message: {
+      ...mapStrings(rest, clean),
+      role: "assistant",
+      toolCalls: calls,
+      ...(parts && { reasoning: parts }),
+    },
   };
 }
 

@@ -4,6 +4,9 @@
  * `BeforeToolCall` (approval policy). Everything provider-specific stays behind `ModelClient`.
  */
 
+import type { Static } from "@sinclair/typebox";
+import type { MessageSchema, ReasoningSchema, ToolCallSchema } from "./message-schema.js";
+
 /** A JSON Schema object describing a tool's input, as the model sees it. */
 export type JsonSchema = Record<string, unknown>;
 
@@ -15,11 +18,7 @@ export interface ToolSpec {
 }
 
 /** One call the model declared. `input` is always an object: adapters reject anything else. */
-export interface ToolCall {
-  id: string;
-  name: string;
-  input: Record<string, unknown>;
-}
+export type ToolCall = Static<typeof ToolCallSchema>;
 
 /** What a tool reports. Failures are values (`isError: true`), never swallowed. */
 export interface ToolResult {
@@ -30,29 +29,52 @@ export interface ToolResult {
 /**
  * The provider-neutral history. Adapters translate it; nothing provider-specific leaks in.
  * - `user`: what the person typed.
- * - `assistant`: the text of one model round plus every call it declared, in order.
+ * - `assistant`: the text of one model round plus every call it declared, in order, and the
+ *   model's `reasoning` when it thought aloud (see `Reasoning`).
  * - `tool`: exactly one result for one declared call, keyed by `toolCallId`.
  * A valid history answers every call of an assistant message with one `tool` message before
  * the next `user` or `assistant` message; providers reject anything else, forever.
+ * The shape is written once, as the schemas in `message-schema.ts`, which the session file is
+ * checked against too.
  */
-export type Message =
-  | { role: "user"; content: string }
-  | { role: "assistant"; content: string; toolCalls: ToolCall[] }
-  | { role: "tool"; toolCallId: string; content: string; isError: boolean };
+export type Message = Static<typeof MessageSchema>;
 
 /**
- * What an adapter yields for one model round: text pieces and complete tool calls, in order,
- * then `done`. The loop does not require `done`; each adapter enforces its own protocol's
+ * One part of the model's reasoning in a round, kept as the provider sent it:
+ * - `thinking`: readable reasoning. `signature` is the provider's proof that it wrote it
+ *   (Anthropic); it is kept byte for byte, because the provider refuses a tool loop whose
+ *   thinking comes back changed or missing. Reasoning without one (OpenAI-compatible servers'
+ *   `reasoning_content` or `reasoning`) has no signature.
+ * - `redacted_thinking`: reasoning the provider encrypted; `data` is opaque and goes back as is.
+ * `at` is where the part came in its round: after `at.text` UTF-16 units of the round's text and
+ * `at.calls` of its calls, so the round can be sent back in the order it came.
+ */
+export type Reasoning = Static<typeof ReasoningSchema>;
+
+/**
+ * How much the model should think before it answers, mapped by each adapter to what its API
+ * takes. Unset leaves the provider's own default.
+ */
+export type ThinkingLevel = "off" | "low" | "medium" | "high";
+
+/**
+ * What an adapter yields for one model round: text and reasoning pieces, finished reasoning
+ * parts and complete tool calls, in order, then `done`. The loop does not require `done`; each adapter enforces its own protocol's
  * completion and throws when the stream ends early or stops for a reason it cannot honour.
  */
 export type ModelEvent =
   | { type: "text"; text: string }
+  /** A piece of the model's reasoning as it streams, to show; the whole part follows. */
+  | { type: "thinking"; text: string }
+  /** A finished reasoning part, whole (signature included), to keep in the round's message. */
+  | { type: "reasoning"; part: Reasoning }
   | { type: "tool_call"; call: ToolCall }
   | { type: "done"; usage?: Usage };
 
 /** Tokens one round cost, as the provider reported them (for `--output-format json`). */
 export interface Usage {
   inputTokens: number;
+  /** Output tokens, the model's reasoning included, as every provider counts them. */
   outputTokens: number;
   /** Prompt tokens read from the provider's cache, when it reports them. */
   cacheReadTokens?: number;

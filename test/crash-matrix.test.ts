@@ -5,8 +5,10 @@ import { describe, expect, it } from "vitest";
 import { readSession } from "../src/session.js";
 import {
   type ReplyScript,
+  redactedData,
   startAnthropicServer,
   stream,
+  thinkingSignature,
   turn,
 } from "../src/testing/anthropic-server.js";
 import { resolveSandbox } from "../src/tools/sandbox.js";
@@ -72,9 +74,12 @@ async function killedRun(
   return { server, workspace, env, file: join(dir, folder ?? "", file ?? "") };
 }
 
-async function resume(ctx: Awaited<ReturnType<typeof killedRun>>) {
+async function resume(ctx: Awaited<ReturnType<typeof killedRun>>, flags: string[] = []) {
   const before = ctx.server.requests.length;
-  const next = await runBin(["--continue", "what happened?"], { cwd: ctx.workspace, env: ctx.env });
+  const next = await runBin([...flags, "--continue", "what happened?"], {
+    cwd: ctx.workspace,
+    env: ctx.env,
+  });
   expect(next.stdout).toBe("resumed fine\n");
   expect(next.code).toBe(0);
   expect(ctx.server.rejections).toEqual([]);
@@ -182,6 +187,40 @@ describe.each(modes)("crash matrix, --sandbox %s", (mode) => {
     await resume(ctx);
     const { messages } = await readSession(ctx.file);
     expect(toolResults(messages)).toEqual([["toolu_1", "(empty folder)"]]);
+  });
+
+  it("killed mid tool loop of a thinking round: the thinking goes back as it was", async () => {
+    const marker = sleeper();
+    const ctx = await killedRun(
+      [
+        stream(
+          turn({
+            thinking: [{ redacted: "hidden" }, ["I will wait."]],
+            calls: [{ id: "toolu_1", name: "bash", input: { command: marker } }],
+          }),
+        ),
+      ],
+      [...sandbox, "--thinking", "high", "--allow-bash", "wait"],
+      ({ session }) => session().includes('"toolu_1"'),
+    );
+    await resume(ctx, ["--thinking", "high"]);
+    const sent = ctx.server.requests.at(-1)?.body.messages as { content: unknown[] }[];
+    expect(sent[1]?.content.slice(0, 2)).toEqual([
+      { type: "redacted_thinking", data: redactedData("hidden") },
+      { type: "thinking", thinking: "I will wait.", signature: thinkingSignature("I will wait.") },
+    ]);
+    expect(await processesWith(marker)).toEqual([]);
+  });
+
+  it("killed while the model thinks: resumes with nothing of the cut round", async () => {
+    const ctx = await killedRun(
+      [stream(turn({ thinking: [["Hmm, ", "let me ", "see"]], text: ["x"] }), { stallAfter: 5 })],
+      [...sandbox, "--thinking", "low", "a question"],
+      ({ requests }) => requests === 1,
+    );
+    await resume(ctx, ["--thinking", "low"]);
+    const { messages } = await readSession(ctx.file);
+    expect(messages.map((m) => m.role)).toEqual(["user", "user", "assistant"]);
   });
 
   it("killed right after the session header was written, before anything else", async () => {

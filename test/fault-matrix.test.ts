@@ -6,7 +6,11 @@ import { toAnthropicMessages } from "../src/providers/anthropic-protocol.js";
 import { toOpenAIMessages } from "../src/providers/openai-protocol.js";
 import { receipts } from "../src/receipts.js";
 import { Session } from "../src/session.js";
-import { validate as validateAnthropic } from "../src/testing/anthropic-server.js";
+import {
+  redactedData,
+  thinkingSignature,
+  validate as validateAnthropic,
+} from "../src/testing/anthropic-server.js";
 import { call, done, FakeClient, type ScriptRound, text } from "../src/testing/fake-client.js";
 import { validate as validateOpenAI } from "../src/testing/openai-server.js";
 import type { BeforeToolCall, Message, ModelEvent, Tool } from "../src/types.js";
@@ -14,29 +18,55 @@ import { useTempDirs } from "./support/temp.js";
 import { scriptedTool } from "./support/tools.js";
 
 /**
- * Every fault at every point of a three-round task with side effects: after each, the session
- * loads, every call has exactly one result, the next request passes both providers' strict
+ * Every fault at every point of a three-round task with side effects, each round thinking first
+ * (signed and redacted thinking, as the Messages API sends it): after each, the session loads, every call has exactly one result, the next request passes both providers' strict
  * validation, and no side effect ran twice, not even after resuming. The event sink (the session
  * append) failing at each record, with nothing or half a line written, is among the faults: what
  * was written loads, and the history the loop holds normalises to a valid one.
  */
 
 const tempDir = useTempDirs();
+/** A signed thinking block, streamed then kept, as the Anthropic adapter yields one. */
+const thought = (thinking: string): ModelEvent[] => [
+  { type: "thinking", text: thinking },
+  {
+    type: "reasoning",
+    part: {
+      type: "thinking",
+      text: thinking,
+      signature: thinkingSignature(thinking),
+      at: { text: 0, calls: 0 },
+    },
+  },
+];
+const redacted: ModelEvent = {
+  type: "reasoning",
+  part: { type: "redacted_thinking", data: redactedData("hidden"), at: { text: 0, calls: 0 } },
+};
 const rounds: ModelEvent[][] = [
   [
+    ...thought("Read a, then write."),
     text("Looking first."),
     call("c1", "read", { path: "a" }),
     call("c2", "write", { id: "w1" }),
     done,
   ],
   [
+    redacted,
+    ...thought("Write again, read two."),
     call("c3", "write", { id: "w2" }),
     call("c4", "read", { path: "b" }),
     call("c5", "read", { path: "c" }),
     done,
   ],
-  [text("All done."), done],
+  [...thought("Finished."), text("All done."), done],
 ];
+/** The thinking rules of the Messages API apply to every request checked below. */
+const thinkingOn = {
+  model: "m",
+  max_tokens: 2048,
+  thinking: { type: "enabled", budget_tokens: 1024 },
+};
 const events = rounds.flat().length;
 const calls = rounds.flat().flatMap((event) => (event.type === "tool_call" ? [event.call.id] : []));
 /** Records the loop commits in a run without faults: one per round and one per call. */
@@ -173,7 +203,7 @@ describe("fault matrix", () => {
           { role: "user", content: "go on" },
         ];
         expect(
-          validateAnthropic({ model: "m", max_tokens: 1, messages: toAnthropicMessages(held) }),
+          validateAnthropic({ ...thinkingOn, messages: toAnthropicMessages(held) }),
         ).toBeUndefined();
         expect(
           validateOpenAI({ model: "m", messages: toOpenAIMessages("sys", held) }),
@@ -191,7 +221,7 @@ describe("fault matrix", () => {
 
       const next: Message[] = [...history, { role: "user", content: "carry on" }];
       expect(
-        validateAnthropic({ model: "m", max_tokens: 1, messages: toAnthropicMessages(next) }),
+        validateAnthropic({ ...thinkingOn, messages: toAnthropicMessages(next) }),
       ).toBeUndefined();
       expect(
         validateOpenAI({ model: "m", messages: toOpenAIMessages("sys", next) }),

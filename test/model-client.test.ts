@@ -251,7 +251,7 @@ describe("toModelEvents", () => {
     });
   });
 
-  it("ignores pings, unknown events and thinking blocks", async () => {
+  it("ignores pings and unknown events, and yields a thinking block's pieces and the whole block", async () => {
     const frames = [
       ...start,
       { type: "brand_new_event", payload: 1 },
@@ -266,7 +266,15 @@ describe("toModelEvents", () => {
       ...stop("end_turn"),
     ];
     expect(await run(frames)).toEqual({
-      out: [{ type: "text", text: "answer" }, done],
+      out: [
+        { type: "thinking", text: "hmm" },
+        {
+          type: "reasoning",
+          part: { type: "thinking", text: "hmm", signature: "sig", at: { text: 0, calls: 0 } },
+        },
+        { type: "text", text: "answer" },
+        done,
+      ],
       error: undefined,
     });
   });

@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { type Rule, RuleError, ruleWords } from "../rules/rule.js";
 import type { SandboxLimits } from "../tools/sandbox.js";
+import type { ThinkingLevel } from "../types.js";
 import { shownURL } from "./url.js";
 
 /**
@@ -58,6 +59,10 @@ export interface CliArgs {
   maxTurns: number;
   /** `--context-window N`: the model's context window in tokens, for compaction. */
   contextWindow?: number;
+  /** `--thinking LEVEL`; unset leaves the model's default. */
+  thinking?: ThinkingLevel;
+  /** `--hide-thinking`: the text output shows no reasoning on the terminal. */
+  hideThinking: boolean;
   debug: boolean;
   version: boolean;
   help: boolean;
@@ -101,6 +106,9 @@ Options:
       --max-turns N         stop after N model rounds (default 50)
       --context-window N    the model's context window in tokens; the conversation is
                             compacted before it fills (default 200000 for Claude models)
+      --thinking LEVEL      how much the model thinks first: off, low, medium or high
+                            (default: the model's own default)
+      --hide-thinking       do not show the model's thinking on the terminal
       --debug               show stack traces for errors
   -v, --version             print the version
   -h, --help                print this help
@@ -195,6 +203,12 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
       `--token-budget must be a whole number of tokens, at least 1, not ${JSON.stringify(budget)}`,
     );
   }
+  const thinking = values.thinking;
+  if (thinking !== undefined && !thinkingLevels.includes(thinking as ThinkingLevel)) {
+    throw new UsageError(
+      `unknown thinking level ${JSON.stringify(thinking)} (off, low, medium or high)`,
+    );
+  }
   if (values.continue && values.resume !== undefined) {
     throw new UsageError("use either --continue or --resume, not both");
   }
@@ -236,11 +250,15 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
     ...(budget !== undefined && { tokenBudget: Number(budget) }),
     maxTurns,
     ...(contextWindow !== undefined && { contextWindow }),
+    ...(thinking !== undefined && { thinking: thinking as ThinkingLevel }),
+    hideThinking: values["hide-thinking"] ?? false,
     debug: values.debug ?? false,
     version: values.version ?? false,
     help: values.help ?? false,
   };
 }
+
+const thinkingLevels: readonly ThinkingLevel[] = ["off", "low", "medium", "high"];
 
 function parse(argv: string[]) {
   return parseArgs({ args: argv, allowPositionals: true, strict: true, tokens: true, options });
@@ -268,6 +286,8 @@ const options = {
   "token-budget": { type: "string" },
   "max-turns": { type: "string" },
   "context-window": { type: "string" },
+  thinking: { type: "string" },
+  "hide-thinking": { type: "boolean" },
   debug: { type: "boolean" },
   version: { type: "boolean", short: "v" },
   help: { type: "boolean", short: "h" },

@@ -41,7 +41,11 @@ function providerFor(
   args: CliArgs,
   env: NodeJS.ProcessEnv,
 ): { model: string; client(): Promise<ModelClient> } {
-  const baseURL = args.baseURL !== undefined ? { baseURL: args.baseURL } : {};
+  /** What both clients take from the flags. */
+  const common = {
+    ...(args.baseURL !== undefined && { baseURL: args.baseURL }),
+    ...(args.thinking !== undefined && { thinking: args.thinking }),
+  };
   if (args.provider === "openai") {
     const apiKey = env.OPENAI_API_KEY || undefined;
     if (!apiKey && args.baseURL === undefined) {
@@ -54,7 +58,7 @@ function providerFor(
       model,
       client: async () => {
         const { OpenAIModelClient } = await import("../providers/openai.js");
-        return new OpenAIModelClient({ model, ...baseURL, ...(apiKey && { apiKey }) });
+        return new OpenAIModelClient({ model, ...common, ...(apiKey && { apiKey }) });
       },
     };
   }
@@ -66,7 +70,7 @@ function providerFor(
     model,
     client: async () => {
       const { AnthropicModelClient } = await import("../providers/anthropic.js");
-      return new AnthropicModelClient({ apiKey, model, ...baseURL });
+      return new AnthropicModelClient({ apiKey, model, ...common });
     },
   };
 }
@@ -74,7 +78,7 @@ function providerFor(
 /** Runs one task, or an interactive session, and returns the exit code. */
 export async function runCli(args: CliArgs, workspace: string, stopper: Stopper): Promise<number> {
   const { stdin, stdout, env } = process;
-  const view = terminalView(args.outputFormat, process, env);
+  const view = terminalView(args.outputFormat, process, env, !args.hideThinking);
   const stderr = view?.stderr ?? process.stderr;
   const dir = sessionsDir(env, workspace);
   if (args.sessions) {

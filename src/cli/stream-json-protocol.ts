@@ -96,7 +96,7 @@ export const OutputLineSchema = Type.Union(
         delayMs: Type.Integer({ minimum: 0 }),
         reason: Type.String(),
       },
-      "A lost round runs again: drop the text events since the last event of another type.",
+      "A lost round runs again: drop the text and thinking events since the last event of any other type.",
     ),
     line(
       "compaction",

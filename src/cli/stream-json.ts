@@ -10,8 +10,8 @@ export function streamJsonLine(stdout: NodeJS.WritableStream, event: OutputEvent
 
 /**
  * `--output-format stream-json`: one protocol line per event on stdout, as
- * `stream-json-protocol.ts` defines them. A `retry` event tells a consumer to drop the `text`
- * events since the last event of another type; a compaction is a `compaction` event (the one
+ * `stream-json-protocol.ts` defines them. A `retry` event tells a consumer to drop the `text` and
+ * `thinking` events since the last event of any other type; a compaction is a `compaction` event (the one
  * line on stderr is the CLI's). The turn's `result` lists the calls denied during it.
  */
 export function streamJsonOutput({ stdout, stderr }: Streams): Output {
@@ -21,7 +21,8 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
     event(event) {
       switch (event.type) {
         case "text":
-          return line({ type: "text", text: event.text });
+        case "thinking":
+          return line({ type: event.type, text: event.text });
         case "tool_start":
           return line({ type: "tool_start", id: event.call.id });
         case "message": {

@@ -27,6 +27,8 @@ export interface TerminalTurn {
   folded(text: string): string;
   /** `line` cut to the terminal's width, so it does not wrap. */
   fit(line: string): string;
+  /** The model's reasoning is shown (not hidden with `--hide-thinking`). */
+  showThinking: boolean;
 }
 
 export interface TerminalView {
@@ -49,6 +51,7 @@ export function terminalView(
   format: OutputFormat,
   { stdin, stdout, stderr }: Pick<NodeJS.Process, "stdin" | "stdout" | "stderr">,
   env: NodeJS.ProcessEnv,
+  showThinking = true,
 ): TerminalView | undefined {
   if (format !== "text" || !stdout.isTTY || !stderr.isTTY) return undefined;
   const style = styles(colourWanted(env, true));
@@ -93,6 +96,7 @@ export function terminalView(
             before(text);
             stderr.write(text);
           },
+          showThinking,
           fit: (line) => (line.length < columns() ? line : `${headOf(line, columns() - 2)}…`),
           folded: (text) =>
             foldLines(text, columns())

@@ -6,6 +6,7 @@ import type { Output, Streams } from "./output.js";
 import { retryNotice } from "./retry.js";
 import { visible } from "./terminal.js";
 import type { TerminalTurn } from "./terminal-view.js";
+import { thinkingView } from "./thinking-view.js";
 
 /**
  * `--output-format text`: the answer on stdout, one line per tool call on stderr. Everything
@@ -73,6 +74,11 @@ function terminalOutput({ stderr }: Streams, view: TerminalTurn): Output {
     afterTools = false;
   });
   const awaitModel = () => activity.start("waiting for the model");
+  const thinking = thinkingView(
+    view.showThinking
+      ? (text) => view.err(`${style.dim("  ✻ thinking")}\n${view.folded(text)}`)
+      : undefined,
+  );
   let partial = false;
   const message = (message: Message) => {
     if (message.role === "assistant") {
@@ -99,6 +105,8 @@ function terminalOutput({ stderr }: Streams, view: TerminalTurn): Output {
   awaitModel();
   return {
     event(event) {
+      if (event.type === "thinking") return thinking.add(event.text);
+      thinking.end();
       switch (event.type) {
         case "text":
           markdown.push(event.text);
@@ -116,6 +124,7 @@ function terminalOutput({ stderr }: Streams, view: TerminalTurn): Output {
       }
     },
     retry(notice) {
+      thinking.drop();
       markdown.end();
       activity.stop();
       retryNotice(stderr, notice, partial ? "; the partial answer above is discarded" : "");

@@ -7,7 +7,7 @@ import { type Compaction, CompactionError } from "./record.js";
 import { charsPerToken, messagesTokens, requestTokens, textTokens } from "./size.js";
 import { requestSummary, summaryPrompt, summaryRequestText } from "./summary.js";
 import { historyProblem } from "./valid.js";
-import { capped, compactionMessage, projectedMessages, userMessageCap } from "./view.js";
+import { capped, projectedMessages, userMessageCap } from "./view.js";
 
 export interface CompactingOptions {
   /**
@@ -217,7 +217,7 @@ export class CompactingClient implements ModelClient {
       tokensBefore: before,
       tokensAfter: 0,
     };
-    const projected = [compactionMessage(candidate), ...messages.slice(cut)];
+    const projected = projectedMessages(candidate, messages, cut);
     candidate.tokensAfter = Math.ceil(
       this.scale * requestTokens({ ...request, messages: projected }),
     );

@@ -2,7 +2,8 @@ import type { Message, ToolSpec } from "../types.js";
 
 /**
  * Token estimates without a tokenizer: one token per 4 characters of what a request carries
- * (texts, tool inputs as JSON, tool results, the system prompt, the tool specs as JSON), plus a
+ * (texts, tool inputs as JSON, tool results, the model's thinking with its signatures, the system
+ * prompt, the tool specs as JSON), plus a
  * few tokens of framing per message. Providers count differently; `CompactingClient` measures
  * against what the provider reported for the last request and scales its estimates up when the
  * provider counted more.
@@ -23,6 +24,11 @@ export function messageTokens(message: Message): number {
       let chars = message.content.length;
       for (const call of message.toolCalls)
         chars += call.id.length + call.name.length + JSON.stringify(call.input).length;
+      for (const part of message.reasoning ?? [])
+        chars +=
+          part.type === "thinking"
+            ? part.text.length + (part.signature?.length ?? 0)
+            : part.data.length;
       return framingPerMessage + Math.ceil(chars / charsPerToken);
     }
   }

@@ -40,12 +40,31 @@ export function compactionMessage(compaction: Compaction): Message {
   return { role: "user", content };
 }
 
-/** What the model sees: the compaction's message, then the messages from `keptFrom` verbatim. */
+/**
+ * What the model sees: the compaction's message, then the messages from `keptFrom` verbatim,
+ * except the signed thinking (a signature or redacted data) of turns already finished (before
+ * the last user message): providers that sign thinking check it against everything before it,
+ * which the compaction replaced, and need only the unfinished tool loop's thinking back, which
+ * is kept whole. Unsigned reasoning stays: nothing checks it, and some servers want it back.
+ */
 export function projectedMessages(
   compaction: Compaction | undefined,
   messages: readonly Message[],
   keptFrom: number,
 ): Message[] {
   if (!compaction) return [...messages];
-  return [compactionMessage(compaction), ...messages.slice(keptFrom)];
+  const kept = messages.slice(keptFrom);
+  const loopStart = kept.map((message) => message.role).lastIndexOf("user");
+  return [
+    compactionMessage(compaction),
+    ...kept.map((message, i) => (i < loopStart ? withoutSignedReasoning(message) : message)),
+  ];
+}
+
+function withoutSignedReasoning(message: Message): Message {
+  if (message.role !== "assistant" || message.reasoning === undefined) return message;
+  const { reasoning, ...rest } = message;
+  const unsigned = reasoning.filter((part) => part.type === "thinking" && !part.signature);
+  if (unsigned.length === reasoning.length) return message;
+  return unsigned.length > 0 ? { ...rest, reasoning: unsigned } : rest;
 }

@@ -2,10 +2,11 @@ import type {
   Tool as AnthropicTool,
   ContentBlockParam,
   MessageParam,
+  RawContentBlockStartEvent,
   RawMessageStreamEvent,
   TextBlockParam,
 } from "@anthropic-ai/sdk/resources/messages";
-import type { Message, ModelEvent, ToolCall, ToolSpec, Usage } from "../types.js";
+import type { Message, ModelEvent, Reasoning, ToolCall, ToolSpec, Usage } from "../types.js";
 import { admitCalls, type RoundIds } from "./calls.js";
 import { streamErrorFrom } from "./stream-error.js";
 
@@ -21,6 +22,7 @@ const ephemeral: Ephemeral = { cache_control: { type: "ephemeral" } };
  * Our history as Messages API turns. Tool results become `tool_result` blocks in one `user`
  * message, results first (a user message that follows them joins after them); assistant calls
  * become `tool_use` blocks; empty text is dropped; consecutive turns of one role are merged.
+ * An assistant round's reasoning goes back as it came (`assistantBlocks`).
  */
 export function toAnthropicMessages(messages: readonly Message[]): MessageParam[] {
   const turns: { role: "user" | "assistant"; content: ContentBlockParam[] }[] = [];
@@ -36,15 +38,7 @@ export function toAnthropicMessages(messages: readonly Message[]): MessageParam[
         add("user", textBlocks(message.content));
         break;
       case "assistant":
-        add("assistant", [
-          ...textBlocks(message.content),
-          ...message.toolCalls.map((call) => ({
-            type: "tool_use" as const,
-            id: call.id,
-            name: call.name,
-            input: isObject(call.input) ? call.input : {},
-          })),
-        ]);
+        add("assistant", assistantBlocks(message));
         break;
       case "tool":
         add("user", [
@@ -61,6 +55,42 @@ export function toAnthropicMessages(messages: readonly Message[]): MessageParam[
     }
   }
   return turns;
+}
+
+/**
+ * One assistant round as content blocks: its text, then its calls, with every signed thinking
+ * block and every redacted one put back where it came (`Reasoning.at`), unchanged: the API
+ * refuses a tool loop whose thinking is missing, moved or modified. Reasoning without a
+ * signature (from another provider) is not sent: the API would refuse it.
+ */
+function assistantBlocks(message: Message & { role: "assistant" }): ContentBlockParam[] {
+  const blocks: ContentBlockParam[] = [];
+  let text = 0;
+  let calls = 0;
+  const upTo = (place: { text: number; calls: number }) => {
+    const end = Math.min(place.text, message.content.length);
+    if (end > text) blocks.push(...textBlocks(message.content.slice(text, end)));
+    text = Math.max(text, end);
+    for (; calls < Math.min(place.calls, message.toolCalls.length); calls++) {
+      const call = message.toolCalls[calls] as ToolCall;
+      const input = isObject(call.input) ? call.input : {};
+      blocks.push({ type: "tool_use", id: call.id, name: call.name, input });
+    }
+  };
+  for (const part of message.reasoning ?? []) {
+    const block = reasoningBlock(part);
+    if (!block) continue;
+    upTo(part.at);
+    blocks.push(block);
+  }
+  upTo({ text: message.content.length, calls: message.toolCalls.length });
+  return blocks;
+}
+
+function reasoningBlock(part: Reasoning): ContentBlockParam | undefined {
+  if (part.type === "redacted_thinking") return { type: "redacted_thinking", data: part.data };
+  if (part.signature === undefined) return undefined;
+  return { type: "thinking", thinking: part.text, signature: part.signature };
 }
 
 function textBlocks(text: string): TextBlockParam[] {
@@ -114,14 +144,22 @@ const stopReasonErrors: Record<string, string> = {
 /** The stop reasons a round may end with; every other one throws its own message. */
 export const supportedStopReasons = ["end_turn", "tool_use"] as const;
 
+type Place = { text: number; calls: number };
 type Block =
   | { kind: "text" }
   | { kind: "tool"; id: string; name: string; json: string; initial: unknown; done: boolean }
+  | { kind: "thinking"; text: string; signature: string; at: Place }
+  | { kind: "redacted"; data: string; at: Place }
   | { kind: "ignored" };
 
 interface StreamState {
   blocks: Map<number, Block>;
   calls: ToolCall[];
+  /** How much text and how many calls the round has had so far: where reasoning comes. */
+  textLength: number;
+  toolBlocks: number;
+  /** The kind of the block started last, to say a round was cut while thinking. */
+  lastKind?: Block["kind"];
   stopReason: string | null | undefined;
   usage?: Usage;
   /** An invalid tool input seen at block stop, thrown once the stop reason is known. */
@@ -139,7 +177,13 @@ export async function* toModelEvents(
   events: AsyncIterable<RawMessageStreamEvent>,
   ids: RoundIds = {},
 ): AsyncGenerator<ModelEvent> {
-  const state: StreamState = { blocks: new Map(), calls: [], stopReason: undefined };
+  const state: StreamState = {
+    blocks: new Map(),
+    calls: [],
+    textLength: 0,
+    toolBlocks: 0,
+    stopReason: undefined,
+  };
   for await (const event of events) {
     const emitted = step(state, event);
     if (emitted === "stop") {
@@ -172,35 +216,36 @@ function step(state: StreamState, event: RawMessageStreamEvent): ModelEvent | "s
       return undefined;
     }
     case "content_block_start": {
-      const block = event.content_block;
-      if (block.type === "text") {
-        state.blocks.set(event.index, { kind: "text" });
-        return block.text ? { type: "text", text: block.text } : undefined;
-      }
-      if (block.type === "tool_use") {
-        const tool = {
-          id: block.id,
-          name: block.name,
-          json: "",
-          initial: block.input,
-          done: false,
-        };
-        state.blocks.set(event.index, { kind: "tool", ...tool });
-      } else state.blocks.set(event.index, { kind: "ignored" });
+      const block = startBlock(state, event.content_block);
+      state.blocks.set(event.index, block);
+      state.lastKind = block.kind;
+      const content = event.content_block;
+      if (content.type === "text") return streamedText(state, content.text);
+      if (content.type === "thinking" && content.thinking)
+        return { type: "thinking", text: content.thinking };
       return undefined;
     }
     case "content_block_delta": {
       const block = openBlock(state, event.index, event.type);
-      if (event.delta.type === "text_delta" && block.kind === "text") {
-        return event.delta.text ? { type: "text", text: event.delta.text } : undefined;
+      const delta = event.delta;
+      if (delta.type === "text_delta" && block.kind === "text")
+        return streamedText(state, delta.text);
+      if (delta.type === "input_json_delta" && block.kind === "tool")
+        block.json += delta.partial_json;
+      if (delta.type === "thinking_delta" && block.kind === "thinking" && delta.thinking) {
+        block.text += delta.thinking;
+        return { type: "thinking", text: delta.thinking };
       }
-      if (event.delta.type === "input_json_delta" && block.kind === "tool") {
-        block.json += event.delta.partial_json;
-      }
+      if (delta.type === "signature_delta" && block.kind === "thinking")
+        block.signature += delta.signature;
       return undefined;
     }
     case "content_block_stop": {
       const block = openBlock(state, event.index, event.type);
+      if (block.kind === "thinking" || block.kind === "redacted") {
+        state.blocks.set(event.index, { kind: "ignored" });
+        return { type: "reasoning", part: finishedReasoning(block) };
+      }
       if (block.kind === "tool") {
         block.done = true;
         const input = parseToolInput(block, event.index);
@@ -220,6 +265,48 @@ function step(state: StreamState, event: RawMessageStreamEvent): ModelEvent | "s
     default:
       return undefined;
   }
+}
+
+function startBlock(state: StreamState, block: RawContentBlockStartEvent["content_block"]): Block {
+  const at = { text: state.textLength, calls: state.toolBlocks };
+  switch (block.type) {
+    case "text":
+      return { kind: "text" };
+    case "tool_use":
+      state.toolBlocks++;
+      return {
+        kind: "tool",
+        id: block.id,
+        name: block.name,
+        json: "",
+        initial: block.input,
+        done: false,
+      };
+    case "thinking":
+      return { kind: "thinking", text: block.thinking ?? "", signature: block.signature ?? "", at };
+    case "redacted_thinking":
+      return { kind: "redacted", data: block.data, at };
+    default:
+      return { kind: "ignored" };
+  }
+}
+
+function streamedText(state: StreamState, text: string | undefined): ModelEvent | undefined {
+  if (!text) return undefined;
+  state.textLength += text.length;
+  return { type: "text", text };
+}
+
+/** A thinking block as it is kept; one that came without a signature keeps none. */
+function finishedReasoning(block: Block & { kind: "thinking" | "redacted" }): Reasoning {
+  if (block.kind === "redacted")
+    return { type: "redacted_thinking", data: block.data, at: block.at };
+  return {
+    type: "thinking",
+    text: block.text,
+    ...(block.signature !== "" && { signature: block.signature }),
+    at: block.at,
+  };
 }
 
 function openBlock(state: StreamState, index: number, type: string): Block {
@@ -251,8 +338,10 @@ function checkStop(state: StreamState): void {
   if (!(supportedStopReasons as readonly string[]).includes(reason)) {
     const open = [...state.blocks.values()].some((b) => b.kind === "tool");
     const base = stopReasonErrors[reason] ?? `unsupported stop_reason ${JSON.stringify(reason)}`;
+    if (reason !== "max_tokens") throw new Error(base);
+    if (open) throw new Error(`${base}; the cut-off tool call was not run`);
     throw new Error(
-      open && reason === "max_tokens" ? `${base}; the cut-off tool call was not run` : base,
+      state.lastKind === "thinking" ? `${base}; it was cut off while thinking` : base,
     );
   }
   if (state.pendingError) throw state.pendingError;

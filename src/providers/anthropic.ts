@@ -2,13 +2,14 @@ import { BaseAnthropic } from "@anthropic-ai/sdk/client";
 import { APIError } from "@anthropic-ai/sdk/core/error";
 import { Messages } from "@anthropic-ai/sdk/resources/messages/messages";
 import { normalizeHistory } from "../history.js";
-import type { ModelClient, ModelEvent, ModelRequest } from "../types.js";
+import type { ModelClient, ModelEvent, ModelRequest, ThinkingLevel } from "../types.js";
 import {
   toAnthropicMessages,
   toAnthropicTools,
   toModelEvents,
   withCacheBreakpoints,
 } from "./anthropic-protocol.js";
+import { anthropicThinking } from "./anthropic-thinking.js";
 import { callIdsIn } from "./calls.js";
 import { failWhenIdle, linkedController } from "./idle.js";
 import { streamErrorFrom } from "./stream-error.js";
@@ -18,8 +19,13 @@ export interface AnthropicOptions {
   model: string;
   /** Defaults to the SDK's (`ANTHROPIC_BASE_URL` or the public API). */
   baseURL?: string;
-  /** Output token limit per round. Default 8192. */
+  /** Output token limit per round, besides a thinking budget. Default 8192. */
   maxTokens?: number;
+  /**
+   * How much the model thinks (`anthropicThinking`: adaptive effort, or a token budget on the
+   * models that take only that). Unset leaves the model's default.
+   */
+  thinking?: ThinkingLevel;
   /** SDK retries before the first event (connection errors, 408/409/429/5xx). Default 2. */
   maxRetries?: number;
   /** Milliseconds to wait for response headers (the SDK's timeout). Default 60 000. */
@@ -59,18 +65,23 @@ export class AnthropicModelClient implements ModelClient {
       tools: toAnthropicTools(request.tools),
       messages: toAnthropicMessages(history),
     });
+    const { extraTokens, headers, ...thinking } = anthropicThinking(
+      this.options.model,
+      this.options.thinking,
+    );
     const [controller, release] = linkedController(request.signal);
     try {
       const events = await this.client.messages.create(
         {
           model: this.options.model,
-          max_tokens: this.options.maxTokens ?? 8192,
+          max_tokens: (this.options.maxTokens ?? 8192) + extraTokens,
           messages,
           stream: true,
           ...(system.length > 0 && { system }),
           ...(tools.length > 0 && { tools }),
+          ...thinking,
         },
-        { signal: controller.signal },
+        { signal: controller.signal, headers },
       );
       yield* toModelEvents(failWhenIdle(events, this.options.idleTimeout ?? 90_000, controller), {
         taken: callIdsIn(history),

@@ -3,7 +3,7 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
-import type { Message, ModelEvent, ToolCall, ToolSpec, Usage } from "../types.js";
+import type { Message, ModelEvent, Reasoning, ToolCall, ToolSpec, Usage } from "../types.js";
 import { admitCalls, type RoundIds } from "./calls.js";
 import { streamErrorFrom } from "./stream-error.js";
 
@@ -12,22 +12,35 @@ import { streamErrorFrom } from "./stream-error.js";
  * tolerates what local servers (Ollama, vLLM, llama.cpp) do differently.
  */
 
-/** Our history as Chat Completions messages; `arguments` always goes back as a JSON string. */
+/**
+ * Our history as Chat Completions messages; `arguments` always goes back as a JSON string. With
+ * `replayReasoning`, a history from a server that reasons (some round holds reasoning) sends each
+ * round's reasoning back as `reasoning_content`, and an empty one on a round that called tools
+ * without reasoning, as DeepSeek's thinking mode requires of a tool loop (it refuses the request
+ * otherwise); a history without reasoning, and servers that refuse the field, get none.
+ */
 export function toOpenAIMessages(
   system: string,
   messages: readonly Message[],
+  options: { replayReasoning?: boolean } = {},
 ): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] =
     system === "" ? [] : [{ role: "system", content: system }];
+  const reasons =
+    options.replayReasoning === true &&
+    messages.some((message) => message.role === "assistant" && message.reasoning !== undefined);
   for (const message of messages) {
     switch (message.role) {
       case "user":
         out.push({ role: "user", content: message.content });
         break;
-      case "assistant":
+      case "assistant": {
+        const reasoning = reasons ? reasoningText(message.reasoning) : "";
+        const replay = reasoning !== "" || (reasons && message.toolCalls.length > 0);
         out.push({
           role: "assistant",
           content: message.content === "" ? null : message.content,
+          ...(replay && { reasoning_content: reasoning }),
           ...(message.toolCalls.length > 0 && {
             tool_calls: message.toolCalls.map((call) => ({
               id: call.id,
@@ -37,6 +50,7 @@ export function toOpenAIMessages(
           }),
         });
         break;
+      }
       case "tool":
         // Chat Completions has no error flag: the model reads it from the text.
         out.push({
@@ -48,6 +62,11 @@ export function toOpenAIMessages(
     }
   }
   return out;
+}
+
+/** The readable reasoning of a round, its parts joined; redacted parts have none. */
+function reasoningText(parts: readonly Reasoning[] = []): string {
+  return parts.map((part) => (part.type === "thinking" ? part.text : "")).join("");
 }
 
 export function toOpenAITools(tools: ToolSpec[]): ChatCompletionTool[] {
@@ -71,7 +90,7 @@ interface PendingCall {
   object?: unknown;
 }
 
-/** A chunk as local servers may send it: arguments as an object, errors in band. */
+/** A chunk as local servers may send it: arguments as an object, errors in band, reasoning. */
 type LooseChunk = Omit<ChatCompletionChunk, "object"> & {
   object?: string;
   message?: string;
@@ -79,11 +98,22 @@ type LooseChunk = Omit<ChatCompletionChunk, "object"> & {
 };
 
 /**
+ * The reasoning piece a delta carries: `reasoning_content` (DeepSeek, vLLM, llama.cpp) or
+ * `reasoning` (OpenRouter, Ollama); OpenAI's own models stream none.
+ */
+function reasoningPiece(delta: object): string {
+  const { reasoning_content: content, reasoning } = delta as Record<string, unknown>;
+  if (typeof content === "string") return content;
+  return typeof reasoning === "string" ? reasoning : "";
+}
+
+/**
  * The state machine over streamed chunks. Text streams out; tool-call fragments are assembled
  * by `index` (id and name set once, arguments appended) and released at the end, after the
  * stream proved complete, with ids and names the provider takes (`admitCalls`: a missing id is
  * generated, `ids.taken` are the ids the history already holds). A round with calls is a tool
- * round whatever `finish_reason` says. An in-band error throws a `ProviderStreamError`.
+ * round whatever `finish_reason` says. Reasoning streams out as `thinking` pieces and is kept
+ * as one part, released with the calls. An in-band error throws a `ProviderStreamError`.
  */
 export async function* toModelEventsFromOpenAI(
   chunks: AsyncIterable<ChatCompletionChunk>,
@@ -93,6 +123,12 @@ export async function* toModelEventsFromOpenAI(
   const slotByIndex = new Map<number, number>();
   let finishReason: string | undefined;
   let usage: Usage | undefined;
+  let textLength = 0;
+  let reasoning: Reasoning & { type: "thinking" } = {
+    type: "thinking",
+    text: "",
+    at: { text: 0, calls: 0 },
+  };
 
   for await (const raw of chunks as AsyncIterable<LooseChunk>) {
     if (raw.object === "error" || raw.error) throw streamErrorFrom(raw);
@@ -108,8 +144,17 @@ export async function* toModelEventsFromOpenAI(
     const choice = raw.choices?.[0];
     if (!choice) continue;
     const delta = choice.delta ?? {};
-    if (typeof delta.content === "string" && delta.content !== "")
+    const thought = reasoningPiece(delta);
+    if (thought !== "") {
+      if (reasoning.text === "")
+        reasoning = { ...reasoning, at: { text: textLength, calls: calls.length } };
+      reasoning.text += thought;
+      yield { type: "thinking", text: thought };
+    }
+    if (typeof delta.content === "string" && delta.content !== "") {
+      textLength += delta.content.length;
       yield { type: "text", text: delta.content };
+    }
     for (const [position, fragment] of (delta.tool_calls ?? []).entries()) {
       const index = typeof fragment.index === "number" ? fragment.index : position;
       let slot = slotByIndex.get(index);
@@ -136,12 +181,12 @@ export async function* toModelEventsFromOpenAI(
 
   if (finishReason === undefined) throw new Error("the model stream ended without a finish_reason");
   const failure = finishReasonErrors[finishReason];
-  if (failure)
-    throw new Error(
-      calls.length > 0 && finishReason === "length"
-        ? `${failure}; the cut-off tool call was not run`
-        : failure,
-    );
+  if (failure) {
+    if (finishReason !== "length") throw new Error(failure);
+    if (calls.length > 0) throw new Error(`${failure}; the cut-off tool call was not run`);
+    const thinking = reasoning.text !== "" && textLength === 0;
+    throw new Error(thinking ? `${failure}; it was cut off while thinking` : failure);
+  }
   if (!["stop", "tool_calls", "function_call"].includes(finishReason)) {
     throw new Error(`unsupported finish_reason ${JSON.stringify(finishReason)}`);
   }
@@ -149,6 +194,7 @@ export async function* toModelEventsFromOpenAI(
     calls.map((call, i) => toToolCall(call, i)),
     ids,
   );
+  if (reasoning.text !== "") yield { type: "reasoning", part: reasoning };
   for (const call of complete) yield { type: "tool_call", call };
   yield usage ? { type: "done", usage } : { type: "done" };
 }

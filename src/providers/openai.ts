@@ -1,6 +1,6 @@
 import OpenAI, { APIError } from "openai";
 import { normalizeHistory } from "../history.js";
-import type { ModelClient, ModelEvent, ModelRequest } from "../types.js";
+import type { ModelClient, ModelEvent, ModelRequest, ThinkingLevel } from "../types.js";
 import { callIdsIn } from "./calls.js";
 import { failWhenIdle, linkedController } from "./idle.js";
 import { toModelEventsFromOpenAI, toOpenAIMessages, toOpenAITools } from "./openai-protocol.js";
@@ -14,6 +14,16 @@ export interface OpenAIOptions {
   model: string;
   /** Output token limit per round; unset leaves the server's default. */
   maxTokens?: number;
+  /**
+   * Sent as `reasoning_effort` (`off` as `none`) to models that reason; unset sends nothing,
+   * leaving the server's default.
+   */
+  thinking?: ThinkingLevel;
+  /**
+   * Send each round's reasoning back as `reasoning_content`, as DeepSeek's thinking mode
+   * requires in a tool loop. Default true; false for a server that refuses the field.
+   */
+  replayReasoning?: boolean;
   /** SDK retries before the first chunk (connection errors, 408/409/429/5xx). Default 2. */
   maxRetries?: number;
   /** Milliseconds to wait for response headers. Default 60 000. */
@@ -48,11 +58,16 @@ export class OpenAIModelClient implements ModelClient {
       const chunks = await this.client.chat.completions.create(
         {
           model: this.options.model,
-          messages: toOpenAIMessages(request.system, history),
+          messages: toOpenAIMessages(request.system, history, {
+            replayReasoning: this.options.replayReasoning ?? true,
+          }),
           stream: true,
           stream_options: { include_usage: true },
           ...(tools.length > 0 && { tools }),
           ...(this.options.maxTokens !== undefined && { max_tokens: this.options.maxTokens }),
+          ...(this.options.thinking !== undefined && {
+            reasoning_effort: this.options.thinking === "off" ? "none" : this.options.thinking,
+          }),
         },
         { signal: controller.signal },
       );

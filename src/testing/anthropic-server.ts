@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import {
   type Body,
   type Reply,
@@ -25,13 +26,38 @@ export interface ScriptedCall {
   input: Record<string, unknown>;
   /** How the input JSON is split into `input_json_delta`s; default 3 pieces. */
   pieces?: number;
+  /** A thinking block streamed just before this call (interleaved thinking). */
+  thinking?: string[];
 }
 
+/** A thinking block as streamed pieces, or a redacted one holding `redacted` as its secret. */
+export type ThinkingScript = string[] | { redacted: string };
+
 export interface TurnScript {
+  /** Thinking blocks streamed first, in order, each signed as the real API signs it. */
+  thinking?: ThinkingScript[];
   text?: string[];
   calls?: ScriptedCall[];
   stopReason?: string;
 }
+
+/**
+ * The signature this server gives a thinking block: it proves the server wrote that exact text,
+ * as the real API's does, so a block sent back changed or with another block's signature is
+ * refused.
+ */
+export const thinkingSignature = (thinking: string) =>
+  `sig${createHash("sha256").update(`local-model:${thinking}`).digest("base64")}`;
+
+/** The opaque `data` of a redacted thinking block this server wrote around `secret`. */
+export const redactedData = (secret: string) => {
+  const payload = Buffer.from(secret).toString("base64");
+  return `${payload}.${thinkingSignature(payload)}`;
+};
+
+const isRedactedData = (data: unknown) =>
+  typeof data === "string" &&
+  data === redactedData(Buffer.from(data.split(".")[0] ?? "", "base64").toString());
 
 /** The frames of one well-formed streamed turn. */
 export function turn(script: TurnScript): Frame[] {
@@ -55,6 +81,22 @@ export function turn(script: TurnScript): Frame[] {
     { event: "ping", data: { type: "ping" } },
   ];
   let index = 0;
+  const think = (block: ThinkingScript) => {
+    if (!Array.isArray(block)) {
+      frames.push(
+        blockStart(index, { type: "redacted_thinking", data: redactedData(block.redacted) }),
+      );
+    } else {
+      frames.push(blockStart(index, { type: "thinking", thinking: "", signature: "" }));
+      for (const piece of block)
+        frames.push(delta(index, { type: "thinking_delta", thinking: piece }));
+      const signature = thinkingSignature(block.join(""));
+      frames.push(delta(index, { type: "signature_delta", signature }));
+    }
+    frames.push(blockStop(index));
+    index++;
+  };
+  for (const block of script.thinking ?? []) think(block);
   if (script.text && script.text.length > 0) {
     frames.push(blockStart(index, { type: "text", text: "" }));
     for (const text of script.text) {
@@ -64,6 +106,7 @@ export function turn(script: TurnScript): Frame[] {
     index++;
   }
   for (const call of script.calls ?? []) {
+    if (call.thinking) think(call.thinking);
     frames.push(blockStart(index, { type: "tool_use", id: call.id, name: call.name, input: {} }));
     const json = JSON.stringify(call.input);
     const pieces = call.pieces ?? 3;
@@ -206,6 +249,8 @@ function reportingTokens(entry: ReplyScript): ReplyScript {
 export function validate(body: Body): string | undefined {
   if (typeof body.model !== "string") return "model: Field required";
   if (typeof body.max_tokens !== "number") return "max_tokens: Field required";
+  const thinking = thinkingProblem(body);
+  if (thinking !== undefined) return thinking;
   if (!Array.isArray(body.messages) || body.messages.length === 0) {
     return "messages: at least one message is required";
   }
@@ -279,6 +324,62 @@ export function validate(body: Body): string | undefined {
   }
   return undefined;
 }
+
+const docs = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking";
+
+/**
+ * The API's thinking rules, with its texts: the configuration (a budget of at least 1024 under
+ * `max_tokens`, no temperature but 1); every thinking block signed by the model, an assistant
+ * message that holds one starting with one, and the latest assistant message's blocks exactly as
+ * they were sent; with thinking on, the assistant message of an unfinished tool loop (the
+ * request ends with its results) starting with its thinking.
+ */
+function thinkingProblem(body: Body): string | undefined {
+  const config = (body.thinking ?? {}) as { type?: unknown; budget_tokens?: unknown };
+  const on = config.type === "enabled" || config.type === "adaptive";
+  if (config.type === "enabled") {
+    const budget = Number(config.budget_tokens);
+    if (!(budget >= 1024))
+      return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024";
+    if (Number(body.max_tokens) <= budget)
+      return `\`max_tokens\` must be greater than \`thinking.budget_tokens\`. Please consult our documentation at ${docs}#max-tokens-and-context-window-size`;
+  }
+  if (on && body.temperature !== undefined && body.temperature !== 1)
+    return `\`temperature\` may only be set to 1 when thinking is enabled. Please consult our documentation at ${docs}#important-considerations-when-using-extended-thinking`;
+  const messages = (Array.isArray(body.messages) ? body.messages : []) as {
+    role?: unknown;
+    content?: unknown;
+  }[];
+  const latest = messages.map((m) => m.role).lastIndexOf("assistant");
+  for (const [i, message] of messages.entries()) {
+    if (message.role !== "assistant") continue;
+    const blocks = contentBlocks(message.content);
+    const thought = blocks.some(isThinking);
+    if (thought && !isThinking(blocks[0] ?? {}))
+      return `messages.${i}.content.0: If an assistant message contains any thinking blocks, the first block must be thinking or redacted_thinking. Found ${String(blocks[0]?.type)}.`;
+    for (const [j, block] of blocks.entries()) {
+      const intact =
+        block.type === "thinking"
+          ? block.signature === thinkingSignature(String(block.thinking))
+          : block.type !== "redacted_thinking" || isRedactedData(block.data);
+      if (intact) continue;
+      if (i === latest)
+        return `messages.${i}.content.${j}: \`thinking\` or \`redacted_thinking\` blocks in the latest assistant message cannot be modified. These blocks must remain as they were in the original response.`;
+      return block.type === "thinking"
+        ? `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`
+        : `messages.${i}.content.${j}: Invalid \`data\` in \`redacted_thinking\` block`;
+    }
+  }
+  const last = messages.at(-1);
+  const inToolLoop = contentBlocks(last?.content).some((b) => b.type === "tool_result");
+  const first = contentBlocks(messages[latest]?.content)[0];
+  if (on && inToolLoop && latest !== -1 && !isThinking(first ?? {}))
+    return `messages.${latest}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first?.type)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at ${docs}`;
+  return undefined;
+}
+
+const isThinking = (block: Record<string, unknown>) =>
+  block.type === "thinking" || block.type === "redacted_thinking";
 
 const unansweredCalls = (index: number, ids: string[]) =>
   `messages.${index}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${ids.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;

@@ -31,6 +31,9 @@ export interface Quirks {
 }
 
 export interface CompletionScript {
+  /** Reasoning pieces streamed before the text, in `reasoningField` (default `reasoning_content`). */
+  reasoning?: string[];
+  reasoningField?: "reasoning_content" | "reasoning";
   text?: string[];
   calls?: ScriptedCall[];
   finishReason?: string | null;
@@ -58,6 +61,8 @@ const chunk = (
 export function completion(script: CompletionScript): SseFrame[] {
   const quirks = script.quirks ?? {};
   const frames: SseFrame[] = [chunk({ delta: { role: "assistant", content: "" } })];
+  const field = script.reasoningField ?? "reasoning_content";
+  for (const piece of script.reasoning ?? []) frames.push(chunk({ delta: { [field]: piece } }));
   for (const text of script.text ?? []) frames.push(chunk({ delta: { content: text } }));
   for (const [i, call] of (script.calls ?? []).entries()) {
     const index = quirks.reuseIndexZero ? 0 : i;
@@ -155,6 +160,38 @@ export const contextTooLong = (tokens: number, maximum: number) =>
 
 export type OpenAIServer = ScriptedServer;
 
+export interface OpenAIServerOptions extends ServerOptions {
+  /**
+   * What the server does with `reasoning_content` in the assistant messages it is sent:
+   * `required`, as DeepSeek's thinking mode does (every assistant message that called tools must
+   * carry it back, or the request is refused with DeepSeek's text); `refused`, as a server that
+   * allows no field beyond the standard ones does.
+   */
+  reasoningBack?: "required" | "refused";
+}
+
+/** DeepSeek's refusal of a tool loop whose reasoning was not sent back. */
+export const reasoningMissing =
+  "The `reasoning_content` in the thinking mode must be passed back to the API.";
+/** A strict server's refusal of the field. */
+export const reasoningUnexpected = (index: number) =>
+  `Additional properties are not allowed ('reasoning_content' was unexpected) - 'messages.${index}'`;
+
+function reasoningProblem(
+  body: Body,
+  mode: OpenAIServerOptions["reasoningBack"],
+): string | undefined {
+  const messages = (Array.isArray(body.messages) ? body.messages : []) as Record<string, unknown>[];
+  for (const [i, message] of messages.entries()) {
+    if (message.role !== "assistant") continue;
+    const has = typeof message.reasoning_content === "string";
+    if (mode === "refused" && "reasoning_content" in message) return reasoningUnexpected(i);
+    const called = Array.isArray(message.tool_calls) && message.tool_calls.length > 0;
+    if (mode === "required" && called && !has) return reasoningMissing;
+  }
+  return undefined;
+}
+
 /**
  * Starts the server; with `contextLimit`, requests are counted as `bodyTokens` counts them, one
  * over the limit is refused with OpenAI's `context_length_exceeded` error, and each completion's
@@ -162,16 +199,17 @@ export type OpenAIServer = ScriptedServer;
  */
 export function startOpenAIServer(
   script: ReplyScript[],
-  options: ServerOptions = {},
+  options: OpenAIServerOptions = {},
 ): Promise<OpenAIServer> {
   const limit = options.contextLimit;
+  const reasoningBack = options.reasoningBack;
   return startScriptedServer(
     {
       path: "/v1/chat/completions",
       authorized: () => true,
       error: (code, message) => status(code, message) as Reply & { kind: "status" },
       validate: (body) => {
-        const invalid = validate(body);
+        const invalid = validate(body) ?? reasoningProblem(body, reasoningBack);
         if (invalid !== undefined || limit === undefined) return invalid;
         const tokens = bodyTokens(body);
         return tokens > limit ? contextTooLong(tokens, limit) : undefined;

@@ -1,0 +1,58 @@
+import { Type } from "@sinclair/typebox";
+
+/**
+ * The history's message shape, written once as TypeBox schemas: `types.ts` derives the
+ * TypeScript types from them (with the prose), and the session file checks every message
+ * record against the same schemas, so the two cannot drift.
+ */
+
+export const ToolCallSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  input: Type.Record(Type.String(), Type.Unknown()),
+});
+
+/** Where a reasoning part came in its round: after this much of the text and of the calls. */
+export const ReasoningPlaceSchema = Type.Object({
+  text: Type.Integer({ minimum: 0 }),
+  calls: Type.Integer({ minimum: 0 }),
+});
+
+export const ReasoningSchema = Type.Union([
+  Type.Object({
+    type: Type.Literal("thinking"),
+    text: Type.String(),
+    signature: Type.Optional(Type.String()),
+    at: ReasoningPlaceSchema,
+  }),
+  Type.Object({
+    type: Type.Literal("redacted_thinking"),
+    data: Type.String(),
+    at: ReasoningPlaceSchema,
+  }),
+]);
+
+export const UserMessageSchema = Type.Object({
+  role: Type.Literal("user"),
+  content: Type.String(),
+});
+
+export const AssistantMessageSchema = Type.Object({
+  role: Type.Literal("assistant"),
+  content: Type.String(),
+  toolCalls: Type.Array(ToolCallSchema),
+  reasoning: Type.Optional(Type.Array(ReasoningSchema)),
+});
+
+export const ToolMessageSchema = Type.Object({
+  role: Type.Literal("tool"),
+  toolCallId: Type.String(),
+  content: Type.String(),
+  isError: Type.Boolean(),
+});
+
+export const MessageSchema = Type.Union([
+  UserMessageSchema,
+  AssistantMessageSchema,
+  ToolMessageSchema,
+]);

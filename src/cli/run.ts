@@ -93,7 +93,8 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   };
   // Probing bwrap spawns a process, while the SDK loads: when bash can run, or the read-only set.
   const probing = bashCanRun || args.sandbox !== "off" ? resolveSandbox(sandboxOptions) : undefined;
-  const client = new CountingClient(await connect.client());
+  // Each request's usage goes to the session, which exists by then: the prompt comes first.
+  const client = new CountingClient(await connect.client(), (usage) => store.appendUsage(usage));
   const probed = await probing;
   const sandbox = bashCanRun || probed?.kind === "bwrap" ? probed : undefined;
   if (sandbox?.kind === "unavailable") {
@@ -211,7 +212,10 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
         signal,
         baseURL: args.baseURL,
         historyLength: () => history.length,
-        notify: (notice) => output.retry(notice),
+        notify: async (notice) => {
+          await store.appendRetry(notice);
+          output.retry(notice);
+        },
         run: (client) =>
           runAgent({
             client,

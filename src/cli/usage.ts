@@ -1,6 +1,9 @@
 import type { ModelClient, ModelEvent, ModelRequest, Usage } from "../types.js";
 
-/** Adds up the usage each round reports, for `--output-format json`. */
+/**
+ * Adds up the usage each round reports, for `--output-format json`, and hands each request's own
+ * usage to `record` (the CLI writes it to the session) before the round's `done` goes on.
+ */
 export class CountingClient implements ModelClient {
   readonly usage: Usage = {
     inputTokens: 0,
@@ -9,7 +12,10 @@ export class CountingClient implements ModelClient {
     cacheWriteTokens: 0,
   };
 
-  constructor(private readonly inner: ModelClient) {}
+  constructor(
+    private readonly inner: ModelClient,
+    private readonly record: (usage: Usage) => Promise<void> = async () => {},
+  ) {}
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
     for await (const event of this.inner.stream(request)) {
@@ -20,6 +26,7 @@ export class CountingClient implements ModelClient {
           (this.usage.cacheReadTokens ?? 0) + (event.usage.cacheReadTokens ?? 0);
         this.usage.cacheWriteTokens =
           (this.usage.cacheWriteTokens ?? 0) + (event.usage.cacheWriteTokens ?? 0);
+        await this.record(event.usage);
       }
       yield event;
     }

@@ -52,9 +52,11 @@ describe("usage and retry records", () => {
     await session.append(answer);
     await session.close();
     const loaded = await readSession(session.path);
-    expect({ messages: loaded.messages, skipped: loaded.skipped, repaired: loaded.repaired }).toEqual(
-      { messages: [user, answer], skipped: 0, repaired: 0 },
-    );
+    expect({
+      messages: loaded.messages,
+      skipped: loaded.skipped,
+      repaired: loaded.repaired,
+    }).toEqual({ messages: [user, answer], skipped: 0, repaired: 0 });
     const reopened = await Session.open(session.path, { env: {} });
     await reopened.session.close();
     expect(reopened.messages).toEqual([user, answer]);

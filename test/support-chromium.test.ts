@@ -10,10 +10,15 @@ import { useTempDirs } from "./support/temp.js";
 const tempDir = useTempDirs();
 
 describe("the headless Chromium helper", () => {
-  it("sees a script that ran, and a content security policy that blocked one", { timeout: 60_000 }, async () => {
+  it("sees a script that ran, a page read with JavaScript off, and a content security policy that blocked a script", {
+    timeout: 60_000,
+  }, async () => {
     const dir = await tempDir();
     const open = join(dir, "open.html");
-    await writeFile(open, "<title>before</title><p>text</p><script>document.title = 'ran'</script>");
+    await writeFile(
+      open,
+      "<title>before</title><p>text</p><script>document.title = 'ran'</script>",
+    );
     const blocked = join(dir, "blocked.html");
     await writeFile(
       blocked,
@@ -25,6 +30,12 @@ describe("the headless Chromium helper", () => {
       expect(await page.evaluate("document.body.innerText")).toBe("text");
     } finally {
       await page.close();
+    }
+    const withoutScripts = await openPage(pathToFileURL(open).href, { javascript: false });
+    try {
+      expect(await withoutScripts.evaluate("document.title")).toBe("before");
+    } finally {
+      await withoutScripts.close();
     }
     const refused = await openPage(pathToFileURL(blocked).href);
     try {

@@ -59,7 +59,8 @@ export interface Totals {
  * Turns the records after the header into blocks, holding only what is still open: the calls of
  * the current round until their results come, and the usage of a request until its answer. A
  * call is shown once its result is read, with the decision recorded for it; calls still open when
- * the next round or prompt begins (or the file ends) are shown without a result.
+ * anything but a decision or a result comes next (a request, a retry, a compaction, a prompt) or
+ * the file ends are shown without a result.
  */
 export class BlockBuilder {
   readonly totals: Totals = {
@@ -95,12 +96,12 @@ export class BlockBuilder {
       case "retry": {
         this.totals.retries++;
         const { type: _, ...retry } = record;
-        return [...this.leftUsage(), { kind: "retry", retry }];
+        return [...this.unanswered(), ...this.leftUsage(), { kind: "retry", retry }];
       }
       case "compaction": {
         this.totals.compactions++;
         const { type: _, ...compaction } = record;
-        return [...this.leftUsage(), { kind: "compaction", compaction }];
+        return [...this.unanswered(), ...this.leftUsage(), { kind: "compaction", compaction }];
       }
     }
   }
@@ -155,7 +156,7 @@ export class BlockBuilder {
     sum.outputTokens += usage.outputTokens;
     sum.cacheReadTokens += usage.cacheReadTokens ?? 0;
     sum.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
-    const left = this.leftUsage();
+    const left = [...this.unanswered(), ...this.leftUsage()];
     this.usage = usage;
     return left;
   }

@@ -1,9 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { copyFile, link, open, rename, stat, unlink } from "node:fs/promises";
+import { copyFile, link, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { ExportError, readForExport, writeExport } from "../export/export.js";
-import { listSessions } from "../session.js";
 import { type ExportArgs, exitCodes, UsageError } from "./args.js";
 import { systemErrorMeaning } from "./errors.js";
 import { sessionsDir, sessionToResume } from "./store.js";
@@ -41,10 +40,29 @@ export async function exportCommand(args: ExportArgs, workspace: string): Promis
   return exitCodes.done;
 }
 
+/**
+ * The newest session file of the folder, ordered as `listSessions` orders them (last written,
+ * then id) but without loading any: a session of any size is found at the cost of a `stat`.
+ */
 async function newest(dir: string): Promise<string> {
-  const [session] = await listSessions(dir);
-  if (!session) throw new UsageError("no session to export for this folder");
-  return session.path;
+  const names = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return [];
+    throw error;
+  });
+  const files = await Promise.all(
+    names
+      .filter((name) => name.endsWith(".jsonl"))
+      .map(async (name) => {
+        const path = join(dir, name);
+        const info = await stat(path).catch(() => undefined);
+        return { path, id: basename(name, ".jsonl"), mtime: info?.isFile() ? info.mtimeMs : -1 };
+      }),
+  );
+  const [first] = files
+    .filter((file) => file.mtime >= 0)
+    .sort((a, b) => b.mtime - a.mtime || b.id.localeCompare(a.id));
+  if (!first) throw new UsageError("no session to export for this folder");
+  return first.path;
 }
 
 /** The folder must exist, and the file must not, unless `--force` (and then not as a folder). */

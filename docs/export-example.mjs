@@ -73,7 +73,7 @@ await session.append({
   role: "tool",
   toolCallId: "toolu_02",
   content:
-    '12 export function parseDate(text: string): Date {\n13   const [y, m, d] = text.split("-").map(Number);\n14   const daysInMonth = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];\n15   if (d > daysInMonth[m - 1]) throw new Error(`no such day: ${text}`);',
+    '12 export function parseDate(text: string): Date {\n13   const [y, m, d] = text.split("-").map(Number);\n14   const daysInMonth = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];\n15   if (d > daysInMonth[m - 1]) throw new Error("no such day: " + text);',
   isError: false,
 });
 await session.appendRetry({

@@ -95,11 +95,8 @@ export function isLong(text: string): boolean {
 export function sizeWords(text: string): string {
   let lines = text === "" ? 0 : 1;
   for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) lines++;
-  let characters = 0;
-  for (let at = 0; at < text.length; at++) {
-    const unit = text.charCodeAt(at);
-    if (unit < 0xdc00 || unit > 0xdfff) characters++;
-  }
+  // Code points: each pair of surrogates counts once.
+  const characters = text.length - (text.match(/[\uDC00-\uDFFF]/g)?.length ?? 0);
   return `${plural(lines, "line")}, ${plural(characters, "character")}`;
 }
 

@@ -323,6 +323,74 @@ describe("what the page holds", () => {
   });
 });
 
+/** A session with one of each thing an export shows. */
+const long = Array.from({ length: 40 }, (_, i) => `line ${i + 1}`).join("\n");
+const rich: (object | string)[] = [
+  header("s1", { sandbox: "off" }),
+  { type: "message", message: { role: "user", content: "go" } },
+  {
+    type: "usage",
+    inputTokens: 1000,
+    outputTokens: 20,
+    cacheReadTokens: 800,
+    cacheWriteTokens: 0,
+  },
+  {
+    type: "message",
+    message: {
+      role: "assistant",
+      content: "",
+      toolCalls: [
+        { id: "c1", name: "bash", input: { command: "rm -rf build" } },
+        { id: "c2", name: "read", input: { path: "big.txt" } },
+        { id: "c3", name: "edit", input: { path: "a.ts", oldText: "x", newText: "y" } },
+      ],
+    },
+  },
+  { type: "approval", toolCallId: "c1", tool: "bash", approved: false, by: "user" },
+  {
+    type: "message",
+    message: {
+      role: "tool",
+      toolCallId: "c1",
+      content: "the user denied this call",
+      isError: true,
+    },
+  },
+  { type: "approval", toolCallId: "c2", tool: "read", approved: true, by: "default-policy" },
+  {
+    type: "message",
+    message: { role: "tool", toolCallId: "c2", content: long, isError: false },
+  },
+  '{"type":"message","message":{"role":"tool","toolCa',
+  {
+    type: "retry",
+    attempt: 2,
+    attempts: 4,
+    delayMs: 2000,
+    reason: "overloaded_error: Overloaded",
+  },
+  { type: "usage", inputTokens: 5000, outputTokens: 700 },
+  {
+    type: "compaction",
+    firstKept: 1,
+    count: 1,
+    trigger: "size",
+    userMessages: ["go"],
+    facts: {
+      filesRead: ["big.txt"],
+      filesChanged: [],
+      commands: [],
+      refused: [{ tool: "bash", argument: "rm -rf build", reason: "denied" }],
+      omitted: 0,
+    },
+    summary: "Goal: clean up.",
+    tokensBefore: 182000,
+    tokensAfter: 24000,
+  },
+  { type: "message", message: { role: "user", content: "again" } },
+];
+
 describe("what the Markdown shows", () => {
   it("fences each value so no content can close its block", async () => {
     const s = await setup();
@@ -337,72 +405,7 @@ describe("what the Markdown shows", () => {
 
   it("shows calls and their decisions, results folded when long, usage, retries, compactions, torn lines and calls left without a result", async () => {
     const s = await setup();
-    const long = Array.from({ length: 40 }, (_, i) => `line ${i + 1}`).join("\n");
-    await s.raw("s1", [
-      header("s1", { sandbox: "off" }),
-      { type: "message", message: { role: "user", content: "go" } },
-      {
-        type: "usage",
-        inputTokens: 1000,
-        outputTokens: 20,
-        cacheReadTokens: 800,
-        cacheWriteTokens: 0,
-      },
-      {
-        type: "message",
-        message: {
-          role: "assistant",
-          content: "",
-          toolCalls: [
-            { id: "c1", name: "bash", input: { command: "rm -rf build" } },
-            { id: "c2", name: "read", input: { path: "big.txt" } },
-            { id: "c3", name: "edit", input: { path: "a.ts", oldText: "x", newText: "y" } },
-          ],
-        },
-      },
-      { type: "approval", toolCallId: "c1", tool: "bash", approved: false, by: "user" },
-      {
-        type: "message",
-        message: {
-          role: "tool",
-          toolCallId: "c1",
-          content: "the user denied this call",
-          isError: true,
-        },
-      },
-      { type: "approval", toolCallId: "c2", tool: "read", approved: true, by: "default-policy" },
-      {
-        type: "message",
-        message: { role: "tool", toolCallId: "c2", content: long, isError: false },
-      },
-      '{"type":"message","message":{"role":"tool","toolCa',
-      {
-        type: "retry",
-        attempt: 2,
-        attempts: 4,
-        delayMs: 2000,
-        reason: "overloaded_error: Overloaded",
-      },
-      { type: "usage", inputTokens: 5000, outputTokens: 700 },
-      {
-        type: "compaction",
-        firstKept: 1,
-        count: 1,
-        trigger: "size",
-        userMessages: ["go"],
-        facts: {
-          filesRead: ["big.txt"],
-          filesChanged: [],
-          commands: [],
-          refused: [{ tool: "bash", argument: "rm -rf build", reason: "denied" }],
-          omitted: 0,
-        },
-        summary: "Goal: clean up.",
-        tokensBefore: 182000,
-        tokensAfter: 24000,
-      },
-      { type: "message", message: { role: "user", content: "again" } },
-    ]);
+    await s.raw("s1", rich);
     const run = await s.run(["--format", "md"]);
     expect(run.stderr).toBe("");
     expect(run.stdout).toBe(`# mini-agent session \`s1\`
@@ -496,6 +499,43 @@ again
 - Compactions: 1
 - Unreadable lines: 1 \\(torn writes, left out\\)
 `);
+  });
+
+  it("shows the same things in the page, and a result that answers no call", async () => {
+    const s = await setup();
+    const stray = {
+      type: "message",
+      message: { role: "tool", toolCallId: "gone", content: "late", isError: false },
+    };
+    await s.raw("s1", [...rich, stray]);
+    const page = (await s.run(["-o", "-"])).stdout;
+    const main = page.slice(page.indexOf("<main>"), page.indexOf("</main>"));
+    const headings = [...main.matchAll(/<(h[234])>(.*?)<\/\1>/g)].map(([, , text]) =>
+      (text ?? "").replace(/<[^>]*>/g, ""),
+    );
+    expect(headings).toEqual([
+      "Prompt 1",
+      "Answer 1,000 input · 20 output · 800 cache read · 0 cache write tokens",
+      "#1 bash rm -rf build denied by user",
+      "#2 read big.txt allowed by default-policy",
+      "#3 edit a.ts no result",
+      "Round lost and run again attempt 2 of 4 after 2 s",
+      "Compaction 1 the request reached the context limit; 182,000 → 24,000 tokens",
+      "Files read",
+      "Refused",
+      "Prompt 2",
+      "Result for a call not in the file gone",
+    ]);
+    expect(main).toContain(
+      '<details class="result"><summary>Result: 40 lines, 310 characters</summary>',
+    );
+    expect(main).toContain("could not be read (a torn write)");
+    expect(main).toContain(
+      "Request without an answer in the history (a compaction summary): 5,000 input · 700 output tokens",
+    );
+    expect(main).toContain(
+      '<div class="summary"><span class="note">Summary the model wrote</span><pre>Goal: clean up.</pre></div>',
+    );
   });
 
   it("exports a session written before usage, retries and the sandbox were recorded", async () => {

@@ -54,6 +54,8 @@ export async function openPage(url: string, options: PageOptions = {}): Promise<
       // Root (CI containers) cannot start Chromium's own sandbox; the page is ours.
       "--no-sandbox",
       "--disable-gpu",
+      // Containers often give /dev/shm 64 MB, too little for a long page.
+      "--disable-dev-shm-usage",
       "--no-first-run",
       "--no-default-browser-check",
       "--hide-scrollbars",

@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { exportBench } from "./export.mjs";
 import { startMockServer } from "./mock-server.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -472,6 +473,7 @@ const sections = {
   bigRecord,
   bigAnswers,
   fileTools,
+  exportSession: () => exportBench({ run, row, ms, mb, median, scratch, bin, probe, runs }),
 };
 const only = process.env.BENCH_ONLY?.split(",");
 try {
@@ -525,5 +527,7 @@ const notes = `
   16 KiB deltas, stdout to \`/dev/null\`; the ratio is peak RSS over the answer's size. The answer
   is held whole (it is the round's text, committed to the history and the session file), so memory
   grows with it; the floor column is the same run with a 1 KB answer.
+- Export (\`bench/export.mjs\`) reads the session line by line and writes the page in 64 KiB
+  pieces, waiting for each write: it holds one round and one piece, whatever the file's size.
 `;
 writeFileSync(readme, `${intro}${table}\n\n${machine}\n${notes}`);

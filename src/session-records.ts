@@ -5,9 +5,11 @@ import { MessageSchema } from "./message-schema.js";
 
 /**
  * The records of a session file, one schema each: the header (the first line), the messages of
- * the history, the approval decisions beside them, and compactions. Reading checks every line
- * against them; a message is checked against the one definition of the history's shape
- * (`message-schema.ts`), from which `types.ts` takes its `Message`.
+ * the history, the approval decisions beside them, compactions, and what the export shows
+ * besides the history (the usage of each request, each lost round run again). Reading checks
+ * every line against them; a message is checked against the one definition of the history's
+ * shape (`message-schema.ts`), from which `types.ts` takes its `Message`. Loading a history
+ * passes over the records it does not need.
  */
 export const SESSION_FORMAT_VERSION = 1;
 
@@ -35,15 +37,41 @@ const CompactionRecordSchema = Type.Object({
   type: Type.Literal("compaction"),
   ...CompactionSchema.properties,
 });
+/**
+ * What one model request cost, as the provider reported it at the end of its stream: written
+ * before the assistant message of that round, or alone when nothing was committed (a summary
+ * request of a compaction). Numbers, not integers: a provider's odd count never costs the record.
+ */
+const UsageRecordSchema = Type.Object({
+  type: Type.Literal("usage"),
+  inputTokens: Type.Number({ minimum: 0 }),
+  outputTokens: Type.Number({ minimum: 0 }),
+  cacheReadTokens: Type.Optional(Type.Number({ minimum: 0 })),
+  cacheWriteTokens: Type.Optional(Type.Number({ minimum: 0 })),
+});
+/** A round lost to a passing provider failure, about to run again (the CLI's `RetryNotice`). */
+const RetryRecordSchema = Type.Object({
+  type: Type.Literal("retry"),
+  /** The attempt about to run, from 2, of `attempts` in all. */
+  attempt: Type.Integer({ minimum: 1 }),
+  attempts: Type.Integer({ minimum: 1 }),
+  delayMs: Type.Number({ minimum: 0 }),
+  /** What failed, as the provider said it (redacted like every string). */
+  reason: Type.String(),
+});
 export const RecordSchema = Type.Union([
   HeaderSchema,
   MessageRecordSchema,
   ApprovalRecordSchema,
   CompactionRecordSchema,
+  UsageRecordSchema,
+  RetryRecordSchema,
 ]);
 
 export type SessionHeader = Static<typeof HeaderSchema>;
 export type ApprovalRecord = Static<typeof ApprovalRecordSchema>;
+export type UsageRecord = Static<typeof UsageRecordSchema>;
+export type RetryRecord = Static<typeof RetryRecordSchema>;
 export type SessionRecord = Static<typeof RecordSchema>;
 
 /** How every record line begins; a header line begins with `{"type":"session"`. */

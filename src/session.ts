@@ -24,9 +24,11 @@ import { lockSession, type SessionLock } from "./session-lock.js";
 import { readSession, type SessionReport } from "./session-read.js";
 import {
   type ApprovalRecord,
+  type RetryRecord,
   SESSION_FORMAT_VERSION,
   type SessionHeader,
   type SessionRecord,
+  type UsageRecord,
 } from "./session-records.js";
 import { wellFormed } from "./text.js";
 import type { Message } from "./types.js";
@@ -34,7 +36,8 @@ import type { Message } from "./types.js";
 /**
  * The session file: JSON Lines, append-only, one record per line and one `write` per record.
  * The first line identifies the session; every other line is a message of the history, an
- * approval decision, or a compaction (which covers every message before its first kept one).
+ * approval decision, a compaction (which covers every message before its first kept one), the
+ * usage of one model request, or a retried round.
  * Values of secret environment variables are replaced by `[redacted]` before anything is written.
  */
 export {
@@ -47,8 +50,10 @@ export {
 } from "./session-read.js";
 export {
   type ApprovalRecord,
+  type RetryRecord,
   SESSION_FORMAT_VERSION,
   type SessionHeader,
+  type UsageRecord,
 } from "./session-records.js";
 
 export interface LoadedSession extends SessionReport {
@@ -161,6 +166,16 @@ export class Session {
 
   async appendApproval(decision: Omit<ApprovalRecord, "type">): Promise<void> {
     this.write({ type: "approval", ...decision });
+  }
+
+  /** Appends what one model request cost; loading passes over it. */
+  async appendUsage(usage: Omit<UsageRecord, "type">): Promise<void> {
+    this.write({ type: "usage", ...usage });
+  }
+
+  /** Appends a lost round about to run again; loading passes over it. */
+  async appendRetry(retry: Omit<RetryRecord, "type">): Promise<void> {
+    this.write({ type: "retry", ...retry });
   }
 
   /** Appends a compaction; loading then starts from it. */

@@ -63,9 +63,9 @@ describe("a state folder that cannot be written", () => {
 
 describe.skipIf(!hasScript)("a session write that fails in an interactive session", () => {
   it.each([
-    [3, "the round's assistant message", []],
+    [4, "the round's assistant message", []],
     [
-      5,
+      6,
       "a call's result",
       [
         {

@@ -231,8 +231,9 @@ describe("compaction in the CLI", () => {
 
   it("leaves the session as it was when the compaction record cannot be written", async () => {
     const { home, options } = await setup(4);
-    // Writes: the header, the prompt, then 3 per read round (call, approval, result): 15 is the record.
-    const env = { ...options.env, ...failingSessionWrites(15) };
+    // Writes: the header, the prompt, 4 per read round (usage, call, approval, result), the
+    // summary request's usage: 20 is the record.
+    const env = { ...options.env, ...failingSessionWrites(20) };
     const run = await runBin(["--context-window", String(limit), "go"], { ...options, env });
     expect(run.code).toBe(1);
     expect(run.stderr).toContain("mini-agent: cannot write the session in");
@@ -242,7 +243,8 @@ describe("compaction in the CLI", () => {
     expect(records.map((r) => r.type)).toEqual([
       "session",
       "message",
-      ...Array(4).fill(["message", "approval", "message"]).flat(),
+      ...Array(4).fill(["usage", "message", "approval", "message"]).flat(),
+      "usage",
     ]);
     const loaded = await readSession(file ?? "");
     expect(loaded.compaction).toBeUndefined();

@@ -202,9 +202,11 @@ describe("a 10,000-deep tool input end to end", () => {
     expect(lines.map((line) => (JSON.parse(line) as { type: string }).type)).toEqual([
       "session",
       "message",
+      "usage",
       "message",
       "approval",
       "message",
+      "usage",
       "message",
     ]);
     const { messages, repaired, skipped } = await readSession(file ?? "");

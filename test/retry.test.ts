@@ -240,7 +240,9 @@ describe("retryLostRound", () => {
       client: options.client,
       signal: new AbortController().signal,
       historyLength: () => history.length,
-      notify: (notice) => notices.push(notice),
+      notify: (notice) => {
+        notices.push(notice);
+      },
       policy: { attempts: 4, firstDelayMs: 1, maxDelayMs: 1 },
       run: (client) =>
         runAgent({

@@ -29,6 +29,17 @@ export class UsageError extends Error {
 }
 
 export type OutputFormat = "text" | "json" | "stream-json";
+
+export interface ExportArgs {
+  /** The session to export; the newest of the folder when absent. */
+  id?: string;
+  /** From `--format`, else from the extension of `-o`, else html. */
+  format: "html" | "md";
+  /** `-o FILE`; `-` is stdout. Absent: html goes to `<id>.html`, Markdown to stdout. */
+  output?: string;
+  /** Replace an existing file. */
+  force: boolean;
+}
 export type SandboxFlag = "auto" | "required" | "off";
 
 export interface CliArgs {
@@ -42,6 +53,8 @@ export interface CliArgs {
   rules: Rule[];
   /** `mini-agent rules …`: the words after `rules`. */
   rulesCommand?: string[];
+  /** `mini-agent export [ID] [--format html|md] [-o FILE] [--force]`. */
+  exportCommand?: ExportArgs;
   sandbox: SandboxFlag;
   /** Absolute paths hidden inside the sandbox, besides the credential stores. */
   sandboxHide: string[];
@@ -70,6 +83,7 @@ export interface CliArgs {
 
 export const usage = `Usage: mini-agent [options] ["task"]
        mini-agent rules [list | remove N | explain "COMMAND"]
+       mini-agent export [ID] [--format html|md] [-o FILE] [--force]
 
 Runs one task in the current folder and prints the answer; with no task on a terminal,
 starts an interactive session (/exit or Ctrl-D to leave).
@@ -110,6 +124,12 @@ Options:
                             (default: the model's own default)
       --hide-thinking       do not show the model's thinking on the terminal
       --debug               show stack traces for errors
+
+Export (the newest session of this folder, or ID, as one self-contained file):
+      --format FMT          html (default; the format of -o FILE.md is md) or md
+  -o, --output FILE         where to write it (- for stdout; default: ID.html in the
+                            current folder for html, stdout for md)
+      --force               replace FILE if it exists
   -v, --version             print the version
   -h, --help                print this help
 
@@ -136,8 +156,10 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
     throw new UsageError("give the task either with --print or as an argument, not both");
   }
   const rulesCommand = positionals[0] === "rules" ? positionals.slice(1) : undefined;
+  const exportCommand = exportFrom(positionals, values);
+  const subcommand = rulesCommand !== undefined || exportCommand !== undefined;
   const task =
-    values.print ?? (positionals.length > 0 && !rulesCommand ? positionals.join(" ") : undefined);
+    values.print ?? (positionals.length > 0 && !subcommand ? positionals.join(" ") : undefined);
   if (task !== undefined && task.trim() === "") throw new UsageError("the task is empty");
   const provider = values.provider ?? "anthropic";
   if (provider !== "anthropic" && provider !== "openai") {
@@ -238,6 +260,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
     allowBash: values["allow-bash"] ?? false,
     rules: rulesFrom(parsed.tokens),
     ...(rulesCommand && { rulesCommand }),
+    ...(exportCommand && { exportCommand }),
     sandbox,
     sandboxHide,
     sandboxLimits,
@@ -288,10 +311,47 @@ const options = {
   "context-window": { type: "string" },
   thinking: { type: "string" },
   "hide-thinking": { type: "boolean" },
+  format: { type: "string" },
+  output: { type: "string", short: "o" },
+  force: { type: "boolean" },
   debug: { type: "boolean" },
   version: { type: "boolean", short: "v" },
   help: { type: "boolean", short: "h" },
 } as const;
+
+/** `export [ID]` and its flags; the flags anywhere else are a mistake said as such. */
+function exportFrom(
+  positionals: string[],
+  values: ReturnType<typeof parse>["values"],
+): ExportArgs | undefined {
+  if (positionals[0] !== "export") {
+    const flag =
+      values.format !== undefined
+        ? "--format"
+        : values.output !== undefined
+          ? "-o"
+          : values.force
+            ? "--force"
+            : undefined;
+    if (flag) throw new UsageError(`${flag} is for mini-agent export [ID] (see --help)`);
+    return undefined;
+  }
+  if (positionals.length > 2)
+    throw new UsageError("usage: mini-agent export [ID] [--format html|md] [-o FILE] [--force]");
+  const output = values.output;
+  if (output === "") throw new UsageError("-o is empty: name a file, or - for stdout");
+  const format =
+    values.format ?? (output !== undefined && /\.(md|markdown)$/i.test(output) ? "md" : "html");
+  if (format !== "html" && format !== "md")
+    throw new UsageError(`unknown export format ${JSON.stringify(format)} (html or md)`);
+  const id = positionals[1];
+  return {
+    ...(id !== undefined && { id }),
+    format,
+    ...(output !== undefined && { output }),
+    force: values.force ?? false,
+  };
+}
 
 /** `--max-turns -1` means the value -1 (then refused as a number), not a missing value. */
 function withNegativeValues(argv: string[]): string[] {

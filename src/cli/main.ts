@@ -29,6 +29,10 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
       return exitCodes.done;
     }
     const workspace = await workspaceFolder(args.cwd);
+    if (args.exportCommand) {
+      const { exportCommand } = await import("./export-command.js");
+      return await exportCommand(args.exportCommand, workspace);
+    }
     if (args.rulesCommand) {
       const { rulesCommand } = await import("./rules-command.js");
       return await rulesCommand(args, workspace);

@@ -34,7 +34,8 @@ export interface LostRoundOptions<T> {
   historyLength: () => number;
   /** The turn's signal: an abort ends a wait at once. */
   signal: AbortSignal;
-  notify: (notice: RetryNotice) => void;
+  /** Awaited before the wait: the CLI records the notice in the session, then shows it. */
+  notify: (notice: RetryNotice) => void | Promise<void>;
   /** Its credentials never appear in a reason. */
   baseURL?: string | undefined;
   policy?: RetryPolicy;
@@ -77,7 +78,7 @@ export async function retryLostRound<T>(options: LostRoundOptions<T>): Promise<T
         policy.maxDelayMs,
       );
       const reason = scrubURLs(reasonOf(error), options.baseURL);
-      options.notify({ attempt, attempts: policy.attempts, delayMs, reason });
+      await options.notify({ attempt, attempts: policy.attempts, delayMs, reason });
       await sleep(delayMs, undefined, { signal }).catch(() => {});
     }
   }

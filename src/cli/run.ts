@@ -115,9 +115,13 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   // The output of the running turn: approvals and each request's usage are reported to it.
   let output: Output | undefined;
   const provider = await connect.client();
+  // Each request's usage goes to the session, which exists by then: the prompt comes first.
   const client = new CountingClient(
     args.tokenBudget === undefined ? provider : new BudgetClient(provider, args.tokenBudget),
-    (usage) => output?.usage?.(usage),
+    async (usage) => {
+      await store.appendUsage(usage);
+      output?.usage?.(usage);
+    },
   );
   const probed = await probing;
   const sandbox = bashCanRun || probed?.kind === "bwrap" ? probed : undefined;
@@ -256,7 +260,10 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
         signal,
         baseURL: args.baseURL,
         historyLength: () => history.length,
-        notify: (notice) => turnOutput.retry(notice),
+        notify: async (notice) => {
+          await store.appendRetry(notice);
+          turnOutput.retry(notice);
+        },
         run: (client) =>
           runAgent({
             client,

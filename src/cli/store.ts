@@ -6,8 +6,10 @@ import type { Compaction } from "../compaction/record.js";
 import {
   type ApprovalRecord,
   listSessions,
+  type RetryRecord,
   type Session,
   type SessionSummary,
+  type UsageRecord,
 } from "../session.js";
 import { headOf } from "../text.js";
 import type { Message } from "../types.js";
@@ -75,6 +77,14 @@ export class SessionStore {
 
   appendApproval(decision: Omit<ApprovalRecord, "type">): Promise<void> {
     return this.write((session) => session.appendApproval(decision));
+  }
+
+  appendUsage(usage: Omit<UsageRecord, "type">): Promise<void> {
+    return this.write((session) => session.appendUsage(usage));
+  }
+
+  appendRetry(retry: Omit<RetryRecord, "type">): Promise<void> {
+    return this.write((session) => session.appendRetry(retry));
   }
 
   appendCompaction(compaction: Compaction): Promise<void> {

@@ -2,8 +2,9 @@ import type { ModelClient, ModelEvent, ModelRequest, Usage } from "../types.js";
 
 /**
  * Adds up the usage each model request reports, for the `json` and `stream-json` results and the
- * status line; `onUsage` hears each request's own (the `usage` event of `stream-json`). Keeps the
- * last request's usage and counts the requests that reported one.
+ * status line, and hands each request's own usage to `record` (the CLI writes it to the session
+ * and to the `usage` event of `stream-json`) before the round's `done` goes on. Keeps the last
+ * request's usage and counts the requests that reported one.
  */
 export class CountingClient implements ModelClient {
   readonly usage: Usage = {
@@ -17,7 +18,7 @@ export class CountingClient implements ModelClient {
 
   constructor(
     private readonly inner: ModelClient,
-    private readonly onUsage: (usage: Usage) => void = () => {},
+    private readonly record: (usage: Usage) => Promise<void> = async () => {},
   ) {}
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
@@ -31,7 +32,7 @@ export class CountingClient implements ModelClient {
           (this.usage.cacheWriteTokens ?? 0) + (event.usage.cacheWriteTokens ?? 0);
         this.last = event.usage;
         this.rounds++;
-        this.onUsage(event.usage);
+        await this.record(event.usage);
       }
       yield event;
     }

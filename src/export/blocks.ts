@@ -1,0 +1,178 @@
+import type { Compaction } from "../compaction/record.js";
+import type {
+  ApprovalRecord,
+  RetryRecord,
+  SessionRecord,
+  UsageRecord,
+} from "../session-records.js";
+import type { Message, ToolCall, Usage } from "../types.js";
+
+/**
+ * What an export shows, in the order it happened: one block per thing a reader looks at. Each
+ * renderer (`html.ts`, `markdown.ts`) has one function per kind, checked by the type `Renderer`:
+ * a new kind of thing to show (a new part of an assistant message) is one more kind here and one
+ * more function in each renderer.
+ */
+export type Block =
+  | { kind: "prompt"; text: string }
+  /** The text of one model round, with the usage of its request when it was recorded. */
+  | { kind: "answer"; text: string; usage?: Usage }
+  | CallBlock
+  /** A result that answers no call declared before it. */
+  | { kind: "stray-result"; toolCallId: string; content: string; isError: boolean }
+  /** The usage of a request that committed nothing (a compaction's summary request). */
+  | { kind: "usage"; usage: Usage }
+  | { kind: "retry"; retry: Omit<RetryRecord, "type"> }
+  | { kind: "compaction"; compaction: Compaction }
+  /** A line of the file that is not a record (a torn write), left out. */
+  | { kind: "unreadable" };
+
+/** One tool call with everything recorded about it: who decided, and what it returned. */
+export interface CallBlock {
+  kind: "call";
+  /** Its place among the session's calls, from 1. */
+  number: number;
+  call: ToolCall;
+  approval?: Pick<ApprovalRecord, "approved" | "by">;
+  /** Absent when the file holds no result for it (the session ended first). */
+  result?: { content: string; isError: boolean };
+}
+
+/** The counts an export ends with. */
+export interface Totals {
+  prompts: number;
+  answers: number;
+  calls: number;
+  denied: number;
+  /** Calls that ran, or were refused, and returned an error (denied ones not counted). */
+  failed: number;
+  /** Calls without a recorded result. */
+  unanswered: number;
+  requests: number;
+  usage: Required<Usage>;
+  retries: number;
+  compactions: number;
+  unreadable: number;
+}
+
+/**
+ * Turns the records after the header into blocks, holding only what is still open: the calls of
+ * the current round until their results come, and the usage of a request until its answer. A
+ * call is shown once its result is read, with the decision recorded for it; calls still open when
+ * anything but a decision or a result comes next (a request, a retry, a compaction, a prompt) or
+ * the file ends are shown without a result.
+ */
+export class BlockBuilder {
+  readonly totals: Totals = {
+    prompts: 0,
+    answers: 0,
+    calls: 0,
+    denied: 0,
+    failed: 0,
+    unanswered: 0,
+    requests: 0,
+    usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    retries: 0,
+    compactions: 0,
+    unreadable: 0,
+  };
+  private open = new Map<string, Omit<CallBlock, "kind">>();
+  private usage: Usage | undefined;
+
+  /** The blocks one record completes. */
+  add(record: SessionRecord): Block[] {
+    switch (record.type) {
+      case "session":
+        return [];
+      case "message":
+        return this.message(record.message);
+      case "approval": {
+        const call = this.open.get(record.toolCallId);
+        if (call) call.approval = { approved: record.approved, by: record.by };
+        return [];
+      }
+      case "usage":
+        return this.request(record);
+      case "retry": {
+        this.totals.retries++;
+        const { type: _, ...retry } = record;
+        return [...this.unanswered(), ...this.leftUsage(), { kind: "retry", retry }];
+      }
+      case "compaction": {
+        this.totals.compactions++;
+        const { type: _, ...compaction } = record;
+        return [...this.unanswered(), ...this.leftUsage(), { kind: "compaction", compaction }];
+      }
+    }
+  }
+
+  /** A line that holds no record. */
+  unreadable(): Block[] {
+    this.totals.unreadable++;
+    return [{ kind: "unreadable" }];
+  }
+
+  /** The blocks still open when the file ends. */
+  end(): Block[] {
+    return [...this.leftUsage(), ...this.unanswered()];
+  }
+
+  private message(message: Message): Block[] {
+    switch (message.role) {
+      case "user":
+        this.totals.prompts++;
+        return [
+          ...this.leftUsage(),
+          ...this.unanswered(),
+          { kind: "prompt", text: message.content },
+        ];
+      case "assistant": {
+        const before = this.unanswered();
+        this.totals.answers++;
+        const usage = this.usage;
+        this.usage = undefined;
+        for (const call of message.toolCalls)
+          this.open.set(call.id, { number: ++this.totals.calls, call });
+        return [...before, { kind: "answer", text: message.content, ...(usage && { usage }) }];
+      }
+      case "tool": {
+        const call = this.open.get(message.toolCallId);
+        const { toolCallId, content, isError } = message;
+        if (!call)
+          return [...this.leftUsage(), { kind: "stray-result", toolCallId, content, isError }];
+        this.open.delete(toolCallId);
+        if (call.approval?.approved === false) this.totals.denied++;
+        else if (isError) this.totals.failed++;
+        return [...this.leftUsage(), { kind: "call", ...call, result: { content, isError } }];
+      }
+    }
+  }
+
+  private request(record: UsageRecord): Block[] {
+    const { type: _, ...usage } = record;
+    const { usage: sum } = this.totals;
+    this.totals.requests++;
+    sum.inputTokens += usage.inputTokens;
+    sum.outputTokens += usage.outputTokens;
+    sum.cacheReadTokens += usage.cacheReadTokens ?? 0;
+    sum.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
+    const left = [...this.unanswered(), ...this.leftUsage()];
+    this.usage = usage;
+    return left;
+  }
+
+  /** The usage of a request that no answer followed, shown on its own. */
+  private leftUsage(): Block[] {
+    const usage = this.usage;
+    this.usage = undefined;
+    return usage ? [{ kind: "usage", usage }] : [];
+  }
+
+  private unanswered(): Block[] {
+    const calls = [...this.open.values()];
+    this.open.clear();
+    this.totals.unanswered += calls.length;
+    for (const call of calls) if (call.approval?.approved === false) this.totals.denied++;
+    return calls.map((call) => ({ kind: "call", ...call }));
+  }
+}

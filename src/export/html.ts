@@ -1,0 +1,134 @@
+import type { Facts } from "../compaction/record.js";
+import type { CallBlock } from "./blocks.js";
+import { escapeHtml, htmlTag, Markup } from "./markup.js";
+import { contentSecurityPolicy, script, style } from "./page.js";
+import type { Renderer } from "./renderer.js";
+import type { Show } from "./shown.js";
+import {
+  argumentOf,
+  compactionWords,
+  decisionWords,
+  inputText,
+  isLong,
+  missingResultWords,
+  outcomeOf,
+  outcomeWords,
+  retryWords,
+  sandboxWords,
+  sizeWords,
+  totalsWords,
+  usageWords,
+} from "./words.js";
+
+/**
+ * A self-contained HTML page: every value goes through the `html` tag (shown, then escaped),
+ * the only script and style are the page's own (allowed by hash, `page.ts`), and nothing is
+ * loaded from anywhere. Long texts are folded in `<details>`; the totals come last in the file
+ * (they are known only then) and are laid out first.
+ */
+export function htmlRenderer(show: Show): Renderer {
+  const html = htmlTag(show);
+  let prompts = 0;
+
+  /** A text shown whole, or folded behind its size when long. */
+  const block = (label: string, text: string, className: string): Markup =>
+    isLong(text)
+      ? html`<details class="${className}"><summary>${label}: ${sizeWords(text)}</summary><pre>${text}</pre></details>\n`
+      : html`<div class="${className}"><span class="note">${label}</span><pre>${text}</pre></div>\n`;
+
+  const call = (c: CallBlock): Markup => {
+    const outcome = outcomeOf(c);
+    const mark = outcomeWords[outcome];
+    const input = inputText(c.call);
+    const result = c.result
+      ? block(c.result.isError ? "Result (error)" : "Result", c.result.content, "result")
+      : html`<p class="result note">${missingResultWords}</p>\n`;
+    return html`<section class="entry call ${outcome}" id="call-${c.number}">
+<h4><span class="num">#${c.number}</span> ${c.call.name} <code>${argumentOf(c.call)}</code>${
+      mark && html` <span class="mark ${outcome}">${mark}</span>`
+    }${decisionWords(c.approval) && html` <span class="by">${decisionWords(c.approval)}</span>`}</h4>
+${input && block("Input", input, "input")}${result}</section>\n`;
+  };
+
+  const facts = (f: Facts): Markup => {
+    const list = (title: string, items: string[]) =>
+      items.length > 0 && html`<h4>${title}</h4><ul>${items.map((i) => html`<li>${i}</li>`)}</ul>`;
+    return html`<details><summary>Facts kept from the covered part</summary>${[
+      list("Files read", f.filesRead),
+      list("Files changed", f.filesChanged),
+      list(
+        "Commands",
+        f.commands.map((c) => `${c.command} (${c.outcome})`),
+      ),
+      list(
+        "Refused",
+        f.refused.map((r) => `${r.tool} ${r.argument}: ${r.reason}`),
+      ),
+      f.omitted > 0 && html`<p class="note">${f.omitted} older entries left out</p>`,
+    ]}</details>`;
+  };
+
+  return {
+    begin: (header) =>
+      html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${new Markup(escapeHtml(contentSecurityPolicy))}">
+<meta name="referrer" content="no-referrer">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>mini-agent session ${header.id}</title>
+<style>${new Markup(style)}</style>
+</head>
+<body>
+<header class="session">
+<h1>mini-agent session <code>${header.id}</code></h1>
+<dl>
+<dt>Created</dt><dd>${header.createdAt}</dd>
+<dt>Workspace</dt><dd><code>${header.workspace}</code></dd>
+<dt>Model</dt><dd><code>${header.model}</code></dd>
+<dt>Sandbox</dt><dd>${sandboxWords(header.sandbox)}</dd>
+</dl>
+</header>
+<main>
+`.html,
+    blocks: {
+      prompt: (b) =>
+        html`<section class="entry prompt"><h2>Prompt ${++prompts}</h2><div class="text">${b.text}</div></section>\n`
+          .html,
+      answer: (b) =>
+        html`<section class="entry answer"><h3>Answer${
+          b.usage && html` <span class="usage">${usageWords(b.usage)}</span>`
+        }</h3>${b.text === "" ? html`<p class="note">(no text, only tool calls)</p>` : html`<div class="text">${b.text}</div>`}</section>\n`
+          .html,
+      call: (b) => call(b).html,
+      "stray-result": (b) =>
+        html`<section class="entry call ${b.isError ? "error" : "ok"}"><h4>Result for a call not in the file <code>${b.toolCallId}</code></h4>${block("Result", b.content, "result")}</section>\n`
+          .html,
+      usage: (b) =>
+        html`<p class="entry usage-only">Request without an answer in the history (a compaction summary): ${usageWords(b.usage)}</p>\n`
+          .html,
+      retry: (b) => {
+        const [reason, attempt] = retryWords(b.retry);
+        return html`<section class="entry retry"><h3>Round lost and run again <span class="note">${attempt}</span></h3><code>${reason}</code></section>\n`
+          .html;
+      },
+      compaction: ({ compaction: c }) =>
+        html`<section class="entry compaction"><h2>Compaction ${c.count} <span class="note">${compactionWords(c)}</span></h2>
+<p>Everything above was replaced, for the model, by ${c.userMessages.length} earlier prompts kept verbatim, the facts below and this summary.</p>
+${block("Summary the model wrote", c.summary, "summary")}${facts(c.facts)}</section>\n`.html,
+      unreadable: () =>
+        html`<p class="entry unreadable">A line of the session file could not be read (a torn write) and is left out.</p>\n`
+          .html,
+    },
+    end: (totals) =>
+      html`</main>
+<footer id="summary"><h2>Summary</h2><dl>${totalsWords(totals).map(
+        ([label, value]) => html`<dt>${label}</dt><dd>${value}</dd>`,
+      )}</dl></footer>
+<script>${new Markup(script)}</script>
+</body>
+</html>
+`.html,
+  };
+}

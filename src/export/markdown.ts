@@ -1,0 +1,144 @@
+import type { Facts } from "../compaction/record.js";
+import type { CallBlock } from "./blocks.js";
+import { escapeHtml } from "./markup.js";
+import type { Renderer } from "./renderer.js";
+import type { Show } from "./shown.js";
+import {
+  argumentOf,
+  compactionWords,
+  inputText,
+  isLong,
+  missingResultWords,
+  outcomeOf,
+  outcomeWords,
+  retryWords,
+  sandboxWords,
+  sizeWords,
+  totalsWords,
+  usageWords,
+} from "./words.js";
+
+/**
+ * Markdown for pasting into a review: the same blocks as the page, each value through one of
+ * three helpers. `fence` puts text in a code block whose fence is longer than any run of
+ * backticks in it, so no content can close it; `code` does the same for a code span on one line;
+ * `plain` backslash-escapes every mark Markdown gives a meaning, so words cannot become markup.
+ */
+export function markdownRenderer(show: Show): Renderer {
+  const md = markdownText(show);
+  let prompts = 0;
+
+  const part = (label: string, text: string, info: string): string =>
+    isLong(text)
+      ? `<details><summary>${escapeHtml(`${label}: ${sizeWords(text)}`)}</summary>\n\n${md.fence(text, info)}\n</details>\n\n`
+      : `${label}:\n\n${md.fence(text, info)}\n`;
+
+  const call = (c: CallBlock): string => {
+    const outcome = outcomeOf(c);
+    const mark = outcomeWords[outcome];
+    const argument = argumentOf(c.call);
+    const decision = c.approval
+      ? ` ${c.approval.approved ? "— allowed " : ""}by ${md.code(c.approval.by)}`
+      : "";
+    const input = inputText(c.call);
+    const result = c.result
+      ? part(c.result.isError ? "Result (error)" : "Result", c.result.content, "text")
+      : `${md.plain(missingResultWords)}\n\n`;
+    return `#### Tool call ${c.number}: ${md.code(c.call.name)}${argument && ` ${md.code(argument)}`}${
+      mark && ` — **${mark.toUpperCase()}**`
+    }${decision}\n\n${input && part("Input", input, "json")}${result}`;
+  };
+
+  const facts = (f: Facts): string => {
+    const list = (title: string, items: string[]) =>
+      items.length === 0 ? "" : `${title}:\n\n${items.map((i) => `- ${md.code(i)}\n`).join("")}\n`;
+    return [
+      list("Files read", f.filesRead),
+      list("Files changed", f.filesChanged),
+      list(
+        "Commands",
+        f.commands.map((c) => `${c.command} (${c.outcome})`),
+      ),
+      list(
+        "Refused",
+        f.refused.map((r) => `${r.tool} ${r.argument}: ${r.reason}`),
+      ),
+      f.omitted > 0 ? `${f.omitted} older facts left out.\n\n` : "",
+    ].join("");
+  };
+
+  return {
+    begin: (h) =>
+      `# mini-agent session ${md.code(h.id)}\n\n- Created: ${md.plain(h.createdAt)}\n- Workspace: ${md.code(
+        h.workspace,
+      )}\n- Model: ${md.code(h.model)}\n- Sandbox: ${md.plain(sandboxWords(h.sandbox))}\n\n`,
+    blocks: {
+      prompt: (b) => `## Prompt ${++prompts}\n\n${md.fence(b.text, "text")}\n`,
+      answer: (b) =>
+        `### Answer${b.usage ? ` (${md.plain(usageWords(b.usage))})` : ""}\n\n${
+          b.text === "" ? "_No text, only tool calls._\n\n" : `${md.fence(b.text, "text")}\n`
+        }`,
+      call,
+      "stray-result": (b) =>
+        `#### Result for a call not in the file: ${md.code(b.toolCallId)}\n\n${part(
+          b.isError ? "Result (error)" : "Result",
+          b.content,
+          "text",
+        )}`,
+      usage: (b) =>
+        `_Request without an answer in the history (a compaction summary): ${md.plain(usageWords(b.usage))}_\n\n`,
+      retry: (b) => {
+        const [reason, attempt] = retryWords(b.retry);
+        return `### Round lost and run again (${md.plain(attempt)})\n\n${md.code(reason)}\n\n`;
+      },
+      compaction: ({ compaction: c }) =>
+        `## Compaction ${c.count} (${md.plain(compactionWords(c))})\n\nEverything above was replaced, for the model, by ${
+          c.userMessages.length
+        } earlier prompts kept verbatim, these facts and this summary.\n\n${facts(c.facts)}${part(
+          "Summary the model wrote",
+          c.summary,
+          "text",
+        )}`,
+      unreadable: () =>
+        "_A line of the session file could not be read (a torn write) and is left out._\n\n",
+    },
+    end: (totals) =>
+      `## Summary\n\n${totalsWords(totals)
+        .map(([label, value]) => `- ${label}: ${md.plain(value)}\n`)
+        .join("")}`,
+  };
+}
+
+/** The three ways a value enters Markdown; each shows it first (`Show`). */
+export function markdownText(show: Show) {
+  return {
+    fence(text: string, info = ""): string {
+      const shown = show(text);
+      const marks = "`".repeat(Math.max(3, longestRun(shown) + 1));
+      return `${marks}${info}\n${shown}${shown.endsWith("\n") || shown === "" ? "" : "\n"}${marks}\n`;
+    },
+    code(text: string): string {
+      const shown = show(text).replace(/[\n\t]/g, " ");
+      if (shown === "") return "";
+      const marks = "`".repeat(longestRun(shown) + 1);
+      const pad = /^[` ]|[` ]$/.test(shown) ? " " : "";
+      return `${marks}${pad}${shown}${pad}${marks}`;
+    },
+    plain(text: string): string {
+      return show(text)
+        .replace(/[\n\t]/g, " ")
+        .replace(/[\\`*_{}[\]()#+\-.!|<>~&]/g, (char) => `\\${char}`);
+    },
+  };
+}
+
+/** The longest run of backticks in `text`. */
+function longestRun(text: string): number {
+  let longest = 0;
+  let run = 0;
+  for (let at = 0; at < text.length; at++) {
+    run = text.charCodeAt(at) === 96 ? run + 1 : 0;
+    if (run > longest) longest = run;
+  }
+  return longest;
+}

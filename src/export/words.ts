@@ -1,0 +1,159 @@
+import { headOf } from "../text.js";
+import type { ToolCall, Usage } from "../types.js";
+import type { CallBlock, Totals } from "./blocks.js";
+
+/** The words both formats use, so an HTML page and a Markdown review say the same things. */
+
+const number = (n: number) => Math.round(n).toLocaleString("en-US");
+const plural = (n: number, word: string, many = `${word}s`) =>
+  `${number(n)} ${n === 1 ? word : many}`;
+
+/** `1,234 input · 56 output · 1,000 cache read tokens`: cache counts only when reported. */
+export function usageWords(usage: Usage): string {
+  const parts = [`${number(usage.inputTokens)} input`, `${number(usage.outputTokens)} output`];
+  if (usage.cacheReadTokens !== undefined)
+    parts.push(`${number(usage.cacheReadTokens)} cache read`);
+  if (usage.cacheWriteTokens !== undefined)
+    parts.push(`${number(usage.cacheWriteTokens)} cache write`);
+  return `${parts.join(" · ")} tokens`;
+}
+
+/** What the header's sandbox value meant for bash; an unknown value is shown as it is. */
+export function sandboxWords(sandbox: string | undefined): string {
+  if (sandbox === undefined) return "not recorded (a session from before it was)";
+  const known: Record<string, string> = {
+    bwrap: "bubblewrap: bash could write only the workspace and had no network",
+    off: "off: bash ran without a sandbox (--sandbox off)",
+    unavailable: "unavailable: bash ran without a sandbox",
+    "required-unavailable": "required but unavailable: bash was refused",
+    "unused (bash denied)": "unused: bash was denied",
+  };
+  return known[sandbox] ?? sandbox;
+}
+
+/** Who decided on a call, beside its mark: `by no-terminal` (denied), `allowed by user`. */
+export function decisionWords(approval: CallBlock["approval"]): string {
+  if (!approval) return "";
+  return `${approval.approved ? "allowed " : ""}by ${approval.by}`;
+}
+
+/** How a call ended: `denied`, `error`, `no result`, or `ok`. */
+export function outcomeOf(block: CallBlock): "denied" | "error" | "missing" | "ok" {
+  if (block.approval?.approved === false) return "denied";
+  if (!block.result) return "missing";
+  return block.result.isError ? "error" : "ok";
+}
+
+export const outcomeWords = {
+  denied: "denied",
+  error: "error",
+  missing: "no result",
+  ok: "",
+} as const;
+
+export const missingResultWords =
+  "No result recorded: the session ended before this call reported one.";
+
+const ARGUMENT_KEYS = ["command", "path", "pattern"];
+
+/** The argument a call is known by (a command, a path, a pattern): its first line, clipped. */
+export function argumentOf(call: ToolCall): string {
+  const value = ARGUMENT_KEYS.map((key) => call.input[key]).find((v) => typeof v === "string");
+  if (typeof value !== "string") return "";
+  const line = value.split("\n")[0] ?? "";
+  const more = line !== value || line.length > 100;
+  return more ? `${headOf(line, 100)}…` : line;
+}
+
+/**
+ * The input as a reader wants it: pretty JSON; nothing when the argument beside the call's name
+ * already shows all of it (`{ "path": "a.ts" }`) or it is empty.
+ */
+export function inputText(call: ToolCall): string {
+  const keys = Object.keys(call.input);
+  const [only] = keys;
+  if (keys.length === 0) return "";
+  const shownWhole =
+    only !== undefined && ARGUMENT_KEYS.includes(only) && call.input[only] === argumentOf(call);
+  if (keys.length === 1 && shownWhole) return "";
+  return JSON.stringify(call.input, null, 2);
+}
+
+/** Text longer than this is folded (HTML `<details>`, closed until opened). */
+const FOLD_LINES = 30;
+const FOLD_CHARACTERS = 3000;
+
+export function isLong(text: string): boolean {
+  if (text.length > FOLD_CHARACTERS) return true;
+  let lines = 1;
+  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1))
+    if (++lines > FOLD_LINES) return true;
+  return false;
+}
+
+/** `240 lines, 9,876 characters`. */
+export function sizeWords(text: string): string {
+  let lines = text === "" ? 0 : 1;
+  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) lines++;
+  // Code points: each pair of surrogates counts once.
+  const characters = text.length - (text.match(/[\uDC00-\uDFFF]/g)?.length ?? 0);
+  return `${plural(lines, "line")}, ${plural(characters, "character")}`;
+}
+
+/** `overloaded_error: Overloaded; attempt 2 of 4 after 1 s`. */
+export function retryWords(retry: {
+  attempt: number;
+  attempts: number;
+  delayMs: number;
+  reason: string;
+}): [reason: string, attempt: string] {
+  const wait =
+    retry.delayMs >= 1000
+      ? `${Number((retry.delayMs / 1000).toFixed(1))} s`
+      : `${Math.round(retry.delayMs)} ms`;
+  return [retry.reason, `attempt ${retry.attempt} of ${retry.attempts} after ${wait}`];
+}
+
+/** `size: 182,000 → 24,000 tokens`. */
+export function compactionWords(c: {
+  trigger: string;
+  tokensBefore: number;
+  tokensAfter: number;
+}): string {
+  const why: Record<string, string> = {
+    size: "the request reached the context limit",
+    overflow: "the provider refused a request as too long",
+    manual: "asked for with /compact",
+  };
+  return `${why[c.trigger] ?? c.trigger}; ${number(c.tokensBefore)} → ${number(c.tokensAfter)} tokens`;
+}
+
+/** The cache counts only when some request reported one. */
+const reported = ({ cacheReadTokens, cacheWriteTokens, ...usage }: Required<Usage>): Usage => ({
+  ...usage,
+  ...(cacheReadTokens > 0 && { cacheReadTokens }),
+  ...(cacheWriteTokens > 0 && { cacheWriteTokens }),
+});
+
+/** The summary lines, each a label and its value. */
+export function totalsWords(t: Totals): [string, string][] {
+  const calls = [
+    `${number(t.denied)} denied`,
+    `${number(t.failed)} failed`,
+    ...(t.unanswered > 0 ? [`${number(t.unanswered)} without a result`] : []),
+  ];
+  return [
+    ["Prompts", number(t.prompts)],
+    ["Answers", number(t.answers)],
+    ["Tool calls", `${number(t.calls)} (${calls.join(", ")})`],
+    ["Requests", `${number(t.requests)}: ${usageWords(reported(t.usage))}`],
+    ["Retries", number(t.retries)],
+    ["Compactions", number(t.compactions)],
+    ...(t.unreadable > 0
+      ? ([["Unreadable lines", `${number(t.unreadable)} (torn writes, left out)`]] as [
+          string,
+          string,
+        ][])
+      : []),
+  ];
+}

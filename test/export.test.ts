@@ -559,3 +559,39 @@ again
     expect(existsSync(join(s.workspace, "old.html"))).toBe(false);
   });
 });
+
+describe("the model's thinking", () => {
+  async function thinking(session: Session): Promise<void> {
+    await session.append({ role: "user", content: "hello" });
+    await session.append({
+      role: "assistant",
+      content: "hi",
+      toolCalls: [],
+      reasoning: [
+        {
+          type: "thinking",
+          text: "First <b>thought</b>\n```\nend",
+          signature: "c2ln",
+          at: { text: 0, calls: 0 },
+        },
+        { type: "redacted_thinking", data: "ZW5jcnlwdGVk", at: { text: 0, calls: 0 } },
+      ],
+    });
+  }
+
+  it("shows a round's thinking folded before its answer, escaped, with the redacted blocks counted", async () => {
+    const s = await setup();
+    await s.session("s1", thinking);
+    const md = await s.run(["--format", "md"]);
+    expect(md.code).toBe(0);
+    expect(md.stdout).toContain(
+      "<details><summary>Thinking: 3 lines, and 1 block the provider redacted</summary>\n\n````text\nFirst <b>thought</b>\n```\nend\n````\n</details>\n\n### Answer",
+    );
+    const html = await s.run(["-o", "-"]);
+    expect(html.stdout).toContain(
+      '<details class="thinking"><summary>Thinking: 3 lines, and 1 block the provider redacted</summary><pre>First &lt;b&gt;thought&lt;/b&gt;\n```\nend</pre></details>\n<section class="entry answer">',
+    );
+    expect(html.stdout).not.toContain("ZW5jcnlwdGVk");
+    expect(md.stdout).not.toContain("c2ln");
+  });
+});

@@ -15,6 +15,11 @@ import type { Message, ToolCall, Usage } from "../types.js";
  */
 export type Block =
   | { kind: "prompt"; text: string }
+  /**
+   * The readable reasoning of one model round, before its answer, and how many of its parts the
+   * provider sent encrypted (shown as a count: their data means nothing to a reader).
+   */
+  | { kind: "thinking"; text: string; redacted: number }
   /** The text of one model round, with the usage of its request when it was recorded. */
   | { kind: "answer"; text: string; usage?: Usage }
   | CallBlock
@@ -133,7 +138,11 @@ export class BlockBuilder {
         this.usage = undefined;
         for (const call of message.toolCalls)
           this.open.set(call.id, { number: ++this.totals.calls, call });
-        return [...before, { kind: "answer", text: message.content, ...(usage && { usage }) }];
+        return [
+          ...before,
+          ...thinkingOf(message),
+          { kind: "answer", text: message.content, ...(usage && { usage }) },
+        ];
       }
       case "tool": {
         const call = this.open.get(message.toolCallId);
@@ -175,4 +184,11 @@ export class BlockBuilder {
     for (const call of calls) if (call.approval?.approved === false) this.totals.denied++;
     return calls.map((call) => ({ kind: "call", ...call }));
   }
+}
+
+function thinkingOf(message: Message & { role: "assistant" }): Block[] {
+  const parts = message.reasoning ?? [];
+  if (parts.length === 0) return [];
+  const texts = parts.flatMap((part) => (part.type === "thinking" ? [part.text] : []));
+  return [{ kind: "thinking", text: texts.join("\n\n"), redacted: parts.length - texts.length }];
 }

@@ -16,6 +16,7 @@ import {
   retryWords,
   sandboxWords,
   sizeWords,
+  thinkingWords,
   totalsWords,
   usageWords,
 } from "./words.js";
@@ -96,6 +97,10 @@ ${input && block("Input", input, "input")}${result}</section>\n`;
       prompt: (b) =>
         html`<section class="entry prompt"><h2>Prompt ${++prompts}</h2><div class="text">${b.text}</div></section>\n`
           .html,
+      thinking: (b) =>
+        html`<details class="thinking"><summary>Thinking: ${thinkingWords(b.text, b.redacted)}</summary>${
+          b.text !== "" && html`<pre>${b.text}</pre>`
+        }</details>\n`.html,
       answer: (b) =>
         html`<section class="entry answer"><h3>Answer${
           b.usage && html` <span class="usage">${usageWords(b.usage)}</span>`

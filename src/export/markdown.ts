@@ -14,6 +14,7 @@ import {
   retryWords,
   sandboxWords,
   sizeWords,
+  thinkingWords,
   totalsWords,
   usageWords,
 } from "./words.js";
@@ -74,6 +75,12 @@ export function markdownRenderer(show: Show): Renderer {
       )}\n- Model: ${md.code(h.model)}\n- Sandbox: ${md.plain(sandboxWords(h.sandbox))}\n\n`,
     blocks: {
       prompt: (b) => `## Prompt ${++prompts}\n\n${md.fence(b.text, "text")}\n`,
+      thinking: (b) => {
+        const summary = escapeHtml(`Thinking: ${thinkingWords(b.text, b.redacted)}`);
+        return b.text === ""
+          ? `<details><summary>${summary}</summary></details>\n\n`
+          : `<details><summary>${summary}</summary>\n\n${md.fence(b.text, "text")}</details>\n\n`;
+      },
       answer: (b) =>
         `### Answer${b.usage ? ` (${md.plain(usageWords(b.usage))})` : ""}\n\n${
           b.text === "" ? "_No text, only tool calls._\n\n" : `${md.fence(b.text, "text")}\n`

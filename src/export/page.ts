@@ -37,6 +37,7 @@ text-transform:uppercase;letter-spacing:.03em}
 .num,.by,.usage,.note{color:var(--muted);font-weight:normal;font-size:.9rem}
 .retry,.usage-only,.unreadable{color:var(--muted)}
 .compaction{border-color:var(--accent);border-left-style:double}
+.thinking{margin:.8rem 0 -.4rem;padding:0 1rem;color:var(--muted)}
 summary{cursor:pointer;color:var(--muted)}
 .controls{position:sticky;top:0;z-index:1;display:flex;gap:.5rem;align-items:center;padding:.5rem 0;
 background:var(--bg)}

@@ -100,6 +100,14 @@ export function sizeWords(text: string): string {
   return `${plural(lines, "line")}, ${plural(characters, "character")}`;
 }
 
+/** `12 lines, and 1 block the provider redacted`: the size of a round's thinking. */
+export function thinkingWords(text: string, redacted: number): string {
+  const lines = text === "" ? 0 : text.split("\n").length;
+  const hidden = redacted > 0 ? `${plural(redacted, "block")} the provider redacted` : "";
+  if (lines === 0) return hidden;
+  return hidden === "" ? plural(lines, "line") : `${plural(lines, "line")}, and ${hidden}`;
+}
+
 /** `overloaded_error: Overloaded; attempt 2 of 4 after 1 s`. */
 export function retryWords(retry: {
   attempt: number;

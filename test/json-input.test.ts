@@ -16,7 +16,7 @@ import {
   toolResults,
   useCliSetup,
 } from "./support/cli.js";
-import { checkLine } from "./support/stream-json.js";
+import { checkLine, protocolLines } from "./support/stream-json.js";
 
 const setup = useCliSetup();
 const jsonFlags = ["--input-format", "stream-json", "--output-format", "stream-json"];
@@ -276,6 +276,29 @@ describe("--input-format stream-json", () => {
       { id: "toolu_e", content: inputEndedReason, isError: true },
     ]);
     expect(lines.at(-1)).toMatchObject({ type: "result", status: "completed", text: "Done." });
+  });
+
+  it("sends a user line that starts with / to the model as it is: JSON input has no commands", async () => {
+    const { server, options } = await setup([
+      stream(turn({ text: ["One."] })),
+      stream(turn({ text: ["Two."] })),
+      stream(turn({ text: ["Three."] })),
+    ]);
+    const input = [user("/help"), user("/exit"), user("/etc/hosts is odd")].join("\n");
+    const run = await runBin(jsonFlags, { ...options, input: `${input}\n` });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe("");
+    const prompts = server.requests.map((request) => {
+      const messages = request.body.messages as { role: string; content: { text?: string }[] }[];
+      return messages.at(-1)?.content[0]?.text;
+    });
+    expect(prompts).toEqual(["/help", "/exit", "/etc/hosts is odd"]);
+    const results = protocolLines(run.stdout).filter((line) => line.type === "result");
+    expect(results.map((line) => line.type === "result" && line.text)).toEqual([
+      "One.",
+      "Two.",
+      "Three.",
+    ]);
   });
 
   it("refuses --input-format stream-json without stream-json output, and with a task", async () => {

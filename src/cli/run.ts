@@ -20,7 +20,7 @@ import { type BashMode, cliPolicy, type Question } from "./policy.js";
 import { retryLostRound } from "./retry.js";
 import { ruleBook, rulesFile } from "./rules-command.js";
 import type { Stopper } from "./signals.js";
-import { helpText, lineIntent, unknownCommand } from "./slash-commands.js";
+import { helpText, type LineIntent, lineIntent, unknownCommand } from "./slash-commands.js";
 import { SessionStatus } from "./status-line.js";
 import { formatSessions, SessionStore, sessionsDir, sessionToResume, stateHome } from "./store.js";
 import { streamJsonLine } from "./stream-json.js";
@@ -302,7 +302,8 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
     if (!typed) return exitCodes.done;
     for (let line = await typed.nextPrompt(); line !== undefined; line = await typed.nextPrompt()) {
       stopper.resetIdle();
-      const intent = lineIntent(line);
+      // A program's user line is its prompt, as it is; commands are for a person at the prompt.
+      const intent: LineIntent = json ? { kind: "prompt", text: line } : lineIntent(line);
       if (intent.kind === "exit") break;
       if (intent.kind === "help") stderr.write(`${helpText}\n`);
       else if (intent.kind === "unknown") stderr.write(`${unknownCommand(intent.name)}\n`);

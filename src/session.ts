@@ -31,7 +31,7 @@ import {
   type UsageRecord,
 } from "./session-records.js";
 import { wellFormed } from "./text.js";
-import type { Message } from "./types.js";
+import type { Message, Reasoning } from "./types.js";
 
 /**
  * The session file: JSON Lines, append-only, one record per line and one `write` per record.
@@ -286,7 +286,7 @@ function cleanRecord<R extends SessionRecord>(record: R, redact: (text: string) 
   const { reasoning, ...rest } = message;
   // Of the reasoning, only the readable text: kinds are literals, signatures opaque tokens.
   const parts = reasoning?.map((part) =>
-    part.type === "thinking" ? { ...part, text: clean(part.text) } : part,
+    part.type === "thinking" ? cleanThinking(part, clean) : part,
   );
   return {
     ...record,
@@ -297,6 +297,22 @@ function cleanRecord<R extends SessionRecord>(record: R, redact: (text: string) 
       ...(parts && { reasoning: parts }),
     },
   };
+}
+
+/**
+ * A thinking part with its text cleaned. A signature proves the provider wrote that exact text,
+ * so when cleaning changes the text (a secret in it, a lone surrogate) the signature no longer
+ * holds for it and is dropped: the cleaned text stays for the reader, and a provider is never
+ * sent a signature for a text it did not write.
+ */
+function cleanThinking(
+  part: Reasoning & { type: "thinking" },
+  clean: (text: string) => string,
+): Reasoning {
+  const text = clean(part.text);
+  if (text === part.text) return part;
+  const { signature: _dropped, ...unsigned } = part;
+  return { ...unsigned, text };
 }
 
 /** Sortable by time, unique enough for one user: `20261130-125419-3f9a1c`. */

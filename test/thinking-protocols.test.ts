@@ -201,6 +201,52 @@ describe("the strict Messages server's thinking rules", () => {
     expect(anthropic.validate(loop([toolUse], { type: "disabled" } as never))).toBeUndefined();
   });
 
+  /** A loop of two rounds, `first` then `second`, each calling a tool, under `thinking`. */
+  const longLoop = (first: unknown[], second: unknown[], thinking: unknown) => ({
+    model: "m",
+    max_tokens: 2048,
+    thinking,
+    messages: [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: [...first, toolUse] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "call_1", content: "a" }] },
+      { role: "assistant", content: [...second, { ...toolUse, id: "call_2" }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "call_2", content: "b" }] },
+    ],
+  });
+  const enabled = { type: "enabled", budget_tokens: 1024 };
+  const again = { type: "thinking", thinking: "Again.", signature: sig("Again.") };
+
+  it("holds a loop to the thinking its first round began with, not its latest round", () => {
+    expect(anthropic.validate(longLoop([thought], [], enabled))).toBeUndefined();
+    expect(anthropic.validate(longLoop([], [again], enabled))).toMatch(
+      /^messages\.1\.content\.0\.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`\./,
+    );
+  });
+
+  it("refuses thinking blocks in the loop of a request with thinking disabled, and takes them from earlier turns", () => {
+    const disabled = { type: "disabled" };
+    expect(anthropic.validate(longLoop([thought], [], disabled))).toBe(
+      `messages.1.content.0: When \`thinking\` is disabled, a final \`assistant\` turn (the tool use loop the request ends in) must not contain \`thinking\` or \`redacted_thinking\` blocks. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking`,
+    );
+    expect(anthropic.validate(longLoop([], [again], disabled))).toMatch(
+      /^messages\.3\.content\.0: /,
+    );
+    const earlier = {
+      model: "m",
+      max_tokens: 2048,
+      thinking: disabled,
+      messages: [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: [thought, { type: "text", text: "Hello." }] },
+        { role: "user", content: "list" },
+        { role: "assistant", content: [toolUse] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "call_1", content: "a" }] },
+      ],
+    };
+    expect(anthropic.validate(earlier)).toBeUndefined();
+  });
+
   it("is what refuses a round whose thinking the adapter dropped", () => {
     const history: Message[] = [
       { role: "user", content: "hi" },

@@ -53,22 +53,19 @@ async function killedInLoop(
   const workspace = await tempDir();
   const home = await tempDir();
   const env = cliEnv(home, server.url);
-  const run = await runBin(
-    [...args, "--sandbox", "off", "--allow-bash", "wait"],
-    {
-      cwd: workspace,
-      env,
-      started: (child) => {
-        const timer = setInterval(async () => {
-          const text = await sessionText(home);
-          if (!text.includes('"toolu_1"')) return;
-          clearInterval(timer);
-          child.kill("SIGKILL");
-        }, 10);
-        child.on("close", () => clearInterval(timer));
-      },
+  const run = await runBin([...args, "--sandbox", "off", "--allow-bash", "wait"], {
+    cwd: workspace,
+    env,
+    started: (child) => {
+      const timer = setInterval(async () => {
+        const text = await sessionText(home);
+        if (!text.includes('"toolu_1"')) return;
+        clearInterval(timer);
+        child.kill("SIGKILL");
+      }, 10);
+      child.on("close", () => clearInterval(timer));
     },
-  );
+  });
   expect(run.code).toBe(null);
   const [file] = await filesUnder(join(home, "state", "sessions"));
   const cont = async (flags: string[], prompt: string) => {
@@ -155,7 +152,7 @@ describe("a tool loop taken up again after a crash", () => {
     expect(body?.output_config).toEqual({ effort: "high" });
   }, 30_000);
 
-  it("finishes a loop begun with thinking with thinking off, its thinking sent back as it came", async () => {
+  it("finishes a loop begun with thinking with thinking off, the loop without its thinking", async () => {
     const marker = sleeper();
     const ctx = await killedInLoop(
       marker,
@@ -170,8 +167,22 @@ describe("a tool loop taken up again after a crash", () => {
     expect(body?.thinking).toEqual({ type: "disabled" });
     const sent = body?.messages as { content: unknown[] }[];
     expect(sent[1]?.content).toEqual([
-      { type: "thinking", thinking: "I will wait.", signature: thinkingSignature("I will wait.") },
       { type: "tool_use", id: "toolu_1", name: "bash", input: { command: marker } },
     ]);
+    // The session still holds the thinking, signed: only this request leaves it out.
+    const { messages } = await readSession(ctx.file);
+    expect(messages[1]).toEqual({
+      role: "assistant",
+      content: "",
+      toolCalls: [sleepCall(marker)],
+      reasoning: [
+        {
+          type: "thinking",
+          text: "I will wait.",
+          signature: thinkingSignature("I will wait."),
+          at: { text: 0, calls: 0 },
+        },
+      ],
+    });
   }, 30_000);
 });

@@ -23,7 +23,7 @@ const round: Message = {
 };
 
 describe("thinking in the session file", () => {
-  it("redacts secrets in the thinking text and keeps signatures and redacted data byte for byte", async () => {
+  it("redacts secrets in the thinking text, drops the signature it no longer matches and keeps redacted data byte for byte", async () => {
     const session = await Session.create({
       dir: await tempDir(),
       workspace: "/ws",
@@ -38,13 +38,32 @@ describe("thinking in the session file", () => {
     expect(messages[1]).toEqual({
       ...round,
       reasoning: [
-        {
-          type: "thinking",
-          text: "the password is [redacted]",
-          signature,
-          at: { text: 0, calls: 0 },
-        },
+        { type: "thinking", text: "the password is [redacted]", at: { text: 0, calls: 0 } },
         { type: "redacted_thinking", data: "opaque+/==", at: { text: 0, calls: 0 } },
+      ],
+    });
+  });
+
+  it("keeps the signature of a text cleaning leaves as it was, and drops it where a lone surrogate was replaced", async () => {
+    const session = await Session.create({ dir: await tempDir(), workspace: "/ws", model: "m" });
+    const parts = (texts: string[]): Message => ({
+      ...round,
+      reasoning: texts.map((text) => ({
+        type: "thinking",
+        text,
+        signature,
+        at: { text: 0, calls: 0 },
+      })),
+    });
+    await session.append({ role: "user", content: "hi" });
+    await session.append(parts(["kept as it was", "half \ud800 a pair"]));
+    await session.close();
+    const { messages } = await readSession(session.path);
+    expect(messages[1]).toEqual({
+      ...round,
+      reasoning: [
+        { type: "thinking", text: "kept as it was", signature, at: { text: 0, calls: 0 } },
+        { type: "thinking", text: "half \ufffd a pair", at: { text: 0, calls: 0 } },
       ],
     });
   });

@@ -1,4 +1,6 @@
 import type {
+  ContentBlockParam,
+  MessageParam,
   OutputConfig,
   ThinkingConfigParam,
 } from "@anthropic-ai/sdk/resources/messages/messages";
@@ -53,3 +55,54 @@ export function anthropicThinking(
     headers: { "anthropic-beta": interleavedThinkingBeta },
   };
 }
+
+/**
+ * The thinking of one request, and its messages, under the API's rule for tool loops: a loop is
+ * one assistant turn and keeps one thinking configuration. A request inside a loop (its last user
+ * message holds tool results) asks for thinking only when the loop's first assistant message
+ * starts with thinking that goes back; a loop begun without it (thinking was off, its thinking
+ * could not be sent back, another provider answered) is finished with thinking off, and the level
+ * applies again from the next prompt. A loop finished with thinking off goes back without its
+ * thinking blocks, as the API asks of a turn without thinking. `undefined` (the model's default)
+ * is left to the model.
+ */
+export function loopThinking(
+  messages: MessageParam[],
+  level: ThinkingLevel | undefined,
+): { level: ThinkingLevel | undefined; messages: MessageParam[] } {
+  const start = loopStart(messages);
+  if (start === undefined || level === undefined) return { level, messages };
+  const thought = isThinking(blocksOf(messages[start])[0]);
+  if (level !== "off" && thought) return { level, messages };
+  const unthought = messages.map((message, i) =>
+    i < start || message.role !== "assistant"
+      ? message
+      : { ...message, content: blocksOf(message).filter((block) => !isThinking(block)) },
+  );
+  return { level: "off", messages: unthought };
+}
+
+/**
+ * The index of the first assistant message of the tool loop the history ends in: back from the
+ * last message over user messages that hold tool results and the assistant messages between
+ * them. `undefined` when the last message holds no tool result (a prompt starts a new turn).
+ */
+function loopStart(messages: MessageParam[]): number | undefined {
+  let start: number | undefined;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i] as MessageParam;
+    if (message.role === "assistant") start = i;
+    else if (!blocksOf(message).some((block) => block.type === "tool_result")) break;
+  }
+  return start;
+}
+
+function blocksOf(message: MessageParam | undefined): ContentBlockParam[] {
+  if (message === undefined) return [];
+  return typeof message.content === "string"
+    ? [{ type: "text", text: message.content }]
+    : message.content;
+}
+
+const isThinking = (block: ContentBlockParam | undefined) =>
+  block?.type === "thinking" || block?.type === "redacted_thinking";

@@ -9,7 +9,7 @@ import {
   toModelEvents,
   withCacheBreakpoints,
 } from "./anthropic-protocol.js";
-import { anthropicThinking } from "./anthropic-thinking.js";
+import { anthropicThinking, loopThinking } from "./anthropic-thinking.js";
 import { callIdsIn } from "./calls.js";
 import { failWhenIdle, linkedController } from "./idle.js";
 import { streamErrorFrom } from "./stream-error.js";
@@ -45,6 +45,7 @@ class MessagesOnly extends BaseAnthropic {
  * takes. The SDK retries before the first event; nothing is retried after it. The abort signal
  * reaches the HTTP request. The SDK's timeout covers only the headers, so a stream that goes
  * quiet is failed by an idle timer. A mid-stream `error` event throws a `ProviderStreamError`.
+ * Thinking is asked for per tool loop, as the loop began (`loopThinking`).
  */
 export class AnthropicModelClient implements ModelClient {
   private readonly client: MessagesOnly;
@@ -60,15 +61,13 @@ export class AnthropicModelClient implements ModelClient {
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
     const history = normalizeHistory([...request.messages], { startWithUser: true }).messages;
+    const loop = loopThinking(toAnthropicMessages(history), this.options.thinking);
     const { system, tools, messages } = withCacheBreakpoints({
       system: request.system,
       tools: toAnthropicTools(request.tools),
-      messages: toAnthropicMessages(history),
+      messages: loop.messages,
     });
-    const { extraTokens, headers, ...thinking } = anthropicThinking(
-      this.options.model,
-      this.options.thinking,
-    );
+    const { extraTokens, headers, ...thinking } = anthropicThinking(this.options.model, loop.level);
     const [controller, release] = linkedController(request.signal);
     try {
       const events = await this.client.messages.create(

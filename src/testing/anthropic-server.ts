@@ -329,10 +329,13 @@ const docs = "https://docs.claude.com/en/docs/build-with-claude/extended-thinkin
 
 /**
  * The API's thinking rules, with its texts: the configuration (a budget of at least 1024 under
- * `max_tokens`, no temperature but 1); every thinking block signed by the model, an assistant
- * message that holds one starting with one, and the latest assistant message's blocks exactly as
- * they were sent; with thinking on, the assistant message of an unfinished tool loop (the
- * request ends with its results) starting with its thinking.
+ * `max_tokens`, no temperature but 1); every thinking block signed by the model for its exact
+ * text, an assistant message that holds one starting with one, and the latest assistant
+ * message's blocks exactly as they were sent. A tool loop is one assistant turn with one thinking
+ * configuration: with thinking on, the first assistant message of the loop a request ends in (its
+ * last message holds tool results) starts with its thinking; with thinking disabled, none of the
+ * loop's assistant messages holds thinking (the docs' rule for a turn without thinking: the text
+ * of this refusal is this server's own, not one the API is known to give).
  */
 function thinkingProblem(body: Body): string | undefined {
   const config = (body.thinking ?? {}) as { type?: unknown; budget_tokens?: unknown };
@@ -370,12 +373,33 @@ function thinkingProblem(body: Body): string | undefined {
         : `messages.${i}.content.${j}: Invalid \`data\` in \`redacted_thinking\` block`;
     }
   }
-  const last = messages.at(-1);
-  const inToolLoop = contentBlocks(last?.content).some((b) => b.type === "tool_result");
-  const first = contentBlocks(messages[latest]?.content)[0];
-  if (on && inToolLoop && latest !== -1 && !isThinking(first ?? {}))
-    return `messages.${latest}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first?.type)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at ${docs}`;
+  const start = loopStart(messages);
+  if (start === undefined) return undefined;
+  const first = contentBlocks(messages[start]?.content)[0];
+  if (on && !isThinking(first ?? {}))
+    return `messages.${start}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first?.type)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at ${docs}`;
+  if (config.type !== "disabled") return undefined;
+  for (const [i, message] of messages.entries()) {
+    if (i < start || message.role !== "assistant") continue;
+    const j = contentBlocks(message.content).findIndex(isThinking);
+    if (j !== -1)
+      return `messages.${i}.content.${j}: When \`thinking\` is disabled, a final \`assistant\` turn (the tool use loop the request ends in) must not contain \`thinking\` or \`redacted_thinking\` blocks. Please consult our documentation at ${docs}`;
+  }
   return undefined;
+}
+
+/**
+ * The first assistant message of the tool loop a request ends in (its last message holds tool
+ * results): a loop is one assistant turn, back to the last user message without tool results.
+ */
+function loopStart(messages: { role?: unknown; content?: unknown }[]): number | undefined {
+  let start: number | undefined;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i];
+    if (message?.role === "assistant") start = i;
+    else if (!contentBlocks(message?.content).some((b) => b.type === "tool_result")) break;
+  }
+  return start;
 }
 
 const isThinking = (block: Record<string, unknown>) =>

@@ -6,7 +6,7 @@ import { OpenAIModelClient, type OpenAIOptions } from "../src/providers/openai.j
 import * as anthropic from "../src/testing/anthropic-server.js";
 import * as openai from "../src/testing/openai-server.js";
 import { postRaw } from "../src/testing/sse-server.js";
-import type { Message, ThinkingLevel } from "../src/types.js";
+import type { Message, Reasoning, ThinkingLevel } from "../src/types.js";
 import { useCleanup } from "./support/cleanup.js";
 import { scriptedTool } from "./support/tools.js";
 
@@ -138,6 +138,162 @@ describe("Anthropic thinking", () => {
       max_tokens,
     }).toEqual(asked);
     expect(server.requests[0]?.headers["anthropic-beta"]).toBe(beta);
+  });
+});
+
+describe("Anthropic thinking per tool loop", () => {
+  const call = (id: string) => ({ id, name: "ls", input: {} });
+  const signed = (text: string): Reasoning => ({
+    type: "thinking",
+    text,
+    signature: sig(text),
+    at: { text: 0, calls: 0 },
+  });
+  const round = (id: string, reasoning?: Reasoning[]): Message => ({
+    role: "assistant",
+    content: "",
+    toolCalls: [call(id)],
+    ...(reasoning && { reasoning }),
+  });
+  const result = (id: string): Message => ({
+    role: "tool",
+    toolCallId: id,
+    content: "a.txt",
+    isError: false,
+  });
+  const back = (text: string) => ({ type: "thinking", thinking: text, signature: sig(text) });
+  const use = (id: string) => ({ type: "tool_use", ...call(id) });
+  const answer = (id: string) => ({
+    type: "tool_result",
+    tool_use_id: id,
+    content: "a.txt",
+    is_error: false,
+  });
+  const earlier: Message[] = [
+    user,
+    { role: "assistant", content: "Hello.", toolCalls: [], reasoning: [signed("Greet.")] },
+    { role: "user", content: "List." },
+  ];
+  const earlierSent = [
+    { role: "user", content: [{ type: "text", text: "Look around." }] },
+    { role: "assistant", content: [back("Greet."), { type: "text", text: "Hello." }] },
+  ];
+
+  /** The request one round of `model` at `level` makes from `history`. */
+  async function request(model: string, level: ThinkingLevel | undefined, history: Message[]) {
+    const server = track(
+      await anthropic.startAnthropicServer([anthropic.stream(anthropic.turn({ text: ["ok"] }))]),
+    );
+    const client = anthropicClient(server, model, level);
+    for await (const _event of client.stream({ system: "", tools: [], messages: history })) {
+      // Drained: only the request matters here.
+    }
+    expect(server.rejections).toEqual([]);
+    const sent = server.requests[0];
+    const { thinking, output_config, max_tokens, messages } = sent?.body ?? {};
+    return {
+      shape: {
+        ...(thinking !== undefined && { thinking }),
+        ...(output_config !== undefined && { output_config }),
+        max_tokens,
+        beta: sent?.headers["anthropic-beta"],
+      },
+      // Without the cache breakpoint on the newest block, which every request has.
+      messages: (messages as { role: string; content: Record<string, unknown>[] }[]).map(
+        (message) => ({
+          ...message,
+          content: message.content.map(({ cache_control: _, ...block }) => block),
+        }),
+      ),
+    };
+  }
+
+  it("turns thinking off for a loop whose first round did not think, its later rounds' thinking left out", async () => {
+    // The loop's first round came from another provider (no signature); its second thought.
+    const unsigned: Reasoning = { type: "thinking", text: "Elsewhere.", at: { text: 0, calls: 0 } };
+    const history = [
+      ...earlier,
+      round("call_1", [unsigned]),
+      result("call_1"),
+      round("call_2", [signed("Now.")]),
+      result("call_2"),
+    ];
+    const sent = await request("claude-sonnet-4-5-local", "high", history);
+    expect(sent.shape).toEqual({
+      thinking: { type: "disabled" },
+      max_tokens: 8192,
+      beta: undefined,
+    });
+    expect(sent.messages).toEqual([
+      ...earlierSent,
+      { role: "user", content: [{ type: "text", text: "List." }] },
+      { role: "assistant", content: [use("call_1")] },
+      { role: "user", content: [answer("call_1")] },
+      { role: "assistant", content: [use("call_2")] },
+      { role: "user", content: [answer("call_2")] },
+    ]);
+  });
+
+  it("keeps the level for a loop whose first round thought, even when a later round did not", async () => {
+    const history = [
+      ...earlier,
+      round("call_1", [signed("Plan.")]),
+      result("call_1"),
+      round("call_2"),
+      result("call_2"),
+    ];
+    const sent = await request("claude-sonnet-4-5-local", "high", history);
+    expect(sent.shape).toEqual({
+      thinking: { type: "enabled", budget_tokens: 24576 },
+      max_tokens: 32768,
+      beta: "interleaved-thinking-2025-05-14",
+    });
+    expect(sent.messages.slice(3)).toEqual([
+      { role: "assistant", content: [back("Plan."), use("call_1")] },
+      { role: "user", content: [answer("call_1")] },
+      { role: "assistant", content: [use("call_2")] },
+      { role: "user", content: [answer("call_2")] },
+    ]);
+  });
+
+  it("finishes a loop that thought with thinking off and without the loop's thinking, earlier turns' kept", async () => {
+    const history = [...earlier, round("call_1", [signed("Plan.")]), result("call_1")];
+    const sent = await request("claude-opus-4-6", "off", history);
+    expect(sent.shape).toEqual({
+      thinking: { type: "disabled" },
+      max_tokens: 8192,
+      beta: undefined,
+    });
+    expect(sent.messages).toEqual([
+      ...earlierSent,
+      { role: "user", content: [{ type: "text", text: "List." }] },
+      { role: "assistant", content: [use("call_1")] },
+      { role: "user", content: [answer("call_1")] },
+    ]);
+  });
+
+  it("asks for the level again once a prompt follows the loop, and leaves an unset level alone", async () => {
+    const done: Message[] = [
+      ...earlier,
+      round("call_1"),
+      result("call_1"),
+      { role: "assistant", content: "Listed.", toolCalls: [] },
+      { role: "user", content: "Again." },
+    ];
+    const next = await request("claude-opus-4-6", "medium", done);
+    expect(next.shape).toEqual({
+      thinking: { type: "adaptive" },
+      output_config: { effort: "medium" },
+      max_tokens: 8192,
+      beta: undefined,
+    });
+    const inLoop = [...earlier, round("call_1", [signed("Plan.")]), result("call_1")];
+    const unset = await request("claude-opus-4-6", undefined, inLoop);
+    expect(unset.shape).toEqual({ max_tokens: 8192, beta: undefined });
+    expect(unset.messages[3]).toEqual({
+      role: "assistant",
+      content: [back("Plan."), use("call_1")],
+    });
   });
 });
 

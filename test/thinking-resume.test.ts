@@ -91,7 +91,34 @@ const sleepCall = (marker: string) => ({
   input: { command: marker },
 });
 
-describe("a tool loop taken up again after a crash", () => {
+describe("a tool loop's thinking, in its own run and taken up again after a crash", () => {
+  it("sends a secret-holding thinking back signed while its own run lasts, and never stores it", async () => {
+    const thought = `The key is ${key}, so I list.`;
+    const server = track(
+      await startAnthropicServer([
+        stream(turn({ thinking: [[thought]], calls: [{ id: "toolu_1", name: "ls", input: {} }] })),
+        stream(turn({ text: ["Nothing here."] })),
+      ]),
+    );
+    const home = await tempDir();
+    const run = await runBin(["--thinking", "high", "look"], {
+      cwd: await tempDir(),
+      env: cliEnv(home, server.url),
+    });
+    expect(run.stdout).toBe("Nothing here.\n");
+    expect(server.rejections).toEqual([]);
+    const body = server.requests[1]?.body;
+    expect(body?.thinking).toEqual({ type: "adaptive" });
+    const sent = body?.messages as { content: unknown[] }[];
+    expect(sent[1]?.content[0]).toEqual({
+      type: "thinking",
+      thinking: thought,
+      signature: thinkingSignature(thought),
+    });
+    for (const file of await filesUnder(join(home, "state")))
+      expect(await readFile(file, "utf8")).not.toContain(key);
+  }, 30_000);
+
   it("drops the signature of a thinking text that held a secret, and the resumed loop is taken", async () => {
     const marker = sleeper();
     const thought = `The key is ${key}, so I wait.`;

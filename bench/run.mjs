@@ -27,7 +27,22 @@ const median = (values) => {
 const ms = (value) => `${value.toFixed(value < 10 ? 2 : 0)} ms`;
 const mb = (kib) => `${(kib / 1024).toFixed(0)} MB`;
 const ratio = (value, floor) => `${(value / floor).toFixed(2)}×`;
-const row = (what, value, floor, r, target = "") => rows.push([what, value, floor, r, target]);
+/**
+ * A table row. `env` is, for a row measured in child processes, the start-up variables they saw
+ * (`envNote`); rows measured inside a script leave it empty.
+ */
+const row = (what, value, floor, r, target = "", env = "") =>
+  rows.push([what, value, floor, r, target, env]);
+/** What the start-up variables held in the measured processes (all the same), said plainly. */
+const envNote = (...results) => {
+  const seen = [...new Set(results.map((r) => JSON.stringify(r.env ?? {})))];
+  return seen
+    .map((json) => {
+      const env = Object.entries(JSON.parse(json));
+      return env.length === 0 ? "none set" : env.map(([k, v]) => `${k}=${v}`).join(" ");
+    })
+    .join("; ");
+};
 
 function run(command, args, options = {}) {
   return new Promise((resolve, reject) => {
@@ -51,11 +66,11 @@ function run(command, args, options = {}) {
       const wall = performance.now() - start;
       if (code !== 0 && !options.allowFailure)
         reject(new Error(`${command} ${args.join(" ")} exited ${code}: ${stderr}`));
-      let rss = 0;
+      let probed = { rss: 0, env: undefined };
       try {
-        rss = Number(readFileSync(rssFile, "utf8"));
+        probed = JSON.parse(readFileSync(rssFile, "utf8"));
       } catch {}
-      resolve({ wall, rss, stdout, stderr });
+      resolve({ wall, rss: probed.rss, env: probed.env, stdout, stderr });
     });
   });
 }
@@ -69,10 +84,11 @@ async function sideBySide(contenders) {
       if (i >= 0) {
         samples[j].wall.push(result.wall);
         samples[j].rss.push(result.rss);
+        samples[j].env = result.env;
       }
     }
   }
-  return samples.map((s) => ({ wall: median(s.wall), rss: median(s.rss) }));
+  return samples.map((s) => ({ wall: median(s.wall), rss: median(s.rss), env: s.env }));
 }
 
 async function startup() {
@@ -86,6 +102,7 @@ async function startup() {
     `${ms(floor.wall)} (node -e 0)`,
     ratio(version.wall, floor.wall),
     "≤ 1.3×",
+    envNote(floor, version),
   );
 }
 
@@ -114,6 +131,7 @@ async function twoTurns() {
     `${ms(floor.wall)} (node:http floor)`,
     ratio(agent.wall, floor.wall),
     "≤ 2×",
+    envNote(floor, agent),
   );
   row(
     "two-turn task peak RSS",
@@ -121,6 +139,7 @@ async function twoTurns() {
     mb(floor.rss),
     ratio(agent.rss, floor.rss),
     "≤ 1.5×",
+    envNote(floor, agent),
   );
 
   server.requests.length = 0;
@@ -152,7 +171,7 @@ async function inProcess(script) {
   const file = join(scratch, `script-${Math.random().toString(36).slice(2)}.mjs`);
   writeFileSync(file, script);
   const result = await run(process.execPath, ["--import", probe, file]);
-  return { ...JSON.parse(result.stdout), rss: result.rss };
+  return { ...JSON.parse(result.stdout), rss: result.rss, env: result.env };
 }
 
 async function loopOverhead() {
@@ -177,6 +196,7 @@ async function loopOverhead() {
       "",
       "",
       "< 100 µs, flat",
+      envNote(result),
     );
   }
 }
@@ -202,6 +222,7 @@ async function sessions() {
       "",
       `${((result.append * 1000) / count).toFixed(1)} µs/append`,
       "",
+      envNote(result),
     );
   }
   const big = join(scratch, "big.jsonl");
@@ -220,6 +241,7 @@ async function sessions() {
     "",
     `peak RSS ${mb(result.rss)}`,
     "streams; memory ~ the history kept",
+    envNote(result),
   );
 }
 
@@ -300,6 +322,7 @@ async function compactedSessions() {
     `${ms(ten.wall)}, peak RSS ${mb(ten.rss)} (10 MB, same shape)`,
     `${ratio(hundred.rss, ten.rss)} RSS for 10× the file`,
     "memory flat",
+    envNote(ten, hundred),
   );
   row(
     "session: the same 100 MB without compaction records",
@@ -307,6 +330,7 @@ async function compactedSessions() {
     "",
     "",
     "the whole history is kept",
+    envNote(uncompacted),
   );
 }
 
@@ -324,6 +348,7 @@ async function heavy(measure) {
   return {
     wall: median(samples.map((s) => s.wall)),
     rss: median(samples.map((s) => s.rss)),
+    env: samples[0]?.env,
     note: slow ? ` (${samples.length} run: over a minute, not repeated)` : "",
   };
 }
@@ -352,6 +377,7 @@ async function bigRecord() {
     "",
     `peak RSS ${mb(result.rss)}`,
     "",
+    envNote(result),
   );
 }
 
@@ -387,6 +413,7 @@ async function bigAnswers() {
       `${mb(small.rss)} (a 1 KB answer)`,
       `${((result.rss * 1024) / bytes).toFixed(1)}× the answer`,
       "",
+      envNote(small, result),
     );
   }
 }
@@ -443,8 +470,9 @@ async function fileTools() {
   for (const [what, ours, rgArgs] of cases) {
     const walls = [];
     const rgWalls = [];
+    let result;
     for (let i = -1; i < Math.min(runs, 3); i++) {
-      const result = await ours();
+      result = await ours();
       const theirs = rgArgs ? await rg(rgArgs) : undefined;
       if (i >= 0) {
         walls.push(result.wall);
@@ -459,6 +487,7 @@ async function fileTools() {
       floor ? `${ms(floor)} (rg, incl. process start)` : "",
       floor ? ratio(mine, floor) : "",
       "",
+      envNote(result),
     );
   }
 }
@@ -474,6 +503,9 @@ const sections = {
   fileTools,
 };
 const only = process.env.BENCH_ONLY?.split(",");
+process.stderr.write(
+  "bench: every measured process runs in a clean environment (PATH and HOME, plus what its row sets)\n",
+);
 try {
   for (const [name, section] of Object.entries(sections)) {
     if (!only || only.includes(name)) await section();
@@ -483,8 +515,8 @@ try {
 }
 
 const table = [
-  "| measure | mini-agent | floor | ratio | target |",
-  "| --- | --- | --- | --- | --- |",
+  "| measure | mini-agent | floor | ratio | target | start-up env of the measured processes |",
+  "| --- | --- | --- | --- | --- | --- |",
   ...rows.map((r) => `| ${r.join(" | ")} |`),
 ].join("\n");
 const machine = `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}; medians of ${runs} runs after a warm-up (file tools, the 100 MB record and the big answers: 3, no warm-up).`;
@@ -498,7 +530,9 @@ const intro = `# Benchmarks
 two-turn task against the same local Messages API stream (\`mock-server.mjs\`), and ripgrep for the
 file tools when it is installed. Peak RSS comes from \`process.resourceUsage().maxRSS\` of each
 measured process (\`rss-probe.mjs\`). Every measured process starts with a clean environment
-(\`PATH\` and \`HOME\`, plus what its row sets). Machines are shared and noisy: read the ratios,
+(\`PATH\` and \`HOME\`, plus what its row sets); the last column shows what the variables that
+change how Node starts (\`NODE_*\`, \`UV_*\`, \`OPENSSL_*\`, \`SSL_CERT_*\`, e.g. \`NODE_OPTIONS\`,
+\`NODE_EXTRA_CA_CERTS\`) held in those processes, as the probe read them. Machines are shared and noisy: read the ratios,
 not the absolute times. \`BENCH_ONLY=bigRecord,bigAnswers node bench/run.mjs\` runs only the named
 sections (see \`sections\` in \`run.mjs\`) and prints their rows without rewriting this page.
 

@@ -16,6 +16,9 @@ await build({
   target: "node20",
   minify: true,
   legalComments: "none",
+  // The SDKs' \`new Headers()\` gets a small class instead of the global, whose first use loads
+  // Node's fetch stack; the CLI gives the SDKs \`httpFetch\` over node:http.
+  inject: ["src/providers/sdk-globals.ts"],
   logLevel: "warning",
 });
 chmodSync("dist/bundle/main.js", 0o755);

@@ -38,7 +38,7 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
   throw new Error("it did not reject");
 }
 
-const causeCode = (error: unknown) => ((error as { cause?: { code?: unknown } }).cause ?? {}).code;
+const causeCode = (error: unknown) => (error as { cause?: { code?: unknown } }).cause?.code;
 
 describe("TransportHeaders", () => {
   it("behaves as the Fetch standard's Headers for every sequence of append, set and delete", () => {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
-import { exitCodes, parseCliArgs, UsageError, usage } from "./args.js";
+import { exitCodes, parseCliArgs, usage } from "./args.js";
 import { describeError } from "./errors.js";
 import { Stopper } from "./signals.js";
 import { scrubURLs } from "./url.js";
@@ -37,8 +37,16 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
     return await runCli(args, workspace, stopper);
   } catch (error) {
     report(error, baseURL, debug);
-    return error instanceof UsageError ? exitCodes.usage : exitCodes.error;
+    return isUsageError(error) ? exitCodes.usage : exitCodes.error;
   }
+}
+
+/**
+ * Known by name: in the bundle the turn is a separate file (loaded with V8's code cache) with its
+ * own copy of the class, so `instanceof` would miss the errors it throws.
+ */
+function isUsageError(error: unknown): boolean {
+  return error instanceof Error && error.name === "UsageError";
 }
 
 /** One line on stderr; the stack only with --debug. Never a credential of the base URL. */

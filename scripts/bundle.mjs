@@ -2,12 +2,23 @@
 // nothing), and the part a turn needs as one CommonJS file loaded with V8's code cache made here
 // (see src/cli/code-cache.ts). Loading one bundled, already compiled file instead of hundreds of
 // modules is most of the start-up cost saved.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmodSync, copyFileSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { once } from "node:events";
+import {
+  chmodSync,
+  copyFileSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
-import { resolve } from "node:path";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { build } from "esbuild";
+import { startMockServer } from "../bench/mock-server.mjs";
 
 /**
  * web-tree-sitter loads `module` with `await import("module")` inside a function that declares
@@ -116,15 +127,62 @@ for (const wasm of [
 ])
   copyFileSync(require.resolve(wasm), `${out}/${wasm.slice(wasm.indexOf("/") + 1)}`);
 
-// V8's code for the turn, made by the Node that builds (a child, so its flags are the default).
+// V8's code for the turn, made by the Node that builds (children, so their flags are the default):
+// first what compiling and loading it makes, then, replacing it, what one real two-turn run
+// against a local server compiled (so the functions a turn calls are cached too).
+const turnFile = resolve(out, turn);
+const cacheFile = `${turnFile}.cache`;
 const made = spawnSync(
   process.execPath,
   [
     "--input-type=module",
     "-e",
     `import { makeCodeCache } from ${JSON.stringify(resolve("dist/cli/code-cache.js"))};
-     makeCodeCache(${JSON.stringify(resolve(out, turn))}, ${JSON.stringify(resolve(out, `${turn}.cache`))});`,
+     makeCodeCache(${JSON.stringify(turnFile)}, ${JSON.stringify(cacheFile)});`,
   ],
   { stdio: "inherit", env: { PATH: process.env.PATH, HOME: process.env.HOME } },
 );
 if (made.status !== 0) throw new Error("making the turn's code cache failed");
+await trainedCache();
+
+async function trainedCache() {
+  const server = await startMockServer();
+  const scratch = mkdtempSync(join(tmpdir(), "mini-agent-build-"));
+  try {
+    writeFileSync(join(scratch, "notes.txt"), "hello\n");
+    // Not spawnSync: the local server answers from this process's event loop.
+    const child = spawn(
+      process.execPath,
+      [
+        "--require",
+        resolve("scripts/train-code-cache.cjs"),
+        resolve(out, "main.js"),
+        "read notes.txt",
+      ],
+      {
+        cwd: scratch,
+        stdio: ["ignore", "ignore", "pipe"],
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          ANTHROPIC_BASE_URL: server.url,
+          ANTHROPIC_API_KEY: "build-key",
+          MINI_AGENT_HOME: join(scratch, "state"),
+          TRAIN_TURN_FILE: turnFile,
+          TRAIN_TURN_CACHE: cacheFile,
+        },
+      },
+    );
+    let stderr = "";
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    const [status] = await once(child, "close");
+    const run = { status, stderr };
+    if (run.status !== 0 || server.requests.length !== 2)
+      throw new Error(`the code cache's training run failed: ${run.stderr}`);
+  } finally {
+    server.close();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}

@@ -3,7 +3,16 @@
 // gets a clean environment (PATH and HOME, plus what its row sets). `BENCH_ONLY=bigAnswers,...`
 // runs only the named sections and prints their rows without touching bench/README.md.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -492,6 +501,216 @@ async function fileTools() {
   }
 }
 
+/** The sessions folder of `workspace` under `home`, as the CLI names it. */
+async function sessionsFolder(home, workspace) {
+  const { sessionsDir } = await import(join(root, "dist/cli/store.js"));
+  return sessionsDir({ MINI_AGENT_HOME: home }, workspace);
+}
+
+/** A session file of about `bytes`: a header, a first prompt, then 20 KB tool rounds. */
+function sessionOfSize(file, id, bytes, when) {
+  const header = JSON.stringify({
+    type: "session",
+    version: 1,
+    id,
+    createdAt: when.toISOString(),
+    workspace: "/w",
+    model: "m",
+  });
+  const prompt = JSON.stringify({
+    type: "message",
+    message: { role: "user", content: `task ${id}` },
+  });
+  const round = [
+    JSON.stringify({
+      type: "message",
+      message: {
+        role: "assistant",
+        content: "",
+        toolCalls: [{ id: "c", name: "read", input: { path: "f" } }],
+      },
+    }),
+    JSON.stringify({
+      type: "message",
+      message: {
+        role: "tool",
+        toolCallId: "c",
+        content: "a line of a file the agent read\n".repeat(640),
+        isError: false,
+      },
+    }),
+  ].join("\n");
+  const rounds = Math.max(0, Math.round((bytes - header.length) / (round.length + 1)));
+  writeFileSync(file, `${header}\n${prompt}\n${`${round}\n`.repeat(rounds)}`);
+  utimesSync(file, when, when);
+}
+
+/**
+ * `--sessions` and `--continue` with 1 GB of older sessions in the folder, against the same with
+ * only the newest, small one: each reads a file's metadata and first 64 KiB, whatever its size.
+ */
+async function sessionLookup() {
+  const server = await startMockServer();
+  const runOf = async (name, older) => {
+    const work = join(scratch, name);
+    const home = join(scratch, `${name}-home`);
+    mkdirSync(work, { recursive: true });
+    writeFileSync(join(work, "notes.txt"), "hello\n");
+    const dir = await sessionsFolder(home, realpathSync(work));
+    mkdirSync(dir, { recursive: true });
+    for (let i = 0; i < older; i++)
+      sessionOfSize(
+        join(dir, `old-${i}.jsonl`),
+        `old-${i}`,
+        100_000_000,
+        new Date(2026, 0, 1, 0, i),
+      );
+    const env = {
+      ANTHROPIC_BASE_URL: server.url,
+      ANTHROPIC_API_KEY: "bench-key",
+      MINI_AGENT_HOME: home,
+    };
+    const newest = join(dir, "newest.jsonl");
+    return {
+      list: () => run(process.execPath, ["--import", probe, bin, "--sessions"], { cwd: work, env }),
+      resume: () => {
+        // Each run appends to the newest session: it is made again, small, before each.
+        sessionOfSize(newest, "newest", 30_000, new Date(2026, 1, 1));
+        return run(process.execPath, ["--import", probe, bin, "--continue", "go on"], {
+          cwd: work,
+          env,
+        });
+      },
+    };
+  };
+  const big = await runOf("lookup-big", 10);
+  const small = await runOf("lookup-small", 0);
+  const [listSmall, listBig] = await sideBySide([small.list, big.list]);
+  row(
+    "`--sessions` with 1 GB of sessions (10 × 100 MB)",
+    ms(listBig.wall),
+    `${ms(listSmall.wall)} (one small session)`,
+    ratio(listBig.wall, listSmall.wall),
+    "flat",
+    envNote(listSmall, listBig),
+  );
+  const [resumeSmall, resumeBig] = await sideBySide([small.resume, big.resume]);
+  row(
+    "`--continue` (a turn) with 1 GB of older sessions beside the newest",
+    ms(resumeBig.wall),
+    `${ms(resumeSmall.wall)} (no older sessions)`,
+    ratio(resumeBig.wall, resumeSmall.wall),
+    "flat",
+    envNote(resumeSmall, resumeBig),
+  );
+  server.close();
+}
+
+/**
+ * The CLI resuming (`--continue`, one turn) a 100 MB session with a compaction every ~1 MB,
+ * against the same shape at 10 MB: what the model sees is the same size, so memory should be.
+ */
+async function resumeCompacted() {
+  const server = await startMockServer();
+  const measured = [];
+  for (const segments of [10, 100]) {
+    const work = join(scratch, `resume-${segments}`);
+    const home = join(scratch, `resume-${segments}-home`);
+    mkdirSync(work, { recursive: true });
+    writeFileSync(join(work, "notes.txt"), "hello\n");
+    const dir = await sessionsFolder(home, realpathSync(work));
+    mkdirSync(dir, { recursive: true });
+    const env = {
+      ANTHROPIC_BASE_URL: server.url,
+      ANTHROPIC_API_KEY: "bench-key",
+      MINI_AGENT_HOME: home,
+    };
+    measured.push(
+      await heavy(() => {
+        compactedSessionFile(join(dir, "c.jsonl"), segments);
+        return run(process.execPath, ["--import", probe, bin, "--continue", "go on"], {
+          cwd: work,
+          env,
+        });
+      }),
+    );
+  }
+  const [ten, hundred] = measured;
+  row(
+    "CLI `--continue` of a 100 MB session with a compaction every ~1 MB (one turn)",
+    `${ms(hundred.wall)}, peak RSS ${mb(hundred.rss)}${hundred.note}`,
+    `${ms(ten.wall)}, peak RSS ${mb(ten.rss)} (10 MB, same shape)`,
+    `${ratio(hundred.rss, ten.rss)} RSS, ${ratio(hundred.wall, ten.wall)} wall`,
+    "memory flat",
+    envNote(ten, hundred),
+  );
+  server.close();
+}
+
+/**
+ * What building one request costs as the history grows: the adapter's whole path (normalize the
+ * history, convert it, mark the cache breakpoints, serialise the body) at 10, 100 and 1,000
+ * rounds of real tool outputs (this repository's files read, listed and searched by the tools),
+ * against serialising the same body alone.
+ */
+async function requestBuilding() {
+  const dist = (path) => JSON.stringify(join(root, "dist", path));
+  const result = await inProcess(`
+    import { normalizeHistory } from ${dist("history.js")};
+    import { toAnthropicMessages, toAnthropicTools, withCacheBreakpoints } from ${dist("providers/anthropic-protocol.js")};
+    import { createWorkspaceTools } from ${dist("tools/index.js")};
+    const tools = createWorkspaceTools(${JSON.stringify(root)});
+    const byName = Object.fromEntries(tools.map((t) => [t.spec.name, t]));
+    const files = ${JSON.stringify(readdirSync(join(root, "src")).filter((n) => n.endsWith(".ts")))};
+    const calls = [
+      ...files.map((f) => ["read", { path: "src/" + f }]),
+      ["ls", { path: "src" }], ["grep", { pattern: "export", path: "src/tools" }], ["find", { pattern: "*.ts" }],
+    ];
+    const outputs = [];
+    for (const [name, input] of calls) outputs.push([name, input, (await byName[name].execute(input)).content]);
+    const specs = tools.map((t) => t.spec);
+    const history = [{ role: "user", content: "go" }];
+    const build = () => {
+      const messages = normalizeHistory(history, { startWithUser: true }).messages;
+      const body = withCacheBreakpoints({ system: "You are a coding agent.", tools: toAnthropicTools(specs), messages: toAnthropicMessages(messages) });
+      return JSON.stringify({ model: "m", max_tokens: 8192, stream: true, ...body });
+    };
+    const rows = [];
+    for (let round = 1; round <= 1000; round++) {
+      const [name, input, content] = outputs[round % outputs.length];
+      const id = "toolu_" + round;
+      history.push({ role: "assistant", content: "", toolCalls: [{ id, name, input }] });
+      history.push({ role: "tool", toolCallId: id, content, isError: false });
+      if (round !== 10 && round !== 100 && round !== 1000) continue;
+      const whole = [], alone = [];
+      let bytes = 0;
+      for (let i = 0; i < ${runs + 1}; i++) {
+        let start = performance.now();
+        const text = build();
+        const took = performance.now() - start;
+        bytes = text.length;
+        const body = JSON.parse(text);
+        start = performance.now();
+        JSON.stringify(body);
+        if (i > 0) { whole.push(took); alone.push(performance.now() - start); }
+      }
+      const med = (v) => v.sort((a, b) => a - b)[v.length >> 1];
+      rows.push({ round, bytes, whole: med(whole), alone: med(alone) });
+    }
+    console.log(JSON.stringify({ rows }));
+  `);
+  for (const r of result.rows) {
+    row(
+      `building one request after ${r.round} rounds of real tool outputs (${(r.bytes / 1e6).toFixed(1)} MB body)`,
+      ms(r.whole),
+      `${ms(r.alone)} (serialising the body alone)`,
+      ratio(r.whole, r.alone),
+      "linear in the history",
+      envNote(result),
+    );
+  }
+}
+
 const sections = {
   startup,
   twoTurns,
@@ -501,6 +720,9 @@ const sections = {
   bigRecord,
   bigAnswers,
   fileTools,
+  sessionLookup,
+  resumeCompacted,
+  requestBuilding,
 };
 const only = process.env.BENCH_ONLY?.split(",");
 process.stderr.write(

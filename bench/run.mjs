@@ -546,12 +546,12 @@ function sessionOfSize(file, id, bytes, when) {
 }
 
 /**
- * `--sessions` and `--continue` with 1 GB of older sessions in the folder, against the same with
- * only the newest, small one: each reads a file's metadata and first 64 KiB, whatever its size.
+ * `--sessions` and `--continue` with 1 GB of older sessions in the folder, against the same number
+ * of small ones: each reads a file's metadata and first 64 KiB, whatever its size.
  */
 async function sessionLookup() {
   const server = await startMockServer();
-  const runOf = async (name, older) => {
+  const runOf = async (name, older, size) => {
     const work = join(scratch, name);
     const home = join(scratch, `${name}-home`);
     mkdirSync(work, { recursive: true });
@@ -559,12 +559,7 @@ async function sessionLookup() {
     const dir = await sessionsFolder(home, realpathSync(work));
     mkdirSync(dir, { recursive: true });
     for (let i = 0; i < older; i++)
-      sessionOfSize(
-        join(dir, `old-${i}.jsonl`),
-        `old-${i}`,
-        100_000_000,
-        new Date(2026, 0, 1, 0, i),
-      );
+      sessionOfSize(join(dir, `old-${i}.jsonl`), `old-${i}`, size, new Date(2026, 0, 1, 0, i));
     const env = {
       ANTHROPIC_BASE_URL: server.url,
       ANTHROPIC_API_KEY: "bench-key",
@@ -583,22 +578,22 @@ async function sessionLookup() {
       },
     };
   };
-  const big = await runOf("lookup-big", 10);
-  const small = await runOf("lookup-small", 0);
+  const big = await runOf("lookup-big", 10, 100_000_000);
+  const small = await runOf("lookup-small", 10, 30_000);
   const [listSmall, listBig] = await sideBySide([small.list, big.list]);
   row(
     "`--sessions` with 1 GB of sessions (10 × 100 MB)",
     ms(listBig.wall),
-    `${ms(listSmall.wall)} (one small session)`,
+    `${ms(listSmall.wall)} (10 sessions of 30 KB)`,
     ratio(listBig.wall, listSmall.wall),
     "flat",
     envNote(listSmall, listBig),
   );
   const [resumeSmall, resumeBig] = await sideBySide([small.resume, big.resume]);
   row(
-    "`--continue` (a turn) with 1 GB of older sessions beside the newest",
+    "`--continue` (a turn) with 1 GB of older sessions (10 × 100 MB) beside the newest",
     ms(resumeBig.wall),
-    `${ms(resumeSmall.wall)} (no older sessions)`,
+    `${ms(resumeSmall.wall)} (10 older sessions of 30 KB)`,
     ratio(resumeBig.wall, resumeSmall.wall),
     "flat",
     envNote(resumeSmall, resumeBig),

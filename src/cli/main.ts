@@ -4,7 +4,6 @@ import { exitCodes, parseCliArgs, usage } from "./args.js";
 import { describeError } from "./errors.js";
 import { Stopper } from "./signals.js";
 import { scrubURLs } from "./url.js";
-import { workspaceFolder } from "./workspace.js";
 
 /**
  * The `mini-agent` command. This file stays light: `--version` and `--help` load nothing else,
@@ -16,6 +15,11 @@ let baseURL: string | undefined;
 
 async function main(argv: string[], stopper: Stopper): Promise<number> {
   let debug = argv.includes("--debug");
+  // The version alone is answered before the arguments are parsed (which loads Node's parser).
+  if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
+    process.stdout.write(`${version()}\n`);
+    return exitCodes.done;
+  }
   try {
     const args = parseCliArgs(argv, process.env);
     debug = args.debug;
@@ -28,6 +32,7 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
       process.stdout.write(`${version()}\n`);
       return exitCodes.done;
     }
+    const { workspaceFolder } = await import("./workspace.js");
     const workspace = await workspaceFolder(args.cwd);
     if (args.rulesCommand) {
       const { rulesCommand } = await import("./rules-command.js");

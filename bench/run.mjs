@@ -736,7 +736,7 @@ const table = [
   "| --- | --- | --- | --- | --- | --- |",
   ...rows.map((r) => `| ${r.join(" | ")} |`),
 ].join("\n");
-const machine = `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}; medians of ${runs} runs after a warm-up (file tools, the 100 MB record and the big answers: 3, no warm-up).`;
+const machine = `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}; medians of ${runs} runs after a warm-up (file tools, the 100 MB record, the big answers and the CLI resume of a compacted session: 3, no warm-up).`;
 process.stdout.write(`${table}\n\n${machine}\n`);
 if (only) process.exit(0);
 const readme = join(root, "bench/README.md");
@@ -757,15 +757,30 @@ sections (see \`sections\` in \`run.mjs\`) and prints their rows without rewriti
 const notes = `
 ## Where the time goes
 
-- Start-up: \`dist/bundle/main.js\` is a 1 KB entry; \`--version\` loads nothing else.
-- A turn loads two bundled chunks (the agent with its tools, then the provider's SDK, trimmed to
-  the Messages resource) instead of hundreds of files. What is left above the floor is mostly
-  Node's own fetch stack (undici, web streams), which the official SDKs need (they build every
-  request with the global \`Headers\`) and the floor, on \`node:http\`, never loads.
-- V8 optimises undici's WebAssembly HTTP parser on a background thread that process exit waits
-  for (~50 ms); the CLI keeps WebAssembly on the baseline compiler (\`--liftoff-only\`).
-- bwrap is probed only when bash can run in the session, and while the SDK loads.
+- \`--version\`: \`dist/bundle/main.js\` is a small CommonJS entry (the folder's \`package.json\`
+  says so: Node then starts without setting up its ES module loader), and the version alone is
+  answered before the arguments are parsed. What is left above \`node -e 0\` is resolving and
+  loading that file and writing to stdout.
+- A turn loads one more file, \`turn-<hash>.cjs\` (the agent, its tools, the CLI and both SDKs),
+  with the V8 code cache the build made for it: the build runs one real two-turn task against
+  \`mock-server.mjs\` and keeps what V8 compiled (\`scripts/train-code-cache.cjs\`). Node 20 has no
+  compile cache for modules (it came in Node 22); a cache made by another V8 or under other V8
+  flags is rejected by V8 and the file is compiled as usual. Reading and deserialising that cache
+  is the largest part of our own start-up (about 20-25 ms in a CPU profile of the task).
+- Requests go over \`node:http\` (\`src/providers/http-transport.ts\`): the SDKs get a small
+  \`fetch\` and, in the bundle, a small \`Headers\`, so a run never loads Node's own fetch stack
+  (undici with its web streams, TLS, HTTP/2, zlib and worker modules), which cost about 90 ms of
+  CPU in this task. HTTPS loads \`node:https\` only for an https base URL.
+- Also measured in the task's CPU profile, and not yet removed: the bash tool's sweep for
+  commands left by a killed mini-agent (it reads every process's environment in \`/proc\`: 8-25 ms
+  here, growing with the number of processes on the machine) and the bwrap probe (a process
+  spawn, 3-12 ms, overlapping the request).
 - Session appends are one synchronous \`write\` each: no thread-pool round trip per record.
+- \`--sessions\` and \`--continue\` read each session file's metadata and first 64 KiB only: the
+  1 GB rows cost what the same number of small sessions cost.
+- Building a request converts and serialises the whole history each round: linear in its size;
+  the floor column is \`JSON.stringify\` of the same body alone. The tool outputs are real: this
+  repository's files read, listed and searched by the tools.
 - \`grep\` reads a small file in one call and tries each 64 KiB chunk of a large one whole before
   splitting it into lines; ripgrep remains faster (native code, parallel walk, SIMD).
 - Loading a session keeps in memory only the history since its last compaction (what the model

@@ -70,6 +70,18 @@ describe("the CLI's HTTP transport", () => {
     expect(loaded.filter((name) => name.includes("undici"))).toEqual([]);
   }, 20_000);
 
+  it("connects straight to the base URL whatever HTTP_PROXY and HTTPS_PROXY say, as Node 20's fetch does", async () => {
+    const { server, options } = await setup([stream(turn({ text: ["Direct."] }))]);
+    const dead = "http://127.0.0.1:9";
+    const env = { ...options.env, HTTP_PROXY: dead, HTTPS_PROXY: dead, http_proxy: dead };
+    expect(await runBin(["hi"], { ...options, env })).toEqual({
+      code: 0,
+      stdout: "Direct.\n",
+      stderr: "",
+    });
+    expect(server.requests).toHaveLength(1);
+  }, 20_000);
+
   it("talks HTTPS to a server whose certificate NODE_EXTRA_CA_CERTS trusts, and refuses it otherwise", async () => {
     const { server, options } = await setup([stream(turn({ text: ["Over TLS."] }))]);
     const { key, cert, certFile } = await selfSigned(await tempDir());

@@ -91,7 +91,7 @@ describe("httpFetch", () => {
     });
     const response = await httpFetch(`${server.url}/v1/x?q=1`, {
       method: "POST",
-      headers: new TransportHeaders({ "Content-Type": "application/json", "X-Api-Key": "k" }),
+      headers: { "Content-Type": "application/json", "X-Api-Key": "k" },
       body: '{"a":"é"}',
     });
     expect([response.status, response.statusText, response.ok, response.url]).toEqual([

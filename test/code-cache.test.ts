@@ -1,11 +1,12 @@
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Script } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { makeCodeCache, requireWithCodeCache } from "../src/cli/code-cache.js";
+import { bin } from "./support/cli.js";
 import { useTempDirs } from "./support/temp.js";
 
 const tempDir = useTempDirs();
@@ -47,22 +48,39 @@ describe("loading a CommonJS bundle with V8's code cache", () => {
     expect(exported(requireWithCodeCache(file, join(dir, "bad.cache")))).toEqual(expected);
   });
 
-  it("ships the turn under its content's hash, with a cache the building Node accepts", () => {
+  it("ships the turn under its content's hash, and the CLI loads it with the cache accepted", async () => {
     const names = readdirSync(bundle);
     const turns = names.filter((name) => /^turn-[0-9a-f]{16}\.cjs$/.test(name));
     expect(turns).toHaveLength(1);
-    const turn = join(bundle, turns[0] ?? "");
-    const source = readFileSync(turn, "utf8");
+    const source = readFileSync(join(bundle, turns[0] ?? ""));
     const hash = createHash("sha256").update(source).digest("hex").slice(0, 16);
     expect(turns[0]).toBe(`turn-${hash}.cjs`);
-    const script = new Script(
-      `(function (exports, require, module, __filename, __dirname) {${source}\n})`,
-      { filename: turn, cachedData: readFileSync(`${turn}.cache`) },
-    );
-    expect(script.cachedDataRejected).toBe(false);
-    expect(names).toContain("package.json");
     expect(JSON.parse(readFileSync(join(bundle, "package.json"), "utf8"))).toEqual({
       type: "commonjs",
     });
-  });
+
+    // A real run of the bin, told by a preload what V8 said of each cache it was given.
+    const dir = await tempDir();
+    const hook = join(dir, "hook.cjs");
+    await writeFile(
+      hook,
+      [
+        "const vm = require('node:vm');",
+        "const Script = vm.Script;",
+        "vm.Script = class extends Script {",
+        "  constructor(source, options) {",
+        "    super(source, options);",
+        "    if (options && options.cachedData) process._rawDebug('cache rejected: ' + this.cachedDataRejected);",
+        "  }",
+        "};",
+      ].join("\n"),
+    );
+    const run = spawnSync(process.execPath, ["--require", hook, bin, "rules", "explain", "ls"], {
+      cwd: dir,
+      encoding: "utf8",
+      env: { PATH: process.env.PATH, HOME: dir, MINI_AGENT_HOME: dir },
+    });
+    expect(run.status).toBe(0);
+    expect(run.stderr).toBe("cache rejected: false\n");
+  }, 20_000);
 });

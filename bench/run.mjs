@@ -773,8 +773,8 @@ const notes = `
   CPU in this task. HTTPS loads \`node:https\` only for an https base URL.
 - The two-turn target (at most 2× the floor) is missed in the table: this machine is shared and
   was loaded while it ran, and the run does more CPU work than the floor, so it loses more to
-  the load. What is left is below; the largest parts (the sweep, the probe) belong to bash's
-  safety and were not changed here.
+  the load. What is left is below; the largest parts of our own (the sweep, the probe) belong to
+  bash's safety and were not changed here.
 - Where the task's wall time goes, from timestamps in one run on a quiet moment (about 80-88 ms
   against the floor's ~50): Node itself and the entry ~30-35 ms; the turn's file with its cache
   ~5 ms; the CLI's set-up until the bwrap probe ~10 ms; the probe and the \`/proc\` sweep below

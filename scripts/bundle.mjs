@@ -1,32 +1,194 @@
 // Bundles the CLI into dist/bundle/: one small entry (so --version and --help load almost
-// nothing) and chunks loaded on demand for a turn and for each provider SDK. Loading one
-// bundled module instead of hundreds of files is most of the start-up cost saved.
-import { chmodSync, copyFileSync, rmSync, writeFileSync } from "node:fs";
+// nothing), and the part a turn needs as one CommonJS file loaded with V8's code cache made here
+// (see src/cli/code-cache.ts). Loading one bundled, already compiled file instead of hundreds of
+// modules is most of the start-up cost saved.
+import { spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { once } from "node:events";
+import {
+  chmodSync,
+  copyFileSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { build } from "esbuild";
+import { startMockServer } from "../bench/mock-server.mjs";
 
-rmSync("dist/bundle", { recursive: true, force: true });
-await build({
-  entryPoints: ["src/cli/main.ts"],
-  outdir: "dist/bundle",
+/**
+ * web-tree-sitter loads `module` with `await import("module")` inside a function that declares
+ * its own `require`; made into `require("module")`, that call would find the local one, not yet
+ * set. The bundle's own `require` is taken instead.
+ */
+const treeSitterInCommonJS = {
+  name: "tree-sitter-in-commonjs",
+  setup(bundler) {
+    bundler.onLoad({ filter: /web-tree-sitter[\\/]web-tree-sitter\.js$/ }, (args) => {
+      const source = readFileSync(args.path, "utf8");
+      const from = 'const { createRequire } = await import("module");';
+      if (!source.includes(from)) throw new Error(`web-tree-sitter changed: ${from} not found`);
+      return {
+        contents: source.replace(from, 'const { createRequire } = __cjsRequire("node:module");'),
+        loader: "js",
+      };
+    });
+  },
+};
+
+const out = "dist/bundle";
+rmSync(out, { recursive: true, force: true });
+const common = {
   bundle: true,
-  splitting: true,
-  format: "esm",
   platform: "node",
   target: "node20",
   minify: true,
   legalComments: "none",
   logLevel: "warning",
+};
+
+// The turn: the agent, its tools, the CLI around them and both providers' SDKs. The SDKs'
+// `new Headers()` gets a small class instead of the global, whose first use loads Node's fetch
+// stack; the CLI gives the SDKs `httpFetch` over node:http. `import()` becomes `require`, which
+// a script run by node:vm has; `import.meta.url` becomes this file's URL.
+await build({
+  ...common,
+  stdin: {
+    contents: [
+      'export { runCli } from "./src/cli/run.ts";',
+      'export { rulesCommand } from "./src/cli/rules-command.ts";',
+      'export { exportCommand } from "./src/cli/export-command.ts";',
+    ].join("\n"),
+    resolveDir: ".",
+    loader: "ts",
+  },
+  outfile: `${out}/turn.cjs`,
+  format: "cjs",
+  supported: { "dynamic-import": false },
+  inject: ["src/providers/sdk-globals.ts"],
+  define: { "import.meta.url": "__bundleURL" },
+  banner: {
+    js: 'var __cjsRequire=require,__bundleURL=require("node:url").pathToFileURL(__filename).href;',
+  },
+  plugins: [treeSitterInCommonJS],
 });
-chmodSync("dist/bundle/main.js", 0o755);
-// The shell parser's WebAssembly (runtime and bash grammar), loaded from beside the chunk.
+const hash = createHash("sha256")
+  .update(readFileSync(`${out}/turn.cjs`))
+  .digest("hex")
+  .slice(0, 16);
+const turn = `turn-${hash}.cjs`;
+renameSync(`${out}/turn.cjs`, `${out}/${turn}`);
+
+// The entry, CommonJS too (Node starts a CommonJS entry without setting up its ES module loader;
+// the folder's package.json says which). Its `import("./run.js")`, `import("./rules-command.js")`
+// and `import("./export-command.js")` load the turn above; `--version` and `--help` never do.
+const loader = `
+import { join } from "node:path";
+import { requireWithCodeCache } from ${JSON.stringify(resolve("src/cli/code-cache.ts"))};
+const turn = requireWithCodeCache(join(__dirname, ${JSON.stringify(turn)}), join(__dirname, ${JSON.stringify(`${turn}.cache`)}));
+export const runCli = turn.runCli;
+export const rulesCommand = turn.rulesCommand;
+export const exportCommand = turn.exportCommand;
+`;
+await build({
+  ...common,
+  entryPoints: ["src/cli/main.ts"],
+  outfile: `${out}/main.js`,
+  format: "cjs",
+  supported: { "dynamic-import": false },
+  define: { "import.meta.url": "__bundleURL" },
+  banner: { js: 'var __bundleURL=require("node:url").pathToFileURL(__filename).href;' },
+  plugins: [
+    {
+      name: "turn",
+      setup(bundler) {
+        bundler.onResolve({ filter: /^\.\/(run|rules-command|export-command)\.js$/ }, (args) =>
+          args.importer.endsWith("main.ts") ? { path: "turn", namespace: "turn" } : undefined,
+        );
+        bundler.onLoad({ filter: /.*/, namespace: "turn" }, () => ({
+          contents: loader,
+          resolveDir: ".",
+          loader: "js",
+        }));
+      },
+    },
+  ],
+});
+writeFileSync(`${out}/package.json`, `${JSON.stringify({ type: "commonjs" })}\n`);
+chmodSync(`${out}/main.js`, 0o755);
+
+// The shell parser's WebAssembly (runtime and bash grammar), loaded from beside the turn.
 const require = createRequire(import.meta.url);
 for (const wasm of [
   "web-tree-sitter/web-tree-sitter.wasm",
   "tree-sitter-bash/tree-sitter-bash.wasm",
 ])
-  copyFileSync(require.resolve(wasm), `dist/bundle/${wasm.slice(wasm.indexOf("/") + 1)}`);
+  copyFileSync(require.resolve(wasm), `${out}/${wasm.slice(wasm.indexOf("/") + 1)}`);
 // The stream-json protocol's JSON Schema, written from the TypeBox definitions the CLI itself
 // checks input lines with: one definition, shipped as `mini-agent/stream-json.schema.json`.
 const { streamJsonSchema } = await import("../dist/cli/stream-json-protocol.js");
 writeFileSync("dist/stream-json.schema.json", `${JSON.stringify(streamJsonSchema(), null, 2)}\n`);
+
+// V8's code for the turn, made by the Node that builds (children, so their flags are the default):
+// first what compiling and loading it makes, then, replacing it, what one real two-turn run
+// against a local server compiled (so the functions a turn calls are cached too).
+const turnFile = resolve(out, turn);
+const cacheFile = `${turnFile}.cache`;
+const made = spawnSync(
+  process.execPath,
+  [
+    "--input-type=module",
+    "-e",
+    `import { makeCodeCache } from ${JSON.stringify(resolve("dist/cli/code-cache.js"))};
+     makeCodeCache(${JSON.stringify(turnFile)}, ${JSON.stringify(cacheFile)});`,
+  ],
+  { stdio: "inherit", env: { PATH: process.env.PATH, HOME: process.env.HOME } },
+);
+if (made.status !== 0) throw new Error("making the turn's code cache failed");
+await trainedCache();
+
+async function trainedCache() {
+  const server = await startMockServer();
+  const scratch = mkdtempSync(join(tmpdir(), "mini-agent-build-"));
+  try {
+    writeFileSync(join(scratch, "notes.txt"), "hello\n");
+    // Not spawnSync: the local server answers from this process's event loop.
+    const child = spawn(
+      process.execPath,
+      [
+        "--require",
+        resolve("scripts/train-code-cache.cjs"),
+        resolve(out, "main.js"),
+        "read notes.txt",
+      ],
+      {
+        cwd: scratch,
+        stdio: ["ignore", "ignore", "pipe"],
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          ANTHROPIC_BASE_URL: server.url,
+          ANTHROPIC_API_KEY: "build-key",
+          MINI_AGENT_HOME: join(scratch, "state"),
+          TRAIN_TURN_FILE: turnFile,
+          TRAIN_TURN_CACHE: cacheFile,
+        },
+      },
+    );
+    let stderr = "";
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    const [status] = await once(child, "close");
+    const run = { status, stderr };
+    if (run.status !== 0 || server.requests.length !== 2)
+      throw new Error(`the code cache's training run failed: ${run.stderr}`);
+  } finally {
+    server.close();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}

@@ -1,5 +1,5 @@
-import { createReadStream } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
+import { constants, createReadStream } from "node:fs";
+import { open, readdir } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { KeptHistory } from "./compaction/kept.js";
 import type { Compaction } from "./compaction/record.js";
@@ -11,6 +11,7 @@ import {
   type SessionHeader,
   type SessionRecord,
 } from "./session-records.js";
+import { headOf, wellFormed } from "./text.js";
 import type { Message } from "./types.js";
 
 /** What loading found, besides the history itself. */
@@ -119,16 +120,25 @@ export interface SessionSummary {
   updatedAt: string;
   workspace: string;
   model: string;
+  /** The start of the session's first prompt, at most `listedPromptChars` characters. */
   firstPrompt: string;
-  /** User messages in the history. */
-  turns: number;
+  /** The file's size. */
+  bytes: number;
   /** Why the file cannot be resumed, when it is damaged (`DamagedSessionError.reason`). */
   damaged?: string;
 }
 
+/** How much of a file listing reads: the header and the beginning of the first prompt. */
+const headBytes = 64 * 1024;
+/** How much of the first prompt a listing keeps; the head always holds that much. */
+export const listedPromptChars = 1000;
+/** How the record of a user message begins, as `Session` writes it. */
+const USER_RECORD_START = '{"type":"message","message":{"role":"user","content":"';
+
 /**
  * The sessions in `dir`, newest first. A damaged one is listed with `damaged` saying why (so
- * `--continue` says so instead of skipping it); files that are not sessions are left out.
+ * `--continue` says so instead of skipping it); files that are not sessions are left out. Each
+ * file costs one `stat` and one read of its first 64 KiB, so listing does not grow with history.
  */
 export async function listSessions(dir: string): Promise<SessionSummary[]> {
   let names: string[];
@@ -142,9 +152,10 @@ export async function listSessions(dir: string): Promise<SessionSummary[]> {
   for (const name of names) {
     const path = join(dir, name);
     try {
-      summaries.push(await summary(path));
+      const found = await summary(path);
+      if (found) summaries.push(found);
     } catch {
-      // Not a session (a foreign file, a newer format) or gone meanwhile: listing shows the rest.
+      // Gone meanwhile, or unreadable: listing shows the rest.
     }
   }
   return summaries.sort(
@@ -152,22 +163,60 @@ export async function listSessions(dir: string): Promise<SessionSummary[]> {
   );
 }
 
-async function summary(path: string): Promise<SessionSummary> {
-  const info = await stat(path);
-  const updatedAt = info.mtime.toISOString();
+/** The summary of one file from its metadata and head; `undefined` when it is not a session. */
+async function summary(path: string): Promise<SessionSummary | undefined> {
+  // Non-blocking, so a FIFO put in the folder is seen as such instead of waited on.
+  const file = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
-    const { header, messages, compaction } = await readSession(path);
-    const prompts = [
-      ...(compaction?.userMessages ?? []),
-      ...messages.flatMap((message) => (message.role === "user" ? [message.content] : [])),
-    ];
+    const info = await file.stat();
+    if (!info.isFile()) return undefined;
+    const buffer = Buffer.alloc(Math.min(headBytes, info.size));
+    const { bytesRead } = await file.read(buffer, 0, buffer.length, 0);
+    const head = buffer.subarray(0, bytesRead);
+    const base = { path, updatedAt: info.mtime.toISOString(), bytes: info.size };
+    const lines = head.toString("utf8").split("\n");
+    // A last piece is a whole (torn) line only when the head reached the end of the file.
+    const cut = bytesRead < info.size ? lines.pop() : undefined;
+    const records = lines.flatMap((line) => (line === "" ? [] : parseLine(line).records));
+    const [header] = records;
+    if (header?.type !== "session") {
+      if (info.size > 0 && !isTornHeader(lines[0] ?? cut ?? "")) return undefined;
+      const reason = info.size === 0 ? "it is empty" : "its first line is a torn session header";
+      const empty = { createdAt: "", workspace: "", model: "", firstPrompt: "" };
+      return { id: basename(path, ".jsonl"), ...base, ...empty, damaged: reason };
+    }
+    if (header.version > SESSION_FORMAT_VERSION) return undefined;
+    const prompt = records.find((r) => r.type === "message" && r.message.role === "user");
+    const firstPrompt =
+      prompt?.type === "message" ? prompt.message.content : promptOfCutLine(cut ?? "");
     const { id, createdAt, workspace, model } = header;
-    const firstPrompt = prompts[0] ?? "";
-    return { id, path, createdAt, updatedAt, workspace, model, firstPrompt, turns: prompts.length };
-  } catch (error) {
-    if (!(error instanceof DamagedSessionError)) throw error;
-    const id = basename(path, ".jsonl");
-    const empty = { createdAt: "", workspace: "", model: "", firstPrompt: "", turns: 0 };
-    return { id, path, updatedAt, ...empty, damaged: error.reason };
+    return {
+      id,
+      ...base,
+      createdAt,
+      workspace,
+      model,
+      firstPrompt: headOf(firstPrompt, listedPromptChars),
+    };
+  } finally {
+    await file.close();
+  }
+}
+
+/**
+ * The beginning of the prompt in a user record cut off by the end of the head: its JSON string
+ * decoded up to the last whole character. Empty when the cut line is not a user record.
+ */
+function promptOfCutLine(line: string): string {
+  if (!line.startsWith(USER_RECORD_START)) return "";
+  // Drop an escape or a character the cut split, then close the string.
+  const raw = line
+    .slice(USER_RECORD_START.length)
+    .replace(/\uFFFD+$/, "")
+    .replace(/((?:^|[^\\])(?:\\\\)*)\\(?:u[0-9a-fA-F]{0,3})?$/, "$1");
+  try {
+    return wellFormed(JSON.parse(`"${raw}"`) as string);
+  } catch {
+    return "";
   }
 }

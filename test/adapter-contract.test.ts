@@ -3,6 +3,7 @@ import { type AgentEvent, runAgent } from "../src/agent.js";
 import { denyBashByDefault } from "../src/approval.js";
 import { isValidCallId } from "../src/call-ids.js";
 import { AnthropicModelClient } from "../src/providers/anthropic.js";
+import { httpFetch } from "../src/providers/http-transport.js";
 import { OpenAIModelClient } from "../src/providers/openai.js";
 import * as anthropic from "../src/testing/anthropic-server.js";
 import * as openai from "../src/testing/openai-server.js";
@@ -23,7 +24,7 @@ import { scriptedTool } from "./support/tools.js";
 interface Adapter {
   name: string;
   start(script: ReplyScript[]): Promise<ScriptedServer>;
-  client(server: ScriptedServer, idleTimeout?: number): ModelClient;
+  client(server: ScriptedServer, idleTimeout?: number, transport?: typeof fetch): ModelClient;
   answer(text: string[], calls?: anthropic.ScriptedCall[], faults?: StreamFaults): Reply;
   truncated(text: string[], calls: anthropic.ScriptedCall[]): Reply;
   incomplete(text: string[]): Reply;
@@ -37,12 +38,13 @@ const adapters: Adapter[] = [
   {
     name: "Anthropic Messages",
     start: anthropic.startAnthropicServer,
-    client: (server, idleTimeout) =>
+    client: (server, idleTimeout, transport) =>
       new AnthropicModelClient({
         apiKey: "test-key",
         model: "local-model",
         baseURL: server.url,
         ...(idleTimeout !== undefined && { idleTimeout }),
+        ...(transport && { fetch: transport }),
       }),
     answer: (text, calls, faults) =>
       anthropic.stream(anthropic.turn({ text, ...(calls && { calls }) }), faults),
@@ -59,11 +61,12 @@ const adapters: Adapter[] = [
   {
     name: "OpenAI Chat Completions",
     start: openai.startOpenAIServer,
-    client: (server, idleTimeout) =>
+    client: (server, idleTimeout, transport) =>
       new OpenAIModelClient({
         baseURL: `${server.url}/v1`,
         model: "local-model",
         ...(idleTimeout !== undefined && { idleTimeout }),
+        ...(transport && { fetch: transport }),
       }),
     answer: (text, calls, faults) =>
       openai.stream(openai.completion({ text, ...(calls && { calls }) }), faults),
@@ -99,7 +102,18 @@ async function collect(client: ModelClient, signal?: AbortSignal) {
   }
 }
 
-describe.each(adapters)("ModelClient contract: $name", (adapter) => {
+/** Each adapter with the SDK's own transport (Node's fetch) and with the CLI's `httpFetch`. */
+const contenders = adapters.flatMap((adapter) => [
+  adapter,
+  {
+    ...adapter,
+    name: `${adapter.name} over httpFetch`,
+    client: (server: ScriptedServer, idleTimeout?: number) =>
+      adapter.client(server, idleTimeout, httpFetch),
+  },
+]);
+
+describe.each(contenders)("ModelClient contract: $name", (adapter) => {
   const serve = async (script: ReplyScript[]) => track(await adapter.start(script));
 
   it("streams text then done", async () => {

@@ -285,7 +285,7 @@ describe("mini-agent command", () => {
     expect(listing.code).toBe(0);
     const [row, ...others] = listing.stdout.trim().split("\n");
     expect(others).toEqual([]);
-    expect(row).toMatch(/^(\S+) {2}\d{4}-\d\d-\d\d \d\d:\d\d {4}2 turn\(s\) {2}first task$/);
+    expect(row).toMatch(/^(\S+) {2}\d{4}-\d\d-\d\d \d\d:\d\d +[\d.]+ [KMG]?B {2}first task$/);
     const id = row?.split(" ")[0] ?? "";
     expect((await runBin(["--resume", id, "third task"], options)).code).toBe(0);
     const sent = server.requests[2]?.body.messages as {

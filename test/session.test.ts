@@ -137,8 +137,8 @@ describe("session file", () => {
       await expect(readSession(path)).rejects.toHaveProperty("message", damaged(reason));
       await expect(Session.open(path, { env })).rejects.toHaveProperty("message", damaged(reason));
       const listed = await listSessions(dir);
-      expect(listed.map(({ id, damaged: why, turns }) => ({ id, why, turns }))).toEqual([
-        { id: "s1", why: reason, turns: 0 },
+      expect(listed.map(({ id, damaged: why, bytes }) => ({ id, why, bytes }))).toEqual([
+        { id: "s1", why: reason, bytes: Buffer.byteLength(text) },
       ]);
     }
     expect(await readdir(dir)).toEqual(["s1.jsonl"]);
@@ -514,15 +514,15 @@ describe("session file", () => {
     await utimes(other.path, when, when);
     await writeFile(join(dir, "copy.txt"), await readFile(empty.path));
     expect(
-      (await listSessions(dir)).map(({ id, firstPrompt, turns }) => [id, firstPrompt, turns]),
+      (await listSessions(dir)).map(({ id, firstPrompt, bytes }) => [id, firstPrompt, bytes]),
     ).toEqual([
-      ["b-other", "", 0],
-      ["a-empty", "", 0],
+      ["b-other", "", (await stat(other.path)).size],
+      ["a-empty", "", (await stat(empty.path)).size],
     ]);
     await expect(listSessions(empty.path)).rejects.toThrow(/ENOTDIR/);
   });
 
-  it("lists sessions newest first with their first prompt and turn count", async () => {
+  it("lists sessions newest first with their first prompt and size", async () => {
     const dir = await tempDir();
     await writeSession(dir, [user, answer], "a");
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -533,14 +533,24 @@ describe("session file", () => {
     await utimes(join(dir, "broken.jsonl"), old, old);
     const list = await listSessions(dir);
     expect(
-      list.map(({ id, firstPrompt, turns, damaged }) => ({ id, firstPrompt, turns, damaged })),
+      list.map(({ id, firstPrompt, bytes, damaged }) => ({ id, firstPrompt, bytes, damaged })),
     ).toEqual([
-      { id: "b", firstPrompt: "second", turns: 2, damaged: undefined },
-      { id: "a", firstPrompt: user.content, turns: 1, damaged: undefined },
+      {
+        id: "b",
+        firstPrompt: "second",
+        bytes: (await stat(join(dir, "b.jsonl"))).size,
+        damaged: undefined,
+      },
+      {
+        id: "a",
+        firstPrompt: user.content,
+        bytes: (await stat(join(dir, "a.jsonl"))).size,
+        damaged: undefined,
+      },
       {
         id: "broken",
         firstPrompt: "",
-        turns: 0,
+        bytes: 1,
         damaged: "its first line is a torn session header",
       },
     ]);

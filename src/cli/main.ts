@@ -1,10 +1,9 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
-import { exitCodes, parseCliArgs, UsageError, usage } from "./args.js";
+import { exitCodes, parseCliArgs, usage } from "./args.js";
 import { describeError } from "./errors.js";
 import { Stopper } from "./signals.js";
 import { scrubURLs } from "./url.js";
-import { workspaceFolder } from "./workspace.js";
 
 /**
  * The `mini-agent` command. This file stays light: `--version` and `--help` load nothing else,
@@ -16,6 +15,11 @@ let baseURL: string | undefined;
 
 async function main(argv: string[], stopper: Stopper): Promise<number> {
   let debug = argv.includes("--debug");
+  // The version alone is answered before the arguments are parsed (which loads Node's parser).
+  if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
+    process.stdout.write(`${version()}\n`);
+    return exitCodes.done;
+  }
   try {
     const args = parseCliArgs(argv, process.env);
     debug = args.debug;
@@ -28,6 +32,12 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
       process.stdout.write(`${version()}\n`);
       return exitCodes.done;
     }
+    // The shell parser is WebAssembly (tree-sitter); V8's optimising compiler spends about half a
+    // second on it before the first bash decision, the baseline compiler is plenty for short
+    // lines. Set before the turn is compiled: V8 accepts a code cache only under the flags it
+    // was made with, and the build makes it under this one too.
+    (await import("node:v8")).setFlagsFromString("--liftoff-only");
+    const { workspaceFolder } = await import("./workspace.js");
     const workspace = await workspaceFolder(args.cwd);
     if (args.exportCommand) {
       const { exportCommand } = await import("./export-command.js");
@@ -41,8 +51,16 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
     return await runCli(args, workspace, stopper);
   } catch (error) {
     report(error, baseURL, debug);
-    return error instanceof UsageError ? exitCodes.usage : exitCodes.error;
+    return isUsageError(error) ? exitCodes.usage : exitCodes.error;
   }
+}
+
+/**
+ * Known by name: in the bundle the turn is a separate file (loaded with V8's code cache) with its
+ * own copy of the class, so `instanceof` would miss the errors it throws.
+ */
+function isUsageError(error: unknown): boolean {
+  return error instanceof Error && error.name === "UsageError";
 }
 
 /** One line on stderr; the stack only with --debug. Never a credential of the base URL. */

@@ -1,8 +1,8 @@
 import { homedir } from "node:os";
-import { setFlagsFromString } from "node:v8";
 import { type AgentEvent, runAgent } from "../agent.js";
 import type { Compaction } from "../compaction/record.js";
 import { normalizeHistory } from "../history.js";
+import { httpFetch } from "../providers/http-transport.js";
 import { listSessions, Session } from "../session.js";
 import { createWorkspaceTools } from "../tools/index.js";
 import { resolveSandbox, type SandboxState } from "../tools/sandbox.js";
@@ -32,10 +32,6 @@ import { CountingClient } from "./usage.js";
 
 export const defaultModel = "claude-sonnet-5-5";
 
-// Node's fetch parses HTTP with a WebAssembly module; V8 optimises it on a background thread
-// that exit then waits for (~50 ms). The baseline compiler is plenty for a few responses.
-setFlagsFromString("--liftoff-only");
-
 /** Checks the provider's configuration now; loads its SDK only when the client is made. */
 function providerFor(
   args: CliArgs,
@@ -43,6 +39,7 @@ function providerFor(
 ): { model: string; client(): Promise<ModelClient> } {
   /** What both clients take from the flags. */
   const common = {
+    fetch: httpFetch,
     ...(args.baseURL !== undefined && { baseURL: args.baseURL }),
     ...(args.thinking !== undefined && { thinking: args.thinking }),
   };

@@ -129,7 +129,15 @@ export function formatSessions(sessions: SessionSummary[]): string {
       return `${s.id}  ${when}  damaged: cannot be resumed (${s.damaged})`;
     const prompt = visible(s.firstPrompt.replace(/[ \t\r\n]+/g, " "));
     const shown = prompt.length > 60 ? `${headOf(prompt, 59)}…` : prompt;
-    return `${s.id}  ${when}  ${String(s.turns).padStart(3)} turn(s)  ${shown}`;
+    return `${s.id}  ${when}  ${size(s.bytes).padStart(7)}  ${shown}`;
   });
   return `${rows.join("\n")}\n`;
+}
+
+/** A file size as a listing shows it: `512 B`, `12 KB`, `3.4 MB`, `1.2 GB`. */
+function size(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  const [value, unit] =
+    bytes < 1e6 ? [bytes / 1e3, "KB"] : bytes < 1e9 ? [bytes / 1e6, "MB"] : [bytes / 1e9, "GB"];
+  return `${value < 10 ? value.toFixed(1) : value.toFixed(0)} ${unit}`;
 }

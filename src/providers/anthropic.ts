@@ -32,6 +32,11 @@ export interface AnthropicOptions {
   timeout?: number;
   /** Milliseconds without a stream event before the round fails as stalled. Default 90 000. */
   idleTimeout?: number;
+  /**
+   * The HTTP transport, a \`fetch\` (default: the SDK's, Node's global \`fetch\`). The CLI passes
+   * \`httpFetch\`, which does not load Node's fetch stack.
+   */
+  fetch?: typeof fetch;
 }
 
 /** The SDK's client with only the Messages resource: the bundle leaves the rest of the API out. */
@@ -56,6 +61,7 @@ export class AnthropicModelClient implements ModelClient {
       ...(options.baseURL !== undefined && { baseURL: options.baseURL }),
       maxRetries: options.maxRetries ?? 2,
       timeout: options.timeout ?? 60_000,
+      ...(options.fetch !== undefined && { fetch: options.fetch }),
     });
   }
 

@@ -30,6 +30,11 @@ export interface OpenAIOptions {
   timeout?: number;
   /** Milliseconds without a chunk before the round fails as stalled. Default 90 000. */
   idleTimeout?: number;
+  /**
+   * The HTTP transport, a \`fetch\` (default: the SDK's, Node's global \`fetch\`). The CLI passes
+   * \`httpFetch\`, which does not load Node's fetch stack.
+   */
+  fetch?: typeof fetch;
 }
 
 /**
@@ -47,6 +52,7 @@ export class OpenAIModelClient implements ModelClient {
       ...(options.baseURL !== undefined && { baseURL: options.baseURL }),
       maxRetries: options.maxRetries ?? 2,
       timeout: options.timeout ?? 60_000,
+      ...(options.fetch !== undefined && { fetch: options.fetch }),
     });
   }
 

@@ -3,7 +3,7 @@ import { isValidCallId, safeToolName } from "./call-ids.js";
 import { mapStrings } from "./map-strings.js";
 import { receipts, toolError } from "./receipts.js";
 import { wellFormed } from "./text.js";
-import type { Message, ToolCall } from "./types.js";
+import type { Message, Reasoning, ToolCall } from "./types.js";
 
 export interface NormalizeOptions {
   /**
@@ -96,9 +96,14 @@ export function normalizeHistory(
       return same ? call : { ...call, id, name, input };
     });
     const content = wellFormed(message.content);
+    const reasoning = message.reasoning?.map((part) => cleanReasoning(part, wellFormed));
     const same =
-      content === message.content && toolCalls.every((call, at) => call === message.toolCalls[at]);
-    messages.push(same ? message : { ...message, content, toolCalls });
+      content === message.content &&
+      toolCalls.every((call, at) => call === message.toolCalls[at]) &&
+      (reasoning ?? []).every((part, at) => part === message.reasoning?.[at]);
+    messages.push(
+      same ? message : { ...message, content, toolCalls, ...(reasoning && { reasoning }) },
+    );
   }
   const trailingRepairs = closeRound();
   if (options.startWithUser && messages.length > 0 && messages[0]?.role !== "user") {
@@ -115,4 +120,19 @@ function openIndex(open: OpenCall[], toolCallId: string): number {
 
 function hashedId(seed: string): string {
   return `call_${createHash("sha256").update(seed).digest("hex").slice(0, 24)}`;
+}
+
+/**
+ * A reasoning part with its text cleaned (made well formed, or its secrets redacted). A signature
+ * proves the provider wrote that exact text, so when cleaning changes the text the signature no
+ * longer holds for it and is dropped: the cleaned text stays for the reader, and a provider is
+ * never sent a signature for a text it did not write (a tool loop whose thinking cannot go back
+ * goes on without thinking, see `anthropic-thinking.ts`). Redacted data is opaque and kept.
+ */
+export function cleanReasoning(part: Reasoning, clean: (text: string) => string): Reasoning {
+  if (part.type !== "thinking") return part;
+  const text = clean(part.text);
+  if (text === part.text) return part;
+  const { signature: _dropped, ...unsigned } = part;
+  return { ...unsigned, text };
 }

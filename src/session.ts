@@ -18,6 +18,7 @@ import {
 } from "node:fs";
 import { basename, join } from "node:path";
 import type { Compaction } from "./compaction/record.js";
+import { cleanReasoning } from "./history.js";
 import { mapStrings } from "./map-strings.js";
 import { secretRedactor } from "./secrets.js";
 import { lockSession, type SessionLock } from "./session-lock.js";
@@ -31,7 +32,7 @@ import {
   type UsageRecord,
 } from "./session-records.js";
 import { wellFormed } from "./text.js";
-import type { Message, Reasoning } from "./types.js";
+import type { Message } from "./types.js";
 
 /**
  * The session file: JSON Lines, append-only, one record per line and one `write` per record.
@@ -285,9 +286,7 @@ function cleanRecord<R extends SessionRecord>(record: R, redact: (text: string) 
   }));
   const { reasoning, ...rest } = message;
   // Of the reasoning, only the readable text: kinds are literals, signatures opaque tokens.
-  const parts = reasoning?.map((part) =>
-    part.type === "thinking" ? cleanThinking(part, clean) : part,
-  );
+  const parts = reasoning?.map((part) => cleanReasoning(part, clean));
   return {
     ...record,
     message: {
@@ -297,22 +296,6 @@ function cleanRecord<R extends SessionRecord>(record: R, redact: (text: string) 
       ...(parts && { reasoning: parts }),
     },
   };
-}
-
-/**
- * A thinking part with its text cleaned. A signature proves the provider wrote that exact text,
- * so when cleaning changes the text (a secret in it, a lone surrogate) the signature no longer
- * holds for it and is dropped: the cleaned text stays for the reader, and a provider is never
- * sent a signature for a text it did not write.
- */
-function cleanThinking(
-  part: Reasoning & { type: "thinking" },
-  clean: (text: string) => string,
-): Reasoning {
-  const text = clean(part.text);
-  if (text === part.text) return part;
-  const { signature: _dropped, ...unsigned } = part;
-  return { ...unsigned, text };
 }
 
 /** Sortable by time, unique enough for one user: `20261130-125419-3f9a1c`. */

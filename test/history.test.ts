@@ -147,6 +147,43 @@ const cases: { name: string; history: Message[]; expected: Message[]; repaired: 
     ],
     repaired: 0,
   },
+  {
+    name: "a thinking text with a lone surrogate becomes well formed and loses its signature; a whole one keeps it",
+    history: [
+      user("go"),
+      {
+        role: "assistant",
+        content: "",
+        toolCalls: [call("c1")],
+        reasoning: [
+          {
+            type: "thinking",
+            text: "lone \uD800 surrogate",
+            signature: "c2ln",
+            at: { text: 0, calls: 0 },
+          },
+          { type: "thinking", text: "whole", signature: "d2hvbGU=", at: { text: 0, calls: 1 } },
+          { type: "redacted_thinking", data: "ZW5j", at: { text: 0, calls: 1 } },
+        ],
+      },
+      result("c1"),
+    ],
+    expected: [
+      user("go"),
+      {
+        role: "assistant",
+        content: "",
+        toolCalls: [call("c1")],
+        reasoning: [
+          { type: "thinking", text: "lone \uFFFD surrogate", at: { text: 0, calls: 0 } },
+          { type: "thinking", text: "whole", signature: "d2hvbGU=", at: { text: 0, calls: 1 } },
+          { type: "redacted_thinking", data: "ZW5j", at: { text: 0, calls: 1 } },
+        ],
+      },
+      result("c1"),
+    ],
+    repaired: 0,
+  },
 ];
 
 describe("normalizeHistory", () => {

@@ -49,6 +49,21 @@ describe("activity indicator", () => {
     expect(activity.running).toBe(false);
   });
 
+  it("fits a label of wide characters to the terminal's columns, not its length", () => {
+    const writes: string[] = [];
+    const clock = manualTicker();
+    const activity = new Activity(
+      (t) => writes.push(t),
+      styles(false),
+      () => 20,
+      clock.ticker,
+    );
+    activity.start("bash echo 漢字漢字漢字漢字漢字");
+    activity.stop();
+    // 19 columns at most (one is left free so the line never wraps): 漢 takes two.
+    expect(writes).toEqual(["\r⠋ bash echo 漢字漢…", `\r${" ".repeat(19)}\r`]);
+  });
+
   it("covers a longer earlier label with blanks and fits the line to the terminal", () => {
     const writes: string[] = [];
     const clock = manualTicker();

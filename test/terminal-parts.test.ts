@@ -3,6 +3,7 @@ import { foldLines } from "../src/cli/fold.js";
 import { lineIntent } from "../src/cli/slash-commands.js";
 import { SessionStatus, tokens } from "../src/cli/status-line.js";
 import { colourWanted } from "../src/cli/style.js";
+import { columnsOf } from "../src/cli/terminal.js";
 import { CountingClient } from "../src/cli/usage.js";
 import type { Compaction } from "../src/compaction/record.js";
 import type { ModelEvent, Usage } from "../src/types.js";
@@ -141,5 +142,14 @@ describe("the status line", () => {
       "999k",
       "1.3M",
     ]);
+  });
+});
+
+describe("lines of wide characters", () => {
+  it("are folded and fitted by the columns they take, so none wraps", () => {
+    const wide = "漢".repeat(40);
+    expect(foldLines(wide, 30)).toEqual([`    │ ${"漢".repeat(11)}…`]);
+    expect(columnsOf(foldLines(wide, 30)[0] ?? "")).toBe(29);
+    expect(columnsOf("a漢\u0301😀")).toBe(5);
   });
 });

@@ -1,5 +1,5 @@
-import { headOf } from "../text.js";
 import type { Styles } from "./style.js";
+import { columnsOf, fitColumns } from "./terminal.js";
 
 /** Time, and a repeating timer, for the indicator; tests give their own. */
 export interface Ticker {
@@ -87,9 +87,8 @@ export class Activity {
     if (this.label === undefined) return;
     const glyph = frames[this.frame++ % frames.length] ?? "";
     const text = `${glyph} ${this.label} · ${elapsed(this.ticker.now() - this.since)}`;
-    const room = Math.max(10, this.columns() - 1);
-    const line = text.length > room ? `${headOf(text, room - 1)}…` : text;
-    const width = line.length;
+    const line = fitColumns(text, Math.max(10, this.columns() - 1));
+    const width = columnsOf(line);
     this.write(`\r${this.style.dim(line)}${" ".repeat(Math.max(0, this.shown - width))}`);
     this.shown = Math.max(width, this.shown);
   }

@@ -1,5 +1,4 @@
-import { headOf } from "../text.js";
-import { visible } from "./terminal.js";
+import { fitColumns, visible } from "./terminal.js";
 
 /** Lines shown of a long block; one more line would say as much as the count of the rest. */
 const shownLines = 4;
@@ -18,7 +17,7 @@ export function foldLines(text: string, columns: number): string[] {
   const room = Math.max(20, columns - gutter.length - 1);
   const cut = (line: string) => {
     const shown = visible(line.replace(/\r$/, ""), { multiline: true }).replace(/\t/g, "  ");
-    return shown.length > room ? `${headOf(shown, room - 1)}…` : shown;
+    return fitColumns(shown, room);
   };
   const kept = lines.length <= shownLines + 1 ? lines : lines.slice(0, shownLines);
   const folded = kept.map((line) => `${gutter}${cut(line)}`);

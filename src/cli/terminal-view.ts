@@ -1,11 +1,11 @@
 import { Writable } from "node:stream";
-import { headOf } from "../text.js";
 import { Activity } from "./activity.js";
 import type { OutputFormat } from "./args.js";
 import { foldLines } from "./fold.js";
 import type { Output } from "./output.js";
 import type { SessionStatus } from "./status-line.js";
 import { colourWanted, type Styles, styles } from "./style.js";
+import { fitColumns } from "./terminal.js";
 import { textOutput } from "./text-output.js";
 
 /**
@@ -97,7 +97,7 @@ export function terminalView(
             stderr.write(text);
           },
           showThinking,
-          fit: (line) => (line.length < columns() ? line : `${headOf(line, columns() - 2)}…`),
+          fit: (line) => fitColumns(line, columns() - 1),
           folded: (text) =>
             foldLines(text, columns())
               .map((line) => `${style.dim(line)}\n`)

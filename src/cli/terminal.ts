@@ -68,3 +68,50 @@ export function commandForQuestion(
     summary: `${count} line${count === 1 ? "" : "s"}, ${[...command].length} characters`,
   };
 }
+
+/**
+ * The columns `text` takes on a terminal: two for East Asian wide and full-width characters and
+ * for emoji shown as pictures, none for combining marks and joiners, one for the rest. For a line
+ * that must not wrap (the indicator, the status line, folded output).
+ */
+export function columnsOf(text: string): number {
+  let columns = 0;
+  for (const char of text) columns += charColumns(char);
+  return columns;
+}
+
+/** `text` cut to at most `max` columns, ending in `…` when cut. */
+export function fitColumns(text: string, max: number): string {
+  if (columnsOf(text) <= max) return text;
+  let kept = "";
+  let used = 0;
+  for (const char of text) {
+    const width = charColumns(char);
+    if (used + width > max - 1) break;
+    kept += char;
+    used += width;
+  }
+  return `${kept}…`;
+}
+
+function charColumns(char: string): number {
+  if (ZERO_COLUMNS.test(char)) return 0;
+  const code = char.codePointAt(0) ?? 0;
+  return WIDE.test(char) || isWideCode(code) ? 2 : 1;
+}
+
+const ZERO_COLUMNS = /^[\p{Mn}\p{Me}\u200b-\u200d\ufe00-\ufe0f]$/u;
+const WIDE = /^\p{Emoji_Presentation}$/u;
+
+function isWideCode(code: number): boolean {
+  return (
+    (code >= 0x1100 && code <= 0x115f) ||
+    (code >= 0x2e80 && code <= 0xa4cf && code !== 0x303f) ||
+    (code >= 0xac00 && code <= 0xd7a3) ||
+    (code >= 0xf900 && code <= 0xfaff) ||
+    (code >= 0xfe30 && code <= 0xfe4f) ||
+    (code >= 0xff00 && code <= 0xff60) ||
+    (code >= 0xffe0 && code <= 0xffe6) ||
+    (code >= 0x20000 && code <= 0x3fffd)
+  );
+}

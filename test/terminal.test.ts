@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { commandForQuestion, visible } from "../src/cli/terminal.js";
+import { commandForQuestion } from "../src/cli/terminal.js";
+import { visible } from "../src/visible.js";
 
 describe("visible: text made safe for a terminal", () => {
   it.each([

@@ -1,5 +1,5 @@
+import { visible } from "../visible.js";
 import { UsageError } from "./args.js";
-import { visible } from "./terminal.js";
 import { scrubURLs, shownURL } from "./url.js";
 
 /**

@@ -3,10 +3,10 @@ import { constants } from "node:fs";
 import { copyFile, link, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { ExportError, readForExport, writeExport } from "../export/export.js";
+import { visible } from "../visible.js";
 import { type ExportArgs, exitCodes, UsageError } from "./args.js";
 import { systemErrorMeaning } from "./errors.js";
 import { sessionsDir, sessionToResume } from "./store.js";
-import { visible } from "./terminal.js";
 
 /**
  * `mini-agent export [ID] [--format html|md] [-o FILE] [--force]`: the newest session of this

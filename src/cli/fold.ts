@@ -1,4 +1,5 @@
-import { fitColumns, visible } from "./terminal.js";
+import { visible } from "../visible.js";
+import { fitColumns } from "./terminal.js";
 
 /** Lines shown of a long block; one more line would say as much as the count of the rest. */
 const shownLines = 4;

@@ -1,9 +1,10 @@
 import type { Interface } from "node:readline";
 import { showRule } from "../rules/rule.js";
 import type { ToolCall } from "../types.js";
+import { visible } from "../visible.js";
 import { UsageError } from "./args.js";
 import type { Answer, Question } from "./policy.js";
-import { commandForQuestion, visible } from "./terminal.js";
+import { commandForQuestion } from "./terminal.js";
 
 export const promptMark = "› ";
 

@@ -1,5 +1,5 @@
+import { visible } from "../visible.js";
 import type { Styles } from "./style.js";
-import { visible } from "./terminal.js";
 
 /**
  * Markdown rendered for a terminal as it streams, one completed line at a time: a line is

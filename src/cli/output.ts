@@ -1,8 +1,11 @@
 import type { AgentEvent } from "../agent.js";
 import type { Compaction } from "../compaction/record.js";
 import type { Usage } from "../types.js";
+import type { Activity } from "./activity.js";
 import type { Decision } from "./policy.js";
 import type { RetryNotice } from "./retry.js";
+import type { SessionStatus } from "./status-line.js";
+import type { Styles } from "./style.js";
 
 export interface TurnSummary {
   status: "completed" | "aborted" | "max_turns" | "budget_exceeded" | "error";
@@ -45,3 +48,26 @@ export interface Streams {
 /** One JSON value on its own line. */
 export const jsonLine = (stream: NodeJS.WritableStream, value: unknown) =>
   stream.write(`${JSON.stringify(value)}\n`);
+
+/**
+ * What the text output of one turn uses on a terminal beyond plain text: the styles, the
+ * activity indicator, writes that erase the indicator first, and the status line.
+ */
+export interface TerminalTurn {
+  styles: Styles;
+  activity: Activity;
+  status: SessionStatus;
+  /** Writes on stdout, or on stderr, after erasing the indicator. */
+  out(text: string): void;
+  err(text: string): void;
+  /**
+   * `text` folded to a few dimmed lines behind a gutter (`fold.ts`), as one string ending in a
+   * newline: how a block that is context rather than the answer is shown (a tool's output, a
+   * model's reasoning).
+   */
+  folded(text: string): string;
+  /** `line` cut to the terminal's width, so it does not wrap. */
+  fit(line: string): string;
+  /** The model's reasoning is shown (not hidden with `--hide-thinking`). */
+  showThinking: boolean;
+}

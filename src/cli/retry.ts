@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ModelClient, ModelEvent, ModelRequest } from "../types.js";
-import { visible } from "./terminal.js";
+import { visible } from "../visible.js";
 import { scrubURLs } from "./url.js";
 
 /** A lost round about to be run again, for the person (stderr) and for scripts (`retry`). */

@@ -3,10 +3,10 @@ import { basename, join } from "node:path";
 import { addRules, readRules, removeRule } from "../rules/file.js";
 import { type Rule, RuleError, showRule } from "../rules/rule.js";
 import { resolveSandbox } from "../tools/sandbox.js";
+import { visible } from "../visible.js";
 import { type CliArgs, exitCodes, UsageError } from "./args.js";
 import type { RuleBook } from "./policy.js";
 import { stateHome } from "./store.js";
-import { visible } from "./terminal.js";
 
 /**
  * The rules file of a workspace: `$MINI_AGENT_HOME/workspaces/<name>-<hash>/rules.json`, in the

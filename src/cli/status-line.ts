@@ -1,6 +1,6 @@
 import type { Compaction } from "../compaction/record.js";
 import type { Usage } from "../types.js";
-import { visible } from "./terminal.js";
+import { visible } from "../visible.js";
 import type { CountingClient } from "./usage.js";
 
 /**

@@ -13,9 +13,9 @@ import {
 } from "../session.js";
 import { headOf } from "../text.js";
 import type { Message } from "../types.js";
+import { visible } from "../visible.js";
 import { UsageError } from "./args.js";
 import { systemErrorMeaning } from "./errors.js";
-import { visible } from "./terminal.js";
 
 /** `$MINI_AGENT_HOME` (default `~/.mini-agent`): the user's state, never inside the workspace. */
 export function stateHome(env: NodeJS.ProcessEnv): string {

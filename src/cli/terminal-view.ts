@@ -4,32 +4,9 @@ import type { OutputFormat } from "./args.js";
 import { foldLines } from "./fold.js";
 import type { Output } from "./output.js";
 import type { SessionStatus } from "./status-line.js";
-import { colourWanted, type Styles, styles } from "./style.js";
+import { colourWanted, styles } from "./style.js";
 import { fitColumns } from "./terminal.js";
 import { textOutput } from "./text-output.js";
-
-/**
- * What the text output of one turn uses on a terminal beyond plain text: the styles, the
- * activity indicator, writes that erase the indicator first, and the status line.
- */
-export interface TerminalTurn {
-  styles: Styles;
-  activity: Activity;
-  status: SessionStatus;
-  /** Writes on stdout, or on stderr, after erasing the indicator. */
-  out(text: string): void;
-  err(text: string): void;
-  /**
-   * `text` folded to a few dimmed lines behind a gutter (`fold.ts`), as one string ending in a
-   * newline: how a block that is context rather than the answer is shown (a tool's output, a
-   * model's reasoning).
-   */
-  folded(text: string): string;
-  /** `line` cut to the terminal's width, so it does not wrap. */
-  fit(line: string): string;
-  /** The model's reasoning is shown (not hidden with `--hide-thinking`). */
-  showThinking: boolean;
-}
 
 export interface TerminalView {
   /** stderr for every other writer (notices, compaction lines, errors): erases the indicator first. */

@@ -1,11 +1,10 @@
 import { headOf } from "../text.js";
 import type { Message, ToolCall } from "../types.js";
+import { visible } from "../visible.js";
 import { elapsed } from "./activity.js";
 import { MarkdownStream } from "./markdown.js";
-import type { Output, Streams } from "./output.js";
+import type { Output, Streams, TerminalTurn } from "./output.js";
 import { retryNotice } from "./retry.js";
-import { visible } from "./terminal.js";
-import type { TerminalTurn } from "./terminal-view.js";
 import { thinkingView } from "./thinking-view.js";
 
 /**
@@ -15,7 +14,7 @@ import { thinkingView } from "./thinking-view.js";
  * after it (an error) starts on its own line. A retried round's streamed answer is ended and
  * said to be discarded.
  *
- * On a terminal (`terminal` given, see `terminal-view.ts`) the same events are shown for a
+ * On a terminal (`terminal` given, made by `terminal-view.ts`) the same events are shown for a
  * person: the answer rendered from Markdown line by line, the indicator while the model or a tool
  * is awaited, each tool line with its duration and its output folded, and the status line after
  * the turn.

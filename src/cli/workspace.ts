@@ -1,6 +1,6 @@
 import { realpath, stat } from "node:fs/promises";
+import { visible } from "../visible.js";
 import { UsageError } from "./args.js";
-import { visible } from "./terminal.js";
 
 /**
  * The real path of the folder to work in, or a `UsageError` that says truly why not: it does not

@@ -1,5 +1,5 @@
-import { visible } from "../cli/terminal.js";
 import { wellFormed } from "../text.js";
+import { visible } from "../visible.js";
 
 /**
  * How every value from the model, a tool or a file is shown in an export, in both formats:

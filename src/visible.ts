@@ -1,0 +1,29 @@
+/**
+ * The one function that makes text safe to show on a terminal. What the model writes, a tool
+ * returns or a command contains can carry escape sequences (clear a line, move the cursor, set
+ * the window title), a carriage return that overwrites what came before, or bidi controls that
+ * make text read differently from what it is. `visible` shows each of them as a visible mark, so
+ * what the person reads is what the text holds:
+ * - C0 controls, ESC and DEL as their Unicode control pictures (`␛`, `␍`, `␊`, `␡`);
+ * - C1 controls, bidi controls, other invisible format characters, line or paragraph
+ *   separators, spaces other than the plain one and characters that draw nothing (the Hangul
+ *   fillers, the blank Braille pattern) as `<U+XXXX>`.
+ * Newlines and tabs are kept only in multi-line text (streamed answers); there CRLF is a newline.
+ * The zero-width joiner is kept: it joins emoji and hides nothing.
+ */
+export function visible(text: string, options: { multiline?: boolean } = {}): string {
+  const multiline = options.multiline === true;
+  return text.replace(UNSAFE, (char) => {
+    if (multiline && (char === "\n" || char === "\t")) return char;
+    if (char === "\r\n") return multiline ? "\n" : "␍␊";
+    if (char === ZERO_WIDTH_JOINER) return char;
+    const code = char.codePointAt(0) ?? 0;
+    if (code < 0x20) return String.fromCodePoint(0x2400 + code);
+    if (code === 0x7f) return "␡";
+    return `<U+${code.toString(16).toUpperCase().padStart(4, "0")}>`;
+  });
+}
+
+const UNSAFE =
+  /\r\n|[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u115f\u1160\u3164\uffa0\u2800\u17b4\u17b5\u180e]|\u034f/gu;
+const ZERO_WIDTH_JOINER = "\u200d";

@@ -46,7 +46,8 @@ describe("--thinking", () => {
     expect(run.stderr).toBe("  ✓ ls\n");
     expect(run.code).toBe(0);
     expect(server.rejections).toEqual([]);
-    expect(server.requests[0]?.body.thinking).toEqual({ type: "adaptive" });
+    // The default model, Claude Sonnet 5.5, omits its thinking text unless asked to summarize it.
+    expect(server.requests[0]?.body.thinking).toEqual({ type: "adaptive", display: "summarized" });
     expect(server.requests[0]?.body.output_config).toEqual({ effort: "high" });
     const [file] = await sessionFiles(home);
     const rounds = (await sessionRecords(file ?? "")).flatMap((record) => {
@@ -70,6 +71,25 @@ describe("--thinking", () => {
           at: { text: 0, calls: 0 },
         },
       ],
+    ]);
+  });
+
+  it("turns up-front thinking off on the default model with between_tools, which its API takes", async () => {
+    const { server, options } = await setup([
+      stream(turn({ calls: [{ id: "toolu_1", name: "ls", input: {} }] })),
+      stream(turn({ thinking: [["Listed; done."]], text: ["Nothing here."] })),
+    ]);
+    const run = await runBin(["--thinking", "off", "what is here?"], options);
+    expect(server.rejections).toEqual([]);
+    expect(run.stdout).toBe("Nothing here.\n");
+    expect(run.code).toBe(0);
+    expect(server.requests.map((request) => request.body.thinking)).toEqual([
+      { type: "between_tools" },
+      { type: "between_tools" },
+    ]);
+    expect(server.requests.map((request) => request.body.model)).toEqual([
+      "claude-sonnet-5-5",
+      "claude-sonnet-5-5",
     ]);
   });
 

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { modelThinkingProblem } from "./anthropic-model-rules.js";
 import {
   type Body,
   type Reply,
@@ -335,10 +336,15 @@ const docs = "https://docs.claude.com/en/docs/build-with-claude/extended-thinkin
  * configuration: with thinking on, the first assistant message of the loop a request ends in (its
  * last message holds tool results) starts with its thinking; with thinking disabled, none of the
  * loop's assistant messages holds thinking (the docs' rule for a turn without thinking: the text
- * of this refusal is this server's own, not one the API is known to give).
+ * of this refusal is this server's own, not one the API is known to give). `between_tools` asks
+ * for no thinking up front, so a loop under it may start either way. What a model refuses of these
+ * configurations by its name: `modelThinkingProblem`.
  */
 function thinkingProblem(body: Body): string | undefined {
   const config = (body.thinking ?? {}) as { type?: unknown; budget_tokens?: unknown };
+  const effort = (body.output_config as { effort?: unknown } | undefined)?.effort;
+  const refused = modelThinkingProblem(String(body.model), config, effort);
+  if (refused !== undefined) return refused;
   const on = config.type === "enabled" || config.type === "adaptive";
   if (config.type === "enabled") {
     const budget = Number(config.budget_tokens);

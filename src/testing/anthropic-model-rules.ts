@@ -1,0 +1,38 @@
+/**
+ * The thinking configurations the Messages API refuses for a model, by its name, as the strict
+ * server checks them. From Anthropic's model pages ("What's new in Claude Sonnet 5.5", the Claude
+ * Sonnet 5.5 migration guide, "Troubleshooting thinking", the models overview):
+ * - only Claude Sonnet 5.5 takes `thinking: {type: "between_tools"}`, in place of `disabled`,
+ *   which it refuses with a 400 `invalid_request_error` whose message points to `between_tools`;
+ *   `between_tools` works at effort low, medium and high and is refused at xhigh and max; manual
+ *   thinking budgets (`enabled`) are refused too;
+ * - Claude Opus 5.5 and Claude Fable 5.1 think always (adaptive): `disabled` and `enabled` are
+ *   refused. Other models are held to the general rules only.
+ * The docs quote none of these refusals word for word: every text below is this server's own,
+ * written to say what the docs say the API's message says.
+ */
+export function modelThinkingProblem(
+  model: string,
+  thinking: { type?: unknown },
+  effort: unknown,
+): string | undefined {
+  const type = thinking.type;
+  if (type === undefined) return undefined;
+  if (sonnet55.test(model)) {
+    if (type === "disabled")
+      return 'thinking.type: "disabled" is not supported on this model. To turn off up-front thinking, send "between_tools".';
+    if (type === "enabled")
+      return 'thinking.type: "enabled" is not supported on this model. Use "adaptive" or "between_tools", with `output_config.effort`.';
+    if (type === "between_tools" && (effort === "xhigh" || effort === "max"))
+      return `thinking.type: "between_tools" is not supported at effort "${effort}". Use "adaptive" thinking at this effort.`;
+    return undefined;
+  }
+  if (alwaysAdaptive.test(model) && type !== "adaptive")
+    return `thinking.type: "${String(type)}" is not supported on this model. Use "adaptive" and \`output_config.effort\` to control thinking.`;
+  if (type === "between_tools")
+    return 'thinking.type: "between_tools" is not supported on this model.';
+  return undefined;
+}
+
+const sonnet55 = /^claude-sonnet-5-5(\b|-)/;
+const alwaysAdaptive = /^claude-(opus-5-5|fable-5-1)(\b|-)/;

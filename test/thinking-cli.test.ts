@@ -95,13 +95,35 @@ describe("--thinking", () => {
 
   it("streams the thinking as its own stream-json event", async () => {
     const { options } = await setup(thinkingLoop());
-    const run = await runBin(["--output-format", "stream-json", "-p", "what is here?"], options);
+    const run = await runBin(
+      ["--thinking", "medium", "--output-format", "stream-json", "-p", "what is here?"],
+      options,
+    );
     const events = protocolLines(run.stdout);
     expect(events.filter((e) => e.type === "thinking" || e.type === "text")).toEqual([
       { version: 1, type: "thinking", text: "I will " },
       { version: 1, type: "thinking", text: "list." },
       { version: 1, type: "thinking", text: "Empty." },
       { version: 1, type: "text", text: "Nothing here." },
+    ]);
+  });
+
+  it("gets no thinking text from the default model without --thinking, its signed blocks still kept", async () => {
+    // Claude Sonnet 5.5 thinks by default with its thinking text omitted; nothing asks for it.
+    const { server, home, options } = await setup(thinkingLoop());
+    const run = await runBin(["--output-format", "stream-json", "-p", "what is here?"], options);
+    expect(server.rejections).toEqual([]);
+    expect(server.requests.map((request) => request.body.thinking)).toEqual([undefined, undefined]);
+    const events = protocolLines(run.stdout);
+    expect(events.filter((e) => e.type === "thinking" || e.type === "text")).toEqual([
+      { version: 1, type: "text", text: "Nothing here." },
+    ]);
+    const [file] = await sessionFiles(home);
+    const first = (await sessionRecords(file ?? "")).find(
+      (record) => (record.message as { role?: string } | undefined)?.role === "assistant",
+    );
+    expect((first?.message as { reasoning?: unknown }).reasoning).toEqual([
+      { type: "thinking", text: "", signature: thinkingSignature(""), at: { text: 0, calls: 0 } },
     ]);
   });
 

@@ -142,7 +142,12 @@ describe("Anthropic thinking", () => {
       { thinking: { type: "adaptive" }, output_config: { effort: "high" }, max_tokens: 8192 },
       undefined,
     ],
-    ["claude-sonnet-5-5", "off", { thinking: { type: "between_tools" }, max_tokens: 8192 }, undefined],
+    [
+      "claude-sonnet-5-5",
+      "off",
+      { thinking: { type: "between_tools" }, max_tokens: 8192 },
+      undefined,
+    ],
     ["claude-sonnet-5", "off", { thinking: { type: "disabled" }, max_tokens: 8192 }, undefined],
     ["claude-opus-5-5", "off", { output_config: { effort: "low" }, max_tokens: 8192 }, undefined],
     ["claude-fable-5-1", "off", { output_config: { effort: "low" }, max_tokens: 8192 }, undefined],
@@ -536,6 +541,29 @@ describe("the strict Messages server's thinking rules", () => {
     expect(anthropic.validate(sonnet(longLoop([], [again], betweenTools)))).toBeUndefined();
     expect(anthropic.validate(on("claude-sonnet-5", { type: "disabled" }))).toBeUndefined();
     expect(anthropic.validate(on("claude-opus-4-6", { type: "disabled" }))).toBeUndefined();
+  });
+
+  it.each([
+    ["claude-sonnet-5-5", undefined, ""],
+    ["claude-sonnet-5-5", "off", "Listing."],
+    ["claude-sonnet-5-5", "low", "Listing."],
+    ["claude-sonnet-5", undefined, ""],
+    ["claude-opus-5-5", "off", ""],
+    ["claude-opus-4-6", undefined, "Listing."],
+  ] as const)("streams %s's thinking at %s with the text %j", async (model, level, text) => {
+    const server = track(
+      await anthropic.startAnthropicServer([
+        anthropic.stream(anthropic.turn({ thinking: [["List", "ing."]], text: ["ok"] })),
+      ]),
+    );
+    const parts: Reasoning[] = [];
+    const client = anthropicClient(server, model, level);
+    for await (const event of client.stream({ system: "", tools: [], messages: [user] }))
+      if (event.type === "reasoning") parts.push(event.part);
+    expect(server.rejections).toEqual([]);
+    expect(parts).toEqual([
+      { type: "thinking", text, signature: sig(text), at: { text: 0, calls: 0 } },
+    ]);
   });
 
   it("is what refuses a round whose thinking the adapter dropped", () => {

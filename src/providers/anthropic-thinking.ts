@@ -90,7 +90,9 @@ export function anthropicThinking(
   }
   if (!manualOnly.test(model)) {
     return {
-      thinking: rules.summarize ? { type: "adaptive", display: "summarized" } : { type: "adaptive" },
+      thinking: rules.summarize
+        ? { type: "adaptive", display: "summarized" }
+        : { type: "adaptive" },
       output_config: { effort: level },
       ...none,
     };

@@ -34,5 +34,19 @@ export function modelThinkingProblem(
   return undefined;
 }
 
+/**
+ * Whether the model answers `body` with its thinking text omitted: `display` defaults to
+ * `"omitted"` on Claude Sonnet 5 and 5.5 (the Sonnet 5.5 migration guide's table), Opus 5.5 and
+ * Fable 5.1, whether `thinking` is sent or left out (they think by default). The blocks then come
+ * back with an empty text and a signature. `display: "summarized"` returns the text, and so does
+ * `between_tools` for its progress notes ("What's new in Claude Sonnet 5.5").
+ */
+export function omitsThinking(body: { model?: unknown; thinking?: unknown }): boolean {
+  const thinking = (body.thinking ?? {}) as { type?: unknown; display?: unknown };
+  if (thinking.type === "between_tools" || thinking.type === "disabled") return false;
+  return displayOmitted.test(String(body.model)) && thinking.display !== "summarized";
+}
+
+const displayOmitted = /^claude-(sonnet-5|opus-5-5|fable-5-1)(\b|-)/;
 const sonnet55 = /^claude-sonnet-5-5(\b|-)/;
 const alwaysAdaptive = /^claude-(opus-5-5|fable-5-1)(\b|-)/;

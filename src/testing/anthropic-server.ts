@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { modelThinkingProblem } from "./anthropic-model-rules.js";
+import { modelThinkingProblem, omitsThinking } from "./anthropic-model-rules.js";
 import {
   type Body,
   type Reply,
@@ -227,8 +227,30 @@ export function startAnthropicServer(
       loneSurrogate: ({ half, line, column, char }) =>
         `The request body is not valid JSON: ${half === "high" ? "no low" : "invalid high"} surrogate in string: line ${line} column ${column} (char ${char})`,
     },
-    limit === undefined ? script : script.map((entry) => reportingTokens(entry)),
+    script.map((entry) => {
+      const displayed = displaying(entry);
+      return limit === undefined ? displayed : reportingTokens(displayed);
+    }),
   );
+}
+
+/**
+ * `entry` as the model displays its thinking for the request (`omitsThinking`): when omitted,
+ * every thinking block streams no text, and its signature is the one of that empty text.
+ */
+function displaying(entry: ReplyScript): ReplyScript {
+  return (body) => {
+    const reply = typeof entry === "function" ? entry(body) : entry;
+    if (reply.kind !== "stream" || !omitsThinking(body)) return reply;
+    const frames = reply.frames.flatMap((frame) => {
+      const data = frame.data as { delta?: { type?: string } };
+      if (data.delta?.type === "thinking_delta") return [];
+      if (data.delta?.type !== "signature_delta") return [frame];
+      const signature = thinkingSignature("");
+      return [{ ...frame, data: { ...data, delta: { ...data.delta, signature } } }];
+    });
+    return { ...reply, frames };
+  };
 }
 
 /** `entry` with the request's token count as the `input_tokens` of its `message_start`. */

@@ -122,7 +122,7 @@ describe("--thinking", () => {
     const first = (await sessionRecords(file ?? "")).find(
       (record) => (record.message as { role?: string } | undefined)?.role === "assistant",
     );
-    expect((first?.message as { reasoning?: unknown }).reasoning).toEqual([
+    expect((first?.message as { reasoning?: unknown } | undefined)?.reasoning).toEqual([
       { type: "thinking", text: "", signature: thinkingSignature(""), at: { text: 0, calls: 0 } },
     ]);
   });

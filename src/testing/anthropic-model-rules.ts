@@ -1,3 +1,5 @@
+import type { SseFrame } from "./sse-server.js";
+
 /**
  * The thinking configurations the Messages API refuses for a model, by its name, as the strict
  * server checks them. From Anthropic's model pages ("What's new in Claude Sonnet 5.5", the Claude
@@ -50,3 +52,13 @@ export function omitsThinking(body: { model?: unknown; thinking?: unknown }): bo
 const displayOmitted = /^claude-(sonnet-5|opus-5-5|fable-5-1)(\b|-)/;
 const sonnet55 = /^claude-sonnet-5-5(\b|-)/;
 const alwaysAdaptive = /^claude-(opus-5-5|fable-5-1)(\b|-)/;
+
+/** `frames` with every thinking block's text left out and `signature` as its signature. */
+export function withThinkingOmitted(frames: SseFrame[], signature: string): SseFrame[] {
+  return frames.flatMap((frame) => {
+    const data = frame.data as { delta?: { type?: string } };
+    if (data.delta?.type === "thinking_delta") return [];
+    if (data.delta?.type !== "signature_delta") return [frame];
+    return [{ ...frame, data: { ...data, delta: { ...data.delta, signature } } }];
+  });
+}

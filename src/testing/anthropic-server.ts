@@ -1,5 +1,9 @@
 import { createHash } from "node:crypto";
-import { modelThinkingProblem, omitsThinking } from "./anthropic-model-rules.js";
+import {
+  modelThinkingProblem,
+  omitsThinking,
+  withThinkingOmitted,
+} from "./anthropic-model-rules.js";
 import {
   type Body,
   type Reply,
@@ -242,14 +246,7 @@ function displaying(entry: ReplyScript): ReplyScript {
   return (body) => {
     const reply = typeof entry === "function" ? entry(body) : entry;
     if (reply.kind !== "stream" || !omitsThinking(body)) return reply;
-    const frames = reply.frames.flatMap((frame) => {
-      const data = frame.data as { delta?: { type?: string } };
-      if (data.delta?.type === "thinking_delta") return [];
-      if (data.delta?.type !== "signature_delta") return [frame];
-      const signature = thinkingSignature("");
-      return [{ ...frame, data: { ...data, delta: { ...data.delta, signature } } }];
-    });
-    return { ...reply, frames };
+    return { ...reply, frames: withThinkingOmitted(reply.frames, thinkingSignature("")) };
   };
 }
 

@@ -46,7 +46,8 @@ describe("--thinking", () => {
     expect(run.stderr).toBe("  ✓ ls\n");
     expect(run.code).toBe(0);
     expect(server.rejections).toEqual([]);
-    expect(server.requests[0]?.body.thinking).toEqual({ type: "adaptive" });
+    // The default model, Claude Sonnet 5.5, omits its thinking text unless asked to summarize it.
+    expect(server.requests[0]?.body.thinking).toEqual({ type: "adaptive", display: "summarized" });
     expect(server.requests[0]?.body.output_config).toEqual({ effort: "high" });
     const [file] = await sessionFiles(home);
     const rounds = (await sessionRecords(file ?? "")).flatMap((record) => {
@@ -73,15 +74,56 @@ describe("--thinking", () => {
     ]);
   });
 
+  it("turns up-front thinking off on the default model with between_tools, which its API takes", async () => {
+    const { server, options } = await setup([
+      stream(turn({ calls: [{ id: "toolu_1", name: "ls", input: {} }] })),
+      stream(turn({ thinking: [["Listed; done."]], text: ["Nothing here."] })),
+    ]);
+    const run = await runBin(["--thinking", "off", "what is here?"], options);
+    expect(server.rejections).toEqual([]);
+    expect(run.stdout).toBe("Nothing here.\n");
+    expect(run.code).toBe(0);
+    expect(server.requests.map((request) => request.body.thinking)).toEqual([
+      { type: "between_tools" },
+      { type: "between_tools" },
+    ]);
+    expect(server.requests.map((request) => request.body.model)).toEqual([
+      "claude-sonnet-5-5",
+      "claude-sonnet-5-5",
+    ]);
+  });
+
   it("streams the thinking as its own stream-json event", async () => {
     const { options } = await setup(thinkingLoop());
-    const run = await runBin(["--output-format", "stream-json", "-p", "what is here?"], options);
+    const run = await runBin(
+      ["--thinking", "medium", "--output-format", "stream-json", "-p", "what is here?"],
+      options,
+    );
     const events = protocolLines(run.stdout);
     expect(events.filter((e) => e.type === "thinking" || e.type === "text")).toEqual([
       { version: 1, type: "thinking", text: "I will " },
       { version: 1, type: "thinking", text: "list." },
       { version: 1, type: "thinking", text: "Empty." },
       { version: 1, type: "text", text: "Nothing here." },
+    ]);
+  });
+
+  it("gets no thinking text from the default model without --thinking, its signed blocks still kept", async () => {
+    // Claude Sonnet 5.5 thinks by default with its thinking text omitted; nothing asks for it.
+    const { server, home, options } = await setup(thinkingLoop());
+    const run = await runBin(["--output-format", "stream-json", "-p", "what is here?"], options);
+    expect(server.rejections).toEqual([]);
+    expect(server.requests.map((request) => request.body.thinking)).toEqual([undefined, undefined]);
+    const events = protocolLines(run.stdout);
+    expect(events.filter((e) => e.type === "thinking" || e.type === "text")).toEqual([
+      { version: 1, type: "text", text: "Nothing here." },
+    ]);
+    const [file] = await sessionFiles(home);
+    const first = (await sessionRecords(file ?? "")).find(
+      (record) => (record.message as { role?: string } | undefined)?.role === "assistant",
+    );
+    expect((first?.message as { reasoning?: unknown } | undefined)?.reasoning).toEqual([
+      { type: "thinking", text: "", signature: thinkingSignature(""), at: { text: 0, calls: 0 } },
     ]);
   });
 

@@ -109,7 +109,31 @@ describe("Anthropic thinking", () => {
     [
       "claude-sonnet-5-5",
       "medium",
-      { thinking: { type: "adaptive" }, output_config: { effort: "medium" }, max_tokens: 8192 },
+      {
+        thinking: { type: "adaptive", display: "summarized" },
+        output_config: { effort: "medium" },
+        max_tokens: 8192,
+      },
+      undefined,
+    ],
+    [
+      "claude-sonnet-5",
+      "high",
+      {
+        thinking: { type: "adaptive", display: "summarized" },
+        output_config: { effort: "high" },
+        max_tokens: 8192,
+      },
+      undefined,
+    ],
+    [
+      "claude-opus-5-5",
+      "low",
+      {
+        thinking: { type: "adaptive", display: "summarized" },
+        output_config: { effort: "low" },
+        max_tokens: 8192,
+      },
       undefined,
     ],
     [
@@ -118,7 +142,17 @@ describe("Anthropic thinking", () => {
       { thinking: { type: "adaptive" }, output_config: { effort: "high" }, max_tokens: 8192 },
       undefined,
     ],
-    ["claude-sonnet-5-5", "off", { thinking: { type: "disabled" }, max_tokens: 8192 }, undefined],
+    [
+      "claude-sonnet-5-5",
+      "off",
+      { thinking: { type: "between_tools" }, max_tokens: 8192 },
+      undefined,
+    ],
+    ["claude-sonnet-5", "off", { thinking: { type: "disabled" }, max_tokens: 8192 }, undefined],
+    ["claude-opus-5-5", "off", { output_config: { effort: "low" }, max_tokens: 8192 }, undefined],
+    ["claude-fable-5-1", "off", { output_config: { effort: "low" }, max_tokens: 8192 }, undefined],
+    ["claude-opus-4-6", "off", { thinking: { type: "disabled" }, max_tokens: 8192 }, undefined],
+    ["local-model", "off", { thinking: { type: "disabled" }, max_tokens: 8192 }, undefined],
     ["claude-sonnet-5-5", undefined, { max_tokens: 8192 }, undefined],
   ] as const)("asks %s for thinking %s as its API takes it", async (model, level, asked, beta) => {
     const server = track(
@@ -272,6 +306,44 @@ describe("Anthropic thinking per tool loop", () => {
     ]);
   });
 
+  it("finishes a loop begun without thinking on Claude Sonnet 5.5 with between_tools at the level's effort", async () => {
+    const history = [
+      ...earlier,
+      round("call_1"),
+      result("call_1"),
+      round("call_2", [signed("Progress.")]),
+      result("call_2"),
+    ];
+    const sent = await request("claude-sonnet-5-5", "high", history);
+    expect(sent.shape).toEqual({
+      thinking: { type: "between_tools" },
+      output_config: { effort: "high" },
+      max_tokens: 8192,
+      beta: undefined,
+    });
+    // The progress notes between tool calls go back unchanged, as the model's docs ask.
+    expect(sent.messages.slice(3)).toEqual([
+      { role: "assistant", content: [use("call_1")] },
+      { role: "user", content: [answer("call_1")] },
+      { role: "assistant", content: [back("Progress."), use("call_2")] },
+      { role: "user", content: [answer("call_2")] },
+    ]);
+  });
+
+  it("finishes a loop that thought on Claude Sonnet 5.5 with between_tools, its thinking kept", async () => {
+    const history = [...earlier, round("call_1", [signed("Plan.")]), result("call_1")];
+    const sent = await request("claude-sonnet-5-5", "off", history);
+    expect(sent.shape).toEqual({
+      thinking: { type: "between_tools" },
+      max_tokens: 8192,
+      beta: undefined,
+    });
+    expect(sent.messages.slice(3)).toEqual([
+      { role: "assistant", content: [back("Plan."), use("call_1")] },
+      { role: "user", content: [answer("call_1")] },
+    ]);
+  });
+
   it("asks for the level again once a prompt follows the loop, and leaves an unset level alone", async () => {
     const done: Message[] = [
       ...earlier,
@@ -401,6 +473,97 @@ describe("the strict Messages server's thinking rules", () => {
       ],
     };
     expect(anthropic.validate(earlier)).toBeUndefined();
+  });
+
+  const on = (model: string, thinking: unknown, effort?: string) => ({
+    ...loop([toolUse], thinking as never),
+    model,
+    ...(effort !== undefined && { output_config: { effort } }),
+  });
+
+  it.each([
+    [
+      "claude-sonnet-5-5",
+      { type: "disabled" },
+      undefined,
+      'thinking.type: "disabled" is not supported on this model. To turn off up-front thinking, send "between_tools".',
+    ],
+    [
+      "claude-sonnet-5-5",
+      { type: "enabled", budget_tokens: 1024 },
+      undefined,
+      'thinking.type: "enabled" is not supported on this model. Use "adaptive" or "between_tools", with `output_config.effort`.',
+    ],
+    [
+      "claude-sonnet-5-5",
+      { type: "between_tools" },
+      "xhigh",
+      'thinking.type: "between_tools" is not supported at effort "xhigh". Use "adaptive" thinking at this effort.',
+    ],
+    [
+      "claude-opus-5-5",
+      { type: "disabled" },
+      undefined,
+      'thinking.type: "disabled" is not supported on this model. Use "adaptive" and `output_config.effort` to control thinking.',
+    ],
+    [
+      "claude-fable-5-1-20261001",
+      { type: "between_tools" },
+      undefined,
+      'thinking.type: "between_tools" is not supported on this model. Use "adaptive" and `output_config.effort` to control thinking.',
+    ],
+    [
+      "claude-opus-4-6",
+      { type: "between_tools" },
+      undefined,
+      'thinking.type: "between_tools" is not supported on this model.',
+    ],
+  ])("refuses on %s the thinking %j at effort %s", async (model, thinking, effort, message) => {
+    const body = on(model, thinking, effort);
+    expect(anthropic.validate(body)).toBe(message);
+    const server = track(await anthropic.startAnthropicServer([]));
+    const answer = await postRaw(`${server.url}/v1/messages`, JSON.stringify(body), {
+      "x-api-key": "k",
+    });
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.text).error).toEqual({ type: "invalid_request_error", message });
+  });
+
+  it("takes between_tools on Claude Sonnet 5.5 at low to high effort, a loop with or without thinking", () => {
+    for (const effort of [undefined, "low", "medium", "high"]) {
+      expect(anthropic.validate(on("claude-sonnet-5-5", { type: "between_tools" }, effort))).toBe(
+        undefined,
+      );
+    }
+    const betweenTools = { type: "between_tools" };
+    const sonnet = (body: object) => ({ ...body, model: "claude-sonnet-5-5" });
+    expect(anthropic.validate(sonnet(longLoop([thought], [again], betweenTools)))).toBeUndefined();
+    expect(anthropic.validate(sonnet(longLoop([], [again], betweenTools)))).toBeUndefined();
+    expect(anthropic.validate(on("claude-sonnet-5", { type: "disabled" }))).toBeUndefined();
+    expect(anthropic.validate(on("claude-opus-4-6", { type: "disabled" }))).toBeUndefined();
+  });
+
+  it.each([
+    ["claude-sonnet-5-5", undefined, ""],
+    ["claude-sonnet-5-5", "off", "Listing."],
+    ["claude-sonnet-5-5", "low", "Listing."],
+    ["claude-sonnet-5", undefined, ""],
+    ["claude-opus-5-5", "off", ""],
+    ["claude-opus-4-6", undefined, "Listing."],
+  ] as const)("streams %s's thinking at %s with the text %j", async (model, level, text) => {
+    const server = track(
+      await anthropic.startAnthropicServer([
+        anthropic.stream(anthropic.turn({ thinking: [["List", "ing."]], text: ["ok"] })),
+      ]),
+    );
+    const parts: Reasoning[] = [];
+    const client = anthropicClient(server, model, level);
+    for await (const event of client.stream({ system: "", tools: [], messages: [user] }))
+      if (event.type === "reasoning") parts.push(event.part);
+    expect(server.rejections).toEqual([]);
+    expect(parts).toEqual([
+      { type: "thinking", text, signature: sig(text), at: { text: 0, calls: 0 } },
+    ]);
   });
 
   it("is what refuses a round whose thinking the adapter dropped", () => {

@@ -108,7 +108,7 @@ describe("a tool loop's thinking, in its own run and taken up again after a cras
     expect(run.stdout).toBe("Nothing here.\n");
     expect(server.rejections).toEqual([]);
     const body = server.requests[1]?.body;
-    expect(body?.thinking).toEqual({ type: "adaptive" });
+    expect(body?.thinking).toEqual({ type: "adaptive", display: "summarized" });
     const sent = body?.messages as { content: unknown[] }[];
     expect(sent[1]?.content[0]).toEqual({
       type: "thinking",
@@ -144,10 +144,11 @@ describe("a tool loop's thinking, in its own run and taken up again after a cras
     });
     for (const file of await filesUnder(join(ctx.home, "state")))
       expect(await readFile(file, "utf8")).not.toContain(key);
-    // The loop goes back without that thinking, so this request of the loop does not think.
+    // The loop goes back without that thinking, so this request of the loop does not think up
+    // front: Claude Sonnet 5.5's lowest setting, at the session's effort.
     const body = ctx.server.requests.at(-1)?.body;
-    expect(body?.thinking).toEqual({ type: "disabled" });
-    expect(body?.output_config).toBeUndefined();
+    expect(body?.thinking).toEqual({ type: "between_tools" });
+    expect(body?.output_config).toEqual({ effort: "high" });
     const sent = body?.messages as { role: string; content: unknown[] }[];
     expect(sent[1]).toEqual({
       role: "assistant",
@@ -169,25 +170,29 @@ describe("a tool loop's thinking, in its own run and taken up again after a cras
     const resumed = await ctx.cont(["--thinking", "high"], "what happened?");
     expect(ctx.server.rejections).toEqual([]);
     expect(resumed.stdout).toBe("resumed fine\n");
-    expect(ctx.server.requests.at(-1)?.body.thinking).toEqual({ type: "disabled" });
+    // Claude Sonnet 5.5, the default model, refuses `disabled`: its lowest setting finishes the loop.
+    expect(ctx.server.requests.at(-1)?.body.thinking).toEqual({ type: "between_tools" });
+    expect(ctx.server.requests.at(-1)?.body.output_config).toEqual({ effort: "high" });
     const next = await ctx.cont(["--thinking", "high"], "and now?");
     expect(ctx.server.rejections).toEqual([]);
     expect(next.stdout).toBe("thought again\n");
     expect(next.code).toBe(0);
     const body = ctx.server.requests.at(-1)?.body;
-    expect(body?.thinking).toEqual({ type: "adaptive" });
+    expect(body?.thinking).toEqual({ type: "adaptive", display: "summarized" });
     expect(body?.output_config).toEqual({ effort: "high" });
   }, 30_000);
 
   it("finishes a loop begun with thinking with thinking off, the loop without its thinking", async () => {
     const marker = sleeper();
+    // A model that takes `disabled` (Claude Sonnet 5.5 finishes with between_tools instead).
+    const model = ["-m", "claude-opus-4-6"];
     const ctx = await killedInLoop(
       marker,
       stream(turn({ thinking: [["I will wait."]], calls: [sleepCall(marker)] })),
-      ["--thinking", "high"],
+      [...model, "--thinking", "high"],
       [stream(turn({ text: ["resumed fine"] }))],
     );
-    const resumed = await ctx.cont(["--thinking", "off"], "what happened?");
+    const resumed = await ctx.cont([...model, "--thinking", "off"], "what happened?");
     expect(ctx.server.rejections).toEqual([]);
     expect(resumed.stdout).toBe("resumed fine\n");
     const body = ctx.server.requests.at(-1)?.body;

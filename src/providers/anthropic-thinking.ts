@@ -14,9 +14,9 @@ import type { ThinkingLevel } from "../types.js";
  *   Claude 4 models up to 4.5, its only mode there. The budget is added to the output limit
  *   (`max_tokens` must exceed it), and the interleaved-thinking beta lets the model think
  *   between tool calls, as adaptive thinking does by itself.
- * `off` asks for `{type: "disabled"}`; unset sends nothing, leaving the model's default.
- * mini-agent never sets `temperature` or forces a tool (`tool_choice`), both refused with
- * thinking on.
+ * `off` asks for `{type: "disabled"}`, or what the model takes instead (`modelThinking`); unset
+ * sends nothing, leaving the model's default. mini-agent never sets `temperature` or forces a
+ * tool (`tool_choice`), both refused with thinking on.
  */
 export interface AnthropicThinking {
   thinking?: ThinkingConfigParam;
@@ -34,18 +34,67 @@ export const interleavedThinkingBeta = "interleaved-thinking-2025-05-14";
 /** Models that take only the manual mode: Claude 3.7 and Claude 4 up to 4.5. */
 const manualOnly = /^claude-(3-|(opus|sonnet|haiku)-4-[015](\b|-)|(opus|sonnet)-4-20\d{6})/;
 
+/**
+ * What a model takes beyond the two modes, by its name; the first pattern that matches wins, and
+ * a model none matches keeps `disabled` and the API's default display.
+ * - `off`: what `--thinking off` sends. `disabled` by default. Claude Sonnet 5.5 refuses it with
+ *   a 400 and takes `{type: "between_tools"}` instead, its lowest setting: no thinking up front,
+ *   only short progress notes between tool calls, which come back as thinking blocks with their
+ *   text and go back unchanged ("What's new in Claude Sonnet 5.5", its migration guide).
+ *   Claude Opus 5.5 and Claude Fable 5.1 think always ("Adaptive (always on)" in the models
+ *   overview; `disabled` is refused): `off` sends no `thinking` and the lowest effort, `low`.
+ * - `summarize`: the model's default `display` is `"omitted"` (thinking blocks come back with an
+ *   empty text and their signature): Claude Sonnet 5 and 5.5 (the Sonnet 5.5 migration guide's
+ *   table), Opus 5.5 and Fable 5.1. A level asks for `display: "summarized"` there, always, so
+ *   the thinking shown and kept in the session has its text, as on the models before them.
+ */
+interface ModelThinking {
+  off: "disabled" | "between_tools" | "lowest";
+  summarize: boolean;
+}
+
+const modelThinking: [RegExp, ModelThinking][] = [
+  [/^claude-sonnet-5-5(\b|-)/, { off: "between_tools", summarize: true }],
+  [/^claude-sonnet-5(\b|-)/, { off: "disabled", summarize: true }],
+  [/^claude-(opus-5-5|fable-5-1)(\b|-)/, { off: "lowest", summarize: true }],
+];
+
+const thinkingOf = (model: string): ModelThinking =>
+  modelThinking.find(([pattern]) => pattern.test(model))?.[1] ?? {
+    off: "disabled",
+    summarize: false,
+  };
+
+/**
+ * The request fields for `level` on `model`. `effort` is the session's level when a tool loop is
+ * finished without thinking (`loopThinking`): `between_tools` keeps it, as the effort of a
+ * conversation under `between_tools` must not change.
+ */
 export function anthropicThinking(
   model: string,
   level: ThinkingLevel | undefined,
+  effort?: Exclude<ThinkingLevel, "off">,
 ): AnthropicThinking {
-  if (level === undefined) return { extraTokens: 0, headers: {} };
-  if (level === "off") return { thinking: { type: "disabled" }, extraTokens: 0, headers: {} };
+  const none = { extraTokens: 0, headers: {} };
+  if (level === undefined) return none;
+  const rules = thinkingOf(model);
+  if (level === "off") {
+    if (rules.off === "between_tools")
+      return {
+        thinking: { type: "between_tools" },
+        ...(effort !== undefined && { output_config: { effort } }),
+        ...none,
+      };
+    if (rules.off === "lowest") return { output_config: { effort: "low" }, ...none };
+    return { thinking: { type: "disabled" }, ...none };
+  }
   if (!manualOnly.test(model)) {
     return {
-      thinking: { type: "adaptive" },
+      thinking: rules.summarize
+        ? { type: "adaptive", display: "summarized" }
+        : { type: "adaptive" },
       output_config: { effort: level },
-      extraTokens: 0,
-      headers: {},
+      ...none,
     };
   }
   const budget = thinkingBudgets[level];
@@ -57,29 +106,34 @@ export function anthropicThinking(
 }
 
 /**
- * The thinking of one request, and its messages, under the API's rule for tool loops: a loop is
- * one assistant turn and keeps one thinking configuration. A request inside a loop (its last user
- * message holds tool results) asks for thinking only when the loop's first assistant message
- * starts with thinking that goes back; a loop begun without it (thinking was off, its thinking
- * could not be sent back, another provider answered) is finished with thinking off, and the level
- * applies again from the next prompt. A loop finished with thinking off goes back without its
- * thinking blocks, as the API asks of a turn without thinking. `undefined` (the model's default)
- * is left to the model.
+ * The thinking of one request on `model`, and its messages, under the API's rule for tool loops:
+ * a loop is one assistant turn and keeps one thinking configuration. A request inside a loop (its
+ * last user message holds tool results) asks for thinking only when the loop's first assistant
+ * message starts with thinking that goes back; a loop begun without it (thinking was off, its
+ * thinking could not be sent back, another provider answered) is finished with thinking off, and
+ * the level applies again from the next prompt. A loop finished with `disabled` goes back without
+ * its thinking blocks, as the API asks of a turn without thinking; under `between_tools` (or on a
+ * model that thinks always) they go back unchanged, as the progress notes must. `undefined` (the
+ * model's default) is left to the model.
  */
 export function loopThinking(
+  model: string,
   messages: MessageParam[],
   level: ThinkingLevel | undefined,
-): { level: ThinkingLevel | undefined; messages: MessageParam[] } {
+): { thinking: AnthropicThinking; messages: MessageParam[] } {
   const start = loopStart(messages);
-  if (start === undefined || level === undefined) return { level, messages };
+  const asked = { thinking: anthropicThinking(model, level), messages };
+  if (start === undefined || level === undefined) return asked;
   const thought = isThinking(blocksOf(messages[start])[0]);
-  if (level !== "off" && thought) return { level, messages };
+  if (level !== "off" && thought) return asked;
+  const thinking = anthropicThinking(model, "off", level === "off" ? undefined : level);
+  if (thinking.thinking?.type !== "disabled") return { thinking, messages };
   const unthought = messages.map((message, i) =>
     i < start || message.role !== "assistant"
       ? message
       : { ...message, content: blocksOf(message).filter((block) => !isThinking(block)) },
   );
-  return { level: "off", messages: unthought };
+  return { thinking, messages: unthought };
 }
 
 /**

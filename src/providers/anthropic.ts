@@ -9,7 +9,7 @@ import {
   toModelEvents,
   withCacheBreakpoints,
 } from "./anthropic-protocol.js";
-import { anthropicThinking, loopThinking } from "./anthropic-thinking.js";
+import { loopThinking } from "./anthropic-thinking.js";
 import { callIdsIn } from "./calls.js";
 import { failWhenIdle, linkedController } from "./idle.js";
 import { streamErrorFrom } from "./stream-error.js";
@@ -67,13 +67,17 @@ export class AnthropicModelClient implements ModelClient {
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
     const history = normalizeHistory([...request.messages], { startWithUser: true }).messages;
-    const loop = loopThinking(toAnthropicMessages(history), this.options.thinking);
+    const loop = loopThinking(
+      this.options.model,
+      toAnthropicMessages(history),
+      this.options.thinking,
+    );
     const { system, tools, messages } = withCacheBreakpoints({
       system: request.system,
       tools: toAnthropicTools(request.tools),
       messages: loop.messages,
     });
-    const { extraTokens, headers, ...thinking } = anthropicThinking(this.options.model, loop.level);
+    const { extraTokens, headers, ...thinking } = loop.thinking;
     const [controller, release] = linkedController(request.signal);
     try {
       const events = await this.client.messages.create(

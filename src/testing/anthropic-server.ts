@@ -1,5 +1,10 @@
 import { createHash } from "node:crypto";
 import {
+  modelThinkingProblem,
+  omitsThinking,
+  withThinkingOmitted,
+} from "./anthropic-model-rules.js";
+import {
   type Body,
   type Reply,
   type ReplyScript,
@@ -226,8 +231,23 @@ export function startAnthropicServer(
       loneSurrogate: ({ half, line, column, char }) =>
         `The request body is not valid JSON: ${half === "high" ? "no low" : "invalid high"} surrogate in string: line ${line} column ${column} (char ${char})`,
     },
-    limit === undefined ? script : script.map((entry) => reportingTokens(entry)),
+    script.map((entry) => {
+      const displayed = displaying(entry);
+      return limit === undefined ? displayed : reportingTokens(displayed);
+    }),
   );
+}
+
+/**
+ * `entry` as the model displays its thinking for the request (`omitsThinking`): when omitted,
+ * every thinking block streams no text, and its signature is the one of that empty text.
+ */
+function displaying(entry: ReplyScript): ReplyScript {
+  return (body) => {
+    const reply = typeof entry === "function" ? entry(body) : entry;
+    if (reply.kind !== "stream" || !omitsThinking(body)) return reply;
+    return { ...reply, frames: withThinkingOmitted(reply.frames, thinkingSignature("")) };
+  };
 }
 
 /** `entry` with the request's token count as the `input_tokens` of its `message_start`. */
@@ -335,10 +355,15 @@ const docs = "https://docs.claude.com/en/docs/build-with-claude/extended-thinkin
  * configuration: with thinking on, the first assistant message of the loop a request ends in (its
  * last message holds tool results) starts with its thinking; with thinking disabled, none of the
  * loop's assistant messages holds thinking (the docs' rule for a turn without thinking: the text
- * of this refusal is this server's own, not one the API is known to give).
+ * of this refusal is this server's own, not one the API is known to give). `between_tools` asks
+ * for no thinking up front, so a loop under it may start either way. What a model refuses of these
+ * configurations by its name: `modelThinkingProblem`.
  */
 function thinkingProblem(body: Body): string | undefined {
   const config = (body.thinking ?? {}) as { type?: unknown; budget_tokens?: unknown };
+  const effort = (body.output_config as { effort?: unknown } | undefined)?.effort;
+  const refused = modelThinkingProblem(String(body.model), config, effort);
+  if (refused !== undefined) return refused;
   const on = config.type === "enabled" || config.type === "adaptive";
   if (config.type === "enabled") {
     const budget = Number(config.budget_tokens);

@@ -154,6 +154,25 @@ describe("Anthropic thinking", () => {
     ["claude-opus-4-6", "off", { thinking: { type: "disabled" }, max_tokens: 8192 }, undefined],
     ["local-model", "off", { thinking: { type: "disabled" }, max_tokens: 8192 }, undefined],
     ["claude-sonnet-5-5", undefined, { max_tokens: 8192 }, undefined],
+    // Gateways spell the same models their own way: OpenRouter, Bedrock, Vertex, dotted versions.
+    [
+      "anthropic/claude-sonnet-4.5",
+      "low",
+      { thinking: { type: "enabled", budget_tokens: 2048 }, max_tokens: 10240 },
+      "interleaved-thinking-2025-05-14",
+    ],
+    [
+      "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+      "low",
+      { thinking: { type: "enabled", budget_tokens: 2048 }, max_tokens: 10240 },
+      "interleaved-thinking-2025-05-14",
+    ],
+    [
+      "claude-opus-4-1@20250805",
+      "medium",
+      { thinking: { type: "enabled", budget_tokens: 8192 }, max_tokens: 16384 },
+      "interleaved-thinking-2025-05-14",
+    ],
   ] as const)("asks %s for thinking %s as its API takes it", async (model, level, asked, beta) => {
     const server = track(
       await anthropic.startAnthropicServer([anthropic.stream(anthropic.turn({ text: ["ok"] }))]),

@@ -59,8 +59,22 @@ const modelThinking: [RegExp, ModelThinking][] = [
   [/^claude-(opus-5-5|fable-5-1)(\b|-)/, { off: "lowest", summarize: true }],
 ];
 
+/**
+ * A model's name as the patterns above read it. Gateways spell the same models their own way:
+ * OpenRouter `anthropic/claude-sonnet-4.5`, Bedrock `us.anthropic.claude-sonnet-4-5-…-v1:0`,
+ * Vertex `claude-opus-4-1@20250805`; here each becomes `claude-…` with hyphens between the
+ * version's numbers.
+ */
+export function canonicalModel(model: string): string {
+  return model
+    .toLowerCase()
+    .replace(/^.*\//, "")
+    .replace(/^(?:[a-z]{2,4}\.)?anthropic\./, "")
+    .replace(/(\d)\.(\d)/g, "$1-$2");
+}
+
 const thinkingOf = (model: string): ModelThinking =>
-  modelThinking.find(([pattern]) => pattern.test(model))?.[1] ?? {
+  modelThinking.find(([pattern]) => pattern.test(canonicalModel(model)))?.[1] ?? {
     off: "disabled",
     summarize: false,
   };
@@ -88,7 +102,7 @@ export function anthropicThinking(
     if (rules.off === "lowest") return { output_config: { effort: "low" }, ...none };
     return { thinking: { type: "disabled" }, ...none };
   }
-  if (!manualOnly.test(model)) {
+  if (!manualOnly.test(canonicalModel(model))) {
     return {
       thinking: rules.summarize
         ? { type: "adaptive", display: "summarized" }

@@ -37,6 +37,12 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
     // lines. Set before the turn is compiled: V8 accepts a code cache only under the flags it
     // was made with, and the build makes it under this one too.
     (await import("node:v8")).setFlagsFromString("--liftoff-only");
+    if (!args.exportCommand && !args.sessions && args.sandbox !== "off") {
+      // Whether bwrap works here is known only by running it: started now, the probe runs while
+      // the turn loads, and the turn awaits this same probe (one per bwrap binary).
+      const { resolveSandbox } = await import("../tools/sandbox.js");
+      void resolveSandbox({ mode: args.sandbox });
+    }
     const { workspaceFolder } = await import("./workspace.js");
     const workspace = await workspaceFolder(args.cwd);
     if (args.exportCommand) {

@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { bin, cliEnv } from "./support/cli.js";
 import { killProcessesWith, processesWith } from "./support/processes.js";
 import { useTempDirs } from "./support/temp.js";
 
@@ -36,8 +37,15 @@ function procListings(): number {
 
 const script = (name: string) => fileURLToPath(new URL(`./support/${name}`, import.meta.url));
 
-function node(args: string[]): { child: ReturnType<typeof spawn>; exited: Promise<string> } {
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "ignore"] });
+function node(
+  args: string[],
+  options: { stdin?: "pipe"; env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): { child: ReturnType<typeof spawn>; exited: Promise<string> } {
+  const child = spawn(process.execPath, args, {
+    stdio: [options.stdin ?? "ignore", "pipe", "ignore"],
+    ...(options.env && { env: options.env }),
+    ...(options.cwd && { cwd: options.cwd }),
+  });
   let stdout = "";
   child.stdout?.on("data", (chunk: Buffer) => {
     stdout += chunk.toString();
@@ -67,8 +75,8 @@ describe("the sweep of a killed agent's leftovers", () => {
     expect(procListings()).toBe(0);
   });
 
-  it("still ends a SIGKILLed agent's setsid process, in the next agent that runs bash", async () => {
-    const root = await tempDir();
+  /** A setsid `sleep` left running by an agent killed with SIGKILL; returns its command line. */
+  async function orphanOfKilledAgent(root: string): Promise<string> {
     const sleeper = `sleep ${3000 + Math.floor(Math.random() * 6000)}`;
     markers.push(sleeper);
     const killed = node([
@@ -79,6 +87,12 @@ describe("the sweep of a killed agent's leftovers", () => {
     while (!fs.existsSync(join(root, "begun"))) await new Promise((r) => setTimeout(r, 20));
     killed.child.kill("SIGKILL");
     await killed.exited;
+    return sleeper;
+  }
+
+  it("still ends a SIGKILLed agent's setsid process, in the next agent that runs bash", async () => {
+    const root = await tempDir();
+    const sleeper = await orphanOfKilledAgent(root);
     const next = node([script("bash-once.mjs"), root, "echo next"]);
     expect(JSON.parse(await next.exited)).toEqual({
       content: "next\n[exit code 0]",
@@ -87,4 +101,23 @@ describe("the sweep of a killed agent's leftovers", () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(await processesWith(sleeper)).toEqual([]);
   });
+
+  it("is done by a CLI session of many turns while it awaits its first prompt", async () => {
+    const root = await tempDir();
+    const home = await tempDir();
+    const sleeper = await orphanOfKilledAgent(root);
+    const args = ["--input-format", "stream-json", "--output-format", "stream-json"];
+    const session = node([bin, ...args, "--sandbox", "off"], {
+      stdin: "pipe",
+      cwd: root,
+      env: cliEnv(home, "http://127.0.0.1:9"),
+    });
+    const deadline = Date.now() + 5000;
+    while ((await processesWith(sleeper)).length > 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    const waiting = session.child.exitCode === null;
+    session.child.stdin?.end();
+    await session.exited;
+    expect({ waiting, left: await processesWith(sleeper) }).toEqual({ waiting: true, left: [] });
+  }, 20_000);
 });

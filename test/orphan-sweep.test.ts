@@ -11,7 +11,9 @@ import { useTempDirs } from "./support/temp.js";
  * The sweep for what a killed mini-agent left running reads every process's environment in
  * `/proc`, so it is not part of making the bash tool: it runs once per process, before the
  * first command, and a run that used no bash still sweeps before it exits (the CLI; see the
- * crash matrix's resume).
+ * crash matrix's resume). Any other mini-agent of this PID namespace may sweep a test's orphan
+ * first, so these tests show the sweep happened, not which agent did it: run in a PID namespace
+ * of their own (`unshare -pf --mount-proc`) they show which.
  */
 
 vi.mock("node:fs", async (original) => {
@@ -115,9 +117,11 @@ describe("the sweep of a killed agent's leftovers", () => {
     const deadline = Date.now() + 5000;
     while ((await processesWith(sleeper)).length > 0 && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 50));
+    // Seen while the session still awaits its first prompt (it sweeps again at its end).
+    const left = await processesWith(sleeper);
     const waiting = session.child.exitCode === null;
     session.child.stdin?.end();
     await session.exited;
-    expect({ waiting, left: await processesWith(sleeper) }).toEqual({ waiting: true, left: [] });
+    expect({ waiting, left }).toEqual({ waiting: true, left: [] });
   }, 20_000);
 });

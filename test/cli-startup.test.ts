@@ -10,22 +10,26 @@ const setup = useCliSetup();
  * The CLI starts the bwrap probe before it loads the turn, so the probe runs meanwhile; the
  * turn then awaits that same probe, for its warning, its system prompt and bash's first command.
  */
+/** A bwrap on `PATH` that notes each start in `log` and cannot build the sandbox. */
+async function failingBwrap(home: string, env: NodeJS.ProcessEnv) {
+  const fakeBin = join(home, "fake-bin");
+  const log = join(home, "bwrap.log");
+  await mkdir(fakeBin);
+  await writeFile(
+    join(fakeBin, "bwrap"),
+    `#!/bin/sh\necho started >> '${log}'\necho 'no user namespaces' >&2\nexit 1\n`,
+  );
+  await chmod(join(fakeBin, "bwrap"), 0o755);
+  return { log, env: { ...env, PATH: `${fakeBin}:${process.env.PATH}` } };
+}
+
 describe("the CLI's start-up", () => {
   it("runs the bwrap probe once per run, started before the turn and reused by bash", async () => {
     const { server, home, options } = await setup([
       stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: "echo hi" } }] })),
       stream(turn({ text: ["done"] })),
     ]);
-    // A bwrap that notes each start and cannot build the sandbox: bash then runs plainly.
-    const fakeBin = join(home, "fake-bin");
-    const log = join(home, "bwrap.log");
-    await mkdir(fakeBin);
-    await writeFile(
-      join(fakeBin, "bwrap"),
-      `#!/bin/sh\necho started >> '${log}'\necho 'no user namespaces' >&2\nexit 1\n`,
-    );
-    await chmod(join(fakeBin, "bwrap"), 0o755);
-    const env = { ...options.env, PATH: `${fakeBin}:${process.env.PATH}` };
+    const { log, env } = await failingBwrap(home, options.env);
     const run = await runBin(["--allow-bash", "task"], { ...options, env });
     expect(run).toEqual({
       code: 0,
@@ -37,5 +41,19 @@ describe("the CLI's start-up", () => {
       { id: "toolu_1", content: "hi\n[exit code 0]", isError: false },
     ]);
     expect(await readFile(log, "utf8")).toBe("started\n");
+  });
+
+  it("runs no probe for what never runs bash: the session list, the rules list", async () => {
+    const { home, options } = await setup([]);
+    const { log, env } = await failingBwrap(home, options.env);
+    expect(await runBin(["--sessions"], { ...options, env })).toMatchObject({
+      code: 0,
+      stderr: "",
+    });
+    expect(await runBin(["rules", "list"], { ...options, env })).toMatchObject({
+      code: 0,
+      stderr: "",
+    });
+    expect(await readFile(log, "utf8").catch(() => "no probe")).toBe("no probe");
   });
 });

@@ -773,18 +773,34 @@ const notes = `
   \`fetch\` and, in the bundle, a small \`Headers\`, so a run never loads Node's own fetch stack
   (undici with its web streams, TLS, HTTP/2, zlib and worker modules), which cost about 90 ms of
   CPU in this task. HTTPS loads \`node:https\` only for an https base URL.
-- The two-turn target (at most 2× the floor) is missed in the table: this machine is shared and
-  was loaded while it ran, and the run does more CPU work than the floor, so it loses more to
-  the load. What is left is below; the largest parts of our own (the sweep, the probe) belong to
-  bash's safety and were not changed here.
-- Where the task's wall time goes, from timestamps in one run on a quiet moment (about 80-88 ms
-  against the floor's ~50): Node itself and the entry ~30-35 ms; the turn's file with its cache
-  ~5 ms; the CLI's set-up until the bwrap probe ~10 ms; the probe and the \`/proc\` sweep below
-  ~7 and ~5 ms; the session and the first request ~7 ms; then the two rounds.
-- Also measured in the task's CPU profile, and not yet removed: the bash tool's sweep for
-  commands left by a killed mini-agent (it reads every process's environment in \`/proc\`: 8-25 ms
-  here, growing with the number of processes on the machine) and the bwrap probe (a process
-  spawn, 3-12 ms, overlapping the request).
+- The bash tool's sweep for commands left by a killed mini-agent reads the environment of every
+  process in \`/proc\` (5-25 ms before, growing with the machine's process count). It is no longer
+  on the start-up path: it runs once per process, before bash's first command, or, in a run that
+  never ran bash, once the run's work is done (a session of many turns: while its first prompt is
+  awaited). It now finds the marker in each environment's bytes without decoding them and no
+  longer reads \`/proc/<pid>/stat\` for it: about 2.4 ms at the end of the task in a CPU profile,
+  with about 90 processes on the machine.
+- The bwrap probe (loading \`node:child_process\` and a fork of the agent: about 10 ms of CPU in a
+  profile) starts in the entry before the turn's file is loaded, so bwrap runs on the other core
+  while the turn loads; the turn awaits that same probe (\`sandbox.cjs\` is one module the entry
+  and the turn share). Only a turn and \`rules explain\` start it.
+- Side by side with the build before these two changes (alternating, 21 runs each, clean
+  environment): 0.94-0.97× its wall time and 0.90-0.98× its CPU time on the two-turn task; the
+  machine was loaded (load average 4-9 on 2 cores): over four runs of the same build within
+  minutes the table's two-turn ratio was 1.90×, 2.56×, 2.62× and 3.13×, and \`--version\`
+  (whose path did not change) 1.39× to 1.80×; the table shows the median run.
+- The two-turn target (at most 2× the floor) is not reliably met: what is left is CPU. The task
+  takes about 2.4× the floor's CPU time (140 ms against 57 ms, medians of 21 whole-process runs),
+  and on a loaded machine CPU time is wall time. Where it goes, from a CPU profile of the task
+  (8 runs of an unminified build sampled every 0.2 ms; a profiled run is slower): loading the
+  turn ~64 ms, of which deserialising its code cache ~36 and running its top level ~28 (~19 of
+  them loading the Node modules it imports eagerly: \`http\` and \`net\`, which the floor loads too,
+  and \`crypto\` ~3 ms, \`fs/promises\` ~1, \`readline\` ~1, \`timers/promises\`, \`os\`, which it does not);
+  the probe ~10 ms; \`node:v8\` for \`--liftoff-only\` ~2 ms and \`parseArgs\` ~1.4 ms in the entry;
+  the CLI's set-up up to the first request ~9 ms; the session file ~4 ms; garbage collection
+  ~7 ms; the sweep ~2.4 ms. Left to remove: \`node:crypto\` imported where an id is made (a dozen
+  modules) rather than at load, \`readline\` loaded only for a terminal, and a smaller turn (most of
+  the two SDKs' code never runs in a task).
 - WebAssembly stays on V8's baseline compiler (\`--liftoff-only\`, set before the turn is
   compiled, so the code cache made under it is accepted): the shell parser's first decision then
   takes about 0.1 s instead of 0.6 s (\`mini-agent rules explain\`, measured side by side).

@@ -40,6 +40,22 @@ const treeSitterInCommonJS = {
   },
 };
 
+/**
+ * The sandbox's module, one file both the entry and the turn require (`sandbox.cjs`): one
+ * instance, so the bwrap probe the entry starts before the turn loads is the one the turn awaits.
+ */
+const sharedSandbox = {
+  name: "shared-sandbox",
+  setup(bundler) {
+    const file = resolve("src/tools/sandbox.ts");
+    bundler.onResolve({ filter: /sandbox\.js$/ }, (args) =>
+      resolve(args.resolveDir, args.path.replace(/\.js$/, ".ts")) === file
+        ? { path: "./sandbox.cjs", external: true }
+        : undefined,
+    );
+  },
+};
+
 const out = "dist/bundle";
 rmSync(out, { recursive: true, force: true });
 const common = {
@@ -74,7 +90,14 @@ await build({
   banner: {
     js: 'var __cjsRequire=require,__bundleURL=require("node:url").pathToFileURL(__filename).href;',
   },
-  plugins: [treeSitterInCommonJS],
+  plugins: [treeSitterInCommonJS, sharedSandbox],
+});
+await build({
+  ...common,
+  entryPoints: ["src/tools/sandbox.ts"],
+  outfile: `${out}/sandbox.cjs`,
+  format: "cjs",
+  supported: { "dynamic-import": false },
 });
 const hash = createHash("sha256")
   .update(readFileSync(`${out}/turn.cjs`))
@@ -103,6 +126,7 @@ await build({
   define: { "import.meta.url": "__bundleURL" },
   banner: { js: 'var __bundleURL=require("node:url").pathToFileURL(__filename).href;' },
   plugins: [
+    sharedSandbox,
     {
       name: "turn",
       setup(bundler) {

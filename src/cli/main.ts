@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
-import { exitCodes, parseCliArgs, usage } from "./args.js";
+import { type CliArgs, exitCodes, parseCliArgs, usage } from "./args.js";
 import { describeError } from "./errors.js";
 import { Stopper } from "./signals.js";
 import { scrubURLs } from "./url.js";
@@ -37,6 +37,12 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
     // lines. Set before the turn is compiled: V8 accepts a code cache only under the flags it
     // was made with, and the build makes it under this one too.
     (await import("node:v8")).setFlagsFromString("--liftoff-only");
+    if (asksSandbox(args)) {
+      // Whether bwrap works here is known only by running it: started now, the probe runs while
+      // the turn loads, and the turn awaits this same probe (one per bwrap binary).
+      const { resolveSandbox } = await import("../tools/sandbox.js");
+      void resolveSandbox({ mode: args.sandbox });
+    }
     const { workspaceFolder } = await import("./workspace.js");
     const workspace = await workspaceFolder(args.cwd);
     if (args.exportCommand) {
@@ -53,6 +59,12 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
     report(error, baseURL, debug);
     return isUsageError(error) ? exitCodes.usage : exitCodes.error;
   }
+}
+
+/** Whether the command needs to know if bwrap works here: a turn, or `rules explain`. */
+function asksSandbox(args: CliArgs): boolean {
+  if (args.sandbox === "off" || args.sessions || args.exportCommand) return false;
+  return args.rulesCommand === undefined || args.rulesCommand[0] === "explain";
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Compaction } from "../compaction/record.js";
 import { normalizeHistory } from "../history.js";
 import { httpFetch } from "../providers/http-transport.js";
 import { listSessions, Session } from "../session.js";
+import { sweepOrphansOnce } from "../tools/command-reaper.js";
 import { createWorkspaceTools } from "../tools/index.js";
 import { resolveSandbox, type SandboxState } from "../tools/sandbox.js";
 import { SeenFiles } from "../tools/seen.js";
@@ -82,11 +83,20 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
     stdout.write(formatSessions(await listSessions(dir)));
     return exitCodes.done;
   }
+  const connect = providerFor(args, env);
+  const sandboxOptions = {
+    mode: args.sandbox,
+    readOnly: [stateHome(env)],
+    hide: args.sandboxHide,
+    limits: args.sandboxLimits,
+  };
+  // Probing bwrap runs a process: started first, it runs while the rest is set up and the SDK
+  // loads. Its answer matters when bash can run, or for the read-only set, which needs bwrap.
+  const probing = resolveSandbox(sandboxOptions);
   const resumePath =
     args.continue || args.resume !== undefined
       ? await sessionToResume(dir, args.resume)
       : undefined;
-  const connect = providerFor(args, env);
   const json =
     args.inputFormat === "stream-json"
       ? new JsonInput(stdin, {
@@ -101,14 +111,6 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   const rules = await ruleBook(rulesFile(env, workspace), args.rules);
   const allowRules = rules.current().some((rule) => rule.effect === "allow");
   const bashCanRun = args.allowBash || stdin.isTTY === true || json !== undefined || allowRules;
-  const sandboxOptions = {
-    mode: args.sandbox,
-    readOnly: [stateHome(env)],
-    hide: args.sandboxHide,
-    limits: args.sandboxLimits,
-  };
-  // Probing bwrap spawns a process, while the SDK loads: when bash can run, or the read-only set.
-  const probing = bashCanRun || args.sandbox !== "off" ? resolveSandbox(sandboxOptions) : undefined;
   // The output of the running turn: approvals and each request's usage are reported to it.
   let output: Output | undefined;
   const provider = await connect.client();
@@ -120,8 +122,14 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
       output?.usage?.(usage);
     },
   );
+  const seen = new SeenFiles();
+  const tools = createWorkspaceTools(workspace, {
+    bash: { sandbox: sandboxOptions },
+    stateDir: stateHome(env),
+    seen,
+  });
   const probed = await probing;
-  const sandbox = bashCanRun || probed?.kind === "bwrap" ? probed : undefined;
+  const sandbox = bashCanRun || probed.kind === "bwrap" ? probed : undefined;
   if (sandbox?.kind === "unavailable") {
     stderr.write(
       sandbox.mode === "required"
@@ -157,7 +165,6 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   }
   const create = () => Session.create({ dir, workspace, model, sandbox: sandboxName(sandbox) });
   const store = new SessionStore(stateHome(env), create, resumed);
-  const seen = new SeenFiles();
   const contextWindow = contextWindowFor(model, args.contextWindow);
   const compaction = new CliCompaction({
     inner: client,
@@ -192,11 +199,6 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
       await store.appendApproval(decision);
       output?.approval?.(decision);
     },
-  });
-  const tools = createWorkspaceTools(workspace, {
-    bash: { sandbox: sandboxOptions },
-    stateDir: stateHome(env),
-    seen,
   });
   const prompts = await systemPrompts(
     {
@@ -297,6 +299,8 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
     if (task !== undefined) return statusCode(await runTurn(task));
     const typed = json ?? input;
     if (!typed) return exitCodes.done;
+    // A session of many turns sweeps at its start, while its first prompt is awaited.
+    sweepOrphansOnce();
     for (let line = await typed.nextPrompt(); line !== undefined; line = await typed.nextPrompt()) {
       stopper.resetIdle();
       // A program's user line is its prompt, as it is; commands are for a person at the prompt.
@@ -319,6 +323,8 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   } finally {
     rl?.close();
     await store.close();
+    // A run that never ran bash still ends what a killed mini-agent left: once its work is done.
+    sweepOrphansOnce();
   }
 }
 

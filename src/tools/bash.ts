@@ -9,7 +9,7 @@ import {
   endCommands,
   newMarker,
   RUN_VARIABLE,
-  sweepOrphans,
+  sweepOrphansOnce,
   trackCommand,
 } from "./command-reaper.js";
 import { defineTool, failure } from "./define.js";
@@ -43,7 +43,6 @@ const DRAIN_MS = 100;
 
 export function bashTool(root: string, options: BashOptions = {}): Tool {
   const { defaultTimeout = 120, killGrace = 2 } = options;
-  sweepOrphans();
   return defineTool({
     name: "bash",
     description: `Run a bash command in the workspace folder. No stdin; background processes end with the command. Timeout ${defaultTimeout} s unless set (max ${MAX_TIMEOUT}).`,
@@ -54,6 +53,8 @@ export function bashTool(root: string, options: BashOptions = {}): Tool {
       ),
     }),
     async run({ command, timeout = defaultTimeout }, signal) {
+      // What a killed mini-agent left running ends before the first command starts.
+      sweepOrphansOnce();
       const cwd = await workspacePath(root, ".");
       const env = options.env ?? process.env;
       const sandbox = await resolveSandbox(options.sandbox ?? { mode: "auto" });

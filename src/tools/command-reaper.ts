@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync } from "node:fs";
 
 /**
  * Ends every process a bash command started, on every way out: the command's end, a timeout,
@@ -63,13 +63,27 @@ export function endCommands(markers: string[]): void {
 /**
  * Ends processes left by a mini-agent that died without running its exit hook (SIGKILL, a
  * crash): those whose marker names an agent pid of this PID namespace that no longer runs.
+ * It reads the environment of every process on the machine, so its cost grows with their
+ * number: callers run it once, off the start-up path (`sweepOrphansOnce`).
  */
 export function sweepOrphans(): void {
   const namespace = pidNamespace();
   killFound(({ marker }) => {
     const [space, agent] = marker?.split(":") ?? [];
     return space === namespace && agent !== undefined && !running(Number(agent));
-  });
+  }, false);
+}
+
+let swept = false;
+
+/**
+ * `sweepOrphans`, the first time it is called in this process: before the first command bash
+ * runs, and wherever else a caller wants the sweep done at the latest (the CLI: before it exits).
+ */
+export function sweepOrphansOnce(): void {
+  if (swept) return;
+  swept = true;
+  sweepOrphans();
 }
 
 /** A process as the scan sees it: what of its marker and session could be read. */
@@ -79,20 +93,21 @@ interface Seen {
   session?: number;
 }
 
-/** SIGKILLs matching processes until a scan finds none (a few rounds: they may still fork). */
-function killFound(matches: (seen: Seen) => boolean): void {
+/**
+ * SIGKILLs matching processes until a scan finds none (a few rounds: they may still fork).
+ * `sessions`: whether the matcher needs each process's session (one more read per process).
+ */
+function killFound(matches: (seen: Seen) => boolean, sessions = true): void {
   if (process.platform !== "linux") return;
   for (let round = 0; round < 5; round++) {
-    const found = scan().filter(matches);
+    const found = scan(sessions).filter(matches);
     if (found.length === 0) return;
     for (const { pid } of found) kill(pid);
   }
 }
 
-const ENTRY = `${RUN_VARIABLE}=`;
-
 /** Every process but this one, with its marker (when its environment is readable) and session. */
-function scan(): Seen[] {
+function scan(sessions: boolean): Seen[] {
   let names: string[];
   try {
     names = readdirSync("/proc");
@@ -103,15 +118,54 @@ function scan(): Seen[] {
     .filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid)
     .map((name) => {
       const seen: Seen = { pid: Number(name) };
-      const marker = read(`/proc/${name}/environ`)
-        ?.split("\0")
-        .find((entry) => entry.startsWith(ENTRY))
-        ?.slice(ENTRY.length);
+      const marker = markerIn(`/proc/${name}/environ`);
       if (marker) seen.marker = marker;
-      const session = sessionOf(read(`/proc/${name}/stat`));
+      const session = sessions ? sessionOf(read(`/proc/${name}/stat`)) : undefined;
       if (session !== undefined) seen.session = session;
       return seen;
     });
+}
+
+const ENTRY = Buffer.from(`${RUN_VARIABLE}=`, "latin1");
+/** One buffer for every environment read: the scan is synchronous. */
+let environ = Buffer.alloc(0);
+
+/**
+ * The marker in a process's environment (`/proc/<pid>/environ`: NUL-separated entries), found
+ * in its bytes without decoding the rest.
+ */
+function markerIn(path: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return undefined;
+  }
+  let length = 0;
+  try {
+    for (;;) {
+      if (length === environ.length) {
+        const larger = Buffer.allocUnsafe(Math.max(64 * 1024, environ.length * 2));
+        environ.copy(larger, 0, 0, length);
+        environ = larger;
+      }
+      const n = readSync(fd, environ, length, environ.length - length, null);
+      if (n === 0) break;
+      length += n;
+    }
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+  const bytes = environ.subarray(0, length);
+  for (let at = bytes.indexOf(ENTRY); at !== -1; at = bytes.indexOf(ENTRY, at + 1)) {
+    if (at > 0 && bytes[at - 1] !== 0) continue;
+    const start = at + ENTRY.length;
+    const end = bytes.indexOf(0, start);
+    return bytes.toString("latin1", start, end === -1 ? length : end);
+  }
+  return undefined;
 }
 
 /** The session id in a `/proc/<pid>/stat` line: the fourth field after the `(comm)`. */

@@ -1,0 +1,59 @@
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { stream, turn } from "../src/testing/anthropic-server.js";
+import { runBin, toolResults, useCliSetup } from "./support/cli.js";
+
+const setup = useCliSetup();
+
+/**
+ * The CLI starts the bwrap probe before it loads the turn, so the probe runs meanwhile; the
+ * turn then awaits that same probe, for its warning, its system prompt and bash's first command.
+ */
+/** A bwrap on `PATH` that notes each start in `log` and cannot build the sandbox. */
+async function failingBwrap(home: string, env: NodeJS.ProcessEnv) {
+  const fakeBin = join(home, "fake-bin");
+  const log = join(home, "bwrap.log");
+  await mkdir(fakeBin);
+  await writeFile(
+    join(fakeBin, "bwrap"),
+    `#!/bin/sh\necho started >> '${log}'\necho 'no user namespaces' >&2\nexit 1\n`,
+  );
+  await chmod(join(fakeBin, "bwrap"), 0o755);
+  return { log, env: { ...env, PATH: `${fakeBin}:${process.env.PATH}` } };
+}
+
+describe("the CLI's start-up", () => {
+  it("runs the bwrap probe once per run, started before the turn and reused by bash", async () => {
+    const { server, home, options } = await setup([
+      stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: "echo hi" } }] })),
+      stream(turn({ text: ["done"] })),
+    ]);
+    const { log, env } = await failingBwrap(home, options.env);
+    const run = await runBin(["--allow-bash", "task"], { ...options, env });
+    expect(run).toEqual({
+      code: 0,
+      stdout: "done\n",
+      stderr:
+        "mini-agent: warning: bash runs without a sandbox: bwrap cannot create the sandbox here: no user namespaces\n  ✓ bash echo hi\n",
+    });
+    expect(toolResults(server.requests[1]?.body ?? {})).toEqual([
+      { id: "toolu_1", content: "hi\n[exit code 0]", isError: false },
+    ]);
+    expect(await readFile(log, "utf8")).toBe("started\n");
+  });
+
+  it("runs no probe for what never runs bash: the session list, the rules list", async () => {
+    const { home, options } = await setup([]);
+    const { log, env } = await failingBwrap(home, options.env);
+    expect(await runBin(["--sessions"], { ...options, env })).toMatchObject({
+      code: 0,
+      stderr: "",
+    });
+    expect(await runBin(["rules", "list"], { ...options, env })).toMatchObject({
+      code: 0,
+      stderr: "",
+    });
+    expect(await readFile(log, "utf8").catch(() => "no probe")).toBe("no probe");
+  });
+});

@@ -1,0 +1,127 @@
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { bin, cliEnv } from "./support/cli.js";
+import { killProcessesWith, processesWith } from "./support/processes.js";
+import { useTempDirs } from "./support/temp.js";
+
+/**
+ * The sweep for what a killed mini-agent left running reads every process's environment in
+ * `/proc`, so it is not part of making the bash tool: it runs once per process, before the
+ * first command, and a run that used no bash still sweeps before it exits (the CLI; see the
+ * crash matrix's resume). Any other mini-agent of this PID namespace may sweep a test's orphan
+ * first, so these tests show the sweep happened, not which agent did it: run in a PID namespace
+ * of their own (`unshare -pf --mount-proc`) they show which.
+ */
+
+vi.mock("node:fs", async (original) => {
+  const real = await original<typeof import("node:fs")>();
+  return { ...real, readdirSync: vi.fn(real.readdirSync) };
+});
+
+const { bashTool } = await import("../src/tools/bash.js");
+
+const tempDir = useTempDirs();
+const markers: string[] = [];
+afterEach(async () => {
+  for (const marker of markers.splice(0)) await killProcessesWith(marker);
+});
+
+/** How many times `/proc` was listed since the last call. */
+function procListings(): number {
+  const spy = vi.mocked(fs.readdirSync);
+  const count = spy.mock.calls.filter(([path]) => path === "/proc").length;
+  spy.mockClear();
+  return count;
+}
+
+const script = (name: string) => fileURLToPath(new URL(`./support/${name}`, import.meta.url));
+
+function node(
+  args: string[],
+  options: { stdin?: "pipe"; env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): { child: ReturnType<typeof spawn>; exited: Promise<string> } {
+  const child = spawn(process.execPath, args, {
+    stdio: [options.stdin ?? "ignore", "pipe", "ignore"],
+    ...(options.env && { env: options.env }),
+    ...(options.cwd && { cwd: options.cwd }),
+  });
+  let stdout = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  return { child, exited: new Promise((resolve) => child.on("close", () => resolve(stdout))) };
+}
+
+describe("the sweep of a killed agent's leftovers", () => {
+  it("is not run when the bash tool is made", async () => {
+    const root = await tempDir();
+    procListings();
+    const bash = bashTool(root, { sandbox: { mode: "off" } });
+    expect(procListings()).toBe(0);
+    expect(await bash.execute({ command: "echo one" })).toEqual({
+      content: "one\n[exit code 0]",
+      isError: false,
+    });
+  });
+
+  it("runs once per process", async () => {
+    vi.resetModules();
+    const { sweepOrphansOnce } = await import("../src/tools/command-reaper.js");
+    procListings();
+    sweepOrphansOnce();
+    expect(procListings()).toBeGreaterThan(0);
+    sweepOrphansOnce();
+    expect(procListings()).toBe(0);
+  });
+
+  /** A setsid `sleep` left running by an agent killed with SIGKILL; returns its command line. */
+  async function orphanOfKilledAgent(root: string): Promise<string> {
+    const sleeper = `sleep ${3000 + Math.floor(Math.random() * 6000)}`;
+    markers.push(sleeper);
+    const killed = node([
+      script("bash-once.mjs"),
+      root,
+      `setsid ${sleeper} > /dev/null 2>&1 & touch begun; wait`,
+    ]);
+    while (!fs.existsSync(join(root, "begun"))) await new Promise((r) => setTimeout(r, 20));
+    killed.child.kill("SIGKILL");
+    await killed.exited;
+    return sleeper;
+  }
+
+  it("still ends a SIGKILLed agent's setsid process, in the next agent that runs bash", async () => {
+    const root = await tempDir();
+    const sleeper = await orphanOfKilledAgent(root);
+    const next = node([script("bash-once.mjs"), root, "echo next"]);
+    expect(JSON.parse(await next.exited)).toEqual({
+      content: "next\n[exit code 0]",
+      isError: false,
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await processesWith(sleeper)).toEqual([]);
+  });
+
+  it("is done by a CLI session of many turns while it awaits its first prompt", async () => {
+    const root = await tempDir();
+    const home = await tempDir();
+    const sleeper = await orphanOfKilledAgent(root);
+    const args = ["--input-format", "stream-json", "--output-format", "stream-json"];
+    const session = node([bin, ...args, "--sandbox", "off"], {
+      stdin: "pipe",
+      cwd: root,
+      env: cliEnv(home, "http://127.0.0.1:9"),
+    });
+    const deadline = Date.now() + 5000;
+    while ((await processesWith(sleeper)).length > 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    // Seen while the session still awaits its first prompt (it sweeps again at its end).
+    const left = await processesWith(sleeper);
+    const waiting = session.child.exitCode === null;
+    session.child.stdin?.end();
+    await session.exited;
+    expect({ waiting, left }).toEqual({ waiting: true, left: [] });
+  }, 20_000);
+});

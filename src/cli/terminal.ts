@@ -67,12 +67,17 @@ export function fitColumns(text: string, max: number): string {
 }
 
 function charColumns(char: string): number {
-  if (ZERO_COLUMNS.test(char)) return 0;
   const code = char.codePointAt(0) ?? 0;
+  if (
+    COMBINING.test(char) ||
+    (code >= 0x200b && code <= 0x200d) ||
+    (code >= 0xfe00 && code <= 0xfe0f)
+  )
+    return 0;
   return WIDE.test(char) || isWideCode(code) ? 2 : 1;
 }
 
-const ZERO_COLUMNS = /^[\p{Mn}\p{Me}\u200b-\u200d\ufe00-\ufe0f]$/u;
+const COMBINING = /^(?:\p{Mn}|\p{Me})$/u;
 const WIDE = /^\p{Emoji_Presentation}$/u;
 
 function isWideCode(code: number): boolean {

@@ -1,4 +1,4 @@
-import { constants } from "node:fs";
+import { constants, createReadStream } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 
 /**
@@ -36,7 +36,7 @@ export async function openSessionFile(path: string): Promise<FileHandle> {
 export async function* fileLines(path: string): AsyncGenerator<Buffer> {
   const file = await openSessionFile(path);
   let pending: Buffer[] = [];
-  for await (const chunk of file.createReadStream() as AsyncIterable<Buffer>) {
+  for await (const chunk of createReadStream(path, { fd: file }) as AsyncIterable<Buffer>) {
     let start = 0;
     for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
       const piece = chunk.subarray(start, newline);

@@ -1,4 +1,4 @@
-import { constants } from "node:fs";
+import { constants, createReadStream } from "node:fs";
 import { open, readdir } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { KeptHistory } from "./compaction/kept.js";
@@ -79,7 +79,7 @@ export async function readSession(path: string): Promise<ReadResult> {
   // The pieces of a line longer than a chunk are joined once, at its newline: linear in its size.
   let pending: Buffer[] = [];
   const file = await openSessionFile(path);
-  for await (const chunk of file.createReadStream() as AsyncIterable<Buffer>) {
+  for await (const chunk of createReadStream(path, { fd: file }) as AsyncIterable<Buffer>) {
     let start = 0;
     for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
       const piece = chunk.subarray(start, newline);

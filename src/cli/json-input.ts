@@ -22,7 +22,8 @@ export const inputEndedReason =
  * `--input-format stream-json`: a program on stdin, one JSON line at a time (the `InputLine`
  * shapes). `user` lines are the prompts, in order: one that comes while a turn runs waits for it
  * to end. `approval` lines answer the `approval_request` with the same id. A line that is not
- * JSON, not one of the shapes, or answers no open request is skipped with one `error` line, and
+ * JSON, not one of the shapes, a user text of only whitespace, or an answer to no open request is
+ * skipped with one `error` line, and
  * the session goes on. A request left unanswered for `approvalTimeoutMs` is denied (by
  * `approval-timeout`); once stdin ends, open and later requests are denied at once (by
  * `input-closed`) and the session ends after the turn running and the prompts already read.
@@ -100,6 +101,11 @@ export class JsonInput {
     const line = this.parse(text);
     if (line === undefined) return;
     if (line.type === "user") {
+      // Nothing to ask the model: said, like an empty text, rather than passed over in silence.
+      if (line.text.trim() === "") {
+        this.error("is a user message with only whitespace as its text");
+        return;
+      }
       if (this.waiting) {
         this.waiting(line.text);
         this.waiting = undefined;

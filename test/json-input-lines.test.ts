@@ -32,3 +32,33 @@ describe("user lines that do not run", () => {
     expect(server.requests).toHaveLength(1);
   }, 30_000);
 });
+
+describe("user lines queued when the token budget ends the run", () => {
+  it("each get one error event naming its input line, before the exit 5", async () => {
+    const { server, options } = await setup([
+      stream(turn({ calls: [{ id: "toolu_b", name: "bash", input: { command: "echo hi" } }] })),
+      stream(turn({ text: ["never asked"] })),
+    ]);
+    const input = [user("first"), "not json", user("second"), user("third")];
+    const run = await runBin(
+      [...jsonFlags, "--sandbox", "off", "--allow-bash", "--token-budget", "20"],
+      { ...options, input: `${input.join("\n")}\n` },
+    );
+    expect(run.code).toBe(5);
+    const lines = protocolLines(run.stdout);
+    const results = lines.filter((line) => line.type === "result");
+    expect(results).toMatchObject([{ status: "budget_exceeded" }]);
+    const end = lines.findIndex((line) => line.type === "result");
+    expect(lines.filter((line) => line.type === "error")).toEqual([
+      error("input line 2 is not JSON; it was skipped"),
+      error("input line 3 was not run: the token budget was reached"),
+      error("input line 4 was not run: the token budget was reached"),
+    ]);
+    // The lines not run are said after the turn's result, as the last lines of the run.
+    expect(lines.slice(end + 1)).toEqual([
+      error("input line 3 was not run: the token budget was reached"),
+      error("input line 4 was not run: the token budget was reached"),
+    ]);
+    expect(server.requests).toHaveLength(1);
+  }, 30_000);
+});

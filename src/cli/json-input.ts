@@ -29,7 +29,8 @@ export const inputEndedReason =
  * `input-closed`) and the session ends after the turn running and the prompts already read.
  */
 export class JsonInput {
-  private readonly prompts: string[] = [];
+  /** User lines read and not yet taken, with their input line numbers. */
+  private readonly prompts: { text: string; line: number }[] = [];
   private waiting: ((prompt: string | undefined) => void) | undefined;
   private readonly open = new Map<string, (answer: Answer) => void>();
   private closed = false;
@@ -52,7 +53,7 @@ export class JsonInput {
   /** The next user message; `undefined` once stdin has ended and every message was taken. */
   nextPrompt(): Promise<string | undefined> {
     const next = this.prompts.shift();
-    if (next !== undefined || this.closed) return Promise.resolve(next);
+    if (next !== undefined || this.closed) return Promise.resolve(next?.text);
     return new Promise((resolve) => {
       this.waiting = resolve;
     });
@@ -95,6 +96,15 @@ export class JsonInput {
     });
   }
 
+  /**
+   * The run ends before the user lines read so far could run (the token budget was reached):
+   * each gets one `error` line saying so, with its input line number, so none goes unanswered.
+   */
+  dropQueued(reason: string): void {
+    for (const { line } of this.prompts.splice(0))
+      this.options.send({ type: "error", message: `input line ${line} was not run: ${reason}` });
+  }
+
   private take(text: string): void {
     this.lineNumber++;
     if (text.trim() === "") return;
@@ -109,7 +119,7 @@ export class JsonInput {
       if (this.waiting) {
         this.waiting(line.text);
         this.waiting = undefined;
-      } else this.prompts.push(line.text);
+      } else this.prompts.push({ text: line.text, line: this.lineNumber });
       return;
     }
     const answer = this.open.get(line.id);

@@ -310,6 +310,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
         await compaction.command(intent.instructions, request, stopper);
       } else if (intent.text.trim() !== "") {
         const status = await runTurn(intent.text);
+        if (status === "budget_exceeded") json?.dropQueued("the token budget was reached");
         if (status === "compaction_failed" || status === "budget_exceeded")
           return statusCode(status);
       }

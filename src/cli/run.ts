@@ -256,6 +256,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
         client: compaction.client,
         signal,
         baseURL: args.baseURL,
+        env,
         historyLength: () => history.length,
         notify: async (notice) => {
           await store.appendRetry(notice);

@@ -54,3 +54,15 @@ describe("a provider error text that echoes a secret", () => {
     expect(`${run.stdout}${run.stderr}`).not.toMatch(/VERYSECRET|SECRETTOKEN/);
   }, 30_000);
 });
+
+describe("with --debug", () => {
+  it("the stack trace of a provider error that echoes a secret is redacted too", async () => {
+    const { options } = await setup([status(400, undefined, echoed)]);
+    const env = { ...options.env, ANTHROPIC_API_KEY: key, GH_TOKEN: token };
+    const run = await runBin(["--debug", "task"], { ...options, env });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`${shown} (the provider rejected the request)\n`);
+    expect(run.stderr).toContain("\n    at ");
+    expect(run.stderr).not.toMatch(/VERYSECRET|SECRETTOKEN/);
+  }, 30_000);
+});

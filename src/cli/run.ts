@@ -3,6 +3,7 @@ import { type AgentEvent, runAgent } from "../agent.js";
 import type { Compaction } from "../compaction/record.js";
 import { normalizeHistory } from "../history.js";
 import { httpFetch } from "../providers/http-transport.js";
+import { secretRedactor } from "../secrets.js";
 import { listSessions, Session } from "../session.js";
 import { createWorkspaceTools } from "../tools/index.js";
 import { resolveSandbox, type SandboxState } from "../tools/sandbox.js";
@@ -287,7 +288,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
       turnOutput.finish({ ...summary("error", ""), error: message });
       stderr.write(`mini-agent: ${message}\n`);
       if (args.debug && error instanceof Error && error.stack)
-        stderr.write(`${scrubURLs(error.stack, args.baseURL)}\n`);
+        stderr.write(`${secretRedactor(env)(scrubURLs(error.stack, args.baseURL))}\n`);
       return error instanceof CompactionError ? "compaction_failed" : "error";
     } finally {
       stopper.endTurn();

@@ -4,6 +4,7 @@ import { basename, join } from "node:path";
 import { KeptHistory } from "./compaction/kept.js";
 import type { Compaction } from "./compaction/record.js";
 import { normalizeHistory } from "./history.js";
+import { openSessionFile } from "./session-lines.js";
 import {
   isTornHeader,
   parseLine,
@@ -55,6 +56,7 @@ export class DamagedSessionError extends Error {
  * Reads a session without writing to it. Streams the file; tolerates torn and glued lines. Holds
  * only the messages since the last compaction read so far: at each compaction record, the
  * messages it covers are dropped, so memory follows what the model sees, not the file's size.
+ * Anything but a regular file is refused at once (`NotRegularFileError`), never waited on.
  */
 export async function readSession(path: string): Promise<ReadResult> {
   let header: SessionRecord | undefined;
@@ -76,7 +78,8 @@ export async function readSession(path: string): Promise<ReadResult> {
   };
   // The pieces of a line longer than a chunk are joined once, at its newline: linear in its size.
   let pending: Buffer[] = [];
-  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+  const file = await openSessionFile(path);
+  for await (const chunk of createReadStream(path, { fd: file }) as AsyncIterable<Buffer>) {
     let start = 0;
     for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
       const piece = chunk.subarray(start, newline);

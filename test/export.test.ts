@@ -463,7 +463,7 @@ No result recorded: the session ended before this call reported one\\.
 
 \`overloaded_error: Overloaded\`
 
-_Request without an answer in the history (a compaction summary): 5,000 input · 700 output tokens_
+_Request with no answer in the file (the summary of a compaction, or an answer lost): 5,000 input · 700 output tokens_
 
 ## Compaction 1 (the request reached the context limit; 182,000 → 24,000 tokens)
 
@@ -531,7 +531,7 @@ again
     );
     expect(main).toContain("could not be read (a torn write)");
     expect(main).toContain(
-      "Request without an answer in the history (a compaction summary): 5,000 input · 700 output tokens",
+      "Request with no answer in the file (the summary of a compaction, or an answer lost): 5,000 input · 700 output tokens",
     );
     expect(main).toContain(
       '<div class="summary"><span class="note">Summary the model wrote</span><pre>Goal: clean up.</pre></div>',

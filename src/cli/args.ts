@@ -114,7 +114,8 @@ Options:
       --input-format FMT    text (default) or stream-json: user messages and approval
                             answers as JSON lines on stdin (needs --output-format stream-json)
       --approval-timeout S  with --input-format stream-json, deny a call whose approval
-                            request has no answer after S seconds (default 300)
+                            request has no answer after S seconds (default 300;
+                            S above 0, at most 2147483: almost 25 days)
       --token-budget N      stop before a model request once the tokens used (input plus
                             output) and the previous request's would pass N (exit 5)
       --max-turns N         stop after N model rounds (default 50)
@@ -214,9 +215,13 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
     );
   }
   const approvalTimeout = values["approval-timeout"] ?? "300";
-  if (!/^\d+(\.\d+)?$/.test(approvalTimeout) || Number(approvalTimeout) <= 0) {
+  if (
+    !/^\d+(\.\d+)?$/.test(approvalTimeout) ||
+    Number(approvalTimeout) <= 0 ||
+    Number(approvalTimeout) > maxApprovalTimeoutSeconds
+  ) {
     throw new UsageError(
-      `--approval-timeout must be a number of seconds above 0, not ${JSON.stringify(approvalTimeout)}`,
+      `--approval-timeout must be a number of seconds from 0 (exclusive) to ${maxApprovalTimeoutSeconds}, not ${JSON.stringify(approvalTimeout)}`,
     );
   }
   const budget = values["token-budget"];
@@ -280,6 +285,9 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
     help: values.help ?? false,
   };
 }
+
+/** The longest wait a Node timer can hold, 2^31-1 ms, in whole seconds: a longer one fires at once. */
+const maxApprovalTimeoutSeconds = 2147483;
 
 const thinkingLevels: readonly ThinkingLevel[] = ["off", "low", "medium", "high"];
 

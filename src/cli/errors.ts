@@ -1,3 +1,4 @@
+import { secretRedactor } from "../secrets.js";
 import { visible } from "../visible.js";
 import { UsageError } from "./args.js";
 import { scrubURLs, shownURL } from "./url.js";
@@ -37,11 +38,16 @@ const hintsByType: Record<string, string> = {
 
 /**
  * One line for the person at the terminal; no stack, no request body. Control characters are
- * made visible and the base URL's credentials never appear, so the line is also safe to put in
+ * made visible, the base URL's credentials never appear, and neither does the value of a secret
+ * variable of `env` (a provider may echo the key it was sent), so the line is also safe to put in
  * the JSON result.
  */
-export function describeError(error: unknown, baseURL: string | undefined): string {
-  return visible(scrubURLs(describe(error, baseURL), baseURL));
+export function describeError(
+  error: unknown,
+  baseURL: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
+  return visible(secretRedactor(env)(scrubURLs(describe(error, baseURL), baseURL)));
 }
 
 function describe(error: unknown, baseURL: string | undefined): string {

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { copyFile, link, open, readdir, rename, stat, unlink } from "node:fs/promises";
+import { copyFile, link, lstat, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { ExportError, readForExport, writeExport } from "../export/export.js";
 import { visible } from "../visible.js";
@@ -27,8 +27,16 @@ export async function exportCommand(args: ExportArgs, workspace: string): Promis
   const session = await asUsage(readForExport(path));
   const options = { format: args.format, env };
   if (file === undefined) {
-    await writeExport(session, options, (text) => writeTo(stdout, text));
-    return exitCodes.done;
+    // A failing stdout is reported once, by the stdout error handler of the command (exit 1, or
+    // 141 for a closed pipe): here it only ends the export.
+    const failed = await writeExport(session, options, (text) => writeTo(stdout, text)).then(
+      () => false,
+      (error: unknown) => {
+        if (error instanceof StdoutFailed) return true;
+        throw error;
+      },
+    );
+    return failed ? exitCodes.error : exitCodes.done;
   }
   const totals = await writeWhole(file, args.force, (write) =>
     writeExport(session, options, write),
@@ -65,7 +73,11 @@ async function newest(dir: string): Promise<string> {
   return first.path;
 }
 
-/** The folder must exist, and the file must not, unless `--force` (and then not as a folder). */
+/**
+ * The folder must exist, and the file must not, unless `--force`; even then only a regular file
+ * (or a symlink, which is replaced itself) is replaced: never a folder, nor a device node, FIFO or
+ * socket, which a rename would swap for a regular file.
+ */
 async function checkTarget(file: string, force: boolean): Promise<void> {
   const shown = visible(file);
   const folder = await stat(dirname(file)).catch((error: NodeJS.ErrnoException) => error);
@@ -78,6 +90,11 @@ async function checkTarget(file: string, force: boolean): Promise<void> {
   }
   const existing = await stat(file).catch(() => undefined);
   if (existing?.isDirectory()) throw new UsageError(`cannot write ${shown}: it is a folder`);
+  const own = await lstat(file).catch(() => undefined);
+  if (own && !own.isFile() && !own.isSymbolicLink())
+    throw new UsageError(
+      `cannot write ${shown}: it is not a regular file (a device, FIFO or socket is never replaced)`,
+    );
   if (existing && !force)
     throw new UsageError(
       `${shown} exists: choose another file with -o, or add --force to replace it`,
@@ -129,10 +146,13 @@ async function placeNew(temporary: string, file: string): Promise<void> {
   await unlink(temporary);
 }
 
+/** stdout refused the export; the stream's own error handler says why. */
+class StdoutFailed extends Error {}
+
 /** Resolves once the stream took the text: a slow reader holds the export back. */
 function writeTo(stream: NodeJS.WritableStream, text: string): Promise<void> {
   return new Promise((done, failed) =>
-    stream.write(text, (error) => (error ? failed(error) : done())),
+    stream.write(text, (error) => (error ? failed(new StdoutFailed(error.message)) : done())),
   );
 }
 

@@ -22,13 +22,15 @@ export const inputEndedReason =
  * `--input-format stream-json`: a program on stdin, one JSON line at a time (the `InputLine`
  * shapes). `user` lines are the prompts, in order: one that comes while a turn runs waits for it
  * to end. `approval` lines answer the `approval_request` with the same id. A line that is not
- * JSON, not one of the shapes, or answers no open request is skipped with one `error` line, and
+ * JSON, not one of the shapes, a user text of only whitespace, or an answer to no open request is
+ * skipped with one `error` line, and
  * the session goes on. A request left unanswered for `approvalTimeoutMs` is denied (by
  * `approval-timeout`); once stdin ends, open and later requests are denied at once (by
  * `input-closed`) and the session ends after the turn running and the prompts already read.
  */
 export class JsonInput {
-  private readonly prompts: string[] = [];
+  /** User lines read and not yet taken, with their input line numbers. */
+  private readonly prompts: { text: string; line: number }[] = [];
   private waiting: ((prompt: string | undefined) => void) | undefined;
   private readonly open = new Map<string, (answer: Answer) => void>();
   private closed = false;
@@ -51,7 +53,7 @@ export class JsonInput {
   /** The next user message; `undefined` once stdin has ended and every message was taken. */
   nextPrompt(): Promise<string | undefined> {
     const next = this.prompts.shift();
-    if (next !== undefined || this.closed) return Promise.resolve(next);
+    if (next !== undefined || this.closed) return Promise.resolve(next?.text);
     return new Promise((resolve) => {
       this.waiting = resolve;
     });
@@ -94,16 +96,30 @@ export class JsonInput {
     });
   }
 
+  /**
+   * The run ends before the user lines read so far could run (the token budget was reached):
+   * each gets one `error` line saying so, with its input line number, so none goes unanswered.
+   */
+  dropQueued(reason: string): void {
+    for (const { line } of this.prompts.splice(0))
+      this.options.send({ type: "error", message: `input line ${line} was not run: ${reason}` });
+  }
+
   private take(text: string): void {
     this.lineNumber++;
     if (text.trim() === "") return;
     const line = this.parse(text);
     if (line === undefined) return;
     if (line.type === "user") {
+      // Nothing to ask the model: said, like an empty text, rather than passed over in silence.
+      if (line.text.trim() === "") {
+        this.error("is a user message with only whitespace as its text");
+        return;
+      }
       if (this.waiting) {
         this.waiting(line.text);
         this.waiting = undefined;
-      } else this.prompts.push(line.text);
+      } else this.prompts.push({ text: line.text, line: this.lineNumber });
       return;
     }
     const answer = this.open.get(line.id);

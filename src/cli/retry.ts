@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { secretRedactor } from "../secrets.js";
 import type { ModelClient, ModelEvent, ModelRequest } from "../types.js";
 import { visible } from "../visible.js";
 import { scrubURLs } from "./url.js";
@@ -11,7 +12,10 @@ export interface RetryNotice {
   attempts: number;
   /** How long the CLI waits before it. */
   delayMs: number;
-  /** What failed, as the provider said it (`retryLine` makes it safe for a terminal). */
+  /**
+   * What failed, as the provider said it, with every secret value of the environment redacted
+   * (a provider may echo the key it was sent); `retryLine` makes it safe for a terminal.
+   */
   reason: string;
 }
 
@@ -38,6 +42,8 @@ export interface LostRoundOptions<T> {
   notify: (notice: RetryNotice) => void | Promise<void>;
   /** Its credentials never appear in a reason. */
   baseURL?: string | undefined;
+  /** The variables whose secret values never appear in a reason (default: the process's). */
+  env?: NodeJS.ProcessEnv;
   policy?: RetryPolicy;
 }
 
@@ -54,13 +60,14 @@ export interface LostRoundOptions<T> {
  *
  * Each lost round gets `policy.attempts` attempts, waiting between them as `retry-after` asks
  * when the error carries it, else 1 s, 2 s, 4 s…, never longer than `policy.maxDelayMs`; each is
- * announced through `notify` before the wait. An abort during the wait ends it at once: the
+ * announced through `notify` before the wait, its reason already without secrets. An abort during the wait ends it at once: the
  * next run sees the aborted signal and returns at once (the loop checks it before any request).
  * The loop itself never retries.
  */
 export async function retryLostRound<T>(options: LostRoundOptions<T>): Promise<T> {
   const { signal, policy = retryPolicy } = options;
   const watch = new RoundWatch(options.client);
+  const redact = secretRedactor(options.env);
   let lostAt: number | undefined;
   let attempt = 1;
   for (;;) {
@@ -77,7 +84,7 @@ export async function retryLostRound<T>(options: LostRoundOptions<T>): Promise<T
         retryAfterMs(error) ?? policy.firstDelayMs * 2 ** (attempt - 2),
         policy.maxDelayMs,
       );
-      const reason = scrubURLs(reasonOf(error), options.baseURL);
+      const reason = redact(scrubURLs(reasonOf(error), options.baseURL));
       await options.notify({ attempt, attempts: policy.attempts, delayMs, reason });
       await sleep(delayMs, undefined, { signal }).catch(() => {});
     }

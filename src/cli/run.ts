@@ -3,6 +3,7 @@ import { type AgentEvent, runAgent } from "../agent.js";
 import type { Compaction } from "../compaction/record.js";
 import { normalizeHistory } from "../history.js";
 import { httpFetch } from "../providers/http-transport.js";
+import { secretRedactor } from "../secrets.js";
 import { listSessions, Session } from "../session.js";
 import { sweepOrphansOnce } from "../tools/command-reaper.js";
 import { createWorkspaceTools } from "../tools/index.js";
@@ -258,6 +259,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
         client: compaction.client,
         signal,
         baseURL: args.baseURL,
+        env,
         historyLength: () => history.length,
         notify: async (notice) => {
           await store.appendRetry(notice);
@@ -288,7 +290,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
       turnOutput.finish({ ...summary("error", ""), error: message });
       stderr.write(`mini-agent: ${message}\n`);
       if (args.debug && error instanceof Error && error.stack)
-        stderr.write(`${scrubURLs(error.stack, args.baseURL)}\n`);
+        stderr.write(`${secretRedactor(env)(scrubURLs(error.stack, args.baseURL))}\n`);
       return error instanceof CompactionError ? "compaction_failed" : "error";
     } finally {
       stopper.endTurn();
@@ -314,6 +316,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
         await compaction.command(intent.instructions, request, stopper);
       } else if (intent.text.trim() !== "") {
         const status = await runTurn(intent.text);
+        if (status === "budget_exceeded") json?.dropQueued("the token budget was reached");
         if (status === "compaction_failed" || status === "budget_exceeded")
           return statusCode(status);
       }

@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, join } from "node:path";
 import type { Compaction } from "../compaction/record.js";
@@ -11,6 +10,7 @@ import {
   type SessionSummary,
   type UsageRecord,
 } from "../session.js";
+import { NotRegularFileError, openSessionFile } from "../session-lines.js";
 import { headOf } from "../text.js";
 import type { Message } from "../types.js";
 import { visible } from "../visible.js";
@@ -29,15 +29,23 @@ export function sessionsDir(env: NodeJS.ProcessEnv, workspace: string): string {
   return join(stateHome(env), "sessions", `${name}-${hash}`);
 }
 
-/** The file of the session to resume, from `--continue` or `--resume ID`. */
+/**
+ * The file of the session to resume, from `--continue` or `--resume ID`. A named one that is not a
+ * regular file (a FIFO would block its reader) is refused here, as a usage error.
+ */
 export async function sessionToResume(dir: string, resume: string | undefined): Promise<string> {
   if (resume !== undefined) {
     const path = join(dir, `${resume}.jsonl`);
-    if (!/^[\w.-]+$/.test(resume) || !existsSync(path)) {
-      throw new UsageError(
-        `no session ${JSON.stringify(resume)} for this folder (mini-agent --sessions lists them)`,
-      );
-    }
+    const missing = new UsageError(
+      `no session ${JSON.stringify(resume)} for this folder (mini-agent --sessions lists them)`,
+    );
+    if (!/^[\w.-]+$/.test(resume)) throw missing;
+    const file = await openSessionFile(path).catch((error: NodeJS.ErrnoException) => {
+      if (error instanceof NotRegularFileError) throw new UsageError(error.message);
+      if (error.code === "ENOENT") throw missing;
+      throw error;
+    });
+    await file.close();
     return path;
   }
   const [newest] = await listSessions(dir);

@@ -5,6 +5,7 @@ import { contentSecurityPolicy, script, style } from "./page.js";
 import type { Renderer } from "./renderer.js";
 import type { Show } from "./shown.js";
 import {
+  answerlessUsageWords,
   argumentOf,
   compactionWords,
   decisionWords,
@@ -111,7 +112,7 @@ ${input && block("Input", input, "input")}${result}</section>\n`;
         html`<section class="entry call ${b.isError ? "error" : "ok"}"><h4>Result for a call not in the file <code>${b.toolCallId}</code></h4>${block("Result", b.content, "result")}</section>\n`
           .html,
       usage: (b) =>
-        html`<p class="entry usage-only">Request without an answer in the history (a compaction summary): ${usageWords(b.usage)}</p>\n`
+        html`<p class="entry usage-only">${answerlessUsageWords}: ${usageWords(b.usage)}</p>\n`
           .html,
       retry: (b) => {
         const [reason, attempt] = retryWords(b.retry);

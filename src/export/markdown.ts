@@ -4,6 +4,7 @@ import { escapeHtml } from "./markup.js";
 import type { Renderer } from "./renderer.js";
 import type { Show } from "./shown.js";
 import {
+  answerlessUsageWords,
   argumentOf,
   compactionWords,
   inputText,
@@ -92,8 +93,7 @@ export function markdownRenderer(show: Show): Renderer {
           b.content,
           "text",
         )}`,
-      usage: (b) =>
-        `_Request without an answer in the history (a compaction summary): ${md.plain(usageWords(b.usage))}_\n\n`,
+      usage: (b) => `_${answerlessUsageWords}: ${md.plain(usageWords(b.usage))}_\n\n`,
       retry: (b) => {
         const [reason, attempt] = retryWords(b.retry);
         return `### Round lost and run again (${md.plain(attempt)})\n\n${md.code(reason)}\n\n`;

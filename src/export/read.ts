@@ -1,4 +1,4 @@
-import { fileLines } from "../session-lines.js";
+import { fileLines, NotRegularFileError } from "../session-lines.js";
 import {
   isTornHeader,
   parseLine,
@@ -25,11 +25,12 @@ export interface SessionExport {
  * Opens a session for export and checks its first line before anything is written: an empty
  * file, a torn header, a file that is not a session or a newer format is an `ExportError`. The
  * rest streams: lines that hold no record (a torn write) become `unreadable` blocks, never the
- * reason an export fails.
+ * reason an export fails. A FIFO or device named like a session is refused, never waited on.
  */
 export async function readForExport(path: string): Promise<SessionExport> {
   const lines = fileLines(path);
   const first = await lines.next().catch((error: NodeJS.ErrnoException) => {
+    if (error instanceof NotRegularFileError) throw new ExportError(error.message);
     throw new ExportError(`cannot read session file ${path}: ${error.code ?? error.message}`);
   });
   if (first.done === true || first.value.length === 0) {

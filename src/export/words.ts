@@ -8,6 +8,13 @@ const number = (n: number) => Math.round(n).toLocaleString("en-US");
 const plural = (n: number, word: string, many = `${word}s`) =>
   `${number(n)} ${n === 1 ? word : many}`;
 
+/**
+ * A request whose usage no answer follows in the file. That is what a compaction's summary request
+ * leaves, but also a round whose answer line was torn: the file cannot tell which, so neither is said.
+ */
+export const answerlessUsageWords =
+  "Request with no answer in the file (the summary of a compaction, or an answer lost)";
+
 /** `1,234 input · 56 output · 1,000 cache read tokens`: cache counts only when reported. */
 export function usageWords(usage: Usage): string {
   const parts = [`${number(usage.inputTokens)} input`, `${number(usage.outputTokens)} output`];

@@ -29,22 +29,52 @@ export async function openSessionFile(path: string): Promise<FileHandle> {
 }
 
 /**
- * The lines of a session file as it streams by, without their newline; the last one too when the
- * file does not end with a newline (a torn write). The pieces of a line longer than a chunk are
- * joined once, at its newline: time linear in the line's size, memory the longest line.
+ * The longest line a reader keeps: far beyond any record the agent writes (a 100 MB tool result is
+ * one), and well below what V8 can hold as one string (about half a gigabyte).
  */
-export async function* fileLines(path: string): AsyncGenerator<Buffer> {
+export const MAX_LINE_BYTES = 256 * 1024 * 1024;
+
+/** One line of a session file. */
+export interface FileLine {
+  /** The line without its newline; undefined for a line longer than `MAX_LINE_BYTES`, not kept. */
+  bytes: Buffer | undefined;
+  /** False for a last line the file ends without a newline: a torn write. */
+  ended: boolean;
+}
+
+/**
+ * The lines of a session file as it streams by. The pieces of a line longer than a chunk are
+ * joined once, at its newline: time linear in the line's size, memory the longest line, which
+ * is bounded: a longer line is read past and given without its bytes.
+ */
+export async function* fileLines(path: string): AsyncGenerator<FileLine> {
   const file = await openSessionFile(path);
   let pending: Buffer[] = [];
+  let size = 0;
+  const line = (last: Buffer, ended: boolean): FileLine => {
+    const bytes =
+      size + last.length > MAX_LINE_BYTES
+        ? undefined
+        : pending.length > 0
+          ? Buffer.concat([...pending, last])
+          : last;
+    pending = [];
+    size = 0;
+    return { bytes, ended };
+  };
   for await (const chunk of createReadStream(path, { fd: file }) as AsyncIterable<Buffer>) {
     let start = 0;
     for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
-      const piece = chunk.subarray(start, newline);
-      yield pending.length > 0 ? Buffer.concat([...pending, piece]) : piece;
-      pending = [];
+      yield line(chunk.subarray(start, newline), true);
       start = newline + 1;
     }
-    if (start < chunk.length) pending.push(chunk.subarray(start));
+    if (start < chunk.length) {
+      const piece = chunk.subarray(start);
+      size += piece.length;
+      // Past the bound the line is only counted: its pieces are let go as they come.
+      if (size > MAX_LINE_BYTES) pending = [];
+      else pending.push(piece);
+    }
   }
-  if (pending.length > 0) yield Buffer.concat(pending);
+  if (size > 0) yield line(Buffer.alloc(0), false);
 }

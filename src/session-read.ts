@@ -1,10 +1,10 @@
-import { constants, createReadStream } from "node:fs";
+import { constants } from "node:fs";
 import { open, readdir } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { KeptHistory } from "./compaction/kept.js";
 import type { Compaction } from "./compaction/record.js";
 import { normalizeHistory } from "./history.js";
-import { openSessionFile } from "./session-lines.js";
+import { fileLines } from "./session-lines.js";
 import {
   isTornHeader,
   parseLine,
@@ -76,22 +76,14 @@ export async function readSession(path: string): Promise<ReadResult> {
       else if (record.type === "compaction" && !history.compact(record)) skipped++;
     }
   };
-  // The pieces of a line longer than a chunk are joined once, at its newline: linear in its size.
-  let pending: Buffer[] = [];
-  const file = await openSessionFile(path);
-  for await (const chunk of createReadStream(path, { fd: file }) as AsyncIterable<Buffer>) {
-    let start = 0;
-    for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
-      const piece = chunk.subarray(start, newline);
-      take(pending.length > 0 ? Buffer.concat([...pending, piece]) : piece);
-      pending = [];
-      start = newline + 1;
+  for await (const line of fileLines(path)) {
+    torn = !line.ended;
+    if (line.bytes) take(line.bytes);
+    else {
+      // Longer than any record: holds none (a crash, a file filled by hand).
+      firstLine ??= "";
+      skipped++;
     }
-    if (start < chunk.length) pending.push(chunk.subarray(start));
-  }
-  if (pending.length > 0) {
-    torn = true;
-    take(Buffer.concat(pending));
   }
 
   if (header?.type !== "session") {

@@ -33,11 +33,11 @@ export async function readForExport(path: string): Promise<SessionExport> {
     if (error instanceof NotRegularFileError) throw new ExportError(error.message);
     throw new ExportError(`cannot read session file ${path}: ${error.code ?? error.message}`);
   });
-  if (first.done === true || first.value.length === 0) {
+  if (first.done === true || first.value.bytes?.length === 0) {
     await lines.return(undefined);
     throw new ExportError(`session file ${path} is damaged: it is empty`);
   }
-  const text = first.value.toString("utf8");
+  const text = first.value.bytes?.toString("utf8") ?? "";
   const [header, ...glued] = parseLine(text).records;
   if (header?.type !== "session" || !text.startsWith('{"type":"session"')) {
     await lines.return(undefined);
@@ -60,8 +60,12 @@ export async function readForExport(path: string): Promise<SessionExport> {
     async *blocks() {
       for (const record of glued) yield* builder.add(record);
       for await (const line of lines) {
-        if (line.length === 0) continue;
-        const { records, skipped } = parseLine(line.toString("utf8"));
+        if (line.bytes === undefined) {
+          yield* builder.unreadable();
+          continue;
+        }
+        if (line.bytes.length === 0) continue;
+        const { records, skipped } = parseLine(line.bytes.toString("utf8"));
         for (let i = 0; i < skipped; i++) yield* builder.unreadable();
         for (const record of records) yield* builder.add(record);
       }

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
-import { type CliArgs, exitCodes, parseCliArgs, usage } from "./args.js";
+import { type CliArgs, exitCodes, parseCliArgs } from "./args.js";
 import { describeError } from "./errors.js";
+import { usage } from "./help.js";
 import { Stopper } from "./signals.js";
 import { scrubURLs } from "./url.js";
 

@@ -1,0 +1,64 @@
+/** What `mini-agent --help` prints: the commands, every flag, the environment and the exit codes. */
+export const usage = `Usage: mini-agent [options] ["task"]
+       mini-agent rules [list | remove N | explain "COMMAND"]
+       mini-agent export [ID] [--format html|md] [-o FILE] [--force]
+
+Runs one task in the current folder and prints the answer; with no task on a terminal,
+starts an interactive session (/exit or Ctrl-D to leave).
+
+Options:
+  -p, --print TASK          run TASK once (same as giving it as an argument)
+      --cwd DIR             work in DIR instead of the current folder
+      --provider NAME       anthropic (default) or openai (OpenAI, Ollama, vLLM, llama.cpp,
+                            OpenRouter: any Chat Completions server)
+  -m, --model NAME          model (default: $MINI_AGENT_MODEL, else claude-sonnet-5-5 for
+                            anthropic; required for openai)
+      --base-url URL        provider endpoint (default: $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL,
+                            else the provider's public API)
+      --allow-bash          let the agent run shell commands without asking (deny rules still hold)
+      --allow "WORDS"       allow commands that start with WORDS, e.g. --allow "npm test" (repeatable)
+      --deny "WORDS"        deny commands that start with WORDS, also behind known wrappers
+                            (repeatable; wins; a guard, not a boundary: see the README)
+      --sandbox MODE        where bash runs: auto (default: bubblewrap when available),
+                            required (never outside the sandbox) or off
+      --sandbox-hide PATH   also hide PATH inside the sandbox (repeatable)
+      --sandbox-processes N processes a sandboxed command may run (default 4096)
+      --sandbox-memory SIZE writable memory per sandboxed process, e.g. 16G (default 8G)
+  -c, --continue            resume the newest session for this folder
+  -r, --resume ID           resume the session ID
+      --sessions            list this folder's sessions and exit
+      --output-format FMT   text (default), json (one object at the end) or stream-json
+                            (one event per line; the schema ships in the package)
+      --input-format FMT    text (default) or stream-json: user messages and approval
+                            answers as JSON lines on stdin (needs --output-format stream-json)
+      --approval-timeout S  with --input-format stream-json, deny a call whose approval
+                            request has no answer after S seconds (default 300;
+                            S above 0, at most 2147483: almost 25 days)
+      --token-budget N      stop before a model request once the tokens used (input plus
+                            output) and the previous request's would pass N (exit 5)
+      --max-turns N         stop after N model rounds (default 50)
+      --context-window N    the model's context window in tokens; the conversation is
+                            compacted before it fills (default 200000 for Claude models)
+      --thinking LEVEL      how much the model thinks first: off, low, medium or high
+                            (default: the model's own default)
+      --hide-thinking       do not show the model's thinking on the terminal
+      --debug               show stack traces for errors
+
+Export (the newest session of this folder, or ID, as one self-contained file):
+      --format FMT          html (default; the format of -o FILE.md is md) or md
+  -o, --output FILE         where to write it (- for stdout; default: ID.html in the
+                            current folder for html, stdout for md)
+      --force               replace FILE if it exists
+  -v, --version             print the version
+  -h, --help                print this help
+
+Environment:
+  ANTHROPIC_API_KEY         key for --provider anthropic (required)
+  ANTHROPIC_BASE_URL        Messages API endpoint, e.g. a local Anthropic-compatible server
+  OPENAI_API_KEY            key for --provider openai (optional for a local server)
+  OPENAI_BASE_URL           Chat Completions endpoint, e.g. http://127.0.0.1:11434/v1 (Ollama)
+  MINI_AGENT_MODEL          model when -m is not given
+  MINI_AGENT_HOME           state folder: sessions (default ~/.mini-agent)
+
+Exit codes: 0 done, 1 error, 2 usage or configuration, 3 turn limit reached,
+4 compaction failed, 5 token budget reached, 130 interrupted (Ctrl-C), 143 SIGTERM, 129 SIGHUP, 141 stdout closed.`;

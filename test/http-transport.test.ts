@@ -118,6 +118,17 @@ describe("httpFetch", () => {
     expect(await (await httpFetch(server.url)).json()).toEqual({ ok: true });
   });
 
+  it("stops reading a whole body past 16 MiB decoded: a gzip bomb is not expanded into memory", async () => {
+    // 64 MiB of one letter, a few dozen kilobytes on the wire.
+    const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x61), { level: 9 });
+    const server = await serve((_req, res) => {
+      res.writeHead(400, { "content-encoding": "gzip", "content-type": "application/json" });
+      res.end(bomb);
+    });
+    const error = await rejection((await httpFetch(server.url)).text());
+    expect(error).toEqual(new Error("the response body is over 16 MiB; it was not read"));
+  });
+
   it("rejects with TypeError('fetch failed') and the system error as cause when nothing listens", async () => {
     const server = await serve(() => {});
     const url = server.url;

@@ -152,6 +152,9 @@ function headerValue(value: string): string {
   return text;
 }
 
+/** The most of a body `text()` reads: far above any error or JSON answer of a provider. */
+const MAX_TEXT_BYTES = 16 * 1024 * 1024;
+
 /** The response the SDKs read; see `httpFetch`. */
 class TransportResponse {
   readonly status: number;
@@ -173,9 +176,21 @@ class TransportResponse {
     this.body = bodyOf(message, this.headers.get("content-encoding"), signal);
   }
 
+  /**
+   * The whole body as text, for an error or a JSON answer; stops past `MAX_TEXT_BYTES` decoded,
+   * so a compressed body that expands without end (a gzip bomb) is never held in memory.
+   */
   async text(): Promise<string> {
     const chunks: Uint8Array[] = [];
-    for await (const chunk of this.body) chunks.push(chunk);
+    let size = 0;
+    for await (const chunk of this.body) {
+      size += chunk.length;
+      if (size > MAX_TEXT_BYTES) {
+        await this.body.return?.();
+        throw new Error("the response body is over 16 MiB; it was not read");
+      }
+      chunks.push(chunk);
+    }
     return Buffer.concat(chunks).toString("utf8");
   }
 

@@ -7,6 +7,7 @@ import { BoundedLines, limits, truncated } from "./limits.js";
 import { Pace } from "./pace.js";
 import type { BoundaryOptions } from "./path.js";
 import { globMatcher } from "./patterns.js";
+import { FilesWithout, ripgrepFor } from "./ripgrep.js";
 import { type LineSearch, lineSearch, PatternError, searchFile } from "./scan.js";
 import { isInside, resolveShown } from "./shown-path.js";
 import { Skips } from "./skips.js";
@@ -38,18 +39,28 @@ export function grepTool(root: string, boundary: BoundaryOptions = {}): Tool {
         throw new ToolError(`${shown} is not a regular file`);
       const skips = new Skips();
       const pace = new Pace(signal);
+      const rg = ripgrepFor(realRoot);
       const files = info.isDirectory()
         ? filesUnder(realRoot, start, wanted, { signal, skips, exclude: state })
         : single(start, shown, wanted);
-      for await (const next of files) {
-        file = next.rel;
-        const outcome = await searchFile(next.path, search, pace).catch((error: unknown) => {
-          if (signal?.aborted || !isFileError(error)) throw error;
-          return "unreadable" as const;
-        });
-        if (outcome === "special") skips.add("special file");
-        if (outcome === "unreadable") skips.add("unreadable file");
-        if (outcome === "stopped") break;
+      const without =
+        rg !== undefined && search.literals && info.isDirectory()
+          ? new FilesWithout(rg, start, search.literals)
+          : undefined;
+      try {
+        for await (const next of files) {
+          if (without?.has(next.path)) continue;
+          file = next.rel;
+          const outcome = await searchFile(next.path, search, pace, rg).catch((error: unknown) => {
+            if (signal?.aborted || !isFileError(error)) throw error;
+            return "unreadable" as const;
+          });
+          if (outcome === "special") skips.add("special file");
+          if (outcome === "unreadable") skips.add("unreadable file");
+          if (outcome === "stopped") break;
+        }
+      } finally {
+        without?.stop();
       }
       const notes = [
         out.left > 0

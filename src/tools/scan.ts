@@ -4,6 +4,7 @@ import { promisify } from "node:util";
 import { RE2JS } from "re2js";
 import { limits } from "./limits.js";
 import type { Pace } from "./pace.js";
+import { type Literals, linesWith } from "./ripgrep.js";
 
 /**
  * Line search for `grep`, built for big trees and big files and for any pattern: RE2 (`re2js`)
@@ -17,6 +18,8 @@ export interface LineSearch {
   prefilter?: RE2JS;
   /** Called for each matching line (1-based number, text without its newline); false stops. */
   onMatch(lineNo: number, line: string): boolean;
+  /** Fixed strings every matching line contains, when RE2 finds some (for ripgrep). */
+  literals?: Literals;
 }
 
 /** Thrown for a pattern RE2 does not accept; its message is written for the model. */
@@ -39,10 +42,59 @@ export function lineSearch(
   // In a chunk, `$` does not match before the `\r` of a CRLF line, and `\A`, `\z` match only
   // at the chunk's ends: such patterns are tested line by line only.
   const anchored = /\$|\\[Az]/.test(pattern);
-  return anchored
-    ? { regex, onMatch }
-    : { regex, onMatch, prefilter: RE2JS.compile(pattern, flags | RE2JS.MULTILINE) };
+  const literals = literalsOf(ignoreCase ? RE2JS.compile(pattern) : regex, ignoreCase);
+  return {
+    regex,
+    onMatch,
+    ...(!anchored && { prefilter: RE2JS.compile(pattern, flags | RE2JS.MULTILINE) }),
+    ...(literals && { literals }),
+  };
 }
+
+/**
+ * RE2's own prefilter, the fixed strings it requires of any match before it runs the pattern,
+ * reduced to one set of which every match holds at least one. RE2 keeps it for case-sensitive
+ * literals only; for `ignoreCase` the pattern's case-sensitive form gives the strings, which
+ * ripgrep then looks for ignoring case (ASCII strings only: both fold ASCII the same way).
+ * Undefined when there is no such set, or when one of the strings could not be found in a line's
+ * raw bytes (a newline, a NUL, U+FFFD, which stands for bytes that are not UTF-8).
+ */
+function literalsOf(regex: RE2JS, ignoreCase: boolean): Literals | undefined {
+  const tree = (regex as unknown as { re2Input?: { prefilter?: unknown } }).re2Input?.prefilter;
+  const strings = requiredStrings(tree);
+  if (!strings || strings.length === 0 || strings.length > 64) return undefined;
+  const usable = (text: string) =>
+    text !== "" &&
+    !/[\n\0\uFFFD]|\p{Cs}/u.test(text) &&
+    (!ignoreCase || /^[\x20-\x7e]*$/.test(text));
+  return strings.every(usable) ? { strings, ignoreCase } : undefined;
+}
+
+/** A prefilter node of `re2js`: EXACT (1) holds `str`, AND (2) and OR (3) hold `subs`. */
+interface PrefilterNode {
+  type: number;
+  str: string;
+  subs: PrefilterNode[];
+}
+
+function isNode(value: unknown): value is PrefilterNode {
+  const node = value as Partial<PrefilterNode> | null | undefined;
+  return typeof node?.type === "number" && typeof node.str === "string" && Array.isArray(node.subs);
+}
+
+/** Strings one of which any match contains: an OR needs each branch's, an AND its best part's. */
+function requiredStrings(node: unknown): string[] | undefined {
+  if (!isNode(node)) return undefined;
+  if (node.type === 1) return [node.str];
+  const parts = node.subs.map(requiredStrings);
+  if (node.type === 3) return parts.every((part) => part !== undefined) ? parts.flat() : undefined;
+  if (node.type !== 2) return undefined;
+  let best: string[] | undefined;
+  for (const part of parts) if (part && (!best || shortest(part) > shortest(best))) best = part;
+  return best;
+}
+
+const shortest = (strings: string[]) => Math.min(...strings.map((text) => text.length));
 
 const CHUNK = 64 * 1024;
 /** Files up to this size are read in one synchronous call; RE2 keeps the search short. */
@@ -55,14 +107,19 @@ export type SearchOutcome = "binary" | "stopped" | "done" | "special";
 
 const readAsync = promisify(read);
 
+/** Files from this size are searched by ripgrep's lines when there is a ripgrep to ask. */
+const RIPGREP_FILE = 8 * 1024 * 1024;
+
 /**
  * Searches one file. It is opened without following a final link and without blocking (a FIFO
- * opens at once), and searched only when what was opened is a regular file.
+ * opens at once), and searched only when what was opened is a regular file. With `rg`, a large
+ * file's candidate lines come from ripgrep (`linesWith`) and are tested here like any other.
  */
 export async function searchFile(
   path: Buffer,
   search: LineSearch,
   pace: Pace,
+  rg?: string,
 ): Promise<SearchOutcome> {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   try {
@@ -77,10 +134,34 @@ export async function searchFile(
       await pace.step(Math.ceil(bytes.length / 1024));
       return searchText(trimFinalNewline(text), 1, search).stopped ? "stopped" : "done";
     }
+    if (rg !== undefined && search.literals && info.size >= RIPGREP_FILE) {
+      const head = Buffer.allocUnsafe(limits.binarySniffBytes);
+      if (isBinary(head.subarray(0, readSync(fd, head, 0, head.length, 0)))) return "binary";
+      return await searchReportedLines(rg, fd, search, search.literals, pace);
+    }
     return await searchLargeFile(fd, search, pace);
   } finally {
     closeSync(fd);
   }
+}
+
+/** Enough bytes of a line to hold more than `MAX_LINE` UTF-16 units, whatever it holds. */
+const KEEP_BYTES = 4 * MAX_LINE;
+
+async function searchReportedLines(
+  rg: string,
+  fd: number,
+  search: LineSearch,
+  literals: Literals,
+  pace: Pace,
+): Promise<SearchOutcome> {
+  for await (const { lineNo, bytes, cut } of linesWith(rg, fd, literals, KEEP_BYTES)) {
+    pace.check();
+    const text = bytes.toString("utf8");
+    const line = cut ? text.slice(0, MAX_LINE) : searchedPart(text);
+    if (search.regex.test(line) && !search.onMatch(lineNo, line)) return "stopped";
+  }
+  return "done";
 }
 
 async function searchLargeFile(fd: number, search: LineSearch, pace: Pace): Promise<SearchOutcome> {
@@ -113,7 +194,8 @@ async function searchLargeFile(fd: number, search: LineSearch, pace: Pace): Prom
       carry = text.slice(cut + 1);
     }
     if (carry.length > MAX_LINE) {
-      if (searchText(carry.slice(0, MAX_LINE), lineNo, search).stopped) return "stopped";
+      const line = carry.slice(0, MAX_LINE);
+      if (search.regex.test(line) && !search.onMatch(lineNo, line)) return "stopped";
       lineNo++;
       carry = "";
       skippingLongLine = true;
@@ -124,21 +206,33 @@ async function searchLargeFile(fd: number, search: LineSearch, pace: Pace): Prom
   return "done";
 }
 
-/** Searches complete lines (`text` holds no final newline) numbered from `firstLine`. */
+/**
+ * The part of a line (without its newline) that is searched: the line without a final `\r`, or,
+ * when longer than `MAX_LINE`, its first `MAX_LINE` characters. One rule for every path.
+ */
+function searchedPart(line: string): string {
+  if (line.length > MAX_LINE) return line.slice(0, MAX_LINE);
+  return line.charCodeAt(line.length - 1) === 13 ? line.slice(0, -1) : line;
+}
+
+/**
+ * Searches complete lines (`text` holds no final newline) numbered from `firstLine`. The whole
+ * text is tried first, unless it may hold a line longer than `MAX_LINE` (whose cut part could
+ * match where the whole line does not).
+ */
 function searchText(
   text: string,
   firstLine: number,
   search: LineSearch,
 ): { nextLine: number; stopped: boolean } {
-  if (search.prefilter && !search.prefilter.test(text)) {
+  if (search.prefilter && text.length <= MAX_LINE && !search.prefilter.test(text)) {
     return { nextLine: firstLine + countNewlines(text) + 1, stopped: false };
   }
   let lineNo = firstLine;
   for (let start = 0; start <= text.length; lineNo++) {
     let end = text.indexOf("\n", start);
     if (end === -1) end = text.length;
-    const line =
-      text.charCodeAt(end - 1) === 13 ? text.slice(start, end - 1) : text.slice(start, end);
+    const line = searchedPart(text.slice(start, end));
     if (search.regex.test(line) && !search.onMatch(lineNo, line))
       return { nextLine: lineNo + 1, stopped: true };
     start = end + 1;

@@ -177,10 +177,10 @@ async function twoTurns() {
   server.close();
 }
 
-async function inProcess(script) {
+async function inProcess(script, env = {}) {
   const file = join(scratch, `script-${Math.random().toString(36).slice(2)}.mjs`);
   writeFileSync(file, script);
-  const result = await run(process.execPath, ["--import", probe, file]);
+  const result = await run(process.execPath, ["--import", probe, file], { env });
   return { ...JSON.parse(result.stdout), rss: result.rss, env: result.env };
 }
 
@@ -445,14 +445,18 @@ async function fileTools() {
     `${"log line with ordinary words in it\n".repeat(2_900_000)}NEEDLE at the end\n`,
   );
   const tools = join(root, "dist/tools/index.js");
-  const call = (name, input) =>
-    inProcess(`
+  const call = (name, input, env) =>
+    inProcess(
+      `
       import { createWorkspaceTools } from ${JSON.stringify(tools)};
       const tool = createWorkspaceTools(${JSON.stringify(tree)}).find((t) => t.spec.name === ${JSON.stringify(name)});
       const start = performance.now();
       const result = await tool.execute(${JSON.stringify(input)});
       console.log(JSON.stringify({ wall: performance.now() - start, lines: result.content.split("\\n").length }));
-    `);
+    `,
+      env,
+    );
+  const js = { MINI_AGENT_SEARCH: "js" };
   const rg = (args) => run("rg", args, { cwd: tree, allowFailure: true }).catch(() => undefined);
   const cases = [
     ["read: first window of a 100 MB file", () => call("read", { path: "big.log" }), null],
@@ -462,13 +466,23 @@ async function fileTools() {
       ["-n", "NEEDLE at the end", "big.log"],
     ],
     [
-      "grep: a 100 MB file",
+      "grep: a 100 MB file (asking ripgrep)",
       () => call("grep", { pattern: "NEEDLE", path: "big.log" }),
       ["-n", "NEEDLE", "big.log"],
     ],
     [
-      "grep: 50k-file tree",
+      "grep: a 100 MB file (JavaScript only)",
+      () => call("grep", { pattern: "NEEDLE", path: "big.log" }, js),
+      ["-n", "NEEDLE", "big.log"],
+    ],
+    [
+      "grep: 50k-file tree (asking ripgrep)",
       () => call("grep", { pattern: "NEEDLE", glob: "*.ts" }),
+      ["-n", "NEEDLE", "-g", "*.ts"],
+    ],
+    [
+      "grep: 50k-file tree (JavaScript only)",
+      () => call("grep", { pattern: "NEEDLE", glob: "*.ts" }, js),
       ["-n", "NEEDLE", "-g", "*.ts"],
     ],
     [

@@ -86,7 +86,7 @@ await build({
   format: "cjs",
   supported: { "dynamic-import": false },
   inject: ["src/providers/sdk-globals.ts"],
-  define: { "import.meta.url": "__bundleURL" },
+  define: { "import.meta.url": "__bundleURL", "globalThis.ReadableStream": "NoReadableStream" },
   banner: {
     js: 'var __cjsRequire=require,__bundleURL=require("node:url").pathToFileURL(__filename).href;',
   },
@@ -112,7 +112,7 @@ renameSync(`${out}/turn.cjs`, `${out}/${turn}`);
 const loader = `
 import { join } from "node:path";
 import { requireWithCodeCache } from ${JSON.stringify(resolve("src/cli/code-cache.ts"))};
-const turn = requireWithCodeCache(join(__dirname, ${JSON.stringify(turn)}), join(__dirname, ${JSON.stringify(`${turn}.cache`)}));
+const turn = requireWithCodeCache(join(__dirname, ${JSON.stringify(turn)}), join(__dirname, ${JSON.stringify(`${turn}.cache`)}), require);
 export const runCli = turn.runCli;
 export const rulesCommand = turn.rulesCommand;
 export const exportCommand = turn.exportCommand;
@@ -167,8 +167,9 @@ const made = spawnSync(
   [
     "--input-type=module",
     "-e",
-    `import { makeCodeCache } from ${JSON.stringify(resolve("dist/cli/code-cache.js"))};
-     makeCodeCache(${JSON.stringify(turnFile)}, ${JSON.stringify(cacheFile)});`,
+    `import { createRequire } from "node:module";
+     import { makeCodeCache } from ${JSON.stringify(resolve("dist/cli/code-cache.js"))};
+     makeCodeCache(${JSON.stringify(turnFile)}, ${JSON.stringify(cacheFile)}, createRequire(${JSON.stringify(turnFile)}));`,
   ],
   { stdio: "inherit", env: { PATH: process.env.PATH, HOME: process.env.HOME } },
 );

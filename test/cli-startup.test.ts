@@ -56,4 +56,30 @@ describe("the CLI's start-up", () => {
     });
     expect(await readFile(log, "utf8").catch(() => "no probe")).toBe("no probe");
   });
+
+  it("loads none of Node's modules a turn does not use: fetch, web streams, readline, v8", async () => {
+    const { home, workspace, options } = await setup([
+      stream(turn({ calls: [{ id: "toolu_1", name: "read", input: { path: "notes.txt" } }] })),
+      stream(turn({ text: ["hello"] })),
+    ]);
+    await writeFile(join(workspace, "notes.txt"), "hello\n");
+    const list = join(home, "modules.txt");
+    const preload = join(home, "modules.cjs");
+    await writeFile(
+      preload,
+      `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join("\\n")));`,
+    );
+    const env = { ...options.env, NODE_OPTIONS: `--require ${preload}` };
+    expect(await runBin(["what do the notes say?"], { ...options, env })).toMatchObject({
+      code: 0,
+      stdout: "hello\n",
+    });
+    const loaded = (await readFile(list, "utf8")).split("\n");
+    // The list is real: it holds what a turn does load.
+    expect(loaded).toContain("NativeModule http");
+    const unwanted = loaded.filter((name) =>
+      /^NativeModule (internal\/deps\/undici|internal\/webstreams\/readablestream|readline|v8$|module$)/.test(name),
+    );
+    expect(unwanted).toEqual([]);
+  });
 });

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -38,14 +39,20 @@ describe("loading a CommonJS bundle with V8's code cache", () => {
     const dir = await tempDir();
     const file = await commonJs(dir);
     const expected = { near: "near", where: `main.cjs in ${dir.split("/").at(-1)}`, four: 4 };
-    expect(exported(requireWithCodeCache(file, join(dir, "missing.cache")))).toEqual(expected);
+    expect(
+      exported(requireWithCodeCache(file, join(dir, "missing.cache"), createRequire(file))),
+    ).toEqual(expected);
 
-    makeCodeCache(file, join(dir, "main.cache"));
+    makeCodeCache(file, join(dir, "main.cache"), createRequire(file));
     expect(readFileSync(join(dir, "main.cache")).length).toBeGreaterThan(0);
-    expect(exported(requireWithCodeCache(file, join(dir, "main.cache")))).toEqual(expected);
+    expect(
+      exported(requireWithCodeCache(file, join(dir, "main.cache"), createRequire(file))),
+    ).toEqual(expected);
 
     await writeFile(join(dir, "bad.cache"), "not V8's code at all");
-    expect(exported(requireWithCodeCache(file, join(dir, "bad.cache")))).toEqual(expected);
+    expect(
+      exported(requireWithCodeCache(file, join(dir, "bad.cache"), createRequire(file))),
+    ).toEqual(expected);
   });
 
   it("ships the turn under its content's hash, and the CLI loads it with the cache accepted", async () => {

@@ -1,5 +1,4 @@
 import { readFileSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { Script } from "node:vm";
 
@@ -11,20 +10,24 @@ import { Script } from "node:vm";
  * V8 flags is rejected by V8 itself, and the file is then compiled as usual: the cache only ever
  * saves time. The cache's name carries a hash of the bundle, so it never meets another source.
  */
-export function requireWithCodeCache(file: string, cacheFile: string): unknown {
+export function requireWithCodeCache(
+  file: string,
+  cacheFile: string,
+  require: NodeJS.Require,
+): unknown {
   let cachedData: Buffer | undefined;
   try {
     cachedData = readFileSync(cacheFile);
   } catch {
     // No cache (a build without one): compiled as usual.
   }
-  return run(compile(file, cachedData), file);
+  return run(compile(file, cachedData), file, require);
 }
 
 /** Compiles and runs the bundle `file` once, then writes what V8 compiled to `cacheFile`. */
-export function makeCodeCache(file: string, cacheFile: string): void {
+export function makeCodeCache(file: string, cacheFile: string, require: NodeJS.Require): void {
   const script = compile(file, undefined);
-  run(script, file);
+  run(script, file, require);
   writeFileSync(cacheFile, script.createCachedData());
 }
 
@@ -37,9 +40,10 @@ function compile(file: string, cachedData: Buffer | undefined): Script {
   });
 }
 
-function run(script: Script, file: string): unknown {
+/** `require` resolves as in `file`'s folder: the caller's own, from the same folder. */
+function run(script: Script, file: string, require: NodeJS.Require): unknown {
   const module = { exports: {} };
   const body = script.runInThisContext() as (...args: unknown[]) => void;
-  body(module.exports, createRequire(file), module, file, dirname(file));
+  body(module.exports, require, module, file, dirname(file));
   return module.exports;
 }

@@ -33,11 +33,6 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
       process.stdout.write(`${version()}\n`);
       return exitCodes.done;
     }
-    // The shell parser is WebAssembly (tree-sitter); V8's optimising compiler spends about half a
-    // second on it before the first bash decision, the baseline compiler is plenty for short
-    // lines. Set before the turn is compiled: V8 accepts a code cache only under the flags it
-    // was made with, and the build makes it under this one too.
-    (await import("node:v8")).setFlagsFromString("--liftoff-only");
     if (asksSandbox(args)) {
       // Whether bwrap works here is known only by running it: started now, the probe runs while
       // the turn loads, and the turn awaits this same probe (one per bwrap binary).

@@ -58,13 +58,24 @@ export const inputClosedReason =
 
 const noRules: RuleBook = { current: () => [], save: async () => {} };
 
+/**
+ * The approval rules' decision, for the CLI. Their shell parser is WebAssembly (tree-sitter):
+ * V8's optimising compiler spends about half a second on it before the first decision, the
+ * baseline compiler is plenty for short lines, so the CLI keeps WebAssembly on it. Set here, on
+ * first need, and not at start-up: a turn that never decides a command does not load `node:v8`.
+ */
+export async function shellRules(): Promise<typeof import("../rules/decide.js")> {
+  (await import("node:v8")).setFlagsFromString("--liftoff-only");
+  return await import("../rules/decide.js");
+}
+
 export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
   const rules = options.rules ?? noRules;
 
   async function decide(call: ToolCall): Promise<[Approval, string]> {
     if (call.name !== "bash") return [denyBashByDefault(call), "default-policy"];
     const command = typeof call.input.command === "string" ? call.input.command : "";
-    const { decideCommand } = await import("../rules/decide.js");
+    const { decideCommand } = await shellRules();
     const verdict = await decideCommand(command, {
       rules: rules.current(),
       workspace: options.workspace ?? process.cwd(),

@@ -5,7 +5,7 @@ import { type Rule, RuleError, showRule } from "../rules/rule.js";
 import { resolveSandbox } from "../tools/sandbox.js";
 import { visible } from "../visible.js";
 import { type CliArgs, exitCodes, UsageError } from "./args.js";
-import type { RuleBook } from "./policy.js";
+import { type RuleBook, shellRules } from "./policy.js";
 import { stateHome } from "./store.js";
 
 /**
@@ -61,7 +61,7 @@ async function explain(
 ): Promise<string> {
   const sandbox = await resolveSandbox({ mode: args.sandbox, hide: args.sandboxHide });
   const sandboxed = sandbox.kind === "bwrap";
-  const { decideCommand } = await import("../rules/decide.js");
+  const { decideCommand } = await shellRules();
   const verdict = await decideCommand(command, {
     rules: rules.current(),
     workspace,

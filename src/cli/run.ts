@@ -17,7 +17,7 @@ import { CliCompaction, CompactionError, contextWindowFor } from "./compaction.j
 import { describeError } from "./errors.js";
 import { createOutput } from "./formats.js";
 import { TerminalInput, taskFromStdin } from "./input.js";
-import { JsonInput } from "./json-input.js";
+import type { JsonInput } from "./json-input.js";
 import type { Output, TurnSummary } from "./output.js";
 import { type BashMode, cliPolicy, type Question } from "./policy.js";
 import { retryLostRound } from "./retry.js";
@@ -98,9 +98,10 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
     args.continue || args.resume !== undefined
       ? await sessionToResume(dir, args.resume)
       : undefined;
-  const json =
+  // Loaded only for JSON input: it reads lines with `node:readline`.
+  const json: JsonInput | undefined =
     args.inputFormat === "stream-json"
-      ? new JsonInput(stdin, {
+      ? new (await import("./json-input.js")).JsonInput(stdin, {
           send: (event) => streamJsonLine(stdout, event),
           approvalTimeoutMs: args.approvalTimeoutMs,
         })

@@ -78,7 +78,9 @@ describe("the CLI's start-up", () => {
     // The list is real: it holds what a turn does load.
     expect(loaded).toContain("NativeModule http");
     const unwanted = loaded.filter((name) =>
-      /^NativeModule (internal\/deps\/undici|internal\/webstreams\/readablestream|readline|v8$|module$)/.test(name),
+      /^NativeModule (internal\/deps\/undici|internal\/webstreams\/readablestream|readline|v8$|module$)/.test(
+        name,
+      ),
     );
     expect(unwanted).toEqual([]);
   });

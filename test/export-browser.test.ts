@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { Session } from "../src/session.js";
-import { type BrowserPage, openPage } from "./support/chromium.js";
+import { type BrowserPage, hasChromium, openPage } from "./support/chromium.js";
 import { useCleanup } from "./support/cleanup.js";
 import { useExportSetup } from "./support/export.js";
 
@@ -92,7 +92,7 @@ async function inPage<T>(file: string, look: (page: BrowserPage) => Promise<T>, 
   }
 }
 
-describe("an exported page in headless Chromium", () => {
+describe.skipIf(!hasChromium())("an exported page in headless Chromium", () => {
   it("shows every tool call, marks the denied one, and runs no script from a tool's output", {
     timeout: 90_000,
   }, async () => {

@@ -2,14 +2,14 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { openPage } from "./support/chromium.js";
+import { hasChromium, openPage } from "./support/chromium.js";
 import { useTempDirs } from "./support/temp.js";
 
 /** The browser helper sees what a page's script did, and what the page refused. */
 
 const tempDir = useTempDirs();
 
-describe("the headless Chromium helper", () => {
+describe.skipIf(!hasChromium())("the headless Chromium helper", () => {
   it("sees a script that ran, a page read with JavaScript off, and a content security policy that blocked a script", {
     timeout: 60_000,
   }, async () => {

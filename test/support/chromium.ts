@@ -3,12 +3,15 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable, Writable } from "node:stream";
+import { hasProgram } from "./programs.js";
 
 /**
  * A real headless Chromium (Debian's `chromium`), driven over the DevTools protocol on a pipe
- * (`--remote-debugging-pipe`: file descriptors 3 and 4, no port, no network). When the browser
- * is missing the test fails and says how to install it: `.ci/run` installs it.
+ * (`--remote-debugging-pipe`: file descriptors 3 and 4, no port, no network). Its tests are
+ * skipped where it is not installed, but not in CI (`hasChromium`): `.ci/run` installs it.
  */
+export const hasChromium = () => hasProgram("chromium");
+
 export function chromiumPath(): string {
   const found = spawnSync("sh", ["-c", "command -v chromium"], { encoding: "utf8" });
   const path = found.stdout.trim();

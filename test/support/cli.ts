@@ -33,12 +33,18 @@ export interface CliOptions {
   stdout?: number;
   /** Called once the process is running, e.g. to send it a signal later. */
   started?: (child: ReturnType<typeof spawn>) => void;
+  /** Run the CLI as `nobody` (uid and gid 65534, no groups) through `setpriv`; needs root. */
+  asNobody?: boolean;
 }
 
 /** Spawns the real `mini-agent` bin and collects its output and exit code. */
 export function runBin(args: string[], options: CliOptions): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
+    const node = [process.execPath, bin, ...args];
+    const [file = "", ...argv] = options.asNobody
+      ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ...node]
+      : node;
+    const child = spawn(file, argv, {
       cwd: options.cwd,
       env: options.env,
       stdio: ["pipe", options.stdout ?? "pipe", "pipe"],

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import {
   type AnthropicServer,
   type ReplyScript,
+  type ServerOptions,
   startAnthropicServer,
 } from "../../src/testing/anthropic-server.js";
 import { useCleanup } from "./cleanup.js";
@@ -114,14 +115,17 @@ export interface CliSetup {
 }
 
 /**
- * For a test file: `setup(script)` starts a local Messages API server with that script and makes
- * a fresh workspace and home, all removed after each test.
+ * For a test file: `setup(script, serverOptions?)` starts a local Messages API server with that
+ * script and makes a fresh workspace and home, all removed after each test.
  */
-export function useCliSetup(): (script: ReplyScript[]) => Promise<CliSetup> {
+export function useCliSetup(): (
+  script: ReplyScript[],
+  serverOptions?: ServerOptions,
+) => Promise<CliSetup> {
   const tempDir = useTempDirs();
   const track = useCleanup();
-  return async (script) => {
-    const server = track(await startAnthropicServer(script));
+  return async (script, serverOptions) => {
+    const server = track(await startAnthropicServer(script, serverOptions));
     const workspace = await tempDir();
     const home = await tempDir();
     return { server, workspace, home, options: { cwd: workspace, env: cliEnv(home, server.url) } };

@@ -1,5 +1,6 @@
 import { constants, createReadStream } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
+import { systemErrorMeaning } from "./system-errors.js";
 
 /**
  * A file named like a session that is not a regular file: a FIFO, a device, a socket. Opening a
@@ -14,11 +15,38 @@ export class NotRegularFileError extends Error {
 }
 
 /**
+ * A session file this process may not open (another user's, mode `0600`; mode `000`). It is
+ * listed and refused by name, never passed over: `--continue` must not take an older session.
+ */
+export class UnreadableSessionError extends Error {
+  override name = "UnreadableSessionError";
+
+  constructor(
+    readonly path: string,
+    /** Why, in words: `permission denied`. */
+    readonly reason: string,
+  ) {
+    super(`session file ${path} cannot be read (${reason}): fix its owner or mode`);
+  }
+}
+
+/** The codes with which opening a file says this process may not read it. */
+const deniedCodes = new Set(["EACCES", "EPERM"]);
+
+/**
  * Opens a session file for reading without ever waiting: non-blocking, so a FIFO opens at once,
  * then checked on the open descriptor (no race with a rename), so only a regular file is read.
+ * A file it may not read is an `UnreadableSessionError`.
  */
 export async function openSessionFile(path: string): Promise<FileHandle> {
-  const file = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  const file = await open(path, constants.O_RDONLY | constants.O_NONBLOCK).catch(
+    (error: NodeJS.ErrnoException) => {
+      if (error.code !== undefined && deniedCodes.has(error.code)) {
+        throw new UnreadableSessionError(path, systemErrorMeaning(error.code));
+      }
+      throw error;
+    },
+  );
   try {
     if (!(await file.stat()).isFile()) throw new NotRegularFileError(path);
     return file;

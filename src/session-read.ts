@@ -1,10 +1,14 @@
-import { constants } from "node:fs";
-import { open, readdir } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { KeptHistory } from "./compaction/kept.js";
 import type { Compaction } from "./compaction/record.js";
 import { normalizeHistory } from "./history.js";
-import { fileLines } from "./session-lines.js";
+import {
+  fileLines,
+  NotRegularFileError,
+  openSessionFile,
+  UnreadableSessionError,
+} from "./session-lines.js";
 import {
   isTornHeader,
   parseLine,
@@ -12,6 +16,7 @@ import {
   type SessionHeader,
   type SessionRecord,
 } from "./session-records.js";
+import { systemErrorMeaning } from "./system-errors.js";
 import { headOf, wellFormed } from "./text.js";
 import type { Message } from "./types.js";
 
@@ -121,6 +126,8 @@ export interface SessionSummary {
   bytes: number;
   /** Why the file cannot be resumed, when it is damaged (`DamagedSessionError.reason`). */
   damaged?: string;
+  /** Why the file cannot be read, when it cannot (`UnreadableSessionError.reason`). */
+  unreadable?: string;
 }
 
 /** How much of a file listing reads: the header and the beginning of the first prompt. */
@@ -131,9 +138,11 @@ export const listedPromptChars = 1000;
 const USER_RECORD_START = '{"type":"message","message":{"role":"user","content":"';
 
 /**
- * The sessions in `dir`, newest first. A damaged one is listed with `damaged` saying why (so
- * `--continue` says so instead of skipping it); files that are not sessions are left out. Each
- * file costs one `stat` and one read of its first 64 KiB, so listing does not grow with history.
+ * The sessions in `dir`, newest first. A damaged one is listed with `damaged` saying why, one
+ * that cannot be read (another user's, a failing disk) with `unreadable` saying why, so
+ * `--continue` refuses it instead of taking an older one; files that are not sessions and
+ * anything but regular files are left out. Each file costs one `stat` and one read of its first
+ * 64 KiB, so listing does not grow with history.
  */
 export async function listSessions(dir: string): Promise<SessionSummary[]> {
   let names: string[];
@@ -146,12 +155,8 @@ export async function listSessions(dir: string): Promise<SessionSummary[]> {
   const summaries: SessionSummary[] = [];
   for (const name of names) {
     const path = join(dir, name);
-    try {
-      const found = await summary(path);
-      if (found) summaries.push(found);
-    } catch {
-      // Gone meanwhile, or unreadable: listing shows the rest.
-    }
+    const found = await summary(path).catch((error: unknown) => unreadable(path, error));
+    if (found) summaries.push(found);
   }
   return summaries.sort(
     (a, b) => b.updatedAt.localeCompare(a.updatedAt) || b.id.localeCompare(a.id),
@@ -160,11 +165,14 @@ export async function listSessions(dir: string): Promise<SessionSummary[]> {
 
 /** The summary of one file from its metadata and head; `undefined` when it is not a session. */
 async function summary(path: string): Promise<SessionSummary | undefined> {
-  // Non-blocking, so a FIFO put in the folder is seen as such instead of waited on.
-  const file = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  // Never waits: a FIFO put in the folder is seen as such and left out.
+  const file = await openSessionFile(path).catch((error: unknown) => {
+    if (error instanceof NotRegularFileError) return undefined;
+    throw error;
+  });
+  if (file === undefined) return undefined;
   try {
     const info = await file.stat();
-    if (!info.isFile()) return undefined;
     const buffer = Buffer.alloc(Math.min(headBytes, info.size));
     const { bytesRead } = await file.read(buffer, 0, buffer.length, 0);
     const head = buffer.subarray(0, bytesRead);
@@ -196,6 +204,27 @@ async function summary(path: string): Promise<SessionSummary | undefined> {
   } finally {
     await file.close();
   }
+}
+
+/**
+ * The summary of a file whose head could not be read, from its metadata: `unreadable` says why.
+ * A file gone meanwhile is left out; an error that is not a failed system call is rethrown.
+ */
+async function unreadable(path: string, error: unknown): Promise<SessionSummary | undefined> {
+  const code = error instanceof Error ? (error as NodeJS.ErrnoException).code : undefined;
+  if (code === "ENOENT") return undefined;
+  const reason =
+    error instanceof UnreadableSessionError
+      ? error.reason
+      : code !== undefined
+        ? systemErrorMeaning(code)
+        : undefined;
+  if (reason === undefined) throw error;
+  const info = await stat(path).catch(() => undefined);
+  if (!info?.isFile()) return undefined;
+  const empty = { createdAt: "", workspace: "", model: "", firstPrompt: "" };
+  const base = { path, updatedAt: info.mtime.toISOString(), bytes: info.size };
+  return { id: basename(path, ".jsonl"), ...base, ...empty, unreadable: reason };
 }
 
 /**

@@ -1,5 +1,12 @@
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { stream, turn } from "../src/testing/anthropic-server.js";
+import { JsonInput } from "../src/cli/json-input.js";
+import type { OutputEvent } from "../src/cli/stream-json-protocol.js";
+import { summaryPrompt } from "../src/compaction/summary.js";
+import { status, stream, turn } from "../src/testing/anthropic-server.js";
+import type { Body } from "../src/testing/sse-server.js";
 import { runBin, useCliSetup } from "./support/cli.js";
 import { protocolLines } from "./support/stream-json.js";
 
@@ -61,4 +68,92 @@ describe("user lines queued when the token budget ends the run", () => {
     ]);
     expect(server.requests).toHaveLength(1);
   }, 30_000);
+});
+
+/**
+ * Every other way the run ends while user lines wait gets the same treatment as the budget: one
+ * `error` event per line read and not run, after the turn's `result`, as the last lines.
+ */
+describe("user lines queued when something else ends the run", () => {
+  const notRun = (reason: string) => [
+    error(`input line 2 was not run: ${reason}`),
+    error(`input line 3 was not run: ${reason}`),
+  ];
+
+  it("each get one error event when a compaction fails (exit 4)", async () => {
+    const isSummary = (body: Body) =>
+      ((body.system ?? []) as { text: string }[]).map((block) => block.text).join("") ===
+      summaryPrompt;
+    let round = 0;
+    const dispatch = (body: Body) => {
+      if (isSummary(body)) return status(400, undefined, "messages: bad summary");
+      round++;
+      const call = { id: `toolu_${round}`, name: "read", input: { path: "big.txt" } };
+      return stream(turn({ calls: [call] }));
+    };
+    const script = Array.from({ length: 20 }, () => dispatch);
+    const { server, workspace, options } = await setup(script, { contextLimit: 8000 });
+    await writeFile(join(workspace, "big.txt"), "a line of a rather large file\n".repeat(200));
+    const input = [user("read big.txt over and over"), user("second"), user("third")];
+    const run = await runBin([...jsonFlags, "--sandbox", "off", "--context-window", "8000"], {
+      ...options,
+      input: `${input.join("\n")}\n`,
+    });
+    expect(run.code).toBe(4);
+    const lines = protocolLines(run.stdout);
+    expect(lines.filter((line) => line.type === "result")).toMatchObject([{ status: "error" }]);
+    const end = lines.findIndex((line) => line.type === "result");
+    expect(lines.filter((line) => line.type === "error")).toEqual(notRun("the compaction failed"));
+    expect(lines.slice(end + 1)).toEqual(notRun("the compaction failed"));
+    expect(server.requests.filter((request) => isSummary(request.body))).toHaveLength(1);
+  }, 30_000);
+
+  it("each get one error event when SIGTERM stops the run (exit 143)", async () => {
+    const { server, options } = await setup([
+      stream(turn({ text: ["never ", "finished"] }), { stallAfter: 3 }),
+    ]);
+    const input = [user("first"), user("second"), user("third")];
+    const run = await runBin([...jsonFlags, "--sandbox", "off"], {
+      ...options,
+      input: `${input.join("\n")}\n`,
+      started: (child) => {
+        const timer = setInterval(() => {
+          if (server.requests.length === 0) return;
+          clearInterval(timer);
+          setTimeout(() => child.kill("SIGTERM"), 300);
+        }, 20);
+      },
+    });
+    expect(run.code).toBe(143);
+    const lines = protocolLines(run.stdout);
+    expect(lines.filter((line) => line.type === "result")).toMatchObject([{ status: "aborted" }]);
+    const end = lines.findIndex((line) => line.type === "result");
+    expect(lines.slice(end + 1)).toEqual(notRun("SIGTERM stopped the run"));
+    expect(lines.filter((line) => line.type === "error")).toEqual(
+      notRun("SIGTERM stopped the run"),
+    );
+    expect(server.requests).toHaveLength(1);
+  }, 30_000);
+});
+
+describe("JsonInput once the run has ended", () => {
+  it("answers the lines it holds and every user line read later with one error each, and runs none", async () => {
+    const stdin = new PassThrough();
+    const sent: OutputEvent[] = [];
+    const input = new JsonInput(stdin, {
+      send: (event) => sent.push(event),
+      approvalTimeoutMs: 1000,
+    });
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    stdin.write(`${user("first")}\n${user("second")}\n${user("third")}\n`);
+    await settle();
+    expect(await input.nextPrompt()).toBe("first");
+    input.end("SIGTERM stopped the run");
+    stdin.write(`${user("fourth")}\n`);
+    stdin.end();
+    await settle();
+    expect(await input.nextPrompt()).toBeUndefined();
+    const message = (line: number) => `input line ${line} was not run: SIGTERM stopped the run`;
+    expect(sent).toEqual([2, 3, 4].map((line) => ({ type: "error", message: message(line) })));
+  });
 });

@@ -1,4 +1,5 @@
 import { secretRedactor } from "../secrets.js";
+import { systemErrorMeaning } from "../system-errors.js";
 import { visible } from "../visible.js";
 import { UsageError } from "./args.js";
 import { scrubURLs, shownURL } from "./url.js";
@@ -74,23 +75,6 @@ function describe(error: unknown, baseURL: string | undefined): string {
     return `provider error ${type}: ${detail} (${hint})`;
   }
   return err.message;
-}
-
-const systemErrors: Record<string, string> = {
-  ENOSPC: "no space left on device",
-  EDQUOT: "disk quota exceeded",
-  EACCES: "permission denied",
-  EPERM: "operation not permitted",
-  EROFS: "read-only file system",
-  ENOTDIR: "a part of the path is not a folder",
-  EEXIST: "a file is in the way",
-  EIO: "input/output error",
-  EPIPE: "the reader went away",
-};
-
-/** What a failed system call's code means, in words: `no space left on device`. */
-export function systemErrorMeaning(code: string): string {
-  return systemErrors[code] ?? code;
 }
 
 /** `no space left on device (ENOSPC)`: what a failed system call means, and its code. */

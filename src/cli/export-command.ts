@@ -3,9 +3,9 @@ import { constants } from "node:fs";
 import { copyFile, link, lstat, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { ExportError, readForExport, writeExport } from "../export/export.js";
+import { systemErrorMeaning } from "../system-errors.js";
 import { visible } from "../visible.js";
 import { type ExportArgs, exitCodes, UsageError } from "./args.js";
-import { systemErrorMeaning } from "./errors.js";
 import { sessionsDir, sessionToResume } from "./store.js";
 
 /**

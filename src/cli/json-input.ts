@@ -34,6 +34,8 @@ export class JsonInput {
   private waiting: ((prompt: string | undefined) => void) | undefined;
   private readonly open = new Map<string, (answer: Answer) => void>();
   private closed = false;
+  /** Why the run ended, once it has: no user line runs after that. */
+  private ended: string | undefined;
   private lineNumber = 0;
 
   constructor(
@@ -97,12 +99,18 @@ export class JsonInput {
   }
 
   /**
-   * The run ends before the user lines read so far could run (the token budget was reached):
-   * each gets one `error` line saying so, with its input line number, so none goes unanswered.
+   * The run is over, for whatever `reason` (the token budget, a failed compaction, a signal, an
+   * error): each user line read and not run gets one `error` line saying so, with its input line
+   * number, and so does each one read from now on, so none goes unanswered. When the input ended
+   * and every line ran, there is nothing to say.
    */
-  dropQueued(reason: string): void {
-    for (const { line } of this.prompts.splice(0))
-      this.options.send({ type: "error", message: `input line ${line} was not run: ${reason}` });
+  end(reason: string): void {
+    this.ended = reason;
+    for (const { line } of this.prompts.splice(0)) this.notRun(line, reason);
+  }
+
+  private notRun(line: number, reason: string): void {
+    this.options.send({ type: "error", message: `input line ${line} was not run: ${reason}` });
   }
 
   private take(text: string): void {
@@ -116,7 +124,8 @@ export class JsonInput {
         this.error("is a user message with only whitespace as its text");
         return;
       }
-      if (this.waiting) {
+      if (this.ended !== undefined) this.notRun(this.lineNumber, this.ended);
+      else if (this.waiting) {
         this.waiting(line.text);
         this.waiting = undefined;
       } else this.prompts.push({ text: line.text, line: this.lineNumber });

@@ -298,6 +298,8 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
     }
   };
 
+  // Why the run ends, when it ends before its input did: each user line read and not run is told.
+  let ended = "the run stopped on an error";
   try {
     if (task !== undefined) return statusCode(await runTurn(task));
     const typed = json ?? input;
@@ -317,14 +319,20 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
         await compaction.command(intent.instructions, request, stopper);
       } else if (intent.text.trim() !== "") {
         const status = await runTurn(intent.text);
-        if (status === "budget_exceeded") json?.dropQueued("the token budget was reached");
-        if (status === "compaction_failed" || status === "budget_exceeded")
+        const end = runEnds[status];
+        if (end !== undefined) {
+          ended = end;
           return statusCode(status);
+        }
       }
-      if (stopper.exitCode !== undefined) break;
+      if (stopper.exitCode !== undefined) {
+        ended = stopper.stopReason ?? "the run was stopped";
+        break;
+      }
     }
     return exitCodes.done;
   } finally {
+    json?.end(ended);
     rl?.close();
     await store.close();
     // A run that never ran bash still ends what a killed mini-agent left: once its work is done.
@@ -334,6 +342,12 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
 
 /** How a turn ended; a failed compaction ends the run (exit 4), as retrying it would fail again. */
 type TurnStatus = TurnSummary["status"] | "compaction_failed";
+
+/** The outcomes of a turn that end the run, as each user line then not run is told. */
+const runEnds: Partial<Record<TurnStatus, string>> = {
+  compaction_failed: "the compaction failed",
+  budget_exceeded: "the token budget was reached",
+};
 
 function statusCode(status: TurnStatus): number {
   switch (status) {

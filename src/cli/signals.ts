@@ -30,6 +30,8 @@ export class Stopper {
   interactive = false;
   /** The exit code a stop asked for; the run ends with it once the turn is over. */
   exitCode: number | undefined;
+  /** What asked for `exitCode`, in words: `SIGTERM stopped the run`. */
+  stopReason: string | undefined;
   private turn: AbortController | undefined;
   private idleInterrupts = 0;
   private outputFailed = false;
@@ -65,7 +67,10 @@ export class Stopper {
   signal(name: StopSignal): void {
     const code = signalCodes[name];
     if (this.turn && !this.turn.signal.aborted) {
-      if (name !== "SIGINT") this.exitCode = code;
+      if (name !== "SIGINT") {
+        this.exitCode = code;
+        this.stopReason = `${name} stopped the run`;
+      }
       this.turn.abort();
       this.options.write(
         name === "SIGINT"
@@ -82,7 +87,10 @@ export class Stopper {
     if (this.outputFailed) return;
     this.outputFailed = true;
     const closed = error.code === "EPIPE";
-    this.exitCode ??= closed ? exitCodes.outputClosed : exitCodes.error;
+    if (this.exitCode === undefined) {
+      this.exitCode = closed ? exitCodes.outputClosed : exitCodes.error;
+      this.stopReason = closed ? "stdout was closed" : "stdout could not be written";
+    }
     const running = this.turn !== undefined && !this.turn.signal.aborted;
     if (!closed)
       this.options.write(`mini-agent: cannot write to stdout: ${systemErrorText(error)}\n`);

@@ -11,11 +11,11 @@ import {
   type UsageRecord,
 } from "../session.js";
 import { NotRegularFileError, openSessionFile } from "../session-lines.js";
+import { systemErrorMeaning } from "../system-errors.js";
 import { headOf } from "../text.js";
 import type { Message } from "../types.js";
 import { visible } from "../visible.js";
 import { UsageError } from "./args.js";
-import { systemErrorMeaning } from "./errors.js";
 
 /** `$MINI_AGENT_HOME` (default `~/.mini-agent`): the user's state, never inside the workspace. */
 export function stateHome(env: NodeJS.ProcessEnv): string {
@@ -31,7 +31,8 @@ export function sessionsDir(env: NodeJS.ProcessEnv, workspace: string): string {
 
 /**
  * The file of the session to resume, from `--continue` or `--resume ID`. A named one that is not a
- * regular file (a FIFO would block its reader) is refused here, as a usage error.
+ * regular file (a FIFO would block its reader) is refused here, as a usage error. `--continue`
+ * takes the newest session or none: one it cannot read is refused by name, never passed over.
  */
 export async function sessionToResume(dir: string, resume: string | undefined): Promise<string> {
   if (resume !== undefined) {
@@ -50,6 +51,11 @@ export async function sessionToResume(dir: string, resume: string | undefined): 
   }
   const [newest] = await listSessions(dir);
   if (!newest) throw new UsageError("no session to continue for this folder");
+  if (newest.unreadable !== undefined) {
+    throw new Error(
+      `cannot continue the newest session ${newest.id}: its file ${newest.path} cannot be read (${newest.unreadable}); fix its owner or mode, or choose one with --resume ID (mini-agent --sessions lists them)`,
+    );
+  }
   return newest.path;
 }
 
@@ -135,6 +141,8 @@ export function formatSessions(sessions: SessionSummary[]): string {
     const when = s.updatedAt.slice(0, 16).replace("T", " ");
     if (s.damaged !== undefined)
       return `${s.id}  ${when}  damaged: cannot be resumed (${s.damaged})`;
+    if (s.unreadable !== undefined)
+      return `${s.id}  ${when}  unreadable: cannot be resumed (${s.unreadable})`;
     const prompt = visible(s.firstPrompt.replace(/[ \t\r\n]+/g, " "));
     const shown = prompt.length > 60 ? `${headOf(prompt, 59)}…` : prompt;
     return `${s.id}  ${when}  ${size(s.bytes).padStart(7)}  ${shown}`;

@@ -1,4 +1,4 @@
-import { fileLines, NotRegularFileError } from "../session-lines.js";
+import { fileLines, NotRegularFileError, UnreadableSessionError } from "../session-lines.js";
 import {
   isTornHeader,
   parseLine,
@@ -30,7 +30,9 @@ export interface SessionExport {
 export async function readForExport(path: string): Promise<SessionExport> {
   const lines = fileLines(path);
   const first = await lines.next().catch((error: NodeJS.ErrnoException) => {
-    if (error instanceof NotRegularFileError) throw new ExportError(error.message);
+    if (error instanceof NotRegularFileError || error instanceof UnreadableSessionError) {
+      throw new ExportError(error.message);
+    }
     throw new ExportError(`cannot read session file ${path}: ${error.code ?? error.message}`);
   });
   if (first.done === true || first.value.bytes?.length === 0) {

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import {
   type AnthropicServer,
   type ReplyScript,
+  type ServerOptions,
   startAnthropicServer,
 } from "../../src/testing/anthropic-server.js";
 import { useCleanup } from "./cleanup.js";
@@ -33,12 +34,18 @@ export interface CliOptions {
   stdout?: number;
   /** Called once the process is running, e.g. to send it a signal later. */
   started?: (child: ReturnType<typeof spawn>) => void;
+  /** Run the CLI as `nobody` (uid and gid 65534, no groups) through `setpriv`; needs root. */
+  asNobody?: boolean;
 }
 
 /** Spawns the real `mini-agent` bin and collects its output and exit code. */
 export function runBin(args: string[], options: CliOptions): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
+    const node = [process.execPath, bin, ...args];
+    const [file = "", ...argv] = options.asNobody
+      ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ...node]
+      : node;
+    const child = spawn(file, argv, {
       cwd: options.cwd,
       env: options.env,
       stdio: ["pipe", options.stdout ?? "pipe", "pipe"],
@@ -108,14 +115,17 @@ export interface CliSetup {
 }
 
 /**
- * For a test file: `setup(script)` starts a local Messages API server with that script and makes
- * a fresh workspace and home, all removed after each test.
+ * For a test file: `setup(script, serverOptions?)` starts a local Messages API server with that
+ * script and makes a fresh workspace and home, all removed after each test.
  */
-export function useCliSetup(): (script: ReplyScript[]) => Promise<CliSetup> {
+export function useCliSetup(): (
+  script: ReplyScript[],
+  serverOptions?: ServerOptions,
+) => Promise<CliSetup> {
   const tempDir = useTempDirs();
   const track = useCleanup();
-  return async (script) => {
-    const server = track(await startAnthropicServer(script));
+  return async (script, serverOptions) => {
+    const server = track(await startAnthropicServer(script, serverOptions));
     const workspace = await tempDir();
     const home = await tempDir();
     return { server, workspace, home, options: { cwd: workspace, env: cliEnv(home, server.url) } };

@@ -145,7 +145,7 @@ export class Session {
     let session: Session | undefined;
     try {
       const loaded = await readSession(path);
-      const fd = openSync(path, "a", 0o600);
+      const fd = openForAppend(path);
       session = new Session(path, loaded.header, fd, lock, options, loaded.torn);
       for (const receipt of loaded.trailingRepairs) await session.append(receipt);
       const { messages, repaired, skipped, compaction } = loaded;
@@ -255,11 +255,30 @@ const HINTS: Record<string, string> = {
 const SHORT_WRITE_HINT = "the disk is probably full: free some space";
 
 /** A file system error as one line: what failed, where, the code and, for the usual ones, a hint. */
-function fileError(action: string, path: string, error: unknown): Error {
+function fileError(
+  action: string,
+  path: string,
+  error: unknown,
+  hints: Record<string, string> = HINTS,
+): Error {
   const code = (error as NodeJS.ErrnoException).code;
   const reason = code ?? String((error as Error).message).split("\n")[0];
-  const hint = code !== undefined && HINTS[code] ? ` (${HINTS[code]})` : "";
+  const hint = code !== undefined && hints[code] ? ` (${hints[code]})` : "";
   return new Error(`${action} ${path}: ${reason}${hint}`, { cause: error });
+}
+
+/** A session file this process may read but not write is refused in one line, by name. */
+function openForAppend(path: string): number {
+  try {
+    return openSync(path, "a", 0o600);
+  } catch (error) {
+    const denied = "permission denied: fix the file's owner or mode";
+    throw fileError("cannot write to session file", path, error, {
+      ...HINTS,
+      EACCES: denied,
+      EPERM: denied,
+    });
+  }
 }
 
 /**

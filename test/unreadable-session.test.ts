@@ -83,3 +83,16 @@ describe("a newest session file the CLI cannot read", () => {
     expect(exported).toEqual({ code: 2, stdout: "", stderr: line });
   });
 });
+
+describe("a newest session file the CLI can read but not write", () => {
+  it("makes --continue refuse in one line naming the file, before any request", async () => {
+    const { server, newer, options } = await newestUnreadable();
+    await chmod(newer, asRoot ? 0o644 : 0o400);
+    const run = await runBin(["--continue", "go on"], options);
+    expect(run).toMatchObject({ code: 1, stdout: "" });
+    expect(run.stderr).toMatch(
+      new RegExp(`^mini-agent: cannot write to session file ${newer}: EACCES \\([^)\\n]+\\)\\n$`),
+    );
+    expect(server.requests).toHaveLength(2);
+  });
+});

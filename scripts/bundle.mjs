@@ -159,7 +159,8 @@ writeFileSync("dist/stream-json.schema.json", `${JSON.stringify(streamJsonSchema
 
 // V8's code for the turn, made by the Node that builds (children, so their flags are the default):
 // first what compiling and loading it makes, then, replacing it, what one real two-turn run
-// against a local server compiled (so the functions a turn calls are cached too).
+// against a local server compiled (so the functions a turn calls are cached too). Each is written
+// after its CRC-32 (`writeCodeCache`), which the CLI checks before handing the cache to V8.
 const turnFile = resolve(out, turn);
 const cacheFile = `${turnFile}.cache`;
 const made = spawnSync(
@@ -179,6 +180,7 @@ await trainedCache();
 async function trainedCache() {
   const server = await startMockServer();
   const scratch = mkdtempSync(join(tmpdir(), "mini-agent-build-"));
+  const trained = join(scratch, "turn.cache");
   try {
     writeFileSync(join(scratch, "notes.txt"), "hello\n");
     // Not spawnSync: the local server answers from this process's event loop.
@@ -200,7 +202,7 @@ async function trainedCache() {
           ANTHROPIC_API_KEY: "build-key",
           MINI_AGENT_HOME: join(scratch, "state"),
           TRAIN_TURN_FILE: turnFile,
-          TRAIN_TURN_CACHE: cacheFile,
+          TRAIN_TURN_CACHE: trained,
         },
       },
     );
@@ -212,6 +214,8 @@ async function trainedCache() {
     const run = { status, stderr };
     if (run.status !== 0 || server.requests.length !== 2)
       throw new Error(`the code cache's training run failed: ${run.stderr}`);
+    const { writeCodeCache } = await import("../dist/cli/code-cache.js");
+    writeCodeCache(cacheFile, readFileSync(trained));
   } finally {
     server.close();
     rmSync(scratch, { recursive: true, force: true });

@@ -1,12 +1,13 @@
-import { execFileSync } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
-import { connect, type Server } from "node:net";
+import { connect, createServer as createNetServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { createServer as createTlsServer } from "node:tls";
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { useCleanup } from "./support/cleanup.js";
-import { runBin, useCliSetup } from "./support/cli.js";
+import { cliEnv, runBin, useCliSetup } from "./support/cli.js";
 import { useTempDirs } from "./support/temp.js";
 
 const setup = useCliSetup();
@@ -49,6 +50,66 @@ async function tlsFront(
   const address = server.address();
   if (address === null || typeof address === "string") throw new Error("no port");
   return { url: `https://127.0.0.1:${address.port}`, close: () => server.close() };
+}
+
+/**
+ * A loopback server that answers each connection, once its request has arrived, with `answer`
+ * writing raw bytes to the socket: whatever a broken server may send.
+ */
+async function rawServer(
+  answer: (socket: Socket) => void,
+): Promise<{ url: string; connections: number; close(): void }> {
+  const sockets = new Set<Socket>();
+  const state = { url: "", connections: 0, close: () => {} };
+  const server = createNetServer((socket) => {
+    state.connections++;
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
+    socket.once("data", () => answer(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("no port");
+  state.url = `http://127.0.0.1:${address.port}`;
+  state.close = () => {
+    for (const socket of sockets) socket.destroy();
+    server.close();
+  };
+  return state;
+}
+
+/**
+ * Watches a process: kills it once its resident memory is over `limit` bytes (read every 20 ms)
+ * or once it has run 10 s, and says which (`killed`).
+ */
+function watch(
+  child: ChildProcess,
+  limit: number,
+): { readonly killed: "memory" | "time" | undefined; stop(): void } {
+  const state: { killed: "memory" | "time" | undefined; stop(): void } = {
+    killed: undefined,
+    stop: () => {},
+  };
+  const kill = (why: "memory" | "time") => {
+    state.killed ??= why;
+    child.kill("SIGKILL");
+  };
+  const deadline = setTimeout(() => kill("time"), 10_000);
+  const timer = setInterval(() => {
+    let status = "";
+    try {
+      status = readFileSync(`/proc/${child.pid}/status`, "utf8");
+    } catch {
+      return; // Gone.
+    }
+    if (Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) * 1024 > limit) kill("memory");
+  }, 20);
+  state.stop = () => {
+    clearInterval(timer);
+    clearTimeout(deadline);
+  };
+  return state;
 }
 
 describe("the CLI's HTTP transport", () => {
@@ -102,4 +163,85 @@ describe("the CLI's HTTP transport", () => {
     expect(trusted).toEqual({ code: 0, stdout: "Over TLS.\n", stderr: "" });
     expect(server.requests).toHaveLength(1);
   }, 30_000);
+
+  it.each([
+    [
+      "a 200 kB header",
+      `HTTP/1.1 200 OK\r\nX-Big: ${"a".repeat(200_000)}\r\n\r\n`,
+      "Header overflow",
+    ],
+    [
+      "both Transfer-Encoding and Content-Length",
+      "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+      "Content-Length can't be present with Transfer-Encoding",
+    ],
+  ])(
+    "says a server answering with %s did not answer in valid HTTP",
+    async (_, bytes, reason) => {
+      const server = track(await rawServer((socket) => socket.end(bytes)));
+      const home = await tempDir();
+      const run = await runBin(["hi"], { cwd: home, env: cliEnv(home, server.url) });
+      expect(run).toEqual({
+        code: 1,
+        stdout: "",
+        stderr: `mini-agent: ${server.url} did not answer in valid HTTP (${reason}): check --base-url\n`,
+      });
+    },
+    20_000,
+  );
+
+  // A server-sent event longer than 64 MiB is no provider's: the longest real ones carry one
+  // tool call's whole input, a few MB at most. Without a bound, the SDKs' parsers hold the event
+  // whole: Anthropic's as one string until V8 refuses it (512 MiB), OpenAI's as bytes it copies
+  // and searches again for every piece that arrives.
+  it.each([
+    ["one line (Messages API)", "event: message_start\r\ndata: ", "a", []],
+    ["many lines (Chat Completions)", "", "data: x\n", ["--provider", "openai", "--model", "m"]],
+  ])(
+    "ends the turn in one line when a server-sent event of %s goes on past 64 MiB, its memory bounded",
+    async (_, start, line, flags) => {
+      const chunk = Buffer.from(line.repeat(2 ** 20 / line.length));
+      let written = 0;
+      const server = track(
+        await rawServer((socket) => {
+          socket.write(
+            `HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n${start}`,
+          );
+          // One event without end, never held here: at most 1 GiB in all.
+          const more = () => {
+            while (!socket.destroyed && written < 2 ** 30) {
+              written += chunk.length;
+              if (!socket.write(chunk)) return void socket.once("drain", more);
+            }
+            socket.end();
+          };
+          more();
+        }),
+      );
+      const home = await tempDir();
+      const env = {
+        ...cliEnv(home, server.url),
+        OPENAI_API_KEY: "sk-test-key-0123456789",
+        OPENAI_BASE_URL: server.url,
+      };
+      let watched: ReturnType<typeof watch> | undefined;
+      const run = await runBin([...flags, "hi"], {
+        cwd: home,
+        env,
+        started: (child) => {
+          watched = watch(child, 400 * 2 ** 20);
+        },
+      });
+      watched?.stop();
+      expect(watched?.killed).toBeUndefined();
+      expect(run).toEqual({
+        code: 1,
+        stdout: "",
+        stderr: `mini-agent: a server-sent event from ${new URL(server.url).host} is over 64 MiB: the answer was not read further\n`,
+      });
+      expect(server.connections).toBe(1);
+      expect(written).toBeLessThan(2 ** 30);
+    },
+    20_000,
+  );
 });

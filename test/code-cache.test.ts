@@ -1,7 +1,8 @@
-import { spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
+import { spawn, spawnSync } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { once } from "node:events";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { cp, rm, symlink, truncate, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -67,27 +68,118 @@ describe("loading a CommonJS bundle with V8's code cache", () => {
     });
 
     // A real run of the bin, told by a preload what V8 said of each cache it was given.
-    const dir = await tempDir();
-    const hook = join(dir, "hook.cjs");
-    await writeFile(
-      hook,
-      [
-        "const vm = require('node:vm');",
-        "const Script = vm.Script;",
-        "vm.Script = class extends Script {",
-        "  constructor(source, options) {",
-        "    super(source, options);",
-        "    if (options && options.cachedData) process._rawDebug('cache rejected: ' + this.cachedDataRejected);",
-        "  }",
-        "};",
-      ].join("\n"),
-    );
-    const run = spawnSync(process.execPath, ["--require", hook, bin, "rules", "explain", "ls"], {
-      cwd: dir,
-      encoding: "utf8",
-      env: { PATH: process.env.PATH, HOME: dir, MINI_AGENT_HOME: dir },
-    });
-    expect(run.status).toBe(0);
-    expect(run.stderr).toBe("cache rejected: false\n");
+    const run = await runTurn(bin);
+    expect(run).toEqual({ ...explained, stderr: "cache rejected: false\n" });
   }, 20_000);
+
+  // V8 checks a cache's version, flags and source hash, but not its bytes (release builds): code
+  // flipped in the middle is run as it is, and kills the process. The cache is handed to V8 only
+  // when it is a regular file of a plausible size whose checksum is the one the build recorded.
+  const spoiled: [string, (cache: string) => Promise<void>][] = [
+    ["has a few bytes flipped in the middle", (cache) => flipMiddle(cache)],
+    ["is cut in half", async (cache) => truncate(cache, Math.floor(statSync(cache).size / 2))],
+    ["is empty", (cache) => writeFile(cache, "")],
+    ["is random bytes", (cache) => writeFile(cache, randomBytes(statSync(cache).size))],
+    ["is a link to /dev/zero", (cache) => replaceWith(cache, () => symlink("/dev/zero", cache))],
+    ["is a FIFO nobody writes", (cache) => replaceWith(cache, async () => mkfifo(cache))],
+    ["is a sparse 1 GiB file", (cache) => truncate(cache, 2 ** 30)],
+  ];
+  it.each(spoiled)(
+    "runs a turn's command, compiled without the cache, when the cache %s",
+    async (_, spoil) => {
+      const dir = await tempDir();
+      await cp(bundle, join(dir, "bundle"), { recursive: true });
+      const main = join(dir, "bundle", "main.js");
+      const turn = readdirSync(join(dir, "bundle")).find((name) => name.endsWith(".cjs.cache"));
+      await spoil(join(dir, "bundle", turn ?? ""));
+      const run = await runTurn(main);
+      expect(run).toEqual({ ...explained, stderr: "" });
+    },
+    20_000,
+  );
 });
+
+/** What `rules explain ls` answers, the command used here because it loads the turn. */
+const explained = {
+  code: 0,
+  stdout: "allow: read-only set: ls\n(bash runs in the sandbox: the read-only set applies)\n",
+  peakOver: false,
+};
+
+/** Above this the run is stopped: the real cache is under 1 MB, the whole run about 60 MB. */
+const rssLimit = 400 * 2 ** 20;
+
+/**
+ * Runs `rules explain ls` with the bin `main`, preloading a hook that writes to stderr what V8
+ * said of each cache it was given. Its resident memory is read every 20 ms: over `rssLimit`, it
+ * is killed and `peakOver` is true. Killed after 10 s too.
+ */
+async function runTurn(
+  main: string,
+): Promise<{ code: number | null; stdout: string; stderr: string; peakOver: boolean }> {
+  const dir = await tempDir();
+  const hook = join(dir, "hook.cjs");
+  await writeFile(
+    hook,
+    [
+      "const vm = require('node:vm');",
+      "const Script = vm.Script;",
+      "vm.Script = class extends Script {",
+      "  constructor(source, options) {",
+      "    super(source, options);",
+      "    if (options && options.cachedData) process._rawDebug('cache rejected: ' + this.cachedDataRejected);",
+      "  }",
+      "};",
+    ].join("\n"),
+  );
+  const child = spawn(process.execPath, ["--require", hook, main, "rules", "explain", "ls"], {
+    cwd: dir,
+    env: { PATH: process.env.PATH, HOME: dir, MINI_AGENT_HOME: dir },
+    stdio: ["ignore", "pipe", "pipe"],
+    timeout: 10_000,
+    killSignal: "SIGKILL",
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  let peakOver = false;
+  const watch = setInterval(() => {
+    let status = "";
+    try {
+      status = readFileSync(`/proc/${child.pid}/status`, "utf8");
+    } catch {
+      return; // Gone already.
+    }
+    const rss = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) * 1024;
+    if (rss > rssLimit) {
+      peakOver = true;
+      child.kill("SIGKILL");
+    }
+  }, 20);
+  const [code] = (await once(child, "close")) as [number | null];
+  clearInterval(watch);
+  return { code, stdout, stderr, peakOver };
+}
+
+/** Flips one byte in every 64 of the 4 KiB in the middle of `file` (64 bytes in all). */
+async function flipMiddle(file: string): Promise<void> {
+  const bytes = readFileSync(file);
+  const middle = Math.floor(bytes.length / 2);
+  for (let i = middle; i < middle + 4096; i += 64) bytes[i] = (bytes[i] ?? 0) ^ 0xff;
+  await writeFile(file, bytes);
+}
+
+async function replaceWith(file: string, make: () => Promise<void>): Promise<void> {
+  await rm(file);
+  await make();
+}
+
+function mkfifo(file: string): void {
+  const made = spawnSync("mkfifo", [file]);
+  if (made.status !== 0) throw new Error(`mkfifo failed: ${made.stderr}`);
+}

@@ -56,8 +56,11 @@ function describe(error: unknown, baseURL: string | undefined): string {
   const err: ProviderError = error instanceof Error ? error : new Error(String(error));
   if (err.name === "CompactionError" && err.cause !== undefined)
     return `${err.message}: ${describe(err.cause, baseURL)}`;
+  const where = baseURL === undefined ? "the provider" : shownURL(baseURL);
+  const parse = httpParseError(err);
+  if (parse !== undefined)
+    return `${where} did not answer in valid HTTP (${parse}): check --base-url`;
   if (err.name === "APIConnectionError" || err.name === "APIConnectionTimeoutError") {
-    const where = baseURL === undefined ? "the provider" : shownURL(baseURL);
     return `could not reach ${where} (${err.message.replace(/\.$/, "")}): check --base-url and the network`;
   }
   const body = err.error?.error ?? err.error;
@@ -75,6 +78,21 @@ function describe(error: unknown, baseURL: string | undefined): string {
     return `provider error ${type}: ${detail} (${hint})`;
   }
   return err.message;
+}
+
+/**
+ * Why Node's HTTP parser refused the server's answer (`Header overflow`), when that is what
+ * `error` comes from: the SDKs wrap the transport's `TypeError("fetch failed")` (or, mid-body,
+ * `"terminated"`), whose cause is the parser's error, coded `HPE_…`.
+ */
+function httpParseError(error: Error): string | undefined {
+  let cause: unknown = error;
+  for (let depth = 0; depth < 4 && cause instanceof Error; depth++, cause = cause.cause) {
+    const { code, reason } = cause as Error & { code?: unknown; reason?: unknown };
+    if (typeof code === "string" && code.startsWith("HPE_"))
+      return typeof reason === "string" && reason !== "" ? reason : code;
+  }
+  return undefined;
 }
 
 /** `no space left on device (ENOSPC)`: what a failed system call means, and its code. */

@@ -173,7 +173,9 @@ class TransportResponse {
     this.ok = this.status >= 200 && this.status < 300;
     const raw = message.rawHeaders;
     for (let i = 0; i + 1 < raw.length; i += 2) this.headers.append(raw[i] ?? "", raw[i + 1] ?? "");
-    this.body = bodyOf(message, this.headers.get("content-encoding"), signal);
+    const body = bodyOf(message, this.headers.get("content-encoding"), signal);
+    const type = this.headers.get("content-type")?.toLowerCase() ?? "";
+    this.body = type.startsWith("text/event-stream") ? wholeEvents(body, new URL(url).host) : body;
   }
 
   /**
@@ -262,4 +264,96 @@ async function decoder(
   const stream = make();
   message.on("error", (error) => stream.destroy(error));
   return message.pipe(stream);
+}
+
+/**
+ * The most of one server-sent event the transport holds. The longest real events carry one tool
+ * call's whole input, a few MB at most; past this, the stream is not a provider's, and the SDKs'
+ * parsers would hold it whole (as one string, which V8 refuses at 512 MiB, or as bytes they copy
+ * again for every piece that arrives).
+ */
+const MAX_EVENT_BYTES = 64 * 1024 * 1024;
+const LF = 0x0a;
+const CR = 0x0d;
+
+/**
+ * An event stream's bytes handed on whole events at a time: each piece but the last ends with a
+ * blank line, so the SDKs' parsers, which copy or search all they hold for each piece they get,
+ * do each event's work once. An event that goes on past `MAX_EVENT_BYTES` ends the body with an
+ * error naming `host`; `return` (the SDKs' cancel) closes the connection, as on `body`.
+ */
+function wholeEvents(
+  body: AsyncIterableIterator<Uint8Array>,
+  host: string,
+): AsyncIterableIterator<Uint8Array> {
+  let held: Buffer[] = [];
+  let heldBytes = 0;
+  let last = 0;
+  const iterator: AsyncIterableIterator<Uint8Array> = {
+    async next() {
+      for (;;) {
+        if (heldBytes > MAX_EVENT_BYTES) {
+          held = [];
+          await body.return?.();
+          throw new Error(
+            `a server-sent event from ${host} is over 64 MiB: the answer was not read further`,
+          );
+        }
+        const result = await body.next();
+        if (result.done) {
+          if (heldBytes === 0) return result;
+          const rest = Buffer.concat(held);
+          held = [];
+          heldBytes = 0;
+          return { done: false, value: rest };
+        }
+        const chunk = Buffer.from(
+          result.value.buffer,
+          result.value.byteOffset,
+          result.value.length,
+        );
+        const end = eventsEnd(last, chunk);
+        last = chunk.at(-1) ?? last;
+        if (end === 0) {
+          held.push(chunk);
+          heldBytes += chunk.length;
+          continue;
+        }
+        const events = chunk.subarray(0, end);
+        const value = heldBytes === 0 ? events : Buffer.concat([...held, events]);
+        held = end < chunk.length ? [chunk.subarray(end)] : [];
+        heldBytes = chunk.length - end;
+        return { done: false, value };
+      }
+    },
+    async return() {
+      held = [];
+      heldBytes = 0;
+      return (await body.return?.()) ?? { done: true, value: undefined };
+    },
+    [Symbol.asyncIterator]() {
+      return iterator;
+    },
+  };
+  return iterator;
+}
+
+/**
+ * Where the last blank line of `chunk` ends (0: it has none), `previous` being the byte before it.
+ * Lines end with CR LF, LF or CR, so a blank line is two line endings in a row, and every such
+ * pair holds LF LF, CR CR or LF CR (CR LF alone is one ending).
+ */
+function eventsEnd(previous: number, chunk: Buffer): number {
+  const end = Math.max(
+    chunk.lastIndexOf("\n\n"),
+    chunk.lastIndexOf("\r\r"),
+    chunk.lastIndexOf("\n\r"),
+  );
+  // CR then LF is one ending: a pair ending with CR takes the LF after it.
+  if (end !== -1) return chunk[end + 1] === CR && chunk[end + 2] === LF ? end + 3 : end + 2;
+  const first = chunk[0];
+  const pair =
+    (previous === LF && (first === LF || first === CR)) || (previous === CR && first === CR);
+  if (!pair) return 0;
+  return first === CR && chunk[1] === LF ? 2 : 1;
 }

@@ -1,8 +1,9 @@
 import { execFileSync } from "node:child_process";
-import { chmod, mkdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, symlink, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ToolResult } from "../src/types.js";
+import { runToolInChild } from "./support/child-tool.js";
 import { hasProgram } from "./support/programs.js";
 import { useTempDirs } from "./support/temp.js";
 import { useWorkspace, type Workspace } from "./support/workspace.js";
@@ -214,6 +215,40 @@ describe.skipIf(!hasProgram("rg"))("grep with ripgrep gives the JavaScript path'
     const result = await grep(ws, "rg", { pattern: "\\d" }, `${folder}:${process.env.PATH}`);
     expect(result.content).toBe("a.txt:1: x1");
     await expect(readFile(log, "utf8")).rejects.toThrow(/ENOENT/);
+  });
+});
+
+describe.skipIf(!hasProgram("rg"))("ripgrep under pressure", () => {
+  it("an abort ends a search waiting on ripgrep, even on one that never answers", async () => {
+    const ws = await workspace();
+    await ws.files({ "big.log": "NEEDLE\n".repeat(1_500_000) });
+    const { folder } = await wrapperRg("exec sleep 1000");
+    vi.stubEnv("MINI_AGENT_SEARCH", "rg");
+    vi.stubEnv("PATH", `${folder}:${process.env.PATH}`);
+    const run = await runToolInChild(ws.root, "grep", { pattern: "NEEDLE", path: "big.log" });
+    expect(run).not.toBe("killed");
+    if (run === "killed") return;
+    expect(run.result).toEqual({ content: "grep aborted", isError: true });
+    expect(run.afterAbortMs).toBeLessThan(2000);
+  });
+
+  it("a line of 900 MB costs ripgrep no buffer that size: it maps the file", async () => {
+    const ws = await workspace();
+    const file = join(ws.root, "sparse.log");
+    await writeFile(file, "needle ".repeat(2000));
+    await truncate(file, 900 * 1024 * 1024);
+    // ripgrep with 300 MB of data segment: reading the line into a buffer would fail.
+    const { folder, log } = await wrapperRg(
+      `ulimit -d 300000; ${realRg} "$@"; echo "exit $?" >> "$(dirname "$0")/calls.log"`,
+    );
+    const result = await grep(
+      ws,
+      "rg",
+      { pattern: "zzz", path: "sparse.log" },
+      `${folder}:${process.env.PATH}`,
+    );
+    expect(result).toEqual({ content: "no matches for zzz" });
+    expect((await readFile(log, "utf8")).trim().split("\n").at(-1)).toBe("exit 1");
   });
 });
 

@@ -9,7 +9,7 @@ export class Pace {
   private done = 0;
 
   constructor(
-    private readonly signal: AbortSignal | undefined,
+    readonly signal: AbortSignal | undefined,
     private readonly every = 256,
   ) {}
 

@@ -135,39 +135,61 @@ export interface ReportedLine {
 }
 
 /**
- * The lines of the open regular file `fd` that hold one of the literals, read by ripgrep from
- * that same descriptor (as its standard input: nothing is opened by name again). Each line's
- * first `keep` bytes are kept. Stopping the iteration ends ripgrep. A ripgrep that fails is
- * reported as an error with a `code`, as a failed read would be.
+ * The lines of the open regular file `fd` that hold one of the literals, as ripgrep reports them.
+ * ripgrep gets the descriptor as its standard input and opens `/dev/stdin`: the same file, not
+ * found by name again, which it can map into memory instead of reading it into a buffer as long
+ * as its longest line. Each line's first `keep` bytes are kept. Stopping the iteration, or
+ * `signal`, ends ripgrep. A ripgrep that fails is reported as a `RipgrepError`.
  */
 export async function* linesWith(
   rg: string,
   fd: number,
   literals: Literals,
   keep: number,
+  signal?: AbortSignal,
 ): AsyncGenerator<ReportedLine> {
   const child = spawn(
     rg,
-    [...args(literals), "--line-number", "--no-filename", "--color=never", "--", "-"],
+    [
+      ...args(literals),
+      "--mmap",
+      "--line-number",
+      "--no-filename",
+      "--color=never",
+      "--",
+      "/dev/stdin",
+    ],
     { stdio: [fd, "pipe", "ignore"], env: {} },
   );
   const exited = new Promise<number | string>((resolve) => {
     child.on("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? "error"));
     child.on("close", (code, signal) => resolve(code ?? signal ?? "error"));
   });
-  const stdout = child.stdout;
-  if (!stdout) throw new Error("ripgrep has no output");
+  const end = () => child.kill("SIGKILL");
+  signal?.addEventListener("abort", end, { once: true });
   try {
+    const stdout = child.stdout;
+    if (!stdout) throw new RipgrepError("no output");
     const line = new LineReader(keep);
     for await (const chunk of stdout as AsyncIterable<Buffer>) {
       for (const reported of line.take(chunk)) yield reported;
     }
     const status = await exited;
     // 0: lines found; 1: none.
-    if (status !== 0 && status !== 1)
-      throw Object.assign(new Error(`ripgrep failed (${status})`), { code: "ERIPGREP" });
+    if (status !== 0 && status !== 1) throw new RipgrepError(String(status));
   } finally {
-    child.kill("SIGKILL");
+    signal?.removeEventListener("abort", end);
+    end();
+  }
+}
+
+/** ripgrep could not answer: it failed, was killed, or could not start. */
+export class RipgrepError extends Error {
+  override name = "RipgrepError";
+  readonly code = "ERIPGREP";
+
+  constructor(status: string) {
+    super(`ripgrep failed (${status})`);
   }
 }
 

@@ -4,7 +4,7 @@ import { promisify } from "node:util";
 import { RE2JS } from "re2js";
 import { limits } from "./limits.js";
 import type { Pace } from "./pace.js";
-import { type Literals, linesWith } from "./ripgrep.js";
+import { type Literals, linesWith, RipgrepError } from "./ripgrep.js";
 
 /**
  * Line search for `grep`, built for big trees and big files and for any pattern: RE2 (`re2js`)
@@ -148,6 +148,11 @@ export async function searchFile(
 /** Enough bytes of a line to hold more than `MAX_LINE` UTF-16 units, whatever it holds. */
 const KEEP_BYTES = 4 * MAX_LINE;
 
+/**
+ * A large file's lines as ripgrep reports them, tested here. A ripgrep that fails before it
+ * reported a line leaves the file to the JavaScript path; once lines came, the failure is the
+ * file's (as a failed read would be).
+ */
 async function searchReportedLines(
   rg: string,
   fd: number,
@@ -155,12 +160,27 @@ async function searchReportedLines(
   literals: Literals,
   pace: Pace,
 ): Promise<SearchOutcome> {
-  for await (const { lineNo, bytes, cut } of linesWith(rg, fd, literals, KEEP_BYTES)) {
+  let reported = false;
+  try {
+    for await (const { lineNo, bytes, cut } of linesWith(
+      rg,
+      fd,
+      literals,
+      KEEP_BYTES,
+      pace.signal,
+    )) {
+      reported = true;
+      pace.check();
+      const text = bytes.toString("utf8");
+      const line = cut ? text.slice(0, MAX_LINE) : searchedPart(text);
+      if (search.regex.test(line) && !search.onMatch(lineNo, line)) return "stopped";
+    }
+  } catch (error) {
     pace.check();
-    const text = bytes.toString("utf8");
-    const line = cut ? text.slice(0, MAX_LINE) : searchedPart(text);
-    if (search.regex.test(line) && !search.onMatch(lineNo, line)) return "stopped";
+    if (reported || !(error instanceof RipgrepError)) throw error;
+    return await searchLargeFile(fd, search, pace);
   }
+  pace.check();
   return "done";
 }
 
@@ -170,10 +190,12 @@ async function searchLargeFile(fd: number, search: LineSearch, pace: Pace): Prom
   let lineNo = 1;
   let carry = "";
   let skippingLongLine = false;
+  let position = 0;
   for (let first = true; ; first = false) {
     pace.check();
-    const { bytesRead } = await readAsync(fd, buffer, 0, CHUNK, null);
+    const { bytesRead } = await readAsync(fd, buffer, 0, CHUNK, position);
     if (bytesRead === 0) break;
+    position += bytesRead;
     const chunk = buffer.subarray(0, bytesRead);
     if (first && isBinary(chunk)) return "binary";
     let text = decoder.write(chunk);

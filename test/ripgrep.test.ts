@@ -232,6 +232,35 @@ describe.skipIf(!hasProgram("rg"))("ripgrep under pressure", () => {
     expect(run.afterAbortMs).toBeLessThan(2000);
   });
 
+  it("a pattern whose fixed string is too long for a command line is searched by JavaScript", async () => {
+    const ws = await workspace();
+    const long = "é".repeat(66_000);
+    await ws.files({ "a.txt": `x${long}y\nz\n` });
+    const js = await grep(ws, "js", { pattern: long });
+    expect(js.content).toMatch(/^a\.txt:1: xé/);
+    expect(await grep(ws, "rg", { pattern: long })).toEqual(js);
+  });
+
+  it("ending ripgrep ends what it started: an rg that is a wrapper script leaves no process", async () => {
+    const ws = await workspace();
+    await ws.files({ "big.log": "NEEDLE\n".repeat(1_500_000) });
+    const { folder } = await wrapperRg(
+      `sleep 1000 & echo $! > "$(dirname "$0")/child.pid"; exec ${realRg} "$@"`,
+    );
+    const path = `${folder}:${process.env.PATH}`;
+    const result = await grep(ws, "rg", { pattern: "NEEDLE", path: "big.log" }, path);
+    expect(result.content).toMatch(/^big\.log:1: NEEDLE\n/);
+    const pid = Number(await readFile(join(folder, "child.pid"), "utf8"));
+    expect(pid).toBeGreaterThan(0);
+    const alive = async () => {
+      const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+      return stat !== "" && !/\) Z /.test(stat);
+    };
+    for (let i = 0; i < 100 && (await alive()); i++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await alive()).toBe(false);
+  });
+
   it("a line of 900 MB costs ripgrep no buffer that size: it maps the file", async () => {
     const ws = await workspace();
     const file = join(ws.root, "sparse.log");

@@ -43,6 +43,10 @@ export function grepTool(root: string, boundary: BoundaryOptions = {}): Tool {
       const files = info.isDirectory()
         ? filesUnder(realRoot, start, wanted, { signal, skips, exclude: state })
         : single(start, shown, wanted);
+      // Only files really in the workspace and out of the state folder, whatever their path did.
+      const rootBytes = Buffer.from(realRoot);
+      const inside = (real: Buffer) =>
+        isInside(rootBytes, real) && !(state && (real.equals(state) || isInside(state, real)));
       const without =
         rg !== undefined && search.literals && info.isDirectory()
           ? new FilesWithout(rg, start, search.literals)
@@ -51,11 +55,14 @@ export function grepTool(root: string, boundary: BoundaryOptions = {}): Tool {
         for await (const next of files) {
           if (without?.has(next.path)) continue;
           file = next.rel;
-          const outcome = await searchFile(next.path, search, pace, rg).catch((error: unknown) => {
-            if (signal?.aborted || !isFileError(error)) throw error;
-            return "unreadable" as const;
-          });
+          const outcome = await searchFile(next.path, search, pace, { rg, inside }).catch(
+            (error: unknown) => {
+              if (signal?.aborted || !isFileError(error)) throw error;
+              return "unreadable" as const;
+            },
+          );
           if (outcome === "special") skips.add("special file");
+          if (outcome === "outside") skips.add("moved outside");
           if (outcome === "unreadable") skips.add("unreadable file");
           if (outcome === "stopped") break;
         }

@@ -85,7 +85,7 @@ export class FilesWithout {
     const folder = start.toString();
     // A folder name that is not UTF-8 cannot be passed as it is: no help then.
     if (!Buffer.from(folder).equals(start) || folder.endsWith("/")) return;
-    const child = spawn(
+    const child = startRipgrep(
       rg,
       [
         ...args(literals),
@@ -101,8 +101,9 @@ export class FilesWithout {
         "--",
         folder,
       ],
-      { stdio: ["ignore", "pipe", "ignore"], env: {} },
+      "ignore",
     );
+    if (!child) return;
     child.on("error", () => {});
     child.stdout?.on("data", (chunk: Buffer) => this.take(chunk));
     this.child = child;
@@ -114,7 +115,7 @@ export class FilesWithout {
   }
 
   stop(): void {
-    this.child?.kill("SIGKILL");
+    if (this.child) endGroup(this.child);
   }
 
   private take(chunk: Buffer): void {
@@ -148,7 +149,7 @@ export async function* linesWith(
   keep: number,
   signal?: AbortSignal,
 ): AsyncGenerator<ReportedLine> {
-  const child = spawn(
+  const child = startRipgrep(
     rg,
     [
       ...args(literals),
@@ -159,13 +160,14 @@ export async function* linesWith(
       "--",
       "/dev/stdin",
     ],
-    { stdio: [fd, "pipe", "ignore"], env: {} },
+    fd,
   );
+  if (!child) throw new RipgrepError("could not start");
   const exited = new Promise<number | string>((resolve) => {
     child.on("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? "error"));
     child.on("close", (code, signal) => resolve(code ?? signal ?? "error"));
   });
-  const end = () => child.kill("SIGKILL");
+  const end = () => endGroup(child);
   signal?.addEventListener("abort", end, { once: true });
   try {
     const stdout = child.stdout;
@@ -180,6 +182,35 @@ export async function* linesWith(
   } finally {
     signal?.removeEventListener("abort", end);
     end();
+  }
+}
+
+/**
+ * Starts ripgrep in a process group of its own, with an empty environment; undefined when it
+ * cannot even start (a command line the system refuses, say).
+ */
+function startRipgrep(
+  rg: string,
+  argv: string[],
+  stdin: number | "ignore",
+): ChildProcess | undefined {
+  try {
+    return spawn(rg, argv, { stdio: [stdin, "pipe", "ignore"], env: {}, detached: true });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Ends ripgrep and whatever it started: it runs in a process group of its own, so an `rg` that
+ * is a wrapper script takes its children with it.
+ */
+function endGroup(child: ChildProcess): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, "SIGKILL");
+  } catch {
+    // The group is gone: nothing of it left to end.
   }
 }
 

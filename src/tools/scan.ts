@@ -1,4 +1,13 @@
-import { closeSync, constants, fstatSync, openSync, read, readSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  read,
+  readlinkSync,
+  readSync,
+  realpathSync,
+} from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import { promisify } from "node:util";
 import { RE2JS } from "re2js";
@@ -56,13 +65,16 @@ export function lineSearch(
  * reduced to one set of which every match holds at least one. RE2 keeps it for case-sensitive
  * literals only; for `ignoreCase` the pattern's case-sensitive form gives the strings, which
  * ripgrep then looks for ignoring case (ASCII strings only: both fold ASCII the same way).
- * Undefined when there is no such set, or when one of the strings could not be found in a line's
- * raw bytes (a newline, a NUL, U+FFFD, which stands for bytes that are not UTF-8).
+ * Undefined when there is no such set, when one of the strings could not be found in a line's
+ * raw bytes (a newline, a NUL, U+FFFD, which stands for bytes that are not UTF-8), or when they
+ * are too many or too long to pass on a command line.
  */
 function literalsOf(regex: RE2JS, ignoreCase: boolean): Literals | undefined {
   const tree = (regex as unknown as { re2Input?: { prefilter?: unknown } }).re2Input?.prefilter;
   const strings = requiredStrings(tree);
   if (!strings || strings.length === 0 || strings.length > 64) return undefined;
+  // Each is one argument of ripgrep's command line, which the system bounds (128 KiB each).
+  if (strings.reduce((sum, text) => sum + Buffer.byteLength(text), 0) > 32 * 1024) return undefined;
   const usable = (text: string) =>
     text !== "" &&
     !/[\n\0\uFFFD]|\p{Cs}/u.test(text) &&
@@ -102,29 +114,56 @@ const SMALL_FILE = 256 * 1024;
 /** A line longer than this is searched in its first part only. */
 const MAX_LINE = 256 * 1024;
 
-/** `special`: not a regular file (a FIFO, a socket, a device), found when it was opened. */
-export type SearchOutcome = "binary" | "stopped" | "done" | "special";
+/**
+ * `special`: not a regular file (a FIFO, a socket, a device), found when it was opened;
+ * `outside`: what was opened is not where the search may look (a folder on its path was swapped
+ * for a link after the walk listed it).
+ */
+export type SearchOutcome = "binary" | "stopped" | "done" | "special" | "outside";
+
+export interface SearchFileOptions {
+  /** A ripgrep to ask about large files. */
+  rg?: string | undefined;
+  /** Whether the real path of the opened file is one the search may read. */
+  inside(real: Buffer): boolean;
+}
 
 const readAsync = promisify(read);
+
+const DELETED = Buffer.from(" (deleted)");
+
+/** Where the descriptor `fd` points, as the kernel says; without `/proc`, the path's real path. */
+function openedPath(fd: number, path: Buffer): Buffer {
+  let real: Buffer;
+  try {
+    real = readlinkSync(`/proc/self/fd/${fd}`, { encoding: "buffer" });
+  } catch {
+    return realpathSync(path, { encoding: "buffer" });
+  }
+  const end = real.length - DELETED.length;
+  return end > 0 && real.subarray(end).equals(DELETED) ? real.subarray(0, end) : real;
+}
 
 /** Files from this size are searched by ripgrep's lines when there is a ripgrep to ask. */
 const RIPGREP_FILE = 8 * 1024 * 1024;
 
 /**
  * Searches one file. It is opened without following a final link and without blocking (a FIFO
- * opens at once), and searched only when what was opened is a regular file. With `rg`, a large
- * file's candidate lines come from ripgrep (`linesWith`) and are tested here like any other.
+ * opens at once), and searched only when what was opened is a regular file that `inside` allows,
+ * by the real path the kernel gives for the descriptor. With `rg`, a large file's candidate lines
+ * come from ripgrep (`linesWith`) and are tested here like any other.
  */
 export async function searchFile(
   path: Buffer,
   search: LineSearch,
   pace: Pace,
-  rg?: string,
+  { rg, inside }: SearchFileOptions,
 ): Promise<SearchOutcome> {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   try {
     const info = fstatSync(fd);
     if (!info.isFile()) return "special";
+    if (!inside(openedPath(fd, path))) return "outside";
     if (info.size === 0) return "done";
     if (info.size <= SMALL_FILE) {
       const data = Buffer.allocUnsafe(info.size);

@@ -261,6 +261,18 @@ describe.skipIf(!hasProgram("rg"))("ripgrep under pressure", () => {
     expect(await alive()).toBe(false);
   });
 
+  it("an rg whose output is not ripgrep's answer leaves the search to JavaScript", async () => {
+    const ws = await workspace();
+    await ws.files({ "big.log": "NEEDLE\n".repeat(1_500_000), "many/a.txt": "NEEDLE\n" });
+    const { folder } = await wrapperRg("exec yes");
+    const path = `${folder}:${process.env.PATH}`;
+    for (const input of [
+      { pattern: "NEEDLE", path: "big.log" },
+      { pattern: "NEEDLE", path: "many" },
+    ])
+      expect(await grep(ws, "rg", input, path)).toEqual(await grep(ws, "js", input));
+  });
+
   it("a line of 900 MB costs ripgrep no buffer that size: it maps the file", async () => {
     const ws = await workspace();
     const file = join(ws.root, "sparse.log");

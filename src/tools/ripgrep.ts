@@ -124,7 +124,9 @@ export class FilesWithout {
       if (this.reported.size < MAX_REMEMBERED) this.reported.add(data.toString("latin1", 0, end));
       data = data.subarray(end + 1);
     }
-    this.rest = Buffer.from(data);
+    // No path is this long: what is not ripgrep's answer is not waited on.
+    if (data.length > 64 * 1024) this.stop();
+    this.rest = data.length > 64 * 1024 ? Buffer.alloc(0) : Buffer.from(data);
   }
 }
 
@@ -241,9 +243,12 @@ class LineReader {
         const colon = chunk.indexOf(0x3a, at);
         const end = colon === -1 ? chunk.length : colon;
         this.digits += chunk.toString("latin1", at, end);
+        // A line number is a few digits: anything else is not ripgrep's answer.
+        if (!/^\d{0,15}$/.test(this.digits)) throw new RipgrepError("unreadable output");
         if (colon === -1) return;
         this.lineNo = Number(this.digits);
         this.digits = "";
+        if (this.lineNo === 0) throw new RipgrepError("unreadable output");
         at = colon + 1;
         continue;
       }

@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { Pace } from "../src/tools/pace.js";
 import { lineSearch, searchFile } from "../src/tools/scan.js";
+import { Skips } from "../src/tools/skips.js";
+import { walk } from "../src/tools/walk.js";
 import { useWorkspace } from "./support/workspace.js";
 
 /**
@@ -37,13 +39,27 @@ describe("grep never searches a file that its path led outside the workspace", (
     expect(found).toEqual(["inside needle"]);
   });
 
+  it("lists no name of a folder that its path led outside the workspace", async () => {
+    const ws = await workspace();
+    await writeFile(join(ws.outside, "outside-name.txt"), "x\n");
+    await symlink(ws.outside, join(ws.root, "sub"));
+    const skips = new Skips();
+    const names: string[] = [];
+    for await (const entry of walk(ws.root, Buffer.from(join(ws.root, "sub")), { skips }))
+      names.push(entry.rel);
+    expect(names).toEqual([]);
+    expect(skips.note()).toBe(
+      "[skipped 1 entry: 1 entry found outside the workspace when opened (a folder on its path was swapped)]",
+    );
+  });
+
   for (const mode of ["js", "rg"] as const) {
-    it(`shows no outside line while a folder is swapped for a link outside (${mode})`, async () => {
+    it(`shows no outside line or name while a folder is swapped for a link outside (${mode})`, async () => {
       const ws = await workspace();
       await mkdir(join(ws.root, "real"));
       for (let i = 0; i < 200; i++) {
         await writeFile(join(ws.root, "real", `f${i}.txt`), "filler needle\n");
-        await writeFile(join(ws.outside, `f${i}.txt`), `SECRET needle ${i}\n`);
+        await writeFile(join(ws.outside, `outside-${i}.txt`), `SECRET needle ${i}\n`);
       }
       // Another process swaps ws/sub between the real folder and a link outside, for 4 s.
       const swapper = spawn(

@@ -9,8 +9,8 @@ const reasons = {
   "link outside": ["link outside the workspace", "links outside the workspace"],
   "link into state": ["link into the state folder", "links into the state folder"],
   "moved outside": [
-    "file found outside the workspace when opened (a folder on its path was swapped)",
-    "files found outside the workspace when opened (folders on their paths were swapped)",
+    "entry found outside the workspace when opened (a folder on its path was swapped)",
+    "entries found outside the workspace when opened (folders on their paths were swapped)",
   ],
   "special file": ["special file", "special files"],
   "unreadable file": ["unreadable file", "unreadable files"],

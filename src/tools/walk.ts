@@ -1,9 +1,10 @@
-import { constants, type Dirent } from "node:fs";
-import { lstat, open, readdir } from "node:fs/promises";
+import { constants, type Dirent, readlinkSync } from "node:fs";
+import { type FileHandle, lstat, open, readdir } from "node:fs/promises";
 import { compileIgnore, type IgnoreRules } from "./gitignore.js";
 import { limits } from "./limits.js";
 import { showName } from "./names.js";
 import { Pace } from "./pace.js";
+import { isInside } from "./shown-path.js";
 import { Skips } from "./skips.js";
 
 export interface WalkEntry {
@@ -69,13 +70,9 @@ async function* walkDir(
 ): AsyncGenerator<WalkEntry> {
   context.pace.check();
   const scopes = [...inherited, ...(await scopeOf(context, dir, rel))];
-  let dirents: Dirent<Buffer>[];
-  try {
-    dirents = await readdir(dir, { withFileTypes: true, encoding: "buffer" });
-  } catch {
-    context.skips.add("unreadable folder");
-    return;
-  }
+  const dirents = await listInside(context, dir);
+  if (dirents === "outside") context.skips.add("moved outside");
+  if (!Array.isArray(dirents)) return;
   const entries = dirents.map((dirent) => ({ dirent, name: showName(dirent.name) }));
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const { dirent, name } of entries) {
@@ -87,6 +84,47 @@ async function* walkDir(
     const entrySub = join(sub, name);
     yield { path, rel: entryRel, sub: entrySub, dirent };
     if (dirent.isDirectory()) yield* walkDir(context, path, entryRel, entrySub, scopes);
+  }
+}
+
+/**
+ * The entries of the folder `dir`, listed through a descriptor opened without following a final
+ * link, after the kernel said where it points (`/proc/self/fd`): a folder on the path swapped
+ * for a link outside the workspace (or into the state folder) after its parent was listed is
+ * `outside`, and none of its names is shown. Without `/proc`, listed by path.
+ */
+async function listInside(
+  context: Context,
+  dir: Buffer,
+): Promise<Dirent<Buffer>[] | "outside" | "unreadable"> {
+  const options = { withFileTypes: true, encoding: "buffer" } as const;
+  let handle: FileHandle;
+  try {
+    handle = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (error) {
+    // No longer a folder (ENOTDIR; ELOOP): swapped for a link or a file, which is not entered.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOTDIR" || code === "ELOOP") return "outside";
+    context.skips.add("unreadable folder");
+    return "unreadable";
+  }
+  try {
+    const byDescriptor = `/proc/self/fd/${handle.fd}`;
+    let real: Buffer;
+    try {
+      real = readlinkSync(byDescriptor, { encoding: "buffer" });
+    } catch {
+      return await readdir(dir, options);
+    }
+    const { root, exclude } = context;
+    if (!(real.equals(root) || isInside(root, real))) return "outside";
+    if (exclude && (real.equals(exclude) || isInside(exclude, real))) return "outside";
+    return await readdir(byDescriptor, options);
+  } catch {
+    context.skips.add("unreadable folder");
+    return "unreadable";
+  } finally {
+    await handle.close();
   }
 }
 

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { Pace } from "../src/tools/pace.js";
 import { lineSearch, searchFile } from "../src/tools/scan.js";
 import { Skips } from "../src/tools/skips.js";
-import { walk } from "../src/tools/walk.js";
+import { listFolder, walk } from "../src/tools/walk.js";
 import { useWorkspace } from "./support/workspace.js";
 
 /**
@@ -51,6 +51,19 @@ describe("grep never searches a file that its path led outside the workspace", (
     expect(skips.note()).toBe(
       "[skipped 1 entry: 1 entry found outside the workspace when opened (a folder on its path was swapped)]",
     );
+  });
+
+  it("ls of a folder that became a link outside refuses instead of listing it", async () => {
+    const ws = await workspace();
+    await writeFile(join(ws.outside, "outside-name.txt"), "x\n");
+    await mkdir(join(ws.root, "sub"));
+    await writeFile(join(ws.root, "sub", "inside.txt"), "x\n");
+    const real = Buffer.from(join(ws.root, "sub"));
+    expect(await listFolder(Buffer.from(ws.root), real)).not.toBe("outside");
+    await rm(join(ws.root, "sub"), { recursive: true });
+    await symlink(ws.outside, join(ws.root, "sub"));
+    // The path ls resolved a moment before, now a link outside.
+    expect(await listFolder(Buffer.from(ws.root), real)).toBe("outside");
   });
 
   for (const mode of ["js", "rg"] as const) {

@@ -1,4 +1,4 @@
-import { readdir, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { Type } from "@sinclair/typebox";
 import type { Tool } from "../types.js";
 import { defineTool, ToolError } from "./define.js";
@@ -8,7 +8,7 @@ import { Pace } from "./pace.js";
 import type { BoundaryOptions } from "./path.js";
 import { resolveShown } from "./shown-path.js";
 import { Skips } from "./skips.js";
-import { skippedIn } from "./walk.js";
+import { listFolder, skippedIn } from "./walk.js";
 
 export function lsTool(root: string, boundary: BoundaryOptions = {}): Tool {
   return defineTool({
@@ -19,10 +19,11 @@ export function lsTool(root: string, boundary: BoundaryOptions = {}): Tool {
       path: Type.Optional(Type.String({ description: "Folder in the workspace (default .)" })),
     }),
     async run({ path = "." }, signal) {
-      const { path: dir, realRoot, shown } = await resolveShown(root, path, boundary);
+      const { path: dir, realRoot, shown, state } = await resolveShown(root, path, boundary);
       if (!(await stat(dir)).isDirectory())
         throw new ToolError(`${shown} is not a folder: use read`);
-      const entries = await readdir(dir, { withFileTypes: true, encoding: "buffer" });
+      const entries = await listFolder(Buffer.from(realRoot), dir, state);
+      if (entries === "outside") throw new ToolError(`${shown} changed while in use: try again`);
       const skips = new Skips();
       const skipped = await skippedIn(realRoot, dir, { signal, skips });
       const pace = new Pace(signal);

@@ -87,16 +87,31 @@ async function* walkDir(
   }
 }
 
-/**
- * The entries of the folder `dir`, listed through a descriptor opened without following a final
- * link, after the kernel said where it points (`/proc/self/fd`): a folder on the path swapped
- * for a link outside the workspace (or into the state folder) after its parent was listed is
- * `outside`, and none of its names is shown. Without `/proc`, listed by path.
- */
+/** `listFolder` for the walk: a folder it cannot list is counted, not fatal. */
 async function listInside(
   context: Context,
   dir: Buffer,
 ): Promise<Dirent<Buffer>[] | "outside" | "unreadable"> {
+  try {
+    return await listFolder(context.root, dir, context.exclude);
+  } catch {
+    context.skips.add("unreadable folder");
+    return "unreadable";
+  }
+}
+
+/**
+ * The entries of the folder `dir`, listed through a descriptor opened without following a final
+ * link, after the kernel said where it points (`/proc/self/fd`): a folder swapped for a link or
+ * a file after its parent was listed, or leading outside the real workspace `root` (or into
+ * `exclude`, the state folder), is `outside`, and none of its names is shown. Without `/proc`,
+ * listed by path. A folder that cannot be listed throws, as `readdir` does.
+ */
+export async function listFolder(
+  root: Buffer,
+  dir: Buffer,
+  exclude?: Buffer,
+): Promise<Dirent<Buffer>[] | "outside"> {
   const options = { withFileTypes: true, encoding: "buffer" } as const;
   let handle: FileHandle;
   try {
@@ -105,8 +120,7 @@ async function listInside(
     // No longer a folder (ENOTDIR; ELOOP): swapped for a link or a file, which is not entered.
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOTDIR" || code === "ELOOP") return "outside";
-    context.skips.add("unreadable folder");
-    return "unreadable";
+    throw error;
   }
   try {
     const byDescriptor = `/proc/self/fd/${handle.fd}`;
@@ -116,13 +130,9 @@ async function listInside(
     } catch {
       return await readdir(dir, options);
     }
-    const { root, exclude } = context;
     if (!(real.equals(root) || isInside(root, real))) return "outside";
     if (exclude && (real.equals(exclude) || isInside(exclude, real))) return "outside";
     return await readdir(byDescriptor, options);
-  } catch {
-    context.skips.add("unreadable folder");
-    return "unreadable";
   } finally {
     await handle.close();
   }

@@ -1,19 +1,11 @@
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  openSync,
-  read,
-  readlinkSync,
-  readSync,
-  realpathSync,
-} from "node:fs";
+import { closeSync, constants, fstatSync, openSync, read, readSync, realpathSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import { promisify } from "node:util";
 import { RE2JS } from "re2js";
 import { limits } from "./limits.js";
 import type { Pace } from "./pace.js";
 import { type Literals, linesWith, RipgrepError } from "./ripgrep.js";
+import { descriptorPath } from "./shown-path.js";
 
 /**
  * Line search for `grep`, built for big trees and big files and for any pattern: RE2 (`re2js`)
@@ -130,20 +122,6 @@ export interface SearchFileOptions {
 
 const readAsync = promisify(read);
 
-const DELETED = Buffer.from(" (deleted)");
-
-/** Where the descriptor `fd` points, as the kernel says; without `/proc`, the path's real path. */
-function openedPath(fd: number, path: Buffer): Buffer {
-  let real: Buffer;
-  try {
-    real = readlinkSync(`/proc/self/fd/${fd}`, { encoding: "buffer" });
-  } catch {
-    return realpathSync(path, { encoding: "buffer" });
-  }
-  const end = real.length - DELETED.length;
-  return end > 0 && real.subarray(end).equals(DELETED) ? real.subarray(0, end) : real;
-}
-
 /** Files from this size are searched by ripgrep's lines when there is a ripgrep to ask. */
 const RIPGREP_FILE = 8 * 1024 * 1024;
 
@@ -163,7 +141,8 @@ export async function searchFile(
   try {
     const info = fstatSync(fd);
     if (!info.isFile()) return "special";
-    if (!inside(openedPath(fd, path))) return "outside";
+    const real = descriptorPath(fd) ?? realpathSync(path, { encoding: "buffer" });
+    if (!inside(real)) return "outside";
     if (info.size === 0) return "done";
     if (info.size <= SMALL_FILE) {
       const data = Buffer.allocUnsafe(info.size);

@@ -1,3 +1,4 @@
+import { readlinkSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { relative } from "node:path";
 import { ToolError } from "./define.js";
@@ -48,4 +49,21 @@ export function isInside(root: Buffer, path: Buffer): boolean {
     path[root.length] === 0x2f &&
     path.subarray(0, root.length).equals(root)
   );
+}
+
+const DELETED = Buffer.from(" (deleted)");
+
+/**
+ * Where the open descriptor `fd` points, as the kernel says (`/proc/self/fd`), whatever path it
+ * was opened by; undefined without `/proc`. A file removed since keeps its last path.
+ */
+export function descriptorPath(fd: number): Buffer | undefined {
+  let real: Buffer;
+  try {
+    real = readlinkSync(`/proc/self/fd/${fd}`, { encoding: "buffer" });
+  } catch {
+    return undefined;
+  }
+  const end = real.length - DELETED.length;
+  return end > 0 && real.subarray(end).equals(DELETED) ? real.subarray(0, end) : real;
 }

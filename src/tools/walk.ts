@@ -1,10 +1,10 @@
-import { constants, type Dirent, readlinkSync } from "node:fs";
+import { constants, type Dirent } from "node:fs";
 import { type FileHandle, lstat, open, readdir } from "node:fs/promises";
 import { compileIgnore, type IgnoreRules } from "./gitignore.js";
 import { limits } from "./limits.js";
 import { showName } from "./names.js";
 import { Pace } from "./pace.js";
-import { isInside } from "./shown-path.js";
+import { descriptorPath, isInside } from "./shown-path.js";
 import { Skips } from "./skips.js";
 
 export interface WalkEntry {
@@ -123,16 +123,11 @@ export async function listFolder(
     throw error;
   }
   try {
-    const byDescriptor = `/proc/self/fd/${handle.fd}`;
-    let real: Buffer;
-    try {
-      real = readlinkSync(byDescriptor, { encoding: "buffer" });
-    } catch {
-      return await readdir(dir, options);
-    }
+    const real = descriptorPath(handle.fd);
+    if (real === undefined) return await readdir(dir, options);
     if (!(real.equals(root) || isInside(root, real))) return "outside";
     if (exclude && (real.equals(exclude) || isInside(exclude, real))) return "outside";
-    return await readdir(byDescriptor, options);
+    return await readdir(`/proc/self/fd/${handle.fd}`, options);
   } finally {
     await handle.close();
   }

@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { chmod, mkdir, readFile, symlink, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -271,6 +272,28 @@ describe.skipIf(!hasProgram("rg"))("ripgrep under pressure", () => {
       { pattern: "NEEDLE", path: "many" },
     ])
       expect(await grep(ws, "rg", input, path)).toEqual(await grep(ws, "js", input));
+  });
+
+  it("no ripgrep is left running when a call returns, stopped at the match limit or not", async () => {
+    const ws = await workspace();
+    const files: Record<string, string> = { "big.log": "NEEDLE\n".repeat(1_500_000) };
+    for (let i = 0; i < 2000; i++) files[`many/f${i}.txt`] = "NEEDLE\n";
+    await ws.files(files);
+    const { folder } = await wrapperRg(`echo $$ >> "$(dirname "$0")/pids"; exec ${realRg} "$@"`);
+    const path = `${folder}:${process.env.PATH}`;
+    for (const input of [{ pattern: "NEEDLE", path: "big.log" }, { pattern: "NEEDLE" }]) {
+      const result = await grep(ws, "rg", input, path);
+      // Read at once, without letting the event loop turn: what runs now outlived the call.
+      const pids = readFileSync(join(folder, "pids"), "utf8").trim().split("\n");
+      const running = pids.filter((pid) => {
+        const stat = existsSync(`/proc/${pid}/stat`)
+          ? readFileSync(`/proc/${pid}/stat`, "utf8")
+          : "";
+        return stat !== "" && !/\) Z /.test(stat);
+      });
+      expect(result.content).toContain("[truncated: stopped after 500 matches");
+      expect(running).toEqual([]);
+    }
   });
 
   it("a line of 900 MB costs ripgrep no buffer that size: it maps the file", async () => {

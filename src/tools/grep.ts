@@ -67,7 +67,7 @@ export function grepTool(root: string, boundary: BoundaryOptions = {}): Tool {
           if (outcome === "stopped") break;
         }
       } finally {
-        without?.stop();
+        await without?.stop();
       }
       const notes = [
         out.left > 0

@@ -114,8 +114,9 @@ export class FilesWithout {
     return this.reported.has(path.toString("latin1"));
   }
 
-  stop(): void {
-    if (this.child) endGroup(this.child);
+  /** Ends ripgrep, and returns once it has exited. */
+  async stop(): Promise<void> {
+    if (this.child) await endGroup(this.child);
   }
 
   private take(chunk: Buffer): void {
@@ -125,7 +126,7 @@ export class FilesWithout {
       data = data.subarray(end + 1);
     }
     // No path is this long: what is not ripgrep's answer is not waited on.
-    if (data.length > 64 * 1024) this.stop();
+    if (data.length > 64 * 1024) void this.stop();
     this.rest = data.length > 64 * 1024 ? Buffer.alloc(0) : Buffer.from(data);
   }
 }
@@ -183,7 +184,7 @@ export async function* linesWith(
     if (status !== 0 && status !== 1) throw new RipgrepError(String(status));
   } finally {
     signal?.removeEventListener("abort", end);
-    end();
+    await end();
   }
 }
 
@@ -204,16 +205,22 @@ function startRipgrep(
 }
 
 /**
- * Ends ripgrep and whatever it started: it runs in a process group of its own, so an `rg` that
- * is a wrapper script takes its children with it.
+ * Ends ripgrep and whatever it started (it runs in a process group of its own, so an `rg` that
+ * is a wrapper script takes its children with it), and returns once ripgrep has exited: no call
+ * returns with its ripgrep still running.
  */
-function endGroup(child: ChildProcess): void {
+async function endGroup(child: ChildProcess): Promise<void> {
   if (child.pid === undefined) return;
+  const exited =
+    child.exitCode !== null || child.signalCode !== null
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => child.once("exit", () => resolve()));
   try {
     process.kill(-child.pid, "SIGKILL");
   } catch {
     // The group is gone: nothing of it left to end.
   }
+  await exited;
 }
 
 /** ripgrep could not answer: it failed, was killed, or could not start. */

@@ -209,6 +209,32 @@ describe.skipIf(!hasProgram("rg"))("grep with ripgrep gives the JavaScript path'
     expect(changed).toBe(true);
   });
 
+  it("ripgrep gets none of the agent's environment: no secret, no config file", async () => {
+    const ws = await workspace();
+    await ws.files({ "a.txt": "NEEDLE\n", "big.log": "NEEDLE\n".repeat(1_500_000) });
+    const config = join(await tempDir(), "rgconfig");
+    await writeFile(config, "--invert-match\n");
+    const { folder, log } = await wrapperRg(
+      `env >> "$(dirname "$0")/env.log"; exec ${realRg} "$@"`,
+    );
+    const path = `${folder}:${process.env.PATH}`;
+    // `grep` here clears stubbed variables after each call: set again before each.
+    const hostile = () => {
+      vi.stubEnv("AWS_SECRET_ACCESS_KEY", "canary-secret-value");
+      vi.stubEnv("RIPGREP_CONFIG_PATH", config);
+    };
+    for (const input of [{ pattern: "NEEDLE", path: "big.log" }, { pattern: "NEEDLE" }]) {
+      hostile();
+      const js = await grep(ws, "js", input);
+      hostile();
+      expect(await grep(ws, "rg", input, path)).toEqual(js);
+    }
+    expect(await readFile(log, "utf8")).toContain("--no-config");
+    const seen = await readFile(join(folder, "env.log"), "utf8");
+    expect(seen).not.toContain("canary-secret-value");
+    expect(seen).not.toContain("RIPGREP_CONFIG_PATH");
+  });
+
   it("a pattern without fixed strings is searched by JavaScript alone", async () => {
     const ws = await workspace();
     await ws.files({ "a.txt": "x1\n" });

@@ -47,8 +47,8 @@ const treeSitterInCommonJS = {
 const sharedSandbox = {
   name: "shared-sandbox",
   setup(bundler) {
-    const file = resolve("src/tools/sandbox.ts");
-    bundler.onResolve({ filter: /sandbox\.js$/ }, (args) =>
+    const file = resolve("src/sandbox/bwrap.ts");
+    bundler.onResolve({ filter: /bwrap\.js$/ }, (args) =>
       resolve(args.resolveDir, args.path.replace(/\.js$/, ".ts")) === file
         ? { path: "./sandbox.cjs", external: true }
         : undefined,
@@ -94,7 +94,7 @@ await build({
 });
 await build({
   ...common,
-  entryPoints: ["src/tools/sandbox.ts"],
+  entryPoints: ["src/sandbox/bwrap.ts"],
   outfile: `${out}/sandbox.cjs`,
   format: "cjs",
   supported: { "dynamic-import": false },

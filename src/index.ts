@@ -10,17 +10,17 @@ export { type Compaction, CompactionError } from "./compaction/record.js";
 export { AnthropicModelClient, type AnthropicOptions } from "./providers/anthropic.js";
 export { toAnthropicMessages, toModelEvents } from "./providers/anthropic-protocol.js";
 export { OpenAIModelClient, type OpenAIOptions } from "./providers/openai.js";
+export type { SandboxLimits, SandboxMode, SandboxOptions } from "./sandbox/bwrap.js";
 export {
   type CreateSessionOptions,
   type LoadedSession,
   Session,
   type SessionHeader,
-} from "./session.js";
+} from "./session/session.js";
 export type { BashOptions } from "./tools/bash.js";
 export { defineTool, type ToolDefinition, ToolError } from "./tools/define.js";
 export { createWorkspaceTools, type WorkspaceToolsOptions } from "./tools/index.js";
 export { workspacePath } from "./tools/path.js";
-export type { SandboxLimits, SandboxMode, SandboxOptions } from "./tools/sandbox.js";
 export { SeenFiles } from "./tools/seen.js";
 export type {
   Approval,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type AgentEvent, runAgent } from "../src/agent.js";
 import { denyBashByDefault } from "../src/approval.js";
-import { isValidCallId } from "../src/call-ids.js";
+import { isValidCallId } from "../src/history/call-ids.js";
 import { AnthropicModelClient } from "../src/providers/anthropic.js";
 import { httpFetch } from "../src/providers/http-transport.js";
 import { OpenAIModelClient } from "../src/providers/openai.js";

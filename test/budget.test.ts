@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runAgent } from "../src/agent.js";
 import { BudgetClient, BudgetExceeded, budgetStop } from "../src/cli/budget.js";
-import { readSession } from "../src/session.js";
+import { readSession } from "../src/session/session.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { call, FakeClient, text } from "../src/testing/fake-client.js";
 import { assertValidHistory } from "../src/testing/history.js";

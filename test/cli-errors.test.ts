@@ -3,7 +3,7 @@ import { parseCliArgs, UsageError } from "../src/cli/args.js";
 import { describeError } from "../src/cli/errors.js";
 import { SessionStore } from "../src/cli/store.js";
 import { scrubURLs, shownURL } from "../src/cli/url.js";
-import type { Session } from "../src/session.js";
+import type { Session } from "../src/session/session.js";
 
 /** A mid-stream provider error as the adapters throw it: a string `type`, no `status`. */
 function streamError(type: string, message: string): Error {

@@ -1,6 +1,6 @@
 import { closeSync, openSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { readSession } from "../src/session.js";
+import { readSession } from "../src/session/session.js";
 import { type AnthropicServer, stream, turn } from "../src/testing/anthropic-server.js";
 import { type CliRun, runBin, sessionFiles, toolResults, useCliSetup } from "./support/cli.js";
 

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdir, readFile, realpath, symlink, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { readSession } from "../src/session.js";
+import { readSession } from "../src/session/session.js";
 import { status, stream, turn } from "../src/testing/anthropic-server.js";
 import {
   completion,

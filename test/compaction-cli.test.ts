@@ -5,7 +5,7 @@ import type { Compaction } from "../src/compaction/record.js";
 import { summaryPrompt } from "../src/compaction/summary.js";
 import { compactionMessage } from "../src/compaction/view.js";
 import { toAnthropicMessages } from "../src/providers/anthropic-protocol.js";
-import { readSession } from "../src/session.js";
+import { readSession } from "../src/session/session.js";
 import {
   bodyTokens,
   startAnthropicServer,

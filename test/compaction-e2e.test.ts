@@ -7,7 +7,7 @@ import { summaryPrompt } from "../src/compaction/summary.js";
 import { capped, compactionMessage } from "../src/compaction/view.js";
 import { AnthropicModelClient } from "../src/providers/anthropic.js";
 import { OpenAIModelClient } from "../src/providers/openai.js";
-import { readSession, Session } from "../src/session.js";
+import { readSession, Session } from "../src/session/session.js";
 import { bodyTokens, startAnthropicServer, stream, turn } from "../src/testing/anthropic-server.js";
 import {
   completion,

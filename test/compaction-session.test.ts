@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import type { Compaction } from "../src/compaction/record.js";
-import { listSessions, readSession, Session } from "../src/session.js";
+import { listSessions, readSession, Session } from "../src/session/session.js";
 import { toolCall } from "../src/testing/fake-client.js";
 import type { Message } from "../src/types.js";
 import { useTempDirs } from "./support/temp.js";

@@ -5,8 +5,8 @@ import { contextOverflow } from "../src/compaction/overflow.js";
 import { type Compaction, CompactionError } from "../src/compaction/record.js";
 import { requestTokens } from "../src/compaction/size.js";
 import { summaryPrompt, transcriptOf } from "../src/compaction/summary.js";
-import { historyProblem } from "../src/compaction/valid.js";
 import { capped, compactionMessage } from "../src/compaction/view.js";
+import { historyProblem } from "../src/history/valid.js";
 import { done, FakeClient, text, toolCall } from "../src/testing/fake-client.js";
 import type { Message, ModelRequest } from "../src/types.js";
 

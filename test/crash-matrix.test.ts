@@ -2,7 +2,8 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { readdir, readFile, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { readSession } from "../src/session.js";
+import { resolveSandbox } from "../src/sandbox/bwrap.js";
+import { readSession } from "../src/session/session.js";
 import {
   type ReplyScript,
   redactedData,
@@ -11,7 +12,6 @@ import {
   thinkingSignature,
   turn,
 } from "../src/testing/anthropic-server.js";
-import { resolveSandbox } from "../src/tools/sandbox.js";
 import type { Message } from "../src/types.js";
 import { useCleanup } from "./support/cleanup.js";
 import { cliEnv, runBin } from "./support/cli.js";

@@ -2,11 +2,11 @@ import { readFile, writeFile } from "node:fs/promises";
 import type { RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import { describe, expect, it } from "vitest";
+import { admitCalls } from "../src/history/calls.js";
 import { mapStrings } from "../src/map-strings.js";
 import { toModelEvents } from "../src/providers/anthropic-protocol.js";
-import { admitCalls } from "../src/providers/calls.js";
 import { toModelEventsFromOpenAI } from "../src/providers/openai-protocol.js";
-import { readSession } from "../src/session.js";
+import { readSession } from "../src/session/session.js";
 import {
   blockStart,
   blockStop,

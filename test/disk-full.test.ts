@@ -4,7 +4,7 @@ import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, type TestContext } from "vitest";
-import { Session } from "../src/session.js";
+import { Session } from "../src/session/session.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { runBin, useCliSetup } from "./support/cli.js";
 

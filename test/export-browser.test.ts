@@ -3,7 +3,7 @@ import { createServer } from "node:http";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import type { Session } from "../src/session.js";
+import type { Session } from "../src/session/session.js";
 import { type BrowserPage, hasChromium, openPage } from "./support/chromium.js";
 import { useCleanup } from "./support/cleanup.js";
 import { useExportSetup } from "./support/export.js";

@@ -3,7 +3,7 @@ import { closeSync, openSync } from "node:fs";
 import { lstat, readdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { Session } from "../src/session.js";
+import type { Session } from "../src/session/session.js";
 import { runBin } from "./support/cli.js";
 import { useExportSetup } from "./support/export.js";
 

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { Session } from "../src/session.js";
+import type { Session } from "../src/session/session.js";
 import { header, useExportSetup } from "./support/export.js";
 
 /** `mini-agent export`: which session, where it goes, what it refuses, and what it shows. */

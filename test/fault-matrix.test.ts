@@ -1,11 +1,11 @@
 import { writeSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { runAgent } from "../src/agent.js";
-import { normalizeHistory } from "../src/history.js";
+import { normalizeHistory } from "../src/history/normalize.js";
 import { toAnthropicMessages } from "../src/providers/anthropic-protocol.js";
 import { toOpenAIMessages } from "../src/providers/openai-protocol.js";
 import { receipts } from "../src/receipts.js";
-import { Session } from "../src/session.js";
+import { Session } from "../src/session/session.js";
 import {
   redactedData,
   thinkingSignature,

@@ -2,7 +2,7 @@ import type { RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages
 import fc from "fast-check";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import { afterAll, describe, expect, it } from "vitest";
-import { isValidCallId, safeToolName } from "../src/call-ids.js";
+import { isValidCallId, safeToolName } from "../src/history/call-ids.js";
 import { toModelEvents } from "../src/providers/anthropic-protocol.js";
 import { toModelEventsFromOpenAI } from "../src/providers/openai-protocol.js";
 import { blockStart, blockStop, delta, turn } from "../src/testing/anthropic-server.js";

@@ -2,10 +2,10 @@ import { spawn } from "node:child_process";
 import { mkdir, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { Pace } from "../src/tools/pace.js";
-import { lineSearch, searchFile } from "../src/tools/scan.js";
-import { Skips } from "../src/tools/skips.js";
-import { listFolder, walk } from "../src/tools/walk.js";
+import { Pace } from "../src/tools/search/pace.js";
+import { lineSearch, searchFile } from "../src/tools/search/scan.js";
+import { Skips } from "../src/tools/search/skips.js";
+import { listFolder, walk } from "../src/tools/search/walk.js";
 import { useWorkspace } from "./support/workspace.js";
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isValidCallId } from "../src/call-ids.js";
-import { normalizeHistory } from "../src/history.js";
+import { isValidCallId } from "../src/history/call-ids.js";
+import { normalizeHistory } from "../src/history/normalize.js";
 import { receipts } from "../src/receipts.js";
 import type { Message, ToolCall } from "../src/types.js";
 

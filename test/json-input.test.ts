@@ -4,7 +4,7 @@ import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import { approvalTimeoutReason, inputEndedReason } from "../src/cli/json-input.js";
 import type { OutputLine } from "../src/cli/stream-json-protocol.js";
-import { readSession } from "../src/session.js";
+import { readSession } from "../src/session/session.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { assertValidHistory } from "../src/testing/history.js";
 import {

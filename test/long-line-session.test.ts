@@ -2,8 +2,8 @@ import { truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readForExport } from "../src/export/read.js";
-import { MAX_LINE_BYTES } from "../src/session-lines.js";
-import { readSession } from "../src/session-read.js";
+import { MAX_LINE_BYTES } from "../src/session/lines.js";
+import { readSession } from "../src/session/read.js";
 import { useTempDirs } from "./support/temp.js";
 
 /**

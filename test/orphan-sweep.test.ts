@@ -69,7 +69,7 @@ describe("the sweep of a killed agent's leftovers", () => {
 
   it("runs once per process", async () => {
     vi.resetModules();
-    const { sweepOrphansOnce } = await import("../src/tools/command-reaper.js");
+    const { sweepOrphansOnce } = await import("../src/sandbox/reaper.js");
     procListings();
     sweepOrphansOnce();
     expect(procListings()).toBeGreaterThan(0);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { compileIgnore } from "../src/tools/gitignore.js";
-import { Pace } from "../src/tools/pace.js";
-import { globMatcher } from "../src/tools/patterns.js";
+import { compileIgnore } from "../src/tools/search/gitignore.js";
+import { Pace } from "../src/tools/search/pace.js";
+import { globMatcher } from "../src/tools/search/patterns.js";
 import { useWorkspace } from "./support/workspace.js";
 
 /** [glob, path relative to the searched folder, matches] for `find` and `grep`'s `glob`. */

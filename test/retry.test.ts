@@ -9,7 +9,7 @@ import {
 } from "../src/cli/retry.js";
 import { failWhenIdle } from "../src/providers/idle.js";
 import { ProviderStreamError } from "../src/providers/stream-error.js";
-import { readSession } from "../src/session.js";
+import { readSession } from "../src/session/session.js";
 import { status, stream, turn } from "../src/testing/anthropic-server.js";
 import { call, done, FakeClient, text } from "../src/testing/fake-client.js";
 import {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { seccompFilter, seccompUnsupported } from "../src/tools/seccomp.js";
+import { seccompFilter, seccompUnsupported } from "../src/sandbox/seccomp.js";
 
 /**
  * The seccomp program, run here by a small classic-BPF interpreter on `struct seccomp_data`

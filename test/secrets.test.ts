@@ -2,7 +2,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import * as secrets from "../src/secrets.js";
-import { Session } from "../src/session.js";
+import { Session } from "../src/session/session.js";
 import { bashTool } from "../src/tools/bash.js";
 import { useTempDirs } from "./support/temp.js";
 

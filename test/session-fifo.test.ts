@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { sessionsDir } from "../src/cli/store.js";
 import { readForExport } from "../src/export/export.js";
-import { listSessions, readSession, Session } from "../src/session.js";
+import { listSessions, readSession, Session } from "../src/session/session.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { type CliOptions, type CliRun, runBin, useCliSetup } from "./support/cli.js";
 import { useTempDirs } from "./support/temp.js";

@@ -4,7 +4,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { sessionToResume } from "../src/cli/store.js";
-import { listSessions, readSession } from "../src/session.js";
+import { listSessions, readSession } from "../src/session/session.js";
 import { headOf } from "../src/text.js";
 import { useTempDirs } from "./support/temp.js";
 

@@ -1,7 +1,7 @@
 import { appendFile, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { listSessions, readSession, Session } from "../src/session.js";
+import { listSessions, readSession, Session } from "../src/session/session.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import type { Message } from "../src/types.js";
 import { runBin, sessionFiles, sessionRecords, useCliSetup } from "./support/cli.js";

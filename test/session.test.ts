@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from "vitest";
 import { toAnthropicMessages } from "../src/providers/anthropic-protocol.js";
 import { receipts } from "../src/receipts.js";
 import { secretRedactor } from "../src/secrets.js";
-import { listSessions, newSessionId, readSession, Session } from "../src/session.js";
+import { listSessions, newSessionId, readSession, Session } from "../src/session/session.js";
 import { validate as validateAnthropic } from "../src/testing/anthropic-server.js";
 import { toolCall } from "../src/testing/fake-client.js";
 import type { Message } from "../src/types.js";

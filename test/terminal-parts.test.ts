@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { foldLines } from "../src/cli/fold.js";
 import { lineIntent } from "../src/cli/slash-commands.js";
-import { SessionStatus, tokens } from "../src/cli/status-line.js";
-import { colourWanted } from "../src/cli/style.js";
-import { columnsOf } from "../src/cli/terminal.js";
+import { columnsOf } from "../src/cli/terminal/columns.js";
+import { foldLines } from "../src/cli/terminal/fold.js";
+import { SessionStatus, tokens } from "../src/cli/terminal/status-line.js";
+import { colourWanted } from "../src/cli/terminal/style.js";
 import { CountingClient } from "../src/cli/usage.js";
 import type { Compaction } from "../src/compaction/record.js";
 import type { ModelEvent, Usage } from "../src/types.js";

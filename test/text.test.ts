@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isValidCallId, newCallId, safeToolName } from "../src/call-ids.js";
+import { isValidCallId, newCallId, safeToolName } from "../src/history/call-ids.js";
 import { headOf, tailOf, wellFormed } from "../src/text.js";
 
 const emoji = "😀"; // two UTF-16 units

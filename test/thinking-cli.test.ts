@@ -1,8 +1,8 @@
 import { EventEmitter } from "node:events";
 import { describe, expect, it } from "vitest";
-import { SessionStatus } from "../src/cli/status-line.js";
-import { terminalView } from "../src/cli/terminal-view.js";
-import { textOutput } from "../src/cli/text-output.js";
+import { SessionStatus } from "../src/cli/terminal/status-line.js";
+import { textOutput } from "../src/cli/terminal/text-output.js";
+import { terminalView } from "../src/cli/terminal/view.js";
 import { CountingClient } from "../src/cli/usage.js";
 import { stream, thinkingSignature, turn } from "../src/testing/anthropic-server.js";
 import { FakeClient } from "../src/testing/fake-client.js";

@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { readSession } from "../src/session.js";
+import { readSession } from "../src/session/session.js";
 import {
   type ReplyScript,
   startAnthropicServer,

@@ -1,6 +1,6 @@
 import { appendFile, readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { readSession, Session } from "../src/session.js";
+import { readSession, Session } from "../src/session/session.js";
 import type { Message } from "../src/types.js";
 import { useTempDirs } from "./support/temp.js";
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { type AgentEvent, runAgent } from "../src/agent.js";
 import { AnthropicModelClient } from "../src/providers/anthropic.js";
 import { OpenAIModelClient } from "../src/providers/openai.js";
-import { Session } from "../src/session.js";
+import { Session } from "../src/session/session.js";
 import * as anthropic from "../src/testing/anthropic-server.js";
 import * as openai from "../src/testing/openai-server.js";
 import type { Body, Reply, ScriptedServer } from "../src/testing/sse-server.js";

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { runAgent } from "../src/agent.js";
-import { readSession, Session } from "../src/session.js";
+import { readSession, Session } from "../src/session/session.js";
 import { call, done, FakeClient, text, toolCall } from "../src/testing/fake-client.js";
 import type { Message } from "../src/types.js";
 import { useTempDirs } from "./support/temp.js";

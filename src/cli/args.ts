@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { type Rule, RuleError, ruleWords } from "../rules/rule.js";
-import type { SandboxLimits } from "../tools/sandbox.js";
+import type { SandboxLimits } from "../sandbox/bwrap.js";
 import type { ThinkingLevel } from "../types.js";
 import { shownURL } from "./url.js";
 

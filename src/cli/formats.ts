@@ -2,7 +2,7 @@ import type { OutputFormat } from "./args.js";
 import { jsonLine, type Output, type Streams } from "./output.js";
 import { retryNotice } from "./retry.js";
 import { streamJsonOutput } from "./stream-json.js";
-import { textOutput } from "./text-output.js";
+import { textOutput } from "./terminal/text-output.js";
 
 export function createOutput(format: OutputFormat, streams: Streams): Output {
   switch (format) {

@@ -4,7 +4,7 @@ import type { ToolCall } from "../types.js";
 import { visible } from "../visible.js";
 import { UsageError } from "./args.js";
 import type { Answer, Question } from "./policy.js";
-import { commandForQuestion } from "./terminal.js";
+import { commandForQuestion } from "./terminal/columns.js";
 
 export const promptMark = "› ";
 

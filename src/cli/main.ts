@@ -36,7 +36,7 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
     if (asksSandbox(args)) {
       // Whether bwrap works here is known only by running it: started now, the probe runs while
       // the turn loads, and the turn awaits this same probe (one per bwrap binary).
-      const { resolveSandbox } = await import("../tools/sandbox.js");
+      const { resolveSandbox } = await import("../sandbox/bwrap.js");
       void resolveSandbox({ mode: args.sandbox });
     }
     const { workspaceFolder } = await import("./workspace.js");

@@ -1,11 +1,11 @@
 import type { AgentEvent } from "../agent.js";
 import type { Compaction } from "../compaction/record.js";
 import type { Usage } from "../types.js";
-import type { Activity } from "./activity.js";
 import type { Decision } from "./policy.js";
 import type { RetryNotice } from "./retry.js";
-import type { SessionStatus } from "./status-line.js";
-import type { Styles } from "./style.js";
+import type { Activity } from "./terminal/activity.js";
+import type { SessionStatus } from "./terminal/status-line.js";
+import type { Styles } from "./terminal/style.js";
 
 export interface TurnSummary {
   status: "completed" | "aborted" | "max_turns" | "budget_exceeded" | "error";

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { basename, join } from "node:path";
 import { addRules, readRules, removeRule } from "../rules/file.js";
 import { type Rule, RuleError, showRule } from "../rules/rule.js";
-import { resolveSandbox } from "../tools/sandbox.js";
+import { resolveSandbox } from "../sandbox/bwrap.js";
 import { visible } from "../visible.js";
 import { type CliArgs, exitCodes, UsageError } from "./args.js";
 import { type RuleBook, shellRules } from "./policy.js";

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { homedir } from "node:os";
 import { basename, join } from "node:path";
 import type { Compaction } from "../compaction/record.js";
+import { NotRegularFileError, openSessionFile } from "../session/lines.js";
 import {
   type ApprovalRecord,
   listSessions,
@@ -9,8 +10,7 @@ import {
   type Session,
   type SessionSummary,
   type UsageRecord,
-} from "../session.js";
-import { NotRegularFileError, openSessionFile } from "../session-lines.js";
+} from "../session/session.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { headOf } from "../text.js";
 import type { Message } from "../types.js";

@@ -1,4 +1,5 @@
-import { normalizeHistory } from "../history.js";
+import { normalizeHistory } from "../history/normalize.js";
+import { historyProblem } from "../history/valid.js";
 import type { Message, ModelClient, ModelEvent, ModelRequest, Usage } from "../types.js";
 import { chooseCut } from "./cut.js";
 import { factsOf, mergeFacts, noFacts } from "./facts.js";
@@ -6,7 +7,6 @@ import { contextOverflow } from "./overflow.js";
 import { type Compaction, CompactionError } from "./record.js";
 import { charsPerToken, messagesTokens, requestTokens, textTokens } from "./size.js";
 import { requestSummary, summaryPrompt, summaryRequestText } from "./summary.js";
-import { historyProblem } from "./valid.js";
 import { capped, projectedMessages, userMessageCap } from "./view.js";
 
 export interface CompactingOptions {

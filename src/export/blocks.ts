@@ -4,7 +4,7 @@ import type {
   RetryRecord,
   SessionRecord,
   UsageRecord,
-} from "../session-records.js";
+} from "../session/records.js";
 import type { Message, ToolCall, Usage } from "../types.js";
 
 /**

@@ -1,10 +1,10 @@
-import { fileLines, NotRegularFileError, UnreadableSessionError } from "../session-lines.js";
+import { fileLines, NotRegularFileError, UnreadableSessionError } from "../session/lines.js";
 import {
   isTornHeader,
   parseLine,
   SESSION_FORMAT_VERSION,
   type SessionHeader,
-} from "../session-records.js";
+} from "../session/records.js";
 import { type Block, BlockBuilder, type Totals } from "./blocks.js";
 
 /** A session that cannot be exported, said in one line: what is wrong with which file. */

@@ -1,4 +1,4 @@
-import type { SessionHeader } from "../session-records.js";
+import type { SessionHeader } from "../session/records.js";
 import type { Block, Totals } from "./blocks.js";
 
 /**

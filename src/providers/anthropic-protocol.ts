@@ -6,8 +6,8 @@ import type {
   RawMessageStreamEvent,
   TextBlockParam,
 } from "@anthropic-ai/sdk/resources/messages";
+import { admitCalls, type RoundIds } from "../history/calls.js";
 import type { Message, ModelEvent, Reasoning, ToolCall, ToolSpec, Usage } from "../types.js";
-import { admitCalls, type RoundIds } from "./calls.js";
 import { streamErrorFrom } from "./stream-error.js";
 
 /**

@@ -1,7 +1,8 @@
 import { BaseAnthropic } from "@anthropic-ai/sdk/client";
 import { APIError } from "@anthropic-ai/sdk/core/error";
 import { Messages } from "@anthropic-ai/sdk/resources/messages/messages";
-import { normalizeHistory } from "../history.js";
+import { callIdsIn } from "../history/calls.js";
+import { normalizeHistory } from "../history/normalize.js";
 import type { ModelClient, ModelEvent, ModelRequest, ThinkingLevel } from "../types.js";
 import {
   toAnthropicMessages,
@@ -10,7 +11,6 @@ import {
   withCacheBreakpoints,
 } from "./anthropic-protocol.js";
 import { loopThinking } from "./anthropic-thinking.js";
-import { callIdsIn } from "./calls.js";
 import { failWhenIdle, linkedController } from "./idle.js";
 import { streamErrorFrom } from "./stream-error.js";
 

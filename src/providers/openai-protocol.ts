@@ -3,8 +3,8 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
+import { admitCalls, type RoundIds } from "../history/calls.js";
 import type { Message, ModelEvent, Reasoning, ToolCall, ToolSpec, Usage } from "../types.js";
-import { admitCalls, type RoundIds } from "./calls.js";
 import { streamErrorFrom } from "./stream-error.js";
 
 /**

@@ -1,7 +1,7 @@
 import OpenAI, { APIError } from "openai";
-import { normalizeHistory } from "../history.js";
+import { callIdsIn } from "../history/calls.js";
+import { normalizeHistory } from "../history/normalize.js";
 import type { ModelClient, ModelEvent, ModelRequest, ThinkingLevel } from "../types.js";
-import { callIdsIn } from "./calls.js";
 import { failWhenIdle, linkedController } from "./idle.js";
 import { toModelEventsFromOpenAI, toOpenAIMessages, toOpenAITools } from "./openai-protocol.js";
 import { streamErrorFrom } from "./stream-error.js";

@@ -1,4 +1,4 @@
-import { historyProblem } from "../compaction/valid.js";
+import { historyProblem } from "../history/valid.js";
 import type { Message } from "../types.js";
 
 export { historyProblem };

@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { parseLine } from "../session-records.js";
+import { parseLine } from "../session/records.js";
 import type { Message, ModelEvent } from "../types.js";
 import { FakeClient } from "./fake-client.js";
 

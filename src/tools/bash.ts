@@ -2,20 +2,6 @@ import type { ChildProcessByStdio } from "node:child_process";
 import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { Type } from "@sinclair/typebox";
-import { withoutSecrets } from "../secrets.js";
-import { headOf, tailOf } from "../text.js";
-import type { Tool } from "../types.js";
-import {
-  endCommands,
-  newMarker,
-  RUN_VARIABLE,
-  sweepOrphansOnce,
-  trackCommand,
-} from "./command-reaper.js";
-import { defineTool, failure } from "./define.js";
-import { limits, truncated } from "./limits.js";
-import { workspacePath } from "./path.js";
-import { createPidsGroup } from "./pids-cgroup.js";
 import {
   CLOSE_INHERITED,
   feedFilter,
@@ -24,7 +10,21 @@ import {
   sandboxedArgv,
   sandboxHint,
   sandboxLimits,
-} from "./sandbox.js";
+} from "../sandbox/bwrap.js";
+import { createPidsGroup } from "../sandbox/pids-cgroup.js";
+import {
+  endCommands,
+  newMarker,
+  RUN_VARIABLE,
+  sweepOrphansOnce,
+  trackCommand,
+} from "../sandbox/reaper.js";
+import { withoutSecrets } from "../secrets.js";
+import { headOf, tailOf } from "../text.js";
+import type { Tool } from "../types.js";
+import { defineTool, failure } from "./define.js";
+import { limits, truncated } from "./limits.js";
+import { workspacePath } from "./path.js";
 
 export interface BashOptions {
   /** Seconds a command may run when the call gives no timeout. Default 120. */

@@ -4,7 +4,7 @@ import { headOf } from "../text.js";
 import { limits } from "./limits.js";
 import { createTempBeside, sameRealFolder } from "./open.js";
 import type { Resolved } from "./path.js";
-import { isBinary } from "./scan.js";
+import { isBinary } from "./search/scan.js";
 import { Digest, type SeenContent } from "./seen.js";
 import { wholeCharacters } from "./utf8.js";
 

@@ -4,10 +4,10 @@ import type { Tool } from "../types.js";
 import { defineTool, ToolError } from "./define.js";
 import { BoundedLines, limits } from "./limits.js";
 import type { BoundaryOptions } from "./path.js";
-import { globMatcher } from "./patterns.js";
+import { globMatcher } from "./search/patterns.js";
+import { Skips } from "./search/skips.js";
+import { walk } from "./search/walk.js";
 import { resolveShown } from "./shown-path.js";
-import { Skips } from "./skips.js";
-import { walk } from "./walk.js";
 
 export function findTool(root: string, boundary: BoundaryOptions = {}): Tool {
   return defineTool({

@@ -4,14 +4,14 @@ import { headOf } from "../text.js";
 import type { Tool } from "../types.js";
 import { defineTool, ToolError } from "./define.js";
 import { BoundedLines, limits, truncated } from "./limits.js";
-import { Pace } from "./pace.js";
 import type { BoundaryOptions } from "./path.js";
-import { globMatcher } from "./patterns.js";
-import { FilesWithout, ripgrepFor } from "./ripgrep.js";
-import { type LineSearch, lineSearch, PatternError, searchFile } from "./scan.js";
+import { Pace } from "./search/pace.js";
+import { globMatcher } from "./search/patterns.js";
+import { FilesWithout, ripgrepFor } from "./search/ripgrep.js";
+import { type LineSearch, lineSearch, PatternError, searchFile } from "./search/scan.js";
+import { Skips } from "./search/skips.js";
+import { walk } from "./search/walk.js";
 import { isInside, resolveShown } from "./shown-path.js";
-import { Skips } from "./skips.js";
-import { walk } from "./walk.js";
 
 export function grepTool(root: string, boundary: BoundaryOptions = {}): Tool {
   return defineTool({

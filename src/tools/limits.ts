@@ -1,4 +1,4 @@
-import { MAX_INPUT_DEPTH } from "../call-ids.js";
+import { MAX_INPUT_DEPTH } from "../history/call-ids.js";
 
 /** Every bound on what a tool returns to the model, in one place. */
 export const limits = {

@@ -4,11 +4,11 @@ import type { Tool } from "../types.js";
 import { defineTool, ToolError } from "./define.js";
 import { BoundedLines, limits } from "./limits.js";
 import { showName } from "./names.js";
-import { Pace } from "./pace.js";
 import type { BoundaryOptions } from "./path.js";
+import { Pace } from "./search/pace.js";
+import { Skips } from "./search/skips.js";
+import { listFolder, skippedIn } from "./search/walk.js";
 import { resolveShown } from "./shown-path.js";
-import { Skips } from "./skips.js";
-import { listFolder, skippedIn } from "./walk.js";
 
 export function lsTool(root: string, boundary: BoundaryOptions = {}): Tool {
   return defineTool({

@@ -1,6 +1,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { afterEach } from "vitest";
-import { resolveSandbox, type SandboxOptions } from "../../src/tools/sandbox.js";
+import { resolveSandbox, type SandboxOptions } from "../../src/sandbox/bwrap.js";
 
 /**
  * Whether the real bubblewrap sandbox works here, so its tests can run. Where `CI` is set they

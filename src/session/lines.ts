@@ -1,6 +1,6 @@
 import { constants, createReadStream } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
-import { systemErrorMeaning } from "./system-errors.js";
+import { systemErrorMeaning } from "../system-errors.js";
 
 /**
  * A file named like a session that is not a regular file: a FIFO, a device, a socket. Opening a

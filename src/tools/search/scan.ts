@@ -2,10 +2,10 @@ import { closeSync, constants, fstatSync, openSync, read, readSync, realpathSync
 import { StringDecoder } from "node:string_decoder";
 import { promisify } from "node:util";
 import { RE2JS } from "re2js";
-import { limits } from "./limits.js";
+import { limits } from "../limits.js";
+import { descriptorPath } from "../shown-path.js";
 import type { Pace } from "./pace.js";
 import { type Literals, linesWith, RipgrepError } from "./ripgrep.js";
-import { descriptorPath } from "./shown-path.js";
 
 /**
  * Line search for `grep`, built for big trees and big files and for any pattern: RE2 (`re2js`)

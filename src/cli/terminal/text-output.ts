@@ -1,11 +1,11 @@
-import { headOf } from "../text.js";
-import type { Message, ToolCall } from "../types.js";
-import { visible } from "../visible.js";
+import { headOf } from "../../text.js";
+import type { Message, ToolCall } from "../../types.js";
+import { visible } from "../../visible.js";
+import type { Output, Streams, TerminalTurn } from "../output.js";
+import { retryNotice } from "../retry.js";
 import { elapsed } from "./activity.js";
 import { MarkdownStream } from "./markdown.js";
-import type { Output, Streams, TerminalTurn } from "./output.js";
-import { retryNotice } from "./retry.js";
-import { thinkingView } from "./thinking-view.js";
+import { thinkingView } from "./thinking.js";
 
 /**
  * `--output-format text`: the answer on stdout, one line per tool call on stderr. Everything

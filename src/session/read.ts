@@ -1,24 +1,24 @@
 import { readdir, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { KeptHistory } from "./compaction/kept.js";
-import type { Compaction } from "./compaction/record.js";
-import { normalizeHistory } from "./history.js";
+import type { Compaction } from "../compaction/record.js";
+import { normalizeHistory } from "../history/normalize.js";
+import { systemErrorMeaning } from "../system-errors.js";
+import { headOf, wellFormed } from "../text.js";
+import type { Message } from "../types.js";
+import { KeptHistory } from "./kept.js";
 import {
   fileLines,
   NotRegularFileError,
   openSessionFile,
   UnreadableSessionError,
-} from "./session-lines.js";
+} from "./lines.js";
 import {
   isTornHeader,
   parseLine,
   SESSION_FORMAT_VERSION,
   type SessionHeader,
   type SessionRecord,
-} from "./session-records.js";
-import { systemErrorMeaning } from "./system-errors.js";
-import { headOf, wellFormed } from "./text.js";
-import type { Message } from "./types.js";
+} from "./records.js";
 
 /** What loading found, besides the history itself. */
 export interface SessionReport {

@@ -1,11 +1,11 @@
 import { Writable } from "node:stream";
+import type { OutputFormat } from "../args.js";
+import type { Output } from "../output.js";
 import { Activity } from "./activity.js";
-import type { OutputFormat } from "./args.js";
+import { fitColumns } from "./columns.js";
 import { foldLines } from "./fold.js";
-import type { Output } from "./output.js";
 import type { SessionStatus } from "./status-line.js";
 import { colourWanted, styles } from "./style.js";
-import { fitColumns } from "./terminal.js";
 import { textOutput } from "./text-output.js";
 
 export interface TerminalView {

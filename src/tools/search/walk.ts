@@ -1,10 +1,10 @@
 import { constants, type Dirent } from "node:fs";
 import { type FileHandle, lstat, open, readdir } from "node:fs/promises";
+import { limits } from "../limits.js";
+import { showName } from "../names.js";
+import { descriptorPath, isInside } from "../shown-path.js";
 import { compileIgnore, type IgnoreRules } from "./gitignore.js";
-import { limits } from "./limits.js";
-import { showName } from "./names.js";
 import { Pace } from "./pace.js";
-import { descriptorPath, isInside } from "./shown-path.js";
 import { Skips } from "./skips.js";
 
 export interface WalkEntry {

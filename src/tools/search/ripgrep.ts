@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
-import { ToolError } from "./define.js";
-import { isInside } from "./shown-path.js";
+import { ToolError } from "../define.js";
+import { isInside } from "../shown-path.js";
 
 /**
  * ripgrep as a helper of `grep`, never as its judge. `grep` asks it one question it answers

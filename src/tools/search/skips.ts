@@ -1,4 +1,4 @@
-import { limits } from "./limits.js";
+import { limits } from "../limits.js";
 
 /**
  * Why a search left an entry out. One odd entry (a dangling link, a FIFO, a folder that vanished,

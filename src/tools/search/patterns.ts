@@ -1,5 +1,5 @@
 import { RE2JS } from "re2js";
-import { ToolError } from "./define.js";
+import { ToolError } from "../define.js";
 
 /**
  * Globs, translated to RE2 regular expressions: no glob, whoever wrote it (the model, a

@@ -1,5 +1,5 @@
-import { isValidCallId, MAX_INPUT_DEPTH, newCallId, safeToolName } from "../call-ids.js";
 import type { Message, ToolCall } from "../types.js";
+import { isValidCallId, MAX_INPUT_DEPTH, newCallId, safeToolName } from "./call-ids.js";
 
 /**
  * What a round's calls must not collide with, and where fresh ids come from (injected by tests;

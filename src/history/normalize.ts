@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
+import { mapStrings } from "../map-strings.js";
+import { receipts, toolError } from "../receipts.js";
+import { wellFormed } from "../text.js";
+import type { Message, Reasoning, ToolCall } from "../types.js";
 import { isValidCallId, safeToolName } from "./call-ids.js";
-import { mapStrings } from "./map-strings.js";
-import { receipts, toolError } from "./receipts.js";
-import { wellFormed } from "./text.js";
-import type { Message, Reasoning, ToolCall } from "./types.js";
 
 export interface NormalizeOptions {
   /**

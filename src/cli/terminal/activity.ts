@@ -1,5 +1,5 @@
+import { columnsOf, fitColumns } from "./columns.js";
 import type { Styles } from "./style.js";
-import { columnsOf, fitColumns } from "./terminal.js";
 
 /** Time, and a repeating timer, for the indicator; tests give their own. */
 export interface Ticker {

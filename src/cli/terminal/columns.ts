@@ -1,4 +1,4 @@
-import { visible } from "../visible.js";
+import { visible } from "../../visible.js";
 
 /** More blanks than this in a row are shown as a count. */
 const MAX_BLANKS = 16;

@@ -1,7 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { CompactionSchema } from "./compaction/record.js";
-import { MessageSchema } from "./message-schema.js";
+import { CompactionSchema } from "../compaction/record.js";
+import { MessageSchema } from "../message-schema.js";
 
 /**
  * The records of a session file, one schema each: the header (the first line), the messages of

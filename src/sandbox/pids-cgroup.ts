@@ -7,7 +7,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { kill, running } from "./command-reaper.js";
+import { kill, running } from "./reaper.js";
 
 /**
  * A pids cgroup for one sandboxed command: the kernel refuses a fork beyond `pids.max`. It is

@@ -3,7 +3,7 @@
  * The first line identifies the session; every other line is a message of the history.
  * Values of secret environment variables are replaced by `[redacted]` and lone surrogates by
  * U+FFFD before anything is written.
- * This module writes it; `session-read.ts` reads it, `session-records.ts` holds the records.
+ * This module writes it; `read.ts` reads it, `records.ts` holds the records.
  */
 import { randomBytes } from "node:crypto";
 import {
@@ -17,12 +17,14 @@ import {
   writeSync,
 } from "node:fs";
 import { basename, join } from "node:path";
-import type { Compaction } from "./compaction/record.js";
-import { cleanReasoning } from "./history.js";
-import { mapStrings } from "./map-strings.js";
-import { secretRedactor } from "./secrets.js";
-import { lockSession, type SessionLock } from "./session-lock.js";
-import { readSession, type SessionReport } from "./session-read.js";
+import type { Compaction } from "../compaction/record.js";
+import { cleanReasoning } from "../history/normalize.js";
+import { mapStrings } from "../map-strings.js";
+import { secretRedactor } from "../secrets.js";
+import { wellFormed } from "../text.js";
+import type { Message } from "../types.js";
+import { lockSession, type SessionLock } from "./lock.js";
+import { readSession, type SessionReport } from "./read.js";
 import {
   type ApprovalRecord,
   type RetryRecord,
@@ -30,9 +32,7 @@ import {
   type SessionHeader,
   type SessionRecord,
   type UsageRecord,
-} from "./session-records.js";
-import { wellFormed } from "./text.js";
-import type { Message } from "./types.js";
+} from "./records.js";
 
 /**
  * The session file: JSON Lines, append-only, one record per line and one `write` per record.
@@ -48,14 +48,14 @@ export {
   readSession,
   type SessionReport,
   type SessionSummary,
-} from "./session-read.js";
+} from "./read.js";
 export {
   type ApprovalRecord,
   type RetryRecord,
   SESSION_FORMAT_VERSION,
   type SessionHeader,
   type UsageRecord,
-} from "./session-records.js";
+} from "./records.js";
 
 export interface LoadedSession extends SessionReport {
   session: Session;

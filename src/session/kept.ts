@@ -1,5 +1,5 @@
+import type { Compaction } from "../compaction/record.js";
 import type { Message } from "../types.js";
-import type { Compaction } from "./record.js";
 
 /**
  * The messages since the last compaction, as a file is read. `firstKept` counts user and

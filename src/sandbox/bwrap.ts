@@ -1,7 +1,7 @@
 import type { ChildProcess, ChildProcessByStdio } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
-import { type HidingMounts, hidingMounts, isInside } from "./sandbox-hide.js";
+import { type HidingMounts, hidingMounts, isInside } from "./hide.js";
 import { seccompFilter, seccompUnsupported } from "./seccomp.js";
 
 /**

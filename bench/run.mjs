@@ -518,7 +518,7 @@ async function fileTools() {
 
 /** The sessions folder of `workspace` under `home`, as the CLI names it. */
 async function sessionsFolder(home, workspace) {
-  const { sessionsDir } = await import(join(root, "dist/cli/store.js"));
+  const { sessionsDir } = await import(join(root, "dist/session/store.js"));
   return sessionsDir({ MINI_AGENT_HOME: home }, workspace);
 }
 

@@ -2,7 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runAgent } from "../src/agent.js";
-import { BudgetClient, BudgetExceeded, budgetStop } from "../src/cli/budget.js";
+import { BudgetClient, BudgetExceeded, budgetStop } from "../src/runner/budget.js";
 import { readSession } from "../src/session/session.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { call, FakeClient, text } from "../src/testing/fake-client.js";

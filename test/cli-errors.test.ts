@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { parseCliArgs, UsageError } from "../src/cli/args.js";
 import { describeError } from "../src/cli/errors.js";
-import { SessionStore } from "../src/cli/store.js";
-import { scrubURLs, shownURL } from "../src/cli/url.js";
 import type { Session } from "../src/session/session.js";
+import { SessionStore } from "../src/session/store.js";
+import { scrubURLs, shownURL } from "../src/url.js";
 
 /** A mid-stream provider error as the adapters throw it: a string `type`, no `status`. */
 function streamError(type: string, message: string): Error {
@@ -194,7 +194,9 @@ describe("a session that cannot be written", () => {
   };
   const attempt = async (code: string | undefined) => {
     const store = new SessionStore("/state", failing(code));
-    const error = await store.append({ role: "user", content: "x" }).catch((e: Error) => e);
+    const error = await store
+      .record({ type: "message", message: { role: "user", content: "x" } })
+      .catch((e: Error) => e);
     return describeError(error, undefined);
   };
 

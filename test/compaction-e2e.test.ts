@@ -162,7 +162,7 @@ describe("a long session against a server with a small context window", () => {
       {
         contextWindow: 200_000,
         onCompaction: async (compaction) => {
-          await session.appendCompaction(compaction);
+          await session.record({ type: "compaction", ...compaction });
           records.push(compaction);
         },
       },

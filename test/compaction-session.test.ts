@@ -36,7 +36,7 @@ async function sessionWith(entries: (Message | Compaction)[], env: NodeJS.Proces
   const session = await Session.create({ dir, workspace: "/w", model: "m", id: "s", env });
   for (const entry of entries) {
     if ("role" in entry) await session.append(entry);
-    else await session.appendCompaction(entry);
+    else await session.record({ type: "compaction", ...entry });
   }
   await session.close();
   return { dir, path: session.path };

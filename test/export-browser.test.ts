@@ -21,7 +21,7 @@ const longResult = `${Array.from({ length: 200 }, (_, i) => `src/file${i}.ts:1: 
 
 async function demo(session: Session): Promise<void> {
   await session.append({ role: "user", content: "List the files, read the notes, run the tests" });
-  await session.appendUsage({ inputTokens: 3120, outputTokens: 88 });
+  await session.record({ type: "usage", inputTokens: 3120, outputTokens: 88 });
   await session.append({
     role: "assistant",
     content: "Looking around first.",
@@ -32,7 +32,8 @@ async function demo(session: Session): Promise<void> {
       { id: "t4", name: "grep", input: { pattern: "TODO" } },
     ],
   });
-  await session.appendApproval({
+  await session.record({
+    type: "approval",
     toolCallId: "t1",
     tool: "ls",
     approved: true,
@@ -44,7 +45,8 @@ async function demo(session: Session): Promise<void> {
     content: "notes.txt\nsrc/",
     isError: false,
   });
-  await session.appendApproval({
+  await session.record({
+    type: "approval",
     toolCallId: "t2",
     tool: "bash",
     approved: false,
@@ -56,21 +58,23 @@ async function demo(session: Session): Promise<void> {
     content: "bash is denied",
     isError: true,
   });
-  await session.appendApproval({
+  await session.record({
+    type: "approval",
     toolCallId: "t3",
     tool: "read",
     approved: true,
     by: "default-policy",
   });
   await session.append({ role: "tool", toolCallId: "t3", content: injected, isError: false });
-  await session.appendApproval({
+  await session.record({
+    type: "approval",
     toolCallId: "t4",
     tool: "grep",
     approved: true,
     by: "default-policy",
   });
   await session.append({ role: "tool", toolCallId: "t4", content: longResult, isError: false });
-  await session.appendUsage({ inputTokens: 5400, outputTokens: 20 });
+  await session.record({ type: "usage", inputTokens: 5400, outputTokens: 20 });
   await session.append({ role: "assistant", content: "All done.", toolCalls: [] });
 }
 

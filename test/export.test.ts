@@ -15,7 +15,7 @@ const answer = { type: "message", message: { role: "assistant", content: "hi", t
 
 async function small(session: Session): Promise<void> {
   await session.append({ role: "user", content: "hello" });
-  await session.appendUsage({ inputTokens: 12, outputTokens: 3 });
+  await session.record({ type: "usage", inputTokens: 12, outputTokens: 3 });
   await session.append({ role: "assistant", content: "hi", toolCalls: [] });
 }
 
@@ -220,7 +220,8 @@ describe("what the page holds", () => {
       content: `answer ${hostile}`,
       toolCalls: [{ id: "c1", name: "read", input: { path: hostile, [hostile]: 1 } }],
     });
-    await session.appendApproval({
+    await session.record({
+      type: "approval",
       toolCallId: "c1",
       tool: "read",
       approved: false,
@@ -232,7 +233,13 @@ describe("what the page holds", () => {
       content: `result ${hostile}`,
       isError: true,
     });
-    await session.appendRetry({ attempt: 2, attempts: 4, delayMs: 1, reason: `reason ${hostile}` });
+    await session.record({
+      type: "retry",
+      attempt: 2,
+      attempts: 4,
+      delayMs: 1,
+      reason: `reason ${hostile}`,
+    });
   }
 
   it("escapes every value: a tool output holding <script>, </textarea>, ]]> or <!-- stays text", async () => {

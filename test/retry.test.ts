@@ -1,14 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { runAgent } from "../src/agent.js";
-import {
-  isRetryable,
-  type RetryNotice,
-  retryAfterMs,
-  retryLine,
-  retryLostRound,
-} from "../src/cli/retry.js";
+import { retryLine } from "../src/cli/notices.js";
 import { failWhenIdle } from "../src/providers/idle.js";
 import { ProviderStreamError } from "../src/providers/stream-error.js";
+import type { RetryNotice } from "../src/runner/events.js";
+import { isRetryable, retryAfterMs, retryLostRound } from "../src/runner/retry.js";
 import { readSession } from "../src/session/session.js";
 import { status, stream, turn } from "../src/testing/anthropic-server.js";
 import { call, done, FakeClient, text } from "../src/testing/fake-client.js";

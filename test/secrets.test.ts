@@ -251,7 +251,13 @@ describe("secret corpus", () => {
       isError: false,
     });
     await session.append({ role: "user", content: credentialParts.join("\n") });
-    await session.appendApproval({ toolCallId: "c1", tool: "bash", approved: true, by: "user" });
+    await session.record({
+      type: "approval",
+      toolCallId: "c1",
+      tool: "bash",
+      approved: true,
+      by: "user",
+    });
     await session.close();
     const names = await readdir(dir);
     expect(names).toEqual(["s.jsonl"]);

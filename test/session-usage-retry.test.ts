@@ -31,8 +31,14 @@ describe("usage and retry records", () => {
     const dir = await tempDir();
     const session = await newSession(dir);
     await session.append(user);
-    await session.appendRetry({ attempt: 2, attempts: 4, delayMs: 1000, reason: "overloaded" });
-    await session.appendUsage({ inputTokens: 12, outputTokens: 3, cacheReadTokens: 4 });
+    await session.record({
+      type: "retry",
+      attempt: 2,
+      attempts: 4,
+      delayMs: 1000,
+      reason: "overloaded",
+    });
+    await session.record({ type: "usage", inputTokens: 12, outputTokens: 3, cacheReadTokens: 4 });
     await session.append(answer);
     await session.close();
     expect((await lines(session.path)).slice(1)).toEqual([
@@ -47,8 +53,8 @@ describe("usage and retry records", () => {
     const dir = await tempDir();
     const session = await newSession(dir);
     await session.append(user);
-    await session.appendUsage({ inputTokens: 1, outputTokens: 2 });
-    await session.appendRetry({ attempt: 2, attempts: 4, delayMs: 5, reason: "x" });
+    await session.record({ type: "usage", inputTokens: 1, outputTokens: 2 });
+    await session.record({ type: "retry", attempt: 2, attempts: 4, delayMs: 5, reason: "x" });
     await session.append(answer);
     await session.close();
     const loaded = await readSession(session.path);
@@ -66,7 +72,8 @@ describe("usage and retry records", () => {
   it("redacts a secret in a retry's reason before writing it", async () => {
     const dir = await tempDir();
     const session = await newSession(dir, { GH_TOKEN: "ghp_secretvalue123" });
-    await session.appendRetry({
+    await session.record({
+      type: "retry",
       attempt: 2,
       attempts: 4,
       delayMs: 1,

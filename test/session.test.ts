@@ -251,7 +251,13 @@ describe("session file", () => {
         }),
       ],
     });
-    await session.appendApproval({ toolCallId: "c1", tool: "w\ud800", approved: true, by: "u" });
+    await session.record({
+      type: "approval",
+      toolCallId: "c1",
+      tool: "w\ud800",
+      approved: true,
+      by: "u",
+    });
     await session.append({ role: "tool", toolCallId: "c1", content: "r\ud800", isError: false });
     await session.close();
     const text = await readFile(session.path, "utf8");
@@ -389,7 +395,8 @@ describe("session file", () => {
     });
     await session.append(user);
     await session.append(asks);
-    await session.appendApproval({
+    await session.record({
+      type: "approval",
       toolCallId: "c1",
       tool: "read",
       approved: true,
@@ -687,7 +694,7 @@ describe("session file replaced underneath", () => {
     await unlink(session.path);
     await expect(session.append(user)).rejects.toThrow(replaced(session.path));
     await expect(
-      session.appendApproval({ toolCallId: "c", tool: "t", approved: true, by: "u" }),
+      session.record({ type: "approval", toolCallId: "c", tool: "t", approved: true, by: "u" }),
     ).rejects.toThrow(replaced(session.path));
     await session.close();
   });

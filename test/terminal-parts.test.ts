@@ -4,8 +4,8 @@ import { columnsOf } from "../src/cli/terminal/columns.js";
 import { foldLines } from "../src/cli/terminal/fold.js";
 import { SessionStatus, tokens } from "../src/cli/terminal/status-line.js";
 import { colourWanted } from "../src/cli/terminal/style.js";
-import { CountingClient } from "../src/cli/usage.js";
 import type { Compaction } from "../src/compaction/record.js";
+import { CountingClient } from "../src/runner/usage.js";
 import type { ModelEvent, Usage } from "../src/types.js";
 
 describe("colour decision", () => {

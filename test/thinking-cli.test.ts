@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { SessionStatus } from "../src/cli/terminal/status-line.js";
 import { textOutput } from "../src/cli/terminal/text-output.js";
 import { terminalView } from "../src/cli/terminal/view.js";
-import { CountingClient } from "../src/cli/usage.js";
+import { CountingClient } from "../src/runner/usage.js";
 import { stream, thinkingSignature, turn } from "../src/testing/anthropic-server.js";
 import { FakeClient } from "../src/testing/fake-client.js";
 import { cliEnv, runBin, sessionFiles, sessionRecords, useCliSetup } from "./support/cli.js";
@@ -210,7 +210,10 @@ describe("the thinking view", () => {
   it("drops the thinking of a round that is run again instead of showing it with the next", () => {
     const { output, shown } = terminalTurn({ NO_COLOR: "1" });
     output.event({ type: "thinking", text: "lost thought" });
-    output.retry({ attempt: 2, attempts: 3, delayMs: 0, reason: "overloaded" });
+    output.event({
+      type: "retry",
+      notice: { attempt: 2, attempts: 3, delayMs: 0, reason: "overloaded" },
+    });
     output.event({ type: "thinking", text: "kept thought" });
     output.event({ type: "text", text: "Answer.\n" });
     expect(

@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { type Rule, RuleError, ruleWords } from "../rules/rule.js";
 import type { SandboxLimits } from "../sandbox/bwrap.js";
 import type { ThinkingLevel } from "../types.js";
-import { shownURL } from "./url.js";
+import { shownURL } from "../url.js";
 
 /**
  * Exit codes, documented in the README. A run stopped from outside exits 128 + the signal's

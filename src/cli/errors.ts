@@ -1,8 +1,8 @@
 import { secretRedactor } from "../secrets.js";
 import { systemErrorMeaning } from "../system-errors.js";
+import { scrubURLs, shownURL } from "../url.js";
 import { visible } from "../visible.js";
 import { UsageError } from "./args.js";
-import { scrubURLs, shownURL } from "./url.js";
 
 /**
  * What a provider error may carry. An HTTP error has a `status`; an error event in the middle of

@@ -1,6 +1,6 @@
 import type { OutputFormat } from "./args.js";
+import { retryNotice } from "./notices.js";
 import { jsonLine, type Output, type Streams } from "./output.js";
-import { retryNotice } from "./retry.js";
 import { streamJsonOutput } from "./stream-json.js";
 import { textOutput } from "./terminal/text-output.js";
 
@@ -10,9 +10,7 @@ export function createOutput(format: OutputFormat, streams: Streams): Output {
       return textOutput(streams);
     case "json":
       return {
-        event() {},
-        retry: (notice) => retryNotice(streams.stderr, notice),
-        compaction() {},
+        event: (event) => event.type === "retry" && retryNotice(streams.stderr, event.notice),
         finish: (summary) => jsonLine(streams.stdout, summary),
       };
     case "stream-json":

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
+import { scrubURLs } from "../url.js";
 import { type CliArgs, exitCodes, parseCliArgs } from "./args.js";
 import { describeError } from "./errors.js";
 import { usage } from "./help.js";
 import { Stopper } from "./signals.js";
-import { scrubURLs } from "./url.js";
 
 /**
  * The `mini-agent` command. This file stays light: `--version` and `--help` load nothing else,

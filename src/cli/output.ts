@@ -1,8 +1,5 @@
-import type { AgentEvent } from "../agent.js";
-import type { Compaction } from "../compaction/record.js";
+import type { TurnEvent } from "../runner/events.js";
 import type { Usage } from "../types.js";
-import type { Decision } from "./policy.js";
-import type { RetryNotice } from "./retry.js";
 import type { Activity } from "./terminal/activity.js";
 import type { SessionStatus } from "./terminal/status-line.js";
 import type { Styles } from "./terminal/style.js";
@@ -16,28 +13,14 @@ export interface TurnSummary {
 }
 
 /**
- * Renders what the loop reports, in one of the output formats (`formats.ts`): `text` for
- * people (`text-output.ts`), `json` (one summary line at the end) and `stream-json` for programs
- * (`stream-json.ts`). `retry` announces a lost round run again; `compaction` a compaction;
- * `finish` ends the turn. The optional parts are for programs: the session at the start, each
- * approval decision and the usage of each model request.
+ * Renders one turn's stream of events (`TurnEvent`) in one of the output formats (`formats.ts`):
+ * `text` for people (`terminal/text-output.ts`), `json` (one summary line at the end) and
+ * `stream-json` for programs (`stream-json.ts`). Each renders the events it shows and passes over
+ * the rest; `finish` ends the turn.
  */
 export interface Output {
-  event(event: AgentEvent): void;
-  session?(session: SessionInfo): void;
-  approval?(decision: Decision): void;
-  usage?(usage: Usage): void;
-  retry(notice: RetryNotice): void;
-  compaction(compaction: Compaction): void;
+  event(event: TurnEvent): void;
   finish(summary: TurnSummary): void;
-}
-
-/** What a program needs to know of the session before its events. */
-export interface SessionInfo {
-  id: string;
-  model: string;
-  workspace: string;
-  sandbox: string;
 }
 
 export interface Streams {

@@ -3,10 +3,10 @@ import { basename, join } from "node:path";
 import { addRules, readRules, removeRule } from "../rules/file.js";
 import { type Rule, RuleError, showRule } from "../rules/rule.js";
 import { resolveSandbox } from "../sandbox/bwrap.js";
+import { stateHome } from "../session/store.js";
 import { visible } from "../visible.js";
 import { type CliArgs, exitCodes, UsageError } from "./args.js";
 import { type RuleBook, shellRules } from "./policy.js";
-import { stateHome } from "./store.js";
 
 /**
  * The rules file of a workspace: `$MINI_AGENT_HOME/workspaces/<name>-<hash>/rules.json`, in the

@@ -1,6 +1,6 @@
+import { assertNever } from "../runner/events.js";
+import { retryNotice } from "./notices.js";
 import type { Output, Streams } from "./output.js";
-import type { Decision } from "./policy.js";
-import { retryNotice } from "./retry.js";
 import { type OutputEvent, STREAM_JSON_VERSION } from "./stream-json-protocol.js";
 
 /** One protocol line on `stdout`: the version first, then the event. */
@@ -33,22 +33,29 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
             const { toolCallId: id, content, isError } = message;
             line({ type: "tool_result", id, content, isError });
           }
+          return;
         }
+        case "session":
+          return line({ type: "session", ...event.session });
+        case "approval": {
+          const { toolCallId: id, tool: name, approved, by } = event.decision;
+          if (!approved) denied.push({ id, name, by });
+          return line({ type: "approval", id, name, approved, by });
+        }
+        case "usage":
+          return line({ type: "usage", usage: event.usage });
+        case "retry":
+          line({ type: "retry", ...event.notice });
+          retryNotice(stderr, event.notice);
+          return;
+        case "compaction": {
+          const { trigger, count, tokensBefore, tokensAfter } = event.compaction;
+          return line({ type: "compaction", trigger, count, tokensBefore, tokensAfter });
+        }
+        default:
+          return assertNever(event);
       }
     },
-    session: (session) => line({ type: "session", ...session }),
-    approval(decision: Decision) {
-      const { toolCallId: id, tool: name, approved, by } = decision;
-      if (!approved) denied.push({ id, name, by });
-      line({ type: "approval", id, name, approved, by });
-    },
-    usage: (usage) => line({ type: "usage", usage }),
-    retry(notice) {
-      line({ type: "retry", ...notice });
-      retryNotice(stderr, notice);
-    },
-    compaction: ({ trigger, count, tokensBefore, tokensAfter }) =>
-      line({ type: "compaction", trigger, count, tokensBefore, tokensAfter }),
     finish: (summary) => line({ type: "result", ...summary, denied: [...denied] }),
   };
 }

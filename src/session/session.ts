@@ -25,14 +25,7 @@ import { wellFormed } from "../text.js";
 import type { Message } from "../types.js";
 import { lockSession, type SessionLock } from "./lock.js";
 import { readSession, type SessionReport } from "./read.js";
-import {
-  type ApprovalRecord,
-  type RetryRecord,
-  SESSION_FORMAT_VERSION,
-  type SessionHeader,
-  type SessionRecord,
-  type UsageRecord,
-} from "./records.js";
+import { SESSION_FORMAT_VERSION, type SessionHeader, type SessionRecord } from "./records.js";
 
 /**
  * The session file: JSON Lines, append-only, one record per line and one `write` per record.
@@ -165,23 +158,12 @@ export class Session {
     this.write({ type: "message", message });
   }
 
-  async appendApproval(decision: Omit<ApprovalRecord, "type">): Promise<void> {
-    this.write({ type: "approval", ...decision });
-  }
-
-  /** Appends what one model request cost; loading passes over it. */
-  async appendUsage(usage: Omit<UsageRecord, "type">): Promise<void> {
-    this.write({ type: "usage", ...usage });
-  }
-
-  /** Appends a lost round about to run again; loading passes over it. */
-  async appendRetry(retry: Omit<RetryRecord, "type">): Promise<void> {
-    this.write({ type: "retry", ...retry });
-  }
-
-  /** Appends a compaction; loading then starts from it. */
-  async appendCompaction(compaction: Compaction): Promise<void> {
-    this.write({ type: "compaction", ...compaction });
+  /**
+   * Appends one record: a message, an approval decision, a request's usage or a retried round
+   * (loading passes over those two), or a compaction (loading then starts from it).
+   */
+  async record(record: Exclude<SessionRecord, SessionHeader>): Promise<void> {
+    this.write(record);
   }
 
   /** Closes the file and frees the session for the next writer. */

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { sessionsDir } from "../../src/cli/store.js";
 import { Session } from "../../src/session/session.js";
+import { sessionsDir } from "../../src/session/store.js";
 import { type CliRun, runBin } from "./cli.js";
 import { useTempDirs } from "./temp.js";
 

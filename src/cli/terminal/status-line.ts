@@ -1,7 +1,7 @@
 import type { Compaction } from "../../compaction/record.js";
+import type { CountingClient } from "../../runner/usage.js";
 import type { Usage } from "../../types.js";
 import { visible } from "../../visible.js";
-import type { CountingClient } from "../usage.js";
 
 /**
  * The line after each turn on a terminal:

@@ -1,8 +1,8 @@
 import { headOf } from "../../text.js";
 import type { Message, ToolCall } from "../../types.js";
 import { visible } from "../../visible.js";
+import { retryNotice } from "../notices.js";
 import type { Output, Streams, TerminalTurn } from "../output.js";
-import { retryNotice } from "../retry.js";
 import { elapsed } from "./activity.js";
 import { MarkdownStream } from "./markdown.js";
 import { thinkingView } from "./thinking.js";
@@ -44,15 +44,13 @@ export function textOutput(streams: Streams, terminal?: TerminalTurn): Output {
         }
         if (message.role === "tool")
           stderr.write(`${toolLine(calls.get(message.toolCallId), message)}\n`);
+      } else if (event.type === "retry") {
+        if (!endsWithNewline) stdout.write("\n");
+        endsWithNewline = true;
+        retryNotice(stderr, event.notice, partial ? "; the partial answer above is discarded" : "");
+        partial = false;
       }
     },
-    retry(notice) {
-      if (!endsWithNewline) stdout.write("\n");
-      endsWithNewline = true;
-      retryNotice(stderr, notice, partial ? "; the partial answer above is discarded" : "");
-      partial = false;
-    },
-    compaction() {},
     finish(summary) {
       if (!endsWithNewline) stdout.write("\n");
       endStatus(stderr, summary.status);
@@ -104,33 +102,41 @@ function terminalOutput({ stderr }: Streams, view: TerminalTurn): Output {
   awaitModel();
   return {
     event(event) {
-      if (event.type === "thinking") return thinking.add(event.text);
-      thinking.end();
       switch (event.type) {
+        case "thinking":
+          return thinking.add(event.text);
         case "text":
+          thinking.end();
           markdown.push(event.text);
           partial = true;
           return;
         case "tool_start": {
+          thinking.end();
           started.set(event.call.id, performance.now());
           const argument = shortArgument(event.call.input);
           activity.start(`${visible(event.call.name)}${argument ? ` ${argument}` : ""}`);
           return;
         }
         case "message":
+          thinking.end();
           partial = false;
           return message(event.message);
+        case "retry":
+          // What was shown of the lost round's thinking is dropped with it.
+          thinking.drop();
+          markdown.end();
+          activity.stop();
+          retryNotice(
+            stderr,
+            event.notice,
+            partial ? "; the partial answer above is discarded" : "",
+          );
+          partial = false;
+          return awaitModel();
+        case "compaction":
+          return view.status.compacted(event.compaction);
       }
     },
-    retry(notice) {
-      thinking.drop();
-      markdown.end();
-      activity.stop();
-      retryNotice(stderr, notice, partial ? "; the partial answer above is discarded" : "");
-      partial = false;
-      awaitModel();
-    },
-    compaction: (compaction) => view.status.compacted(compaction),
     finish(summary) {
       markdown.end();
       activity.stop();

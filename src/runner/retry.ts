@@ -1,23 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { secretRedactor } from "../secrets.js";
 import type { ModelClient, ModelEvent, ModelRequest } from "../types.js";
-import { visible } from "../visible.js";
-import { scrubURLs } from "./url.js";
-
-/** A lost round about to be run again, for the person (stderr) and for scripts (`retry`). */
-export interface RetryNotice {
-  /** The attempt about to run, from 2. */
-  attempt: number;
-  /** Attempts in all, the first one included. */
-  attempts: number;
-  /** How long the CLI waits before it. */
-  delayMs: number;
-  /**
-   * What failed, as the provider said it, with every secret value of the environment redacted
-   * (a provider may echo the key it was sent); `retryLine` makes it safe for a terminal.
-   */
-  reason: string;
-}
+import { scrubURLs } from "../url.js";
+import type { RetryNotice } from "./events.js";
 
 export interface RetryPolicy {
   /** Attempts of one round in all, the first included. */
@@ -89,15 +74,6 @@ export async function retryLostRound<T>(options: LostRoundOptions<T>): Promise<T
       await sleep(delayMs, undefined, { signal }).catch(() => {});
     }
   }
-}
-
-/** `overloaded_error: Overloaded; retrying in 2 s (attempt 2 of 4)`. */
-export function retryLine(notice: RetryNotice): string {
-  return `${visible(notice.reason)}; retrying in ${duration(notice.delayMs)} (attempt ${notice.attempt} of ${notice.attempts})`;
-}
-
-function duration(ms: number): string {
-  return ms >= 1000 ? `${Number((ms / 1000).toFixed(1))} s` : `${Math.round(ms)} ms`;
 }
 
 /**
@@ -207,7 +183,3 @@ function reasonOf(error: unknown): string {
   if (name === "StreamStalledError") return text;
   return `connection lost: ${text.replace(/\.$/, "")}`;
 }
-
-/** The one stderr line that announces a lost round run again, in every format. */
-export const retryNotice = (stderr: NodeJS.WritableStream, notice: RetryNotice, suffix = "") =>
-  stderr.write(`mini-agent: ${retryLine(notice)}${suffix}\n`);

@@ -1,0 +1,24 @@
+import type { Compaction } from "../compaction/record.js";
+import type { RetryNotice } from "../runner/events.js";
+import { visible } from "../visible.js";
+
+/** `overloaded_error: Overloaded; retrying in 2 s (attempt 2 of 4)`. */
+export function retryLine(notice: RetryNotice): string {
+  return `${visible(notice.reason)}; retrying in ${duration(notice.delayMs)} (attempt ${notice.attempt} of ${notice.attempts})`;
+}
+
+function duration(ms: number): string {
+  return ms >= 1000 ? `${Number((ms / 1000).toFixed(1))} s` : `${Math.round(ms)} ms`;
+}
+
+/** The one stderr line that announces a lost round run again, in every format. */
+export const retryNotice = (stderr: NodeJS.WritableStream, notice: RetryNotice, suffix = "") =>
+  stderr.write(`mini-agent: ${retryLine(notice)}${suffix}\n`);
+
+/** `compacted the conversation: 182k → 24k tokens (3 compactions)`. */
+export function compactedLine(compaction: Compaction): string {
+  const count = `${compaction.count} compaction${compaction.count === 1 ? "" : "s"}`;
+  return `compacted the conversation: ${tokens(compaction.tokensBefore)} → ${tokens(compaction.tokensAfter)} tokens (${count})`;
+}
+
+const tokens = (n: number) => (n < 1000 ? String(n) : `${Math.round(n / 1000)}k`);

@@ -1,0 +1,82 @@
+import type { TurnStatus } from "../runner/events.js";
+import type { SessionRunner } from "../runner/runner.js";
+import { sweepOrphansOnce } from "../sandbox/reaper.js";
+import { exitCodes } from "./args.js";
+import { describeError } from "./errors.js";
+import { compactedLine } from "./notices.js";
+import type { Stopper } from "./signals.js";
+import { helpText, type LineIntent, lineIntent, unknownCommand } from "./slash-commands.js";
+import type { SessionStatus } from "./terminal/status-line.js";
+import { runEnds, statusCode } from "./turn.js";
+
+/** Where typed lines come from: the terminal, or JSON lines on stdin. */
+export interface PromptSource {
+  nextPrompt(): Promise<string | undefined>;
+}
+
+export interface PromptLoopParts {
+  source: PromptSource;
+  /** Lines are prompts as they are (a program's input), not commands for a person. */
+  literal: boolean;
+  runTurn: (prompt: string) => Promise<TurnStatus>;
+  runner: SessionRunner;
+  stopper: Stopper;
+  stderr: NodeJS.WritableStream;
+  status: SessionStatus | undefined;
+  baseURL: string | undefined;
+  /** Told why the run ended, when it ends before its input did. */
+  ended: (reason: string) => void;
+}
+
+/** An interactive session, or one fed JSON lines: a turn per prompt, until the input ends. */
+export async function promptLoop(parts: PromptLoopParts): Promise<number> {
+  const { source, stopper, stderr } = parts;
+  // A session of many turns sweeps at its start, while its first prompt is awaited.
+  sweepOrphansOnce();
+  for (let line = await source.nextPrompt(); line !== undefined; line = await source.nextPrompt()) {
+    stopper.resetIdle();
+    const intent: LineIntent = parts.literal ? { kind: "prompt", text: line } : lineIntent(line);
+    if (intent.kind === "exit") break;
+    if (intent.kind === "help") stderr.write(`${helpText}\n`);
+    else if (intent.kind === "unknown") stderr.write(`${unknownCommand(intent.name)}\n`);
+    else if (intent.kind === "compact") await compactNow(parts, intent.instructions);
+    else if (intent.text.trim() !== "") {
+      const status = await parts.runTurn(intent.text);
+      const end = runEnds[status];
+      if (end !== undefined) {
+        parts.ended(end);
+        return statusCode(status);
+      }
+    }
+    if (stopper.exitCode !== undefined) {
+      parts.ended(stopper.stopReason ?? "the run was stopped");
+      break;
+    }
+  }
+  return exitCodes.done;
+}
+
+/**
+ * `/compact [instructions]` at the prompt: compacts now, as a turn that Ctrl-C interrupts. A
+ * failure is one line and changes nothing; the session goes on.
+ */
+async function compactNow(parts: PromptLoopParts, instructions: string): Promise<void> {
+  const { stopper, stderr } = parts;
+  const signal = stopper.beginTurn();
+  try {
+    await parts.runner.compact(instructions || undefined, {
+      signal,
+      onEvent: (event) => {
+        if (event.type !== "compaction") return;
+        stderr.write(`mini-agent: ${compactedLine(event.compaction)}\n`);
+        parts.status?.compacted(event.compaction);
+      },
+    });
+  } catch (error) {
+    stderr.write(
+      signal.aborted ? "interrupted\n" : `mini-agent: ${describeError(error, parts.baseURL)}\n`,
+    );
+  } finally {
+    stopper.endTurn();
+  }
+}

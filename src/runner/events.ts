@@ -1,0 +1,61 @@
+import type { AgentEvent } from "../agent.js";
+import type { Compaction } from "../compaction/record.js";
+import type { ApprovalRecord, RetryRecord } from "../session/records.js";
+import type { Usage } from "../types.js";
+
+/** Who allowed or denied one call: the session's approval record, without its type. */
+export type Decision = Omit<ApprovalRecord, "type">;
+
+/** A lost round about to run again: the session's retry record, without its type. */
+export type RetryNotice = Omit<RetryRecord, "type">;
+
+/** What a front end needs to know of the session before its events. */
+export interface SessionInfo {
+  id: string;
+  model: string;
+  workspace: string;
+  sandbox: string;
+}
+
+/**
+ * Everything one turn reports, in order, as one stream: the loop's own events (`AgentEvent`),
+ * then what the runner adds around the loop. Each front end (the terminal, `json`,
+ * `stream-json`, an editor) renders this one stream, and the session file is written from it
+ * (`journal.ts`): adding a kind is one variant here, one case in the journal, one in each renderer.
+ */
+export type TurnEvent =
+  | AgentEvent
+  /** The session the turn belongs to, once, before the first turn's other events. */
+  | { type: "session"; session: SessionInfo }
+  /** What one model request cost (a round, a retried round, a compaction's summary). */
+  | { type: "usage"; usage: Usage }
+  /** A policy decision, before the call runs or is refused. */
+  | { type: "approval"; decision: Decision }
+  /** A round lost to a passing provider failure, about to run again. */
+  | { type: "retry"; notice: RetryNotice }
+  /** The conversation was compacted; the model sees the compacted view from now on. */
+  | { type: "compaction"; compaction: Compaction };
+
+/**
+ * How a turn ended: the loop's three outcomes, the token budget reached before a request, an
+ * error (the history is still valid), or a compaction that could not shrink the conversation.
+ */
+export type TurnStatus =
+  | "completed"
+  | "aborted"
+  | "max_turns"
+  | "budget_exceeded"
+  | "error"
+  | "compaction_failed";
+
+/** What `runTurn` resolves to. `error` is the thrown value, for the caller to describe. */
+export interface TurnResult {
+  status: TurnStatus;
+  /** The model's final answer when `completed`; what it said last otherwise. */
+  text: string;
+  error?: unknown;
+}
+
+export function assertNever(value: never): never {
+  throw new Error(`unexpected value: ${JSON.stringify(value)}`);
+}

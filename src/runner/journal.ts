@@ -1,0 +1,64 @@
+import type { SessionHeader, SessionRecord } from "../session/records.js";
+import type { SessionStore } from "../session/store.js";
+import { assertNever, type TurnEvent } from "./events.js";
+
+/** What renders a turn's events: a terminal, a JSON stream, an editor. */
+export type TurnListener = (event: TurnEvent) => void;
+
+/**
+ * The one path of a turn's events. Each event that is a session record (a message, an approval,
+ * a request's usage, a retry, a compaction) is written to the session first, so the file holds it
+ * before the loop goes on (an assistant round is on disk before its tools run); then the listener
+ * of the running turn sees it. Without a store nothing is written and events are only passed on.
+ */
+export class Journal {
+  private listener: TurnListener | undefined;
+
+  constructor(private readonly store?: SessionStore) {}
+
+  /** The session's id, once its first record made it. */
+  get sessionId(): string | undefined {
+    return this.store?.id;
+  }
+
+  /** Hands every event to `listener` until the returned function is called. */
+  listen(listener: TurnListener | undefined): () => void {
+    this.listener = listener;
+    return () => {
+      if (this.listener === listener) this.listener = undefined;
+    };
+  }
+
+  async record(event: TurnEvent): Promise<void> {
+    const record = recordOf(event);
+    if (record && this.store) await this.store.record(record);
+    this.listener?.(event);
+  }
+
+  async close(): Promise<void> {
+    await this.store?.close();
+  }
+}
+
+/** The session record an event is, if it is one: the writer's one case per kind. */
+function recordOf(event: TurnEvent): Exclude<SessionRecord, SessionHeader> | undefined {
+  switch (event.type) {
+    case "message":
+      return { type: "message", message: event.message };
+    case "approval":
+      return { type: "approval", ...event.decision };
+    case "usage":
+      return { type: "usage", ...event.usage };
+    case "retry":
+      return { type: "retry", ...event.notice };
+    case "compaction":
+      return { type: "compaction", ...event.compaction };
+    case "text":
+    case "thinking":
+    case "tool_start":
+    case "session":
+      return undefined;
+    default:
+      return assertNever(event);
+  }
+}

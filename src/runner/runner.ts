@@ -1,0 +1,165 @@
+import { runAgent } from "../agent.js";
+import { CompactingClient } from "../compaction/client.js";
+import { type Compaction, CompactionError } from "../compaction/record.js";
+import { normalizeHistory } from "../history/normalize.js";
+import type { BeforeToolCall, Message, ModelClient, Tool, Usage } from "../types.js";
+import { BudgetClient, budgetStop } from "./budget.js";
+import type { SessionInfo, TurnResult, TurnStatus } from "./events.js";
+import type { Journal, TurnListener } from "./journal.js";
+import { type RetryPolicy, retryLostRound } from "./retry.js";
+import { CountingClient } from "./usage.js";
+
+export interface SessionRunnerOptions {
+  /**
+   * The provider's client. The runner wraps it, inside out: the token budget, the usage of each
+   * request (recorded), compaction (recorded), and a round lost to a passing failure run again.
+   */
+  client: ModelClient;
+  tools: Tool[];
+  beforeToolCall?: BeforeToolCall;
+  /** Where every event goes: the session file, then the running turn's listener. */
+  journal: Journal;
+  /** The system prompt, asked before each turn (project instructions are read again). */
+  system: () => Promise<string>;
+  /** Announced in the first turn's `session` event; the id is the journal's session. */
+  info: Omit<SessionInfo, "id">;
+  /** A resumed session's valid history, and the compaction it was loaded from. */
+  history?: Message[];
+  resume?: Compaction;
+  /** Model rounds allowed per turn, retried rounds not counted twice (default 50). */
+  maxTurns?: number;
+  /** `--token-budget`: the rule is `BudgetClient`'s. */
+  tokenBudget?: number;
+  /** The model's context window, for compaction by size; without it, only on refusal. */
+  contextWindow?: number;
+  /** Forgets what the agent has seen of files when a compaction cut the model's memory. */
+  seen?: { clear(): void };
+  /** Lost rounds: attempts and waits, and what removes secrets from a failure's reason. */
+  retry?: { policy?: RetryPolicy; baseURL?: string; env?: NodeJS.ProcessEnv };
+}
+
+export interface TurnOptions {
+  signal?: AbortSignal;
+  /** Sees every event of the turn, each record after it was written. */
+  onEvent?: TurnListener;
+}
+
+/**
+ * One conversation that a front end drives a turn at a time: the history, the session it is
+ * written to and the client stack around the provider. A turn normalises the history (a failed
+ * turn may have left a call without its result), records the prompt, runs the loop with lost rounds
+ * run again, and reports everything through one stream of `TurnEvent`s. It never throws for
+ * what a turn can end in: the status says it, and `error` carries what was thrown.
+ */
+export class SessionRunner {
+  /** Counts every request's tokens: the totals of the run. */
+  readonly counter: CountingClient;
+  readonly compacting: CompactingClient;
+  private history: Message[];
+  private announced = false;
+
+  constructor(private readonly options: SessionRunnerOptions) {
+    const { client, tokenBudget, contextWindow, resume, journal, seen } = options;
+    const budgeted = tokenBudget === undefined ? client : new BudgetClient(client, tokenBudget);
+    this.counter = new CountingClient(budgeted, (usage) =>
+      journal.record({ type: "usage", usage }),
+    );
+    this.compacting = new CompactingClient(this.counter, {
+      ...(contextWindow !== undefined && { contextWindow }),
+      ...(resume && { resume }),
+      onCompaction: async (compaction) => {
+        await journal.record({ type: "compaction", compaction });
+        // The model's memory was cut: what it saw of each file is gone, so edits need a new read.
+        seen?.clear();
+      },
+    });
+    this.history = options.history ?? [];
+  }
+
+  get messages(): readonly Message[] {
+    return this.history;
+  }
+
+  get usage(): Usage {
+    return this.counter.usage;
+  }
+
+  get sessionId(): string {
+    return this.options.journal.sessionId ?? "";
+  }
+
+  async runTurn(prompt: string, turn: TurnOptions = {}): Promise<TurnResult> {
+    const { journal, tools, beforeToolCall, maxTurns = 50, retry = {} } = this.options;
+    const signal = turn.signal ?? new AbortController().signal;
+    const stopListening = journal.listen(turn.onEvent);
+    try {
+      this.history = normalizeHistory(this.history).messages;
+      await this.commit({ role: "user", content: prompt });
+      if (!this.announced) {
+        this.announced = true;
+        const session = { id: this.sessionId, ...this.options.info };
+        await journal.record({ type: "session", session });
+      }
+      const system = await this.options.system();
+      const start = this.history.length;
+      const result = await retryLostRound({
+        client: this.compacting,
+        signal,
+        ...retry,
+        historyLength: () => this.history.length,
+        notify: (notice) => journal.record({ type: "retry", notice }),
+        run: (client) =>
+          runAgent({
+            client,
+            tools,
+            system,
+            messages: this.history,
+            ...(beforeToolCall && { beforeToolCall }),
+            signal,
+            maxTurns: maxTurns - this.history.slice(start).filter(isRound).length,
+            onEvent: (event) =>
+              event.type === "message" ? this.commit(event.message) : journal.record(event),
+          }),
+      });
+      return { status: result.status, text: result.text };
+    } catch (error) {
+      return { status: failedStatus(error), text: "", error };
+    } finally {
+      stopListening();
+    }
+  }
+
+  /**
+   * `/compact [instructions]`: compacts the conversation now. Throws what the compaction threw;
+   * the history is unchanged then.
+   */
+  async compact(instructions: string | undefined, turn: TurnOptions = {}): Promise<void> {
+    const stopListening = this.options.journal.listen(turn.onEvent);
+    try {
+      const system = await this.options.system();
+      const tools = this.options.tools.map((tool) => tool.spec);
+      const request = {
+        system,
+        messages: this.history,
+        tools,
+        ...(turn.signal && { signal: turn.signal }),
+      };
+      await this.compacting.compact(request, instructions);
+    } finally {
+      stopListening();
+    }
+  }
+
+  /** A message joins the history once it is in the session. */
+  private async commit(message: Message): Promise<void> {
+    await this.options.journal.record({ type: "message", message });
+    this.history.push(message);
+  }
+}
+
+function failedStatus(error: unknown): TurnStatus {
+  if (budgetStop(error)) return "budget_exceeded";
+  return error instanceof CompactionError ? "compaction_failed" : "error";
+}
+
+const isRound = (message: Message) => message.role === "assistant";

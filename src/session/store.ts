@@ -1,0 +1,74 @@
+import { createHash } from "node:crypto";
+import { homedir } from "node:os";
+import { basename, join } from "node:path";
+import { systemErrorMeaning } from "../system-errors.js";
+import type { SessionHeader, SessionRecord } from "./records.js";
+import type { Session } from "./session.js";
+
+/** `$MINI_AGENT_HOME` (default `~/.mini-agent`): the user's state, never inside the workspace. */
+export function stateHome(env: NodeJS.ProcessEnv): string {
+  return env.MINI_AGENT_HOME || join(homedir(), ".mini-agent");
+}
+
+/** One folder of sessions per workspace: `sessions/<name>-<hash of the real path>`. */
+export function sessionsDir(env: NodeJS.ProcessEnv, workspace: string): string {
+  const hash = createHash("sha256").update(workspace).digest("hex").slice(0, 12);
+  const name = basename(workspace).replace(/[^\w.-]/g, "_") || "root";
+  return join(stateHome(env), "sessions", `${name}-${hash}`);
+}
+
+/** A session record that could not be written, said in one line with what to do about it. */
+export class SessionWriteError extends Error {
+  override name = "SessionWriteError";
+}
+
+const fullDisk = "free space, or set MINI_AGENT_HOME to another folder";
+const stateHints: Record<string, string> = { ENOSPC: fullDisk, EDQUOT: fullDisk };
+
+/**
+ * The session of one run, created only when its first record is written, so a run that fails
+ * earlier (a configuration error, an empty prompt) leaves no session behind. Records are written
+ * before the caller adds them to its history: what the history holds was persisted. A failed
+ * system call becomes a `SessionWriteError` naming the state folder; other errors pass as they are.
+ */
+export class SessionStore {
+  constructor(
+    private readonly state: string,
+    private readonly create: () => Promise<Session>,
+    private session?: Session,
+  ) {}
+
+  /** The session's id, once it exists. */
+  get id(): string | undefined {
+    return this.session?.id;
+  }
+
+  /** Writes one record, creating the session first if this is its first. */
+  async record(record: Exclude<SessionRecord, SessionHeader>): Promise<void> {
+    try {
+      this.session ??= await this.create();
+      await this.session.record(record);
+    } catch (error) {
+      const code = systemCode(error);
+      if (code === undefined) throw error;
+      const hint = stateHints[code] ?? "set MINI_AGENT_HOME to a folder you can write";
+      throw new SessionWriteError(
+        `cannot write the session in ${this.state}: ${systemErrorMeaning(code)} (${hint})`,
+        { cause: error },
+      );
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.session?.close();
+  }
+}
+
+/** The code of a failed system call (`ENOSPC`), on the error or on its cause. */
+function systemCode(error: unknown): string | undefined {
+  for (let e = error; e instanceof Error; e = e.cause) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code === "string" && /^E[A-Z]+$/.test(code)) return code;
+  }
+  return undefined;
+}

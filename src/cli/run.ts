@@ -8,14 +8,14 @@ import { listSessions, Session } from "../session/session.js";
 import { SessionStore, sessionsDir, stateHome } from "../session/store.js";
 import { createWorkspaceTools } from "../tools/index.js";
 import { SeenFiles } from "../tools/seen.js";
-import type { Message, ToolCall } from "../types.js";
+import type { BeforeToolCall, Message, ToolCall } from "../types.js";
 import { visible } from "../visible.js";
 import { type CliArgs, exitCodes } from "./args.js";
 import { contextWindowFor } from "./compaction.js";
 import { createOutput } from "./formats.js";
 import { TerminalInput, taskFromStdin } from "./input.js";
 import type { JsonInput } from "./json-input.js";
-import { cliPolicy, type Question } from "./policy.js";
+import { cliPolicy, type Question, type RuleBook } from "./policy.js";
 import { promptLoop } from "./prompt-loop.js";
 import { providerFor } from "./provider.js";
 import { ruleBook, rulesFile } from "./rules-command.js";
@@ -31,14 +31,57 @@ export { defaultModel } from "./provider.js";
 
 /** Runs one task, or an interactive session, and returns the exit code. */
 export async function runCli(args: CliArgs, workspace: string, stopper: Stopper): Promise<number> {
-  const { stdin, stdout, env } = process;
-  const view = terminalView(args.outputFormat, process, env, !args.hideThinking);
+  const view = terminalView(args.outputFormat, process, process.env, !args.hideThinking);
   const stderr = view?.stderr ?? process.stderr;
-  const dir = sessionsDir(env, workspace);
+  const dir = sessionsDir(process.env, workspace);
   if (args.sessions) {
-    stdout.write(formatSessions(await listSessions(dir)));
+    process.stdout.write(formatSessions(await listSessions(dir)));
     return exitCodes.done;
   }
+  const parts = await prepare({ args, workspace, stopper, view, stderr, dir });
+  const { runner, journal, status, turn } = await wire(parts);
+  const { task, json, input } = parts;
+  // Why the run ends, when it ends before its input did: each user line read and not run is told.
+  let ended = "the run stopped on an error";
+  try {
+    if (task !== undefined) return statusCode(await cliTurn(turn, task));
+    const source = json ?? input?.terminal;
+    if (!source) return exitCodes.done;
+    const loop = { source, literal: json !== undefined, runner, stopper, stderr, status };
+    return await promptLoop({
+      ...loop,
+      runTurn: (prompt) => cliTurn(turn, prompt),
+      baseURL: args.baseURL,
+      ended: (reason) => {
+        ended = reason;
+      },
+    });
+  } finally {
+    json?.end(ended);
+    input?.rl.close();
+    await journal.close();
+    // A run that never ran bash still ends what a killed mini-agent left: once its work is done.
+    sweepOrphansOnce();
+  }
+}
+
+interface RunStart {
+  args: CliArgs;
+  workspace: string;
+  stopper: Stopper;
+  view: TerminalView | undefined;
+  stderr: NodeJS.WritableStream;
+  /** This workspace's sessions folder. */
+  dir: string;
+}
+
+/**
+ * Everything a run needs before its session exists: the provider's client, the rules, the tools,
+ * the sandbox's answer, the input (the task, the terminal or JSON lines) and a resumed session.
+ */
+async function prepare(start: RunStart) {
+  const { args, workspace, stopper, view, stderr, dir } = start;
+  const { stdin, env } = process;
   const connect = providerFor(args, env);
   const sandboxOptions = {
     mode: args.sandbox,
@@ -56,7 +99,6 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   const json = await jsonInput(args);
   const interactive = args.task === undefined && stdin.isTTY === true && !json;
   const task = args.task ?? (interactive || json ? undefined : await taskFromStdin(stdin));
-  const { model } = connect;
   const rules = await ruleBook(rulesFile(env, workspace), args.rules);
   const allowRules = rules.current().some((rule) => rule.effect === "allow");
   const bashCanRun = args.allowBash || stdin.isTTY === true || json !== undefined || allowRules;
@@ -73,27 +115,31 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   const input = await terminalInput(json, view);
   stopper.interactive = interactive;
   input?.rl.on("SIGINT", () => stopper.signal("SIGINT"));
-
   const resumed = resumePath ? await resumeSession(resumePath, stderr) : undefined;
+  return {
+    ...start,
+    model: connect.model,
+    provider,
+    tools,
+    seen,
+    rules,
+    sandbox,
+    json,
+    input,
+    task,
+    resumed,
+  };
+}
+
+/** The session, the policy, the system prompt and the runner over them; how a turn is shown. */
+async function wire(parts: Awaited<ReturnType<typeof prepare>>) {
+  const { args, workspace, stopper, view, stderr, dir, model, sandbox, input, json, resumed } =
+    parts;
+  const env = process.env;
   const create = () => Session.create({ dir, workspace, model, sandbox: sandboxName(sandbox) });
   const journal = new Journal(new SessionStore(stateHome(env), create, resumed?.session));
   const endAfter = new EndAfterCall(stopper);
-  const policy = cliPolicy({
-    bash: args.allowBash ? "allow" : "ask",
-    rules,
-    workspace,
-    sandboxed: sandbox?.kind === "bwrap",
-    tell: (line) => stderr.write(line),
-    ...(input && {
-      ask: async (call: ToolCall, question: Question) => {
-        const answer = await input.terminal.ask(call, question, stopper.turnSignal);
-        if (answer === "closed") endAfter.mark(call.id);
-        return answer;
-      },
-    }),
-    ...(json && { ask: (call, question) => json.ask(call, question, stopper.turnSignal) }),
-    record: (decision) => journal.record({ type: "approval", decision }),
-  });
+  const policy = askingPolicy({ ...parts, journal, endAfter });
   const prompts = await systemPrompts(
     {
       workspace,
@@ -107,8 +153,8 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   if (prompts.startLine !== "") stderr.write(`mini-agent: ${prompts.startLine}\n`);
   const contextWindow = contextWindowFor(model, args.contextWindow);
   const runner = new SessionRunner({
-    client: provider,
-    tools,
+    client: parts.provider,
+    tools: parts.tools,
     beforeToolCall: policy,
     journal,
     system: () => prompts.next(),
@@ -118,55 +164,59 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
     maxTurns: args.maxTurns,
     ...(args.tokenBudget !== undefined && { tokenBudget: args.tokenBudget }),
     ...(contextWindow !== undefined && { contextWindow }),
-    seen,
+    seen: parts.seen,
     retry: { env, ...(args.baseURL !== undefined && { baseURL: args.baseURL }) },
   });
-  const status =
-    view &&
-    new SessionStatus(
-      model,
-      contextWindow,
-      runner.counter,
-      () => runner.compacting.current?.count ?? 0,
-    );
+  const compactions = () => runner.compacting.current?.count ?? 0;
+  const status = view && new SessionStatus(model, contextWindow, runner.counter, compactions);
+  const streams = { stdout: process.stdout, stderr };
+  const output = (signal: AbortSignal) =>
+    (status && view?.turn(signal, status)) ?? createOutput(args.outputFormat, streams);
   const turn = {
     runner,
     stopper,
     stderr,
-    output: (signal: AbortSignal) =>
-      (status && view?.turn(signal, status)) ?? createOutput(args.outputFormat, { stdout, stderr }),
+    output,
     endAfter,
     baseURL: args.baseURL,
     debug: args.debug,
     env,
   };
+  return { runner, journal, status, turn };
+}
 
-  // Why the run ends, when it ends before its input did: each user line read and not run is told.
-  let ended = "the run stopped on an error";
-  try {
-    if (task !== undefined) return statusCode(await cliTurn(turn, task));
-    const source = json ?? input?.terminal;
-    if (!source) return exitCodes.done;
-    return await promptLoop({
-      source,
-      literal: json !== undefined,
-      runTurn: (prompt) => cliTurn(turn, prompt),
-      runner,
-      stopper,
-      stderr,
-      status,
-      baseURL: args.baseURL,
-      ended: (reason) => {
-        ended = reason;
+interface PolicyParts {
+  args: CliArgs;
+  workspace: string;
+  stopper: Stopper;
+  stderr: NodeJS.WritableStream;
+  rules: RuleBook;
+  sandbox: SandboxState | undefined;
+  input: { terminal: TerminalInput } | undefined;
+  json: JsonInput | undefined;
+  journal: Journal;
+  endAfter: EndAfterCall;
+}
+
+/** The CLI's policy, asking the terminal or the JSON input when there is one; decisions journaled. */
+function askingPolicy(parts: PolicyParts): BeforeToolCall {
+  const { args, stopper, input, json, endAfter } = parts;
+  return cliPolicy({
+    bash: args.allowBash ? "allow" : "ask",
+    rules: parts.rules,
+    workspace: parts.workspace,
+    sandboxed: parts.sandbox?.kind === "bwrap",
+    tell: (line) => parts.stderr.write(line),
+    ...(input && {
+      ask: async (call: ToolCall, question: Question) => {
+        const answer = await input.terminal.ask(call, question, stopper.turnSignal);
+        if (answer === "closed") endAfter.mark(call.id);
+        return answer;
       },
-    });
-  } finally {
-    json?.end(ended);
-    input?.rl.close();
-    await journal.close();
-    // A run that never ran bash still ends what a killed mini-agent left: once its work is done.
-    sweepOrphansOnce();
-  }
+    }),
+    ...(json && { ask: (call, question) => json.ask(call, question, stopper.turnSignal) }),
+    record: (decision) => parts.journal.record({ type: "approval", decision }),
+  });
 }
 
 /** `--input-format stream-json`: loaded only then, as it reads lines with `node:readline`. */

@@ -100,6 +100,21 @@ describe("which session and where it goes", () => {
     expect(run.stdout).toContain("the first one");
   });
 
+  it("shows where each turn ended and how long it took, in Markdown and in HTML", async () => {
+    const s = await setup();
+    await s.session("s1", async (session) => {
+      await small(session);
+      await session.record({ type: "turn_end", status: "completed", durationMs: 1234 });
+      await session.append({ role: "user", content: "again" });
+      await session.record({ type: "turn_end", status: "aborted", durationMs: 40 });
+    });
+    const md = await s.run(["--format", "md"]);
+    expect(md.stdout).toContain("```\n\n_Turn completed in 1\\.2 s_\n\n## Prompt 2");
+    expect(md.stdout).toContain("again\n```\n\n_Turn aborted in 40 ms_\n\n## Summary");
+    const page = await s.run(["-o", "-"]);
+    expect(page.stdout).toContain('<p class="entry turn-end">Turn completed in 1.2 s</p>');
+  });
+
   it("refuses an unknown id and a folder without sessions: one line, exit 2, nothing written", async () => {
     const s = await setup();
     expect(await s.run([])).toEqual({

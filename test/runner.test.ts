@@ -29,6 +29,12 @@ const manual: Tool = {
 const summary =
   "## Goal\nread the manual\n## Decisions\nnone\n## Done\nread\n## In progress\n-\n## Next\n-";
 
+/** A clock that moves 250 ms each time it is read. */
+function clock(): () => number {
+  let ms = 0;
+  return () => (ms += 250);
+}
+
 async function setUp() {
   const dir = await tempDir();
   const store = new SessionStore(dir, () =>
@@ -57,6 +63,7 @@ async function setUp() {
     system: async () => "be brief",
     info: { model: "m", workspace: "/ws", sandbox: "off" },
     retry: { policy: { attempts: 3, firstDelayMs: 1, maxDelayMs: 1 }, env: {} },
+    now: clock(),
   });
   return { runner, client, path: `${dir}/s1.jsonl` };
 }
@@ -107,6 +114,7 @@ describe("SessionRunner", () => {
       { type: "text", text: "read it" },
       { type: "usage", usage },
       { type: "message", message: answer },
+      { type: "turn_end", end: { status: "completed", durationMs: 250 } },
     ]);
     const compaction = compacted.find((e) => e.type === "compaction");
     expect(compacted).toEqual([{ type: "usage", usage }, compaction]);
@@ -120,6 +128,7 @@ describe("SessionRunner", () => {
       { type: "text", text: "still here" },
       { type: "usage", usage },
       { type: "message", message: answer2 },
+      { type: "turn_end", end: { status: "completed", durationMs: 250 } },
     ]);
 
     // The session file: its header, then each record of the stream, in the stream's order.
@@ -131,6 +140,7 @@ describe("SessionRunner", () => {
       if (event.type === "usage") return { type: "usage", ...event.usage };
       if (event.type === "retry") return { type: "retry", ...event.notice };
       if (event.type === "compaction") return { type: "compaction", ...event.compaction };
+      if (event.type === "turn_end") return { type: "turn_end", ...event.end };
       return undefined;
     };
     const written = [...first, ...compacted, ...second].map(asRecord).filter(Boolean);

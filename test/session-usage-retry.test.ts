@@ -156,6 +156,7 @@ describe("the CLI records usage and retries", () => {
       },
       usage,
       "message assistant",
+      { type: "turn_end", status: "completed", durationMs: expect.any(Number) },
     ]);
   });
 });

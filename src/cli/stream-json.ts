@@ -52,6 +52,9 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
           const { trigger, count, tokensBefore, tokensAfter } = event.compaction;
           return line({ type: "compaction", trigger, count, tokensBefore, tokensAfter });
         }
+        case "turn_end":
+          // The `result` line that ends the turn says how it ended.
+          return;
         default:
           return assertNever(event);
       }

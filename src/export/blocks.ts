@@ -29,6 +29,7 @@ export type Block =
   | { kind: "usage"; usage: Usage }
   | { kind: "retry"; retry: Omit<RetryRecord, "type"> }
   | { kind: "compaction"; compaction: Compaction }
+  | { kind: "turn-end"; status: string; durationMs: number }
   /** A line of the file that is not a record (a torn write), left out. */
   | { kind: "unreadable" };
 
@@ -108,6 +109,12 @@ export class BlockBuilder {
         const { type: _, ...compaction } = record;
         return [...this.unanswered(), ...this.leftUsage(), { kind: "compaction", compaction }];
       }
+      case "turn_end":
+        return [
+          ...this.unanswered(),
+          ...this.leftUsage(),
+          { kind: "turn-end", status: record.status, durationMs: record.durationMs },
+        ];
     }
   }
 

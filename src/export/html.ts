@@ -19,6 +19,7 @@ import {
   sizeWords,
   thinkingWords,
   totalsWords,
+  turnEndWords,
   usageWords,
 } from "./words.js";
 
@@ -119,6 +120,7 @@ ${input && block("Input", input, "input")}${result}</section>\n`;
         return html`<section class="entry retry"><h3>Round lost and run again <span class="note">${attempt}</span></h3><code>${reason}</code></section>\n`
           .html;
       },
+      "turn-end": (b) => html`<p class="entry turn-end">Turn ${turnEndWords(b)}</p>\n`.html,
       compaction: ({ compaction: c }) =>
         html`<section class="entry compaction"><h2>Compaction ${c.count} <span class="note">${compactionWords(c)}</span></h2>
 <p>Everything above was replaced, for the model, by ${c.userMessages.length} earlier prompts kept verbatim, the facts below and this summary.</p>

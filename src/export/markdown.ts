@@ -17,6 +17,7 @@ import {
   sizeWords,
   thinkingWords,
   totalsWords,
+  turnEndWords,
   usageWords,
 } from "./words.js";
 
@@ -98,6 +99,7 @@ export function markdownRenderer(show: Show): Renderer {
         const [reason, attempt] = retryWords(b.retry);
         return `### Round lost and run again (${md.plain(attempt)})\n\n${md.code(reason)}\n\n`;
       },
+      "turn-end": (b) => `_Turn ${md.plain(turnEndWords(b))}_\n\n`,
       compaction: ({ compaction: c }) =>
         `## Compaction ${c.count} (${md.plain(compactionWords(c))})\n\nEverything above was replaced, for the model, by ${
           c.userMessages.length

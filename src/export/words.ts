@@ -129,6 +129,15 @@ export function retryWords(retry: {
   return [retry.reason, `attempt ${retry.attempt} of ${retry.attempts} after ${wait}`];
 }
 
+/** `completed in 1.2 s`, `aborted in 300 ms`. */
+export function turnEndWords(end: { status: string; durationMs: number }): string {
+  const took =
+    end.durationMs >= 1000
+      ? `${Number((end.durationMs / 1000).toFixed(1))} s`
+      : `${Math.round(end.durationMs)} ms`;
+  return `${end.status.replace("_", " ")} in ${took}`;
+}
+
 /** `size: 182,000 → 24,000 tokens`. */
 export function compactionWords(c: {
   trigger: string;

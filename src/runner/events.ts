@@ -1,6 +1,6 @@
 import type { AgentEvent } from "../agent.js";
 import type { Compaction } from "../compaction/record.js";
-import type { ApprovalRecord, RetryRecord } from "../session/records.js";
+import type { ApprovalRecord, RetryRecord, TurnEndRecord } from "../session/records.js";
 import type { Usage } from "../types.js";
 
 /** Who allowed or denied one call: the session's approval record, without its type. */
@@ -8,6 +8,9 @@ export type Decision = Omit<ApprovalRecord, "type">;
 
 /** A lost round about to run again: the session's retry record, without its type. */
 export type RetryNotice = Omit<RetryRecord, "type">;
+
+/** How a turn ended, with how long it took: the session's turn-end record, without its type. */
+export type TurnEnd = Omit<TurnEndRecord, "type">;
 
 /** What a front end needs to know of the session before its events. */
 export interface SessionInfo {
@@ -34,7 +37,9 @@ export type TurnEvent =
   /** A round lost to a passing provider failure, about to run again. */
   | { type: "retry"; notice: RetryNotice }
   /** The conversation was compacted; the model sees the compacted view from now on. */
-  | { type: "compaction"; compaction: Compaction };
+  | { type: "compaction"; compaction: Compaction }
+  /** The turn is over: its status and how long it took. The last event of a turn. */
+  | { type: "turn_end"; end: TurnEnd };
 
 /**
  * How a turn ended: the loop's three outcomes, the token budget reached before a request, an

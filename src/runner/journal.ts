@@ -13,6 +13,8 @@ export type TurnListener = (event: TurnEvent) => void;
  */
 export class Journal {
   private listener: TurnListener | undefined;
+  /** The last record could not be written: the file is left as it is until a write succeeds. */
+  writeFailed = false;
 
   constructor(private readonly store?: SessionStore) {}
 
@@ -31,7 +33,11 @@ export class Journal {
 
   async record(event: TurnEvent): Promise<void> {
     const record = recordOf(event);
-    if (record && this.store) await this.store.record(record);
+    if (record && this.store) {
+      this.writeFailed = true;
+      await this.store.record(record);
+      this.writeFailed = false;
+    }
     this.listener?.(event);
   }
 
@@ -53,6 +59,8 @@ function recordOf(event: TurnEvent): Exclude<SessionRecord, SessionHeader> | und
       return { type: "retry", ...event.notice };
     case "compaction":
       return { type: "compaction", ...event.compaction };
+    case "turn_end":
+      return { type: "turn_end", ...event.end };
     case "text":
     case "thinking":
     case "tool_start":

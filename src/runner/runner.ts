@@ -36,6 +36,8 @@ export interface SessionRunnerOptions {
   seen?: { clear(): void };
   /** Lost rounds: attempts and waits, and what removes secrets from a failure's reason. */
   retry?: { policy?: RetryPolicy; baseURL?: string; env?: NodeJS.ProcessEnv };
+  /** Milliseconds from a fixed point, for a turn's duration (`performance.now` unless a test sets it). */
+  now?: () => number;
 }
 
 export interface TurnOptions {
@@ -92,6 +94,21 @@ export class SessionRunner {
     const { journal, tools, beforeToolCall, maxTurns = 50, retry = {} } = this.options;
     const signal = turn.signal ?? new AbortController().signal;
     const stopListening = journal.listen(turn.onEvent);
+    const now = this.options.now ?? (() => performance.now());
+    const started = now();
+    const end = async (result: TurnResult): Promise<TurnResult> => {
+      // A turn whose prompt never reached a session, or whose record could not be written,
+      // leaves the file as it is: no record of its end either.
+      if (journal.sessionId === undefined || journal.writeFailed) return result;
+      const durationMs = Math.max(0, now() - started);
+      try {
+        await journal.record({ type: "turn_end", end: { status: result.status, durationMs } });
+        return result;
+      } catch (error) {
+        // A turn that failed already says why; one that did not fails now, for the same reason.
+        return result.status === "error" ? result : { status: "error", text: "", error };
+      }
+    };
     try {
       this.history = normalizeHistory(this.history).messages;
       await this.commit({ role: "user", content: prompt });
@@ -121,9 +138,9 @@ export class SessionRunner {
               event.type === "message" ? this.commit(event.message) : journal.record(event),
           }),
       });
-      return { status: result.status, text: result.text };
+      return await end({ status: result.status, text: result.text });
     } catch (error) {
-      return { status: failedStatus(error), text: "", error };
+      return await end({ status: failedStatus(error), text: "", error });
     } finally {
       stopListening();
     }

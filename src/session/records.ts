@@ -59,6 +59,16 @@ const RetryRecordSchema = Type.Object({
   /** What failed, as the provider said it (redacted like every string). */
   reason: Type.String(),
 });
+/** A turn is over: how it ended and how long it took (loading passes over it). */
+const TurnEndRecordSchema = Type.Object({
+  type: Type.Literal("turn_end"),
+  status: Type.Union(
+    ["completed", "aborted", "max_turns", "budget_exceeded", "error", "compaction_failed"].map(
+      (status) => Type.Literal(status),
+    ),
+  ),
+  durationMs: Type.Number({ minimum: 0 }),
+});
 export const RecordSchema = Type.Union([
   HeaderSchema,
   MessageRecordSchema,
@@ -66,12 +76,14 @@ export const RecordSchema = Type.Union([
   CompactionRecordSchema,
   UsageRecordSchema,
   RetryRecordSchema,
+  TurnEndRecordSchema,
 ]);
 
 export type SessionHeader = Static<typeof HeaderSchema>;
 export type ApprovalRecord = Static<typeof ApprovalRecordSchema>;
 export type UsageRecord = Static<typeof UsageRecordSchema>;
 export type RetryRecord = Static<typeof RetryRecordSchema>;
+export type TurnEndRecord = Static<typeof TurnEndRecordSchema>;
 export type SessionRecord = Static<typeof RecordSchema>;
 
 /** How every record line begins; a header line begins with `{"type":"session"`. */

@@ -5,6 +5,7 @@ import { Language, type Node, Parser } from "web-tree-sitter";
 import { decideCommand, decideScript, type RulesContext } from "../src/rules/decide.js";
 import { type Rule, ruleWords } from "../src/rules/rule.js";
 import { modelledTokens, modelledTypes, readTree, unmodelled } from "../src/rules/script.js";
+import { wrappers } from "../src/rules/wrapper-table.js";
 
 /**
  * The rules allow only the shell syntax they model: every other node kind of the grammar (an
@@ -147,5 +148,96 @@ describe("the grammar's node kinds", () => {
       decision: "allow",
       by: "rule:allow ls",
     });
+  });
+});
+
+/** An allow rule for `ls` and what a wrapper may do around it. */
+const lsRule: RulesContext = { rules: [rule("allow", "ls")], workspace, sandboxed: false };
+
+describe("wrappers", () => {
+  it.each([
+    "strace -o '|touch PWN' ls",
+    "strace --output='!touch PWN' ls",
+    "strace -o/dev/null ls",
+    "strace -o /root/.bashrc ls",
+    "strace -E LD_PRELOAD=./x.so ls",
+    "strace -p 1 -e inject=all:error=EPERM ls",
+    "strace -e trace=open ls",
+    "strace -u nobody ls",
+    "ltrace -o '|touch PWN' ls",
+    "ltrace --output=x ls",
+    "ltrace -p 1 ls",
+    "flock /tmp/outside-lock ls",
+    "flock -n lockfile ls",
+    "env -C / ls",
+    "env -u HOME ls",
+    "ionice -p 1 ls",
+    "prlimit -p 1 ls",
+    "chroot / ls",
+    "unshare -r ls",
+    "nsenter -t 1 -m ls",
+    "setpriv --reuid=0 ls",
+    "script -q ls",
+    "xargs --process-slot-var=LD_PRELOAD ls",
+    "time -o out ls",
+    "pkexec ls",
+    "systemd-run --user ls",
+    "parallel ls ::: a",
+    "sudo ls",
+    "doas ls",
+    "su -c ls",
+    "runuser -u nobody ls",
+    "watch ls",
+  ])("asks for %j: the wrapper or its option is not known to be inert", async (command) => {
+    expect((await decideCommand(command, lsRule)).decision).toBe("ask");
+  });
+
+  it.each([
+    "timeout 5 ls",
+    "timeout -k 1 -s KILL --preserve-status 5 ls",
+    "nice -n 5 ls",
+    "nice -5 ls",
+    "nohup ls",
+    "command -p ls",
+    "exec -a name ls",
+    "time -p ls",
+    "stdbuf -oL -e0 ls",
+    "env -i ls",
+    "setsid -w ls",
+    "ionice -c3 ls",
+    "taskset -c 0 ls",
+    "chrt -i 0 ls",
+    "prlimit --nofile=10 ls",
+    "strace -f -c -q ls",
+    "strace -s 100 -tt ls",
+    "ltrace -c ls",
+    "xargs -0 -n1 ls",
+  ])("looks through %j, whose options are inert", async (command) => {
+    expect((await decideCommand(command, lsRule)).decision).toBe("allow");
+  });
+});
+
+describe("every entry of the wrapper table", () => {
+  const cases = Object.entries(wrappers).flatMap(([name, table]) => {
+    const operands = Array(table.operands ?? 0).fill("1");
+    const through = !table.notThrough && !table.shell && !table.shellString && name !== "coproc";
+    return [...table.valued, ...table.flags, ...(table.more ?? [])].map((option) => {
+      const words = [name, option, ...(table.valued.includes(option) ? ["1"] : []), ...operands];
+      const inert =
+        through && (table.inert ?? []).includes(option) && !table.code?.includes(option);
+      return [[...words, "ls"].join(" "), inert ? "allow" : "ask"] as const;
+    });
+  });
+
+  it("has an inert option or a reason for every wrapper", () => {
+    expect(cases.length).toBeGreaterThan(300);
+  });
+
+  it.each(cases)("decides %j: %s", async (command, expected) => {
+    expect((await decideCommand(command, lsRule)).decision).toBe(expected);
+  });
+
+  it.each(Object.keys(wrappers))("asks when %s is given an option nobody vetted", async (name) => {
+    expect((await decideCommand(`${name} --not-an-option ls`, lsRule)).decision).toBe("ask");
   });
 });

@@ -12,7 +12,6 @@ import {
 import { ruleBook } from "../src/cli/rules-command.js";
 import { decideCommand } from "../src/rules/decide.js";
 import { addRules, readRules, removeRule } from "../src/rules/file.js";
-import { rulesPolicy } from "../src/rules/policy.js";
 import { type Rule, RuleError, ruleWords, showRule } from "../src/rules/rule.js";
 import { toolCall } from "../src/testing/fake-client.js";
 import { useTempDirs } from "./support/temp.js";
@@ -345,16 +344,6 @@ describe("the CLI approval policy", () => {
       reason: "the user closed the input (Ctrl-D) instead of answering; the call did not run",
     });
     expect(decisions).toEqual([{ toolCallId: "b1", tool: "bash", approved: false, by: "user" }]);
-  });
-
-  it("as a library policy with no one to ask, denies what it would ask about", async () => {
-    const policy = rulesPolicy({ rules: [], workspace, sandboxed: true });
-    expect(await policy(bash("b1", "ls"))).toEqual({ approved: true });
-    expect(await policy(bash("b2", "make"))).toEqual({
-      approved: false,
-      reason: "no rule allows make",
-    });
-    expect(await policy(toolCall("r1", "read", { path: "a" }))).toEqual({ approved: true });
   });
 });
 

@@ -40,6 +40,12 @@ export async function decideCommand(command: string, context: RulesContext): Pro
     return { decision: "allow", by: "allow-bash-flag" };
   const script = await parseScript(command);
   if (!script) return ask("the command is not valid shell syntax, so the rules cannot read it");
+  return decideScript(script, context);
+}
+
+/** Decides a command line already read into a `Script` (what `decideCommand` does after parsing). */
+export async function decideScript(script: Script, context: RulesContext): Promise<Verdict> {
+  const denyRules = context.rules.filter((rule) => rule.effect === "deny");
   const views = script.commands.map((c) => viewCommand(c.words));
   const deny = await denyMatches(views, denyRules, codeDepth);
   if (deny.rule) {

@@ -1,112 +1,152 @@
+import { gitPrograms, readOnlyPrograms } from "./read-only-table.js";
 import type { Word } from "./script.js";
 import type { Run } from "./wrappers.js";
 
 /**
- * The built-in read-only set: commands that only read and print, allowed without a question when
- * bash runs in the sandbox (which keeps what they could still reach, a workspace's own git
- * configuration say, inside the workspace). A program here takes any arguments, variables and
- * globs included, except where an option writes or runs something: then every argument must be
- * fixed text (a glob could expand to a file named `-delete`), and none may be such an option,
- * a long one abbreviated included.
+ * The options a read-only program is allowed with, and how many operands: an allowlist. `short`
+ * letters stand alone and bundle (`-la`), `shortValued` take a value (`-n 5`, `-n5`),
+ * `shortOptional` take one only in the same word (`-uno`); `long` and `longValued` (`--lines=5`,
+ * `--lines 5`) and `longOptional` (`--color`, `--color=never`) are spelled in full. `numeric`
+ * allows `-5`. `anyWords`: no word is anything but text to print. `openArgs`: every option the
+ * program has only reads, so words `xargs` adds at run time are fine.
  */
-const anyArguments = new Set([
-  "ls",
-  "cat",
-  "head",
-  "tail",
-  "wc",
-  "pwd",
-  "echo",
-  "true",
-  "false",
-  "basename",
-  "dirname",
-  "realpath",
-  "readlink",
-  "stat",
-  "du",
-  "df",
-  "which",
-  "whoami",
-  "id",
-  "uname",
-  "grep",
-  "egrep",
-  "fgrep",
-  "cut",
-  "tr",
-  "nl",
-  "rev",
-  "tac",
-  "cmp",
-  "comm",
-  "diff",
-  "md5sum",
-  "sha1sum",
-  "sha256sum",
-  "sha512sum",
-  "type",
-  "printenv",
-  "seq",
-]);
-
-type Check = (args: string[]) => boolean;
-
-const none = (args: string[], bad: RegExp) => !args.some((arg) => bad.test(arg));
-
-/**
- * True when an argument is one of the long options `excluded`, spelled in full, abbreviated (GNU
- * and git accept any unambiguous prefix: `--out` is `--output`), or with a value (`--output=F`).
- */
-function longOption(arg: string, excluded: string[]): boolean {
-  if (!arg.startsWith("--") || arg.length < 3) return false;
-  const equals = arg.indexOf("=");
-  const name = equals > 0 ? arg.slice(0, equals) : arg;
-  if (name.length < 3) return false;
-  return excluded.some((option) => option.startsWith(name) || name.startsWith(option));
+export interface ReadOnlyProgram {
+  short?: string;
+  shortValued?: string;
+  shortOptional?: string;
+  long?: string[];
+  longValued?: string[];
+  longOptional?: string[];
+  numeric?: boolean;
+  operands: number;
+  anyWords?: boolean;
+  openArgs?: boolean;
 }
-
-const noLong = (args: string[], excluded: string[]) =>
-  !args.some((arg) => longOption(arg, excluded));
-
-const gitListing =
-  /^(-a|--all|-r|--remotes|-v|-vv|--verbose|-l|--list|--show-current|--no-color|--color(=.*)?|--(no-)?merged(=.*)?|--(no-)?contains(=.*)?|--sort=.*|--format=.*|--points-at=.*)$/;
-
-/** Programs read-only unless given an option that writes, deletes or runs a program. */
-const checked: Record<string, Check> = {
-  find: (args) => none(args, /^-(exec|execdir|ok|okdir|delete|fprint|fprint0|fprintf|fls)$/),
-  sort: (args) => none(args, /^-[^-]*o/) && noLong(args, ["--output", "--compress-program"]),
-  uniq: (args) => args.filter((arg) => !arg.startsWith("-")).length <= 1,
-  rg: (args) => noLong(args, ["--pre", "--pre-glob", "--hostname-bin"]),
-  // `-v NAME` and `-R NAME` evaluate an array subscript in NAME: `test -v 'a[$(cmd)]'` runs cmd
-  test: (args) => !args.some((arg) => arg === "-v" || arg === "-R"),
-  "[": (args) => !args.some((arg) => arg === "-v" || arg === "-R"),
-  env: (args) => args.length === 0,
-  command: (args) => args[0] === "-v" || args[0] === "-V",
-};
-
-const gitReading: Record<string, Check> = {
-  status: (args) => noLong(args, ["--output"]),
-  diff: (args) => noLong(args, ["--output", "--ext-diff"]),
-  log: (args) => noLong(args, ["--output", "--ext-diff"]),
-  show: (args) => noLong(args, ["--output", "--ext-diff"]),
-  branch: (args) => args.every((arg) => gitListing.test(arg)),
-};
 
 /** The name of the read-only entry that covers `run` (`ls`, `git status`), if one does. */
 export function readOnlyEntry(run: Run): string | undefined {
   const [program, ...args] = run.words;
   if (program?.kind !== "static") return undefined;
   const name = program.value;
-  if (anyArguments.has(name)) return name;
-  const fixed = run.openArgs ? undefined : staticValues(args);
-  if (fixed === undefined) return undefined;
-  const check = checked[name];
-  if (check) return check(fixed) ? name : undefined;
-  const [sub, ...rest] = fixed;
-  const git = name === "git" && sub !== undefined ? gitReading[sub] : undefined;
-  return git?.(rest) ? `git ${sub}` : undefined;
+  if (name === "git") return gitEntry(args, run.openArgs);
+  const spec = readOnlyPrograms[name];
+  if (spec) {
+    if (run.openArgs && !spec.openArgs) return undefined;
+    return spec.anyWords || allowedWords(spec, args) ? name : undefined;
+  }
+  if (run.openArgs) return undefined;
+  const fixed = staticValues(args);
+  if (!fixed) return undefined;
+  const check = special[name];
+  return check?.(fixed) ? name : undefined;
 }
+
+function gitEntry(args: Word[], openArgs: boolean): string | undefined {
+  const [sub, ...rest] = args;
+  if (openArgs || sub?.kind !== "static") return undefined;
+  const spec = gitPrograms[sub.value];
+  return spec && allowedWords(spec, rest) ? `git ${sub.value}` : undefined;
+}
+
+/**
+ * True when every word is an allowed option (with its value) or an operand, and the operands are
+ * no more than allowed. A word known only at run time is an operand only where it cannot be an
+ * option: after `--`, or a glob or brace word that starts with plain text (`src/*.ts`); and only
+ * for a program that takes any number of operands, since it may be several words or none.
+ */
+export function allowedWords(spec: ReadOnlyProgram, args: Word[]): boolean {
+  let operands = 0;
+  let afterDashes = false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as Word;
+    if (arg.kind === "dynamic") {
+      const operand = afterDashes ? !/[`]/.test(arg.text) : /^[\w./~+@%:,][^$`]*$/.test(arg.text);
+      if (!operand || spec.operands !== Number.POSITIVE_INFINITY) return false;
+      continue;
+    }
+    const value = arg.value;
+    if (afterDashes || value === "-" || !value.startsWith("-")) operands++;
+    else if (value === "--") afterDashes = true;
+    else {
+      const used = optionWords(spec, value, args[i + 1]);
+      if (used === 0) return false;
+      i += used - 1;
+    }
+  }
+  return operands <= spec.operands;
+}
+
+/** How many words the option `value` takes (1, or 2 with its value), or 0 when not allowed. */
+function optionWords(spec: ReadOnlyProgram, value: string, next: Word | undefined): number {
+  const withValue = next?.kind === "static" ? 2 : 0;
+  if (value.startsWith("--")) {
+    const equals = value.indexOf("=");
+    const name = equals > 0 ? value.slice(0, equals) : value;
+    if (equals < 0 && (spec.long?.includes(name) || spec.longOptional?.includes(name))) return 1;
+    if (equals > 0 && (spec.longValued?.includes(name) || spec.longOptional?.includes(name)))
+      return 1;
+    return equals < 0 && spec.longValued?.includes(name) ? withValue : 0;
+  }
+  if (spec.numeric && /^-\d+$/.test(value)) return 1;
+  for (let j = 1; j < value.length; j++) {
+    const letter = value[j] ?? "";
+    if (spec.shortOptional?.includes(letter)) return 1;
+    if (spec.shortValued?.includes(letter)) return j + 1 < value.length ? 1 : withValue;
+    if (!spec.short?.includes(letter)) return 0;
+  }
+  return 1;
+}
+
+type Check = (args: string[]) => boolean;
+
+/** `test`'s and `[`'s operators; any other word that starts with `-` asks (`-v` evaluates code). */
+const testOperators = new Set([
+  ...["-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-t", "-u", "-w"],
+  ...["-x", "-G", "-L", "-N", "-O", "-S", "-z", "-n", "-o", "-eq", "-ne", "-lt", "-le", "-gt"],
+  ...["-ge", "-nt", "-ot", "-ef", "=", "==", "!=", "<", ">", "!", "(", ")"],
+]);
+
+const testWords: Check = (args) =>
+  args.every((arg) => testOperators.has(arg) || !arg.startsWith("-"));
+
+/** `find` primaries that only test or print, with how many values each takes. */
+const findPrimaries: Record<string, number> = Object.fromEntries([
+  ...[
+    ...["-print", "-print0", "-ls", "-prune", "-quit", "-true", "-false", "-empty", "-readable"],
+    ...["-writable", "-executable", "-nouser", "-nogroup", "-depth", "-xdev", "-mount"],
+    ...["-follow", "-daystart", "-noleaf", "-not", "-a", "-and", "-o", "-or", "!", "(", ")"],
+  ].map((primary) => [primary, 0]),
+  ...[
+    ...["-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-lname", "-ilname"],
+    ...["-regex", "-iregex", "-regextype", "-type", "-xtype", "-maxdepth", "-mindepth", "-size"],
+    ...["-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-newer", "-anewer", "-cnewer"],
+    ...["-used", "-user", "-group", "-uid", "-gid", "-perm", "-links", "-inum", "-samefile"],
+    ...["-fstype", "-printf"],
+  ].map((primary) => [primary, 1]),
+]);
+
+/** `find [-H|-L|-P] [paths] [expression]`, the expression made of the primaries above only. */
+const findWords: Check = (args) => {
+  let i = 0;
+  while (/^-[HLP]$/.test(args[i] ?? "")) i++;
+  while (i < args.length && !/^[-()!]/.test(args[i] ?? "")) i++;
+  while (i < args.length) {
+    const arity = findPrimaries[args[i] ?? ""];
+    if (arity === undefined || i + arity >= args.length) return false;
+    i += 1 + arity;
+  }
+  return true;
+};
+
+/** Programs whose words follow a grammar of their own; every word must be fixed text. */
+const special: Record<string, Check> = {
+  test: testWords,
+  "[": testWords,
+  find: findWords,
+  env: (args) => args.length === 0,
+  command: (args) =>
+    (args[0] === "-v" || args[0] === "-V") && args.slice(1).every((a) => !a.startsWith("-")),
+};
 
 function staticValues(words: Word[]): string[] | undefined {
   const values: string[] = [];
@@ -116,17 +156,3 @@ function staticValues(words: Word[]): string[] | undefined {
   }
   return values;
 }
-
-/** The read-only set as the README and `rules explain` list it. */
-export const readOnlySet = [
-  ...anyArguments,
-  "test, [ (fixed words, without -v, -R)",
-  "find (without -exec, -execdir, -ok, -okdir, -delete, -fprint*, -fls)",
-  "sort (without -o, --output, --compress-program)",
-  "uniq (with at most one file)",
-  "rg (without --pre, --pre-glob, --hostname-bin)",
-  "env (no arguments)",
-  "command -v",
-  "git status, diff, log, show (without --output, --ext-diff)",
-  "git branch (listing options only)",
-];

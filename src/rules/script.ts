@@ -26,30 +26,14 @@ export interface Script {
   opaque: string[];
 }
 
-/** Syntax the rules cannot see through: whatever it runs, or changes, shows only when it runs. */
-const opaqueSyntax: Record<string, string> = {
-  command_substitution: "a command substitution $(…)",
-  process_substitution: "a process substitution <(…)",
-  arithmetic_expansion: "an arithmetic expansion $((…))",
-  function_definition: "a function definition",
-  for_statement: "a for loop (it sets a variable)",
-  c_style_for_statement: "a for loop (it sets a variable)",
-  case_statement: "a case statement",
-  test_command: "a [[ … ]] test",
-  ternary_expression: "an arithmetic expression",
-  postfix_expression: "an arithmetic expression",
-  declaration_command: "export, declare, local or readonly (they set variables)",
-  unset_command: "unset (it changes variables)",
-  subscript: "an array subscript",
-  array: "an array",
-  brace_expression: "a brace expansion",
-  extglob_pattern: "an extended glob",
-  regex: "a regular expression match",
-  translated_string: 'a $"…" string',
-};
-
-/** Syntax that only arranges simple commands or spells words: nothing hidden in it. */
-const plainSyntax = new Set([
+/**
+ * The shell syntax the rules model, by the grammar's node types: what only arranges simple
+ * commands (lists, pipelines, subshells, groups, `if`, `while`/`until`, `!`) or spells words
+ * (quotes, `$name`, `${name}`, escapes), redirects, assignments and the words of a `[ … ]` test.
+ * Every other node type (an arithmetic command `((…))`, a substitution, a loop that sets a
+ * variable, anything a later grammar adds) is syntax the rules do not model: the line asks.
+ */
+export const modelledTypes: ReadonlySet<string> = new Set([
   "program",
   "list",
   "pipeline",
@@ -63,6 +47,7 @@ const plainSyntax = new Set([
   "else_clause",
   "while_statement",
   "comment",
+  "command",
   "command_name",
   "word",
   "string",
@@ -74,69 +59,140 @@ const plainSyntax = new Set([
   "variable_name",
   "special_variable_name",
   "simple_expansion",
+  "expansion",
+  "variable_assignment",
+  "variable_assignments",
+  "file_redirect",
   "file_descriptor",
+  "heredoc_redirect",
   "heredoc_start",
   "heredoc_body",
   "heredoc_content",
   "heredoc_end",
   "herestring_redirect",
-  "heredoc_redirect",
-  // the words of a `[ … ]` test (in `[[ … ]]` and arithmetic they are opaque anyway)
+  "test_command",
   "unary_expression",
   "binary_expression",
   "parenthesized_expression",
   "test_operator",
 ]);
 
+/** The grammar's unnamed tokens the rules model; `((`, `[[`, `$((`, `$(`, `for`, `case`… are not. */
+export const modelledTokens: ReadonlySet<string> = new Set([
+  ...[";", "&", "&&", "||", "|", "|&", "!", "(", ")", "{", "}", "[", "]"],
+  ...["if", "then", "elif", "else", "fi", "while", "until", "do", "done"],
+  ...['"', "$", "${", "=", "+="],
+  ...[">", ">>", "<", "&>", "&>>", "<&", ">&", ">|", "<&-", ">&-", "<<", "<<-", "<<<"],
+  // the operators of a `[ … ]` test
+  ...["==", "!=", "-a", "-o"],
+]);
+
+const arithmeticCommand = "an arithmetic command ((…)), which evaluates variables as code";
+
+/** Why a node type outside the model asks, for the ones a person is likely to meet. */
+const unmodelledReasons: Record<string, string> = {
+  command_substitution: "a command substitution $(…)",
+  process_substitution: "a process substitution <(…)",
+  arithmetic_expansion: "an arithmetic expansion $((…))",
+  "((": arithmeticCommand,
+  "$[": "an arithmetic expansion $[…]",
+  function_definition: "a function definition",
+  for_statement: "a for loop (it sets a variable)",
+  c_style_for_statement: "a for loop (it sets a variable)",
+  case_statement: "a case statement",
+  "[[": "a [[ … ]] test",
+  ternary_expression: "an arithmetic expression",
+  postfix_expression: "an arithmetic expression",
+  declaration_command: "export, declare, local or readonly (they set variables)",
+  unset_command: "unset (it changes variables)",
+  subscript: "an array subscript",
+  array: "an array",
+  brace_expression: "a brace expansion",
+  extglob_pattern: "an extended glob",
+  regex: "a regular expression match",
+  translated_string: 'a $"…" string',
+};
+
+/** Why a node is outside the model, or `undefined` when the rules model it. */
+export function unmodelled(type: string, named: boolean): string | undefined {
+  if (named ? modelledTypes.has(type) : modelledTokens.has(type)) return undefined;
+  return unmodelledReasons[type] ?? `shell syntax the rules do not model (${type})`;
+}
+
 /** Text that starts a substitution: inside a plain word, the grammar missed one. */
 const misread = /`|\$\(|\$\[/;
 
-/** A here-document with an unquoted delimiter expands its body, substitutions included. */
+/**
+ * A here-document with an unquoted delimiter expands its body: anything there but text, `$name`
+ * and `${name}` (a subscript `${a[i]}` evaluates code, a `$(…)` runs it) asks.
+ */
 function expandingHeredoc(node: Node): boolean {
   const start = node.namedChildren.find((child) => child?.type === "heredoc_start")?.text ?? "";
   const body = node.namedChildren.find((child) => child?.type === "heredoc_body")?.text ?? "";
-  return !/['"\\]/.test(start) && misread.test(body);
+  const plain = body.replace(
+    /\\[\s\S]|\$(\{([A-Za-z_]\w*|[0-9@*#?$!-])\}|[A-Za-z_0-9@*#?$!-])/g,
+    "",
+  );
+  return !/['"\\]/.test(start) && /[`$]/.test(plain);
 }
 
 const writeOperators = new Set([">", ">>", "&>", "&>>", ">|", "<>"]);
 
 /** Parses a command line; `undefined` when it is not valid shell syntax. */
 export function parseScript(source: string): Promise<Script | undefined> {
-  return withSyntaxTree(source, (root) => (root ? scriptOf(root) : undefined));
+  return withSyntaxTree(source, (root) => (root ? readTree(root) : undefined));
 }
 
-function scriptOf(root: Node): Script {
+/** What a syntax tree holds: its commands, its redirect targets, what the rules do not model. */
+export function readTree(root: Node): Script {
   const script: Script = { commands: [], writes: [], opaque: [] };
   const opaque = new Set<string>();
   const visit = (node: Node): void => {
     const type = node.type;
-    if (type === "command") script.commands.push(simpleCommand(node));
-    else if (type === "test_command" && !node.text.startsWith("[["))
+    const outside = unmodelled(type, node.isNamed);
+    if (outside) opaque.add(outside);
+    // bash reads `((` as an arithmetic command where the grammar may see two subshells
+    else if (type === "subshell" && node.text.startsWith("((")) opaque.add(arithmeticCommand);
+    else if (type === "command") script.commands.push(simpleCommand(node));
+    else if (type === "test_command" && node.children[0]?.type === "[")
       script.commands.push({ text: node.text, assigns: [], words: testWords(node) });
     else if (type === "variable_assignment" && node.parent?.type !== "command")
       script.commands.push({ text: node.text, assigns: [assignedName(node)], words: [] });
-    else if (type === "file_redirect") {
-      const target = redirectWrite(node);
+    else if (type.endsWith("_redirect")) {
+      const problem = redirectProblem(node);
+      if (problem) opaque.add(problem);
+      const target = type === "file_redirect" ? redirectWrite(node) : undefined;
       if (target) script.writes.push(target);
     } else if (type === "expansion") {
       if (!/^\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])\}$/.test(node.text))
         opaque.add("a parameter expansion with an operator");
-    } else if (opaqueSyntax[type]) opaque.add(opaqueSyntax[type]);
-    else if (type === "heredoc_redirect" && expandingHeredoc(node))
-      opaque.add("a here-document that runs commands");
-    else if (misread.test(node.text) && /^(word|string_content|heredoc_content)$/.test(type))
+    }
+    if (type === "heredoc_redirect" && expandingHeredoc(node))
+      opaque.add("a here-document whose body expands more than $name");
+    if (misread.test(node.text) && /^(word|string_content|heredoc_content)$/.test(type))
       opaque.add("a ` or $( the parser did not read as a substitution");
-    else if (
-      !plainSyntax.has(type) &&
-      type !== "variable_assignment" &&
-      type !== "variable_assignments"
-    )
-      opaque.add(`shell syntax the rules do not read (${type})`);
-    for (const child of node.namedChildren) if (child) visit(child);
+    for (const child of node.children) if (child) visit(child);
   };
   visit(root);
   script.opaque = [...opaque];
   return script;
+}
+
+/**
+ * A redirect bash reads otherwise than the grammar: `{name}>` and `{a[i]}>` (a descriptor kept
+ * in a variable, whose subscript bash evaluates as code), and words after a redirect's target
+ * (`ls > out -la`), which are the command's arguments though the grammar files them under the
+ * redirect.
+ */
+function redirectProblem(node: Node): string | undefined {
+  const previous = node.previousSibling;
+  if (previous && previous.type !== "compound_statement" && previous.endIndex === node.startIndex)
+    if (previous.text.endsWith("}"))
+      return "a redirect to a descriptor named by a variable ({name}>)";
+  const words = node.namedChildren.filter((child) => child && child.type !== "file_descriptor");
+  if (node.type === "file_redirect" && words.length > 1)
+    return "words after a redirect's target (the parser does not give them to the command)";
+  return undefined;
 }
 
 function simpleCommand(node: Node): SimpleCommand {

@@ -65,8 +65,12 @@ function follow(words: Word[], openArgs: boolean, view: CommandView): void {
   const wrapper = wrappers[name];
   if (wrapper && !(name === "command" && isLookup(args))) {
     const inner = skipOptions(name, args, wrapper, view);
-    if (name === "sudo" || wrapper.blocked)
-      view.blocked.push(`${name} (it runs the command as another user)`);
+    if (wrapper.shell) {
+      view.hidden.push(`${name} (it runs a shell, which reads its input)`);
+      view.runs.push({ words, openArgs });
+      return;
+    }
+    if (wrapper.notThrough) view.blocked.push(`${name} (${wrapper.notThrough})`);
     if (name === "coproc") view.hidden.push("coproc (the rules do not read what it runs)");
     const first = inner?.[0];
     if (first?.kind === "static" && wrapper.code?.includes(first.value))
@@ -157,6 +161,10 @@ function skipOptions(
       continue;
     }
     if (name === "nice" && /^-\d+$/.test(value)) continue;
+    const inert = (option: string) => {
+      if (!wrapper.inert?.includes(option))
+        view.blocked.push(`${name} ${option} (an option the rules do not know to be inert)`);
+    };
     if (!value.startsWith("-") || (value === "-" && name !== "env")) {
       const inner = skipOperands(args.slice(i), operands);
       return replace === undefined ? inner : inner?.map((word) => replaced(word, replace ?? ""));
@@ -174,6 +182,7 @@ function skipOptions(
       }
       if (name === "xargs" && option === "-I")
         replace = typeof given === "string" ? given : given.value;
+      inert(option);
     } else if (wrapper.code?.includes(option)) {
       codeOption(
         name,
@@ -181,11 +190,10 @@ function skipOptions(
         attached === undefined ? args[++i] : { kind: "static", value: attached },
         view,
       );
-    } else if (
-      !wrapper.flags.includes(value) &&
-      !wrapper.more?.includes(value) &&
-      !wrapper.pattern?.test(value)
-    ) {
+    } else if (wrapper.flags.includes(value) || wrapper.more?.includes(value)) inert(value);
+    else if (wrapper.pattern?.test(value)) {
+      if (!wrapper.patternInert) inert(value);
+    } else {
       view.hidden.push(`${name} ${value}, an option the rules do not know`);
       return undefined;
     }

@@ -38,7 +38,7 @@ export const defaultModel = "claude-sonnet-5-5";
 function providerFor(
   args: CliArgs,
   env: NodeJS.ProcessEnv,
-): { model: string; client(): Promise<ModelClient> } {
+): { model: string; client(tell: (notice: string) => void): Promise<ModelClient> } {
   /** What both clients take from the flags. */
   const common = {
     fetch: httpFetch,
@@ -55,9 +55,14 @@ function providerFor(
     const model = args.model ?? "";
     return {
       model,
-      client: async () => {
+      client: async (tell) => {
         const { OpenAIModelClient } = await import("../providers/openai.js");
-        return new OpenAIModelClient({ model, ...common, ...(apiKey && { apiKey }) });
+        return new OpenAIModelClient({
+          model,
+          ...common,
+          ...(apiKey && { apiKey }),
+          onNotice: tell,
+        });
       },
     };
   }
@@ -115,7 +120,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   const bashCanRun = args.allowBash || stdin.isTTY === true || json !== undefined || allowRules;
   // The output of the running turn: approvals and each request's usage are reported to it.
   let output: Output | undefined;
-  const provider = await connect.client();
+  const provider = await connect.client((notice) => stderr.write(`mini-agent: ${notice}\n`));
   // Each request's usage goes to the session, which exists by then: the prompt comes first.
   const client = new CountingClient(
     args.tokenBudget === undefined ? provider : new BudgetClient(provider, args.tokenBudget),

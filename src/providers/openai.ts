@@ -42,7 +42,7 @@ export interface OpenAIOptions {
   fetch?: typeof fetch;
   /**
    * Told once when the client changes what it sends for the rest of its life because the model
-   * refused the request (see `refusalAdjustment`); the CLI prints it on stderr.
+   * refused the request (see `refusals`); the CLI prints it on stderr.
    */
   onNotice?: (notice: string) => void;
 }

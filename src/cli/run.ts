@@ -38,14 +38,18 @@ export const defaultModel = "claude-sonnet-5-5";
 function providerFor(
   args: CliArgs,
   env: NodeJS.ProcessEnv,
-): { model: string; client(tell: (notice: string) => void): Promise<ModelClient> } {
+): {
+  model: string;
+  /** `tell` prints a notice of the client on stderr; `sessionId` is known once a session began. */
+  client(tell: (notice: string) => void, sessionId: () => string | undefined): Promise<ModelClient>;
+} {
   /** What both clients take from the flags. */
   const common = {
     fetch: httpFetch,
     ...(args.baseURL !== undefined && { baseURL: args.baseURL }),
     ...(args.thinking !== undefined && { thinking: args.thinking }),
   };
-  if (args.provider === "openai") {
+  if (args.provider !== "anthropic") {
     const apiKey = env.OPENAI_API_KEY || undefined;
     if (!apiKey && args.baseURL === undefined) {
       throw new UsageError(
@@ -53,16 +57,21 @@ function providerFor(
       );
     }
     const model = args.model ?? "";
+    const openai = { model, ...common, ...(apiKey && { apiKey }) };
+    if (args.provider === "openai-responses") {
+      return {
+        model,
+        client: async (_tell, sessionId) => {
+          const { OpenAIResponsesModelClient } = await import("../providers/openai-responses.js");
+          return new OpenAIResponsesModelClient({ ...openai, promptCacheKey: sessionId });
+        },
+      };
+    }
     return {
       model,
       client: async (tell) => {
         const { OpenAIModelClient } = await import("../providers/openai.js");
-        return new OpenAIModelClient({
-          model,
-          ...common,
-          ...(apiKey && { apiKey }),
-          onNotice: tell,
-        });
+        return new OpenAIModelClient({ ...openai, onNotice: tell });
       },
     };
   }
@@ -120,7 +129,10 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   const bashCanRun = args.allowBash || stdin.isTTY === true || json !== undefined || allowRules;
   // The output of the running turn: approvals and each request's usage are reported to it.
   let output: Output | undefined;
-  const provider = await connect.client((notice) => stderr.write(`mini-agent: ${notice}\n`));
+  const provider = await connect.client(
+    (notice) => stderr.write(`mini-agent: ${notice}\n`),
+    () => store.id,
+  );
   // Each request's usage goes to the session, which exists by then: the prompt comes first.
   const client = new CountingClient(
     args.tokenBudget === undefined ? provider : new BudgetClient(provider, args.tokenBudget),

@@ -7,9 +7,11 @@ import * as anthropic from "../src/testing/anthropic-server.js";
 import { notJson } from "../src/testing/openai-server.js";
 import {
   encryptedReasoning,
+  encryptedUnsupported,
   type ResponsesServer,
   response,
   startResponsesServer,
+  status,
   stream,
 } from "../src/testing/responses-server.js";
 import { postRaw } from "../src/testing/sse-server.js";
@@ -233,6 +235,39 @@ describe("the Responses API adapter", () => {
       "ProviderStreamError: The server had an error processing your request. Sorry about that!",
       "ProviderStreamError: The server had an error processing your request. Sorry about that!",
     ]);
+  });
+
+  it("asks a model without reasoning no more for encrypted reasoning once it refused it", async () => {
+    const server = track(
+      await startResponsesServer(
+        [
+          status(500, "unused: this request is refused before its reply"),
+          stream(response({ calls: [lsCall("call_1")] }, "gpt-4.1")),
+          stream(response({ text: ["Listed."] }, "gpt-4.1")),
+        ],
+        { noReasoning: true },
+      ),
+    );
+    const { result } = await run(client(server, { model: "gpt-4.1" }), [user]);
+    expect(result.text).toBe("Listed.");
+    expect(server.rejections).toEqual([encryptedUnsupported]);
+    expect(server.requests.map(({ body }) => body.include)).toEqual([
+      ["reasoning.encrypted_content"],
+      undefined,
+      undefined,
+    ]);
+  });
+
+  it("does not resend on another refusal", async () => {
+    const server = track(
+      await startResponsesServer([
+        status(400, "Unsupported parameter: 'reasoning.effort' is not supported with this model."),
+      ]),
+    );
+    await expect(run(client(server, { thinking: "high" }), [user])).rejects.toThrow(
+      "Unsupported parameter: 'reasoning.effort'",
+    );
+    expect(server.requests).toHaveLength(1);
   });
 
   it("reports cached input tokens apart from the rest", async () => {

@@ -1,5 +1,10 @@
 import OpenAI, { APIError } from "openai";
+import type {
+  ResponseCreateParamsStreaming,
+  ResponseStreamEvent,
+} from "openai/resources/responses/responses";
 import type { Reasoning } from "openai/resources/shared";
+import type { Stream } from "openai/streaming";
 import { normalizeHistory } from "../history.js";
 import type { ModelClient, ModelEvent, ModelRequest, ThinkingLevel } from "../types.js";
 import { callIdsIn } from "./calls.js";
@@ -48,6 +53,12 @@ export interface OpenAIResponsesOptions {
  */
 export class OpenAIResponsesModelClient implements ModelClient {
   private readonly client: OpenAI;
+  /**
+   * Cleared, for the client's life, when the model refused encrypted reasoning: a model without
+   * reasoning (gpt-4o, gpt-4.1) answers "Encrypted content is not supported with this model."
+   * (param `include`), and the request goes again without it; no list of models is kept.
+   */
+  private encrypted = true;
 
   constructor(private readonly options: OpenAIResponsesOptions) {
     this.client = new OpenAI({
@@ -67,21 +78,18 @@ export class OpenAIResponsesModelClient implements ModelClient {
     const reasoning = reasoningOf(this.options.thinking);
     const [controller, release] = linkedController(request.signal);
     try {
-      const events = await this.client.responses.create(
-        {
-          model,
-          ...(request.system !== "" && { instructions: request.system }),
-          input: toResponsesInput(history, model),
-          ...(tools.length > 0 && { tools }),
-          stream: true,
-          store: false,
-          include: ["reasoning.encrypted_content"],
-          ...(cacheKey && { prompt_cache_key: cacheKey }),
-          ...(reasoning && { reasoning }),
-          ...(maxTokens !== undefined && { max_output_tokens: maxTokens }),
-        },
-        { signal: controller.signal },
-      );
+      const body = {
+        model,
+        ...(request.system !== "" && { instructions: request.system }),
+        input: toResponsesInput(history, model),
+        ...(tools.length > 0 && { tools }),
+        stream: true as const,
+        store: false,
+        ...(cacheKey && { prompt_cache_key: cacheKey }),
+        ...(reasoning && { reasoning }),
+        ...(maxTokens !== undefined && { max_output_tokens: maxTokens }),
+      };
+      const events = await this.open(body, controller.signal);
       yield* toModelEventsFromResponses(
         failWhenIdle(events, this.options.idleTimeout ?? 90_000, controller),
         { taken: callIdsIn(history), model },
@@ -95,10 +103,35 @@ export class OpenAIResponsesModelClient implements ModelClient {
       release();
     }
   }
+
+  /** The stream of `body`, with encrypted reasoning asked for unless the model refused it. */
+  private async open(
+    body: ResponsesBody,
+    signal: AbortSignal,
+  ): Promise<Stream<ResponseStreamEvent>> {
+    for (;;) {
+      const include = this.encrypted ? { include: ["reasoning.encrypted_content" as const] } : {};
+      try {
+        return await this.client.responses.create({ ...body, ...include }, { signal });
+      } catch (error) {
+        if (!this.encrypted || !encryptionRefused(error)) throw error;
+        this.encrypted = false;
+      }
+    }
+  }
 }
+
+/** A request's body, before `include` is added to it. */
+type ResponsesBody = Omit<ResponseCreateParamsStreaming, "include">;
 
 function reasoningOf(level: ThinkingLevel | undefined): Reasoning | undefined {
   if (level === undefined) return undefined;
   if (level === "off") return { effort: "none" };
   return { effort: level, summary: "auto" };
+}
+
+function encryptionRefused(error: unknown): boolean {
+  if (!(error instanceof APIError) || error.status !== 400) return false;
+  const body = error.error as { message?: unknown } | undefined;
+  return body?.message === "Encrypted content is not supported with this model.";
 }

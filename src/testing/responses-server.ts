@@ -210,14 +210,36 @@ export const status = (code: number, message = "error", param: string | null = n
 
 export type ResponsesServer = ScriptedServer;
 
+export interface ResponsesServerOptions {
+  /**
+   * Refuse as a model without reasoning does (gpt-4o, gpt-4.1, gpt-5-chat-latest): a request
+   * that asks for encrypted reasoning gets `encryptedUnsupported`.
+   */
+  noReasoning?: boolean;
+}
+
+/** A model without reasoning refuses `include: ["reasoning.encrypted_content"]` (param `include`); confirmed. */
+export const encryptedUnsupported = "Encrypted content is not supported with this model.";
+
 /** Starts the server on 127.0.0.1 with a script of replies, one per request, in order. */
-export function startResponsesServer(script: ReplyScript[]): Promise<ResponsesServer> {
+export function startResponsesServer(
+  script: ReplyScript[],
+  options: ResponsesServerOptions = {},
+): Promise<ResponsesServer> {
   return startScriptedServer(
     {
       path: "/v1/responses",
       authorized: () => true,
-      error: (code, message) => status(code, message) as Reply & { kind: "status" },
-      validate,
+      error: (code, message) =>
+        status(code, message, message === encryptedUnsupported ? "include" : null) as Reply & {
+          kind: "status";
+        },
+      validate: (body) => {
+        const asked =
+          Array.isArray(body.include) && body.include.includes("reasoning.encrypted_content");
+        if (options.noReasoning && asked) return encryptedUnsupported;
+        return validate(body);
+      },
       // Approximate: the Responses API's parser refuses the body as Chat Completions' does.
       loneSurrogate: () => notJson,
     },

@@ -5,8 +5,10 @@ import { isValidCallId } from "../src/history/call-ids.js";
 import { AnthropicModelClient } from "../src/providers/anthropic.js";
 import { httpFetch } from "../src/providers/http-transport.js";
 import { OpenAIModelClient } from "../src/providers/openai.js";
+import { OpenAIResponsesModelClient } from "../src/providers/openai-responses.js";
 import * as anthropic from "../src/testing/anthropic-server.js";
 import * as openai from "../src/testing/openai-server.js";
+import * as responses from "../src/testing/responses-server.js";
 import type {
   Body,
   Reply,
@@ -77,6 +79,27 @@ const adapters: Adapter[] = [
       ((body.messages ?? []) as Record<string, unknown>[])
         .filter((message) => message.role === "tool")
         .map((message) => [message.tool_call_id, message.content]),
+    asError: (text) => `Error: ${text}`,
+  },
+  {
+    name: "OpenAI Responses",
+    start: responses.startResponsesServer,
+    client: (server, idleTimeout, transport) =>
+      new OpenAIResponsesModelClient({
+        baseURL: `${server.url}/v1`,
+        model: "local-model",
+        ...(idleTimeout !== undefined && { idleTimeout }),
+        ...(transport && { fetch: transport }),
+      }),
+    answer: (text, calls, faults) =>
+      responses.stream(responses.response({ text, ...(calls && { calls }) }), faults),
+    truncated: (text, calls) =>
+      responses.stream(responses.response({ text, calls, status: "incomplete" })),
+    incomplete: (text) => responses.stream(responses.response({ text }).slice(0, -1)),
+    results: (body) =>
+      ((body.input ?? []) as Record<string, unknown>[])
+        .filter((item) => item.type === "function_call_output")
+        .map((item) => [item.call_id, item.output]),
     asError: (text) => `Error: ${text}`,
   },
 ];
@@ -182,7 +205,9 @@ describe.each(contenders)("ModelClient contract: $name", (adapter) => {
     const server = await serve([adapter.incomplete(["cut"])]);
     const { events, error } = await collect(adapter.client(server));
     expect(events).toEqual([{ type: "text", text: "cut" }]);
-    expect(error).toMatch(/^the model stream ended (before message_stop|without a finish_reason)$/);
+    expect(error).toMatch(
+      /^the model stream ended (before message_stop|without a finish_reason|before response\.completed)$/,
+    );
   });
 
   it("ends the round as aborted when the signal fires", async () => {

@@ -6,6 +6,11 @@ import { join } from "node:path";
 import { createServer as createTlsServer } from "node:tls";
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
+import {
+  response,
+  stream as responsesStream,
+  startResponsesServer,
+} from "../src/testing/responses-server.js";
 import { useCleanup } from "./support/cleanup.js";
 import { cliEnv, runBin, useCliSetup } from "./support/cli.js";
 import { useTempDirs } from "./support/temp.js";
@@ -131,6 +136,28 @@ describe("the CLI's HTTP transport", () => {
     expect(loaded.filter((name) => name.includes("undici"))).toEqual([]);
   }, 20_000);
 
+  it("runs a Responses API turn without loading Node's fetch stack either", async () => {
+    const server = track(
+      await startResponsesServer([responsesStream(response({ text: ["Hi."] }))]),
+    );
+    const home = await tempDir();
+    const probe = join(home, "probe.mjs");
+    const out = join(home, "modules.txt");
+    await writeFile(
+      probe,
+      `import { writeFileSync } from "node:fs";\nprocess.on("exit", () => writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.join("\\n")));\n`,
+    );
+    const env = { ...cliEnv(home, server.url), OPENAI_BASE_URL: `${server.url}/v1` };
+    const run = await runBin(["--provider", "openai-responses", "-m", "gpt-5.5", "hi"], {
+      cwd: home,
+      env: { ...env, NODE_OPTIONS: `--import=${probe}` },
+    });
+    expect(run).toEqual({ code: 0, stdout: "Hi.\n", stderr: "" });
+    const loaded = (await readFile(out, "utf8")).split("\n");
+    expect(loaded).toContain("NativeModule http");
+    expect(loaded.filter((name) => name.includes("undici"))).toEqual([]);
+  }, 20_000);
+
   it("connects straight to the base URL whatever HTTP_PROXY and HTTPS_PROXY say, as Node 20's fetch does", async () => {
     const { server, options } = await setup([stream(turn({ text: ["Direct."] }))]);
     const dead = "http://127.0.0.1:9";
@@ -197,6 +224,12 @@ describe("the CLI's HTTP transport", () => {
   it.each([
     ["one line (Messages API)", "event: message_start\r\ndata: ", "a", []],
     ["many lines (Chat Completions)", "", "data: x\n", ["--provider", "openai", "--model", "m"]],
+    [
+      "one line (Responses API)",
+      "event: response.output_text.delta\ndata: ",
+      "a",
+      ["--provider", "openai-responses", "--model", "m"],
+    ],
   ])(
     "ends the turn in one line when a server-sent event of %s goes on past 64 MiB, its memory bounded",
     async (_, start, line, flags) => {

@@ -12,6 +12,12 @@ import {
   thinkingSignature,
   turn,
 } from "../src/testing/anthropic-server.js";
+import {
+  encryptedReasoning,
+  response,
+  stream as responsesStream,
+  startResponsesServer,
+} from "../src/testing/responses-server.js";
 import type { Message } from "../src/types.js";
 import { useCleanup } from "./support/cleanup.js";
 import { cliEnv, runBin } from "./support/cli.js";
@@ -209,6 +215,69 @@ describe.each(modes)("crash matrix, --sandbox %s", (mode) => {
       { type: "redacted_thinking", data: redactedData("hidden") },
       { type: "thinking", thinking: "I will wait.", signature: thinkingSignature("I will wait.") },
     ]);
+    expect(await processesWith(marker)).toEqual([]);
+  });
+
+  it("killed mid tool loop of a Responses round: its encrypted reasoning goes back as it was", async () => {
+    const marker = sleeper();
+    const command = { command: marker };
+    const first = responsesStream(
+      response(
+        { reasoning: ["I will wait."], calls: [{ id: "call_1", name: "bash", input: command }] },
+        "gpt-5.5",
+      ),
+    );
+    const server = track(
+      await startResponsesServer([
+        first,
+        responsesStream(response({ text: ["resumed fine"] }, "gpt-5.5")),
+      ]),
+    );
+    const frames = first.kind === "stream" ? first.frames : [];
+    const rs = String((frames[2]?.data as { item?: { id?: string } } | undefined)?.item?.id);
+    const workspace = await tempDir();
+    const home = await tempDir();
+    const env = cliEnv(home, server.url, { OPENAI_BASE_URL: `${server.url}/v1` });
+    const flags = [...sandbox, "--provider", "openai-responses", "-m", "gpt-5.5"];
+    const killed = await runBin([...flags, "--thinking", "high", "--allow-bash", "wait"], {
+      cwd: workspace,
+      env,
+      started: (child) => {
+        const timer = setInterval(() => {
+          if (!sessionText(home).includes('"call_1"')) return;
+          clearInterval(timer);
+          child.kill("SIGKILL");
+        }, 10);
+        child.on("close", () => clearInterval(timer));
+      },
+    });
+    expect(killed.code).toBe(null);
+    const next = await runBin([...flags, "--thinking", "high", "--continue", "what happened?"], {
+      cwd: workspace,
+      env,
+    });
+    expect([next.stdout, next.code, server.rejections]).toEqual(["resumed fine\n", 0, []]);
+    const sent = server.requests.at(-1)?.body.input as Record<string, unknown>[];
+    expect(sent.slice(0, 3)).toEqual([
+      { type: "message", role: "user", content: "wait" },
+      {
+        type: "reasoning",
+        id: rs,
+        summary: [],
+        encrypted_content: encryptedReasoning("gpt-5.5", rs),
+      },
+      {
+        type: "function_call",
+        call_id: "call_1",
+        name: "bash",
+        arguments: JSON.stringify(command),
+      },
+    ]);
+    expect(sent[3]).toEqual({
+      type: "function_call_output",
+      call_id: "call_1",
+      output: `Error: ${outcomeUnknown}`,
+    });
     expect(await processesWith(marker)).toEqual([]);
   });
 

@@ -4,6 +4,8 @@ import { runAgent } from "../src/agent.js";
 import { normalizeHistory } from "../src/history/normalize.js";
 import { toAnthropicMessages } from "../src/providers/anthropic-protocol.js";
 import { toOpenAIMessages } from "../src/providers/openai-protocol.js";
+import { toResponsesInput } from "../src/providers/responses-protocol.js";
+import { responsesReasoningData } from "../src/providers/responses-reasoning.js";
 import { receipts } from "../src/receipts.js";
 import { Session } from "../src/session/session.js";
 import {
@@ -13,13 +15,19 @@ import {
 } from "../src/testing/anthropic-server.js";
 import { call, done, FakeClient, type ScriptRound, text } from "../src/testing/fake-client.js";
 import { validate as validateOpenAI } from "../src/testing/openai-server.js";
+import {
+  encryptedReasoning,
+  validate as validateResponsesBody,
+} from "../src/testing/responses-server.js";
 import type { BeforeToolCall, Message, ModelEvent, Tool } from "../src/types.js";
 import { useTempDirs } from "./support/temp.js";
 import { scriptedTool } from "./support/tools.js";
 
 /**
  * Every fault at every point of a three-round task with side effects, each round thinking first
- * (signed and redacted thinking, as the Messages API sends it): after each, the session loads, every call has exactly one result, the next request passes both providers' strict
+ * (signed and redacted thinking, as the Messages API sends it, and encrypted reasoning, as the
+ * Responses API does): after each, the session loads, every call has exactly one result, the next
+ * request passes the three protocols' strict
  * validation, and no side effect ran twice, not even after resuming. The event sink (the session
  * append) failing at each record, with nothing or half a line written, is among the faults: what
  * was written loads, and the history the loop holds normalises to a valid one.
@@ -43,9 +51,32 @@ const redacted: ModelEvent = {
   type: "reasoning",
   part: { type: "redacted_thinking", data: redactedData("hidden"), at: { text: 0, calls: 0 } },
 };
+/** An encrypted reasoning item of the Responses API, kept as its adapter keeps one. */
+const encrypted = (id: string, at: { text: number; calls: number }): ModelEvent => ({
+  type: "reasoning",
+  part: {
+    type: "redacted_thinking",
+    data: responsesReasoningData("m", { id, encrypted_content: encryptedReasoning("m", id) }),
+    at,
+  },
+});
+/** The Responses API's checks of a request carrying `messages`. */
+const validateResponses = (messages: Message[]) =>
+  validateResponsesBody({ model: "m", store: false, input: toResponsesInput(messages, "m") });
+/** A round's encrypted parts that its text or a call came after. */
+const followedEncryptedParts = (message: Message) =>
+  message.role !== "assistant"
+    ? []
+    : (message.reasoning ?? []).filter(
+        (part) =>
+          part.type === "redacted_thinking" &&
+          part.data.includes("encrypted_content") &&
+          (part.at.text < message.content.length || part.at.calls < message.toolCalls.length),
+      );
 const rounds: ModelEvent[][] = [
   [
     ...thought("Read a, then write."),
+    encrypted("rs_1", { text: 0, calls: 0 }),
     text("Looking first."),
     call("c1", "read", { path: "a" }),
     call("c2", "write", { id: "w1" }),
@@ -55,6 +86,7 @@ const rounds: ModelEvent[][] = [
     redacted,
     ...thought("Write again, read two."),
     call("c3", "write", { id: "w2" }),
+    encrypted("rs_2", { text: 0, calls: 1 }),
     call("c4", "read", { path: "b" }),
     call("c5", "read", { path: "c" }),
     done,
@@ -208,6 +240,7 @@ describe("fault matrix", () => {
         expect(
           validateOpenAI({ model: "m", messages: toOpenAIMessages("sys", held) }),
         ).toBeUndefined();
+        expect(validateResponses(held)).toBeUndefined();
       } else {
         expect(loaded.repaired).toBe(0);
         expect(loaded.messages).toEqual(written);
@@ -226,6 +259,10 @@ describe("fault matrix", () => {
       expect(
         validateOpenAI({ model: "m", messages: toOpenAIMessages("sys", next) }),
       ).toBeUndefined();
+      expect(validateResponses(next)).toBeUndefined();
+      // Every encrypted item kept goes back, but one that nothing followed in a cut round.
+      const sentItems = toResponsesInput(next, "m").filter((item) => item.type === "reasoning");
+      expect(sentItems.length).toBe(next.flatMap(followedEncryptedParts).length);
       expect(new Set(effects).size).toBe(effects.length);
 
       const ranBefore = [...effects];

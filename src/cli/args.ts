@@ -45,7 +45,8 @@ export type SandboxFlag = "auto" | "required" | "off";
 export interface CliArgs {
   task?: string;
   cwd: string;
-  provider: "anthropic" | "openai";
+  /** `openai`: Chat Completions; `openai-responses`: OpenAI's Responses API. */
+  provider: "anthropic" | "openai" | "openai-responses";
   model?: string;
   baseURL?: string;
   allowBash: boolean;
@@ -99,8 +100,10 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
     values.print ?? (positionals.length > 0 && !subcommand ? positionals.join(" ") : undefined);
   if (task !== undefined && task.trim() === "") throw new UsageError("the task is empty");
   const provider = values.provider ?? "anthropic";
-  if (provider !== "anthropic" && provider !== "openai") {
-    throw new UsageError(`unknown provider ${JSON.stringify(provider)} (anthropic or openai)`);
+  if (provider !== "anthropic" && provider !== "openai" && provider !== "openai-responses") {
+    throw new UsageError(
+      `unknown provider ${JSON.stringify(provider)} (anthropic, openai or openai-responses)`,
+    );
   }
   const outputFormat = values["output-format"] ?? "text";
   if (outputFormat !== "text" && outputFormat !== "json" && outputFormat !== "stream-json") {
@@ -180,15 +183,16 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
   if (values.cwd === "")
     throw new UsageError("--cwd is empty: name a folder, or leave the flag out");
   const model = values.model ?? nonEmpty(env.MINI_AGENT_MODEL);
-  if (provider === "openai" && model === undefined) {
+  if (provider !== "anthropic" && model === undefined) {
+    const example = provider === "openai" ? "--model gpt-5 or --model llama3.1" : "--model gpt-5.5";
     throw new UsageError(
-      "--provider openai needs --model (or MINI_AGENT_MODEL), e.g. --model gpt-5 or --model llama3.1",
+      `--provider ${provider} needs --model (or MINI_AGENT_MODEL), e.g. ${example}`,
     );
   }
   const state = env.MINI_AGENT_HOME;
   if (state && !isAbsolute(state))
     throw new UsageError(`MINI_AGENT_HOME must be an absolute path, not ${JSON.stringify(state)}`);
-  const urlVariable = provider === "openai" ? "OPENAI_BASE_URL" : "ANTHROPIC_BASE_URL";
+  const urlVariable = provider === "anthropic" ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL";
   const baseURL = values["base-url"] ?? nonEmpty(env[urlVariable]);
   if (baseURL !== undefined)
     checkURL(baseURL, values["base-url"] !== undefined ? "--base-url" : urlVariable);

@@ -9,10 +9,11 @@ starts an interactive session (/exit or Ctrl-D to leave).
 Options:
   -p, --print TASK          run TASK once (same as giving it as an argument)
       --cwd DIR             work in DIR instead of the current folder
-      --provider NAME       anthropic (default) or openai (OpenAI, Ollama, vLLM, llama.cpp,
+      --provider NAME       anthropic (default), openai-responses (OpenAI's Responses API,
+                            for OpenAI's models) or openai (OpenAI, Ollama, vLLM, llama.cpp,
                             OpenRouter: any Chat Completions server)
   -m, --model NAME          model (default: $MINI_AGENT_MODEL, else claude-sonnet-5-5 for
-                            anthropic; required for openai)
+                            anthropic; required for openai and openai-responses)
       --base-url URL        provider endpoint (default: $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL,
                             else the provider's public API)
       --allow-bash          let the agent run shell commands without asking (deny rules still hold)
@@ -55,8 +56,9 @@ Export (the newest session of this folder, or ID, as one self-contained file):
 Environment:
   ANTHROPIC_API_KEY         key for --provider anthropic (required)
   ANTHROPIC_BASE_URL        Messages API endpoint, e.g. a local Anthropic-compatible server
-  OPENAI_API_KEY            key for --provider openai (optional for a local server)
-  OPENAI_BASE_URL           Chat Completions endpoint, e.g. http://127.0.0.1:11434/v1 (Ollama)
+  OPENAI_API_KEY            key for --provider openai and openai-responses (optional for a
+                            local server)
+  OPENAI_BASE_URL           their endpoint, e.g. http://127.0.0.1:11434/v1 (Ollama)
   MINI_AGENT_MODEL          model when -m is not given
   MINI_AGENT_HOME           state folder: sessions (default ~/.mini-agent)
 

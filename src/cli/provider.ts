@@ -8,14 +8,18 @@ export const defaultModel = "claude-sonnet-5-5";
 export function providerFor(
   args: CliArgs,
   env: NodeJS.ProcessEnv,
-): { model: string; client(): Promise<ModelClient> } {
+): {
+  model: string;
+  /** `tell` prints a notice of the client on stderr; `sessionId` is known once a session began. */
+  client(tell: (notice: string) => void, sessionId: () => string | undefined): Promise<ModelClient>;
+} {
   /** What both clients take from the flags. */
   const common = {
     fetch: httpFetch,
     ...(args.baseURL !== undefined && { baseURL: args.baseURL }),
     ...(args.thinking !== undefined && { thinking: args.thinking }),
   };
-  if (args.provider === "openai") {
+  if (args.provider !== "anthropic") {
     const apiKey = env.OPENAI_API_KEY || undefined;
     if (!apiKey && args.baseURL === undefined) {
       throw new UsageError(
@@ -23,11 +27,21 @@ export function providerFor(
       );
     }
     const model = args.model ?? "";
+    const openai = { model, ...common, ...(apiKey && { apiKey }) };
+    if (args.provider === "openai-responses") {
+      return {
+        model,
+        client: async (_tell, sessionId) => {
+          const { OpenAIResponsesModelClient } = await import("../providers/openai-responses.js");
+          return new OpenAIResponsesModelClient({ ...openai, promptCacheKey: sessionId });
+        },
+      };
+    }
     return {
       model,
-      client: async () => {
+      client: async (tell) => {
         const { OpenAIModelClient } = await import("../providers/openai.js");
-        return new OpenAIModelClient({ model, ...common, ...(apiKey && { apiKey }) });
+        return new OpenAIModelClient({ ...openai, onNotice: tell });
       },
     };
   }

@@ -102,7 +102,12 @@ async function prepare(start: RunStart) {
   const rules = await ruleBook(rulesFile(env, workspace), args.rules);
   const allowRules = rules.current().some((rule) => rule.effect === "allow");
   const bashCanRun = args.allowBash || stdin.isTTY === true || json !== undefined || allowRules;
-  const provider = await connect.client();
+  // The session's id, for a provider that keys its prompt cache by it, once the session exists.
+  const session: { id?: () => string | undefined } = {};
+  const provider = await connect.client(
+    (notice) => stderr.write(`mini-agent: ${notice}\n`),
+    () => session.id?.(),
+  );
   const seen = new SeenFiles();
   const tools = createWorkspaceTools(workspace, {
     bash: { sandbox: sandboxOptions },
@@ -118,6 +123,7 @@ async function prepare(start: RunStart) {
   const resumed = resumePath ? await resumeSession(resumePath, stderr) : undefined;
   return {
     ...start,
+    session,
     model: connect.model,
     provider,
     tools,
@@ -138,6 +144,7 @@ async function wire(parts: Awaited<ReturnType<typeof prepare>>) {
   const env = process.env;
   const create = () => Session.create({ dir, workspace, model, sandbox: sandboxName(sandbox) });
   const journal = new Journal(new SessionStore(stateHome(env), create, resumed?.session));
+  parts.session.id = () => journal.sessionId;
   const endAfter = new EndAfterCall(stopper);
   const policy = askingPolicy({ ...parts, journal, endAfter });
   const prompts = await systemPrompts(

@@ -8,6 +8,7 @@ import type {
 } from "@anthropic-ai/sdk/resources/messages";
 import { admitCalls, type RoundIds } from "../history/calls.js";
 import type { Message, ModelEvent, Reasoning, ToolCall, ToolSpec, Usage } from "../types.js";
+import { isResponsesReasoning } from "./responses-reasoning.js";
 import { streamErrorFrom } from "./stream-error.js";
 
 /**
@@ -61,7 +62,8 @@ export function toAnthropicMessages(messages: readonly Message[]): MessageParam[
  * One assistant round as content blocks: its text, then its calls, with every signed thinking
  * block and every redacted one put back where it came (`Reasoning.at`), unchanged: the API
  * refuses a tool loop whose thinking is missing, moved or modified. Reasoning without a
- * signature (from another provider) is not sent: the API would refuse it.
+ * signature, and OpenAI's encrypted reasoning (both from another provider), is not sent: the API
+ * would refuse it.
  */
 function assistantBlocks(message: Message & { role: "assistant" }): ContentBlockParam[] {
   const blocks: ContentBlockParam[] = [];
@@ -88,7 +90,10 @@ function assistantBlocks(message: Message & { role: "assistant" }): ContentBlock
 }
 
 function reasoningBlock(part: Reasoning): ContentBlockParam | undefined {
-  if (part.type === "redacted_thinking") return { type: "redacted_thinking", data: part.data };
+  if (part.type === "redacted_thinking")
+    return isResponsesReasoning(part.data)
+      ? undefined
+      : { type: "redacted_thinking", data: part.data };
   if (part.signature === undefined) return undefined;
   return { type: "thinking", thinking: part.text, signature: part.signature };
 }

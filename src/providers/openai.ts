@@ -1,4 +1,9 @@
 import OpenAI, { APIError } from "openai";
+import type {
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsStreaming,
+} from "openai/resources/chat/completions";
+import type { Stream } from "openai/streaming";
 import { callIdsIn } from "../history/calls.js";
 import { normalizeHistory } from "../history/normalize.js";
 import type { ModelClient, ModelEvent, ModelRequest, ThinkingLevel } from "../types.js";
@@ -35,7 +40,36 @@ export interface OpenAIOptions {
    * \`httpFetch\`, which does not load Node's fetch stack.
    */
   fetch?: typeof fetch;
+  /**
+   * Told once when the client changes what it sends for the rest of its life because the model
+   * refused the request (see `refusals`); the CLI prints it on stderr.
+   */
+  onNotice?: (notice: string) => void;
 }
+
+/**
+ * What OpenAI's current reasoning models (gpt-5.x) refuse on Chat Completions, each answered by
+ * sending the request once more as the refusal asks; no list of models, so every other server
+ * keeps what it is sent today:
+ * - function tools with reasoning, whether `reasoning_effort` was sent or not (gpt-5.6 refuses
+ *   its own default): "Function tools with reasoning_effort are not supported for gpt-5.6 in
+ *   /v1/chat/completions. To use function tools, use /v1/responses or set reasoning_effort to
+ *   'none'." (gpt-5.4 and 5.5 end it "Please use /v1/responses instead."). Sent again with
+ *   `reasoning_effort: none`, which these models take with tools and which is what the refusal
+ *   asks; leaving the field out is refused again by gpt-5.6. The model then does not reason;
+ *   the Responses API (`OpenAIResponsesModelClient`) does it with tools.
+ * - `max_tokens`: "Unsupported parameter: 'max_tokens' is not supported with this model. Use
+ *   'max_completion_tokens' instead." Sent again as `max_completion_tokens`.
+ */
+const refusals = {
+  effort:
+    /^function tools with reasoning_effort are not supported for .* in \/v1\/chat\/completions\b/i,
+  maxTokens:
+    /^unsupported parameter: 'max_tokens' is not supported with this model\. use 'max_completion_tokens' instead/i,
+};
+
+export const effortRefusedNotice =
+  "the model refuses function tools with reasoning on Chat Completions: this session sends reasoning_effort none from now on, so the model does not reason; for reasoning with tools, use --provider openai-responses";
 
 /**
  * `ModelClient` for streaming Chat Completions over the official `openai` SDK. Every request
@@ -44,6 +78,10 @@ export interface OpenAIOptions {
  */
 export class OpenAIModelClient implements ModelClient {
   private readonly client: OpenAI;
+  /** Set, for the client's life, by a refusal of function tools with reasoning. */
+  private effortNone: boolean;
+  /** Set, for the client's life, by a refusal of `max_tokens`. */
+  private completionTokens = false;
 
   constructor(private readonly options: OpenAIOptions) {
     this.client = new OpenAI({
@@ -54,6 +92,7 @@ export class OpenAIModelClient implements ModelClient {
       timeout: options.timeout ?? 60_000,
       ...(options.fetch !== undefined && { fetch: options.fetch }),
     });
+    this.effortNone = options.thinking === "off";
   }
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
@@ -61,21 +100,20 @@ export class OpenAIModelClient implements ModelClient {
     const tools = toOpenAITools(request.tools);
     const [controller, release] = linkedController(request.signal);
     try {
-      const chunks = await this.client.chat.completions.create(
-        {
+      const messages = toOpenAIMessages(request.system, history, {
+        replayReasoning: this.options.replayReasoning ?? true,
+      });
+      const chunks = await this.open(
+        () => ({
           model: this.options.model,
-          messages: toOpenAIMessages(request.system, history, {
-            replayReasoning: this.options.replayReasoning ?? true,
-          }),
+          messages,
           stream: true,
           stream_options: { include_usage: true },
           ...(tools.length > 0 && { tools }),
-          ...(this.options.maxTokens !== undefined && { max_tokens: this.options.maxTokens }),
-          ...(this.options.thinking !== undefined && {
-            reasoning_effort: this.options.thinking === "off" ? "none" : this.options.thinking,
-          }),
-        },
-        { signal: controller.signal },
+          ...this.limit(),
+          ...this.effort(),
+        }),
+        controller.signal,
       );
       yield* toModelEventsFromOpenAI(
         failWhenIdle(chunks, this.options.idleTimeout ?? 90_000, controller),
@@ -89,5 +127,52 @@ export class OpenAIModelClient implements ModelClient {
     } finally {
       release();
     }
+  }
+
+  /**
+   * The stream of the request `body()` makes; on a refusal `adjust` answers, the request is sent
+   * again, changed as it says. Each adjustment happens once, before any chunk arrived: nothing
+   * of the round was committed.
+   */
+  private async open(
+    body: () => ChatCompletionCreateParamsStreaming,
+    signal: AbortSignal,
+  ): Promise<Stream<ChatCompletionChunk>> {
+    for (;;) {
+      try {
+        return await this.client.chat.completions.create(body(), { signal });
+      } catch (error) {
+        if (!this.adjust(error)) throw error;
+      }
+    }
+  }
+
+  /** Whether `error` is a refusal this client now answers by sending the request otherwise. */
+  private adjust(error: unknown): boolean {
+    if (!(error instanceof APIError) || error.status !== 400) return false;
+    const body = error.error as { message?: unknown } | undefined;
+    const message = typeof body?.message === "string" ? body.message : "";
+    if (!this.effortNone && refusals.effort.test(message)) {
+      this.effortNone = true;
+      this.options.onNotice?.(effortRefusedNotice);
+      return true;
+    }
+    if (!this.completionTokens && this.options.maxTokens !== undefined) {
+      this.completionTokens = refusals.maxTokens.test(message);
+      return this.completionTokens;
+    }
+    return false;
+  }
+
+  private limit(): { max_tokens?: number; max_completion_tokens?: number } {
+    const tokens = this.options.maxTokens;
+    if (tokens === undefined) return {};
+    return this.completionTokens ? { max_completion_tokens: tokens } : { max_tokens: tokens };
+  }
+
+  private effort(): { reasoning_effort?: "none" | "low" | "medium" | "high" } {
+    if (this.effortNone) return { reasoning_effort: "none" };
+    const level = this.options.thinking;
+    return level === undefined ? {} : { reasoning_effort: level === "off" ? "none" : level };
   }
 }

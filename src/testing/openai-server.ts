@@ -140,6 +140,14 @@ export const stream = (
 
 export const status = (code: number, message = "error"): Reply => {
   const tooLong = message.startsWith("This model's maximum context length is");
+  const unsupported = message === maxTokensRefused;
+  const param = tooLong
+    ? "messages"
+    : unsupported
+      ? "max_tokens"
+      : message.startsWith("Function tools with reasoning_effort")
+        ? "reasoning_effort"
+        : null;
   return {
     kind: "status",
     status: code,
@@ -147,8 +155,8 @@ export const status = (code: number, message = "error"): Reply => {
       error: {
         message,
         type: code === 400 ? "invalid_request_error" : "server_error",
-        param: tooLong ? "messages" : null,
-        code: tooLong ? "context_length_exceeded" : null,
+        param,
+        code: tooLong ? "context_length_exceeded" : unsupported ? "unsupported_parameter" : null,
       },
     },
   };
@@ -168,6 +176,32 @@ export interface OpenAIServerOptions extends ServerOptions {
    * allows no field beyond the standard ones does.
    */
   reasoningBack?: "required" | "refused";
+  /**
+   * Refuse as OpenAI's current reasoning models (gpt-5.x) do on this endpoint: function tools
+   * with a `reasoning_effort` other than `none` (`effortWithTools`; gpt-5.6 refuses a request that
+   * sends none too, its default effort not being `none`), and `max_tokens` (`maxTokensRefused`).
+   */
+  reasoningModel?: boolean;
+}
+
+/**
+ * gpt-5.x's refusal of function tools with reasoning on Chat Completions (param
+ * `reasoning_effort`, code null). Confirmed: the text of gpt-5.6 models in public reports
+ * (GEMISIS/leviath#333, BerriAI/litellm#34569); gpt-5.4 and 5.5 ended it "Please use
+ * /v1/responses instead." (pipecat-ai/pipecat#4043, charmbracelet/crush#2913).
+ */
+export const effortWithTools = (model: string) =>
+  `Function tools with reasoning_effort are not supported for ${model} in /v1/chat/completions. To use function tools, use /v1/responses or set reasoning_effort to 'none'.`;
+
+/** OpenAI's refusal of `max_tokens` by its reasoning models (code `unsupported_parameter`); confirmed. */
+export const maxTokensRefused =
+  "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.";
+
+function reasoningModelProblem(body: Body): string | undefined {
+  if ("max_tokens" in body) return maxTokensRefused;
+  const tools = Array.isArray(body.tools) && body.tools.length > 0;
+  if (tools && body.reasoning_effort !== "none") return effortWithTools(String(body.model));
+  return undefined;
 }
 
 /** DeepSeek's refusal of a tool loop whose reasoning was not sent back. */
@@ -209,7 +243,10 @@ export function startOpenAIServer(
       authorized: () => true,
       error: (code, message) => status(code, message) as Reply & { kind: "status" },
       validate: (body) => {
-        const invalid = validate(body) ?? reasoningProblem(body, reasoningBack);
+        const invalid =
+          validate(body) ??
+          reasoningProblem(body, reasoningBack) ??
+          (options.reasoningModel ? reasoningModelProblem(body) : undefined);
         if (invalid !== undefined || limit === undefined) return invalid;
         const tokens = bodyTokens(body);
         return tokens > limit ? contextTooLong(tokens, limit) : undefined;

@@ -37,12 +37,13 @@ await session.append({
   role: "user",
   content: "parseDate fails on leap days. Fix it and run the tests.",
 });
-await session.record({ type: "usage", ...{
+await session.record({
+  type: "usage",
   inputTokens: 4210,
   outputTokens: 96,
   cacheReadTokens: 0,
   cacheWriteTokens: 3904,
-} });
+});
 await session.append({
   role: "assistant",
   content: "Let me find where the day is checked.",
@@ -51,24 +52,26 @@ await session.append({
     call("toolu_02", "read", { path: "src/parse.ts" }),
   ],
 });
-await session.record({ type: "approval", ...{
+await session.record({
+  type: "approval",
   toolCallId: "toolu_01",
   tool: "grep",
   approved: true,
   by: "default-policy",
-} });
+});
 await session.append({
   role: "tool",
   toolCallId: "toolu_01",
   content: "src/parse.ts:14: const daysInMonth = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];",
   isError: false,
 });
-await session.record({ type: "approval", ...{
+await session.record({
+  type: "approval",
   toolCallId: "toolu_02",
   tool: "read",
   approved: true,
   by: "default-policy",
-} });
+});
 await session.append({
   role: "tool",
   toolCallId: "toolu_02",
@@ -76,18 +79,20 @@ await session.append({
     '12 export function parseDate(text: string): Date {\n13   const [y, m, d] = text.split("-").map(Number);\n14   const daysInMonth = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];\n15   if (d > daysInMonth[m - 1]) throw new Error("no such day: " + text);',
   isError: false,
 });
-await session.record({ type: "retry", ...{
+await session.record({
+  type: "retry",
   attempt: 2,
   attempts: 4,
   delayMs: 1000,
   reason: "overloaded_error: Overloaded",
-} });
-await session.record({ type: "usage", ...{
+});
+await session.record({
+  type: "usage",
   inputTokens: 4630,
   outputTokens: 210,
   cacheReadTokens: 3904,
   cacheWriteTokens: 0,
-} });
+});
 await session.append({
   role: "assistant",
   content: "February needs 29 days in a leap year. Fixing, then running the tests.",
@@ -101,48 +106,52 @@ await session.append({
     call("toolu_05", "bash", { command: "git push origin main" }),
   ],
 });
-await session.record({ type: "approval", ...{
+await session.record({
+  type: "approval",
   toolCallId: "toolu_03",
   tool: "edit",
   approved: true,
   by: "default-policy",
-} });
+});
 await session.append({
   role: "tool",
   toolCallId: "toolu_03",
   content: "edited src/parse.ts: 1 replacement",
   isError: false,
 });
-await session.record({ type: "approval", ...{
+await session.record({
+  type: "approval",
   toolCallId: "toolu_04",
   tool: "bash",
   approved: true,
   by: "rule:allow npm test",
-} });
+});
 await session.append({
   role: "tool",
   toolCallId: "toolu_04",
   content: `${tests}\n[exit code 0]`,
   isError: false,
 });
-await session.record({ type: "approval", ...{
+await session.record({
+  type: "approval",
   toolCallId: "toolu_05",
   tool: "bash",
   approved: false,
   by: "rule:deny git push",
-} });
+});
 await session.append({
   role: "tool",
   toolCallId: "toolu_05",
   content: "denied by the rule deny git push",
   isError: true,
 });
-await session.record({ type: "usage", ...{
+await session.record({
+  type: "usage",
   inputTokens: 5980,
   outputTokens: 64,
   cacheReadTokens: 4630,
   cacheWriteTokens: 0,
-} });
+});
 await session.append({
   role: "assistant",
   content:

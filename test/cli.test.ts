@@ -182,7 +182,7 @@ describe("mini-agent command", () => {
       code: 0,
       stdout: "␛[2J␛[31mred␛[0m\nfake prompt␍real<U+2066>\n",
       stderr:
-        "  ✗ bash printf 'x'␊rm -rf ~ ␛]8;;http://e␇<U+202E>evil: bash is denied by default: run mini-agent with --allow-bash to let the agent run shell commands\n",
+        "  ✗ bash printf 'x'␊rm -rf ~ ␛]8;;http://e␇<U+202E>evil: bash is denied by default: run mini-agent with --allow-bash to let the agent run shell commands (the rules cannot allow…\n",
     });
   });
 

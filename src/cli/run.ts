@@ -125,10 +125,13 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
     },
   );
   const seen = new SeenFiles();
+  // The one protected file the policy's last decision approved (see cliPolicy's protectedFiles).
+  let approvedFile: string | undefined;
   const tools = createWorkspaceTools(workspace, {
     bash: { sandbox: sandboxOptions },
     stateDir: stateHome(env),
     seen,
+    protectedWrites: (realPath) => realPath === approvedFile,
   });
   const probed = await probing;
   const sandbox = bashCanRun || probed.kind === "bwrap" ? probed : undefined;
@@ -197,6 +200,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
       },
     }),
     ...(json && { ask: (call, question) => json.ask(call, question, stopper.turnSignal) }),
+    protectedFiles: { stateDir: stateHome(env), approved: (path) => (approvedFile = path) },
     record: async (decision) => {
       await store.appendApproval(decision);
       output?.approval?.(decision);

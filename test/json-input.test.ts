@@ -1,63 +1,14 @@
-import { spawn } from "node:child_process";
 import { basename } from "node:path";
-import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import { approvalTimeoutReason, inputEndedReason } from "../src/cli/json-input.js";
-import type { OutputLine } from "../src/cli/stream-json-protocol.js";
 import { readSession } from "../src/session/session.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { assertValidHistory } from "../src/testing/history.js";
-import {
-  bin,
-  type CliOptions,
-  runBin,
-  sessionFiles,
-  sessionRecords,
-  toolResults,
-  useCliSetup,
-} from "./support/cli.js";
-import { checkLine, protocolLines } from "./support/stream-json.js";
+import { runBin, sessionFiles, sessionRecords, toolResults, useCliSetup } from "./support/cli.js";
+import { checkLine, drive, protocolLines } from "./support/stream-json.js";
 
 const setup = useCliSetup();
 const jsonFlags = ["--input-format", "stream-json", "--output-format", "stream-json"];
-
-/**
- * A program driving the built CLI over stdin and stdout: every stdout line is checked against
- * the protocol's schema as it arrives and handed to `answer`, which returns the lines to write
- * back (or `"end"` to close stdin).
- */
-function drive(
-  args: string[],
-  options: CliOptions,
-  first: string[],
-  answer: (line: OutputLine) => string[] | "end",
-): Promise<{ code: number | null; lines: OutputLine[]; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      cwd: options.cwd,
-      env: options.env,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    const lines: OutputLine[] = [];
-    let stderr = "";
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const send = (values: string[]) => {
-      for (const value of values) child.stdin.write(`${value}\n`);
-    };
-    createInterface({ input: child.stdout }).on("line", (text) => {
-      const line = checkLine(JSON.parse(text) as unknown, text);
-      lines.push(line);
-      const reply = answer(line);
-      if (reply === "end") child.stdin.end();
-      else send(reply);
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, lines, stderr }));
-    send(first);
-  });
-}
 
 const user = (text: string) => JSON.stringify({ type: "user", text });
 const decide = (id: string, decision: "allow" | "deny") =>

@@ -1,7 +1,9 @@
 import { constants, type Stats } from "node:fs";
 import { lstat, open, realpath, stat } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { projectRoot } from "../project/root.js";
 import { headOf } from "../text.js";
+import { firstInvalidUtf8, wholeCharacters } from "../tools/utf8.js";
 
 /** The names read in each folder: `AGENTS.md`, or `CLAUDE.md` in a folder without one. */
 export const instructionNames = ["AGENTS.md", "CLAUDE.md"] as const;
@@ -39,9 +41,11 @@ export interface InstructionBounds {
 
 /**
  * The project's instruction files, from the top folder down to the workspace. The top is the
- * root of the git repository holding the workspace (a repository's instructions apply to all of
- * it), else the workspace itself. The walk up never looks at a folder that holds the user's home
- * (`/`, `/home`), so a stray file there is never read, and nothing in the state folder is.
+ * project root (`projectRoot`: the root of a git repository the user owns holding the
+ * workspace, since a repository's instructions apply to all of it, else the workspace itself),
+ * so a stray file in a folder that holds the user's home (`/`, `/home`) or in a shared folder
+ * (`/tmp`) is never read; nothing in the state folder is either. A file that is not UTF-8 text
+ * (a NUL byte, an invalid sequence), which `read` would refuse, is skipped.
  *
  * A file is read only when it is a regular file (a FIFO, a device or a folder is skipped without
  * being opened) whose real path lies inside the top folder: a symlink `AGENTS.md -> CLAUDE.md`
@@ -54,9 +58,10 @@ export async function readInstructions(
 ): Promise<ProjectInstructions> {
   const home = await realOrResolved(bounds.home);
   const state = await realOrResolved(bounds.state);
-  const chain = await foldersDown(workspace, home, state);
+  const root = await projectRoot(workspace, { home });
+  const chain = foldersDown(workspace, root.path, state);
   const top = chain[0] ?? workspace;
-  const gitRoot = (await isGitRoot(top)) ? relative(workspace, top) || "." : undefined;
+  const gitRoot = root.repository ? relative(workspace, top) || "." : undefined;
   const files: InstructionFile[] = [];
   let left = instructionLimit;
   for (const folder of chain) {
@@ -76,22 +81,17 @@ export async function readInstructions(
   return { files, gitRoot };
 }
 
-/** The folders from the top down to the workspace (see `readInstructions`). */
-async function foldersDown(workspace: string, home: string, state: string): Promise<string[]> {
+/** The folders from the project root down to the workspace; none inside the state folder. */
+function foldersDown(workspace: string, root: string, state: string): string[] {
   if (isInside(state, workspace)) return [];
   const chain = [workspace];
-  for (let folder = workspace; !(await isGitRoot(folder)); ) {
+  for (let folder = workspace; folder !== root; ) {
     const parent = dirname(folder);
-    if (parent === folder || (isInside(parent, home) && parent !== home) || isInside(state, parent))
-      return [workspace];
+    if (parent === folder || isInside(state, parent)) return [workspace];
     chain.unshift(parent);
     folder = parent;
   }
   return chain;
-}
-
-async function isGitRoot(folder: string): Promise<boolean> {
-  return (await lstat(join(folder, ".git")).catch(() => undefined)) !== undefined;
 }
 
 type Read = "absent" | { skipped: string } | { bytes: number; text: string; cut: number };
@@ -133,7 +133,10 @@ async function readFile(
       return { skipped: "changed while it was read" };
     const buffer = Buffer.alloc(Math.min(opened.size, readLimit));
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    const whole = new TextDecoder().decode(buffer.subarray(0, bytesRead));
+    const bytes = buffer.subarray(0, bytesRead);
+    const refused = notText(bytes, bytesRead < opened.size);
+    if (refused !== undefined) return { skipped: refused };
+    const whole = new TextDecoder().decode(bytes);
     const text = headOf(whole, Math.max(0, where.left));
     const cut = text === whole && bytesRead === opened.size ? 0 : opened.size - byteLength(text);
     return { bytes: opened.size, text, cut: Math.max(0, cut) };
@@ -142,6 +145,13 @@ async function readFile(
   } finally {
     await handle.close();
   }
+}
+
+/** Why `bytes` (the head of a file when `cut`) is not text `read` would show, if it is not. */
+function notText(bytes: Uint8Array, cut: boolean): string | undefined {
+  if (bytes.includes(0)) return "a binary file";
+  const checked = cut ? bytes.subarray(0, wholeCharacters(bytes)) : bytes;
+  return firstInvalidUtf8(checked) === -1 ? undefined : "not UTF-8 text";
 }
 
 const byteLength = (text: string) => Buffer.byteLength(text, "utf8");

@@ -1,6 +1,8 @@
 import { bashDeniedReason, denyBashByDefault } from "../approval.js";
 import type { Verdict } from "../rules/decide.js";
 import { type Rule, showRule } from "../rules/rule.js";
+import { resolveInWorkspace } from "../tools/path.js";
+import { protectedWhy } from "../tools/protected.js";
 import type { Approval, BeforeToolCall, ToolCall } from "../types.js";
 
 /**
@@ -50,6 +52,12 @@ export interface CliPolicyOptions {
   tell?: (line: string) => void;
   /** Called with every decision before the call runs (the CLI writes it to the session). */
   record: (decision: Decision) => Promise<void>;
+  /**
+   * `write` and `edit` of a protected file (`protectedWhy`) are asked; with every decision this
+   * hears the real path of the protected file the user approved for the call about to run, or
+   * `undefined`, and the tools (`protectedWrites`) change no other protected file.
+   */
+  protectedFiles?: { stateDir?: string; approved(realPath: string | undefined): void };
 }
 
 export const userDeniedReason = "the user denied this call";
@@ -73,6 +81,8 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
   const rules = options.rules ?? noRules;
 
   async function decide(call: ToolCall): Promise<[Approval, string]> {
+    options.protectedFiles?.approved(undefined);
+    if (call.name === "write" || call.name === "edit") return decideFile(call);
     if (call.name !== "bash") return [denyBashByDefault(call), "default-policy"];
     const command = typeof call.input.command === "string" ? call.input.command : "";
     const { decideCommand } = await shellRules();
@@ -96,6 +106,25 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
       : [{ approved: false, reason: userDeniedReason }, "user"];
   }
 
+  /** A write or edit: asked when the real path it names is a protected file. */
+  async function decideFile(call: ToolCall): Promise<[Approval, string]> {
+    const file = await protectedTarget(call, options.workspace ?? process.cwd(), options);
+    if (file === undefined) return [{ approved: true }, "default-policy"];
+    const reason = `${file.shown} is protected (${file.why}): changing it needs the user's approval`;
+    if (!options.ask)
+      return [
+        { approved: false, reason: `${reason}, and no one can be asked here` },
+        "no-terminal",
+      ];
+    const noSave = "a protected file is asked about every time";
+    const answer = await options.ask(call, { decision: "ask", reason, save: [], noSave });
+    if (typeof answer === "object") return [{ approved: false, reason: answer.deny }, answer.by];
+    if (answer === "closed") return [{ approved: false, reason: inputClosedReason }, "user"];
+    if (answer === "no") return [{ approved: false, reason: userDeniedReason }, "user"];
+    options.protectedFiles?.approved(file.path);
+    return [{ approved: true }, "user"];
+  }
+
   /** Saves the narrowest rules for what was shown, or says why none can be saved. */
   async function always(question: Question): Promise<string> {
     if (question.save.length === 0) {
@@ -113,6 +142,25 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
     await options.record({ toolCallId: call.id, tool: call.name, approved: approval.approved, by });
     return approval;
   };
+}
+
+/**
+ * The protected file a `write` or `edit` call names, by the real path the tool will open; none
+ * when the path does not resolve inside the workspace (the tool then refuses it on its own).
+ */
+async function protectedTarget(
+  call: ToolCall,
+  workspace: string,
+  options: CliPolicyOptions,
+): Promise<{ path: string; shown: string; why: string } | undefined> {
+  if (typeof call.input.path !== "string") return undefined;
+  const boundary = { stateDir: options.protectedFiles?.stateDir };
+  const target = await resolveInWorkspace(workspace, call.input.path, boundary).catch(
+    () => undefined,
+  );
+  if (target === undefined) return undefined;
+  const why = await protectedWhy(target.realRoot, target.path);
+  return why === undefined ? undefined : { path: target.path, shown: target.shown, why };
 }
 
 /**

@@ -109,10 +109,13 @@ async function prepare(start: RunStart) {
     () => session.id?.(),
   );
   const seen = new SeenFiles();
+  // The one protected file the policy's last decision approved (see cliPolicy's protectedFiles).
+  const approvedWrite: { path?: string | undefined } = {};
   const tools = createWorkspaceTools(workspace, {
     bash: { sandbox: sandboxOptions },
     stateDir: stateHome(env),
     seen,
+    protectedWrites: (realPath) => realPath === approvedWrite.path,
   });
   const probed = await probing;
   const sandbox = bashCanRun || probed.kind === "bwrap" ? probed : undefined;
@@ -124,6 +127,7 @@ async function prepare(start: RunStart) {
   return {
     ...start,
     session,
+    approvedWrite,
     model: connect.model,
     provider,
     tools,
@@ -203,6 +207,7 @@ interface PolicyParts {
   json: JsonInput | undefined;
   journal: Journal;
   endAfter: EndAfterCall;
+  approvedWrite: { path?: string | undefined };
 }
 
 /** The CLI's policy, asking the terminal or the JSON input when there is one; decisions journaled. */
@@ -222,6 +227,12 @@ function askingPolicy(parts: PolicyParts): BeforeToolCall {
       },
     }),
     ...(json && { ask: (call, question) => json.ask(call, question, stopper.turnSignal) }),
+    protectedFiles: {
+      stateDir: stateHome(process.env),
+      approved: (path) => {
+        parts.approvedWrite.path = path;
+      },
+    },
     record: (decision) => parts.journal.record({ type: "approval", decision }),
   });
 }

@@ -2,6 +2,7 @@ import type { ChildProcess, ChildProcessByStdio } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import { type HidingMounts, hidingMounts, isInside } from "./hide.js";
+import { protectedMounts } from "./project-files.js";
 import { seccompFilter, seccompUnsupported } from "./seccomp.js";
 
 /**
@@ -166,7 +167,9 @@ export function sandboxLimits(
  * The argv that runs `command` with bash inside the sandbox, in `workspace`. `env` is the
  * environment the tool was given: its `HOME` and `MINI_AGENT_HOME` say what to hide. With
  * `cgroupProcs`, bwrap starts inside that pids cgroup. The process must be spawned with a pipe
- * as stdio `FILTER_FD`, given to `feedFilter`: bwrap waits for the filter there.
+ * as stdio `FILTER_FD`, given to `feedFilter`: bwrap waits for the filter there. The project's
+ * protected files stay read-only (`protectedMounts`); `made` lists the mount points bwrap will
+ * make for them, to remove with `removeMountPoints` once the command is over.
  */
 export function sandboxedArgv(
   bwrap: string,
@@ -175,18 +178,19 @@ export function sandboxedArgv(
   options: Omit<SandboxOptions, "mode" | "bwrap">,
   env: NodeJS.ProcessEnv,
   cgroupProcs?: string,
-): string[] {
+): { argv: string[]; made: string[] } {
   const protect = (options.readOnly ?? [])
     .filter((path) => isInside(path, workspace) && existsSync(path))
     .flatMap((path) => ["--ro-bind", path, path]);
+  const project = protectedMounts(workspace);
   const hiding = hidingMounts(workspace, env, options.hide);
-  hiding.after.unshift(...protect);
+  hiding.after.unshift(...project.args, ...protect);
   const { processes, memoryBytes } = sandboxLimits(options);
   // Setting a limit fails only above the hard limit already in force, which then bounds it.
   const limit = `${CLOSE_INHERITED}ulimit -u ${processes} 2>/dev/null; ulimit -d ${Math.ceil(memoryBytes / 1024)} 2>/dev/null; exec bash -c "$1"`;
   const argv = [bwrap, ...isolation(workspace, hiding), "--chdir", workspace];
   const join = cgroupProcs ? ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', cgroupProcs] : [];
-  return [...join, ...argv, "bash", "-c", limit, "bash", command];
+  return { argv: [...join, ...argv, "bash", "-c", limit, "bash", command], made: project.made };
 }
 
 /** A plain sentence for the model when the sandbox is the likely cause of a failure. */

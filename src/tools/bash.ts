@@ -12,6 +12,7 @@ import {
   sandboxLimits,
 } from "../sandbox/bwrap.js";
 import { createPidsGroup } from "../sandbox/pids-cgroup.js";
+import { removeMountPoints } from "../sandbox/project-files.js";
 import {
   endCommands,
   newMarker,
@@ -65,10 +66,13 @@ export function bashTool(root: string, options: BashOptions = {}): Tool {
         sandbox.kind === "bwrap"
           ? createPidsGroup(sandboxLimits(options.sandbox).processes)
           : undefined;
-      const argv =
+      const { argv, made } =
         sandbox.kind === "bwrap"
           ? sandboxedArgv(sandbox.bwrap, cwd, command, options.sandbox ?? {}, env, cgroup?.procs)
-          : ["bash", "-c", `${CLOSE_INHERITED}exec bash -c "$1"`, "bash", command];
+          : {
+              argv: ["bash", "-c", `${CLOSE_INHERITED}exec bash -c "$1"`, "bash", command],
+              made: [],
+            };
       const outcome = await runCommand(argv, {
         filter: sandbox.kind === "bwrap",
         cwd,
@@ -79,6 +83,7 @@ export function bashTool(root: string, options: BashOptions = {}): Tool {
       });
       cgroup?.kill();
       await cgroup?.remove();
+      removeMountPoints(made);
       const status =
         outcome.stopped === "timeout"
           ? `[timed out after ${timeout} s: the command and its processes were killed]`

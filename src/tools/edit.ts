@@ -6,6 +6,7 @@ import { writeAtomic } from "./files.js";
 import { limits } from "./limits.js";
 import { openInWorkspace } from "./open.js";
 import type { BoundaryOptions } from "./path.js";
+import { type ProtectedWrites, refuseProtected } from "./protected.js";
 import { digestBytes, type SeenContent, type SeenFiles } from "./seen.js";
 import { requireSeen, requireUnchanged } from "./stale.js";
 import { firstInvalidUtf8 } from "./utf8.js";
@@ -17,9 +18,15 @@ import { firstInvalidUtf8 } from "./utf8.js";
  * than re-encoded. Every loop over the file yields now and then, so an abort stops it at once.
  *
  * The file must hold what the agent last saw (`seen`: its read, or its own last write); right
- * before the rename it must still hold what `edit` read. What `edit` wrote is then seen.
+ * before the rename it must still hold what `edit` read. What `edit` wrote is then seen. A
+ * protected file (`protectedWhy`) is changed only when `approved` says so for its real path.
  */
-export function editTool(root: string, seen: SeenFiles, boundary: BoundaryOptions = {}): Tool {
+export function editTool(
+  root: string,
+  seen: SeenFiles,
+  boundary: BoundaryOptions = {},
+  approved?: ProtectedWrites,
+): Tool {
   return defineTool({
     name: "edit",
     description:
@@ -33,6 +40,10 @@ export function editTool(root: string, seen: SeenFiles, boundary: BoundaryOption
     async run({ path, oldText, newText, replaceAll = false }, signal) {
       const opened = await openInWorkspace(root, path, boundary);
       const { handle, info, shown } = opened;
+      await refuseProtected(opened, "edit", approved).catch(async (error: unknown) => {
+        await handle.close();
+        throw error;
+      });
       let bytes: Buffer;
       let read: SeenContent;
       try {

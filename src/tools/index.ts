@@ -4,6 +4,7 @@ import { editTool } from "./edit.js";
 import { findTool } from "./find.js";
 import { grepTool } from "./grep.js";
 import { lsTool } from "./ls.js";
+import type { ProtectedWrites } from "./protected.js";
 import { readTool } from "./read.js";
 import { SeenFiles } from "./seen.js";
 import { writeTool } from "./write.js";
@@ -22,6 +23,14 @@ export interface WorkspaceToolsOptions {
    * `clear()` it when the model's memory is cut (a compaction).
    */
   seen?: SeenFiles;
+  /**
+   * Whether the call now running may change a protected file, given its real path: git's
+   * configuration and hooks (`.git/config`, `.git/hooks/**`, a `.git` file) and mini-agent's
+   * project files (`.mcp.json`, `.mini-agent/**`, `.agents/skills/**`, `.claude/skills/**`).
+   * `write` and `edit` ask it with the path they actually open, so a link to such a file is that
+   * file; by default they refuse them all. The CLI answers yes for the one file the user approved.
+   */
+  protectedWrites?: ProtectedWrites;
 }
 
 /**
@@ -40,8 +49,8 @@ export function createWorkspaceTools(root: string, options: WorkspaceToolsOption
     lsTool(root, boundary),
     findTool(root, boundary),
     grepTool(root, boundary),
-    writeTool(root, seen, boundary),
-    editTool(root, seen, boundary),
+    writeTool(root, seen, boundary, options.protectedWrites),
+    editTool(root, seen, boundary, options.protectedWrites),
     bashTool(root, options.bash),
   ];
 }

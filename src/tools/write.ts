@@ -5,6 +5,7 @@ import { defineTool, ToolError } from "./define.js";
 import { writeAtomic } from "./files.js";
 import { makeFolders, openResolved } from "./open.js";
 import { type BoundaryOptions, resolveInWorkspace } from "./path.js";
+import { type ProtectedWrites, refuseProtected } from "./protected.js";
 import { digestFile, type SeenContent, type SeenFiles } from "./seen.js";
 import { requireSeen, requireUnchanged } from "./stale.js";
 
@@ -12,9 +13,15 @@ import { requireSeen, requireUnchanged } from "./stale.js";
  * `write` replaces a whole file with the UTF-8 `content` given, whatever the file held before
  * (a file in another encoding included: it is the model's explicit choice of every byte).
  * An existing file must hold what the agent last saw (`seen`), and still hold it right before
- * the rename; a new file must still be absent then. What `write` wrote is then seen.
+ * the rename; a new file must still be absent then. What `write` wrote is then seen. A protected
+ * file (`protectedWhy`) is written only when `approved` says so for its real path.
  */
-export function writeTool(root: string, seen: SeenFiles, boundary: BoundaryOptions = {}): Tool {
+export function writeTool(
+  root: string,
+  seen: SeenFiles,
+  boundary: BoundaryOptions = {},
+  approved?: ProtectedWrites,
+): Tool {
   return defineTool({
     name: "write",
     description:
@@ -26,6 +33,7 @@ export function writeTool(root: string, seen: SeenFiles, boundary: BoundaryOptio
     async run({ path, content }, signal) {
       const target = await resolveInWorkspace(root, path, boundary);
       const { path: file, shown } = target;
+      await refuseProtected(target, "write", approved);
       // The real path: a symlink here means the entry was swapped since it was resolved.
       const existing = await lstat(file).catch(() => undefined);
       if (existing?.isDirectory()) throw new ToolError(`${shown} is a folder`);

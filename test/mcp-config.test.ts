@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the tests are about ${VAR} references in configuration values
 import { describe, expect, it } from "vitest";
 import {
   expandServer,

@@ -234,7 +234,9 @@ export class McpServerConnection {
     if (code === "ENOENT") return `command not found: ${commandOf(this.config.entry)}`;
     if (code === "REQUEST_TIMEOUT") return "timed out without progress";
     if (code === "CONNECTION_CLOSED") return `the server closed the connection${this.exitOf()}`;
-    return headOf(error.message.replace(/\s+/g, " "), 500);
+    const cause = (error.cause as { code?: unknown } | undefined)?.code;
+    const why = typeof cause === "string" ? ` (${cause})` : "";
+    return headOf(`${error.message}${why}`.replace(/\s+/g, " "), 500);
   }
 
   private exitOf(): string {

@@ -80,6 +80,17 @@ describe("MCP servers that misbehave", () => {
     });
   });
 
+  it("ends a server that is still starting when the servers are closed", async () => {
+    const mcp = await connect("slow-start", { startTimeoutMs: 100 });
+    const [mark] = markers;
+    expect(await processesWith(mark ?? "")).toHaveLength(1);
+    await mcp.close();
+    expect(await processesWith(mark ?? "")).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 1600));
+    expect(mcp.status()[0]).toMatchObject({ state: "closed", tools: 0 });
+    expect(mcp.tools()).toEqual([]);
+  });
+
   it("gives a call the server exits during an error receipt, and restarts it at the next call, a bounded number of times", async () => {
     const mcp = await connect("exit-mid-call", { maxRestarts: 1 });
     expect(await call(mcp, "mcp__f__crash")).toEqual({

@@ -67,6 +67,7 @@ describe("MCP servers that misbehave", () => {
       "mcp__f__big",
       "mcp__f__crash",
       "mcp__f__echo",
+      "mcp__f__grow",
       "mcp__f__hang",
     ]);
     expect(statuses.map(({ state, late }) => [state, late])).toEqual([
@@ -103,7 +104,7 @@ describe("MCP servers that misbehave", () => {
       late: false,
       reason: "the server closed the connection (exit code 3); it restarts at the next call",
       stderr: ["fault server started in mode exit-mid-call", "about to crash"],
-      tools: 4,
+      tools: 5,
       restarts: 0,
     });
     expect(await call(mcp, "mcp__f__echo", { text: "again" })).toEqual({
@@ -156,7 +157,12 @@ describe("MCP servers that misbehave", () => {
     expect(names).toHaveLength(300);
     expect(names.every((name) => /^[a-zA-Z0-9_-]{1,64}$/.test(name))).toBe(true);
     expect(names).toEqual([...names].sort());
-    expect(names.slice(0, 3)).toEqual(["mcp__f__big", "mcp__f__crash", "mcp__f__echo"]);
+    expect(names.slice(0, 4)).toEqual([
+      "mcp__f__big",
+      "mcp__f__crash",
+      "mcp__f__echo",
+      "mcp__f__grow",
+    ]);
   });
 
   it("maps colliding, invalid and overlong names to distinct valid ones that call the raw name", async () => {
@@ -164,7 +170,19 @@ describe("MCP servers that misbehave", () => {
     const mapped = Object.fromEntries(first.tools().map((tool) => [tool.mcp.tool, tool.spec.name]));
     const long = "x".repeat(80);
     expect(Object.keys(mapped).sort()).toEqual(
-      ["a b", "a.b", "a_b", "big", "café", "crash", "echo", "hang", long, `${long}y`].sort(),
+      [
+        "a b",
+        "a.b",
+        "a_b",
+        "big",
+        "café",
+        "crash",
+        "echo",
+        "grow",
+        "hang",
+        long,
+        `${long}y`,
+      ].sort(),
     );
     expect(mapped.echo).toBe("mcp__f__echo");
     for (const raw of ["a b", "a.b", "a_b"])
@@ -182,6 +200,22 @@ describe("MCP servers that misbehave", () => {
     expect(second.tools().map((tool) => tool.spec.name)).toEqual(
       first.tools().map((t) => t.spec.name),
     );
+  });
+
+  it("lists a server's tools again when it says they changed", async () => {
+    const statuses: McpServerStatus[] = [];
+    const mcp = await connect("growing", { onStatus: (status) => statuses.push(status) });
+    expect(mcp.tools().some((tool) => tool.spec.name === "mcp__f__grown")).toBe(false);
+    expect(await call(mcp, "mcp__f__grow")).toEqual({ content: "grown", isError: false });
+    while (!mcp.tools().some((tool) => tool.spec.name === "mcp__f__grown")) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(mcp.status()[0]).toMatchObject({ state: "up", tools: 6 });
+    expect(statuses.at(-1)).toMatchObject({ state: "up", tools: 6 });
+    expect(await call(mcp, "mcp__f__grown", { text: "new" })).toEqual({
+      content: "grown: new",
+      isError: false,
+    });
   });
 
   it("cancels a call that never answers on abort, says so, and the server stays usable", async () => {
@@ -239,7 +273,7 @@ describe("MCP servers that misbehave", () => {
         reason: "env.TOKEN: the variable MCP_TEST_UNSET_VAR is not set",
       },
     ]);
-    expect(mcp.tools().map((tool) => tool.mcp.server)).toEqual(["ok", "ok", "ok", "ok"]);
+    expect(mcp.tools().map((tool) => tool.mcp.server)).toEqual(["ok", "ok", "ok", "ok", "ok"]);
   });
 
   it("throws one line for an invalid configuration a library caller passes", async () => {

@@ -121,7 +121,19 @@ export class McpServerConnection {
     const transport = this.transportFor(expanded.entry);
     const client = new this.sdk.Client(
       { name: "mini-agent", version: "0.1.0" },
-      { capabilities: {} },
+      {
+        capabilities: {},
+        // A server that says its tools changed is listed again; callers see it at the next turn.
+        listChanged: {
+          tools: {
+            onChanged: (error, tools) => {
+              if (error || !tools || client !== this.client || this.state !== "up") return;
+              this.tools = this.adapt(tools as ListedTool[]);
+              this.changed();
+            },
+          },
+        },
+      },
     );
     this.transport = transport;
     this.client = client;
@@ -129,9 +141,7 @@ export class McpServerConnection {
       await client.connect(transport, { timeout: this.options.lateLimitMs });
       const { tools } = await client.listTools(undefined, { timeout: this.options.lateLimitMs });
       if (this.state === "closed") return;
-      this.tools = adaptTools(this.name, tools as ListedTool[], (tool, args, signal) =>
-        this.call(tool, args, signal),
-      );
+      this.tools = this.adapt(tools as ListedTool[]);
       this.instructions = this.capped(client.getInstructions() ?? "");
       client.onclose = () => this.closedByServer(client);
       this.late = false;
@@ -162,6 +172,10 @@ export class McpServerConnection {
     );
     this.log = transport.log;
     return transport;
+  }
+
+  private adapt(listed: ListedTool[]): McpTool[] {
+    return adaptTools(this.name, listed, (tool, args, signal) => this.call(tool, args, signal));
   }
 
   /** Calls `tool`; a crashed server is restarted first (a bounded number of times). */

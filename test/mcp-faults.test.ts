@@ -56,7 +56,8 @@ describe("MCP servers that misbehave", () => {
         state: "starting",
         late: true,
         reason: "not started within 0.3 s; its tools are added when it comes up",
-        stderr: ["fault server started in mode slow-start"],
+        // What it wrote so far: under load, maybe not yet its first line.
+        stderr: expect.any(Array),
         tools: 0,
         restarts: 0,
       },
@@ -70,6 +71,7 @@ describe("MCP servers that misbehave", () => {
       "mcp__f__grow",
       "mcp__f__hang",
     ]);
+    expect(mcp.status()[0]?.stderr).toEqual(["fault server started in mode slow-start"]);
     expect(statuses.map(({ state, late }) => [state, late])).toEqual([
       ["starting", false],
       ["starting", true],

@@ -5,8 +5,13 @@ import {
   mergeMcpServers,
   parseMcpConfig,
   parseMcpConfigText,
+  splitByTrust,
+  trustEntriesOf,
 } from "../src/mcp/config.js";
-import { canonicalJson, contentHash } from "../src/trust/trust.js";
+import { canonicalJson, contentHash, loadTrust } from "../src/trust/trust.js";
+import { useTempDirs } from "./support/temp.js";
+
+const tempDir = useTempDirs();
 
 const file = "/home/u/proj/.mcp.json";
 
@@ -126,5 +131,24 @@ describe("MCP configuration", () => {
       'mcp server "a" of .mcp.json is shadowed by the one of flag.json',
       'mcp server "b" of user.json is shadowed by the one of .mcp.json',
     ]);
+  });
+
+  it("starts only project servers trusted with their current entry; an edited one is untrusted again", async () => {
+    const trust = await loadTrust(await tempDir(), await tempDir());
+    const before = parseMcpConfig(
+      { mcpServers: { a: { command: "a" }, b: { command: "b" } } },
+      file,
+    );
+    expect(splitByTrust(before.servers, trust).trusted).toEqual([]);
+    await trust.trust(trustEntriesOf(before.servers));
+    expect(splitByTrust(before.servers, trust).trusted.map((s) => s.name)).toEqual(["a", "b"]);
+    // Key order and layout do not matter; a changed argument does.
+    const after = parseMcpConfigText(
+      '{"mcpServers": {"a": {"command": "a"}, "b": {"args": ["--evil"], "command": "b"}}}',
+      file,
+    );
+    const split = splitByTrust(after.servers, trust);
+    expect(split.trusted.map((s) => s.name)).toEqual(["a"]);
+    expect(split.untrusted.map((s) => s.name)).toEqual(["b"]);
   });
 });

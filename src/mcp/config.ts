@@ -1,7 +1,12 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
-import { canonicalJson, contentHash } from "../trust/trust.js";
+import {
+  canonicalJson,
+  contentHash,
+  type TrustEntry,
+  type WorkspaceTrust,
+} from "../trust/trust.js";
 
 /**
  * MCP server configuration in the shape every peer reads:
@@ -154,6 +159,23 @@ export function mergeMcpServers(layers: readonly McpConfigLayer[]): {
   }
   const servers = [...chosen.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
   return { servers, warnings };
+}
+
+/**
+ * A project's servers split by the trust record: those trusted with exactly their current entry
+ * may start; the others (new, or changed since they were trusted) are only listed.
+ */
+export function splitByTrust(
+  servers: readonly McpServerConfig[],
+  trust: Pick<WorkspaceTrust, "isTrusted">,
+): { trusted: McpServerConfig[]; untrusted: McpServerConfig[] } {
+  const trusted = servers.filter((server) => trust.isTrusted("mcp", server.name, server.hash));
+  return { trusted, untrusted: servers.filter((server) => !trusted.includes(server)) };
+}
+
+/** What `trust()` records for these servers: each one's name and entry hash. */
+export function trustEntriesOf(servers: readonly McpServerConfig[]): TrustEntry[] {
+  return servers.map(({ name, hash }) => ({ kind: "mcp", name, hash }));
 }
 
 /** A server ready to start: its entry with every `${}` expanded. */

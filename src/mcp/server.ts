@@ -87,7 +87,7 @@ export class McpServerConnection {
       name: this.name,
       state: this.state,
       late: this.late,
-      ...(this.reason !== undefined && { reason: this.reason }),
+      ...(this.reason !== undefined && { reason: this.redact(this.reason) }),
       stderr: [...this.log].map((line) => this.redact(line)),
       tools: this.tools.length,
       restarts: this.restarts,

@@ -153,6 +153,19 @@ describe("MCP servers that misbehave", () => {
     });
   });
 
+  it("stops a server that sends a message larger than 32 MB, and says so", async () => {
+    const mcp = await connect("huge");
+    expect(await call(mcp, "mcp__f__huge")).toEqual({
+      content:
+        "mcp__f__huge failed: the server closed the connection (it sent a message larger than 32 MB and was stopped)",
+      isError: true,
+    });
+    expect(await call(mcp, "mcp__f__echo", { text: "restarted" })).toEqual({
+      content: "echo: restarted",
+      isError: false,
+    });
+  });
+
   it("offers 300 tools, every name valid for the providers, in a stable order", async () => {
     const mcp = await connect("many");
     const names = mcp.tools().map((tool) => tool.spec.name);

@@ -223,8 +223,14 @@ export class McpServerConnection {
     } catch (error) {
       if (signal?.aborted)
         return failure(`${label} aborted: the server was asked to cancel the call`);
+      if (this.closed()) return failure(`${label} failed: the MCP servers were closed`);
       return failure(bounded(`${label} failed: ${this.failureOf(error)}`, this.redact));
     }
+  }
+
+  /** Read through a method: the narrowing of `state` before an `await` does not hold after it. */
+  private closed(): boolean {
+    return this.state === "closed";
   }
 
   async close(): Promise<void> {

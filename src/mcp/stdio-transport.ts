@@ -38,6 +38,9 @@ export class StdioTransport implements Transport {
   readonly log: string[] = [];
   /** How the process ended, once it has: `exit code 1`, `signal SIGKILL`. */
   exit?: string;
+  /** Why the transport itself ended the process, when it did. */
+  private fault?: string;
+  private ended = false;
   private child?: ChildProcess;
   private readonly marker = newMarker();
   private exited?: Promise<void>;
@@ -67,10 +70,10 @@ export class StdioTransport implements Transport {
         resolve();
       });
       child.on("exit", (code, signal) => {
-        this.exit = signal ? `signal ${signal}` : `exit code ${code}`;
+        this.exit = this.fault ?? (signal ? `signal ${signal}` : `exit code ${code}`);
       });
       child.once("close", () => {
-        endCommands([this.marker]);
+        this.endAll();
         this.onclose?.();
       });
       child.stdin?.on("error", () => {
@@ -104,10 +107,17 @@ export class StdioTransport implements Transport {
       signalGroup(child, "SIGTERM");
       if (!(await gone())) signalGroup(child, "SIGKILL");
     }
-    endCommands([this.marker]);
+    this.endAll();
     child.stdout?.destroy();
     child.stderr?.destroy();
     await this.exited;
+  }
+
+  /** SIGKILLs what is left of the server's group, session and marker, once. */
+  private endAll(): void {
+    if (this.ended) return;
+    this.ended = true;
+    endCommands([this.marker]);
   }
 
   private read(chunk: Buffer): void {
@@ -127,7 +137,8 @@ export class StdioTransport implements Transport {
         this.pending = [];
         this.pendingBytes = 0;
         const limit = `${Math.round(this.options.maxMessageBytes / 1024 / 1024)} MB`;
-        this.onerror?.(new Error(`the server sent a message larger than ${limit}`));
+        this.fault = `it sent a message larger than ${limit} and was stopped`;
+        this.onerror?.(new Error(this.fault));
         signalGroup(this.child, "SIGKILL");
       }
     }

@@ -127,8 +127,8 @@ describe("an MCP tool as a Tool", () => {
     const [tool] = adaptTools(
       "s",
       [{ name: "do.it", inputSchema: schema, annotations: { destructiveHint: true } }],
-      async (name, args) => {
-        calls.push([name, args]);
+      async (request) => {
+        calls.push(request);
         return answer;
       },
     );
@@ -153,6 +153,6 @@ describe("an MCP tool as a Tool", () => {
       content: `${tool?.spec.name} aborted before it started`,
       isError: true,
     });
-    expect(calls).toEqual([["do.it", { q: "x" }]]);
+    expect(calls).toEqual([{ tool: "do.it", label: tool?.spec.name, args: { q: "x" } }]);
   });
 });

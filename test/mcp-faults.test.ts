@@ -211,10 +211,20 @@ describe("MCP servers that misbehave", () => {
       content: "a.b: hi",
       isError: false,
     });
+    // Failures name the tool as the model knows it, not by its raw name.
+    const dotted = first.tools().find((tool) => tool.mcp.tool === "a.b");
+    await first.close();
+    expect(await dotted?.execute({ text: "late" })).toEqual({
+      content: `${mapped["a.b"]} failed: the MCP servers were closed`,
+      isError: true,
+    });
     const second = await connect("names");
-    expect(second.tools().map((tool) => tool.spec.name)).toEqual(
-      first.tools().map((t) => t.spec.name),
-    );
+    expect(
+      second
+        .tools()
+        .map((tool) => tool.spec.name)
+        .sort(),
+    ).toEqual(names.sort());
   });
 
   it("lists a server's tools again when it says they changed", async () => {

@@ -8,7 +8,7 @@ import { expandServer, type McpServerConfig, type McpServerEntry } from "./confi
 import { bounded, receiptOf } from "./result.js";
 import type { Sdk } from "./sdk.js";
 import { StdioTransport } from "./stdio-transport.js";
-import { adaptTools, type ListedTool, type McpTool } from "./tools.js";
+import { adaptTools, type CallServerTool, type ListedTool, type McpTool } from "./tools.js";
 
 /**
  * The client side of one configured server: its transport and its lifecycle. It starts the
@@ -175,16 +175,14 @@ export class McpServerConnection {
   }
 
   private adapt(listed: ListedTool[]): McpTool[] {
-    return adaptTools(this.name, listed, (tool, args, signal) => this.call(tool, args, signal));
+    return adaptTools(this.name, listed, (call, signal) => this.call(call, signal));
   }
 
   /** Calls `tool`; a crashed server is restarted first (a bounded number of times). */
   async call(
-    tool: string,
-    args: Record<string, unknown>,
+    { tool, label, args }: Parameters<CallServerTool>[0],
     signal?: AbortSignal,
   ): Promise<ToolResult> {
-    const label = `mcp__${this.name}__${tool}`;
     if (this.state === "closed") return failure(`${label} failed: the MCP servers were closed`);
     if (this.crashed) {
       if (this.restarts >= this.options.maxRestarts) {

@@ -38,9 +38,9 @@ export interface McpTool extends Tool {
   };
 }
 
+/** Calls `tool` (its name on the server); `label` is the name the model knows it by. */
 export type CallServerTool = (
-  tool: string,
-  args: Record<string, unknown>,
+  call: { tool: string; label: string; args: Record<string, unknown> },
   signal?: AbortSignal,
 ) => Promise<ToolResult>;
 
@@ -77,7 +77,7 @@ function adaptTool(server: string, tool: ListedTool, name: string, call: CallSer
       const problem = argumentProblem(tool.inputSchema, args);
       if (problem !== undefined) return failure(`invalid ${name} input: ${problem}`);
       if (signal?.aborted) return failure(`${name} aborted before it started`);
-      return call(tool.name, args as Record<string, unknown>, signal);
+      return call({ tool: tool.name, label: name, args: args as Record<string, unknown> }, signal);
     },
   };
 }

@@ -7,6 +7,17 @@ export { type AgentEvent, type RunAgentOptions, type RunAgentResult, runAgent } 
 export { denyBashByDefault } from "./approval.js";
 export { CompactingClient, type CompactingOptions } from "./compaction/client.js";
 export { type Compaction, CompactionError } from "./compaction/record.js";
+export {
+  type ConnectMcpOptions,
+  connectMcpServers,
+  type McpConfig,
+  type McpServerConfig,
+  type McpServerState,
+  type McpServerStatus,
+  type McpServers,
+  type McpTool,
+  type McpToolAnnotations,
+} from "./mcp/index.js";
 export { AnthropicModelClient, type AnthropicOptions } from "./providers/anthropic.js";
 export { toAnthropicMessages, toModelEvents } from "./providers/anthropic-protocol.js";
 export { OpenAIModelClient, type OpenAIOptions } from "./providers/openai.js";

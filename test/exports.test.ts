@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { everythingServer } from "./support/mcp.js";
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -114,6 +115,44 @@ describe("the built package's exports", () => {
       expect(declared).toEqual([...listed.values, ...listed.types].sort());
     });
   }
+
+  it("connects an MCP server through the built package, and closes it", async () => {
+    const probe = join(dir, "mcp.mjs");
+    await writeFile(
+      probe,
+      `import { connectMcpServers } from "mini-agent";
+       const server = ${JSON.stringify(everythingServer())};
+       const mcp = await connectMcpServers({
+         mcpServers: { everything: { command: process.execPath, args: [server, "stdio"] } },
+       });
+       const echo = mcp.tools().find((tool) => tool.spec.name === "mcp__everything__echo");
+       const result = await echo.execute({ message: "from the package" });
+       await mcp.close();
+       console.log(JSON.stringify({ result, state: mcp.status()[0].state }));`,
+    );
+    const { stdout } = await run(process.execPath, [probe]);
+    expect(JSON.parse(stdout)).toEqual({
+      result: { content: "Echo: from the package", isError: false },
+      state: "closed",
+    });
+  });
+
+  it("loads the MCP SDK only when a server is configured", async () => {
+    const probe = join(dir, "no-mcp.mjs");
+    await writeFile(
+      probe,
+      `import { register } from "node:module";
+       const loaded = [];
+       register("data:text/javascript," + encodeURIComponent(
+         "export async function resolve(s, c, next) { const r = await next(s, c);" +
+         " if (r.url.includes('@modelcontextprotocol')) throw new Error('loaded ' + r.url); return r; }"));
+       const agent = await import("mini-agent");
+       const none = await agent.connectMcpServers({ mcpServers: {} });
+       console.log(JSON.stringify({ tools: none.tools(), status: none.status() }));`,
+    );
+    const { stdout } = await run(process.execPath, [probe]);
+    expect(JSON.parse(stdout)).toEqual({ tools: [], status: [] });
+  });
 
   it("ships the stream-json schema under its documented name", async () => {
     const probe = join(dir, "schema.mjs");

@@ -1,0 +1,94 @@
+import { headOf, wellFormed } from "../text.js";
+import { limits, truncated } from "../tools/limits.js";
+import type { ToolResult } from "../types.js";
+
+/**
+ * An MCP `tools/call` result as a receipt like any built-in tool's: text blocks joined; the
+ * `structuredContent` as JSON text when there is no text; a resource link as one line; an
+ * embedded text resource inline; images, audio and binary resources as one-line placeholders
+ * (`[image: image/png, 1.2 KB]`) until tool results carry images; `isError` carried over. Then
+ * the rules of every result: secrets redacted, lone surrogates replaced, at most
+ * `limits.outputChars` characters, cut between code points, with the cut said.
+ */
+
+/** The parts of a content block this module reads; anything else is an unknown block. */
+interface Block {
+  type?: unknown;
+  text?: unknown;
+  data?: unknown;
+  mimeType?: unknown;
+  uri?: unknown;
+  name?: unknown;
+  resource?: { uri?: unknown; mimeType?: unknown; text?: unknown; blob?: unknown };
+}
+
+export interface RawCallResult {
+  content?: unknown;
+  structuredContent?: unknown;
+  isError?: unknown;
+}
+
+/** Characters read past the bound before redacting, so a secret cut at the bound is still found. */
+const REDACTION_MARGIN = 64 * 1024;
+
+export function receiptOf(result: RawCallResult, redact: (text: string) => string): ToolResult {
+  const blocks = Array.isArray(result.content) ? (result.content as Block[]) : [];
+  const parts = blocks.map(describeBlock);
+  const hasText = blocks.some((block) => block.type === "text");
+  if (!hasText && result.structuredContent !== undefined) {
+    parts.push(JSON.stringify(result.structuredContent) ?? "");
+  }
+  const joined = parts.length === 0 ? "[no content]" : parts.join("\n");
+  return {
+    content: bounded(joined, redact),
+    isError: result.isError === true,
+  };
+}
+
+/** `text` redacted, well-formed and cut to `limits.outputChars`, counting what was cut. */
+export function bounded(text: string, redact: (text: string) => string): string {
+  const head = wellFormed(redact(headOf(text, limits.outputChars + REDACTION_MARGIN)));
+  const rest = text.length - Math.min(text.length, limits.outputChars + REDACTION_MARGIN);
+  if (head.length <= limits.outputChars && rest === 0) return head;
+  const kept = headOf(head, limits.outputChars);
+  return `${kept}\n${truncated(head.length - kept.length + rest)}`;
+}
+
+function describeBlock(block: Block): string {
+  switch (block.type) {
+    case "text":
+      return typeof block.text === "string" ? block.text : "";
+    case "image":
+    case "audio":
+      return `[${block.type}: ${mime(block.mimeType)}, ${size(block.data)}]`;
+    case "resource_link":
+      return `[resource link: ${oneLine(block.name)} ${oneLine(block.uri)}${block.mimeType ? ` (${oneLine(block.mimeType)})` : ""}]`;
+    case "resource": {
+      const resource = block.resource ?? {};
+      if (typeof resource.text === "string") {
+        return `[resource: ${oneLine(resource.uri)}]\n${resource.text}`;
+      }
+      return `[resource: ${oneLine(resource.uri)}, ${mime(resource.mimeType)}, ${size(resource.blob)}]`;
+    }
+    default:
+      return `[unsupported content: ${oneLine(block.type)}]`;
+  }
+}
+
+const mime = (value: unknown) => (typeof value === "string" ? oneLine(value) : "unknown type");
+
+/** A one-line, short rendering of a field a server chose. */
+function oneLine(value: unknown): string {
+  const text = typeof value === "string" ? value : JSON.stringify(value ?? "");
+  return headOf(text.replace(/[\r\n\t]+/g, " "), 200);
+}
+
+/** The decoded size of base64 `data`, as people read it: `512 B`, `1.2 KB`, `3.4 MB`. */
+function size(data: unknown): string {
+  if (typeof data !== "string") return "unknown size";
+  const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
+  const bytes = Math.max(0, Math.floor((data.length * 3) / 4) - padding);
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}

@@ -1,0 +1,301 @@
+import { resolve } from "node:path";
+import type { Client, Transport } from "@modelcontextprotocol/client";
+import { secretRedactor, withoutSecrets } from "../secrets.js";
+import { headOf, wellFormed } from "../text.js";
+import { failure } from "../tools/define.js";
+import type { ToolResult } from "../types.js";
+import { expandServer, type McpServerConfig, type McpServerEntry } from "./config.js";
+import { bounded, receiptOf } from "./result.js";
+import type { Sdk } from "./sdk.js";
+import { StdioTransport } from "./stdio-transport.js";
+import { adaptTools, type CallServerTool, type ListedTool, type McpTool } from "./tools.js";
+
+/**
+ * The client side of one configured server: its transport and its lifecycle. It starts the
+ * server (each with its own start timeout; a late one keeps starting and comes up later), lists
+ * its tools, calls them (with a per-call timeout that progress extends, and cancellation on
+ * abort), notices a crash, restarts lazily a bounded number of times, and closes it.
+ */
+
+export type McpServerState = "starting" | "up" | "failed" | "closed";
+
+/** What the caller shows about one server; every change is also passed to `onStatus`. */
+export interface McpServerStatus {
+  name: string;
+  state: McpServerState;
+  /** Still starting after its start timeout: its tools are added when it comes up. */
+  late: boolean;
+  /** Why it failed or is late, in one line. */
+  reason?: string;
+  /** The last lines it wrote to stderr (and stdout lines that were not JSON-RPC). */
+  stderr: string[];
+  /** How many tools it offers now. */
+  tools: number;
+  /** How many times it was restarted after a crash. */
+  restarts: number;
+}
+
+export interface ServerOptions {
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  startTimeoutMs: number;
+  /** After this long a start that is still going fails. */
+  lateLimitMs: number;
+  callTimeoutMs: number;
+  maxCallMs: number;
+  maxRestarts: number;
+  maxMessageBytes: number;
+  closeGraceMs: number;
+  instructionChars: number;
+  onStatus: (status: McpServerStatus) => void;
+  onProgress?: (progress: {
+    server: string;
+    tool: string;
+    progress: number;
+    total?: number;
+  }) => void;
+}
+
+export class McpServerConnection {
+  tools: McpTool[] = [];
+  instructions = "";
+  private state: McpServerState = "starting";
+  private late = false;
+  private reason: string | undefined;
+  private restarts = 0;
+  private crashed = false;
+  private client: Client | undefined;
+  private transport: Transport | undefined;
+  private log: readonly string[] = [];
+  private starting: Promise<void> | undefined;
+  private redact: (text: string) => string;
+
+  constructor(
+    private readonly config: McpServerConfig,
+    private readonly sdk: Sdk,
+    private readonly options: ServerOptions,
+  ) {
+    this.redact = secretRedactor(options.env);
+  }
+
+  get name(): string {
+    return this.config.name;
+  }
+
+  status(): McpServerStatus {
+    return {
+      name: this.name,
+      state: this.state,
+      late: this.late,
+      ...(this.reason !== undefined && { reason: this.redact(this.reason) }),
+      stderr: [...this.log].map((line) => this.redact(line)),
+      tools: this.tools.length,
+      restarts: this.restarts,
+    };
+  }
+
+  /** Starts the server; resolves when it is up, has failed, or its start timeout has passed. */
+  start(): Promise<void> {
+    this.starting ??= this.connect().finally(() => {
+      this.starting = undefined;
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((done) => {
+      timer = setTimeout(() => {
+        if (this.state === "starting") {
+          this.late = true;
+          this.reason = `not started within ${seconds(this.options.startTimeoutMs)}; its tools are added when it comes up`;
+          this.changed();
+        }
+        done();
+      }, this.options.startTimeoutMs);
+    });
+    return Promise.race([this.starting, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  private async connect(): Promise<void> {
+    this.set("starting", undefined);
+    const expanded = expandServer(this.config.entry, this.options.env);
+    if (!expanded.ok) return this.fail(expanded.reason);
+    this.redact = secretRedactor({ ...this.options.env, ...envOf(expanded.entry) });
+    const transport = this.transportFor(expanded.entry);
+    const client = new this.sdk.Client(
+      { name: "mini-agent", version: "0.1.0" },
+      {
+        capabilities: {},
+        // A server that says its tools changed is listed again; callers see it at the next turn.
+        listChanged: {
+          tools: {
+            onChanged: (error, tools) => {
+              if (error || !tools || client !== this.client || this.state !== "up") return;
+              this.tools = this.adapt(tools as ListedTool[]);
+              this.changed();
+            },
+          },
+        },
+      },
+    );
+    this.transport = transport;
+    this.client = client;
+    try {
+      await client.connect(transport, { timeout: this.options.lateLimitMs });
+      const { tools } = await client.listTools(undefined, { timeout: this.options.lateLimitMs });
+      if (this.state === "closed") return;
+      this.tools = this.adapt(tools as ListedTool[]);
+      this.instructions = this.capped(client.getInstructions() ?? "");
+      client.onclose = () => this.closedByServer(client);
+      this.late = false;
+      this.set("up", undefined);
+    } catch (error) {
+      if (this.state === "closed") return;
+      await client.close().catch(() => {});
+      this.fail(`${this.failureOf(error)}${this.exitOf()}`);
+    }
+  }
+
+  private transportFor(entry: McpServerEntry): Transport {
+    if (entry.type === "http") {
+      const init = entry.headers ? { requestInit: { headers: entry.headers } } : {};
+      return new this.sdk.StreamableHTTPClientTransport(new URL(entry.url), init);
+    }
+    const transport = new StdioTransport(
+      {
+        command: entry.command,
+        args: entry.args ?? [],
+        env: { ...withoutSecrets(this.options.env), ...entry.env },
+        cwd: resolve(this.options.cwd, entry.cwd ?? "."),
+        maxMessageBytes: this.options.maxMessageBytes,
+        closeGraceMs: this.options.closeGraceMs,
+        logLines: 20,
+      },
+      this.sdk.deserializeMessage,
+    );
+    this.log = transport.log;
+    return transport;
+  }
+
+  private adapt(listed: ListedTool[]): McpTool[] {
+    return adaptTools(this.name, listed, (call, signal) => this.call(call, signal));
+  }
+
+  /** Calls `tool`; a crashed server is restarted first (a bounded number of times). */
+  async call(
+    { tool, label, args }: Parameters<CallServerTool>[0],
+    signal?: AbortSignal,
+  ): Promise<ToolResult> {
+    if (this.state === "closed") return failure(`${label} failed: the MCP servers were closed`);
+    if (this.crashed) {
+      if (this.restarts >= this.options.maxRestarts) {
+        return failure(
+          `${label} failed: server ${this.name} crashed and was restarted ${this.restarts} times; it is not restarted again`,
+        );
+      }
+      this.restarts++;
+      this.crashed = false;
+      await this.start();
+    }
+    const client = this.client;
+    if (this.state !== "up" || client === undefined) {
+      return failure(
+        `${label} failed: server ${this.name} is not running (${this.reason ?? this.state})`,
+      );
+    }
+    try {
+      const result = await client.callTool(
+        { name: tool, arguments: args },
+        {
+          ...(signal && { signal }),
+          timeout: this.options.callTimeoutMs,
+          resetTimeoutOnProgress: true,
+          maxTotalTimeout: this.options.maxCallMs,
+          onprogress: ({ progress, total }) =>
+            this.options.onProgress?.({
+              server: this.name,
+              tool,
+              progress,
+              ...(total !== undefined && { total }),
+            }),
+        },
+      );
+      return receiptOf(result, this.redact);
+    } catch (error) {
+      if (signal?.aborted)
+        return failure(`${label} aborted: the server was asked to cancel the call`);
+      if (this.closed()) return failure(`${label} failed: the MCP servers were closed`);
+      return failure(bounded(`${label} failed: ${this.failureOf(error)}`, this.redact));
+    }
+  }
+
+  /** Read through a method: the narrowing of `state` before an `await` does not hold after it. */
+  private closed(): boolean {
+    return this.state === "closed";
+  }
+
+  async close(): Promise<void> {
+    this.tools = [];
+    this.set("closed", undefined);
+    await this.client?.close().catch(() => {});
+    await this.transport?.close().catch(() => {});
+  }
+
+  private closedByServer(client: Client): void {
+    if (client !== this.client || this.state !== "up") return;
+    this.crashed = true;
+    const restart =
+      this.restarts < this.options.maxRestarts ? "; it restarts at the next call" : "";
+    this.set("failed", `the server closed the connection${this.exitOf()}${restart}`);
+  }
+
+  private failureOf(error: unknown): string {
+    if (!(error instanceof Error)) return "unknown error";
+    const code = (error as { code?: unknown }).code;
+    if (code === "ENOENT") return `command not found: ${commandOf(this.config.entry)}`;
+    if (code === "REQUEST_TIMEOUT") return "timed out without progress";
+    if (code === "CONNECTION_CLOSED") return `the server closed the connection${this.exitOf()}`;
+    const cause = (error.cause as { code?: unknown } | undefined)?.code;
+    const why = typeof cause === "string" ? ` (${cause})` : "";
+    return headOf(`${error.message}${why}`.replace(/\s+/g, " "), 500);
+  }
+
+  private exitOf(): string {
+    const exit = this.transport instanceof StdioTransport ? this.transport.exit : undefined;
+    return exit !== undefined ? ` (${exit})` : "";
+  }
+
+  private capped(text: string): string {
+    const clean = wellFormed(this.redact(text)).trim();
+    const kept = headOf(clean, this.options.instructionChars);
+    return kept.length < clean.length
+      ? `${kept}\n[instructions cut at ${kept.length} characters]`
+      : kept;
+  }
+
+  /** A start that failed: the server offers no tools until a later start succeeds. */
+  private fail(reason: string): void {
+    this.tools = [];
+    this.instructions = "";
+    this.set("failed", reason);
+  }
+
+  private set(state: McpServerState, reason: string | undefined): void {
+    if (this.state === "closed" && state !== "closed") return;
+    this.state = state;
+    this.reason = reason;
+    if (state === "failed") this.late = false;
+    this.changed();
+  }
+
+  private changed(): void {
+    this.options.onStatus(this.status());
+  }
+}
+
+function commandOf(entry: McpServerEntry): string {
+  return entry.type === "http" ? entry.url : entry.command;
+}
+
+function envOf(entry: McpServerEntry): Record<string, string> {
+  return entry.type === "http" ? {} : (entry.env ?? {});
+}
+
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;

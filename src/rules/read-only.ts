@@ -117,7 +117,7 @@ function staticValues(words: Word[]): string[] | undefined {
   return values;
 }
 
-/** The read-only set as the README and `rules explain` list it. */
+/** The read-only set as docs/rules.md and `rules explain` list it. */
 export const readOnlySet = [
   ...anyArguments,
   "test, [ (fixed words, without -v, -R)",

@@ -1,6 +1,6 @@
 import { execFile, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -9,6 +9,7 @@ import { Value } from "@sinclair/typebox/value";
 import { transform } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InputLineSchema } from "../src/cli/stream-json-protocol.js";
+import { Session } from "../src/session.js";
 import { startAnthropicServer, stream, turn } from "../src/testing/anthropic-server.js";
 import { useCleanup } from "./support/cleanup.js";
 import { realSandbox } from "./support/sandbox.js";
@@ -169,7 +170,7 @@ describe("the documentation's code blocks", () => {
         .filter((block) => block.notRun)
         .map((block) => `${block.where.split(":")[0]}: ${block.notRun}`),
     ).toEqual([
-      "README.md: needs a provider key",
+      "README.md: needs a provider key (and npm test is what runs the examples)",
       "docs/configuration.md: needs a provider key or a model server on these ports",
       "docs/internals.md: the project's own commands; CI runs npm run check and npm test itself",
     ]);
@@ -213,7 +214,7 @@ describe("the documentation's code blocks", () => {
   for (const block of runnable("ts")) {
     it(`${block.where} (ts) runs through the built package`, async () => {
       if (examples.includes(block.code)) return; // an examples/ file: vitest runs it as it is
-      const { workspace, env, server } = await place();
+      const { workspace, home, env, server } = await place();
       await mkdir(join(workspace, "node_modules"));
       await symlink(root, join(workspace, "node_modules", "mini-agent"));
       const { code } = await transform(block.code, { loader: "ts", format: "esm" });
@@ -226,6 +227,18 @@ describe("the documentation's code blocks", () => {
       expect(result.stderr).toBe("");
       expect(result.stdout).not.toBe("");
       expect(server.rejections).toEqual([]);
+      // A session the example wrote reopens with the prompt it began with.
+      const sessions = join(home, ".my-agent", "sessions");
+      const written = (await readdir(sessions).catch(() => [])).filter((name) =>
+        name.endsWith(".jsonl"),
+      );
+      expect(written.length > 0).toBe(block.code.includes("Session.create("));
+      for (const name of written) {
+        const loaded = await Session.open(join(sessions, name));
+        await loaded.session.close();
+        expect(loaded.messages[0]).toMatchObject({ role: "user" });
+        expect(loaded.messages[0]?.content).toMatch(/^(Fix|Write)/);
+      }
     });
   }
 

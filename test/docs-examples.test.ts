@@ -1,8 +1,8 @@
 import { execFile, spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { Value } from "@sinclair/typebox/value";
@@ -154,6 +154,35 @@ describe("the documentation's code blocks", () => {
       { where: "p.md:8", lang: "text", code: "y\nz\n" },
     ]);
     expect(() => codeBlocks("```sh\nx\n", "q.md")).toThrow("q.md:1: a code block is not closed");
+  });
+
+  it("link only to files and headings that exist", () => {
+    const slug = (heading: string) =>
+      heading
+        .trim()
+        .toLowerCase()
+        .replace(/[^\w\- ]/g, "")
+        .replaceAll(" ", "-");
+    const headings = (page: string) =>
+      readFileSync(join(root, page), "utf8")
+        .replace(/^```[\s\S]*?^```$/gm, "")
+        .split("\n")
+        .flatMap((line) => (/^#+ (.+)$/.exec(line)?.[1] ? [slug(line.replace(/^#+ /, ""))] : []));
+    const broken = pages.flatMap((page) =>
+      [...readFileSync(join(root, page), "utf8").matchAll(/\]\(([^)\s]+)\)/g)]
+        .map((match) => match[1] ?? "")
+        .filter((link) => !/^https?:/.test(link))
+        .filter((link) => {
+          const [file = "", anchor] = link.split("#");
+          const target = file === "" ? page : join(dirname(page), file);
+          if (!existsSync(join(root, target))) return true;
+          return (
+            anchor !== undefined && target.endsWith(".md") && !headings(target).includes(anchor)
+          );
+        })
+        .map((link) => `${page}: ${link}`),
+    );
+    expect(broken).toEqual([]);
   });
 
   it("are each of a known kind", () => {

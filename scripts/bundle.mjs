@@ -144,6 +144,7 @@ await build({
 });
 writeFileSync(`${out}/package.json`, `${JSON.stringify({ type: "commonjs" })}\n`);
 chmodSync(`${out}/main.js`, 0o755);
+chmodSync("dist/testing/cli.js", 0o755); // the mini-agent-testing bin
 
 // The shell parser's WebAssembly (runtime and bash grammar), loaded from beside the turn.
 const require = createRequire(import.meta.url);

@@ -1,6 +1,6 @@
 /**
  * The public API of `mini-agent`: the loop, its three seams and what plugs into them. Every name
- * here is listed in the README's "Public API" section, and a test holds the built package to
+ * here is listed in the "Public API" section of docs/library.md, and a test holds the package to
  * that list. The testing kit is the `mini-agent/testing` subpath (`src/testing/`).
  */
 export { type AgentEvent, type RunAgentOptions, type RunAgentResult, runAgent } from "./agent.js";

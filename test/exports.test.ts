@@ -9,18 +9,30 @@ import { everythingServer } from "./support/mcp.js";
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL("..", import.meta.url));
-const readme = () => readFile(join(root, "README.md"), "utf8");
+/**
+ * The documentation: the README and every `docs/` page it links, as one text. "Documented" means
+ * in one of them (the contract's rule).
+ */
+async function documentation(): Promise<string> {
+  const readme = await readFile(join(root, "README.md"), "utf8");
+  const pages = [
+    ...new Set([...readme.matchAll(/\]\((docs\/[\w-]+\.md)[#)]/g)].map((m) => m[1] ?? "")),
+  ];
+  const texts = await Promise.all(pages.map((page) => readFile(join(root, page), "utf8")));
+  return [readme, ...texts].join("\n");
+}
 
 interface Listed {
   values: string[];
   types: string[];
 }
 
-/** The names the README lists for an entry point, between its `exports:` markers. */
+/** The names the documentation lists for an entry point, between its `exports:` markers. */
 function documentedExports(text: string, entry: string): Listed {
   const start = text.indexOf(`<!-- exports: ${entry} -->`);
   const end = text.indexOf("<!-- /exports -->", start);
-  if (start === -1 || end === -1) throw new Error(`the README lists no exports for ${entry}`);
+  if (start === -1 || end === -1)
+    throw new Error(`the documentation lists no exports for ${entry}`);
   const listed: Listed = { values: [], types: [] };
   for (const row of text.slice(start, end).split("\n")) {
     const cells = row.split("|").map((cell) => cell.trim());
@@ -94,22 +106,22 @@ async function importedNames(specifier: string): Promise<string[]> {
 }
 
 describe("the built package's exports", () => {
-  it("reads the README's lists, and fails on a name they do not have", async () => {
-    const listed = documentedExports(await readme(), "mini-agent");
+  it("reads the documentation's lists, and fails on a name they do not have", async () => {
+    const listed = documentedExports(await documentation(), "mini-agent");
     expect(listed.values).toContain("runAgent");
     expect(listed.types).toContain("Message");
     const text =
       "<!-- exports: x -->\n| `a`, `b` | function | |\n| `C` | type | |\n<!-- /exports -->";
     expect(documentedExports(text, "x")).toEqual({ values: ["a", "b"], types: ["C"] });
-    expect(() => documentedExports(text, "y")).toThrow("the README lists no exports for y");
+    expect(() => documentedExports(text, "y")).toThrow("the documentation lists no exports for y");
   });
 
   for (const [entry, dts] of [
     ["mini-agent", "dist/index.d.ts"],
     ["mini-agent/testing", "dist/testing/index.d.ts"],
   ] as const) {
-    it(`${entry} exports exactly the names the README documents`, async () => {
-      const listed = documentedExports(await readme(), entry);
+    it(`${entry} exports exactly the names the README's pages document`, async () => {
+      const listed = documentedExports(await documentation(), entry);
       expect(await importedNames(entry)).toEqual(listed.values);
       const declared = declaredExports(await readFile(join(installed, dts), "utf8"));
       expect(declared).toEqual([...listed.values, ...listed.types].sort());
@@ -167,8 +179,10 @@ describe("the built package's exports", () => {
     expect(JSON.parse(stdout)).toEqual(JSON.parse(shipped));
   });
 
-  it("shows in the README the kit example that CI runs, word for word", async () => {
+  it("shows on the testing-kit page the kit example that CI runs, word for word", async () => {
     const example = await readFile(join(root, "examples", "custom-tool.test.ts"), "utf8");
-    expect(await readme()).toContain(`\`\`\`ts\n${example}\`\`\``);
+    const page = await readFile(join(root, "docs", "testing-kit.md"), "utf8");
+    expect(page).toContain(`\`\`\`ts\n${example}\`\`\``);
+    expect(await documentation()).toContain(page);
   });
 });

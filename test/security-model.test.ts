@@ -9,8 +9,9 @@ import { realSandbox, useOutsideFolders } from "./support/sandbox.js";
 import { useTempDirs } from "./support/temp.js";
 
 /**
- * What the README's "Security model" claims of each `--sandbox` mode, through the real CLI:
- * the model reads the agent's own environment (the provider key) and a credential store.
+ * What the "Security model" (README, docs/sandbox.md) claims of each `--sandbox` mode, through
+ * the real CLI: the model reads the agent's own environment (the provider key) and a credential
+ * store.
  */
 
 const tempDir = useTempDirs();

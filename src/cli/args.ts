@@ -6,7 +6,7 @@ import type { ThinkingLevel } from "../types.js";
 import { shownURL } from "../url.js";
 
 /**
- * Exit codes, documented in the README. A run stopped from outside exits 128 + the signal's
+ * Exit codes, documented in docs/cli.md. A run stopped from outside exits 128 + the signal's
  * number, as a shell reports it: Ctrl-C (SIGINT) 130, SIGHUP 129, SIGTERM 143, and 141 (SIGPIPE)
  * when the reader of stdout went away.
  */

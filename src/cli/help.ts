@@ -19,7 +19,7 @@ Options:
       --allow-bash          let the agent run shell commands without asking (deny rules still hold)
       --allow "WORDS"       allow commands that start with WORDS, e.g. --allow "npm test" (repeatable)
       --deny "WORDS"        deny commands that start with WORDS, also behind known wrappers
-                            (repeatable; wins; a guard, not a boundary: see the README)
+                            (repeatable; wins; a guard, not a boundary: see docs/rules.md)
       --sandbox MODE        where bash runs: auto (default: bubblewrap when available),
                             required (never outside the sandbox) or off
       --sandbox-hide PATH   also hide PATH inside the sandbox (repeatable)

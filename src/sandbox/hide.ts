@@ -4,7 +4,7 @@ import { isAbsolute, join, relative, sep } from "node:path";
 /**
  * Credential stores under `$HOME` that sandboxed commands never see: keys, cloud and registry
  * logins, password files, keyrings, and `.mini-agent` (the default state folder, every project's
- * sessions). The one list; the README's "Security model" repeats it.
+ * sessions). The one list; the "Security model" of docs/sandbox.md repeats it.
  */
 export const credentialStores = [
   ".ssh",

@@ -8,6 +8,7 @@ import {
   type Body,
   type Reply,
   type ReplyScript,
+  replyFor,
   type ScriptedServer,
   type SseFrame,
   type StreamFaults,
@@ -41,7 +42,8 @@ export type ThinkingScript = string[] | { redacted: string };
 export interface TurnScript {
   /** Thinking blocks streamed first, in order, each signed as the real API signs it. */
   thinking?: ThinkingScript[];
-  text?: string[];
+  /** The answer, whole or as the pieces it streams in. */
+  text?: string | string[];
   calls?: ScriptedCall[];
   stopReason?: string;
 }
@@ -102,9 +104,10 @@ export function turn(script: TurnScript): Frame[] {
     index++;
   };
   for (const block of script.thinking ?? []) think(block);
-  if (script.text && script.text.length > 0) {
+  const pieces = typeof script.text === "string" ? [script.text] : (script.text ?? []);
+  if (pieces.length > 0) {
     frames.push(blockStart(index, { type: "text", text: "" }));
-    for (const text of script.text) {
+    for (const text of pieces) {
       frames.push(delta(index, { type: "text_delta", text }));
     }
     frames.push(blockStop(index));
@@ -200,6 +203,8 @@ export interface ServerOptions {
    * reply reports the count as its `input_tokens`.
    */
   contextLimit?: number;
+  /** The port to listen on, on 127.0.0.1; default any free one. */
+  port?: number;
 }
 
 /** How the local servers count a request's tokens: one per 4 bytes of its body as JSON. */
@@ -231,10 +236,11 @@ export function startAnthropicServer(
       loneSurrogate: ({ half, line, column, char }) =>
         `The request body is not valid JSON: ${half === "high" ? "no low" : "invalid high"} surrogate in string: line ${line} column ${column} (char ${char})`,
     },
-    script.map((entry) => {
-      const displayed = displaying(entry);
+    script.map((entry, index) => {
+      const displayed = displaying(entry, index + 1);
       return limit === undefined ? displayed : reportingTokens(displayed);
     }),
+    options.port,
   );
 }
 
@@ -242,9 +248,9 @@ export function startAnthropicServer(
  * `entry` as the model displays its thinking for the request (`omitsThinking`): when omitted,
  * every thinking block streams no text, and its signature is the one of that empty text.
  */
-function displaying(entry: ReplyScript): ReplyScript {
+function displaying(entry: ReplyScript, index: number): ReplyScript {
   return (body) => {
-    const reply = typeof entry === "function" ? entry(body) : entry;
+    const reply = replyFor(entry, body, index);
     if (reply.kind !== "stream" || !omitsThinking(body)) return reply;
     return { ...reply, frames: withThinkingOmitted(reply.frames, thinkingSignature("")) };
   };
@@ -253,7 +259,7 @@ function displaying(entry: ReplyScript): ReplyScript {
 /** `entry` with the request's token count as the `input_tokens` of its `message_start`. */
 function reportingTokens(entry: ReplyScript): ReplyScript {
   return (body) => {
-    const reply = typeof entry === "function" ? entry(body) : entry;
+    const reply = replyFor(entry, body, 0);
     if (reply.kind !== "stream") return reply;
     const frames = reply.frames.map((frame) => {
       const data = frame.data as { type?: string; message?: { usage?: object } };

@@ -3,6 +3,7 @@ import {
   type Body,
   type Reply,
   type ReplyScript,
+  replyFor,
   type ScriptedServer,
   type SseFrame,
   type StreamFaults,
@@ -34,7 +35,8 @@ export interface CompletionScript {
   /** Reasoning pieces streamed before the text, in `reasoningField` (default `reasoning_content`). */
   reasoning?: string[];
   reasoningField?: "reasoning_content" | "reasoning";
-  text?: string[];
+  /** The answer, whole or as the pieces it streams in. */
+  text?: string | string[];
   calls?: ScriptedCall[];
   finishReason?: string | null;
   quirks?: Quirks;
@@ -63,7 +65,8 @@ export function completion(script: CompletionScript): SseFrame[] {
   const frames: SseFrame[] = [chunk({ delta: { role: "assistant", content: "" } })];
   const field = script.reasoningField ?? "reasoning_content";
   for (const piece of script.reasoning ?? []) frames.push(chunk({ delta: { [field]: piece } }));
-  for (const text of script.text ?? []) frames.push(chunk({ delta: { content: text } }));
+  const pieces = typeof script.text === "string" ? [script.text] : (script.text ?? []);
+  for (const text of pieces) frames.push(chunk({ delta: { content: text } }));
   for (const [i, call] of (script.calls ?? []).entries()) {
     const index = quirks.reuseIndexZero ? 0 : i;
     const id = quirks.noIds ? {} : { id: call.id };
@@ -253,14 +256,15 @@ export function startOpenAIServer(
       },
       loneSurrogate: () => notJson,
     },
-    limit === undefined ? script : script.map((entry) => reportingTokens(entry)),
+    limit === undefined ? script : script.map((entry, index) => reportingTokens(entry, index + 1)),
+    options.port,
   );
 }
 
 /** `entry` with the request's token count as the `prompt_tokens` of its usage chunk. */
-function reportingTokens(entry: ReplyScript): ReplyScript {
+function reportingTokens(entry: ReplyScript, index: number): ReplyScript {
   return (body) => {
-    const reply = typeof entry === "function" ? entry(body) : entry;
+    const reply = replyFor(entry, body, index);
     if (reply.kind !== "stream") return reply;
     const frames = reply.frames.map((frame) => {
       const data = frame.data as { usage?: object };

@@ -31,7 +31,26 @@ export type Reply =
   | { kind: "status"; status: number; body: unknown; headers?: Record<string, string> };
 
 export type Body = Record<string, unknown>;
-export type ReplyScript = Reply | ((body: Body) => Reply);
+/** A reply, or the frames of one turn (a well-formed stream), or a function of the request. */
+export type ReplyScript = Reply | SseFrame[] | ((body: Body) => Reply | SseFrame[]);
+
+/**
+ * The reply `entry` gives for `body`: frames become a stream. Anything else a plain JavaScript
+ * script could hold is a 500 naming what was given, never a crash of the server.
+ */
+export function replyFor(entry: ReplyScript, body: Body, index: number): Reply {
+  const reply = typeof entry === "function" ? entry(body) : entry;
+  if (Array.isArray(reply)) return stream(reply);
+  if (reply?.kind === "stream" && Array.isArray(reply.frames)) return reply;
+  if (reply?.kind === "status") return reply;
+  return {
+    kind: "status",
+    status: 500,
+    body: {
+      error: `test server: scripted reply ${index} is not a reply (give a turn's frames or stream(...))`,
+    },
+  };
+}
 
 export interface RecordedRequest {
   headers: IncomingMessage["headers"];
@@ -105,6 +124,7 @@ export const stream = (frames: SseFrame[], faults?: StreamFaults): Reply => ({
 export async function startScriptedServer(
   protocol: Protocol,
   script: ReplyScript[],
+  port = 0,
 ): Promise<ScriptedServer> {
   const requests: RecordedRequest[] = [];
   const rejections: string[] = [];
@@ -138,14 +158,17 @@ export async function startScriptedServer(
     const entry = script[requests.length - 1];
     if (!entry)
       return send(res, protocol.error(500, `test server: no scripted reply ${requests.length}`));
-    const reply = typeof entry === "function" ? entry(body) : entry;
+    const reply = replyFor(entry, body, requests.length);
     if (reply.kind === "status") return send(res, reply);
     await sendStream(res, reply.frames, reply.faults ?? {});
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", resolve);
+  });
+  const address = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${address.port}`,
     requests,
     rejections,
     close: async () => {

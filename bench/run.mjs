@@ -212,7 +212,7 @@ async function loopOverhead() {
 }
 
 async function sessions() {
-  const dist = join(root, "dist/session.js");
+  const dist = join(root, "dist/session/session.js");
   for (const count of [10_000, 100_000]) {
     const result = await inProcess(`
       import { Session, readSession } from ${JSON.stringify(dist)};
@@ -307,7 +307,7 @@ function compactedSessionFile(file, segments, compacted = true) {
 }
 
 async function compactedSessions() {
-  const dist = join(root, "dist/session.js");
+  const dist = join(root, "dist/session/session.js");
   const load = (file) =>
     inProcess(`
       import { readSession } from ${JSON.stringify(dist)};
@@ -372,7 +372,7 @@ async function bigRecord() {
     file,
     `${header}${JSON.stringify({ type: "message", message: { role: "user", content } })}\n`,
   );
-  const dist = join(root, "dist/session.js");
+  const dist = join(root, "dist/session/session.js");
   const result = await heavy(() =>
     inProcess(`
       import { readSession } from ${JSON.stringify(dist)};

@@ -9,7 +9,7 @@ import { Value } from "@sinclair/typebox/value";
 import { transform } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InputLineSchema } from "../src/cli/stream-json-protocol.js";
-import { Session } from "../src/session.js";
+import { Session } from "../src/session/session.js";
 import { startAnthropicServer, stream, turn } from "../src/testing/anthropic-server.js";
 import { useCleanup } from "./support/cleanup.js";
 import { realSandbox } from "./support/sandbox.js";

@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { connectMcpServers } from "../src/mcp/index.js";
-import { sweepOrphans } from "../src/tools/command-reaper.js";
+import { sweepOrphans } from "../src/sandbox/reaper.js";
 import { faultServer } from "./support/mcp.js";
 import { killProcessesWith, processesWith } from "./support/processes.js";
 

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import { headOf } from "../text.js";
-import { endCommands, newMarker, RUN_VARIABLE, trackCommand } from "../tools/command-reaper.js";
+import { endCommands, newMarker, RUN_VARIABLE, trackCommand } from "../sandbox/reaper.js";
 
 /**
  * The stdio transport of one MCP server: newline-delimited JSON-RPC over the pipes of a process

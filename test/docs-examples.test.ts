@@ -271,6 +271,35 @@ describe("the documentation's code blocks", () => {
     });
   }
 
+  it("TypeScript blocks type-check as strictly as the project's own code", async () => {
+    const dir = await tempDir();
+    const typed = runnable("ts").filter((block) => !examples.includes(block.code));
+    for (const [at, block] of typed.entries())
+      await writeFile(join(dir, `block${at}.ts`), block.code);
+    await symlink(join(root, "node_modules"), join(dir, "node_modules"));
+    await writeFile(join(dir, "package.json"), '{ "type": "module" }');
+    const project = JSON.parse(await readFile(join(root, "tsconfig.json"), "utf8")) as {
+      compilerOptions: Record<string, unknown>;
+    };
+    const paths = {
+      "mini-agent": [join(root, "dist/index.d.ts")],
+      "mini-agent/testing": [join(root, "dist/testing/index.d.ts")],
+    };
+    await writeFile(
+      join(dir, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: { ...project.compilerOptions, noEmit: true, paths },
+        include: ["*.ts"],
+      }),
+    );
+    const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
+    const checked = await run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: dir }).catch(
+      (error: { stdout: string }) => ({ stdout: error.stdout }),
+    );
+    expect(typed.length).toBeGreaterThan(0);
+    expect(checked.stdout).toBe("");
+  }, 60_000);
+
   for (const block of runnable("json")) {
     it(`${block.where} (json) is what it says`, async () => {
       const value = JSON.parse(block.code) as { rules?: unknown };

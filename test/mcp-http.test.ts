@@ -132,6 +132,58 @@ describe("an HTTP server entry", () => {
     expect(failed.status()[0]).toMatchObject({ name: "api", state: "closed" });
   });
 
+  it("redacts every header value of the entry in what the server sends back", async () => {
+    // A minimal Streamable HTTP server answering with JSON: its one tool echoes the headers.
+    const echo = createServer((request, response) => {
+      let body = "";
+      request.on("data", (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      request.on("end", () => {
+        // No event stream (GET) and no session to end (DELETE): only POSTed messages.
+        if (request.method !== "POST") return response.writeHead(405).end();
+        const message = JSON.parse(body) as {
+          id?: number;
+          method: string;
+          params?: { protocolVersion?: string };
+        };
+        if (message.id === undefined) return response.writeHead(202).end();
+        const results: Record<string, unknown> = {
+          initialize: {
+            protocolVersion: message.params?.protocolVersion,
+            capabilities: { tools: {} },
+            serverInfo: { name: "echo-headers", version: "1.0.0" },
+          },
+          "tools/list": { tools: [{ name: "headers", inputSchema: { type: "object" } }] },
+          "tools/call": { content: [{ type: "text", text: JSON.stringify(request.headers) }] },
+        };
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end(
+          JSON.stringify({ jsonrpc: "2.0", id: message.id, result: results[message.method] ?? {} }),
+        );
+      });
+    });
+    echo.listen(0, "127.0.0.1");
+    await once(echo, "listening");
+    const { port } = echo.address() as AddressInfo;
+    const mcp = await connectMcpServers({
+      mcpServers: {
+        h: {
+          type: "http",
+          url: `http://127.0.0.1:${port}/mcp`,
+          headers: { Authorization: "Bearer literal-token-0123456789", "X-Plain": "visible-value" },
+        },
+      },
+    });
+    const result = await mcp.tools()[0]?.execute({});
+    await mcp.close();
+    echo.close();
+    const headers = JSON.parse(result?.content ?? "{}") as Record<string, string>;
+    expect(headers.authorization).toBe("[redacted]");
+    expect(headers["x-plain"]).toBe("[redacted]");
+    expect(headers.host).toBe(`127.0.0.1:${port}`);
+  });
+
   it("is reported failed, by name and reason, when nothing listens", async () => {
     const port = await freePort();
     const down = await connectMcpServers({

@@ -294,8 +294,15 @@ function commandOf(entry: McpServerEntry): string {
   return entry.type === "http" ? entry.url : entry.command;
 }
 
+/**
+ * An entry's values as variables for the redactor: a stdio entry's `env`, judged by the secrets
+ * rule like the agent's own; every value of an HTTP entry's `headers`, as a secret, since headers
+ * are how HTTP servers take credentials (`Authorization: Bearer …` has no secret word).
+ */
 function envOf(entry: McpServerEntry): Record<string, string> {
-  return entry.type === "http" ? {} : (entry.env ?? {});
+  if (entry.type !== "http") return entry.env ?? {};
+  const values = Object.values(entry.headers ?? {});
+  return Object.fromEntries(values.map((value, index) => [`MCP_HEADER_${index}_SECRET`, value]));
 }
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;

@@ -250,6 +250,9 @@ export class McpServerConnection {
     if (!(error instanceof Error)) return "unknown error";
     const code = (error as { code?: unknown }).code;
     if (code === "ENOENT") return `command not found: ${commandOf(this.config.entry)}`;
+    if (code === "REQUEST_TIMEOUT" && error.message.includes("Maximum total timeout")) {
+      return `took longer than the limit of ${seconds(this.options.maxCallMs)} for one call`;
+    }
     if (code === "REQUEST_TIMEOUT") return "timed out without progress";
     if (code === "CONNECTION_CLOSED") return `the server closed the connection${this.exitOf()}`;
     const cause = (error.cause as { code?: unknown } | undefined)?.code;

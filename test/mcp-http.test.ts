@@ -19,6 +19,20 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** The reference server over Streamable HTTP on `port`, once it listens. */
+async function startEverything(port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [everythingServer(), "streamableHttp"], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  while (!stderr.includes("listening on port")) await new Promise((r) => setTimeout(r, 50));
+  return child;
+}
+
 let server: ChildProcess;
 let url = "";
 let mcp: McpServers;
@@ -26,15 +40,7 @@ const progress: number[] = [];
 
 beforeAll(async () => {
   const port = await freePort();
-  server = spawn(process.execPath, [everythingServer(), "streamableHttp"], {
-    env: { ...process.env, PORT: String(port) },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let stderr = "";
-  server.stderr?.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  while (!stderr.includes("listening on port")) await new Promise((r) => setTimeout(r, 50));
+  server = await startEverything(port);
   url = `http://127.0.0.1:${port}/mcp`;
   mcp = await connectMcpServers(
     { mcpServers: { web: { type: "http", url: "${EVERYTHING_URL}" } } },
@@ -101,6 +107,34 @@ describe("the reference MCP server over Streamable HTTP", () => {
       content: "Echo: after",
       isError: false,
     });
+  });
+});
+
+describe("an HTTP server that restarts", () => {
+  it("fails the call it lost, and is connected again at the next call", async () => {
+    const port = await freePort();
+    let child = await startEverything(port);
+    const mcp = await connectMcpServers({
+      mcpServers: { web: { type: "http", url: `http://127.0.0.1:${port}/mcp` } },
+    });
+    try {
+      const echo = () =>
+        mcp
+          .tools()
+          .find((tool) => tool.mcp.tool === "echo")
+          ?.execute({ message: "x" });
+      expect(await echo()).toEqual({ content: "Echo: x", isError: false });
+      child.kill("SIGKILL");
+      await once(child, "exit");
+      child = await startEverything(port);
+      // The new server knows nothing of the old session.
+      expect((await echo())?.isError).toBe(true);
+      expect(await echo()).toEqual({ content: "Echo: x", isError: false });
+      expect(mcp.status()[0]).toMatchObject({ state: "up", restarts: 1 });
+    } finally {
+      await mcp.close();
+      child.kill("SIGKILL");
+    }
   });
 });
 

@@ -222,7 +222,9 @@ export class McpServerConnection {
       if (signal?.aborted)
         return failure(`${label} aborted: the server was asked to cancel the call`);
       if (this.closed()) return failure(`${label} failed: the MCP servers were closed`);
-      return failure(bounded(`${label} failed: ${this.failureOf(error)}`, this.redact));
+      const why = this.failureOf(error);
+      if (this.lostConnection(error)) this.connectionLost(client, `lost the connection: ${why}`);
+      return failure(bounded(`${label} failed: ${why}`, this.redact));
     }
   }
 
@@ -239,11 +241,28 @@ export class McpServerConnection {
   }
 
   private closedByServer(client: Client): void {
+    this.connectionLost(client, `the server closed the connection${this.exitOf()}`);
+  }
+
+  /** The server went away (it exited, or an HTTP server stopped answering): restart it lazily. */
+  private connectionLost(client: Client, why: string): void {
     if (client !== this.client || this.state !== "up") return;
     this.crashed = true;
     const restart =
       this.restarts < this.options.maxRestarts ? "; it restarts at the next call" : "";
-    this.set("failed", `the server closed the connection${this.exitOf()}${restart}`);
+    this.set("failed", `${why}${restart}`);
+  }
+
+  /**
+   * Over HTTP, a call that failed without the server's answer (a refused connection, a session
+   * the server no longer knows) means the server went away; its JSON-RPC errors and timeouts do
+   * not. (Over stdio the transport's close says it.)
+   */
+  private lostConnection(error: unknown): boolean {
+    if (this.transport instanceof StdioTransport || error instanceof this.sdk.ProtocolError) {
+      return false;
+    }
+    return (error as { code?: unknown }).code !== "REQUEST_TIMEOUT";
   }
 
   private failureOf(error: unknown): string {

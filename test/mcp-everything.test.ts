@@ -157,6 +157,27 @@ describe("the reference MCP server over stdio", () => {
     });
   });
 
+  it("ends a call at its overall limit even while it makes progress", async () => {
+    const limited = await connectMcpServers(
+      {
+        mcpServers: {
+          everything: { command: process.execPath, args: [everythingServer(), "stdio"] },
+        },
+      },
+      { callTimeoutMs: 1500, maxCallMs: 1200 },
+    );
+    try {
+      const long = limited.tools().find((t) => t.mcp.tool === "trigger-long-running-operation");
+      expect(await long?.execute({ duration: 3, steps: 6 })).toEqual({
+        content:
+          "mcp__everything__trigger-long-running-operation failed: took longer than the limit of 1.2 s for one call",
+        isError: true,
+      });
+    } finally {
+      await limited.close();
+    }
+  });
+
   it("aborts a call mid-way, and the server stays usable", async () => {
     progress.length = 0;
     const controller = new AbortController();

@@ -13,10 +13,11 @@ import { useTempDirs } from "./support/temp.js";
 const tempDir = useTempDirs();
 const open: McpServers[] = [];
 const markers: string[] = [];
+// Closing waits for each server to exit; on a loaded machine that takes a while.
 afterEach(async () => {
   await Promise.all(open.splice(0).map((mcp) => mcp.close()));
   for (const marker of markers.splice(0)) await killProcessesWith(marker);
-});
+}, 60_000);
 
 function marker(): string {
   const made = `fault-marker-${Math.random().toString(36).slice(2)}`;

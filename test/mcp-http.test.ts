@@ -19,6 +19,20 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** The reference server over Streamable HTTP on `port`, once it listens. */
+async function startEverything(port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [everythingServer(), "streamableHttp"], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  while (!stderr.includes("listening on port")) await new Promise((r) => setTimeout(r, 50));
+  return child;
+}
+
 let server: ChildProcess;
 let url = "";
 let mcp: McpServers;
@@ -26,15 +40,7 @@ const progress: number[] = [];
 
 beforeAll(async () => {
   const port = await freePort();
-  server = spawn(process.execPath, [everythingServer(), "streamableHttp"], {
-    env: { ...process.env, PORT: String(port) },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let stderr = "";
-  server.stderr?.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  while (!stderr.includes("listening on port")) await new Promise((r) => setTimeout(r, 50));
+  server = await startEverything(port);
   url = `http://127.0.0.1:${port}/mcp`;
   mcp = await connectMcpServers(
     { mcpServers: { web: { type: "http", url: "${EVERYTHING_URL}" } } },
@@ -104,6 +110,34 @@ describe("the reference MCP server over Streamable HTTP", () => {
   });
 });
 
+describe("an HTTP server that restarts", () => {
+  it("fails the call it lost, and is connected again at the next call", async () => {
+    const port = await freePort();
+    let child = await startEverything(port);
+    const mcp = await connectMcpServers({
+      mcpServers: { web: { type: "http", url: `http://127.0.0.1:${port}/mcp` } },
+    });
+    try {
+      const echo = () =>
+        mcp
+          .tools()
+          .find((tool) => tool.mcp.tool === "echo")
+          ?.execute({ message: "x" });
+      expect(await echo()).toEqual({ content: "Echo: x", isError: false });
+      child.kill("SIGKILL");
+      await once(child, "exit");
+      child = await startEverything(port);
+      // The new server knows nothing of the old session.
+      expect((await echo())?.isError).toBe(true);
+      expect(await echo()).toEqual({ content: "Echo: x", isError: false });
+      expect(mcp.status()[0]).toMatchObject({ state: "up", restarts: 1 });
+    } finally {
+      await mcp.close();
+      child.kill("SIGKILL");
+    }
+  });
+});
+
 describe("an HTTP server entry", () => {
   it("sends its headers, expanded from the environment, with every request", async () => {
     const received: IncomingHttpHeaders[] = [];
@@ -130,6 +164,58 @@ describe("an HTTP server entry", () => {
     fake.close();
     expect(received[0]).toMatchObject({ authorization: "Bearer tok-1234567890", "x-team": "core" });
     expect(failed.status()[0]).toMatchObject({ name: "api", state: "closed" });
+  });
+
+  it("redacts every header value of the entry in what the server sends back", async () => {
+    // A minimal Streamable HTTP server answering with JSON: its one tool echoes the headers.
+    const echo = createServer((request, response) => {
+      let body = "";
+      request.on("data", (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      request.on("end", () => {
+        // No event stream (GET) and no session to end (DELETE): only POSTed messages.
+        if (request.method !== "POST") return response.writeHead(405).end();
+        const message = JSON.parse(body) as {
+          id?: number;
+          method: string;
+          params?: { protocolVersion?: string };
+        };
+        if (message.id === undefined) return response.writeHead(202).end();
+        const results: Record<string, unknown> = {
+          initialize: {
+            protocolVersion: message.params?.protocolVersion,
+            capabilities: { tools: {} },
+            serverInfo: { name: "echo-headers", version: "1.0.0" },
+          },
+          "tools/list": { tools: [{ name: "headers", inputSchema: { type: "object" } }] },
+          "tools/call": { content: [{ type: "text", text: JSON.stringify(request.headers) }] },
+        };
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end(
+          JSON.stringify({ jsonrpc: "2.0", id: message.id, result: results[message.method] ?? {} }),
+        );
+      });
+    });
+    echo.listen(0, "127.0.0.1");
+    await once(echo, "listening");
+    const { port } = echo.address() as AddressInfo;
+    const mcp = await connectMcpServers({
+      mcpServers: {
+        h: {
+          type: "http",
+          url: `http://127.0.0.1:${port}/mcp`,
+          headers: { Authorization: "Bearer literal-token-0123456789", "X-Plain": "visible-value" },
+        },
+      },
+    });
+    const result = await mcp.tools()[0]?.execute({});
+    await mcp.close();
+    echo.close();
+    const headers = JSON.parse(result?.content ?? "{}") as Record<string, string>;
+    expect(headers.authorization).toBe("[redacted]");
+    expect(headers["x-plain"]).toBe("[redacted]");
+    expect(headers.host).toBe(`127.0.0.1:${port}`);
   });
 
   it("is reported failed, by name and reason, when nothing listens", async () => {

@@ -4,7 +4,7 @@
  */
 export type Sdk = Pick<
   typeof import("@modelcontextprotocol/client"),
-  "Client" | "StreamableHTTPClientTransport" | "deserializeMessage"
+  "Client" | "StreamableHTTPClientTransport" | "deserializeMessage" | "ProtocolError"
 >;
 
 let loading: Promise<Sdk> | undefined;

@@ -222,7 +222,9 @@ export class McpServerConnection {
       if (signal?.aborted)
         return failure(`${label} aborted: the server was asked to cancel the call`);
       if (this.closed()) return failure(`${label} failed: the MCP servers were closed`);
-      return failure(bounded(`${label} failed: ${this.failureOf(error)}`, this.redact));
+      const why = this.failureOf(error);
+      if (this.lostConnection(error)) this.connectionLost(client, `lost the connection: ${why}`);
+      return failure(bounded(`${label} failed: ${why}`, this.redact));
     }
   }
 
@@ -239,17 +241,37 @@ export class McpServerConnection {
   }
 
   private closedByServer(client: Client): void {
+    this.connectionLost(client, `the server closed the connection${this.exitOf()}`);
+  }
+
+  /** The server went away (it exited, or an HTTP server stopped answering): restart it lazily. */
+  private connectionLost(client: Client, why: string): void {
     if (client !== this.client || this.state !== "up") return;
     this.crashed = true;
     const restart =
       this.restarts < this.options.maxRestarts ? "; it restarts at the next call" : "";
-    this.set("failed", `the server closed the connection${this.exitOf()}${restart}`);
+    this.set("failed", `${why}${restart}`);
+  }
+
+  /**
+   * Over HTTP, a call that failed without the server's answer (a refused connection, a session
+   * the server no longer knows) means the server went away; its JSON-RPC errors and timeouts do
+   * not. (Over stdio the transport's close says it.)
+   */
+  private lostConnection(error: unknown): boolean {
+    if (this.transport instanceof StdioTransport || error instanceof this.sdk.ProtocolError) {
+      return false;
+    }
+    return (error as { code?: unknown }).code !== "REQUEST_TIMEOUT";
   }
 
   private failureOf(error: unknown): string {
     if (!(error instanceof Error)) return "unknown error";
     const code = (error as { code?: unknown }).code;
     if (code === "ENOENT") return `command not found: ${commandOf(this.config.entry)}`;
+    if (code === "REQUEST_TIMEOUT" && error.message.includes("Maximum total timeout")) {
+      return `took longer than the limit of ${seconds(this.options.maxCallMs)} for one call`;
+    }
     if (code === "REQUEST_TIMEOUT") return "timed out without progress";
     if (code === "CONNECTION_CLOSED") return `the server closed the connection${this.exitOf()}`;
     const cause = (error.cause as { code?: unknown } | undefined)?.code;
@@ -294,8 +316,15 @@ function commandOf(entry: McpServerEntry): string {
   return entry.type === "http" ? entry.url : entry.command;
 }
 
+/**
+ * An entry's values as variables for the redactor: a stdio entry's `env`, judged by the secrets
+ * rule like the agent's own; every value of an HTTP entry's `headers`, as a secret, since headers
+ * are how HTTP servers take credentials (`Authorization: Bearer …` has no secret word).
+ */
 function envOf(entry: McpServerEntry): Record<string, string> {
-  return entry.type === "http" ? {} : (entry.env ?? {});
+  if (entry.type !== "http") return entry.env ?? {};
+  const values = Object.values(entry.headers ?? {});
+  return Object.fromEntries(values.map((value, index) => [`MCP_HEADER_${index}_SECRET`, value]));
 }
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;

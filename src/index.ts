@@ -21,6 +21,21 @@ export {
 export { AnthropicModelClient, type AnthropicOptions } from "./providers/anthropic.js";
 export { toAnthropicMessages, toModelEvents } from "./providers/anthropic-protocol.js";
 export { OpenAIModelClient, type OpenAIOptions } from "./providers/openai.js";
+export {
+  OpenAIResponsesModelClient,
+  type OpenAIResponsesOptions,
+} from "./providers/openai-responses.js";
+export type {
+  Decision,
+  RetryNotice,
+  SessionInfo,
+  TurnEnd,
+  TurnEvent,
+  TurnResult,
+  TurnStatus,
+} from "./runner/events.js";
+export { Journal, type TurnListener } from "./runner/journal.js";
+export { SessionRunner, type SessionRunnerOptions, type TurnOptions } from "./runner/runner.js";
 export type { SandboxLimits, SandboxMode, SandboxOptions } from "./sandbox/bwrap.js";
 export {
   type CreateSessionOptions,
@@ -28,6 +43,7 @@ export {
   Session,
   type SessionHeader,
 } from "./session/session.js";
+export { SessionStore } from "./session/store.js";
 export type { BashOptions } from "./tools/bash.js";
 export { defineTool, type ToolDefinition, ToolError } from "./tools/define.js";
 export { createWorkspaceTools, type WorkspaceToolsOptions } from "./tools/index.js";

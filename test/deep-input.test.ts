@@ -208,6 +208,7 @@ describe("a 10,000-deep tool input end to end", () => {
       "message",
       "usage",
       "message",
+      "turn_end",
     ]);
     const { messages, repaired, skipped } = await readSession(file ?? "");
     expect({ repaired, skipped }).toEqual({ repaired: 0, skipped: 0 });

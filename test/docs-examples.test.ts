@@ -9,6 +9,7 @@ import { Value } from "@sinclair/typebox/value";
 import { transform } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InputLineSchema } from "../src/cli/stream-json-protocol.js";
+import { parseMcpConfigText } from "../src/mcp/config.js";
 import { Session } from "../src/session/session.js";
 import { startAnthropicServer, stream, turn } from "../src/testing/anthropic-server.js";
 import { useCleanup } from "./support/cleanup.js";
@@ -202,6 +203,7 @@ describe("the documentation's code blocks", () => {
       "README.md: needs a provider key (and npm test is what runs the examples)",
       "docs/configuration.md: needs a provider key or a model server on these ports",
       "docs/internals.md: the project's own commands; CI runs npm run check and npm test itself",
+      "docs/mcp.md: a sketch around your own client and tools; it starts the reference server with npx, which needs the network",
     ]);
   });
 
@@ -302,7 +304,14 @@ describe("the documentation's code blocks", () => {
 
   for (const block of runnable("json")) {
     it(`${block.where} (json) is what it says`, async () => {
-      const value = JSON.parse(block.code) as { rules?: unknown };
+      const value = JSON.parse(block.code) as { rules?: unknown; mcpServers?: unknown };
+      if (value.mcpServers !== undefined) {
+        // MCP servers as a configuration file holds them: every server valid.
+        const parsed = parseMcpConfigText(block.code, block.where);
+        expect(parsed.problems).toEqual([]);
+        expect(parsed.servers.length).toBe(Object.keys(value.mcpServers as object).length);
+        return;
+      }
       const { workspace, env } = await place();
       if (value.rules === undefined) {
         // A script of rounds for mini-agent-testing: it must be served.

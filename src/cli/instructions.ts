@@ -1,6 +1,7 @@
 import { constants, type Stats } from "node:fs";
 import { lstat, open, realpath, stat } from "node:fs/promises";
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
+import { within } from "../paths.js";
 import { projectRoot } from "../project/root.js";
 import { headOf } from "../text.js";
 import { firstInvalidUtf8, wholeCharacters } from "../tools/utf8.js";
@@ -83,11 +84,11 @@ export async function readInstructions(
 
 /** The folders from the project root down to the workspace; none inside the state folder. */
 function foldersDown(workspace: string, root: string, state: string): string[] {
-  if (isInside(state, workspace)) return [];
+  if (within(state, workspace)) return [];
   const chain = [workspace];
   for (let folder = workspace; folder !== root; ) {
     const parent = dirname(folder);
-    if (parent === folder || isInside(state, parent)) return [workspace];
+    if (parent === folder || within(state, parent)) return [workspace];
     chain.unshift(parent);
     folder = parent;
   }
@@ -117,9 +118,9 @@ async function readFile(
     } catch {
       return { skipped: "a dangling link" };
     }
-    if (!isInside(where.top, real)) return { skipped: "a link leading outside the project" };
+    if (!within(where.top, real)) return { skipped: "a link leading outside the project" };
   }
-  if (isInside(where.state, real)) return { skipped: "inside the state folder" };
+  if (within(where.state, real)) return { skipped: "inside the state folder" };
   if (!stats.isFile()) return { skipped: kindOf(stats) };
   let handle: Awaited<ReturnType<typeof open>>;
   try {
@@ -166,11 +167,6 @@ function kindOf(stats: Stats): string {
 
 async function realOrResolved(path: string): Promise<string> {
   return realpath(path).catch(() => resolve(path));
-}
-
-function isInside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === "" || (rel !== ".." && !rel.startsWith("../") && !isAbsolute(rel));
 }
 
 /**

@@ -1,13 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
-import { headOf } from "../text.js";
 import { endCommands, newMarker, RUN_VARIABLE, trackCommand } from "../sandbox/reaper.js";
+import { headOf } from "../text.js";
 
 /**
  * The stdio transport of one MCP server: newline-delimited JSON-RPC over the pipes of a process
  * spawned from argv, without a shell. It is ours, not the SDK's, for what the SDK's leaves out:
  * - the process runs in its own process group and session, carrying the reaper's marker
- *   (`command-reaper.ts`), so it and everything it started die with mini-agent: at `close()`,
+ *   (`sandbox/reaper.ts`), so it and everything it started die with mini-agent: at `close()`,
  *   at `process.exit`, and, after a SIGKILL of the agent, at the next agent's sweep;
  * - `close()` closes stdin, waits, SIGTERMs the group, waits, then SIGKILLs what is left;
  * - the last lines of stderr, and any stdout line that is not JSON-RPC, are kept to explain a

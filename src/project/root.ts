@@ -1,7 +1,8 @@
 import { constants, type Stats } from "node:fs";
 import { access, lstat, open, readlink, realpath, stat } from "node:fs/promises";
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { within } from "../paths.js";
 
 /** The folder a workspace's project files (instructions, MCP servers, configuration) come from. */
 export interface ProjectRoot {
@@ -38,7 +39,7 @@ export async function projectRoot(
     if (found === "repository") return { path: folder, repository: true };
     if (found === "refused") break;
     const parent = dirname(folder);
-    if (parent === folder || (holds(parent, home) && parent !== home)) break;
+    if (parent === folder || (within(parent, home) && parent !== home)) break;
     if (await isSharedSticky(parent)) break;
     folder = parent;
   }
@@ -142,10 +143,4 @@ async function realOrResolved(path: string): Promise<string> {
 
 async function realOrNothing(path: string): Promise<string | undefined> {
   return realpath(path).catch(() => undefined);
-}
-
-/** Whether `outer` holds `inner` (or is it). */
-function holds(outer: string, inner: string): boolean {
-  const rel = relative(outer, inner);
-  return rel === "" || (rel !== ".." && !rel.startsWith("../") && !isAbsolute(rel));
 }

@@ -1,4 +1,5 @@
-import { isAbsolute, relative, resolve } from "node:path";
+import { isAbsolute, resolve } from "node:path";
+import { within } from "../paths.js";
 import { hiddenByVariable } from "./hidden-code.js";
 import { readOnlyEntry } from "./read-only.js";
 import { type Rule, showRule } from "./rule.js";
@@ -209,8 +210,7 @@ function redirectProblems(script: Script, workspace: string): string[] {
       problems.push(`a redirect to ${path} after a change of folder`);
       continue;
     }
-    const inside = relative(workspace, resolve(workspace, path));
-    if (inside.startsWith("..") || isAbsolute(inside))
+    if (!within(workspace, resolve(workspace, path)))
       problems.push(`a redirect that writes outside the workspace (${path})`);
   }
   return problems;

@@ -1,7 +1,8 @@
 import type { ChildProcess, ChildProcessByStdio } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
-import { type HidingMounts, hidingMounts, isInside } from "./hide.js";
+import { strictlyWithin } from "../paths.js";
+import { type HidingMounts, hidingMounts } from "./hide.js";
 import { protectedMounts } from "./project-files.js";
 import { seccompFilter, seccompUnsupported } from "./seccomp.js";
 
@@ -180,7 +181,7 @@ export function sandboxedArgv(
   cgroupProcs?: string,
 ): { argv: string[]; made: string[] } {
   const protect = (options.readOnly ?? [])
-    .filter((path) => isInside(path, workspace) && existsSync(path))
+    .filter((path) => strictlyWithin(workspace, path) && existsSync(path))
     .flatMap((path) => ["--ro-bind", path, path]);
   const project = protectedMounts(workspace);
   const hiding = hidingMounts(workspace, env, options.hide);

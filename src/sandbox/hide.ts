@@ -1,5 +1,6 @@
 import { realpathSync, statSync } from "node:fs";
-import { isAbsolute, join, relative, sep } from "node:path";
+import { join } from "node:path";
+import { strictlyWithin } from "../paths.js";
 
 /**
  * Credential stores under `$HOME` that sandboxed commands never see: keys, cloud and registry
@@ -66,7 +67,7 @@ export function hidingMounts(
     const folder = statSync(path).isDirectory();
     // A plain bind made in the user namespace is `nodev`: /dev/null would not open there.
     const hide = folder ? ["--tmpfs", path] : ["--dev-bind", "/dev/null", path];
-    if (isInside(path, workspace)) {
+    if (strictlyWithin(workspace, path)) {
       after.push(...hide, ...(folder ? ["--remount-ro", path] : []));
     } else {
       before.push(...hide);
@@ -83,10 +84,4 @@ function realPath(path: string): string[] {
   } catch {
     return [];
   }
-}
-
-/** Whether `path` lies strictly inside `folder`. */
-export function isInside(path: string, folder: string): boolean {
-  const rel = relative(folder, path);
-  return rel !== "" && rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }

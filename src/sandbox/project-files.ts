@@ -1,6 +1,6 @@
 import { lstatSync, readFileSync, rmdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { isInside } from "./hide.js";
+import { strictlyWithin } from "../paths.js";
 
 /**
  * The bwrap mounts that keep, inside the sandbox, the workspace's files that become code or
@@ -36,7 +36,7 @@ export function protectedMounts(workspace: string): { args: string[]; made: stri
   else {
     readOnly(dotGit);
     for (const folder of gitFolders(dotGit, git))
-      if (isInside(folder, workspace)) gitFolder(folder);
+      if (strictlyWithin(workspace, folder)) gitFolder(folder);
   }
   keepOrRefuse(join(workspace, ".mcp.json"));
   keepOrRefuse(join(workspace, ".mini-agent"));

@@ -1,5 +1,6 @@
 import { lstat, readlink, realpath } from "node:fs/promises";
-import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
+import { within } from "../paths.js";
 import { ToolError } from "./define.js";
 import { decodeShown, showText } from "./names.js";
 
@@ -56,9 +57,9 @@ export async function checkInside(
   real: string,
   options: BoundaryOptions,
 ): Promise<void> {
-  if (!isInside(realRoot, real)) throw new PathEscapeError();
+  if (!within(realRoot, real)) throw new PathEscapeError();
   const state = await realStateDir(options);
-  if (state !== undefined && isInside(state, real)) throw new StateFolderError();
+  if (state !== undefined && within(state, real)) throw new StateFolderError();
 }
 
 /** Thrown for a path under mini-agent's state folder. */
@@ -71,11 +72,6 @@ export class StateFolderError extends ToolError {
 /** The real path of the state folder, when there is one to refuse. */
 export async function realStateDir(options: BoundaryOptions): Promise<string | undefined> {
   return options.stateDir === undefined ? undefined : resolveReal(resolve(options.stateDir), 0);
-}
-
-function isInside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === "" || (rel !== ".." && !rel.startsWith(`..${"/"}`) && !isAbsolute(rel));
 }
 
 /** A tool's path argument resolved: its real path, the real root, and how the model sees it. */

@@ -51,6 +51,20 @@ export const ToolMessageSchema = Type.Object({
   isError: Type.Boolean(),
 });
 
+/**
+ * Tokens one request cost, as the provider reported them: the `done` event's usage and the
+ * session's usage record. Numbers, not integers: a provider's odd count never costs the record.
+ */
+export const UsageSchema = Type.Object({
+  inputTokens: Type.Number({ minimum: 0 }),
+  /** Output tokens, the model's reasoning included, as every provider counts them. */
+  outputTokens: Type.Number({ minimum: 0 }),
+  /** Prompt tokens read from the provider's cache, when it reports them. */
+  cacheReadTokens: Type.Optional(Type.Number({ minimum: 0 })),
+  /** Prompt tokens written to the provider's cache, when it reports them. */
+  cacheWriteTokens: Type.Optional(Type.Number({ minimum: 0 })),
+});
+
 export const MessageSchema = Type.Union([
   UserMessageSchema,
   AssistantMessageSchema,

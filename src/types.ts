@@ -5,7 +5,12 @@
  */
 
 import type { Static } from "@sinclair/typebox";
-import type { MessageSchema, ReasoningSchema, ToolCallSchema } from "./message-schema.js";
+import type {
+  MessageSchema,
+  ReasoningSchema,
+  ToolCallSchema,
+  UsageSchema,
+} from "./message-schema.js";
 
 /** A JSON Schema object describing a tool's input, as the model sees it. */
 export type JsonSchema = Record<string, unknown>;
@@ -71,16 +76,13 @@ export type ModelEvent =
   | { type: "tool_call"; call: ToolCall }
   | { type: "done"; usage?: Usage };
 
-/** Tokens one round cost, as the provider reported them (for `--output-format json`). */
-export interface Usage {
-  inputTokens: number;
-  /** Output tokens, the model's reasoning included, as every provider counts them. */
-  outputTokens: number;
-  /** Prompt tokens read from the provider's cache, when it reports them. */
-  cacheReadTokens?: number;
-  /** Prompt tokens written to the provider's cache, when it reports them. */
-  cacheWriteTokens?: number;
-}
+/**
+ * Tokens one round cost, as the provider reported them: input, output (the model's reasoning
+ * included, as every provider counts them) and, when the provider reports them, prompt tokens
+ * read from and written to its cache. One definition (`message-schema.ts`) with the session's
+ * usage record.
+ */
+export type Usage = Static<typeof UsageSchema>;
 
 export interface ModelRequest {
   system: string;

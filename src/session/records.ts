@@ -1,7 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { CompactionSchema } from "../compaction/record.js";
-import { MessageSchema } from "../message-schema.js";
+import { MessageSchema, UsageSchema } from "../message-schema.js";
 
 /**
  * The records of a session file, one schema each: the header (the first line), the messages of
@@ -40,15 +40,9 @@ const CompactionRecordSchema = Type.Object({
 /**
  * What one model request cost, as the provider reported it at the end of its stream: written
  * before the assistant message of that round, or alone when nothing was committed (a summary
- * request of a compaction). Numbers, not integers: a provider's odd count never costs the record.
+ * request of a compaction).
  */
-const UsageRecordSchema = Type.Object({
-  type: Type.Literal("usage"),
-  inputTokens: Type.Number({ minimum: 0 }),
-  outputTokens: Type.Number({ minimum: 0 }),
-  cacheReadTokens: Type.Optional(Type.Number({ minimum: 0 })),
-  cacheWriteTokens: Type.Optional(Type.Number({ minimum: 0 })),
-});
+const UsageRecordSchema = Type.Object({ type: Type.Literal("usage"), ...UsageSchema.properties });
 /** A round lost to a passing provider failure, about to run again (the CLI's `RetryNotice`). */
 const RetryRecordSchema = Type.Object({
   type: Type.Literal("retry"),

@@ -270,6 +270,20 @@ describe("the Responses API adapter", () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it("fails a round cut off while thinking, and says so", async () => {
+    const server = track(
+      await startResponsesServer([
+        stream(response({ reasoning: ["Let me think"], status: "incomplete" })),
+      ]),
+    );
+    const error = await run(client(server, { thinking: "high" }), [user]).catch(
+      (caught: Error) => caught.message,
+    );
+    expect(error).toBe(
+      "the model reached its output token limit (response.incomplete max_output_tokens) before finishing; raise the limit or ask for less; it was cut off while thinking",
+    );
+  });
+
   it("reports cached input tokens apart from the rest", async () => {
     const usage = { input: 1200, cached: 1000, output: 40, reasoning: 30 };
     const server = track(await startResponsesServer([stream(response({ text: ["Hi."], usage }))]));

@@ -190,9 +190,10 @@ export async function* toModelEventsFromResponses(
         const reason = event.response.incomplete_details?.reason ?? "unknown";
         const failure =
           incompleteErrors[reason] ?? `the response ended incomplete (${JSON.stringify(reason)})`;
-        if (reason === "max_output_tokens" && state.calls.size > 0)
-          throw new Error(`${failure}; the cut-off tool call was not run`);
-        throw new Error(failure);
+        if (reason !== "max_output_tokens") throw new Error(failure);
+        if (state.calls.size > 0) throw new Error(`${failure}; the cut-off tool call was not run`);
+        const thinking = state.reasoning.size > 0 && state.textLength === 0;
+        throw new Error(thinking ? `${failure}; it was cut off while thinking` : failure);
       }
       case "response.failed": {
         const error = event.response.error;

@@ -48,6 +48,7 @@ const UsageRecordSchema = Type.Object({
   outputTokens: Type.Number({ minimum: 0 }),
   cacheReadTokens: Type.Optional(Type.Number({ minimum: 0 })),
   cacheWriteTokens: Type.Optional(Type.Number({ minimum: 0 })),
+  reasoningTokens: Type.Optional(Type.Number({ minimum: 0 })),
 });
 /** A round lost to a passing provider failure, about to run again (the CLI's `RetryNotice`). */
 const RetryRecordSchema = Type.Object({

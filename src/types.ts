@@ -80,6 +80,8 @@ export interface Usage {
   cacheReadTokens?: number;
   /** Prompt tokens written to the provider's cache, when it reports them. */
   cacheWriteTokens?: number;
+  /** Of `outputTokens`, those the model spent reasoning, when the provider reports them. */
+  reasoningTokens?: number;
 }
 
 export interface ModelRequest {

@@ -284,7 +284,7 @@ describe("the Responses API adapter", () => {
     );
   });
 
-  it("reports cached input tokens apart from the rest", async () => {
+  it("reports cached input tokens apart from the rest, and reasoning tokens", async () => {
     const usage = { input: 1200, cached: 1000, output: 40, reasoning: 30 };
     const server = track(await startResponsesServer([stream(response({ text: ["Hi."], usage }))]));
     const events = [];
@@ -292,7 +292,7 @@ describe("the Responses API adapter", () => {
       events.push(event);
     expect(events.at(-1)).toEqual({
       type: "done",
-      usage: { inputTokens: 200, outputTokens: 40, cacheReadTokens: 1000 },
+      usage: { inputTokens: 200, outputTokens: 40, cacheReadTokens: 1000, reasoningTokens: 30 },
     });
   });
 });

@@ -257,15 +257,17 @@ function* finish(
 
 /**
  * The API counts cached tokens inside `input_tokens`; ours are apart, as Anthropic's are, and
- * told only when some were read. Reasoning tokens are inside `output_tokens`, as `Usage` says.
+ * told, like reasoning tokens (inside `output_tokens`), only when there were some.
  */
 function usageOf(usage: ResponseUsage | undefined): Usage | undefined {
   if (!usage) return undefined;
   const cached = usage.input_tokens_details?.cached_tokens ?? 0;
+  const reasoning = usage.output_tokens_details?.reasoning_tokens ?? 0;
   return {
     inputTokens: usage.input_tokens - cached,
     outputTokens: usage.output_tokens,
     ...(cached > 0 && { cacheReadTokens: cached }),
+    ...(reasoning > 0 && { reasoningTokens: reasoning }),
   };
 }
 

@@ -11,6 +11,10 @@ export { AnthropicModelClient, type AnthropicOptions } from "./providers/anthrop
 export { toAnthropicMessages, toModelEvents } from "./providers/anthropic-protocol.js";
 export { OpenAIModelClient, type OpenAIOptions } from "./providers/openai.js";
 export {
+  OpenAIResponsesModelClient,
+  type OpenAIResponsesOptions,
+} from "./providers/openai-responses.js";
+export {
   type CreateSessionOptions,
   type LoadedSession,
   Session,

@@ -63,6 +63,8 @@ export const UsageSchema = Type.Object({
   cacheReadTokens: Type.Optional(Type.Number({ minimum: 0 })),
   /** Prompt tokens written to the provider's cache, when it reports them. */
   cacheWriteTokens: Type.Optional(Type.Number({ minimum: 0 })),
+  /** Of `outputTokens`, those the model spent reasoning, when the provider reports them. */
+  reasoningTokens: Type.Optional(Type.Number({ minimum: 0 })),
 });
 
 export const MessageSchema = Type.Union([

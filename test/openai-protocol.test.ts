@@ -53,6 +53,22 @@ describe("toModelEventsFromOpenAI", () => {
     });
   });
 
+  it("reports the reasoning tokens of a model that counts them", async () => {
+    const usage = {
+      prompt_tokens: 100,
+      completion_tokens: 50,
+      total_tokens: 150,
+      completion_tokens_details: { reasoning_tokens: 40 },
+    };
+    const chunks = chunksOf({ text: ["Hi"] }).map((chunk) =>
+      (chunk as { usage?: object }).usage ? { ...(chunk as object), usage } : chunk,
+    );
+    expect((await run(chunks)).out.at(-1)).toEqual({
+      type: "done",
+      usage: { inputTokens: 100, outputTokens: 50, reasoningTokens: 40 },
+    });
+  });
+
   it.each([
     ["whole arguments in one chunk (Ollama)", { wholeArguments: true }],
     ["arguments as an object", { argumentsAsObject: true }],

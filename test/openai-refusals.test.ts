@@ -109,6 +109,25 @@ describe("Chat Completions on a model that refuses function tools with reasoning
     expect(notices).toHaveLength(1);
   });
 
+  it("knows the refusal when a gateway passes it on inside its own message", async () => {
+    const passed = `litellm.BadRequestError: OpenAIException - ${effortWithTools("gpt-5.5")}`;
+    const server = track(
+      await startOpenAIServer([status(400, passed), stream(completion({ text: ["Hi."] }))]),
+    );
+    const client = new OpenAIModelClient({
+      baseURL: `${server.url}/v1`,
+      model: "openai/gpt-5.5",
+      thinking: "low",
+    });
+    expect((await runAgent({ client, tools: [ls], system: "", messages: [user] })).text).toBe(
+      "Hi.",
+    );
+    expect(server.requests.map((request) => request.body.reasoning_effort)).toEqual([
+      "low",
+      "none",
+    ]);
+  });
+
   it("does not resend on another refusal, even one that names reasoning_effort", async () => {
     const other =
       "Unsupported value: 'reasoning_effort' does not support 'minimal' with this model. Supported values are: 'none', 'low', 'medium', 'high', 'xhigh'.";

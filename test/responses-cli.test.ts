@@ -7,7 +7,8 @@ import {
   stream,
 } from "../src/testing/responses-server.js";
 import { useCleanup } from "./support/cleanup.js";
-import { runBin, sessionFiles, useCliSetup } from "./support/cli.js";
+import { runBin, sessionFiles, sessionRecords, useCliSetup } from "./support/cli.js";
+import { protocolLines } from "./support/stream-json.js";
 
 /**
  * `--provider openai-responses` through the built CLI and the strict local Responses server: a
@@ -83,6 +84,39 @@ describe("--provider openai-responses", () => {
     const before = [...(inputs[2] as unknown[]), reasoningItem(rs3), answer, say("again")];
     expect(JSON.stringify(server.requests[3]?.body.input)).toBe(JSON.stringify(before));
     expect(server.requests[3]?.body.prompt_cache_key).toBe(sessionId);
+  });
+
+  it("reports cached and reasoning tokens in stream-json, in the schema, and in the session", async () => {
+    const usage = { input: 1200, cached: 1000, output: 40, reasoning: 30 };
+    const server = track(
+      await startResponsesServer([stream(response({ reasoning: [], text: ["Hi."], usage }))]),
+    );
+    const { home, options } = await setup([]);
+    const env = { ...options.env, OPENAI_BASE_URL: `${server.url}/v1` };
+    const run = await runBin(
+      ["--provider", "openai-responses", "-m", "gpt-5.5", "--output-format", "stream-json", "hi"],
+      { ...options, env },
+    );
+    expect(run.code).toBe(0);
+    const reported = {
+      inputTokens: 200,
+      outputTokens: 40,
+      cacheReadTokens: 1000,
+      reasoningTokens: 30,
+    };
+    const lines = protocolLines(run.stdout);
+    expect(lines.filter((line) => line.type === "usage")).toEqual([
+      { version: 1, type: "usage", usage: reported },
+    ]);
+    const [file] = await sessionFiles(home);
+    const records = await sessionRecords(file ?? "");
+    expect(records.filter((record) => record.type === "usage")).toEqual([
+      { type: "usage", ...reported },
+    ]);
+    const exported = await runBin(["export", "--format", "md", "-o", "-"], { ...options, env });
+    expect(exported.stdout).toContain(
+      "### Answer (200 input · 40 output, 30 of them reasoning · 1,000 cache read tokens)\n",
+    );
   });
 
   it("needs a model, and a key unless a base URL points at a local server", async () => {

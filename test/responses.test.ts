@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { type AgentEvent, runAgent } from "../src/agent.js";
 import { AnthropicModelClient } from "../src/providers/anthropic.js";
 import { OpenAIResponsesModelClient } from "../src/providers/openai-responses.js";
+import { toResponsesInput } from "../src/providers/responses-protocol.js";
 import { responsesReasoningData } from "../src/providers/responses-reasoning.js";
 import * as anthropic from "../src/testing/anthropic-server.js";
 import { notJson } from "../src/testing/openai-server.js";
@@ -270,7 +271,21 @@ describe("the Responses API adapter", () => {
     expect(server.requests).toHaveLength(1);
   });
 
-  it("reports cached input tokens apart from the rest", async () => {
+  it("fails a round cut off while thinking, and says so", async () => {
+    const server = track(
+      await startResponsesServer([
+        stream(response({ reasoning: ["Let me think"], status: "incomplete" })),
+      ]),
+    );
+    const error = await run(client(server, { thinking: "high" }), [user]).catch(
+      (caught: Error) => caught.message,
+    );
+    expect(error).toBe(
+      "the model reached its output token limit (response.incomplete max_output_tokens) before finishing; raise the limit or ask for less; it was cut off while thinking",
+    );
+  });
+
+  it("reports cached input tokens apart from the rest, and reasoning tokens", async () => {
     const usage = { input: 1200, cached: 1000, output: 40, reasoning: 30 };
     const server = track(await startResponsesServer([stream(response({ text: ["Hi."], usage }))]));
     const events = [];
@@ -278,8 +293,48 @@ describe("the Responses API adapter", () => {
       events.push(event);
     expect(events.at(-1)).toEqual({
       type: "done",
-      usage: { inputTokens: 200, outputTokens: 40, cacheReadTokens: 1000 },
+      usage: { inputTokens: 200, outputTokens: 40, cacheReadTokens: 1000, reasoningTokens: 30 },
     });
+  });
+});
+
+describe("toResponsesInput", () => {
+  const part = (id: string, at: { text: number; calls: number }, model = "gpt-5.5") => ({
+    type: "redacted_thinking" as const,
+    data: responsesReasoningData(model, { id, encrypted_content: `enc-${id}` }),
+    at,
+  });
+  const item = (id: string) => ({
+    type: "reasoning",
+    id,
+    summary: [],
+    encrypted_content: `enc-${id}`,
+  });
+  const fn = (id: string) => ({ type: "function_call", call_id: id, name: "ls", arguments: "{}" });
+
+  it("puts each item where it came in its round, and leaves out one that nothing followed", () => {
+    const round: Message = {
+      role: "assistant",
+      content: "Hi there",
+      toolCalls: [lsCall("call_1"), lsCall("call_2")],
+      reasoning: [
+        { type: "thinking", text: "readable only", at: { text: 0, calls: 0 } },
+        part("rs_a", { text: 0, calls: 0 }),
+        part("rs_b", { text: 2, calls: 0 }),
+        part("rs_other", { text: 2, calls: 1 }, "gpt-5.6"),
+        part("rs_c", { text: 8, calls: 1 }),
+        part("rs_last", { text: 8, calls: 2 }),
+      ],
+    };
+    expect(toResponsesInput([round], "gpt-5.5")).toEqual([
+      item("rs_a"),
+      { type: "message", role: "assistant", content: "Hi" },
+      item("rs_b"),
+      { type: "message", role: "assistant", content: " there" },
+      fn("call_1"),
+      item("rs_c"),
+      fn("call_2"),
+    ]);
   });
 });
 

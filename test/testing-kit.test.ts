@@ -1,6 +1,13 @@
 import { appendFile } from "node:fs/promises";
 import { join } from "node:path";
-import { AnthropicModelClient, type Message, runAgent, Session, type Tool } from "mini-agent";
+import {
+  AnthropicModelClient,
+  type Message,
+  OpenAIResponsesModelClient,
+  runAgent,
+  Session,
+  type Tool,
+} from "mini-agent";
 import {
   anthropicStream,
   anthropicTurn,
@@ -8,7 +15,11 @@ import {
   done,
   FakeClient,
   replaySession,
+  responsesResponse,
+  responsesStatus,
+  responsesStream,
   startAnthropicServer,
+  startResponsesServer,
   text,
 } from "mini-agent/testing";
 import { describe, expect, it } from "vitest";
@@ -106,5 +117,35 @@ describe("the testing kit, from the built package", () => {
     expect(answer.text).toBe("Hello.");
     expect(server.requests).toHaveLength(1);
     expect(server.rejections).toEqual([]);
+  });
+
+  it("the strict Responses server answers the Responses adapter, through a tool loop and a refusal", async () => {
+    const server = track(
+      await startResponsesServer([
+        responsesStream(
+          responsesResponse({
+            reasoning: ["Look it up."],
+            calls: [{ id: "call_1", name: "lookup", input: { q: "x" } }],
+          }),
+        ),
+        responsesStream(responsesResponse({ text: ["Found."] })),
+        responsesStatus(429, "Rate limit reached"),
+      ]),
+    );
+    const client = new OpenAIResponsesModelClient({
+      model: "local-model",
+      baseURL: `${server.url}/v1`,
+      maxRetries: 0,
+    });
+    const messages: Message[] = [{ role: "user", content: "a" }];
+    const answer = await runAgent({ client, tools: [lookup], system: "", messages });
+    expect(answer.text).toBe("Found.");
+    expect(server.rejections).toEqual([]);
+    const input = (server.requests[1]?.body.input ?? []) as { type: string }[];
+    const types = input.map((item) => item.type);
+    expect(types).toEqual(["message", "reasoning", "function_call", "function_call_output"]);
+    await expect(runAgent({ client, tools: [], system: "", messages })).rejects.toThrow(
+      "429 Rate limit reached",
+    );
   });
 });

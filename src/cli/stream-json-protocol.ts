@@ -29,6 +29,8 @@ const UsageSchema = Type.Object(
     outputTokens: Type.Integer({ minimum: 0 }),
     cacheReadTokens: Type.Optional(Type.Integer({ minimum: 0 })),
     cacheWriteTokens: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** Of `outputTokens`, those spent reasoning, when the provider reports them. */
+    reasoningTokens: Type.Optional(Type.Integer({ minimum: 0 })),
   },
   { additionalProperties: false },
 );

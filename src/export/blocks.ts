@@ -77,7 +77,13 @@ export class BlockBuilder {
     failed: 0,
     unanswered: 0,
     requests: 0,
-    usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    usage: {
+      inputTokens: 0,
+      outputTokens: 0,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+    },
     retries: 0,
     compactions: 0,
     unreadable: 0,
@@ -172,6 +178,7 @@ export class BlockBuilder {
     sum.outputTokens += usage.outputTokens;
     sum.cacheReadTokens += usage.cacheReadTokens ?? 0;
     sum.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
+    sum.reasoningTokens += usage.reasoningTokens ?? 0;
     const left = [...this.unanswered(), ...this.leftUsage()];
     this.usage = usage;
     return left;

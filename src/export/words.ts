@@ -15,9 +15,19 @@ const plural = (n: number, word: string, many = `${word}s`) =>
 export const answerlessUsageWords =
   "Request with no answer in the file (the summary of a compaction, or an answer lost)";
 
-/** `1,234 input · 56 output · 1,000 cache read tokens`: cache counts only when reported. */
+/**
+ * `1,234 input · 56 output, 30 of them reasoning · 1,000 cache read tokens`: cache and reasoning
+ * counts only when reported.
+ */
 export function usageWords(usage: Usage): string {
-  const parts = [`${number(usage.inputTokens)} input`, `${number(usage.outputTokens)} output`];
+  const reasoning =
+    usage.reasoningTokens === undefined
+      ? ""
+      : `, ${number(usage.reasoningTokens)} of them reasoning`;
+  const parts = [
+    `${number(usage.inputTokens)} input`,
+    `${number(usage.outputTokens)} output${reasoning}`,
+  ];
   if (usage.cacheReadTokens !== undefined)
     parts.push(`${number(usage.cacheReadTokens)} cache read`);
   if (usage.cacheWriteTokens !== undefined)
@@ -152,11 +162,17 @@ export function compactionWords(c: {
   return `${why[c.trigger] ?? c.trigger}; ${number(c.tokensBefore)} → ${number(c.tokensAfter)} tokens`;
 }
 
-/** The cache counts only when some request reported one. */
-const reported = ({ cacheReadTokens, cacheWriteTokens, ...usage }: Required<Usage>): Usage => ({
+/** The cache and reasoning counts only when some request reported one. */
+const reported = ({
+  cacheReadTokens,
+  cacheWriteTokens,
+  reasoningTokens,
+  ...usage
+}: Required<Usage>): Usage => ({
   ...usage,
   ...(cacheReadTokens > 0 && { cacheReadTokens }),
   ...(cacheWriteTokens > 0 && { cacheWriteTokens }),
+  ...(reasoningTokens > 0 && { reasoningTokens }),
 });
 
 /** The summary lines, each a label and its value. */

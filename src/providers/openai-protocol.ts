@@ -139,6 +139,7 @@ export async function* toModelEventsFromOpenAI(
         ...(raw.usage.prompt_tokens_details?.cached_tokens != null && {
           cacheReadTokens: raw.usage.prompt_tokens_details.cached_tokens,
         }),
+        ...reasoningTokensOf(raw.usage.completion_tokens_details?.reasoning_tokens),
       };
     }
     const choice = raw.choices?.[0];
@@ -197,6 +198,11 @@ export async function* toModelEventsFromOpenAI(
   if (reasoning.text !== "") yield { type: "reasoning", part: reasoning };
   for (const call of complete) yield { type: "tool_call", call };
   yield usage ? { type: "done", usage } : { type: "done" };
+}
+
+/** Reasoning tokens, told only when a model counted some. */
+function reasoningTokensOf(tokens: number | undefined): { reasoningTokens?: number } {
+  return tokens !== undefined && tokens > 0 ? { reasoningTokens: tokens } : {};
 }
 
 function isComplete(call: PendingCall): boolean {

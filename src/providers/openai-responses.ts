@@ -133,5 +133,7 @@ function reasoningOf(level: ThinkingLevel | undefined): Reasoning | undefined {
 function encryptionRefused(error: unknown): boolean {
   if (!(error instanceof APIError) || error.status !== 400) return false;
   const body = error.error as { message?: unknown } | undefined;
-  return body?.message === "Encrypted content is not supported with this model.";
+  // Matched anywhere in the message, as gateways pass it on inside their own.
+  const message = typeof body?.message === "string" ? body.message : "";
+  return message.includes("Encrypted content is not supported with this model.");
 }

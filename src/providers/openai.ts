@@ -60,12 +60,14 @@ export interface OpenAIOptions {
  *   the Responses API (`OpenAIResponsesModelClient`) does it with tools.
  * - `max_tokens`: "Unsupported parameter: 'max_tokens' is not supported with this model. Use
  *   'max_completion_tokens' instead." Sent again as `max_completion_tokens`.
+ * Each is matched by its sentence anywhere in the error's message, as gateways (LiteLLM, Copilot)
+ * pass it on inside their own.
  */
 const refusals = {
   effort:
-    /^function tools with reasoning_effort are not supported for .* in \/v1\/chat\/completions\b/i,
+    /\bfunction tools with reasoning_effort are not supported for \S+ in \/v1\/chat\/completions\b/i,
   maxTokens:
-    /^unsupported parameter: 'max_tokens' is not supported with this model\. use 'max_completion_tokens' instead/i,
+    /\bunsupported parameter: 'max_tokens' is not supported with this model\. use 'max_completion_tokens' instead/i,
 };
 
 export const effortRefusedNotice =

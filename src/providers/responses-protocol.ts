@@ -190,9 +190,10 @@ export async function* toModelEventsFromResponses(
         const reason = event.response.incomplete_details?.reason ?? "unknown";
         const failure =
           incompleteErrors[reason] ?? `the response ended incomplete (${JSON.stringify(reason)})`;
-        if (reason === "max_output_tokens" && state.calls.size > 0)
-          throw new Error(`${failure}; the cut-off tool call was not run`);
-        throw new Error(failure);
+        if (reason !== "max_output_tokens") throw new Error(failure);
+        if (state.calls.size > 0) throw new Error(`${failure}; the cut-off tool call was not run`);
+        const thinking = state.reasoning.size > 0 && state.textLength === 0;
+        throw new Error(thinking ? `${failure}; it was cut off while thinking` : failure);
       }
       case "response.failed": {
         const error = event.response.error;
@@ -256,15 +257,17 @@ function* finish(
 
 /**
  * The API counts cached tokens inside `input_tokens`; ours are apart, as Anthropic's are, and
- * told only when some were read. Reasoning tokens are inside `output_tokens`, as `Usage` says.
+ * told, like reasoning tokens (inside `output_tokens`), only when there were some.
  */
 function usageOf(usage: ResponseUsage | undefined): Usage | undefined {
   if (!usage) return undefined;
   const cached = usage.input_tokens_details?.cached_tokens ?? 0;
+  const reasoning = usage.output_tokens_details?.reasoning_tokens ?? 0;
   return {
     inputTokens: usage.input_tokens - cached,
     outputTokens: usage.output_tokens,
     ...(cached > 0 && { cacheReadTokens: cached }),
+    ...(reasoning > 0 && { reasoningTokens: reasoning }),
   };
 }
 

@@ -30,6 +30,9 @@ export class CountingClient implements ModelClient {
           (this.usage.cacheReadTokens ?? 0) + (event.usage.cacheReadTokens ?? 0);
         this.usage.cacheWriteTokens =
           (this.usage.cacheWriteTokens ?? 0) + (event.usage.cacheWriteTokens ?? 0);
+        if (event.usage.reasoningTokens !== undefined)
+          this.usage.reasoningTokens =
+            (this.usage.reasoningTokens ?? 0) + event.usage.reasoningTokens;
         this.last = event.usage;
         this.rounds++;
         await this.record(event.usage);

@@ -1,7 +1,7 @@
 /**
  * `mini-agent/testing`: the supported testing kit. Test a tool, a policy or a whole program
- * offline: a scripted `ModelClient`, strict local servers that speak the Anthropic Messages and
- * Chat Completions streaming protocols and refuse what the real APIs refuse, a history
+ * offline: a scripted `ModelClient`, strict local servers that speak the Anthropic Messages, Chat
+ * Completions and Responses streaming protocols and refuse what the real APIs refuse, a history
  * validator and a client that replays a recorded session. No product module imports it.
  */
 export {
@@ -35,4 +35,13 @@ export {
   stream as openaiStream,
 } from "./openai-server.js";
 export { replaySession } from "./replay.js";
+export {
+  type ResponseScript,
+  type ResponsesServer,
+  type ResponsesServerOptions,
+  response as responsesResponse,
+  startResponsesServer,
+  status as responsesStatus,
+  stream as responsesStream,
+} from "./responses-server.js";
 export type { Reply, ReplyScript, StreamFaults } from "./sse-server.js";

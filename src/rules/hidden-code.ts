@@ -170,6 +170,7 @@ export function hiddenCode(name: string, args: Word[]): string | undefined {
   const code = interpreters[name];
   if (code && texts.some((text) => code.test(text)))
     return `${name} given program text (the rules do not read it)`;
+  if (name === "let") return "let (it evaluates arithmetic, which runs code a variable may hold)";
   if (programOnStdin(name, texts)) return `${name} reading its program from its input`;
   if (inputShells.has(name)) return `${name} (it runs shell code from its input or a file)`;
   const running = runningOptions[name];

@@ -52,29 +52,7 @@ function follow(words: Word[], openArgs: boolean, view: CommandView): void {
   if (name !== program.value) view.forms.push([{ kind: "static", value: name }, ...args]);
   const wrapper = wrappers[name];
   if (wrapper && !(name === "command" && isLookup(args))) {
-    const inner = skipOptions(name, args, wrapper, view);
-    if (/^(su|runuser)$/.test(name) && args.some((a) => /^(-s|--shell)/.test(textOf(a))))
-      view.hidden.push(`${name} -s (it runs the program it names)`);
-    if (
-      wrapper.shell ||
-      (name === "runuser" && !args.some((a) => /^(-u|--user)/.test(textOf(a))))
-    ) {
-      view.hidden.push(`${name} (it runs a shell, which reads its input)`);
-      view.runs.push({ words, openArgs });
-      return;
-    }
-    if (wrapper.notThrough) view.blocked.push(`${name} (${wrapper.notThrough})`);
-    if (name === "coproc") view.hidden.push("coproc (the rules do not read what it runs)");
-    const first = inner?.[0];
-    if (first?.kind === "static" && wrapper.code?.includes(first.value))
-      codeOption(name, first.value, inner?.[1], view);
-    else if (wrapper.shellString) {
-      view.hidden.push(`${name} (it runs its command as shell code)`);
-      if (inner?.every((word) => word.kind === "static"))
-        view.code.push(inner.map(textOf).join(" "));
-      view.runs.push({ words, openArgs });
-    } else if (inner && inner.length > 0) follow(inner, openArgs || name === "xargs", view);
-    else view.runs.push({ words, openArgs });
+    followWrapper(name, wrapper, words, openArgs, view);
     return;
   }
   view.runs.push({ words, openArgs });
@@ -97,6 +75,38 @@ function follow(words: Word[], openArgs: boolean, view: CommandView): void {
   } else if (name === "find") findExec(args, view);
   const code = hiddenCode(name, args);
   if (code) view.hidden.push(code);
+}
+
+/** A wrapper's command: its options read, then what it runs followed, or why it cannot be. */
+function followWrapper(
+  name: string,
+  wrapper: WrapperOptions,
+  words: Word[],
+  openArgs: boolean,
+  view: CommandView,
+): void {
+  const args = words.slice(1);
+  const inner = skipOptions(name, args, wrapper, view);
+  if (/^(su|runuser)$/.test(name) && args.some((a) => /^(-s|--shell)/.test(textOf(a))))
+    view.hidden.push(`${name} -s (it runs the program it names)`);
+  const runsShell =
+    wrapper.shell || (name === "runuser" && !args.some((a) => /^(-u|--user)/.test(textOf(a))));
+  if (runsShell) {
+    view.hidden.push(`${name} (it runs a shell, which reads its input)`);
+    view.runs.push({ words, openArgs });
+    return;
+  }
+  if (wrapper.notThrough) view.blocked.push(`${name} (${wrapper.notThrough})`);
+  if (name === "coproc") view.hidden.push("coproc (the rules do not read what it runs)");
+  const first = inner?.[0];
+  if (first?.kind === "static" && wrapper.code?.includes(first.value))
+    codeOption(name, first.value, inner?.[1], view);
+  else if (wrapper.shellString) {
+    view.hidden.push(`${name} (it runs its command as shell code)`);
+    if (inner?.every((word) => word.kind === "static")) view.code.push(inner.map(textOf).join(" "));
+    view.runs.push({ words, openArgs });
+  } else if (inner && inner.length > 0) follow(inner, openArgs || name === "xargs", view);
+  else view.runs.push({ words, openArgs });
 }
 
 const textOf = (word: Word) => (word.kind === "static" ? word.value : word.text);

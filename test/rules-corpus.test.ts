@@ -259,6 +259,12 @@ const underAllowBash: [string, Expected][] = [
   ["readarray -t 'a[`rm x`]' < /dev/null", "ask"],
   ["getopts a 'a[$(rm x)]'", "ask"],
   ["wait -p 'a[$(rm x)]'", "ask"],
+  // a subscript with a bare name evaluates that variable's value: `$_` may hold `x[$(rm x)]`
+  ["true 'x[$(rm x)]'; read 'a[_]' <<< v", "ask"],
+  ["true 'x[$(rm x)]'; printf -v 'a[_]' x", "ask"],
+  ["true 'x[$(rm x)]'; test -v 'a[_]'", "ask"],
+  ["true 'x[$(rm x)]'; [ -v a[_] ]", "ask"],
+  ["true 'x[$(rm x)]'; getopts a 'a[_]'", "ask"],
   ["git -c alias.p=push p", "ask"],
   ["git -c alias.p='!rm x' p", "ask"],
   ["GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p", "ask"],
@@ -455,10 +461,13 @@ describe("the bypass corpus", () => {
     },
   );
 
-  it.each(plainUnderAllowBash)("%j is allowed under --allow-bash with deny rules", async (command) => {
-    const verdict = await decideCommand(command, { ...context, allowAll: true });
-    expect(verdict).toEqual({ decision: "allow", by: "allow-bash-flag" });
-  });
+  it.each(plainUnderAllowBash)(
+    "%j is allowed under --allow-bash with deny rules",
+    async (command) => {
+      const verdict = await decideCommand(command, { ...context, allowAll: true });
+      expect(verdict).toEqual({ decision: "allow", by: "allow-bash-flag" });
+    },
+  );
 
   it.each(underAllowBash)("%j is not allowed by the rules alone", async (command) => {
     const verdict = await decideCommand(command, context);

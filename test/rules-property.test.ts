@@ -84,6 +84,7 @@ const dynamic = fc.constantFrom(
   "$'\\x65vil'",
   "$((_))",
   "${a[_]}",
+  "'a[_]'",
   "$(evil)",
   "`evil`",
   "<(evil)",

@@ -190,7 +190,8 @@ export function hiddenCode(name: string, args: Word[]): string | undefined {
     return "sed with a script that may run commands (its e command)";
   // the grammar may split such a word in two (`a[\$\(cmd\ x\)]`): read the words together
   const dynamicSubscript = args.some((arg) => arg.kind === "dynamic" && arg.text.includes("["));
-  if (namingBuiltins.has(name) && (dynamicSubscript || /\[[\s\S]*[$`]/.test(texts.join(" "))))
+  // any subscript: bash evaluates it as arithmetic, and a name in it (`a[_]`) evaluates its value
+  if (namingBuiltins.has(name) && (dynamicSubscript || texts.some((text) => text.includes("["))))
     return `${name} given a name with an array subscript, which bash evaluates`;
   return undefined;
 }

@@ -46,6 +46,8 @@ const arithmetic = [
   "ls; ((_)) > x",
   "ls; ! ((_))",
   "echo hi; ((x=1))",
+  "true 'x[$(rm -rf victim)]'; let _",
+  "ls; let x=1",
   "ls\n((_))",
   "cat <<EOF\n${a[_]}\nEOF",
   "ls > /dev/null -la victim",

@@ -233,6 +233,7 @@ export const wrappers: Record<string, WrapperOptions> = {
     flags: ["-", "-l", "--login", "-m", "-p", "--preserve-environment", "-P", "--pty", "-f"],
     code: ["-c", "--command", "--session-command"],
     notThrough: otherUser,
+    shell: true,
   },
   runuser: {
     valued: ["-u", "--user", "-g", "--group", "-G", "--supp-group", "-s", "--shell", "-w"],

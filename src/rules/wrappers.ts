@@ -1,3 +1,4 @@
+import { gitHidden, gitWithoutOptions, setHidden } from "./git.js";
 import { hiddenByVariable, hiddenCode } from "./hidden-code.js";
 import type { Word } from "./script.js";
 import { type WrapperOptions, wrappers } from "./wrapper-table.js";
@@ -31,19 +32,6 @@ const shellChanging = new Set(["alias", "unalias", "shopt", "enable", "trap", "h
 
 const shells = new Set(["sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "ash", "busybox"]);
 
-const gitValued = new Set([
-  "-c",
-  "-C",
-  "--git-dir",
-  "--work-tree",
-  "--namespace",
-  "--config-env",
-  "--exec-path",
-  "--super-prefix",
-  "--list-cmds",
-  "--attr-source",
-]);
-
 /** Sees through the wrappers of one simple command (its words, without assignments). */
 export function viewCommand(words: Word[]): CommandView {
   const view: CommandView = { runs: [], forms: [], hidden: [], blocked: [], code: [] };
@@ -64,24 +52,7 @@ function follow(words: Word[], openArgs: boolean, view: CommandView): void {
   if (name !== program.value) view.forms.push([{ kind: "static", value: name }, ...args]);
   const wrapper = wrappers[name];
   if (wrapper && !(name === "command" && isLookup(args))) {
-    const inner = skipOptions(name, args, wrapper, view);
-    if (wrapper.shell) {
-      view.hidden.push(`${name} (it runs a shell, which reads its input)`);
-      view.runs.push({ words, openArgs });
-      return;
-    }
-    if (wrapper.notThrough) view.blocked.push(`${name} (${wrapper.notThrough})`);
-    if (name === "coproc") view.hidden.push("coproc (the rules do not read what it runs)");
-    const first = inner?.[0];
-    if (first?.kind === "static" && wrapper.code?.includes(first.value))
-      codeOption(name, first.value, inner?.[1], view);
-    else if (wrapper.shellString) {
-      view.hidden.push(`${name} (it runs its command as shell code)`);
-      if (inner?.every((word) => word.kind === "static"))
-        view.code.push(inner.map(textOf).join(" "));
-      view.runs.push({ words, openArgs });
-    } else if (inner && inner.length > 0) follow(inner, openArgs || name === "xargs", view);
-    else view.runs.push({ words, openArgs });
+    followWrapper(name, wrapper, words, openArgs, view);
     return;
   }
   view.runs.push({ words, openArgs });
@@ -94,12 +65,48 @@ function follow(words: Word[], openArgs: boolean, view: CommandView): void {
     view.hidden.push(`${name} (it runs the code of a file)`);
   else if (shellChanging.has(name))
     view.hidden.push(`${name} (it changes what later commands mean)`);
-  else if (name === "git") {
+  else if (name === "set") {
+    const changes = setHidden(args);
+    if (changes) view.hidden.push(changes);
+  } else if (name === "git") {
     view.forms.push(gitWithoutOptions([{ kind: "static", value: name }, ...args]));
-    if (gitAlias(args)) view.hidden.push("git given an alias (it may run any command)");
+    const runs = gitHidden(args);
+    if (runs) view.hidden.push(runs);
   } else if (name === "find") findExec(args, view);
   const code = hiddenCode(name, args);
   if (code) view.hidden.push(code);
+}
+
+/** A wrapper's command: its options read, then what it runs followed, or why it cannot be. */
+function followWrapper(
+  name: string,
+  wrapper: WrapperOptions,
+  words: Word[],
+  openArgs: boolean,
+  view: CommandView,
+): void {
+  const args = words.slice(1);
+  const inner = skipOptions(name, args, wrapper, view);
+  if (/^(su|runuser)$/.test(name) && args.some((a) => /^(-s|--shell)/.test(textOf(a))))
+    view.hidden.push(`${name} -s (it runs the program it names)`);
+  const runsShell =
+    wrapper.shell || (name === "runuser" && !args.some((a) => /^(-u|--user)/.test(textOf(a))));
+  if (runsShell) {
+    view.hidden.push(`${name} (it runs a shell, which reads its input)`);
+    view.runs.push({ words, openArgs });
+    return;
+  }
+  if (wrapper.notThrough) view.blocked.push(`${name} (${wrapper.notThrough})`);
+  if (name === "coproc") view.hidden.push("coproc (the rules do not read what it runs)");
+  const first = inner?.[0];
+  if (first?.kind === "static" && wrapper.code?.includes(first.value))
+    codeOption(name, first.value, inner?.[1], view);
+  else if (wrapper.shellString) {
+    view.hidden.push(`${name} (it runs its command as shell code)`);
+    if (inner?.every((word) => word.kind === "static")) view.code.push(inner.map(textOf).join(" "));
+    view.runs.push({ words, openArgs });
+  } else if (inner && inner.length > 0) follow(inner, openArgs || name === "xargs", view);
+  else view.runs.push({ words, openArgs });
 }
 
 const textOf = (word: Word) => (word.kind === "static" ? word.value : word.text);
@@ -109,20 +116,6 @@ function codeOption(name: string, option: string, code: Word | undefined, view: 
   view.hidden.push(`${name} ${option} (it runs shell code the rules do not read)`);
   if (code?.kind === "static") view.code.push(code.value);
   else view.hidden.push(`${name} ${option} given code known only when the shell runs`);
-}
-
-/** `git -c alias.p=push p`: a configuration given on the command line may define an alias. */
-function gitAlias(args: Word[]): boolean {
-  return args.some((arg, i) => {
-    const text = textOf(arg);
-    const previous = args[i - 1];
-    const value = previous?.kind === "static" && previous.value === "-c" ? text : "";
-    return (
-      (value !== "" && (arg.kind === "dynamic" || /^alias\./i.test(value))) ||
-      /^--config-env=alias\./i.test(text) ||
-      (/^--config-env$/.test(textOf(previous ?? arg)) && /^alias\./i.test(text))
-    );
-  });
 }
 
 /** `command -v NAME` only looks a program up. */
@@ -231,17 +224,6 @@ function shellCode(name: string, args: Word[], view: CommandView): void {
   const flag = args.findIndex((arg) => arg.kind === "static" && /^-[a-z]*c[a-z]*$/.test(arg.value));
   const code = flag >= 0 ? args[flag + 1] : undefined;
   if (code?.kind === "static") view.code.push(code.value);
-}
-
-/** `git -c x=y -C dir push` as a deny rule sees it: `git push`. */
-function gitWithoutOptions(words: Word[]): Word[] {
-  let i = 1;
-  while (i < words.length) {
-    const word = words[i];
-    if (word?.kind !== "static" || !word.value.startsWith("-")) break;
-    i += gitValued.has(word.value) ? 2 : 1;
-  }
-  return [words[0] as Word, ...words.slice(i)];
 }
 
 /** The commands `find -exec … ;` (and -execdir, -ok, -okdir) runs, each followed on its own. */

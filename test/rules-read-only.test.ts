@@ -5,8 +5,11 @@ import { join, relative } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { decideCommand, type RulesContext } from "../src/rules/decide.js";
-import type { ReadOnlyProgram } from "../src/rules/read-only.js";
-import { gitPrograms, readOnlyPrograms } from "../src/rules/read-only-table.js";
+import {
+  gitPrograms,
+  type ReadOnlyProgram,
+  readOnlyPrograms,
+} from "../src/rules/read-only-table.js";
 import { useTempDirs } from "./support/temp.js";
 
 /**

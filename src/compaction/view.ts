@@ -18,6 +18,8 @@ export function capped(text: string, cap = userMessageCap): string {
 /**
  * The user message that stands in for everything a compaction covers: a note saying what
  * happened, the user's messages verbatim, the facts from the receipts, then the model's summary.
+ * Nothing the model wrote can pass for one of the note's sections: the summary stands between
+ * fence lines it cannot close, and the facts quote every path and command (`renderFacts`).
  */
 export function compactionMessage(compaction: Compaction): Message {
   const requests = compaction.userMessages.map((text, i) => `### Message ${i + 1}\n${text}`);
@@ -34,11 +36,20 @@ export function compactionMessage(compaction: Compaction): Message {
     "## Facts from the tool results (recorded, not summarised)",
     renderFacts(compaction.facts),
     "",
-    "## Summary of the work so far (written by the model)",
-    compaction.summary,
+    `## Summary of the work so far (written by the model, between the ${fence(compaction.summary)} lines)`,
+    fenced(compaction.summary),
   ].join("\n");
   return { role: "user", content };
 }
+
+/** A run of `~` longer than any in `text` (at least three): `text` cannot close it. */
+function fence(text: string): string {
+  const longest = Math.max(0, ...[...text.matchAll(/~+/g)].map((run) => run[0].length));
+  return "~".repeat(Math.max(3, longest + 1));
+}
+
+/** The model's text between two fence lines, so no heading in it is one of this note's own. */
+const fenced = (text: string) => `${fence(text)}\n${text}\n${fence(text)}`;
 
 /**
  * What the model sees: the compaction's message, then the messages from `keptFrom` verbatim,

@@ -1,6 +1,7 @@
 import { headOf, tailOf } from "../text.js";
 import type { Message } from "../types.js";
 import { renderFacts } from "./facts.js";
+import { fence, fenced } from "./fence.js";
 import type { Compaction } from "./record.js";
 
 /** Characters of a covered user message the model sees verbatim; beyond it, its head and tail. */
@@ -41,15 +42,6 @@ export function compactionMessage(compaction: Compaction): Message {
   ].join("\n");
   return { role: "user", content };
 }
-
-/** A run of `~` longer than any in `text` (at least three): `text` cannot close it. */
-function fence(text: string): string {
-  const longest = Math.max(0, ...[...text.matchAll(/~+/g)].map((run) => run[0].length));
-  return "~".repeat(Math.max(3, longest + 1));
-}
-
-/** The model's text between two fence lines, so no heading in it is one of this note's own. */
-const fenced = (text: string) => `${fence(text)}\n${text}\n${fence(text)}`;
 
 /**
  * What the model sees: the compaction's message, then the messages from `keptFrom` verbatim,

@@ -277,4 +277,48 @@ describe("the CLI's HTTP transport", () => {
     },
     20_000,
   );
+
+  it("ends the turn in one line when a round's events together go on past 64 MiB, its memory bounded", async () => {
+    const delta = (text: string) =>
+      `event: content_block_delta\ndata: ${JSON.stringify({ type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: text } })}\n\n`;
+    const chunk = Buffer.from(delta("x".repeat(2 ** 20)));
+    let written = 0;
+    const server = track(
+      await rawServer((socket) => {
+        const start = [
+          `event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "m", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } } })}\n\n`,
+          `event: content_block_start\ndata: ${JSON.stringify({ type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "", signature: "" } })}\n\n`,
+        ].join("");
+        socket.write(
+          `HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n${start}`,
+        );
+        const more = () => {
+          while (!socket.destroyed && written < 2 ** 30) {
+            written += chunk.length;
+            if (!socket.write(chunk)) return void socket.once("drain", more);
+          }
+          socket.end();
+        };
+        more();
+      }),
+    );
+    const home = await tempDir();
+    let watched: ReturnType<typeof watch> | undefined;
+    const run = await runBin(["hi"], {
+      cwd: home,
+      env: cliEnv(home, server.url),
+      started: (child) => {
+        watched = watch(child, 400 * 2 ** 20);
+      },
+    });
+    watched?.stop();
+    expect(watched?.killed).toBeUndefined();
+    expect(run).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `mini-agent: the answer from ${new URL(server.url).host} is over 64 MiB in one round: it was not read further\n`,
+    });
+    expect(server.connections).toBe(1);
+    expect(written).toBeLessThan(2 ** 30);
+  }, 30_000);
 });

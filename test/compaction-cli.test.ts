@@ -131,7 +131,7 @@ describe("compaction in the CLI", () => {
     expect(bodies.slice(0, at).some(compacted)).toBe(false);
     expect(systemText(bodies[at + 1] ?? {})).toBe(systemText(bodies[0] ?? {}));
     expect(firstText(bodies[at + 1])).toContain("### Message 1\nread big.txt over and over");
-    expect(firstText(bodies[at + 1])).toContain("Files read:\n- big.txt");
+    expect(firstText(bodies[at + 1])).toContain('Files read:\n- "big.txt"');
     const [file] = await sessionFiles(home);
     const records = await sessionRecords(file ?? "");
     expect(records.filter((r) => r.type === "compaction")).toEqual([

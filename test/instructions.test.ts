@@ -2,7 +2,12 @@ import { execFileSync } from "node:child_process";
 import { chmod, chown, mkdir, readdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { instructionLimit, instructionsPrompt, readInstructions } from "../src/cli/instructions.js";
+import {
+  instructionLimit,
+  instructionsLine,
+  instructionsPrompt,
+  readInstructions,
+} from "../src/cli/instructions.js";
 import { systemPrompt } from "../src/cli/system-prompt.js";
 import { type AnthropicServer, stream, turn } from "../src/testing/anthropic-server.js";
 import { cliEnv, runBin, useCliSetup } from "./support/cli.js";
@@ -162,14 +167,15 @@ describe("project instructions", () => {
     const app = join(root, "app");
     await mkdir(app, { recursive: true });
     await gitRepository(root);
-    const first = "r".repeat(instructionLimit - 100);
+    // Each file's heading and the blank line before it count: 29 and 26 characters here.
+    const first = "r".repeat(instructionLimit - 100 - 29 - 26);
     // The limit falls inside the emoji: its high half must not be kept alone.
     const second = `${"a".repeat(99)}😀${"b".repeat(1000)}`;
     await writeFile(join(root, "AGENTS.md"), first);
     await writeFile(join(app, "AGENTS.md"), second);
     const run = await runBin(["--cwd", app, "task"], options);
     expect(run.stderr).toBe(
-      "mini-agent: instructions: ../AGENTS.md (32668 bytes), AGENTS.md (1103 bytes, the last 1004 cut)\n",
+      "mini-agent: instructions: ../AGENTS.md (32613 bytes), AGENTS.md (1103 bytes, the last 1004 cut)\n",
     );
     expect(instructionsOf(systems(server)[0])).toEqual(
       expected(
@@ -184,7 +190,8 @@ describe("project instructions", () => {
     const size = 1024 * 1024;
     await writeFile(join(workspace, "AGENTS.md"), "x".repeat(size));
     const run = await runBin(["task"], options);
-    const cut = size - instructionLimit;
+    const text = instructionLimit - "\n\nContents of AGENTS.md:\n\n".length;
+    const cut = size - text;
     expect(run.stderr).toBe(
       `mini-agent: instructions: AGENTS.md (${size} bytes, the last ${cut} cut)\n`,
     );
@@ -192,7 +199,7 @@ describe("project instructions", () => {
       expected(
         block(
           "AGENTS.md",
-          `${"x".repeat(instructionLimit)}\n[instructions cut: ${cut} more bytes in AGENTS.md]`,
+          `${"x".repeat(text)}\n[instructions cut: ${cut} more bytes in AGENTS.md]`,
         ),
       ),
     );
@@ -380,7 +387,7 @@ describe("instructions come only from the user's own repository", () => {
 describe("readInstructions", () => {
   const tempDir = useTempDirs();
 
-  it("gives a file after the limit only its note", async () => {
+  it("reads no file past the limit: one note counts them", async () => {
     const root = await tempDir();
     const app = join(root, "a", "b");
     await mkdir(app, { recursive: true });
@@ -392,23 +399,47 @@ describe("readInstructions", () => {
     const read = await readInstructions(app, { home, state: join(home, "state") });
     expect(read).toEqual({
       gitRoot: "../..",
+      notRead: 2,
       files: [
         {
           path: "../../AGENTS.md",
           bytes: instructionLimit,
-          text: "r".repeat(instructionLimit),
-          cut: 0,
+          text: "r".repeat(instructionLimit - "\n\nContents of ../../AGENTS.md:\n\n".length),
+          cut: "\n\nContents of ../../AGENTS.md:\n\n".length,
         },
-        { path: "../AGENTS.md", bytes: 10, text: "", cut: 10 },
-        { path: "CLAUDE.md", bytes: 20, text: "", cut: 20 },
       ],
     });
     expect(
       instructionsPrompt(read).endsWith(
-        "Contents of CLAUDE.md:\n\n\n[instructions cut: 20 more bytes in CLAUDE.md]",
+        "\n\n[2 more instruction files not read: the limit is reached]",
       ),
     ).toBe(true);
+    expect(instructionsLine(read, (text) => text)).toBe(
+      `instructions: ../../AGENTS.md (${instructionLimit} bytes, the last 32 cut), 2 more files not read`,
+    );
   });
+
+  it("bounds the prompt and the start line however deep the tree of small files", async () => {
+    const root = await tempDir();
+    await gitRepository(root);
+    let folder = root;
+    for (let depth = 0; depth < 1500; depth++) {
+      await writeFile(join(folder, "AGENTS.md"), `rule ${depth}: ${"x".repeat(20)}`);
+      folder = join(folder, "d");
+      await mkdir(folder);
+    }
+    const home = await tempDir();
+    const read = await readInstructions(folder, { home, state: join(home, "state") });
+    const prompt = instructionsPrompt(read);
+    const line = instructionsLine(read, (text) => text);
+    expect(read.files.length + read.notRead).toBe(1500);
+    expect(read.notRead).toBeGreaterThan(1000);
+    // The limit, the prompt's first line, and the one cut note, which names its file.
+    const longest = Math.max(...read.files.map((file) => file.path.length));
+    expect(prompt.length).toBeLessThanOrEqual(instructionLimit + 200 + longest);
+    expect(line.length).toBeLessThanOrEqual(instructionLimit + 4096);
+    expect(line.endsWith(`, ${read.notRead} more files not read`)).toBe(true);
+  }, 30_000);
 });
 
 describe("system prompt", () => {
@@ -419,7 +450,7 @@ describe("system prompt", () => {
       sandboxed: true,
       date: new Date(2025, 2, 7),
       platform: "linux",
-      instructions: { files: [], gitRoot: "." },
+      instructions: { files: [], gitRoot: ".", notRead: 0 },
     });
     expect(prompt.split("\n").at(-1)).toBe(
       "Today is 2025-03-07; the platform is linux. The folder is a git repository.",

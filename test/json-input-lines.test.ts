@@ -157,3 +157,59 @@ describe("JsonInput once the run has ended", () => {
     expect(sent).toEqual([2, 3, 4].map((line) => ({ type: "error", message: message(line) })));
   });
 });
+
+describe("JsonInput and a line too long to hold", () => {
+  it("skips a stream-json line over 64 MiB with one error event and runs the next one", async () => {
+    const { server, options } = await setup([stream(turn({ text: ["Done."] }))]);
+    const flood = "x".repeat(64 * 1024 * 1024 + 1);
+    const run = await runBin([...jsonFlags, "--sandbox", "off"], {
+      ...options,
+      input: `${flood}\n${user("hello after the flood")}\n`,
+    });
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
+    const lines = protocolLines(run.stdout);
+    expect(lines.filter((line) => line.type === "error")).toEqual([
+      error("input line 1 is over 64 MiB; it was skipped"),
+    ]);
+    expect(lines.filter((line) => line.type === "result")).toHaveLength(1);
+    expect(server.requests).toHaveLength(1);
+  }, 60_000);
+
+  it("skips a line over the cap to its newline with one error, and loses nothing around it", async () => {
+    const stdin = new PassThrough();
+    const sent: OutputEvent[] = [];
+    const input = new JsonInput(stdin, {
+      send: (event) => sent.push(event),
+      approvalTimeoutMs: 1000,
+      maxLineBytes: 64,
+    });
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    stdin.write(`${user("before")}\n${user("x".repeat(30))}`);
+    stdin.write(`${"y".repeat(100)}`);
+    stdin.write(`${"z".repeat(100)}\n${user("after")}\r\n`);
+    stdin.write(`${user("a".repeat(30))}\n`);
+    stdin.end(user("last, without a newline"));
+    await settle();
+    const prompts = [];
+    for (
+      let prompt = await input.nextPrompt();
+      prompt !== undefined;
+      prompt = await input.nextPrompt()
+    )
+      prompts.push(prompt);
+    expect(prompts).toEqual(["before", "after", "a".repeat(30), "last, without a newline"]);
+    expect(sent).toEqual([
+      { type: "error", message: "input line 2 is over 64 bytes; it was skipped" },
+    ]);
+  });
+
+  it("keeps a multi-byte character split across reads whole", async () => {
+    const stdin = new PassThrough();
+    const input = new JsonInput(stdin, { send: () => {}, approvalTimeoutMs: 1000 });
+    const bytes = Buffer.from(`${user("héllo 😀")}\n`);
+    const split = bytes.indexOf(0xf0) + 2;
+    stdin.write(bytes.subarray(0, split));
+    stdin.end(bytes.subarray(split));
+    expect(await input.nextPrompt()).toBe("héllo 😀");
+  });
+});

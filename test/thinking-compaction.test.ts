@@ -82,7 +82,7 @@ describe("compaction with thinking", () => {
 
   it("leaves the thinking out of the transcript it summarises", () => {
     expect(transcriptOf([round])).toBe(transcriptOf([bare]));
-    expect(transcriptOf([round])).toBe("[assistant]\nListing.\n\n[tool call ls {}]");
+    expect(transcriptOf([round])).toBe("[assistant]\n~~~\nListing.\n~~~\n\n[tool call ls {}]");
   });
 });
 

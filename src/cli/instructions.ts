@@ -9,7 +9,11 @@ import { firstInvalidUtf8, wholeCharacters } from "../tools/utf8.js";
 /** The names read in each folder: `AGENTS.md`, or `CLAUDE.md` in a folder without one. */
 export const instructionNames = ["AGENTS.md", "CLAUDE.md"] as const;
 
-/** All files together give the model at most this many characters (UTF-16 units). */
+/**
+ * All files together give the model at most this many characters (UTF-16 units), each file's
+ * `Contents of PATH:` heading and the blank line before it included; the files past it are
+ * only counted.
+ */
 export const instructionLimit = 32 * 1024;
 
 /** One instruction file: its path relative to the workspace (`AGENTS.md`, `../AGENTS.md`). */
@@ -31,6 +35,8 @@ export interface ProjectInstructions {
   files: InstructionFile[];
   /** The git repository root holding the workspace, relative to it (`.`, `..`), if any. */
   gitRoot: string | undefined;
+  /** Instruction files past the limit: found, not read, counted in one note. */
+  notRead: number;
 }
 
 export interface InstructionBounds {
@@ -65,22 +71,33 @@ export async function readInstructions(
   const gitRoot = root.repository ? relative(workspace, top) || "." : undefined;
   const files: InstructionFile[] = [];
   let left = instructionLimit;
+  let notRead = 0;
   for (const folder of chain) {
     for (const name of instructionNames) {
       const path = join(folder, name);
       const shown = relative(workspace, path);
-      const file = await readFile(path, { top, state, left });
+      const room = left - overhead(shown);
+      if (room <= 0) {
+        if ((await lstat(path).catch(() => undefined)) === undefined) continue;
+        notRead++;
+        break;
+      }
+      const file = await readFile(path, { top, state, left: room });
       if (file === "absent") continue;
       if ("skipped" in file) files.push({ path: shown, skipped: file.skipped });
-      else {
-        files.push({ path: shown, ...file });
-        left -= file.text.length;
-      }
+      else files.push({ path: shown, ...file });
+      left = room - ("text" in file ? file.text.length : 0);
       break;
     }
   }
-  return { files, gitRoot };
+  return { files, gitRoot, notRead };
 }
+
+/** What precedes a file's text in the prompt. */
+const heading = (path: string) => `Contents of ${path}:\n\n`;
+
+/** What a file costs of the limit besides its text: its heading and the blank line before it. */
+const overhead = (path: string) => heading(path).length + 2;
 
 /** The folders from the project root down to the workspace; none inside the state folder. */
 function foldersDown(workspace: string, root: string, state: string): string[] {
@@ -179,9 +196,11 @@ export function instructionsPrompt(instructions: ProjectInstructions): string {
     "skipped" in file
       ? []
       : [
-          `Contents of ${file.path}:\n\n${file.text}${file.cut > 0 ? `\n[instructions cut: ${file.cut} more bytes in ${file.path}]` : ""}`,
+          `${heading(file.path)}${file.text}${file.cut > 0 ? `\n[instructions cut: ${file.cut} more bytes in ${file.path}]` : ""}`,
         ],
   );
+  if (instructions.notRead > 0)
+    parts.push(`[${instructions.notRead} more instruction files not read: the limit is reached]`);
   if (parts.length === 0) return "";
   return [
     "Project instructions (AGENTS.md or CLAUDE.md, outermost folder first; a deeper file is more specific):",
@@ -197,11 +216,12 @@ export function instructionsLine(
   instructions: ProjectInstructions,
   show: (text: string) => string,
 ): string {
-  if (instructions.files.length === 0) return "";
+  if (instructions.files.length === 0 && instructions.notRead === 0) return "";
   const items = instructions.files.map((file) => {
     if ("skipped" in file) return `${show(file.path)} (skipped: ${file.skipped})`;
     const cut = file.cut > 0 ? `, the last ${file.cut} cut` : "";
     return `${show(file.path)} (${file.bytes} bytes${cut})`;
   });
+  if (instructions.notRead > 0) items.push(`${instructions.notRead} more files not read`);
   return `instructions: ${items.join(", ")}`;
 }

@@ -1,4 +1,3 @@
-import { createInterface } from "node:readline";
 import { Value } from "@sinclair/typebox/value";
 import type { ToolCall } from "../types.js";
 import type { Answer, Question } from "./policy.js";
@@ -9,7 +8,12 @@ export interface JsonInputOptions {
   send: (event: OutputEvent) => void;
   /** How long an approval request waits for its answer before the call is denied. */
   approvalTimeoutMs: number;
+  /** The longest line held, in bytes (default `maxInputLineBytes`); a longer one is skipped. */
+  maxLineBytes?: number;
 }
+
+/** Like a server-sent event, an input line is held up to 64 MiB; past that it is skipped. */
+export const maxInputLineBytes = 64 * 1024 * 1024;
 
 /** The denial when no answer came in time; the model reads it as the call's result. */
 export const approvalTimeoutReason = (seconds: number) =>
@@ -22,8 +26,9 @@ export const inputEndedReason =
  * `--input-format stream-json`: a program on stdin, one JSON line at a time (the `InputLine`
  * shapes). `user` lines are the prompts, in order: one that comes while a turn runs waits for it
  * to end. `approval` lines answer the `approval_request` with the same id. A line that is not
- * JSON, not one of the shapes, a user text of only whitespace, or an answer to no open request is
- * skipped with one `error` line, and
+ * JSON, not one of the shapes, a user text of only whitespace, an answer to no open request, or
+ * a line over `maxLineBytes` (never held whole: skipped to its newline) is skipped with one
+ * `error` line, and
  * the session goes on. A request left unanswered for `approvalTimeoutMs` is denied (by
  * `approval-timeout`); once stdin ends, open and later requests are denied at once (by
  * `input-closed`) and the session ends after the turn running and the prompts already read.
@@ -42,13 +47,19 @@ export class JsonInput {
     stdin: NodeJS.ReadableStream,
     private readonly options: JsonInputOptions,
   ) {
-    const lines = createInterface({ input: stdin, crlfDelay: Number.POSITIVE_INFINITY });
-    lines.on("line", (text) => this.take(text));
-    lines.on("close", () => {
-      this.closed = true;
-      this.waiting?.(undefined);
-      this.waiting = undefined;
-      for (const answer of this.open.values()) answer(ended);
+    const max = options.maxLineBytes ?? maxInputLineBytes;
+    splitLines(stdin, max, {
+      line: (text) => this.take(text),
+      tooLong: () => {
+        this.lineNumber++;
+        this.error(`is over ${max % 2 ** 20 === 0 ? `${max / 2 ** 20} MiB` : `${max} bytes`}`);
+      },
+      end: () => {
+        this.closed = true;
+        this.waiting?.(undefined);
+        this.waiting = undefined;
+        for (const answer of this.open.values()) answer(ended);
+      },
     });
   }
 
@@ -160,3 +171,56 @@ export class JsonInput {
 }
 
 const ended: Answer = { deny: inputEndedReason, by: "input-closed" };
+
+/**
+ * Splits `input` at each `\n` (a `\r` before it is dropped) and hands each line on as UTF-8
+ * text, a last line without a newline included. A line is never held past `max` bytes: once it
+ * is longer, `tooLong` is called and its bytes are dropped up to the next newline.
+ */
+function splitLines(
+  input: NodeJS.ReadableStream,
+  max: number,
+  on: { line(text: string): void; tooLong(): void; end(): void },
+): void {
+  let parts: Buffer[] = [];
+  let size = 0;
+  let skipping = false;
+  const finish = () => {
+    const bytes = Buffer.concat(parts);
+    parts = [];
+    size = 0;
+    const end = bytes.at(-1) === 13 ? bytes.length - 1 : bytes.length;
+    on.line(bytes.subarray(0, end).toString("utf8"));
+  };
+  input.on("data", (chunk: Buffer | string) => {
+    const data = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+    for (let at = 0; at <= data.length; ) {
+      const newline = data.indexOf(10, at);
+      const piece = data.subarray(at, newline === -1 ? data.length : newline);
+      if (!skipping && size + piece.length > max) {
+        skipping = true;
+        parts = [];
+        size = 0;
+        on.tooLong();
+      }
+      if (!skipping) {
+        parts.push(piece);
+        size += piece.length;
+      }
+      if (newline === -1) break;
+      if (skipping) skipping = false;
+      else finish();
+      at = newline + 1;
+    }
+  });
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    if (!skipping && size > 0) finish();
+    on.end();
+  };
+  input.on("end", end);
+  input.on("close", end);
+  input.on("error", end);
+}

@@ -71,22 +71,31 @@ export function mergeFacts(earlier: Facts, later: Facts): Facts {
   };
 }
 
-/** The facts as the model reads them. */
+/**
+ * The facts as the model reads them, every path and command JSON-quoted: a name holding a line
+ * break cannot start a line of its own.
+ */
 export function renderFacts(facts: Facts): string {
   const list = (items: string[]) =>
     items.length === 0 ? "- none" : items.map((i) => `- ${i}`).join("\n");
+  const quoted = (items: string[]) => items.map((item) => JSON.stringify(item));
   return [
     "Files read:",
-    list(facts.filesRead),
+    list(quoted(facts.filesRead)),
     "Files written or edited:",
-    list(facts.filesChanged),
+    list(quoted(facts.filesChanged)),
     "Commands run (bash), with how they ended:",
     list(facts.commands.map((c) => `${JSON.stringify(c.command)}: ${c.outcome}`)),
     "Calls denied or failed before running:",
-    list(facts.refused.map((r) => `${r.tool} ${JSON.stringify(r.argument)}: ${r.reason}`)),
+    list(
+      facts.refused.map((r) => `${toolName(r.tool)} ${JSON.stringify(r.argument)}: ${r.reason}`),
+    ),
     ...(facts.omitted > 0 ? [`(${facts.omitted} older entries left out)`] : []),
   ].join("\n");
 }
+
+/** A tool name as is when it is a plain name, else quoted (the model may name tools that do not exist). */
+const toolName = (name: string) => (/^[\w.-]+$/.test(name) ? name : JSON.stringify(name));
 
 /** `exit 0`, `exit 2`, `exit signal SIGKILL`, `timed out`, `aborted`; undefined when it did not run. */
 function commandOutcome(content: string): string | undefined {

@@ -1,5 +1,6 @@
 import { headOf, tailOf } from "../text.js";
 import type { Message, ModelClient, ToolCall } from "../types.js";
+import { fenced } from "./fence.js";
 import { CompactionError } from "./record.js";
 
 /** A tool output longer than this is replaced in the summary's input by a stub saying what it was. */
@@ -38,7 +39,7 @@ export interface SummaryInput {
 export function summaryRequestText(input: SummaryInput): string {
   const transcript = boundedText(transcriptOf(input.covered), input.maxChars);
   return [
-    ...(input.previous ? ["Notes from an earlier compaction:", input.previous, ""] : []),
+    ...(input.previous ? ["Notes from an earlier compaction:", fenced(input.previous), ""] : []),
     "The conversation to summarise:",
     transcript,
     "",
@@ -49,17 +50,21 @@ export function summaryRequestText(input: SummaryInput): string {
   ].join("\n");
 }
 
-/** The messages as a plain transcript; long tool outputs pruned to a stub naming their call and size. */
+/**
+ * The messages as a plain transcript; long tool outputs pruned to a stub naming their call and
+ * size. Every text stands between fence lines it cannot close (`fenced`), so a tool output (a
+ * file the model read) cannot fake the `[assistant]` or `[result of …]` markers.
+ */
 export function transcriptOf(messages: readonly Message[]): string {
   const calls = new Map<string, ToolCall>();
   const lines: string[] = [];
   for (const message of messages) {
     switch (message.role) {
       case "user":
-        lines.push(`[user]\n${message.content}`);
+        lines.push(`[user]\n${fenced(message.content)}`);
         break;
       case "assistant":
-        if (message.content.trim() !== "") lines.push(`[assistant]\n${message.content}`);
+        if (message.content.trim() !== "") lines.push(`[assistant]\n${fenced(message.content)}`);
         for (const call of message.toolCalls) {
           calls.set(call.id, call);
           lines.push(`[tool call ${call.name} ${JSON.stringify(call.input)}]`);
@@ -72,7 +77,7 @@ export function transcriptOf(messages: readonly Message[]): string {
           message.content.length > prunedOutputChars
             ? `[pruned: the ${message.isError ? "error " : ""}output of ${call ? `${call.name} ${JSON.stringify(call.input)}` : "a tool call"}, ${message.content.length} characters, is not shown]`
             : message.content;
-        lines.push(`[result of ${what}]\n${body}`);
+        lines.push(`[result of ${what}]\n${fenced(body)}`);
         break;
       }
     }

@@ -1,6 +1,7 @@
 import { headOf, tailOf } from "../text.js";
 import type { Message } from "../types.js";
 import { renderFacts } from "./facts.js";
+import { fence, fenced } from "./fence.js";
 import type { Compaction } from "./record.js";
 
 /** Characters of a covered user message the model sees verbatim; beyond it, its head and tail. */
@@ -18,6 +19,8 @@ export function capped(text: string, cap = userMessageCap): string {
 /**
  * The user message that stands in for everything a compaction covers: a note saying what
  * happened, the user's messages verbatim, the facts from the receipts, then the model's summary.
+ * Nothing the model wrote can pass for one of the note's sections: the summary stands between
+ * fence lines it cannot close, and the facts quote every path and command (`renderFacts`).
  */
 export function compactionMessage(compaction: Compaction): Message {
   const requests = compaction.userMessages.map((text, i) => `### Message ${i + 1}\n${text}`);
@@ -34,8 +37,8 @@ export function compactionMessage(compaction: Compaction): Message {
     "## Facts from the tool results (recorded, not summarised)",
     renderFacts(compaction.facts),
     "",
-    "## Summary of the work so far (written by the model)",
-    compaction.summary,
+    `## Summary of the work so far (written by the model, between the ${fence(compaction.summary)} lines)`,
+    fenced(compaction.summary),
   ].join("\n");
   return { role: "user", content };
 }

@@ -273,14 +273,22 @@ async function decoder(
  * again for every piece that arrives).
  */
 const MAX_EVENT_BYTES = 64 * 1024 * 1024;
+/**
+ * The most one round's streamed answer may hold, all its events together: a real answer (even
+ * 128k tokens of thinking) is a few MB; past this, text or thinking built up from small deltas
+ * would grow until V8 refuses the string, and the run dies instead of failing in one line.
+ */
+const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 const LF = 0x0a;
 const CR = 0x0d;
 
 /**
  * An event stream's bytes handed on whole events at a time: each piece but the last ends with a
  * blank line, so the SDKs' parsers, which copy or search all they hold for each piece they get,
- * do each event's work once. An event that goes on past `MAX_EVENT_BYTES` ends the body with an
- * error naming `host`; `return` (the SDKs' cancel) closes the connection, as on `body`.
+ * do each event's work once. An event that goes on past `MAX_EVENT_BYTES`, or events that
+ * together go past `MAX_ANSWER_BYTES`, end the body with an error naming `host`; nothing of the
+ * round is committed, so the session stays valid. `return` (the SDKs' cancel) closes the
+ * connection, as on `body`.
  */
 function wholeEvents(
   body: AsyncIterableIterator<Uint8Array>,
@@ -288,6 +296,7 @@ function wholeEvents(
 ): AsyncIterableIterator<Uint8Array> {
   let held: Buffer[] = [];
   let heldBytes = 0;
+  let total = 0;
   let last = 0;
   const iterator: AsyncIterableIterator<Uint8Array> = {
     async next() {
@@ -297,6 +306,13 @@ function wholeEvents(
           await body.return?.();
           throw new Error(
             `a server-sent event from ${host} is over 64 MiB: the answer was not read further`,
+          );
+        }
+        if (total > MAX_ANSWER_BYTES) {
+          held = [];
+          await body.return?.();
+          throw new Error(
+            `the answer from ${host} is over 64 MiB in one round: it was not read further`,
           );
         }
         const result = await body.next();
@@ -312,6 +328,7 @@ function wholeEvents(
           result.value.byteOffset,
           result.value.length,
         );
+        total += chunk.length;
         const end = eventsEnd(last, chunk);
         last = chunk.at(-1) ?? last;
         if (end === 0) {

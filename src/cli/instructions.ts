@@ -1,7 +1,7 @@
 import { constants, type Stats } from "node:fs";
 import { lstat, open, realpath, stat } from "node:fs/promises";
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { projectRoot } from "../project/root.js";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import { foldersDown, projectRoot } from "../project/root.js";
 import { headOf } from "../text.js";
 import { firstInvalidUtf8, wholeCharacters } from "../tools/utf8.js";
 
@@ -79,19 +79,6 @@ export async function readInstructions(
     }
   }
   return { files, gitRoot };
-}
-
-/** The folders from the project root down to the workspace; none inside the state folder. */
-function foldersDown(workspace: string, root: string, state: string): string[] {
-  if (isInside(state, workspace)) return [];
-  const chain = [workspace];
-  for (let folder = workspace; folder !== root; ) {
-    const parent = dirname(folder);
-    if (parent === folder || isInside(state, parent)) return [workspace];
-    chain.unshift(parent);
-    folder = parent;
-  }
-  return chain;
 }
 
 type Read = "absent" | { skipped: string } | { bytes: number; text: string; cut: number };

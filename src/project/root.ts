@@ -149,3 +149,16 @@ function holds(outer: string, inner: string): boolean {
   const rel = relative(outer, inner);
   return rel === "" || (rel !== ".." && !rel.startsWith("../") && !isAbsolute(rel));
 }
+
+/** The folders from the project root down to the workspace; none inside the state folder. */
+export function foldersDown(workspace: string, root: string, state: string): string[] {
+  if (holds(state, workspace)) return [];
+  const chain = [workspace];
+  for (let folder = workspace; folder !== root; ) {
+    const parent = dirname(folder);
+    if (parent === folder || holds(state, parent)) return [workspace];
+    chain.unshift(parent);
+    folder = parent;
+  }
+  return chain;
+}

@@ -43,9 +43,11 @@ describe("the skill catalog", () => {
     const catalog = skillCatalog(skills, 1_500);
     const cap = catalog.cut?.descriptionCap ?? 0;
     expect(catalog.cut).toEqual({ budget: 1_500, shortened: 1, descriptionCap: cap, omitted: [] });
-    const report = "[catalog cut to fit 1500 characters: 1 descriptions shortened to " + cap + " characters]";
+    const report =
+      "[catalog cut to fit 1500 characters: 1 descriptions shortened to " + cap + " characters]";
     expect(catalog.text).toBe(
-      skillCatalog(skills, 100_000).text.replace("x".repeat(1000), `${"x".repeat(cap)}…`) + `\n${report}`,
+      skillCatalog(skills, 100_000).text.replace("x".repeat(1000), `${"x".repeat(cap)}…`) +
+        `\n${report}`,
     );
     // The largest cap that fits the budget less the room kept for the report line (200).
     const listing = catalog.text.length - report.length - 1;
@@ -55,7 +57,10 @@ describe("the skill catalog", () => {
 
   it("cuts 300 skills deterministically: descriptions to 60 characters, then the last names left out", () => {
     const skills = Array.from({ length: 300 }, (_, i) =>
-      skill(`skill-${String(i).padStart(3, "0")}`, `Skill number ${i} does a particular thing. `.repeat(4)),
+      skill(
+        `skill-${String(i).padStart(3, "0")}`,
+        `Skill number ${i} does a particular thing. `.repeat(4),
+      ),
     );
     const catalog = skillCatalog(skills, 16_000);
     const listed = [...catalog.text.matchAll(/<name>([^<]+)<\/name>/g)].map((m) => m[1]);
@@ -71,6 +76,11 @@ describe("the skill catalog", () => {
       "[catalog cut to fit 16000 characters: 80 descriptions shortened to 60 characters; 220 skills not listed (the last in name order; the user can load one with /skill NAME)]",
     );
     expect(catalog.text.length).toBeLessThanOrEqual(16_000);
-    expect(skillCatalog([...skills].reverse().sort((a, b) => (a.name < b.name ? -1 : 1)), 16_000)).toEqual(catalog);
+    expect(
+      skillCatalog(
+        [...skills].reverse().sort((a, b) => (a.name < b.name ? -1 : 1)),
+        16_000,
+      ),
+    ).toEqual(catalog);
   });
 });

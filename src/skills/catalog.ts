@@ -88,7 +88,9 @@ export function cutLine(cut: CatalogCut): string {
       ? [`${cut.shortened} descriptions shortened to ${cut.descriptionCap} characters`]
       : []),
     ...(cut.omitted.length > 0
-      ? [`${cut.omitted.length} skills not listed (the last in name order; the user can load one with /skill NAME)`]
+      ? [
+          `${cut.omitted.length} skills not listed (the last in name order; the user can load one with /skill NAME)`,
+        ]
       : []),
   ];
   return `[catalog cut to fit ${cut.budget} characters: ${parts.join("; ")}]`;
@@ -96,15 +98,21 @@ export function cutLine(cut: CatalogCut): string {
 
 function render(skills: readonly Skill[], cap: number, report?: string): string {
   const entries = skills.map((skill) => entry(skill, cap));
-  return [preamble, "<available_skills>", ...entries, "</available_skills>", ...(report ? [report] : [])].join("\n");
+  return [
+    preamble,
+    "<available_skills>",
+    ...entries,
+    "</available_skills>",
+    ...(report ? [report] : []),
+  ].join("\n");
 }
 
 function entry(skill: Skill, cap: number): string {
   return [
     "<skill>",
     `<name>${skill.name}</name>`,
-    `<description>${escape(shorten(oneLine(skill.description), cap))}</description>`,
-    `<location>${escape(skill.location)}</location>`,
+    `<description>${escapeXml(shorten(oneLine(skill.description), cap))}</description>`,
+    `<location>${escapeXml(skill.location)}</location>`,
     "</skill>",
   ].join("\n");
 }
@@ -119,5 +127,5 @@ function shorten(text: string, cap: number): string {
 
 const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();
 
-const escape = (text: string) =>
+const escapeXml = (text: string) =>
   text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");

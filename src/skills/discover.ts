@@ -2,8 +2,8 @@ import { constants, type Dirent } from "node:fs";
 import { lstat, open, readdir, realpath, stat } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { foldersDown, projectRoot } from "../project/root.js";
-import { contentHash, loadTrust, type TrustEntry, type WorkspaceTrust } from "../trust/trust.js";
 import { firstInvalidUtf8 } from "../tools/utf8.js";
+import { contentHash, loadTrust, type TrustEntry, type WorkspaceTrust } from "../trust/trust.js";
 import { parseSkill, type SkillFile } from "./parse.js";
 
 /** Where a skill came from: the user's own folders, or the project's (trusted by hash). */
@@ -76,12 +76,22 @@ export async function discoverSkills(places: SkillPlaces): Promise<SkillSet> {
   const state = await realOrResolved(places.state);
   const root = await projectRoot(places.workspace, { home });
   const trust = places.trust ?? (await loadTrust(state, root.path));
-  const context: Context = { warnings: [], untrusted: [], folders: 0, projectRoot: root.path, trust, state };
+  const context: Context = {
+    warnings: [],
+    untrusted: [],
+    folders: 0,
+    projectRoot: root.path,
+    trust,
+    state,
+  };
   const homes: { path: string; scope: SkillScope }[] = [
     { path: join(state, "skills"), scope: "user" },
     { path: join(home, ".agents", "skills"), scope: "user" },
     ...foldersDown(await realOrResolved(places.workspace), root.path, state).flatMap((folder) =>
-      [".agents", ".claude"].map((dot) => ({ path: join(folder, dot, "skills"), scope: "project" as const })),
+      [".agents", ".claude"].map((dot) => ({
+        path: join(folder, dot, "skills"),
+        scope: "project" as const,
+      })),
     ),
   ];
   const byName = new Map<string, Skill>();
@@ -98,8 +108,15 @@ export async function discoverSkills(places: SkillPlaces): Promise<SkillSet> {
     }
   }
   if (trust.warning) context.warnings.push({ name: "-", path: root.path, reason: trust.warning });
-  const skills = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return { skills, warnings: context.warnings, untrusted: context.untrusted, projectRoot: root.path };
+  const skills = [...byName.values()].sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  );
+  return {
+    skills,
+    warnings: context.warnings,
+    untrusted: context.untrusted,
+    projectRoot: root.path,
+  };
 }
 
 interface Context {
@@ -117,7 +134,11 @@ async function skillsIn(context: Context, top: string, scope: SkillScope): Promi
   if (!info?.isDirectory()) return [];
   const realTop = await realpath(top);
   if (scope === "project" && !isInside(context.projectRoot, realTop)) {
-    context.warnings.push({ name: "-", path: top, reason: "a link leading outside the project: not searched" });
+    context.warnings.push({
+      name: "-",
+      path: top,
+      reason: "a link leading outside the project: not searched",
+    });
     return [];
   }
   const found: Skill[] = [];
@@ -125,7 +146,11 @@ async function skillsIn(context: Context, top: string, scope: SkillScope): Promi
   const visit = async (folder: string, depth: number): Promise<void> => {
     if (++context.folders > discoveryBounds.folders) {
       if (context.folders === discoveryBounds.folders + 1)
-        context.warnings.push({ name: "-", path: folder, reason: `more than ${discoveryBounds.folders} folders: the rest not searched` });
+        context.warnings.push({
+          name: "-",
+          path: folder,
+          reason: `more than ${discoveryBounds.folders} folders: the rest not searched`,
+        });
       return;
     }
     const real = await realpath(folder).catch(() => undefined);
@@ -141,7 +166,10 @@ async function skillsIn(context: Context, top: string, scope: SkillScope): Promi
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
       if (entry.name.startsWith(".")) continue;
       const path = join(folder, entry.name);
-      if (entry.isDirectory() || (entry.isSymbolicLink() && (await stat(path).catch(() => undefined))?.isDirectory()))
+      if (
+        entry.isDirectory() ||
+        (entry.isSymbolicLink() && (await stat(path).catch(() => undefined))?.isDirectory())
+      )
         subfolders.push(path);
     }
     if (subfolders.length === 0) return;
@@ -157,7 +185,9 @@ async function skillsIn(context: Context, top: string, scope: SkillScope): Promi
     }
     for (const path of subfolders) await visit(path, depth + 1);
   };
-  for (const entry of (await readdir(top, { withFileTypes: true }).catch(() => [] as Dirent[])).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+  for (const entry of (
+    await readdir(top, { withFileTypes: true }).catch(() => [] as Dirent[])
+  ).sort((a, b) => (a.name < b.name ? -1 : 1))) {
     if (entry.name.startsWith(".")) continue;
     const path = join(top, entry.name);
     const target = entry.isSymbolicLink() ? await stat(path).catch(() => undefined) : undefined;
@@ -172,7 +202,8 @@ async function hasSkillBelow(folder: string, levels = 4): Promise<boolean> {
   if (entries.some((entry) => entry.name === "SKILL.md")) return true;
   if (levels === 0) return false;
   for (const entry of entries)
-    if (entry.isDirectory() && (await hasSkillBelow(join(folder, entry.name), levels - 1))) return true;
+    if (entry.isDirectory() && (await hasSkillBelow(join(folder, entry.name), levels - 1)))
+      return true;
   return false;
 }
 
@@ -190,7 +221,11 @@ async function loadSkill(
   };
   if (scope === "project" && !isInside(context.projectRoot, realFolder))
     return warn("its folder links outside the project: not loaded");
-  if (scope === "user" && isInside(context.state, realFolder) && !isInside(join(context.state, "skills"), realFolder))
+  if (
+    scope === "user" &&
+    isInside(context.state, realFolder) &&
+    !isInside(join(context.state, "skills"), realFolder)
+  )
     return warn("its folder links into the state folder: not loaded");
   const read = await readSkillFile(file, realFolder);
   if (typeof read === "string") return warn(`${read}: not loaded`);
@@ -201,8 +236,15 @@ async function loadSkill(
   if (scope === "project") {
     const name = relative(context.projectRoot, location);
     if (!context.trust.isTrusted("skill", name, hash)) {
-      context.untrusted.push({ name: parsed.name, path: file, entry: { kind: "skill", name, hash } });
-      return warn(`not trusted (new, or changed since it was trusted): not loaded; ${TRUST_HINT}`, parsed.name);
+      context.untrusted.push({
+        name: parsed.name,
+        path: file,
+        entry: { kind: "skill", name, hash },
+      });
+      return warn(
+        `not trusted (new, or changed since it was trusted): not loaded; ${TRUST_HINT}`,
+        parsed.name,
+      );
     }
   }
   if (parsed.warning) warn(parsed.warning, parsed.name);

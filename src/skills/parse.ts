@@ -55,10 +55,17 @@ export function parseSkill(text: string, folder: string): ParsedSkill {
 
 function splitFrontMatter(text: string): { lines: string[]; body: string } | { refused: string } {
   const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/);
-  if (lines[0]?.trimEnd() !== "---") return { refused: "no front matter (the file must begin with ---)" };
+  if (lines[0]?.trimEnd() !== "---")
+    return { refused: "no front matter (the file must begin with ---)" };
   const end = lines.findIndex((line, at) => at > 0 && line.trimEnd() === "---");
   if (end === -1) return { refused: "the front matter has no closing --- line" };
-  return { lines: lines.slice(1, end), body: lines.slice(end + 1).join("\n").replace(/^\n+/, "") };
+  return {
+    lines: lines.slice(1, end),
+    body: lines
+      .slice(end + 1)
+      .join("\n")
+      .replace(/^\n+/, ""),
+  };
 }
 
 class FrontMatterError extends Error {}
@@ -70,7 +77,14 @@ interface Fields {
 }
 
 /** The known fields and how each is read; every other key is passed over. */
-const KNOWN = new Set(["name", "description", "license", "compatibility", "metadata", "allowed-tools"]);
+const KNOWN = new Set([
+  "name",
+  "description",
+  "license",
+  "compatibility",
+  "metadata",
+  "allowed-tools",
+]);
 
 function readFields(lines: string[]): Fields {
   const values = new Map<string, Value>();
@@ -98,7 +112,8 @@ function readFields(lines: string[]): Fields {
     const inner = lines.slice(at + 1, last);
     if (KNOWN.has(key)) {
       if (values.has(key)) fail(`${key} is given twice`);
-      if (inner.some((l) => /^ *\t/.test(l))) fail(`a tab indents ${key} (YAML indents with spaces)`);
+      if (inner.some((l) => /^ *\t/.test(l)))
+        fail(`a tab indents ${key} (YAML indents with spaces)`);
       const read = readValue(key, rest, inner, fail);
       values.set(key, read.value);
       if (read.warning && warning === undefined) warning = read.warning;
@@ -119,7 +134,8 @@ function readValue(
     if (first.startsWith("- ") || first === "-") return { value: readList(key, inner, fail) };
     return { value: readMap(key, inner, fail) };
   }
-  if (rest.startsWith("|") || rest.startsWith(">")) return { value: blockScalar(rest, inner, fail) };
+  if (rest.startsWith("|") || rest.startsWith(">"))
+    return { value: blockScalar(rest, inner, fail) };
   if (rest.startsWith('"') || rest.startsWith("'")) {
     const joined = [rest, ...inner.map((l) => l.trim())].join(" ");
     return { value: quoted(joined, fail) };
@@ -151,26 +167,46 @@ function quoted(text: string, fail: (why: string) => never): string {
   }
   const match = /^"((?:[^"\\]|\\.)*)"\s*(#.*)?$/.exec(text);
   if (!match) fail('an unterminated "quoted" value, or text after its closing quote');
-  const escapes: Record<string, string> = { n: "\n", t: "\t", '"': '"', "\\": "\\", "/": "/", " ": " ", r: "\r", "0": "\0" };
-  return (match?.[1] ?? "").replace(/\\(u[0-9a-fA-F]{4}|.)/g, (_, escape: string) => {
-    if (escape.startsWith("u") && escape.length === 5)
-      return String.fromCharCode(Number.parseInt(escape.slice(1), 16));
-    const char = escapes[escape];
-    if (char === undefined) fail(`an unknown escape \\${escape} in a "quoted" value`);
+  const escapes: Record<string, string> = {
+    n: "\n",
+    t: "\t",
+    '"': '"',
+    "\\": "\\",
+    "/": "/",
+    " ": " ",
+    r: "\r",
+    "0": "\0",
+  };
+  return (match?.[1] ?? "").replace(/\\(u[0-9a-fA-F]{4}|.)/g, (_, code: string) => {
+    if (code.startsWith("u") && code.length === 5)
+      return String.fromCharCode(Number.parseInt(code.slice(1), 16));
+    const char = escapes[code];
+    if (char === undefined) fail(`an unknown escape \\${code} in a "quoted" value`);
     return char ?? "";
   });
 }
 
 /** `|` keeps the lines, `>` folds them with spaces (a blank line is a line break); `-` strips the end. */
 function blockScalar(header: string, inner: string[], fail: (why: string) => never): string {
-  if (!/^[|>][-+]?\s*(#.*)?$/.test(header)) fail(`a block scalar header "${header}" that is not read`);
+  if (!/^[|>][-+]?\s*(#.*)?$/.test(header))
+    fail(`a block scalar header "${header}" that is not read`);
   const indent = Math.min(
     ...inner.filter((l) => l.trim() !== "").map((l) => l.length - l.trimStart().length),
   );
   const lines = inner.map((l) => (l.trim() === "" ? "" : l.slice(indent)));
   const text = header.startsWith("|")
     ? lines.join("\n")
-    : lines.reduce((acc, line) => (acc === "" ? line : line === "" ? `${acc}\n` : acc.endsWith("\n") ? acc + line : `${acc} ${line}`), "");
+    : lines.reduce(
+        (acc, line) =>
+          acc === ""
+            ? line
+            : line === ""
+              ? `${acc}\n`
+              : acc.endsWith("\n")
+                ? acc + line
+                : `${acc} ${line}`,
+        "",
+      );
   return header[1] === "-" ? text.replace(/\n+$/, "") : `${text.replace(/\n+$/, "")}\n`;
 }
 
@@ -181,11 +217,17 @@ function readList(key: string, inner: string[], fail: (why: string) => never): s
       const match = /^\s+-(?:\s+(.*)|$)/.exec(l);
       if (!match) fail(`${key}: a list holds "- item" lines only`);
       const item = (match?.[1] ?? "").trim();
-      return item.startsWith('"') || item.startsWith("'") ? quoted(item, fail) : withoutComment(item);
+      return item.startsWith('"') || item.startsWith("'")
+        ? quoted(item, fail)
+        : withoutComment(item);
     });
 }
 
-function readMap(key: string, inner: string[], fail: (why: string) => never): Record<string, string> {
+function readMap(
+  key: string,
+  inner: string[],
+  fail: (why: string) => never,
+): Record<string, string> {
   const map: Record<string, string> = {};
   const lines = inner.filter((l) => l.trim() !== "" && !l.trimStart().startsWith("#"));
   const indent = (l: string) => l.length - l.trimStart().length;
@@ -196,9 +238,11 @@ function readMap(key: string, inner: string[], fail: (why: string) => never): Re
     if (!match) fail(`${key}: not a "key: value" line`);
     const name = (match?.[1] ?? "").trim();
     const raw = (match?.[2] ?? "").trim();
-    if (raw === "") fail(`${key}.${name} has no value (a map one level deep, every value a string)`);
+    if (raw === "")
+      fail(`${key}.${name} has no value (a map one level deep, every value a string)`);
     if (Object.hasOwn(map, name)) fail(`${key}.${name} is given twice`);
-    map[name] = raw.startsWith('"') || raw.startsWith("'") ? quoted(raw, fail) : withoutComment(raw);
+    map[name] =
+      raw.startsWith('"') || raw.startsWith("'") ? quoted(raw, fail) : withoutComment(raw);
   }
   return map;
 }
@@ -216,7 +260,9 @@ function checkFields(fields: Fields, folder: string, body: string): ParsedSkill 
   if (name.length > skillBounds.name)
     return { refused: `the name is ${name.length} characters (at most ${skillBounds.name})` };
   if (!NAME.test(name))
-    return { refused: `the name ${JSON.stringify(name)} is not lowercase a-z, 0-9 and single hyphens` };
+    return {
+      refused: `the name ${JSON.stringify(name)} is not lowercase a-z, 0-9 and single hyphens`,
+    };
   if (name !== folder)
     return { refused: `the name ${name} is not its folder's name (${JSON.stringify(folder)})` };
   const description = text("description");

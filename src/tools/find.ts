@@ -20,7 +20,13 @@ export function findTool(root: string, boundary: BoundaryOptions = {}): Tool {
     }),
     async run({ pattern, path = "." }, signal) {
       const matches = globMatcher(pattern);
-      const { path: start, realRoot, shown, state, prefix } = await resolveShown(root, path, boundary);
+      const {
+        path: start,
+        realRoot,
+        shown,
+        state,
+        prefix,
+      } = await resolveShown(root, path, boundary);
       if (!(await stat(start)).isDirectory()) throw new ToolError(`${shown} is not a folder`);
       const found = new BoundedLines(limits.listEntries);
       const skips = new Skips();

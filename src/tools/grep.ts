@@ -33,7 +33,13 @@ export function grepTool(root: string, boundary: BoundaryOptions = {}): Tool {
         out.add(`${file}:${lineNo}: ${cutLine(line)}`),
       );
       const wanted = glob === undefined ? () => true : globMatcher(glob);
-      const { path: start, realRoot, shown, state, prefix } = await resolveShown(root, path, boundary);
+      const {
+        path: start,
+        realRoot,
+        shown,
+        state,
+        prefix,
+      } = await resolveShown(root, path, boundary);
       const info = await stat(start);
       if (!info.isDirectory() && !info.isFile())
         throw new ToolError(`${shown} is not a regular file`);

@@ -112,7 +112,9 @@ export async function resolveInWorkspace(
   const path = await workspacePath(workspace, userPath, options);
   const folder = /(^|\/)\.{0,2}$/.test(userPath);
   // A path in a read-only root (a skill folder outside the workspace) is checked against it.
-  const realRoot = isInside(workspace, path) ? workspace : (readOnlyRootOf(path, options) ?? workspace);
+  const realRoot = isInside(workspace, path)
+    ? workspace
+    : (readOnlyRootOf(path, options) ?? workspace);
   return { path, realRoot, shown: displayPath(workspace, path), folder, boundary: options };
 }
 

@@ -31,6 +31,8 @@ export class RunSkills {
   private set: SkillSet = { skills: [], warnings: [], untrusted: [], projectRoot: "" };
   private readonly told = new Set<string>();
   private readonly budget: number;
+  /** The set was just found (at start, or for `/skill`): the next prompt uses it as it is. */
+  private fresh = false;
 
   constructor(
     private readonly places: SkillPlaces,
@@ -50,6 +52,7 @@ export class RunSkills {
   /** Finds the skills again; tells each warning not told before. */
   async refresh(): Promise<void> {
     this.set = await discoverSkills(this.places);
+    this.fresh = true;
     for (const warning of this.set.warnings) this.once(warningLine(warning));
   }
 
@@ -58,7 +61,8 @@ export class RunSkills {
    * skill used before the compaction in effect (read again from disk).
    */
   async prompt(compaction: Compaction | undefined): Promise<string> {
-    await this.refresh();
+    if (!this.fresh) await this.refresh();
+    this.fresh = false;
     const catalog = skillCatalog(this.set.skills, this.budget);
     const notice = cutNotice(catalog.cut);
     if (notice !== "") this.once(visible(notice));

@@ -78,6 +78,7 @@ await build({
       'export { runCli } from "./src/cli/run.ts";',
       'export { rulesCommand } from "./src/cli/rules-command.ts";',
       'export { exportCommand } from "./src/cli/export-command.ts";',
+      'export { skillsCommand } from "./src/cli/skills-command.ts";',
     ].join("\n"),
     resolveDir: ".",
     loader: "ts",
@@ -116,6 +117,7 @@ const turn = requireWithCodeCache(join(__dirname, ${JSON.stringify(turn)}), join
 export const runCli = turn.runCli;
 export const rulesCommand = turn.rulesCommand;
 export const exportCommand = turn.exportCommand;
+export const skillsCommand = turn.skillsCommand;
 `;
 await build({
   ...common,
@@ -130,8 +132,10 @@ await build({
     {
       name: "turn",
       setup(bundler) {
-        bundler.onResolve({ filter: /^\.\/(run|rules-command|export-command)\.js$/ }, (args) =>
-          args.importer.endsWith("main.ts") ? { path: "turn", namespace: "turn" } : undefined,
+        bundler.onResolve(
+          { filter: /^\.\/(run|rules-command|export-command|skills-command)\.js$/ },
+          (args) =>
+            args.importer.endsWith("main.ts") ? { path: "turn", namespace: "turn" } : undefined,
         );
         bundler.onLoad({ filter: /.*/, namespace: "turn" }, () => ({
           contents: loader,

@@ -54,6 +54,10 @@ export interface CliArgs {
   rules: Rule[];
   /** `mini-agent rules …`: the words after `rules`. */
   rulesCommand?: string[];
+  /** `mini-agent skills`: list the skills found, with warnings. */
+  skillsCommand: boolean;
+  /** `--skill NAME` (repeatable): the skills whose text goes before the task. */
+  skills: string[];
   /** `mini-agent export [ID] [--format html|md] [-o FILE] [--force]`. */
   exportCommand?: ExportArgs;
   sandbox: SandboxFlag;
@@ -95,7 +99,9 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
   }
   const rulesCommand = positionals[0] === "rules" ? positionals.slice(1) : undefined;
   const exportCommand = exportFrom(positionals, values);
-  const subcommand = rulesCommand !== undefined || exportCommand !== undefined;
+  const skillsCommand = positionals[0] === "skills";
+  if (skillsCommand && positionals.length > 1) throw new UsageError("usage: mini-agent skills");
+  const subcommand = rulesCommand !== undefined || exportCommand !== undefined || skillsCommand;
   const task =
     values.print ?? (positionals.length > 0 && !subcommand ? positionals.join(" ") : undefined);
   if (task !== undefined && task.trim() === "") throw new UsageError("the task is empty");
@@ -206,6 +212,8 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
     rules: rulesFrom(parsed.tokens),
     ...(rulesCommand && { rulesCommand }),
     ...(exportCommand && { exportCommand }),
+    skillsCommand,
+    skills: values.skill ?? [],
     sandbox,
     sandboxHide,
     sandboxLimits,
@@ -244,6 +252,7 @@ const options = {
   "allow-bash": { type: "boolean" },
   allow: { type: "string", multiple: true },
   deny: { type: "string", multiple: true },
+  skill: { type: "string", multiple: true },
   sandbox: { type: "string" },
   "sandbox-hide": { type: "string", multiple: true },
   "sandbox-processes": { type: "string" },

@@ -2,6 +2,7 @@
 export const usage = `Usage: mini-agent [options] ["task"]
        mini-agent rules [list | remove N | explain "COMMAND"]
        mini-agent export [ID] [--format html|md] [-o FILE] [--force]
+       mini-agent skills         list the skills found here, with warnings
 
 Runs one task in the current folder and prints the answer; with no task on a terminal,
 starts an interactive session (/exit or Ctrl-D to leave).
@@ -20,6 +21,7 @@ Options:
       --allow "WORDS"       allow commands that start with WORDS, e.g. --allow "npm test" (repeatable)
       --deny "WORDS"        deny commands that start with WORDS, also behind known wrappers
                             (repeatable; wins; a guard, not a boundary: see docs/rules.md)
+      --skill NAME          put skill NAME's text before the task (repeatable; see docs/skills.md)
       --sandbox MODE        where bash runs: auto (default: bubblewrap when available),
                             required (never outside the sandbox) or off
       --sandbox-hide PATH   also hide PATH inside the sandbox (repeatable)

@@ -1,8 +1,8 @@
 import { constants, type Stats } from "node:fs";
 import { lstat, open, realpath, stat } from "node:fs/promises";
-import { dirname, join, relative, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { within } from "../paths.js";
-import { projectRoot } from "../project/root.js";
+import { foldersDown, projectRoot } from "../project/root.js";
 import { headOf } from "../text.js";
 import { firstInvalidUtf8, wholeCharacters } from "../tools/utf8.js";
 
@@ -98,19 +98,6 @@ const heading = (path: string) => `Contents of ${path}:\n\n`;
 
 /** What a file costs of the limit besides its text: its heading and the blank line before it. */
 const overhead = (path: string) => heading(path).length + 2;
-
-/** The folders from the project root down to the workspace; none inside the state folder. */
-function foldersDown(workspace: string, root: string, state: string): string[] {
-  if (within(state, workspace)) return [];
-  const chain = [workspace];
-  for (let folder = workspace; folder !== root; ) {
-    const parent = dirname(folder);
-    if (parent === folder || within(state, parent)) return [workspace];
-    chain.unshift(parent);
-    folder = parent;
-  }
-  return chain;
-}
 
 type Read = "absent" | { skipped: string } | { bytes: number; text: string; cut: number };
 

@@ -45,6 +45,10 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
       const { exportCommand } = await import("./export-command.js");
       return await exportCommand(args.exportCommand, workspace);
     }
+    if (args.skillsCommand) {
+      const { skillsCommand } = await import("./skills-command.js");
+      return await skillsCommand(args, workspace);
+    }
     if (args.rulesCommand) {
       const { rulesCommand } = await import("./rules-command.js");
       return await rulesCommand(args, workspace);
@@ -59,7 +63,8 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
 
 /** Whether the command needs to know if bwrap works here: a turn, or `rules explain`. */
 function asksSandbox(args: CliArgs): boolean {
-  if (args.sandbox === "off" || args.sessions || args.exportCommand) return false;
+  if (args.sandbox === "off" || args.sessions || args.exportCommand || args.skillsCommand)
+    return false;
   return args.rulesCommand === undefined || args.rulesCommand[0] === "explain";
 }
 

@@ -26,6 +26,8 @@ export interface PromptLoopParts {
   baseURL: string | undefined;
   /** Told why the run ended, when it ends before its input did. */
   ended: (reason: string) => void;
+  /** The prompt of `/skill NAME [text]`; throws a one-line error for an unknown skill. */
+  skillPrompt?: (name: string, text: string) => Promise<string>;
 }
 
 /** An interactive session, or one fed JSON lines: a turn per prompt, until the input ends. */
@@ -40,8 +42,10 @@ export async function promptLoop(parts: PromptLoopParts): Promise<number> {
     if (intent.kind === "help") stderr.write(`${helpText}\n`);
     else if (intent.kind === "unknown") stderr.write(`${unknownCommand(intent.name)}\n`);
     else if (intent.kind === "compact") await compactNow(parts, intent.instructions);
-    else if (intent.text.trim() !== "") {
-      const status = await parts.runTurn(intent.text);
+    else if (intent.kind === "skill" || intent.text.trim() !== "") {
+      const text = intent.kind === "skill" ? await skillText(parts, intent) : intent.text;
+      if (text === undefined) continue;
+      const status = await parts.runTurn(text);
       const end = runEnds[status];
       if (end !== undefined) {
         parts.ended(end);
@@ -54,6 +58,23 @@ export async function promptLoop(parts: PromptLoopParts): Promise<number> {
     }
   }
   return exitCodes.done;
+}
+
+/** The prompt `/skill NAME [text]` stands for, or undefined (said in one line) when there is none. */
+async function skillText(
+  parts: PromptLoopParts,
+  intent: { name: string; text: string },
+): Promise<string | undefined> {
+  if (intent.name === "" || !parts.skillPrompt) {
+    parts.stderr.write("mini-agent: usage: /skill NAME [text] (mini-agent skills lists them)\n");
+    return undefined;
+  }
+  try {
+    return await parts.skillPrompt(intent.name, intent.text);
+  } catch (error) {
+    parts.stderr.write(`mini-agent: ${error instanceof Error ? error.message : String(error)}\n`);
+    return undefined;
+  }
 }
 
 /**

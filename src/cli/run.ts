@@ -10,7 +10,7 @@ import { createWorkspaceTools } from "../tools/index.js";
 import { SeenFiles } from "../tools/seen.js";
 import type { BeforeToolCall, Message, ToolCall } from "../types.js";
 import { visible } from "../visible.js";
-import { type CliArgs, exitCodes } from "./args.js";
+import { type CliArgs, exitCodes, UsageError } from "./args.js";
 import { contextWindowFor } from "./compaction.js";
 import { createOutput } from "./formats.js";
 import { TerminalInput, taskFromStdin } from "./input.js";
@@ -20,6 +20,7 @@ import { promptLoop } from "./prompt-loop.js";
 import { providerFor } from "./provider.js";
 import { ruleBook, rulesFile } from "./rules-command.js";
 import type { Stopper } from "./signals.js";
+import { RunSkills } from "./skills.js";
 import { formatSessions, sessionToResume } from "./store.js";
 import { streamJsonLine } from "./stream-json.js";
 import { systemPrompts } from "./system-prompt.js";
@@ -51,6 +52,10 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
     return await promptLoop({
       ...loop,
       runTurn: (prompt) => cliTurn(turn, prompt),
+      skillPrompt: async (name, text) => {
+        await parts.skills.refresh();
+        return parts.skills.message(name, text);
+      },
       baseURL: args.baseURL,
       ended: (reason) => {
         ended = reason;
@@ -83,11 +88,17 @@ async function prepare(start: RunStart) {
   const { args, workspace, stopper, view, stderr, dir } = start;
   const { stdin, env } = process;
   const connect = providerFor(args, env);
+  const skills = new RunSkills(
+    { workspace, home: homedir(), state: stateHome(env) },
+    contextWindowFor(connect.model, args.contextWindow),
+    (line) => stderr.write(`mini-agent: ${line}\n`),
+  );
   const sandboxOptions = {
     mode: args.sandbox,
     readOnly: [stateHome(env)],
     hide: args.sandboxHide,
     limits: args.sandboxLimits,
+    readable: skills.roots,
   };
   // Probing bwrap runs a process: started first, it runs while the rest is set up and the SDK
   // loads. Its answer matters when bash can run, or for the read-only set, which needs bwrap.
@@ -98,7 +109,7 @@ async function prepare(start: RunStart) {
       : undefined;
   const json = await jsonInput(args);
   const interactive = args.task === undefined && stdin.isTTY === true && !json;
-  const task = args.task ?? (interactive || json ? undefined : await taskFromStdin(stdin));
+  const given = args.task ?? (interactive || json ? undefined : await taskFromStdin(stdin));
   const rules = await ruleBook(rulesFile(env, workspace), args.rules);
   const allowRules = rules.current().some((rule) => rule.effect === "allow");
   const bashCanRun = args.allowBash || stdin.isTTY === true || json !== undefined || allowRules;
@@ -116,7 +127,12 @@ async function prepare(start: RunStart) {
     stateDir: stateHome(env),
     seen,
     protectedWrites: (realPath) => realPath === approvedWrite.path,
+    readOnlyRoots: skills.roots,
   });
+  await skills.refresh();
+  if (args.skills.length > 0 && given === undefined)
+    throw new UsageError("--skill needs a task; at the prompt, type /skill NAME");
+  const task = args.skills.length === 0 ? given : await skillTask(skills, args.skills, given);
   const probed = await probing;
   const sandbox = bashCanRun || probed.kind === "bwrap" ? probed : undefined;
   warnSandbox(sandbox, stderr);
@@ -138,7 +154,15 @@ async function prepare(start: RunStart) {
     input,
     task,
     resumed,
+    skills,
   };
+}
+
+/** The task with the `--skill` skills' text before it. */
+async function skillTask(skills: RunSkills, names: readonly string[], task: string | undefined) {
+  let message = task;
+  for (const name of [...names].reverse()) message = await skills.message(name, message ?? "");
+  return message;
 }
 
 /** The session, the policy, the system prompt and the runner over them; how a turn is shown. */
@@ -160,6 +184,7 @@ async function wire(parts: Awaited<ReturnType<typeof prepare>>) {
     },
     { home: homedir(), state: stateHome(env) },
     visible,
+    () => parts.skills.prompt(runner.compacting.current),
   );
   if (prompts.startLine !== "") stderr.write(`mini-agent: ${prompts.startLine}\n`);
   const contextWindow = contextWindowFor(model, args.contextWindow);

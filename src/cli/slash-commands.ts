@@ -13,6 +13,8 @@ export type LineIntent =
   | { kind: "exit" }
   | { kind: "help" }
   | { kind: "compact"; instructions: string }
+  /** `/skill NAME [text]`: the skill's text, then the rest of the line, as the prompt. */
+  | { kind: "skill"; name: string; text: string }
   | { kind: "unknown"; name: string };
 
 export function lineIntent(line: string): LineIntent {
@@ -21,6 +23,8 @@ export function lineIntent(line: string): LineIntent {
   if (name === undefined) return { kind: "prompt", text: line };
   if (name === "exit") return { kind: "exit" };
   if (name === "help") return { kind: "help" };
+  const skill = /^\/skill(?:\s+(\S+)(?:\s+([\s\S]*))?)?$/.exec(line.trim());
+  if (skill) return { kind: "skill", name: skill[1] ?? "", text: skill[2]?.trim() ?? "" };
   const compact = compactCommand(line);
   if (compact) return { kind: "compact", instructions: compact.instructions };
   return { kind: "unknown", name };
@@ -29,6 +33,7 @@ export function lineIntent(line: string): LineIntent {
 /** `/help`: the commands, and how a line that starts with `/` is read. */
 export const helpText = [
   "/compact [what to keep]  summarise the conversation so far, to free context",
+  "/skill NAME [text]       send skill NAME's text, then the text (mini-agent skills lists them)",
   "/help                    this list",
   "/exit                    leave the session (Ctrl-D too)",
   "A line that starts with / and a name is a command; any other line goes to the model",

@@ -67,15 +67,20 @@ export async function systemPrompts(
   facts: Omit<PromptFacts, "date" | "instructions">,
   bounds: InstructionBounds,
   show: (text: string) => string,
+  /** What follows the instructions (the skill catalog), asked afresh for every turn. */
+  more: () => Promise<string> = async () => "",
 ): Promise<{ startLine: string; next(): Promise<string> }> {
   const startLine = instructionsLine(await readInstructions(facts.workspace, bounds), show);
   return {
     startLine,
-    next: async () =>
-      systemPrompt({
+    next: async () => {
+      const base = systemPrompt({
         ...facts,
         date: new Date(),
         instructions: await readInstructions(facts.workspace, bounds),
-      }),
+      });
+      const after = await more();
+      return after === "" ? base : `${base}\n\n${after}`;
+    },
   };
 }

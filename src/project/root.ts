@@ -144,3 +144,16 @@ async function realOrResolved(path: string): Promise<string> {
 async function realOrNothing(path: string): Promise<string | undefined> {
   return realpath(path).catch(() => undefined);
 }
+
+/** The folders from the project root down to the workspace; none inside the state folder. */
+export function foldersDown(workspace: string, root: string, state: string): string[] {
+  if (within(state, workspace)) return [];
+  const chain = [workspace];
+  for (let folder = workspace; folder !== root; ) {
+    const parent = dirname(folder);
+    if (parent === folder || within(state, parent)) return [workspace];
+    chain.unshift(parent);
+    folder = parent;
+  }
+  return chain;
+}

@@ -1,7 +1,7 @@
 import type { ChildProcess, ChildProcessByStdio } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
-import { strictlyWithin } from "../paths.js";
+import { strictlyWithin, within } from "../paths.js";
 import { type HidingMounts, hidingMounts } from "./hide.js";
 import { protectedMounts } from "./project-files.js";
 import { seccompFilter, seccompUnsupported } from "./seccomp.js";
@@ -30,6 +30,11 @@ export interface SandboxOptions {
   hide?: string[];
   /** Bounds on what a command may use inside the sandbox; each field defaults as `defaultLimits`. */
   limits?: SandboxLimits;
+  /**
+   * Folders outside the workspace mounted read-only even where a hidden folder holds them (the
+   * registered skill folders, so a skill's `scripts/` can run), asked for each command.
+   */
+  readable?: () => readonly string[];
 }
 
 /**
@@ -186,6 +191,12 @@ export function sandboxedArgv(
   const project = protectedMounts(workspace);
   const hiding = hidingMounts(workspace, env, options.hide);
   hiding.after.unshift(...project.args, ...protect);
+  // Bound after the hiding tmpfs (still writable, so bwrap can make the mount point), before it
+  // is made read-only; a folder inside the workspace is the workspace's to show.
+  const readable = (options.readable?.() ?? [])
+    .filter((path) => !within(workspace, path) && existsSync(path))
+    .flatMap((path) => ["--ro-bind", path, path]);
+  hiding.before.push(...readable);
   const { processes, memoryBytes } = sandboxLimits(options);
   // Setting a limit fails only above the hard limit already in force, which then bounds it.
   const limit = `${CLOSE_INHERITED}ulimit -u ${processes} 2>/dev/null; ulimit -d ${Math.ceil(memoryBytes / 1024)} 2>/dev/null; exec bash -c "$1"`;

@@ -20,12 +20,19 @@ export function findTool(root: string, boundary: BoundaryOptions = {}): Tool {
     }),
     async run({ pattern, path = "." }, signal) {
       const matches = globMatcher(pattern);
-      const { path: start, realRoot, shown, state } = await resolveShown(root, path, boundary);
+      const {
+        path: start,
+        realRoot,
+        shown,
+        state,
+        prefix,
+      } = await resolveShown(root, path, boundary);
       if (!(await stat(start)).isDirectory()) throw new ToolError(`${shown} is not a folder`);
       const found = new BoundedLines(limits.listEntries);
       const skips = new Skips();
       for await (const entry of walk(realRoot, start, { signal, skips, exclude: state })) {
-        if (matches(entry.sub)) found.add(entry.dirent.isDirectory() ? `${entry.rel}/` : entry.rel);
+        if (matches(entry.sub))
+          found.add(`${prefix}${entry.rel}${entry.dirent.isDirectory() ? "/" : ""}`);
       }
       const notes = [
         found.left > 0 ? `[truncated: ${found.left} more matches]` : undefined,

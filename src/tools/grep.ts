@@ -33,7 +33,13 @@ export function grepTool(root: string, boundary: BoundaryOptions = {}): Tool {
         out.add(`${file}:${lineNo}: ${cutLine(line)}`),
       );
       const wanted = glob === undefined ? () => true : globMatcher(glob);
-      const { path: start, realRoot, shown, state } = await resolveShown(root, path, boundary);
+      const {
+        path: start,
+        realRoot,
+        shown,
+        state,
+        prefix,
+      } = await resolveShown(root, path, boundary);
       const info = await stat(start);
       if (!info.isDirectory() && !info.isFile())
         throw new ToolError(`${shown} is not a regular file`);
@@ -54,7 +60,7 @@ export function grepTool(root: string, boundary: BoundaryOptions = {}): Tool {
       try {
         for await (const next of files) {
           if (without?.has(next.path)) continue;
-          file = next.rel;
+          file = info.isDirectory() ? `${prefix}${next.rel}` : next.rel;
           const outcome = await searchFile(next.path, search, pace, { rg, inside }).catch(
             (error: unknown) => {
               if (signal?.aborted || !isFileError(error)) throw error;

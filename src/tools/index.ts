@@ -31,6 +31,12 @@ export interface WorkspaceToolsOptions {
    * file; by default they refuse them all. The CLI answers yes for the one file the user approved.
    */
   protectedWrites?: ProtectedWrites;
+  /**
+   * Real paths of folders outside the workspace that `read`, `ls`, `find` and `grep` may open
+   * too, read-only (the registered skill folders), asked for each call. `write` and `edit` never
+   * get them.
+   */
+  readOnlyRoots?: () => readonly string[];
 }
 
 /**
@@ -43,12 +49,13 @@ export { SeenFiles };
 
 export function createWorkspaceTools(root: string, options: WorkspaceToolsOptions = {}): Tool[] {
   const boundary = { stateDir: options.stateDir };
+  const reading = { ...boundary, readOnlyRoots: options.readOnlyRoots };
   const seen = options.seen ?? new SeenFiles();
   return [
-    readTool(root, seen, boundary),
-    lsTool(root, boundary),
-    findTool(root, boundary),
-    grepTool(root, boundary),
+    readTool(root, seen, reading),
+    lsTool(root, reading),
+    findTool(root, reading),
+    grepTool(root, reading),
     writeTool(root, seen, boundary, options.protectedWrites),
     editTool(root, seen, boundary, options.protectedWrites),
     bashTool(root, options.bash),

@@ -19,6 +19,14 @@ export interface BoundaryOptions {
    * Compared by real path, so a symlink to it is refused too.
    */
   stateDir?: string | undefined;
+  /**
+   * Real paths of folders outside the workspace that this tool may also open, read-only: the
+   * registered skill folders (asked afresh for each call, as skills are found again each turn).
+   * Only `read`, `ls`, `find` and `grep` are given them, so `write` and `edit` still refuse every
+   * path there. A path counts as inside one when its real path is, like the workspace boundary;
+   * a skill folder in the state folder is open all the same, nothing else there is.
+   */
+  readOnlyRoots?: (() => readonly string[]) | undefined;
 }
 
 const MAX_LINKS = 40;
@@ -57,6 +65,7 @@ export async function checkInside(
   real: string,
   options: BoundaryOptions,
 ): Promise<void> {
+  if (readOnlyRootOf(real, options) !== undefined) return;
   if (!within(realRoot, real)) throw new PathEscapeError();
   const state = await realStateDir(options);
   if (state !== undefined && within(state, real)) throw new StateFolderError();
@@ -72,6 +81,11 @@ export class StateFolderError extends ToolError {
 /** The real path of the state folder, when there is one to refuse. */
 export async function realStateDir(options: BoundaryOptions): Promise<string | undefined> {
   return options.stateDir === undefined ? undefined : resolveReal(resolve(options.stateDir), 0);
+}
+
+/** The read-only root (a skill folder) the real path `real` lies in, if any: the one place it is decided. */
+export function readOnlyRootOf(real: string, options: BoundaryOptions): string | undefined {
+  return options.readOnlyRoots?.().find((root) => within(root, real));
 }
 
 /** A tool's path argument resolved: its real path, the real root, and how the model sees it. */
@@ -90,15 +104,19 @@ export async function resolveInWorkspace(
   userPath: string,
   options: BoundaryOptions = {},
 ): Promise<Resolved> {
-  const realRoot = await realpath(root);
-  const path = await workspacePath(realRoot, userPath, options);
+  const workspace = await realpath(root);
+  const path = await workspacePath(workspace, userPath, options);
   const folder = /(^|\/)\.{0,2}$/.test(userPath);
-  return { path, realRoot, shown: displayPath(realRoot, path), folder, boundary: options };
+  // A path in a read-only root (a skill folder outside the workspace) is checked against it.
+  const realRoot = within(workspace, path)
+    ? workspace
+    : (readOnlyRootOf(path, options) ?? workspace);
+  return { path, realRoot, shown: displayPath(workspace, path), folder, boundary: options };
 }
 
-/** The workspace-relative form of a real path, for what the model reads. */
+/** The workspace-relative form of a real path, for what the model reads; absolute outside it. */
 export function displayPath(realRoot: string, path: string): string {
-  return showText(relative(realRoot, path) || ".");
+  return showText(within(realRoot, path) ? relative(realRoot, path) || "." : path);
 }
 
 /** The real path of `path`, following symlinks even when their final target does not exist. */

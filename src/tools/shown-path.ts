@@ -1,6 +1,5 @@
 import { readlinkSync } from "node:fs";
 import { realpath } from "node:fs/promises";
-import { relative } from "node:path";
 import { ToolError } from "./define.js";
 import { decodeShown, showName, showText } from "./names.js";
 import {
@@ -20,14 +19,24 @@ export async function resolveShown(
   root: string,
   userPath: string,
   boundary: BoundaryOptions = {},
-): Promise<{ path: Buffer; realRoot: string; shown: string; state: Buffer | undefined }> {
+): Promise<{
+  path: Buffer;
+  realRoot: string;
+  shown: string;
+  state: Buffer | undefined;
+  /** What walks put before a path relative to `realRoot`: "" in the workspace, the read-only root outside it. */
+  prefix: string;
+}> {
   const stateDir = await realStateDir(boundary);
   const state = stateDir === undefined ? undefined : Buffer.from(stateDir);
   const decoded = decodeShown(userPath);
   if (typeof decoded === "string") {
-    const { path, realRoot } = await resolveInWorkspace(root, userPath, boundary);
-    const shown = showText(relative(realRoot, path) || ".");
-    return { path: Buffer.from(path), realRoot, shown, state };
+    const { path, realRoot, shown } = await resolveInWorkspace(root, userPath, boundary);
+    if (realRoot === (await realpath(root)))
+      return { path: Buffer.from(path), realRoot, shown, state, prefix: "" };
+    // A read-only root (a skill folder) confines the walk by itself, wherever it lies.
+    const prefix = `${showText(realRoot)}/`;
+    return { path: Buffer.from(path), realRoot, shown, state: undefined, prefix };
   }
   if (decoded.includes(0)) throw new ToolError("path contains a NUL byte");
   if (decoded.subarray(0, 2).equals(Buffer.from("~/"))) throw new PathEscapeError();
@@ -37,9 +46,10 @@ export async function resolveShown(
     decoded[0] === 0x2f ? decoded : Buffer.concat([rootBytes, Buffer.from("/"), decoded]);
   const real = await realpath(full, { encoding: "buffer" });
   if (state && (real.equals(state) || isInside(state, real))) throw new StateFolderError();
-  if (real.equals(rootBytes)) return { path: real, realRoot, shown: ".", state };
+  if (real.equals(rootBytes)) return { path: real, realRoot, shown: ".", state, prefix: "" };
   if (!isInside(rootBytes, real)) throw new PathEscapeError();
-  return { path: real, realRoot, shown: showName(real.subarray(rootBytes.length + 1)), state };
+  const shown = showName(real.subarray(rootBytes.length + 1));
+  return { path: real, realRoot, shown, state, prefix: "" };
 }
 
 /** Whether `path` lies strictly inside the folder `root` (both real paths, as bytes). */

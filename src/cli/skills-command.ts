@@ -1,0 +1,34 @@
+import { homedir } from "node:os";
+import { stateHome } from "../session/store.js";
+import { catalogBudget, skillCatalog } from "../skills/catalog.js";
+import { discoverSkills } from "../skills/discover.js";
+import { visible } from "../visible.js";
+import { type CliArgs, exitCodes } from "./args.js";
+import { contextWindowFor } from "./compaction.js";
+import { defaultModel } from "./provider.js";
+import { cutNotice, warningLine } from "./skills.js";
+
+/**
+ * `mini-agent skills`: every skill found for this folder (scope, name, location, description,
+ * allowed-tools as the skill asks, never an approval), then one line per warning and what the
+ * catalog's budget would cut.
+ */
+export async function skillsCommand(args: CliArgs, workspace: string): Promise<number> {
+  const set = await discoverSkills({ workspace, home: homedir(), state: stateHome(process.env) });
+  const lines: string[] = [];
+  if (set.skills.length === 0) lines.push("no skills found (see docs/skills.md for where they go)");
+  for (const skill of set.skills) {
+    lines.push(`${skill.scope.padEnd(8)}${skill.name}  ${skill.location}`);
+    lines.push(`        ${skill.description.replace(/\s+/g, " ")}`);
+    if (skill.allowedTools)
+      lines.push(
+        `        allowed-tools (shown, never an approval): ${skill.allowedTools.join(" ")}`,
+      );
+  }
+  const window = contextWindowFor(args.model ?? defaultModel, args.contextWindow);
+  const notice = cutNotice(skillCatalog(set.skills, catalogBudget(window)).cut);
+  const notes = [...set.warnings.map(warningLine), ...(notice === "" ? [] : [notice])];
+  if (notes.length > 0) lines.push("warnings:", ...notes.map((note) => `  ${note}`));
+  process.stdout.write(`${lines.map((line) => visible(line)).join("\n")}\n`);
+  return exitCodes.done;
+}

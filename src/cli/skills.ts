@@ -1,0 +1,96 @@
+import type { Compaction } from "../compaction/record.js";
+import { keptSkillsText, skillMessage, skillsUsed } from "../skills/activate.js";
+import { type CatalogCut, catalogBudget, cutLine, skillCatalog } from "../skills/catalog.js";
+import {
+  discoverSkills,
+  type Skill,
+  type SkillPlaces,
+  type SkillSet,
+  type SkillWarning,
+} from "../skills/discover.js";
+import { visible } from "../visible.js";
+import { UsageError } from "./args.js";
+
+/** `skill NAME (PATH): REASON`, made safe for a terminal. */
+export function warningLine(warning: SkillWarning): string {
+  return visible(`skill ${warning.name} (${warning.path}): ${warning.reason}`);
+}
+
+/** What the catalog's cut is, in one line for the user; empty when nothing was cut. */
+export function cutNotice(cut: CatalogCut | undefined): string {
+  if (!cut) return "";
+  const omitted = cut.omitted.length > 0 ? ` (not listed: ${cut.omitted.join(", ")})` : "";
+  return `skills: ${cutLine(cut).slice(1, -1)}${omitted}`;
+}
+
+/**
+ * The skills of one run: found at start and again for every turn; their folders are the
+ * read-only roots of the file tools and the sandbox; each warning and cut is told once.
+ */
+export class RunSkills {
+  private set: SkillSet = { skills: [], warnings: [], untrusted: [], projectRoot: "" };
+  private readonly told = new Set<string>();
+  private readonly budget: number;
+  /** The set was just found (at start, or for `/skill`): the next prompt uses it as it is. */
+  private fresh = false;
+
+  constructor(
+    private readonly places: SkillPlaces,
+    contextWindow: number | undefined,
+    private readonly tell: (line: string) => void,
+  ) {
+    this.budget = catalogBudget(contextWindow);
+  }
+
+  /** The real folders of the skills loaded now. */
+  readonly roots = (): readonly string[] => this.set.skills.map((skill) => skill.folder);
+
+  get skills(): readonly Skill[] {
+    return this.set.skills;
+  }
+
+  /** Finds the skills again; tells each warning not told before. */
+  async refresh(): Promise<void> {
+    this.set = await discoverSkills(this.places);
+    this.fresh = true;
+    for (const warning of this.set.warnings) this.once(warningLine(warning));
+  }
+
+  /**
+   * The system prompt's part for skills, found afresh: the catalog, then the text of each
+   * skill used before the compaction in effect (read again from disk).
+   */
+  async prompt(compaction: Compaction | undefined): Promise<string> {
+    if (!this.fresh) await this.refresh();
+    this.fresh = false;
+    const catalog = skillCatalog(this.set.skills, this.budget);
+    const notice = cutNotice(catalog.cut);
+    if (notice !== "") this.once(visible(notice));
+    const used = compaction
+      ? skillsUsed(
+          this.set.skills,
+          { filesRead: compaction.facts.filesRead, userMessages: compaction.userMessages },
+          this.places.workspace,
+        )
+      : [];
+    const kept = await keptSkillsText(used);
+    return [catalog.text, kept].filter((part) => part !== "").join("\n\n");
+  }
+
+  /** The user message that carries skill `name` and `text`; a usage error for an unknown one. */
+  async message(name: string, text: string): Promise<string> {
+    const skill = this.set.skills.find((candidate) => candidate.name === name);
+    if (!skill)
+      throw new UsageError(`no skill named ${visible(name)}: mini-agent skills lists them`);
+    const message = await skillMessage(skill, text);
+    if (message === undefined)
+      throw new UsageError(`skill ${name} changed since it was found: try again`);
+    return message;
+  }
+
+  private once(line: string): void {
+    if (this.told.has(line)) return;
+    this.told.add(line);
+    this.tell(line);
+  }
+}

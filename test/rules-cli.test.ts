@@ -135,7 +135,7 @@ describe("rules in a run", () => {
     expect(toolResults(server.requests[1]?.body ?? {})[1]).toEqual({
       id: "toolu_2",
       content:
-        "bash is denied by default: run mini-agent with --allow-bash to let the agent run shell commands",
+        'bash is denied by default: run mini-agent with --allow "touch other" to let the agent run this command (--allow-bash allows every command)',
       isError: true,
     });
     expect((await approvals(home)).map((r) => `${r.toolCallId} ${r.approved} ${r.by}`)).toEqual([
@@ -178,7 +178,7 @@ describe.skipIf(!hasScript)("always on a terminal, and mini-agent rules", () => 
       workspace,
       [
         ["› ", "touch it twice\r"],
-        ["[a]lways (saves: allow touch a (exactly))? ", "a\r"],
+        ["[y/N/a] (a = always, saves allow touch a (exactly))? ", "a\r"],
         ["Twice.", ""],
         ["› ", "/exit\r"],
       ],
@@ -189,7 +189,7 @@ describe.skipIf(!hasScript)("always on a terminal, and mini-agent rules", () => 
     expect(screen).toContain(
       "mini-agent: saved rule: allow touch a (exactly) (mini-agent rules lists and removes rules)",
     );
-    expect(screen.split("[a]lways").length).toBe(2);
+    expect(screen.split("[y/N/a]").length).toBe(2);
     expect((await approvals(home)).map((r) => `${r.toolCallId} ${r.approved} ${r.by}`)).toEqual([
       "toolu_1 true user-always (saved: allow touch a (exactly))",
       "toolu_2 true rule:allow touch a (exactly)",

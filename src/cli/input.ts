@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import type { Interface } from "node:readline";
-import { showRule } from "../rules/rule.js";
+import { prefixRule, type Rule, showRule } from "../rules/rule.js";
 import type { ToolCall } from "../types.js";
 import { visible } from "../visible.js";
 import { UsageError } from "./args.js";
@@ -89,16 +89,18 @@ export class TerminalInput {
 
   /**
    * Asks before `call` runs. The command is shown whole (`commandForQuestion`), with why the
-   * rules ask and the rule "always" would save (or why it would save none).
+   * rules ask and the rule "always" would save (or why it would save none). No is the default
+   * (`[y/N/a]`); after a no, the person may say why, for the model; after "always", they choose
+   * the exact rule or its prefix (`prefixRule`) when the two differ.
    */
-  ask(call: ToolCall, why: Question, signal: AbortSignal | undefined): Promise<Answer> {
+  async ask(call: ToolCall, why: Question, signal: AbortSignal | undefined): Promise<Answer> {
     const command =
       typeof call.input.command === "string" ? call.input.command : JSON.stringify(call.input);
     const always =
       why.save.length > 0
-        ? `[a]lways (saves: ${visible(why.save.map(showRule).join("; "))})`
-        : `[a]lways (this once: no rule can be saved, ${visible(why.noSave ?? "")})`;
-    const choices = `[y]es, [n]o, ${always}? `;
+        ? `a = always, saves ${visible(why.save.map(showRule).join("; "))}`
+        : `a = this once: no rule can be saved, ${visible(why.noSave ?? "")}`;
+    const choices = `[y/N/a] (${always})? `;
     const reason = `  (${visible(why.reason)})`;
     const shown = commandForQuestion(command);
     const question =
@@ -106,9 +108,32 @@ export class TerminalInput {
         ? `Allow ${visible(call.name)}: ${shown.inline}\n${reason}\n${choices}`
         : `Allow ${visible(call.name)}:\n${shown.block.join("\n")}\n${reason}\n(${shown.summary}) ${choices}`;
     this.activity?.stop();
+    const answer = await this.questionLine(question, signal);
+    if (answer === undefined) return "closed";
+    const key = answer.trim().toLowerCase()[0];
+    if (key === "y") return "yes";
+    if (key === "a") return this.chooseRules(why.save, signal);
+    const said = await this.questionLine("  why not (for the model; Enter for none)? ", signal);
+    if (said === undefined) return "closed";
+    return said.trim() === "" ? "no" : { no: said.trim() };
+  }
+
+  /** "Always": the exact rules, or their prefixes when those are broader. */
+  private async chooseRules(exact: Rule[], signal: AbortSignal | undefined): Promise<Answer> {
+    const prefixes = exact.map(prefixRule);
+    if (exact.every((rule, i) => rule.words.length === prefixes[i]?.words.length)) return "always";
+    const shown = (rules: Rule[]) => visible(rules.map(showRule).join("; "));
+    const which = `  save [1] ${shown(exact)} or [2] ${shown(prefixes)}? [1/2] `;
+    const answer = await this.questionLine(which, signal);
+    if (answer === undefined) return "closed";
+    return answer.trim() === "2" ? { always: prefixes } : "always";
+  }
+
+  /** One line typed in answer to `text`; `undefined` when the input closes; rejects on abort. */
+  private questionLine(text: string, signal: AbortSignal | undefined): Promise<string | undefined> {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(new Error("approval interrupted"));
-      if (this.closed) return resolve("closed");
+      if (this.closed) return resolve(undefined);
       this.asking = true;
       const settle = () => {
         this.asking = false;
@@ -121,14 +146,13 @@ export class TerminalInput {
       };
       const onClose = () => {
         settle();
-        resolve("closed");
+        resolve(undefined);
       };
       signal?.addEventListener("abort", onAbort, { once: true });
       this.rl.once("close", onClose);
-      this.rl.question(question, signal ? { signal } : {}, (answer) => {
+      this.rl.question(text, signal ? { signal } : {}, (answer) => {
         settle();
-        const key = answer.trim().toLowerCase()[0];
-        resolve(key === "y" ? "yes" : key === "a" ? "always" : "no");
+        resolve(answer);
       });
     });
   }

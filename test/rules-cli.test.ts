@@ -51,6 +51,17 @@ describe("mini-agent rules explain", () => {
     });
   });
 
+  it("adds a rule from the command line, and lists it", async () => {
+    const { options } = await setup([]);
+    expect(await runBin(["rules", "add", "allow", "npm test"], options)).toEqual({
+      code: 0,
+      stdout: "added: allow npm test\n",
+      stderr: "",
+    });
+    expect((await runBin(["rules", "list"], options)).stdout).toBe("1  allow npm test\n");
+    expect((await runBin(["rules", "add", "maybe", "npm test"], options)).code).toBe(2);
+  });
+
   it.skipIf(!hasBwrap)("applies the read-only set when bash runs in the sandbox", async () => {
     const { options } = await setup([]);
     expect(await runBin(["rules", "explain", "git log | head -5"], options)).toEqual({
@@ -71,7 +82,8 @@ describe("mini-agent rules explain", () => {
     expect(await runBin(["rules", "drop", "1"], options)).toEqual({
       code: 2,
       stdout: "",
-      stderr: 'mini-agent: usage: mini-agent rules [list | remove N | explain "COMMAND"]\n',
+      stderr:
+        'mini-agent: usage: mini-agent rules [list | add allow|deny "WORDS" | remove N | explain "COMMAND"]\n',
     });
   });
 });

@@ -1,6 +1,6 @@
 /** What `mini-agent --help` prints: the commands, every flag, the environment and the exit codes. */
 export const usage = `Usage: mini-agent [options] ["task"]
-       mini-agent rules [list | remove N | explain "COMMAND"]
+       mini-agent rules [list | add allow|deny "WORDS" | remove N | explain "COMMAND"]
        mini-agent export [ID] [--format html|md] [-o FILE] [--force]
 
 Runs one task in the current folder and prints the answer; with no task on a terminal,

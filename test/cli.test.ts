@@ -151,13 +151,13 @@ describe("mini-agent command", () => {
     const run = await runBin(["run echo"], options);
     expect(run.code).toBe(0);
     expect(run.stderr).toBe(
-      "  ✗ bash touch hi: bash is denied by default: run mini-agent with --allow-bash to let the agent run shell commands\n",
+      '  ✗ bash touch hi: bash is denied by default: run mini-agent with --allow "touch hi" to let the agent run this command (--allow-bash allow…\n',
     );
     expect(toolResults(server.requests[1]?.body ?? {})).toEqual([
       {
         id: "toolu_1",
         content:
-          "bash is denied by default: run mini-agent with --allow-bash to let the agent run shell commands",
+          'bash is denied by default: run mini-agent with --allow "touch hi" to let the agent run this command (--allow-bash allows every command)',
         isError: true,
       },
     ]);

@@ -21,7 +21,9 @@ import { useTempDirs } from "./support/temp.js";
 const tempDir = useTempDirs();
 const track = useCleanup();
 const setup = useCliSetup();
-const question = "[y]es, [n]o, [a]lways";
+const question = "[y/N/a] (a = always";
+/** After a no: why, for the model (Enter for none). */
+const whyNot = "why not (for the model; Enter for none)? ";
 /** Read-only commands run without a question in the sandbox: these tests ask about `echo`. */
 const noSandbox = ["--sandbox", "off"];
 
@@ -85,6 +87,73 @@ describe.skipIf(!hasScript)("interactive session on a terminal", () => {
     });
   });
 
+  it("sends the reason given after a no to the model and records it", async () => {
+    const { server, workspace, home, options } = await setup([
+      stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: "npm install" } }] })),
+      stream(turn({ text: ["Using pnpm."] })),
+    ]);
+    const { code, screen } = await converse(
+      options.env,
+      workspace,
+      [
+        ["› ", "install\r"],
+        [question, "\r"],
+        [whyNot, "use pnpm instead\r"],
+        ["Using pnpm.", ""],
+        ["› ", "/exit\r"],
+      ],
+      noSandbox,
+    );
+    expect(code).toBe(0);
+    expect(screen).toContain(
+      "Allow bash: npm install\r\n  (no rule allows npm install)\r\n[y/N/a] (a = always, saves allow npm install (exactly))? ",
+    );
+    expect(server.rejections).toEqual([]);
+    expect(toolResults(server.requests[1]?.body ?? {})).toEqual([
+      { id: "toolu_1", content: "the user denied this call: use pnpm instead", isError: true },
+    ]);
+    const [file] = await sessionFiles(home);
+    expect((await sessionRecords(file ?? "")).filter((r) => r.type === "approval")).toEqual([
+      {
+        type: "approval",
+        toolCallId: "toolu_1",
+        tool: "bash",
+        approved: false,
+        by: "user",
+        reason: "use pnpm instead",
+      },
+    ]);
+  });
+
+  it("offers the prefix of a command on always, and saves the one chosen", async () => {
+    const call = (id: string, command: string) => ({ id, name: "bash", input: { command } });
+    const { workspace, home, options } = await setup([
+      stream(turn({ calls: [call("toolu_1", "echo one -n")] })),
+      stream(turn({ calls: [call("toolu_2", "echo one two")] })),
+      stream(turn({ text: ["Both ran."] })),
+    ]);
+    const { code, screen } = await converse(
+      options.env,
+      workspace,
+      [
+        ["› ", "echo\r"],
+        [question, "a\r"],
+        ["save [1] allow echo one -n (exactly) or [2] allow echo one? [1/2] ", "2\r"],
+        ["Both ran.", ""],
+        ["› ", "/exit\r"],
+      ],
+      noSandbox,
+    );
+    expect(code).toBe(0);
+    expect(screen.split("[y/N/a]").length).toBe(2);
+    const [file] = await sessionFiles(home);
+    const approvals = (await sessionRecords(file ?? "")).filter((r) => r.type === "approval");
+    expect(approvals.map((r) => `${r.toolCallId} ${r.approved} ${r.by}`)).toEqual([
+      "toolu_1 true user-always (saved: allow echo one)",
+      "toolu_2 true rule:allow echo one",
+    ]);
+  });
+
   it("asks twelve times in one turn without a listener warning", async () => {
     const { server, workspace, home, options } = await setup([
       stream(
@@ -103,7 +172,10 @@ describe.skipIf(!hasScript)("interactive session on a terminal", () => {
       workspace,
       [
         ["› ", "run them\r"],
-        ...Array.from({ length: 12 }, (): [string, string] => [question, "n\r"]),
+        ...Array.from({ length: 12 }, (): [string, string][] => [
+          [question, "n\r"],
+          [whyNot, "\r"],
+        ]).flat(),
         ["All denied.", ""],
         ["› ", "/exit\r"],
       ],
@@ -213,6 +285,7 @@ describe.skipIf(!hasScript)("interactive session on a terminal", () => {
     const { code, screen } = await converse(options.env, workspace, [
       ["› ", "list\r"],
       [question, "n\r"],
+      [whyNot, "\r"],
       ["Denied.", ""],
       ["› ", "/exit\r"],
     ]);
@@ -234,12 +307,13 @@ describe.skipIf(!hasScript)("interactive session on a terminal", () => {
     const { code, screen } = await converse(options.env, workspace, [
       ["› ", "status\r"],
       [question, "n\r"],
+      [whyNot, "\r"],
       ["Denied.", ""],
       ["› ", "/exit\r"],
     ]);
     expect(code).toBe(0);
     expect(screen).toContain(
-      `Allow bash:\r\n  │ touch pwned-by-padding;[20000 blanks]git status\r\n  (no rule allows touch pwned-by-padding)\r\n(1 line, 20033 characters) ${question}`,
+      `Allow bash:\r\n  │ touch pwned-by-padding;[20000 blanks]git status\r\n  (no rule allows touch pwned-by-padding)\r\n(1 line, 20033 characters) [y/N/a] (a = always, saves allow touch pwned-by-padding (exactly))? `,
     );
     expect(existsSync(join(workspace, "pwned-by-padding"))).toBe(false);
   });

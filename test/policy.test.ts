@@ -12,7 +12,7 @@ import {
 import { ruleBook } from "../src/cli/rules-command.js";
 import { decideCommand } from "../src/rules/decide.js";
 import { addRules, readRules, removeRule } from "../src/rules/file.js";
-import { type Rule, RuleError, ruleWords, showRule } from "../src/rules/rule.js";
+import { prefixRule, type Rule, RuleError, ruleWords, showRule } from "../src/rules/rule.js";
 import { toolCall } from "../src/testing/fake-client.js";
 import { useTempDirs } from "./support/temp.js";
 
@@ -226,7 +226,44 @@ describe("rules", () => {
   });
 });
 
+describe("the prefix rule", () => {
+  it("is the program and its first word that is not an option", () => {
+    const allow = (...words: string[]): Rule => ({ effect: "allow", words, exact: true });
+    expect(prefixRule(allow("npm", "test", "--", "--watch"))).toEqual({
+      effect: "allow",
+      words: ["npm", "test"],
+    });
+    expect(prefixRule(allow("make"))).toEqual({ effect: "allow", words: ["make"] });
+    expect(prefixRule(allow("ls", "-la"))).toEqual({ effect: "allow", words: ["ls"] });
+  });
+});
+
 describe("the CLI approval policy", () => {
+  it("sends the user's reason for a no to the model and records it", async () => {
+    const { policy, decisions } = policyWith({ answers: [{ no: "use pnpm instead" }] });
+    expect(await policy(bash("b1", "npm install"))).toEqual({
+      approved: false,
+      reason: "the user denied this call: use pnpm instead",
+    });
+    expect(decisions).toEqual([
+      { toolCallId: "b1", tool: "bash", approved: false, by: "user", reason: "use pnpm instead" },
+    ]);
+  });
+
+  it("saves the rule the user chose on always, a prefix included", async () => {
+    const rules = memoryBook();
+    const prefix: Rule = { effect: "allow", words: ["npm", "test"] };
+    const { policy, asked, by } = policyWith({ rules, answers: [{ always: [prefix] }] });
+    expect(await policy(bash("b1", "npm test -- --watch"))).toEqual({ approved: true });
+    expect(await policy(bash("b2", "npm test"))).toEqual({ approved: true });
+    expect(asked.map(([id]) => id)).toEqual(["b1"]);
+    expect(rules.saved).toEqual([prefix]);
+    expect(by()).toEqual([
+      "b1 true user-always (saved: allow npm test)",
+      "b2 true rule:allow npm test",
+    ]);
+  });
+
   it("asks for bash, honours yes and no, and saves the narrowest rule on always", async () => {
     const rules = memoryBook();
     const { policy, asked, told, by } = policyWith({ rules, answers: ["yes", "no", "always"] });
@@ -314,7 +351,12 @@ describe("the CLI approval policy", () => {
     expect(await policy(bash("b1"))).toEqual({
       approved: false,
       reason:
-        "bash is denied by default: run mini-agent with --allow-bash to let the agent run shell commands",
+        'bash is denied by default: run mini-agent with --allow "make" to let the agent run this command (--allow-bash allows every command)',
+    });
+    expect(await policy(bash("b4", "npm test -- --watch && tee log"))).toEqual({
+      approved: false,
+      reason:
+        'bash is denied by default: run mini-agent with --allow "npm test" --allow "tee log" to let the agent run this command (--allow-bash allows every command)',
     });
     expect(await policy(bash("b2", "make $TARGET"))).toEqual({
       approved: false,
@@ -326,7 +368,12 @@ describe("the CLI approval policy", () => {
       reason:
         "bash is denied by default: run mini-agent with --allow-bash to let the agent run shell commands (the rules cannot allow a command substitution $(…))",
     });
-    expect(decisions.map((d) => d.by)).toEqual(["no-terminal", "no-terminal", "no-terminal"]);
+    expect(decisions.map((d) => d.by)).toEqual([
+      "no-terminal",
+      "no-terminal",
+      "no-terminal",
+      "no-terminal",
+    ]);
   });
 
   it("allows bash without asking under --allow-bash", async () => {

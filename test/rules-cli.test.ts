@@ -51,6 +51,17 @@ describe("mini-agent rules explain", () => {
     });
   });
 
+  it("adds a rule from the command line, and lists it", async () => {
+    const { options } = await setup([]);
+    expect(await runBin(["rules", "add", "allow", "npm test"], options)).toEqual({
+      code: 0,
+      stdout: "added: allow npm test\n",
+      stderr: "",
+    });
+    expect((await runBin(["rules", "list"], options)).stdout).toBe("1  allow npm test\n");
+    expect((await runBin(["rules", "add", "maybe", "npm test"], options)).code).toBe(2);
+  });
+
   it.skipIf(!hasBwrap)("applies the read-only set when bash runs in the sandbox", async () => {
     const { options } = await setup([]);
     expect(await runBin(["rules", "explain", "git log | head -5"], options)).toEqual({
@@ -71,7 +82,8 @@ describe("mini-agent rules explain", () => {
     expect(await runBin(["rules", "drop", "1"], options)).toEqual({
       code: 2,
       stdout: "",
-      stderr: 'mini-agent: usage: mini-agent rules [list | remove N | explain "COMMAND"]\n',
+      stderr:
+        'mini-agent: usage: mini-agent rules [list | add allow|deny "WORDS" | remove N | explain "COMMAND"]\n',
     });
   });
 });
@@ -135,7 +147,7 @@ describe("rules in a run", () => {
     expect(toolResults(server.requests[1]?.body ?? {})[1]).toEqual({
       id: "toolu_2",
       content:
-        "bash is denied by default: run mini-agent with --allow-bash to let the agent run shell commands",
+        'bash is denied by default: run mini-agent with --allow "touch other" to let the agent run this command (--allow-bash allows every command)',
       isError: true,
     });
     expect((await approvals(home)).map((r) => `${r.toolCallId} ${r.approved} ${r.by}`)).toEqual([
@@ -178,7 +190,7 @@ describe.skipIf(!hasScript)("always on a terminal, and mini-agent rules", () => 
       workspace,
       [
         ["› ", "touch it twice\r"],
-        ["[a]lways (saves: allow touch a (exactly))? ", "a\r"],
+        ["[y/N/a] (a = always, saves allow touch a (exactly))? ", "a\r"],
         ["Twice.", ""],
         ["› ", "/exit\r"],
       ],
@@ -189,7 +201,7 @@ describe.skipIf(!hasScript)("always on a terminal, and mini-agent rules", () => 
     expect(screen).toContain(
       "mini-agent: saved rule: allow touch a (exactly) (mini-agent rules lists and removes rules)",
     );
-    expect(screen.split("[a]lways").length).toBe(2);
+    expect(screen.split("[y/N/a]").length).toBe(2);
     expect((await approvals(home)).map((r) => `${r.toolCallId} ${r.approved} ${r.by}`)).toEqual([
       "toolu_1 true user-always (saved: allow touch a (exactly))",
       "toolu_2 true rule:allow touch a (exactly)",

@@ -1,6 +1,6 @@
 /** What `mini-agent --help` prints: the commands, every flag, the environment and the exit codes. */
 export const usage = `Usage: mini-agent [options] ["task"]
-       mini-agent rules [list | remove N | explain "COMMAND"]
+       mini-agent rules [list | add allow|deny "WORDS" | remove N | explain "COMMAND"]
        mini-agent export [ID] [--format html|md] [-o FILE] [--force]
        mini-agent skills         list the skills found here, with warnings
 

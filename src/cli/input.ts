@@ -1,12 +1,16 @@
+import { EventEmitter } from "node:events";
 import type { Interface } from "node:readline";
-import { showRule } from "../rules/rule.js";
+import { prefixRule, type Rule, showRule } from "../rules/rule.js";
 import type { ToolCall } from "../types.js";
 import { visible } from "../visible.js";
 import { UsageError } from "./args.js";
+import { bracketedPaste, type InputPiece, PasteReader, pasteNotice } from "./paste.js";
 import type { Answer, Question } from "./policy.js";
 import { commandForQuestion } from "./terminal/columns.js";
 
 export const promptMark = "› ";
+/** The mark of a prompt's next line: after a line ending in `\\`, Alt-Enter, or a paste. */
+export const continuationMark = "… ";
 
 /**
  * The person at the terminal: the prompts they type and the question before a bash call.
@@ -15,11 +19,18 @@ export const promptMark = "› ";
  * shown after the prompt mark, as if typed there, and runs. The question before a call belongs
  * to the turn: when the turn is interrupted the question is withdrawn, so the next line typed
  * is a prompt again. Closing the input (Ctrl-D) at the question answers `closed`.
+ *
+ * A prompt may have many lines: a line ending in `\\`, Alt-Enter (`newline`) and a paste
+ * (`paste`, shown as one line of its size) each keep what is typed so far and go on after the
+ * continuation mark; Enter sends it all as one prompt. Ctrl-C drops the lines kept so far.
  */
 export class TerminalInput {
   private readonly typed: string[] = [];
   private waiting: ((line: string | undefined) => void) | undefined;
   private closed = false;
+  private asking = false;
+  /** The lines of the prompt being typed, before the current one. */
+  private kept: string[] = [];
 
   /** `activity`: the indicator, stopped before the question is asked, so it never draws over it. */
   constructor(
@@ -28,8 +39,12 @@ export class TerminalInput {
     private readonly activity?: { stop(): void },
   ) {
     rl.on("line", (line: string) => {
-      if (this.waiting) this.take(line);
-      else this.typed.push(line);
+      if (line.endsWith("\\")) this.keep(line.slice(0, -1));
+      else this.send(this.kept.length > 0 && line === "" ? this.kept : [...this.kept, line]);
+    });
+    rl.on("SIGINT", () => {
+      this.kept = [];
+      rl.setPrompt(promptMark);
     });
     rl.on("close", () => {
       this.closed = true;
@@ -39,15 +54,33 @@ export class TerminalInput {
     rl.on("error", () => rl.close());
   }
 
+  /** A bracketed paste: kept, with what was typed before it on its line, as part of the prompt. */
+  paste(text: string, cut: number): void {
+    if (this.asking) {
+      this.typed.push(text);
+      this.output.write(`\n${pasteNotice(text, cut)} (kept as the next prompt)\n`);
+      return;
+    }
+    this.output.write(`${pasteNotice(text, cut)}\n`);
+    this.keep(this.takeLine() + text);
+  }
+
+  /** Alt-Enter: the line typed so far is kept, and the prompt goes on on a new line. */
+  newline(): void {
+    if (this.asking) return;
+    this.output.write("\n");
+    this.keep(this.takeLine());
+  }
+
   /** The next prompt: a line typed during the last turn, or the next one typed; none after Ctrl-D. */
   nextPrompt(): Promise<string | undefined> {
     const early = this.typed.shift();
     if (early !== undefined) {
-      this.output.write(`${promptMark}${visible(early)}\n`);
+      this.output.write(`${promptMark}${shownPrompt(early)}\n`);
       return Promise.resolve(early);
     }
     if (this.closed) return Promise.resolve(undefined);
-    this.rl.setPrompt(promptMark);
+    this.rl.setPrompt(this.kept.length > 0 ? continuationMark : promptMark);
     this.rl.prompt();
     return new Promise((resolve) => {
       this.waiting = resolve;
@@ -56,16 +89,18 @@ export class TerminalInput {
 
   /**
    * Asks before `call` runs. The command is shown whole (`commandForQuestion`), with why the
-   * rules ask and the rule "always" would save (or why it would save none).
+   * rules ask and the rule "always" would save (or why it would save none). No is the default
+   * (`[y/N/a]`); after a no, the person may say why, for the model; after "always", they choose
+   * the exact rule or its prefix (`prefixRule`) when the two differ.
    */
-  ask(call: ToolCall, why: Question, signal: AbortSignal | undefined): Promise<Answer> {
+  async ask(call: ToolCall, why: Question, signal: AbortSignal | undefined): Promise<Answer> {
     const command =
       typeof call.input.command === "string" ? call.input.command : JSON.stringify(call.input);
     const always =
       why.save.length > 0
-        ? `[a]lways (saves: ${visible(why.save.map(showRule).join("; "))})`
-        : `[a]lways (this once: no rule can be saved, ${visible(why.noSave ?? "")})`;
-    const choices = `[y]es, [n]o, ${always}? `;
+        ? `a = always, saves ${visible(why.save.map(showRule).join("; "))}`
+        : `a = this once: no rule can be saved, ${visible(why.noSave ?? "")}`;
+    const choices = `[y/N/a] (${always})? `;
     const reason = `  (${visible(why.reason)})`;
     const shown = commandForQuestion(command);
     const question =
@@ -73,10 +108,35 @@ export class TerminalInput {
         ? `Allow ${visible(call.name)}: ${shown.inline}\n${reason}\n${choices}`
         : `Allow ${visible(call.name)}:\n${shown.block.join("\n")}\n${reason}\n(${shown.summary}) ${choices}`;
     this.activity?.stop();
+    const answer = await this.questionLine(question, signal);
+    if (answer === undefined) return "closed";
+    const key = answer.trim().toLowerCase()[0];
+    if (key === "y") return "yes";
+    if (key === "a") return this.chooseRules(why.save, signal);
+    const said = await this.questionLine("  why not (for the model; Enter for none)? ", signal);
+    if (said === undefined) return "closed";
+    return said.trim() === "" ? "no" : { no: said.trim() };
+  }
+
+  /** "Always": the exact rules, or their prefixes when those are broader. */
+  private async chooseRules(exact: Rule[], signal: AbortSignal | undefined): Promise<Answer> {
+    const prefixes = exact.map(prefixRule);
+    if (exact.every((rule, i) => rule.words.length === prefixes[i]?.words.length)) return "always";
+    const shown = (rules: Rule[]) => visible(rules.map(showRule).join("; "));
+    const which = `  save [1] ${shown(exact)} or [2] ${shown(prefixes)}? [1/2] `;
+    const answer = await this.questionLine(which, signal);
+    if (answer === undefined) return "closed";
+    return answer.trim() === "2" ? { always: prefixes } : "always";
+  }
+
+  /** One line typed in answer to `text`; `undefined` when the input closes; rejects on abort. */
+  private questionLine(text: string, signal: AbortSignal | undefined): Promise<string | undefined> {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(new Error("approval interrupted"));
-      if (this.closed) return resolve("closed");
+      if (this.closed) return resolve(undefined);
+      this.asking = true;
       const settle = () => {
+        this.asking = false;
         signal?.removeEventListener("abort", onAbort);
         this.rl.off("close", onClose);
       };
@@ -86,16 +146,37 @@ export class TerminalInput {
       };
       const onClose = () => {
         settle();
-        resolve("closed");
+        resolve(undefined);
       };
       signal?.addEventListener("abort", onAbort, { once: true });
       this.rl.once("close", onClose);
-      this.rl.question(question, signal ? { signal } : {}, (answer) => {
+      this.rl.question(text, signal ? { signal } : {}, (answer) => {
         settle();
-        const key = answer.trim().toLowerCase()[0];
-        resolve(key === "y" ? "yes" : key === "a" ? "always" : "no");
+        resolve(answer);
       });
     });
+  }
+
+  /** Keeps `line` as one of the prompt's lines, and shows the continuation mark (unless echoed). */
+  private keep(line: string): void {
+    this.kept.push(line);
+    this.rl.setPrompt(continuationMark);
+    if (this.waiting) this.rl.prompt();
+  }
+
+  private send(lines: string[]): void {
+    this.kept = [];
+    this.rl.setPrompt(promptMark);
+    const prompt = lines.join("\n");
+    if (this.waiting) this.take(prompt);
+    else this.typed.push(prompt);
+  }
+
+  /** What is typed on the current line, taken out of it. */
+  private takeLine(): string {
+    const line = this.rl.line;
+    Object.assign(this.rl, { line: "", cursor: 0 });
+    return line;
   }
 
   private take(line: string | undefined): void {
@@ -103,6 +184,73 @@ export class TerminalInput {
     this.waiting = undefined;
     resolve?.(line);
   }
+}
+
+/** A prompt of many lines, echoed as its first line and how many follow. */
+function shownPrompt(prompt: string): string {
+  const [first = "", ...rest] = prompt.split("\n");
+  return rest.length > 0 ? `${visible(first)} (+${rest.length} lines)` : visible(first);
+}
+
+/**
+ * The terminal on `stdin`: readline gets the typed keys, `TerminalInput` the pastes and
+ * Alt-Enter (`PasteReader`), in the order they came. Bracketed paste is turned on (not on
+ * `TERM=dumb`, which has no escape sequences) and off again when the input closes or the
+ * process exits. `node:readline` is loaded only then.
+ */
+export async function openTerminal(
+  stdin: NodeJS.ReadStream,
+  output: NodeJS.WriteStream,
+  activity?: { stop(): void },
+): Promise<{ rl: Interface; terminal: TerminalInput }> {
+  const keys = keyStream(stdin);
+  const { createInterface } = await import("node:readline");
+  const rl = createInterface({ input: keys, output, terminal: true });
+  const terminal = new TerminalInput(rl, output, activity);
+  const reader = new PasteReader();
+  const route = (piece: InputPiece) => {
+    if (piece.kind === "keys") keys.emit("data", Buffer.from(piece.text));
+    else if (piece.kind === "paste") terminal.paste(piece.text, piece.cut);
+    else terminal.newline();
+  };
+  stdin.setEncoding("utf8");
+  stdin.on("data", (chunk: string) => {
+    for (const piece of reader.feed(chunk)) route(piece);
+  });
+  stdin.on("end", () => keys.emit("end"));
+  if (process.env.TERM !== "dumb") {
+    output.write(bracketedPaste.on);
+    const off = () => output.write(bracketedPaste.off);
+    process.once("exit", off);
+    rl.once("close", () => {
+      process.off("exit", off);
+      off();
+    });
+  }
+  return { rl, terminal };
+}
+
+/** What readline reads: the typed keys only, with the terminal's raw mode and flow control. */
+function keyStream(stdin: NodeJS.ReadStream): NodeJS.ReadableStream {
+  const keys = Object.assign(new EventEmitter(), {
+    isTTY: true,
+    setRawMode: (mode: boolean) => {
+      stdin.setRawMode(mode);
+      return keys;
+    },
+    pause: () => {
+      stdin.pause();
+      return keys;
+    },
+    resume: () => {
+      stdin.resume();
+      return keys;
+    },
+  });
+  Object.defineProperty(keys, "isRaw", { get: () => stdin.isRaw });
+  // The terminal view hears typing as keypresses on stdin (it mutes its indicator).
+  keys.on("keypress", (...key: unknown[]) => stdin.emit("keypress", ...key));
+  return keys as unknown as NodeJS.ReadableStream;
 }
 
 /** The task piped on stdin, when there is no terminal and no task argument. */

@@ -1,6 +1,6 @@
 import { bashDeniedReason, denyBashByDefault } from "../approval.js";
 import type { Verdict } from "../rules/decide.js";
-import { type Rule, showRule } from "../rules/rule.js";
+import { prefixRule, type Rule, showRule } from "../rules/rule.js";
 import { resolveInWorkspace } from "../tools/path.js";
 import { protectedWhy } from "../tools/protected.js";
 import type { Approval, BeforeToolCall, ToolCall } from "../types.js";
@@ -15,8 +15,17 @@ export type BashMode = "allow" | "ask";
 /**
  * `closed`: the person closed the input (Ctrl-D) instead of answering. `deny`: denied with this
  * reason, decided `by` something other than an answer (no answer in time, a program's input ended).
+ * `no`: a no with the user's reason, for the model. `always`: with the rules the user chose to
+ * save (plain `always` saves the question's own, the narrowest).
  */
-export type Answer = "yes" | "no" | "always" | "closed" | { deny: string; by: string };
+export type Answer =
+  | "yes"
+  | "no"
+  | "always"
+  | "closed"
+  | { deny: string; by: string }
+  | { no: string }
+  | { always: Rule[] };
 
 /** A question the rules could not answer: the command, why it is asked, what "always" saves. */
 export type Question = Extract<Verdict, { decision: "ask" }>;
@@ -80,7 +89,7 @@ export async function shellRules(): Promise<typeof import("../rules/decide.js")>
 export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
   const rules = options.rules ?? noRules;
 
-  async function decide(call: ToolCall): Promise<[Approval, string]> {
+  async function decide(call: ToolCall): Promise<[Approval, string, string?]> {
     options.protectedFiles?.approved(undefined);
     if (call.name === "write" || call.name === "edit") return decideFile(call);
     if (call.name !== "bash") return [denyBashByDefault(call), "default-policy"];
@@ -98,8 +107,11 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
     if (!options.ask)
       return [{ approved: false, reason: noTerminalReason(verdict) }, "no-terminal"];
     const answer = await options.ask(call, verdict);
+    if (typeof answer === "object" && "always" in answer)
+      return [{ approved: true }, await always(verdict, answer.always)];
+    if (typeof answer === "object" && "no" in answer) return userNo(answer.no);
     if (typeof answer === "object") return [{ approved: false, reason: answer.deny }, answer.by];
-    if (answer === "always") return [{ approved: true }, await always(verdict)];
+    if (answer === "always") return [{ approved: true }, await always(verdict, verdict.save)];
     if (answer === "closed") return [{ approved: false, reason: inputClosedReason }, "user"];
     return answer === "yes"
       ? [{ approved: true }, "user"]
@@ -107,7 +119,7 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
   }
 
   /** A write or edit: asked when the real path it names is a protected file. */
-  async function decideFile(call: ToolCall): Promise<[Approval, string]> {
+  async function decideFile(call: ToolCall): Promise<[Approval, string, string?]> {
     const file = await protectedTarget(call, options.workspace ?? process.cwd(), options);
     if (file === undefined) return [{ approved: true }, "default-policy"];
     const reason = `${file.shown} is protected (${file.why}): changing it needs the user's approval`;
@@ -118,30 +130,46 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
       ];
     const noSave = "a protected file is asked about every time";
     const answer = await options.ask(call, { decision: "ask", reason, save: [], noSave });
-    if (typeof answer === "object") return [{ approved: false, reason: answer.deny }, answer.by];
+    if (typeof answer === "object" && "no" in answer) return userNo(answer.no);
+    if (typeof answer === "object" && "deny" in answer)
+      return [{ approved: false, reason: answer.deny }, answer.by];
     if (answer === "closed") return [{ approved: false, reason: inputClosedReason }, "user"];
     if (answer === "no") return [{ approved: false, reason: userDeniedReason }, "user"];
     options.protectedFiles?.approved(file.path);
     return [{ approved: true }, "user"];
   }
 
-  /** Saves the narrowest rules for what was shown, or says why none can be saved. */
-  async function always(question: Question): Promise<string> {
-    if (question.save.length === 0) {
+  /** Saves the rules chosen for what was shown, or says why none can be saved. */
+  async function always(question: Question, chosen: Rule[]): Promise<string> {
+    if (chosen.length === 0) {
       options.tell?.(`mini-agent: allowed this once; no rule saved: ${question.noSave}\n`);
       return `user-always (not saved: ${question.noSave})`;
     }
-    await rules.save(question.save);
-    const saved = question.save.map(showRule).join("; ");
+    await rules.save(chosen);
+    const saved = chosen.map(showRule).join("; ");
     options.tell?.(`mini-agent: saved rule: ${saved} (mini-agent rules lists and removes rules)\n`);
     return `user-always (saved: ${saved})`;
   }
 
   return async (call) => {
-    const [approval, by] = await decide(call);
-    await options.record({ toolCallId: call.id, tool: call.name, approved: approval.approved, by });
+    const [approval, by, reason] = await decide(call);
+    const { approved } = approval;
+    await options.record({
+      toolCallId: call.id,
+      tool: call.name,
+      approved,
+      by,
+      ...(reason && { reason }),
+    });
     return approval;
   };
+}
+
+/** A no with the user's reason: the model reads it in the receipt; the session records it. */
+function userNo(why: string): [Approval, string, string?] {
+  const reason = why.trim();
+  if (reason === "") return [{ approved: false, reason: userDeniedReason }, "user"];
+  return [{ approved: false, reason: `${userDeniedReason}: ${reason}` }, "user", reason];
 }
 
 /**
@@ -168,7 +196,14 @@ async function protectedTarget(
  * it is more than a command no rule names (a substitution, a redirect outside the workspace).
  */
 function noTerminalReason(question: Question): string {
-  return question.reason.startsWith("no rule allows")
-    ? bashDeniedReason
-    : `${bashDeniedReason} (${question.reason})`;
+  if (!question.reason.startsWith("no rule allows"))
+    return `${bashDeniedReason} (${question.reason})`;
+  const words = question.save.map((rule) => prefixRule(rule).words);
+  if (words.length === 0 || !words.flat().every((word) => simpleWord.test(word)))
+    return bashDeniedReason;
+  const flags = words.map((rule) => `--allow "${rule.join(" ")}"`).join(" ");
+  return `bash is denied by default: run mini-agent with ${flags} to let the agent run this command (--allow-bash allows every command)`;
 }
+
+/** A word `--allow "…"` reads as it is, with no quoting to explain. */
+const simpleWord = /^[\w@%+=:,./-]+$/;

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { basename, join } from "node:path";
 import { addRules, readRules, removeRule } from "../rules/file.js";
-import { type Rule, RuleError, showRule } from "../rules/rule.js";
+import { type Rule, RuleError, ruleWords, showRule } from "../rules/rule.js";
 import { resolveSandbox } from "../sandbox/bwrap.js";
 import { stateHome } from "../session/store.js";
 import { visible } from "../visible.js";
@@ -45,11 +45,22 @@ export async function rulesCommand(args: CliArgs, workspace: string): Promise<nu
     out(`removed: ${visible(showRule(removed))}\n`);
     return exitCodes.done;
   }
+  if (action === "add" && rest.length === 2 && (rest[0] === "allow" || rest[0] === "deny")) {
+    const rule: Rule = {
+      effect: rest[0],
+      words: await asUsage(Promise.resolve().then(() => ruleWords(rest[1] ?? ""))),
+    };
+    await asUsage(addRules(file, [rule]));
+    out(`added: ${visible(showRule(rule))}\n`);
+    return exitCodes.done;
+  }
   if (action === "explain" && rest.length > 0) {
     out(await explain(rest.join(" "), args, workspace, await ruleBook(file, args.rules)));
     return exitCodes.done;
   }
-  throw new UsageError('usage: mini-agent rules [list | remove N | explain "COMMAND"]');
+  throw new UsageError(
+    'usage: mini-agent rules [list | add allow|deny "WORDS" | remove N | explain "COMMAND"]',
+  );
 }
 
 /** What the rules in force would decide for `command`, and the rule or reason behind it. */

@@ -13,7 +13,7 @@ import { visible } from "../visible.js";
 import { type CliArgs, exitCodes, UsageError } from "./args.js";
 import { contextWindowFor } from "./compaction.js";
 import { createOutput } from "./formats.js";
-import { TerminalInput, taskFromStdin } from "./input.js";
+import { openTerminal, type TerminalInput, taskFromStdin } from "./input.js";
 import type { JsonInput } from "./json-input.js";
 import { cliPolicy, type Question, type RuleBook } from "./policy.js";
 import { promptLoop } from "./prompt-loop.js";
@@ -275,12 +275,7 @@ async function jsonInput(args: CliArgs): Promise<JsonInput | undefined> {
 /** The terminal's prompts and questions, when stdin is one and no JSON comes on it. */
 async function terminalInput(json: JsonInput | undefined, view: TerminalView | undefined) {
   if (!process.stdin.isTTY || json) return undefined;
-  const rl = (await import("node:readline")).createInterface({
-    input: process.stdin,
-    output: process.stderr,
-    terminal: true,
-  });
-  return { rl, terminal: new TerminalInput(rl, process.stderr, view?.activity) };
+  return openTerminal(process.stdin, process.stderr, view?.activity);
 }
 
 /** A resumed session, its calls left without a result (a crash) told as repaired. */

@@ -47,6 +47,16 @@ export function ruleWords(text: string): string[] {
   return words;
 }
 
+/**
+ * The broader rule "always" also offers for an exact one: the program and its first word that is
+ * not an option (`npm test` for `npm test -- --watch`), matching every command that starts so.
+ */
+export function prefixRule(rule: Rule): Rule {
+  const [program = "", ...rest] = rule.words;
+  const word = rest.find((candidate) => !candidate.startsWith("-"));
+  return { effect: rule.effect, words: word === undefined ? [program] : [program, word] };
+}
+
 /** `allow npm test`, `deny git push`, `allow rm -rf build (exactly)`: how a rule is shown. */
 export function showRule(rule: Rule): string {
   const words = rule.words.map(shownWord).join(" ");

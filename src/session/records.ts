@@ -31,6 +31,8 @@ const ApprovalRecordSchema = Type.Object({
   tool: Type.String(),
   approved: Type.Boolean(),
   by: Type.String(),
+  /** The user's reason for a "no", as the model was told it. */
+  reason: Type.Optional(Type.String()),
 });
 /** A compaction of the conversation; the messages it covers stay in the file, never rewritten. */
 const CompactionRecordSchema = Type.Object({

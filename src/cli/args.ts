@@ -56,6 +56,12 @@ export interface CliArgs {
   rulesCommand?: string[];
   /** `mini-agent export [ID] [--format html|md] [-o FILE] [--force]`. */
   exportCommand?: ExportArgs;
+  /** `mini-agent mcp …`: the words after `mcp`. */
+  mcpCommand?: string[];
+  /** `--mcp-config FILE`, in the order given (the first named wins a name clash). */
+  mcpConfig: string[];
+  /** `--no-mcp`: no MCP server is read or started. */
+  noMcp: boolean;
   sandbox: SandboxFlag;
   /** Absolute paths hidden inside the sandbox, besides the credential stores. */
   sandboxHide: string[];
@@ -95,7 +101,9 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
   }
   const rulesCommand = positionals[0] === "rules" ? positionals.slice(1) : undefined;
   const exportCommand = exportFrom(positionals, values);
-  const subcommand = rulesCommand !== undefined || exportCommand !== undefined;
+  const mcpCommand = positionals[0] === "mcp" ? positionals.slice(1) : undefined;
+  const subcommand =
+    rulesCommand !== undefined || exportCommand !== undefined || mcpCommand !== undefined;
   const task =
     values.print ?? (positionals.length > 0 && !subcommand ? positionals.join(" ") : undefined);
   if (task !== undefined && task.trim() === "") throw new UsageError("the task is empty");
@@ -206,6 +214,9 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
     rules: rulesFrom(parsed.tokens),
     ...(rulesCommand && { rulesCommand }),
     ...(exportCommand && { exportCommand }),
+    ...(mcpCommand && { mcpCommand }),
+    mcpConfig: mcpConfigFrom(values["mcp-config"], cwd),
+    noMcp: values["no-mcp"] ?? false,
     sandbox,
     sandboxHide,
     sandboxLimits,
@@ -246,6 +257,8 @@ const options = {
   deny: { type: "string", multiple: true },
   sandbox: { type: "string" },
   "sandbox-hide": { type: "string", multiple: true },
+  "mcp-config": { type: "string", multiple: true },
+  "no-mcp": { type: "boolean" },
   "sandbox-processes": { type: "string" },
   "sandbox-memory": { type: "string" },
   continue: { type: "boolean", short: "c" },
@@ -404,4 +417,12 @@ function limitsFrom(processes: string | undefined, memory: string | undefined): 
     limits.memoryBytes = bytes;
   }
   return limits;
+}
+
+/** `--mcp-config FILE` paths, resolved against `--cwd`. */
+function mcpConfigFrom(files: string[] | undefined, cwd: string): string[] {
+  return (files ?? []).map((file) => {
+    if (file === "") throw new UsageError("--mcp-config is empty: name an MCP configuration file");
+    return resolve(cwd, file);
+  });
 }

@@ -58,6 +58,8 @@ export interface CliPolicyOptions {
    * `undefined`, and the tools (`protectedWrites`) change no other protected file.
    */
   protectedFiles?: { stateDir?: string; approved(realPath: string | undefined): void };
+  /** An MCP tool's annotations in words (`read-only, idempotent`), shown when it is asked. */
+  mcpHints?: (tool: string) => string | undefined;
 }
 
 export const userDeniedReason = "the user denied this call";
@@ -83,6 +85,7 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
   async function decide(call: ToolCall): Promise<[Approval, string]> {
     options.protectedFiles?.approved(undefined);
     if (call.name === "write" || call.name === "edit") return decideFile(call);
+    if (call.name.startsWith("mcp__")) return decideMcp(call);
     if (call.name !== "bash") return [denyBashByDefault(call), "default-policy"];
     const command = typeof call.input.command === "string" ? call.input.command : "";
     const { decideCommand } = await shellRules();
@@ -123,6 +126,42 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
     if (answer === "no") return [{ approved: false, reason: userDeniedReason }, "user"];
     options.protectedFiles?.approved(file.path);
     return [{ approved: true }, "user"];
+  }
+
+  /**
+   * An MCP tool: a tool rule decides (deny wins), else the user is asked; with no one to ask it
+   * is denied. The server's annotations are shown in the question, never taken as approval.
+   */
+  async function decideMcp(call: ToolCall): Promise<[Approval, string]> {
+    const matching = rules.current().filter((rule) => matchesTool(rule, call.name));
+    const deny = matching.find((rule) => rule.effect === "deny");
+    if (deny) {
+      const reason = `the rule ${showRule(deny)} denies ${call.name}`;
+      return [{ approved: false, reason }, `rule:${showRule(deny)}`];
+    }
+    const allow = matching[0];
+    if (allow) return [{ approved: true }, `rule:${showRule(allow)}`];
+    const hints = options.mcpHints?.(call.name);
+    const reason = `${call.name} is a tool of an MCP server${hints ? ` (the server says: ${hints})` : ""}`;
+    if (!options.ask) {
+      const allowIt = `--allow ${call.name}, or --allow '${serverPattern(call.name)}'`;
+      return [
+        {
+          approved: false,
+          reason: `${reason}: MCP calls need approval and no one can be asked here (${allowIt})`,
+        },
+        "no-terminal",
+      ];
+    }
+    const save: Rule[] = [{ effect: "allow", words: [call.name] }];
+    const answer = await options.ask(call, { decision: "ask", reason, save, noSave: "" });
+    if (typeof answer === "object") return [{ approved: false, reason: answer.deny }, answer.by];
+    if (answer === "always")
+      return [{ approved: true }, await always({ decision: "ask", reason, save, noSave: "" })];
+    if (answer === "closed") return [{ approved: false, reason: inputClosedReason }, "user"];
+    return answer === "yes"
+      ? [{ approved: true }, "user"]
+      : [{ approved: false, reason: userDeniedReason }, "user"];
   }
 
   /** Saves the narrowest rules for what was shown, or says why none can be saved. */
@@ -171,4 +210,21 @@ function noTerminalReason(question: Question): string {
   return question.reason.startsWith("no rule allows")
     ? bashDeniedReason
     : `${bashDeniedReason} (${question.reason})`;
+}
+
+/**
+ * Whether a rule names this MCP tool: one word, `mcp__server__tool` exactly, or `mcp__server__*`
+ * for every tool of the server (the `*` only as the whole tool part).
+ */
+export function matchesTool(rule: Rule, tool: string): boolean {
+  const [word, ...more] = rule.words;
+  if (word === undefined || more.length > 0 || !word.startsWith("mcp__")) return false;
+  if (word === tool) return true;
+  return word.endsWith("__*") && serverPattern(tool) === word;
+}
+
+/** `mcp__server__*` for `mcp__server__tool`. */
+function serverPattern(tool: string): string {
+  const server = tool.slice("mcp__".length).split("__")[0] ?? "";
+  return `mcp__${server}__*`;
 }

@@ -56,6 +56,20 @@ const sharedSandbox = {
   },
 };
 
+/**
+ * The MCP SDK, its own file (`mcp-sdk.cjs`) the turn requires only when a server is to start:
+ * a run without MCP configuration never reads it.
+ */
+const mcpSdkApart = {
+  name: "mcp-sdk-apart",
+  setup(bundler) {
+    bundler.onResolve({ filter: /^@modelcontextprotocol\/client$/ }, () => ({
+      path: "./mcp-sdk.cjs",
+      external: true,
+    }));
+  },
+};
+
 const out = "dist/bundle";
 rmSync(out, { recursive: true, force: true });
 const common = {
@@ -79,6 +93,7 @@ await build({
       'export { rulesCommand } from "./src/cli/rules-command.ts";',
       'export { exportCommand } from "./src/cli/export-command.ts";',
       'export { skillsCommand } from "./src/cli/skills-command.ts";',
+      'export { mcpCommand } from "./src/cli/mcp-command.ts";',
     ].join("\n"),
     resolveDir: ".",
     loader: "ts",
@@ -91,7 +106,13 @@ await build({
   banner: {
     js: 'var __cjsRequire=require,__bundleURL=require("node:url").pathToFileURL(__filename).href;',
   },
-  plugins: [treeSitterInCommonJS, sharedSandbox],
+  plugins: [treeSitterInCommonJS, sharedSandbox, mcpSdkApart],
+});
+await build({
+  ...common,
+  stdin: { contents: 'module.exports = require("@modelcontextprotocol/client");', resolveDir: "." },
+  outfile: `${out}/mcp-sdk.cjs`,
+  format: "cjs",
 });
 await build({
   ...common,
@@ -118,6 +139,7 @@ export const runCli = turn.runCli;
 export const rulesCommand = turn.rulesCommand;
 export const exportCommand = turn.exportCommand;
 export const skillsCommand = turn.skillsCommand;
+export const mcpCommand = turn.mcpCommand;
 `;
 await build({
   ...common,
@@ -133,7 +155,7 @@ await build({
       name: "turn",
       setup(bundler) {
         bundler.onResolve(
-          { filter: /^\.\/(run|rules-command|export-command|skills-command)\.js$/ },
+          { filter: /^\.\/(run|rules-command|export-command|skills-command|mcp-command)\.js$/ },
           (args) =>
             args.importer.endsWith("main.ts") ? { path: "turn", namespace: "turn" } : undefined,
         );

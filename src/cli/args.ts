@@ -60,6 +60,12 @@ export interface CliArgs {
   skills: string[];
   /** `mini-agent export [ID] [--format html|md] [-o FILE] [--force]`. */
   exportCommand?: ExportArgs;
+  /** `mini-agent mcp …`: the words after `mcp`. */
+  mcpCommand?: string[];
+  /** `--mcp-config FILE`, in the order given (the first named wins a name clash). */
+  mcpConfig: string[];
+  /** `--no-mcp`: no MCP server is read or started. */
+  noMcp: boolean;
   sandbox: SandboxFlag;
   /** Absolute paths hidden inside the sandbox, besides the credential stores. */
   sandboxHide: string[];
@@ -101,7 +107,12 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
   const exportCommand = exportFrom(positionals, values);
   const skillsCommand = positionals[0] === "skills";
   if (skillsCommand && positionals.length > 1) throw new UsageError("usage: mini-agent skills");
-  const subcommand = rulesCommand !== undefined || exportCommand !== undefined || skillsCommand;
+  const mcpCommand = positionals[0] === "mcp" ? positionals.slice(1) : undefined;
+  const subcommand =
+    rulesCommand !== undefined ||
+    exportCommand !== undefined ||
+    skillsCommand ||
+    mcpCommand !== undefined;
   const task =
     values.print ?? (positionals.length > 0 && !subcommand ? positionals.join(" ") : undefined);
   if (task !== undefined && task.trim() === "") throw new UsageError("the task is empty");
@@ -214,6 +225,9 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
     ...(exportCommand && { exportCommand }),
     skillsCommand,
     skills: values.skill ?? [],
+    ...(mcpCommand && { mcpCommand }),
+    mcpConfig: mcpConfigFrom(values["mcp-config"], cwd),
+    noMcp: values["no-mcp"] ?? false,
     sandbox,
     sandboxHide,
     sandboxLimits,
@@ -255,6 +269,8 @@ const options = {
   skill: { type: "string", multiple: true },
   sandbox: { type: "string" },
   "sandbox-hide": { type: "string", multiple: true },
+  "mcp-config": { type: "string", multiple: true },
+  "no-mcp": { type: "boolean" },
   "sandbox-processes": { type: "string" },
   "sandbox-memory": { type: "string" },
   continue: { type: "boolean", short: "c" },
@@ -413,4 +429,12 @@ function limitsFrom(processes: string | undefined, memory: string | undefined): 
     limits.memoryBytes = bytes;
   }
   return limits;
+}
+
+/** `--mcp-config FILE` paths, resolved against `--cwd`. */
+function mcpConfigFrom(files: string[] | undefined, cwd: string): string[] {
+  return (files ?? []).map((file) => {
+    if (file === "") throw new UsageError("--mcp-config is empty: name an MCP configuration file");
+    return resolve(cwd, file);
+  });
 }

@@ -179,6 +179,20 @@ export class TerminalInput {
     return line;
   }
 
+  /** A yes-or-no question outside a turn (trusting a project's MCP server); closed input is no. */
+  confirm(question: string): Promise<boolean> {
+    this.activity?.stop();
+    if (this.closed) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const onClose = () => resolve(false);
+      this.rl.once("close", onClose);
+      this.rl.question(`${question} [y]es, [n]o? `, (answer) => {
+        this.rl.off("close", onClose);
+        resolve(answer.trim().toLowerCase().startsWith("y"));
+      });
+    });
+  }
+
   private take(line: string | undefined): void {
     const resolve = this.waiting;
     this.waiting = undefined;

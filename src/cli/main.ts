@@ -53,6 +53,10 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
       const { rulesCommand } = await import("./rules-command.js");
       return await rulesCommand(args, workspace);
     }
+    if (args.mcpCommand) {
+      const { mcpCommand } = await import("./mcp-command.js");
+      return await mcpCommand(args, workspace);
+    }
     const { runCli } = await import("./run.js");
     return await runCli(args, workspace, stopper);
   } catch (error) {
@@ -63,7 +67,13 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
 
 /** Whether the command needs to know if bwrap works here: a turn, or `rules explain`. */
 function asksSandbox(args: CliArgs): boolean {
-  if (args.sandbox === "off" || args.sessions || args.exportCommand || args.skillsCommand)
+  if (
+    args.sandbox === "off" ||
+    args.sessions ||
+    args.exportCommand ||
+    args.skillsCommand ||
+    args.mcpCommand
+  )
     return false;
   return args.rulesCommand === undefined || args.rulesCommand[0] === "explain";
 }

@@ -67,6 +67,8 @@ export interface CliPolicyOptions {
    * `undefined`, and the tools (`protectedWrites`) change no other protected file.
    */
   protectedFiles?: { stateDir?: string; approved(realPath: string | undefined): void };
+  /** An MCP tool's annotations in words (`read-only, idempotent`), shown when it is asked. */
+  mcpHints?: (tool: string) => string | undefined;
 }
 
 export const userDeniedReason = "the user denied this call";
@@ -92,6 +94,7 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
   async function decide(call: ToolCall): Promise<[Approval, string, string?]> {
     options.protectedFiles?.approved(undefined);
     if (call.name === "write" || call.name === "edit") return decideFile(call);
+    if (call.name.startsWith("mcp__")) return decideMcp(call);
     if (call.name !== "bash") return [denyBashByDefault(call), "default-policy"];
     const command = typeof call.input.command === "string" ? call.input.command : "";
     const { decideCommand } = await shellRules();
@@ -137,6 +140,45 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
     if (answer === "no") return [{ approved: false, reason: userDeniedReason }, "user"];
     options.protectedFiles?.approved(file.path);
     return [{ approved: true }, "user"];
+  }
+
+  /**
+   * An MCP tool: a tool rule decides (deny wins), else the user is asked; with no one to ask it
+   * is denied. The server's annotations are shown in the question, never taken as approval.
+   */
+  async function decideMcp(call: ToolCall): Promise<[Approval, string, string?]> {
+    const matching = rules.current().filter((rule) => matchesTool(rule, call.name));
+    const deny = matching.find((rule) => rule.effect === "deny");
+    if (deny) {
+      const reason = `the rule ${showRule(deny)} denies ${call.name}`;
+      return [{ approved: false, reason }, `rule:${showRule(deny)}`];
+    }
+    const allow = matching[0];
+    if (allow) return [{ approved: true }, `rule:${showRule(allow)}`];
+    const hints = options.mcpHints?.(call.name);
+    const reason = `${call.name} is a tool of an MCP server${hints ? ` (the server says: ${hints})` : ""}`;
+    if (!options.ask) {
+      const allowIt = `--allow ${call.name}, or --allow '${serverPattern(call.name)}'`;
+      return [
+        {
+          approved: false,
+          reason: `${reason}: MCP calls need approval and no one can be asked here (${allowIt})`,
+        },
+        "no-terminal",
+      ];
+    }
+    const save: Rule[] = [{ effect: "allow", words: [call.name] }];
+    const question: Question = { decision: "ask", reason, save, noSave: "" };
+    const answer = await options.ask(call, question);
+    if (typeof answer === "object" && "always" in answer)
+      return [{ approved: true }, await always(question, answer.always)];
+    if (typeof answer === "object" && "no" in answer) return userNo(answer.no);
+    if (typeof answer === "object") return [{ approved: false, reason: answer.deny }, answer.by];
+    if (answer === "always") return [{ approved: true }, await always(question, save)];
+    if (answer === "closed") return [{ approved: false, reason: inputClosedReason }, "user"];
+    return answer === "yes"
+      ? [{ approved: true }, "user"]
+      : [{ approved: false, reason: userDeniedReason }, "user"];
   }
 
   /** Saves the rules chosen for what was shown, or says why none can be saved. */
@@ -207,3 +249,19 @@ function noTerminalReason(question: Question): string {
 
 /** A word `--allow "…"` reads as it is, with no quoting to explain. */
 const simpleWord = /^[\w@%+=:,./-]+$/;
+/**
+ * Whether a rule names this MCP tool: one word, `mcp__server__tool` exactly, or `mcp__server__*`
+ * for every tool of the server (the `*` only as the whole tool part).
+ */
+export function matchesTool(rule: Rule, tool: string): boolean {
+  const [word, ...more] = rule.words;
+  if (word === undefined || more.length > 0 || !word.startsWith("mcp__")) return false;
+  if (word === tool) return true;
+  return word.endsWith("__*") && serverPattern(tool) === word;
+}
+
+/** `mcp__server__*` for `mcp__server__tool`. */
+function serverPattern(tool: string): string {
+  const server = tool.slice("mcp__".length).split("__")[0] ?? "";
+  return `mcp__${server}__*`;
+}

@@ -15,6 +15,7 @@ import { contextWindowFor } from "./compaction.js";
 import { createOutput } from "./formats.js";
 import { openTerminal, type TerminalInput, taskFromStdin } from "./input.js";
 import type { JsonInput } from "./json-input.js";
+import type { RunMcp } from "./mcp.js";
 import { cliPolicy, type Question, type RuleBook } from "./policy.js";
 import { promptLoop } from "./prompt-loop.js";
 import { providerFor } from "./provider.js";
@@ -65,6 +66,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
     json?.end(ended);
     input?.rl.close();
     await journal.close();
+    await parts.mcp?.close();
     // A run that never ran bash still ends what a killed mini-agent left: once its work is done.
     sweepOrphansOnce();
   }
@@ -139,8 +141,11 @@ async function prepare(start: RunStart) {
   const input = await terminalInput(json, view);
   stopper.interactive = interactive;
   input?.rl.on("SIGINT", () => stopper.signal("SIGINT"));
+  const connecting = mcpServers(args, workspace, input?.terminal, stderr);
   const resumed = resumePath ? await resumeSession(resumePath, stderr) : undefined;
+  const mcp = await connecting;
   return {
+    mcp,
     ...start,
     session,
     approvedWrite,
@@ -188,12 +193,20 @@ async function wire(parts: Awaited<ReturnType<typeof prepare>>) {
   );
   if (prompts.startLine !== "") stderr.write(`mini-agent: ${prompts.startLine}\n`);
   const contextWindow = contextWindowFor(model, args.contextWindow);
+  // The runner's tool list: the workspace's, then the MCP tools of the servers up at turn start.
+  const tools = [...parts.tools];
+  const refresh = (mcp: RunMcp) => tools.splice(0, tools.length, ...parts.tools, ...mcp.tools());
   const runner = new SessionRunner({
     client: parts.provider,
-    tools: parts.tools,
+    tools,
     beforeToolCall: policy,
     journal,
-    system: () => prompts.next(),
+    // Each turn starts here: the MCP tools and instructions of the servers up now join it.
+    system: async () => {
+      if (parts.mcp) refresh(parts.mcp);
+      for (const line of parts.mcp?.changes() ?? []) stderr.write(`mini-agent: ${line}\n`);
+      return `${await prompts.next()}${parts.mcp?.instructions() ?? ""}`;
+    },
     info: { model, workspace, sandbox: sandboxName(sandbox) },
     ...(resumed && { history: resumed.messages }),
     ...(resumed?.compaction && { resume: resumed.compaction }),
@@ -233,6 +246,7 @@ interface PolicyParts {
   journal: Journal;
   endAfter: EndAfterCall;
   approvedWrite: { path?: string | undefined };
+  mcp: RunMcp | undefined;
 }
 
 /** The CLI's policy, asking the terminal or the JSON input when there is one; decisions journaled. */
@@ -259,6 +273,29 @@ function askingPolicy(parts: PolicyParts): BeforeToolCall {
       },
     },
     record: (decision) => parts.journal.record({ type: "approval", decision }),
+    mcpHints: (name) => parts.mcp?.hints(name),
+  });
+}
+
+/**
+ * The run's MCP servers, unless `--no-mcp`: loaded by `import()`, and the SDK only when a server
+ * is to start. A project server not yet trusted is asked about on a terminal, else skipped.
+ */
+async function mcpServers(
+  args: CliArgs,
+  workspace: string,
+  terminal: TerminalInput | undefined,
+  stderr: NodeJS.WritableStream,
+): Promise<RunMcp | undefined> {
+  if (args.noMcp) return undefined;
+  const { startMcp } = await import("./mcp.js");
+  return await startMcp({
+    workspace,
+    state: stateHome(process.env),
+    flagFiles: args.mcpConfig,
+    env: process.env,
+    ...(terminal && { confirm: (question: string) => terminal.confirm(question) }),
+    tell: (line) => stderr.write(line),
   });
 }
 

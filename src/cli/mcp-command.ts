@@ -1,0 +1,84 @@
+import { trustEntriesOf } from "../mcp/config.js";
+import { stateHome } from "../session/store.js";
+import { visible } from "../visible.js";
+import { type CliArgs, exitCodes, UsageError } from "./args.js";
+import { serverLine, statusLine } from "./mcp.js";
+import {
+  mcpProjectRoot,
+  mcpSources,
+  projectMcpServers,
+  type SourcedServer,
+} from "./mcp-sources.js";
+
+/**
+ * `mini-agent mcp list | trust NAME | untrust NAME`. `list` connects the servers that may run
+ * (flags, the user's file, trusted project entries) to show their status and tools; a project
+ * server not trusted is listed, never started.
+ */
+export async function mcpCommand(args: CliArgs, workspace: string): Promise<number> {
+  const [verb, name, ...rest] = args.mcpCommand ?? [];
+  const usage = "usage: mini-agent mcp list | mcp trust NAME | mcp untrust NAME";
+  if (verb === "list" && name === undefined) return await list(args, workspace);
+  if ((verb === "trust" || verb === "untrust") && name !== undefined && rest.length === 0)
+    return await trustOne(verb, name, workspace);
+  throw new UsageError(usage);
+}
+
+async function list(args: CliArgs, workspace: string): Promise<number> {
+  const state = stateHome(process.env);
+  const sources = await mcpSources({ workspace, state, flagFiles: args.mcpConfig });
+  for (const warning of sources.warnings) process.stderr.write(`mini-agent: warning: ${warning}\n`);
+  if (sources.servers.length === 0) {
+    process.stdout.write(`no MCP servers (${visible(sources.projectFile)} has none)\n`);
+    return exitCodes.done;
+  }
+  const runnable = sources.servers.filter((sourced) => sourced.trusted).map((s) => s.server);
+  const { connectMcpServers } = await import("../mcp/index.js");
+  const connected = await connectMcpServers(runnable, { env: process.env, cwd: workspace });
+  try {
+    const lines = sources.servers.flatMap((sourced) => {
+      const status = connected.status().find((known) => known.name === sourced.server.name);
+      const tools = connected.tools().filter((tool) => tool.mcp.server === sourced.server.name);
+      return [
+        headLine(sourced),
+        status
+          ? `  ${statusLine(status).replace(/^MCP server "[^"]*": /, "")}`
+          : `  not started: not trusted (mini-agent mcp trust ${sourced.server.name})`,
+        ...tools.map((tool) => `  ${tool.spec.name}`),
+      ];
+    });
+    process.stdout.write(`${lines.join("\n")}\n`);
+  } finally {
+    await connected.close();
+  }
+  return exitCodes.done;
+}
+
+/** `everything (--mcp-config FILE, trusted): node server.js stdio` */
+function headLine({ server, source, trusted }: SourcedServer): string {
+  const from = source === "flag" ? "--mcp-config" : source === "project" ? "project" : "user";
+  const trust = source !== "project" ? "yours" : trusted ? "trusted" : "not trusted";
+  return visible(`${server.name} (${from} ${server.file}, ${trust}): ${serverLine(server)}`);
+}
+
+async function trustOne(verb: "trust" | "untrust", name: string, workspace: string) {
+  const root = await mcpProjectRoot(workspace);
+  const { loadTrust } = await import("../trust/trust.js");
+  const trust = await loadTrust(stateHome(process.env), root);
+  const project = await projectMcpServers(root);
+  const server = project.servers.find((known) => known.name === name);
+  if (verb === "untrust") {
+    await trust.revoke([{ kind: "mcp", name }]);
+    process.stdout.write(`${visible(name)}: no longer trusted in ${visible(root)}\n`);
+    return exitCodes.done;
+  }
+  if (!server) {
+    const problem = project.problems.find((line) => line.includes(JSON.stringify(name)));
+    throw new UsageError(problem ?? `${project.file} has no MCP server ${JSON.stringify(name)}`);
+  }
+  await trust.trust(trustEntriesOf([server]));
+  process.stdout.write(
+    `trusted ${visible(name)} of ${visible(server.file)}: ${visible(serverLine(server))}\n`,
+  );
+  return exitCodes.done;
+}

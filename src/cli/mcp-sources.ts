@@ -1,0 +1,124 @@
+import { lstat, readFile, stat } from "node:fs/promises";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import {
+  type McpServerConfig,
+  mergeMcpServers,
+  parseMcpConfigText,
+  splitByTrust,
+  trustEntriesOf,
+} from "../mcp/config.js";
+import { projectRoot } from "../project/root.js";
+import { loadTrust, type TrustEntry, type WorkspaceTrust } from "../trust/trust.js";
+import { UsageError } from "./args.js";
+
+/**
+ * Where a run's MCP servers come from, highest precedence first: `--mcp-config` files, the
+ * project's `.mcp.json` at the project root, the user's file in the state folder. A bad flag or
+ * user file is a usage error (one line: file, server, field); the project file is the project's,
+ * maybe a cloned one: its broken entries are only listed, and none runs before it is trusted.
+ */
+
+export type McpSource = "flag" | "project" | "user";
+
+export interface SourcedServer {
+  server: McpServerConfig;
+  source: McpSource;
+  /** Project servers: whether the trust record holds this entry's hash. Others: always true. */
+  trusted: boolean;
+}
+
+export interface McpSources {
+  /** Every configured server after the merge, sorted by name. */
+  servers: SourcedServer[];
+  /** Shadowed names, and each problem of the project file. */
+  warnings: string[];
+  /** The project's `.mcp.json`, and its trust record. */
+  projectFile: string;
+  trust: WorkspaceTrust;
+}
+
+/** The user's servers: `mcp.json` in the state folder (none when it is absent). */
+export async function userMcpServers(state: string): Promise<McpServerConfig[]> {
+  return strict(join(state, "mcp.json"), false);
+}
+
+/** The project's `.mcp.json`: its valid servers and a line per problem, never an exception. */
+export async function projectMcpServers(
+  root: string,
+): Promise<{ file: string; servers: McpServerConfig[]; problems: string[] }> {
+  const file = join(root, ".mcp.json");
+  const text = await readRegular(file);
+  if (text === undefined) return { file, servers: [], problems: [] };
+  return { file, ...parseMcpConfigText(text, file) };
+}
+
+/** The project root's folder of a workspace (the AGENTS.md rule). */
+export async function mcpProjectRoot(workspace: string): Promise<string> {
+  return (await projectRoot(workspace, { home: homedir() })).path;
+}
+
+/**
+ * What trusting the project's MCP servers records now: one entry per valid `.mcp.json` server
+ * (for `mini-agent trust`, which approves everything the project has).
+ */
+export async function projectTrustEntries(root: string): Promise<TrustEntry[]> {
+  return trustEntriesOf((await projectMcpServers(root)).servers);
+}
+
+export interface SourceOptions {
+  workspace: string;
+  state: string;
+  flagFiles: readonly string[];
+}
+
+/** Reads every source and merges them; throws a `UsageError` for a bad flag or user file. */
+export async function mcpSources(options: SourceOptions): Promise<McpSources> {
+  const flags: McpServerConfig[] = [];
+  for (const file of options.flagFiles) flags.push(...(await strict(file, true)));
+  const user = await userMcpServers(options.state);
+  const root = await mcpProjectRoot(options.workspace);
+  const project = await projectMcpServers(root);
+  const trust = await loadTrust(options.state, root);
+  const { trusted } = splitByTrust(project.servers, trust);
+  const merged = mergeMcpServers([{ servers: flags }, project, { servers: user }]);
+  const sourceOf = (server: McpServerConfig): McpSource =>
+    flags.includes(server) ? "flag" : project.servers.includes(server) ? "project" : "user";
+  const servers = merged.servers.map((server) => {
+    const source = sourceOf(server);
+    return { server, source, trusted: source !== "project" || trusted.includes(server) };
+  });
+  const warnings = [...merged.warnings, ...project.problems];
+  if (trust.warning !== undefined) warnings.push(trust.warning);
+  return { servers, warnings, projectFile: project.file, trust };
+}
+
+/** A file whose every problem stops the run: the first one is the error. */
+async function strict(file: string, required: boolean): Promise<McpServerConfig[]> {
+  let text: string | undefined;
+  try {
+    text = await readRegular(file, required);
+  } catch (error) {
+    throw new UsageError(`${file}: ${(error as Error).message}`);
+  }
+  if (text === undefined) return [];
+  const { servers, problems } = parseMcpConfigText(text, file);
+  if (problems[0] !== undefined) throw new UsageError(problems[0]);
+  return servers;
+}
+
+/** A regular file's text; `undefined` when absent (an error when `required`). */
+async function readRegular(file: string, required = false): Promise<string | undefined> {
+  // A file the user named may be a link; the project's own is taken only as a regular file.
+  const entry = await (required ? stat(file) : lstat(file)).catch(() => undefined);
+  if (entry === undefined) {
+    if (required) throw new Error("no such file");
+    return undefined;
+  }
+  // Only a regular file is read: a FIFO would block the run.
+  if (!entry.isFile()) {
+    if (required) throw new Error("not a regular file");
+    return undefined;
+  }
+  return await readFile(file, "utf8");
+}

@@ -78,6 +78,8 @@ await build({
       'export { runCli } from "./src/cli/run.ts";',
       'export { rulesCommand } from "./src/cli/rules-command.ts";',
       'export { exportCommand } from "./src/cli/export-command.ts";',
+      'export { configuredArgs } from "./src/cli/configured.ts";',
+      'export { configCommand, trustCommand } from "./src/cli/config-command.ts";',
     ].join("\n"),
     resolveDir: ".",
     loader: "ts",
@@ -116,6 +118,9 @@ const turn = requireWithCodeCache(join(__dirname, ${JSON.stringify(turn)}), join
 export const runCli = turn.runCli;
 export const rulesCommand = turn.rulesCommand;
 export const exportCommand = turn.exportCommand;
+export const configuredArgs = turn.configuredArgs;
+export const configCommand = turn.configCommand;
+export const trustCommand = turn.trustCommand;
 `;
 await build({
   ...common,
@@ -130,8 +135,10 @@ await build({
     {
       name: "turn",
       setup(bundler) {
-        bundler.onResolve({ filter: /^\.\/(run|rules-command|export-command)\.js$/ }, (args) =>
-          args.importer.endsWith("main.ts") ? { path: "turn", namespace: "turn" } : undefined,
+        bundler.onResolve(
+          { filter: /^\.\/(run|rules-command|export-command|configured|config-command)\.js$/ },
+          (args) =>
+            args.importer.endsWith("main.ts") ? { path: "turn", namespace: "turn" } : undefined,
         );
         bundler.onLoad({ filter: /.*/, namespace: "turn" }, () => ({
           contents: loader,
@@ -157,6 +164,9 @@ for (const wasm of [
 // checks input lines with: one definition, shipped as `mini-agent/stream-json.schema.json`.
 const { streamJsonSchema } = await import("../dist/cli/stream-json-protocol.js");
 writeFileSync("dist/stream-json.schema.json", `${JSON.stringify(streamJsonSchema(), null, 2)}\n`);
+// The configuration file's JSON Schema, from the TypeBox definition both files are checked with.
+const { configJsonSchema } = await import("../dist/config/schema.js");
+writeFileSync("dist/config.schema.json", `${JSON.stringify(configJsonSchema(), null, 2)}\n`);
 
 // V8's code for the turn, made by the Node that builds (children, so their flags are the default):
 // first what compiling and loading it makes, then, replacing it, what one real two-turn run

@@ -64,8 +64,8 @@ export function configLines(args: CliArgs, config: LoadedConfig, files: FileSett
     ),
     ...files.hide.map((path) => row("sandbox.hide", path.value, path.file)),
     ...flagHides.map((path) => row("sandbox.hide", path, "--sandbox-hide")),
-    ...files.rules.map(({ value, file }) => row(`rules.${value.effect}`, showRule(value), file)),
-    ...flagRules.map((rule) => row(`rules.${rule.effect}`, showRule(rule), `--${rule.effect}`)),
+    ...files.rules.map(({ value, file }) => row("rules", showRule(value), file)),
+    ...flagRules.map((rule) => row("rules", showRule(rule), `--${rule.effect}`)),
     ...Object.keys(files.mcpServers?.value ?? {}).map((name) =>
       row("mcpServers", name, files.mcpServers?.file ?? ""),
     ),

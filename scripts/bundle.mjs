@@ -94,6 +94,8 @@ await build({
       'export { exportCommand } from "./src/cli/export-command.ts";',
       'export { skillsCommand } from "./src/cli/skills-command.ts";',
       'export { mcpCommand } from "./src/cli/mcp-command.ts";',
+      'export { configuredArgs } from "./src/cli/configured.ts";',
+      'export { configCommand, trustCommand } from "./src/cli/config-command.ts";',
     ].join("\n"),
     resolveDir: ".",
     loader: "ts",
@@ -140,6 +142,9 @@ export const rulesCommand = turn.rulesCommand;
 export const exportCommand = turn.exportCommand;
 export const skillsCommand = turn.skillsCommand;
 export const mcpCommand = turn.mcpCommand;
+export const configuredArgs = turn.configuredArgs;
+export const configCommand = turn.configCommand;
+export const trustCommand = turn.trustCommand;
 `;
 await build({
   ...common,
@@ -155,7 +160,10 @@ await build({
       name: "turn",
       setup(bundler) {
         bundler.onResolve(
-          { filter: /^\.\/(run|rules-command|export-command|skills-command|mcp-command)\.js$/ },
+          {
+            filter:
+              /^\.\/(run|rules-command|export-command|skills-command|mcp-command|configured|config-command)\.js$/,
+          },
           (args) =>
             args.importer.endsWith("main.ts") ? { path: "turn", namespace: "turn" } : undefined,
         );
@@ -183,6 +191,9 @@ for (const wasm of [
 // checks input lines with: one definition, shipped as `mini-agent/stream-json.schema.json`.
 const { streamJsonSchema } = await import("../dist/cli/stream-json-protocol.js");
 writeFileSync("dist/stream-json.schema.json", `${JSON.stringify(streamJsonSchema(), null, 2)}\n`);
+// The configuration file's JSON Schema, from the TypeBox definition both files are checked with.
+const { configJsonSchema } = await import("../dist/config/schema.js");
+writeFileSync("dist/config.schema.json", `${JSON.stringify(configJsonSchema(), null, 2)}\n`);
 
 // V8's code for the turn, made by the Node that builds (children, so their flags are the default):
 // first what compiling and loading it makes, then, replacing it, what one real two-turn run

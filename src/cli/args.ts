@@ -1,48 +1,34 @@
 import { isAbsolute, resolve } from "node:path";
-import { parseArgs } from "node:util";
-import { type Rule, RuleError, ruleWords } from "../rules/rule.js";
+import type { FileSettings, FromFile } from "../config/merge.js";
+import { sizeInBytes } from "../config/size.js";
+import type { Rule } from "../rules/rule.js";
 import type { SandboxLimits } from "../sandbox/bwrap.js";
 import type { ThinkingLevel } from "../types.js";
 import { shownURL } from "../url.js";
+import { type Subcommands, subcommandsFrom } from "./commands.js";
+import { type FlagValues, type ParsedFlags, parseFlags, rulesFrom } from "./flags.js";
+import { UsageError } from "./usage.js";
 
-/**
- * Exit codes, documented in docs/cli.md. A run stopped from outside exits 128 + the signal's
- * number, as a shell reports it: Ctrl-C (SIGINT) 130, SIGHUP 129, SIGTERM 143, and 141 (SIGPIPE)
- * when the reader of stdout went away.
- */
-export const exitCodes = {
-  done: 0,
-  error: 1,
-  usage: 2,
-  maxTurns: 3,
-  compactionFailed: 4,
-  budgetExceeded: 5,
-  hangup: 129,
-  interrupted: 130,
-  outputClosed: 141,
-  terminated: 143,
-} as const;
-
-/** A mistake in how mini-agent was called or configured: one line, exit code 2. */
-export class UsageError extends Error {
-  override name = "UsageError";
-}
+export type { ExportArgs } from "./commands.js";
+export { exitCodes, UsageError } from "./usage.js";
 
 export type OutputFormat = "text" | "json" | "stream-json";
-
-export interface ExportArgs {
-  /** The session to export; the newest of the folder when absent. */
-  id?: string;
-  /** From `--format`, else from the extension of `-o`, else html. */
-  format: "html" | "md";
-  /** `-o FILE`; `-` is stdout. Absent: html goes to `<id>.html`, Markdown to stdout. */
-  output?: string;
-  /** Replace an existing file. */
-  force: boolean;
-}
 export type SandboxFlag = "auto" | "required" | "off";
 
-export interface CliArgs {
+/** Where each configurable value came from: `--model`, `MINI_AGENT_MODEL`, a file, `default`. */
+export type ArgSources = Partial<Record<SourcedField, string>>;
+export type SourcedField =
+  | "provider"
+  | "model"
+  | "baseURL"
+  | "thinking"
+  | "contextWindow"
+  | "maxTurns"
+  | "sandbox"
+  | "processes"
+  | "memory";
+
+export interface CliArgs extends Subcommands {
   task?: string;
   cwd: string;
   /** `openai`: Chat Completions; `openai-responses`: OpenAI's Responses API. */
@@ -50,26 +36,22 @@ export interface CliArgs {
   model?: string;
   baseURL?: string;
   allowBash: boolean;
-  /** Rules from --allow and --deny, in the order given. */
+  /** Rules of the configuration files, then of --allow and --deny, in the order given. */
   rules: Rule[];
-  /** `mini-agent rules …`: the words after `rules`. */
-  rulesCommand?: string[];
-  /** `mini-agent skills`: list the skills found, with warnings. */
-  skillsCommand: boolean;
-  /** `--skill NAME` (repeatable): the skills whose text goes before the task. */
-  skills: string[];
-  /** `mini-agent export [ID] [--format html|md] [-o FILE] [--force]`. */
-  exportCommand?: ExportArgs;
-  /** `mini-agent mcp …`: the words after `mcp`. */
-  mcpCommand?: string[];
-  /** `--mcp-config FILE`, in the order given (the first named wins a name clash). */
-  mcpConfig: string[];
-  /** `--no-mcp`: no MCP server is read or started. */
-  noMcp: boolean;
   sandbox: SandboxFlag;
   /** Absolute paths hidden inside the sandbox, besides the credential stores. */
   sandboxHide: string[];
   sandboxLimits: SandboxLimits;
+  /** `mcpServers` of the user's configuration file, for the MCP wiring. */
+  mcpServers?: FromFile<Record<string, unknown>>;
+  /** `skills.paths` of the configuration files, absolute. */
+  skillPaths: string[];
+  /** `--skill NAME` (repeatable): the skills whose text goes before the task. */
+  skills: string[];
+  /** `--mcp-config FILE`, in the order given (the first named wins a name clash). */
+  mcpConfig: string[];
+  /** `--no-mcp`: no MCP server is read or started. */
+  noMcp: boolean;
   continue: boolean;
   resume?: string;
   sessions: boolean;
@@ -87,71 +69,123 @@ export interface CliArgs {
   thinking?: ThinkingLevel;
   /** `--hide-thinking`: the text output shows no reasoning on the terminal. */
   hideThinking: boolean;
+  /** Where the configurable values came from (`mini-agent config` prints them). */
+  sources: ArgSources;
   debug: boolean;
   version: boolean;
   help: boolean;
 }
 
-export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(withNegativeValues(argv));
-  } catch (error) {
-    throw parseError(error as Error & { code?: string });
-  }
+const noFiles: FileSettings = { hide: [], rules: [], skills: [] };
+
+/** Flags over environment over the configuration files over the defaults. */
+export function parseCliArgs(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  files: FileSettings = noFiles,
+): CliArgs {
+  return resolveArgs(parseFlags(argv), env, files);
+}
+
+export function resolveArgs(
+  parsed: ParsedFlags,
+  env: NodeJS.ProcessEnv,
+  files: FileSettings = noFiles,
+): CliArgs {
   const { values, positionals } = parsed;
+  const commands = subcommandsFrom(positionals, values);
+  const task = taskFrom(values, positionals, Object.keys(commands).length > 0);
+  const sources: ArgSources = {};
+  const pick = picker(sources);
+  const provider = providerFrom(values, files, pick);
+  const formats = formatsFrom(values, task);
+  checkEmpty(values);
+  const state = env.MINI_AGENT_HOME;
+  if (state && !isAbsolute(state))
+    throw new UsageError(`MINI_AGENT_HOME must be an absolute path, not ${JSON.stringify(state)}`);
+  const model = modelFrom(values, env, files, provider, pick);
+  const baseURL = baseURLFrom(values, env, files, provider, pick);
+  const cwd = values.cwd ?? process.cwd();
+  return {
+    ...commands,
+    ...(task !== undefined && { task }),
+    cwd,
+    provider,
+    ...(model !== undefined && { model }),
+    ...(baseURL !== undefined && { baseURL }),
+    allowBash: values["allow-bash"] ?? false,
+    rules: [...files.rules.map((rule) => rule.value), ...rulesFrom(parsed.tokens)],
+    ...sandboxFrom(values, files, cwd, pick),
+    ...(files.mcpServers && { mcpServers: files.mcpServers }),
+    skillPaths: files.skills.map((path) => path.value),
+    skills: values.skill ?? [],
+    mcpConfig: mcpConfigFrom(values["mcp-config"], cwd),
+    noMcp: values["no-mcp"] ?? false,
+    continue: values.continue ?? false,
+    ...(values.resume !== undefined && { resume: values.resume }),
+    sessions: values.sessions ?? false,
+    ...formats,
+    ...numbersFrom(values, files, pick),
+    hideThinking: values["hide-thinking"] ?? false,
+    sources,
+    debug: values.debug ?? false,
+    version: values.version ?? false,
+    help: values.help ?? false,
+  };
+}
+
+type Pick = <T>(field: SourcedField, ...candidates: [T | undefined, string][]) => T | undefined;
+
+/** The first value given, highest precedence first; its source is noted (else `default`). */
+function picker(sources: ArgSources): Pick {
+  return (field, ...candidates) => {
+    for (const [value, source] of candidates) {
+      if (value !== undefined) {
+        sources[field] = source;
+        return value;
+      }
+    }
+    sources[field] = "default";
+    return undefined;
+  };
+}
+
+const fromFile = <T>(setting: FromFile<T> | undefined): [T | undefined, string] => [
+  setting?.value,
+  setting?.file ?? "",
+];
+
+function taskFrom(
+  values: FlagValues,
+  positionals: string[],
+  subcommand: boolean,
+): string | undefined {
   if (values.print !== undefined && positionals.length > 0) {
     throw new UsageError("give the task either with --print or as an argument, not both");
   }
-  const rulesCommand = positionals[0] === "rules" ? positionals.slice(1) : undefined;
-  const exportCommand = exportFrom(positionals, values);
-  const skillsCommand = positionals[0] === "skills";
-  if (skillsCommand && positionals.length > 1) throw new UsageError("usage: mini-agent skills");
-  const mcpCommand = positionals[0] === "mcp" ? positionals.slice(1) : undefined;
-  const subcommand =
-    rulesCommand !== undefined ||
-    exportCommand !== undefined ||
-    skillsCommand ||
-    mcpCommand !== undefined;
   const task =
     values.print ?? (positionals.length > 0 && !subcommand ? positionals.join(" ") : undefined);
   if (task !== undefined && task.trim() === "") throw new UsageError("the task is empty");
-  const provider = values.provider ?? "anthropic";
+  return task;
+}
+
+function providerFrom(values: FlagValues, files: FileSettings, pick: Pick): CliArgs["provider"] {
+  const provider =
+    pick<string>("provider", [values.provider, "--provider"], fromFile(files.provider)) ??
+    "anthropic";
   if (provider !== "anthropic" && provider !== "openai" && provider !== "openai-responses") {
     throw new UsageError(
       `unknown provider ${JSON.stringify(provider)} (anthropic, openai or openai-responses)`,
     );
   }
+  return provider;
+}
+
+function formatsFrom(values: FlagValues, task: string | undefined) {
   const outputFormat = values["output-format"] ?? "text";
   if (outputFormat !== "text" && outputFormat !== "json" && outputFormat !== "stream-json") {
     throw new UsageError(
       `unknown output format ${JSON.stringify(outputFormat)} (text, json or stream-json)`,
-    );
-  }
-  const sandbox = values.sandbox ?? "auto";
-  if (sandbox !== "auto" && sandbox !== "required" && sandbox !== "off") {
-    throw new UsageError(`unknown sandbox mode ${JSON.stringify(sandbox)} (auto, required or off)`);
-  }
-  const cwd = values.cwd ?? process.cwd();
-  const sandboxHide = (values["sandbox-hide"] ?? []).map((path) => {
-    if (path === "") throw new UsageError("--sandbox-hide is empty: name a file or folder to hide");
-    return resolve(cwd, path);
-  });
-  const sandboxLimits = limitsFrom(values["sandbox-processes"], values["sandbox-memory"]);
-  const maxTurns = values["max-turns"] === undefined ? 50 : Number(values["max-turns"]);
-  if (!Number.isInteger(maxTurns) || maxTurns < 1) {
-    throw new UsageError(
-      `--max-turns must be a whole number of at least 1, not ${JSON.stringify(values["max-turns"])}`,
-    );
-  }
-  const contextWindow =
-    values["context-window"] === undefined ? undefined : Number(values["context-window"]);
-  if (
-    contextWindow !== undefined &&
-    (!/^\d+$/.test(values["context-window"] ?? "") || contextWindow < 1000)
-  ) {
-    throw new UsageError(
-      `--context-window must be a whole number of tokens, at least 1000, not ${JSON.stringify(values["context-window"])}`,
     );
   }
   const inputFormat = values["input-format"] ?? "text";
@@ -170,6 +204,114 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
       'with --input-format stream-json the prompts come on stdin as {"type":"user","text":…} lines, not as a task',
     );
   }
+  return { outputFormat, inputFormat } as const;
+}
+
+function checkEmpty(values: FlagValues): void {
+  if (values.continue && values.resume !== undefined) {
+    throw new UsageError("use either --continue or --resume, not both");
+  }
+  if (values.model === "")
+    throw new UsageError("--model is empty: name a model, or leave the flag out");
+  if (values.cwd === "")
+    throw new UsageError("--cwd is empty: name a folder, or leave the flag out");
+}
+
+function modelFrom(
+  values: FlagValues,
+  env: NodeJS.ProcessEnv,
+  files: FileSettings,
+  provider: CliArgs["provider"],
+  pick: Pick,
+): string | undefined {
+  const model = pick(
+    "model",
+    [values.model, "--model"],
+    [nonEmpty(env.MINI_AGENT_MODEL), "MINI_AGENT_MODEL"],
+    fromFile(files.model),
+  );
+  if (provider !== "anthropic" && model === undefined) {
+    const example = provider === "openai" ? "--model gpt-5 or --model llama3.1" : "--model gpt-5.5";
+    throw new UsageError(
+      `--provider ${provider} needs --model (or MINI_AGENT_MODEL), e.g. ${example}`,
+    );
+  }
+  return model;
+}
+
+function baseURLFrom(
+  values: FlagValues,
+  env: NodeJS.ProcessEnv,
+  files: FileSettings,
+  provider: CliArgs["provider"],
+  pick: Pick,
+): string | undefined {
+  const variable = provider === "anthropic" ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL";
+  const baseURL = pick(
+    "baseURL",
+    [values["base-url"], "--base-url"],
+    [nonEmpty(env[variable]), variable],
+    fromFile(files.baseURL),
+  );
+  if (baseURL !== undefined) {
+    const source = values["base-url"] !== undefined ? "--base-url" : variable;
+    checkURL(baseURL, files.baseURL?.value === baseURL ? `${files.baseURL.file}: baseURL` : source);
+  }
+  return baseURL;
+}
+
+function sandboxFrom(values: FlagValues, files: FileSettings, cwd: string, pick: Pick) {
+  const sandbox =
+    pick<string>("sandbox", [values.sandbox, "--sandbox"], fromFile(files.sandboxMode)) ?? "auto";
+  if (sandbox !== "auto" && sandbox !== "required" && sandbox !== "off") {
+    throw new UsageError(`unknown sandbox mode ${JSON.stringify(sandbox)} (auto, required or off)`);
+  }
+  const flagged = (values["sandbox-hide"] ?? []).map((path) => {
+    if (path === "") throw new UsageError("--sandbox-hide is empty: name a file or folder to hide");
+    return resolve(cwd, path);
+  });
+  const sandboxHide = [...files.hide.map((path) => path.value), ...flagged];
+  const flags = limitsFrom(values["sandbox-processes"], values["sandbox-memory"]);
+  const processes = pick(
+    "processes",
+    [flags.processes, "--sandbox-processes"],
+    fromFile(files.processes),
+  );
+  const memoryBytes = pick(
+    "memory",
+    [flags.memoryBytes, "--sandbox-memory"],
+    fromFile(files.memoryBytes),
+  );
+  const sandboxLimits: SandboxLimits = {
+    ...(processes !== undefined && { processes }),
+    ...(memoryBytes !== undefined && { memoryBytes }),
+  };
+  return { sandbox: sandbox as SandboxFlag, sandboxHide, sandboxLimits };
+}
+
+function numbersFrom(values: FlagValues, files: FileSettings, pick: Pick) {
+  const turns = pick<string | number>(
+    "maxTurns",
+    [values["max-turns"], "--max-turns"],
+    fromFile(files.maxTurns),
+  );
+  const maxTurns = turns === undefined ? 50 : Number(turns);
+  if (!Number.isInteger(maxTurns) || maxTurns < 1) {
+    throw new UsageError(
+      `--max-turns must be a whole number of at least 1, not ${JSON.stringify(values["max-turns"])}`,
+    );
+  }
+  const window = values["context-window"];
+  if (window !== undefined && (!/^\d+$/.test(window) || Number(window) < 1000)) {
+    throw new UsageError(
+      `--context-window must be a whole number of tokens, at least 1000, not ${JSON.stringify(window)}`,
+    );
+  }
+  const contextWindow = pick(
+    "contextWindow",
+    [window === undefined ? undefined : Number(window), "--context-window"],
+    fromFile(files.contextWindow),
+  );
   const approvalTimeout = values["approval-timeout"] ?? "300";
   if (
     !/^\d+(\.\d+)?$/.test(approvalTimeout) ||
@@ -186,65 +328,22 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
       `--token-budget must be a whole number of tokens, at least 1, not ${JSON.stringify(budget)}`,
     );
   }
-  const thinking = values.thinking;
+  const thinking = pick<string>(
+    "thinking",
+    [values.thinking, "--thinking"],
+    fromFile(files.thinking),
+  );
   if (thinking !== undefined && !thinkingLevels.includes(thinking as ThinkingLevel)) {
     throw new UsageError(
       `unknown thinking level ${JSON.stringify(thinking)} (off, low, medium or high)`,
     );
   }
-  if (values.continue && values.resume !== undefined) {
-    throw new UsageError("use either --continue or --resume, not both");
-  }
-  if (values.model === "")
-    throw new UsageError("--model is empty: name a model, or leave the flag out");
-  if (values.cwd === "")
-    throw new UsageError("--cwd is empty: name a folder, or leave the flag out");
-  const model = values.model ?? nonEmpty(env.MINI_AGENT_MODEL);
-  if (provider !== "anthropic" && model === undefined) {
-    const example = provider === "openai" ? "--model gpt-5 or --model llama3.1" : "--model gpt-5.5";
-    throw new UsageError(
-      `--provider ${provider} needs --model (or MINI_AGENT_MODEL), e.g. ${example}`,
-    );
-  }
-  const state = env.MINI_AGENT_HOME;
-  if (state && !isAbsolute(state))
-    throw new UsageError(`MINI_AGENT_HOME must be an absolute path, not ${JSON.stringify(state)}`);
-  const urlVariable = provider === "anthropic" ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL";
-  const baseURL = values["base-url"] ?? nonEmpty(env[urlVariable]);
-  if (baseURL !== undefined)
-    checkURL(baseURL, values["base-url"] !== undefined ? "--base-url" : urlVariable);
   return {
-    ...(task !== undefined && { task }),
-    cwd,
-    provider,
-    ...(model !== undefined && { model }),
-    ...(baseURL !== undefined && { baseURL }),
-    allowBash: values["allow-bash"] ?? false,
-    rules: rulesFrom(parsed.tokens),
-    ...(rulesCommand && { rulesCommand }),
-    ...(exportCommand && { exportCommand }),
-    skillsCommand,
-    skills: values.skill ?? [],
-    ...(mcpCommand && { mcpCommand }),
-    mcpConfig: mcpConfigFrom(values["mcp-config"], cwd),
-    noMcp: values["no-mcp"] ?? false,
-    sandbox,
-    sandboxHide,
-    sandboxLimits,
-    continue: values.continue ?? false,
-    ...(values.resume !== undefined && { resume: values.resume }),
-    sessions: values.sessions ?? false,
-    outputFormat,
-    inputFormat,
     approvalTimeoutMs: Number(approvalTimeout) * 1000,
     ...(budget !== undefined && { tokenBudget: Number(budget) }),
     maxTurns,
     ...(contextWindow !== undefined && { contextWindow }),
     ...(thinking !== undefined && { thinking: thinking as ThinkingLevel }),
-    hideThinking: values["hide-thinking"] ?? false,
-    debug: values.debug ?? false,
-    version: values.version ?? false,
-    help: values.help ?? false,
   };
 }
 
@@ -252,141 +351,6 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
 const maxApprovalTimeoutSeconds = 2147483;
 
 const thinkingLevels: readonly ThinkingLevel[] = ["off", "low", "medium", "high"];
-
-function parse(argv: string[]) {
-  return parseArgs({ args: argv, allowPositionals: true, strict: true, tokens: true, options });
-}
-
-const options = {
-  print: { type: "string", short: "p" },
-  cwd: { type: "string" },
-  provider: { type: "string" },
-  model: { type: "string", short: "m" },
-  "base-url": { type: "string" },
-  "allow-bash": { type: "boolean" },
-  allow: { type: "string", multiple: true },
-  deny: { type: "string", multiple: true },
-  skill: { type: "string", multiple: true },
-  sandbox: { type: "string" },
-  "sandbox-hide": { type: "string", multiple: true },
-  "mcp-config": { type: "string", multiple: true },
-  "no-mcp": { type: "boolean" },
-  "sandbox-processes": { type: "string" },
-  "sandbox-memory": { type: "string" },
-  continue: { type: "boolean", short: "c" },
-  resume: { type: "string", short: "r" },
-  sessions: { type: "boolean" },
-  "output-format": { type: "string" },
-  "input-format": { type: "string" },
-  "approval-timeout": { type: "string" },
-  "token-budget": { type: "string" },
-  "max-turns": { type: "string" },
-  "context-window": { type: "string" },
-  thinking: { type: "string" },
-  "hide-thinking": { type: "boolean" },
-  format: { type: "string" },
-  output: { type: "string", short: "o" },
-  force: { type: "boolean" },
-  debug: { type: "boolean" },
-  version: { type: "boolean", short: "v" },
-  help: { type: "boolean", short: "h" },
-} as const;
-
-/** `export [ID]` and its flags; the flags anywhere else are a mistake said as such. */
-function exportFrom(
-  positionals: string[],
-  values: ReturnType<typeof parse>["values"],
-): ExportArgs | undefined {
-  if (positionals[0] !== "export") {
-    const flag =
-      values.format !== undefined
-        ? "--format"
-        : values.output !== undefined
-          ? "-o"
-          : values.force
-            ? "--force"
-            : undefined;
-    if (flag) throw new UsageError(`${flag} is for mini-agent export [ID] (see --help)`);
-    return undefined;
-  }
-  if (positionals.length > 2)
-    throw new UsageError("usage: mini-agent export [ID] [--format html|md] [-o FILE] [--force]");
-  const output = values.output;
-  if (output === "") throw new UsageError("-o is empty: name a file, or - for stdout");
-  const format =
-    values.format ?? (output !== undefined && /\.(md|markdown)$/i.test(output) ? "md" : "html");
-  if (format !== "html" && format !== "md")
-    throw new UsageError(`unknown export format ${JSON.stringify(format)} (html or md)`);
-  const id = positionals[1];
-  return {
-    ...(id !== undefined && { id }),
-    format,
-    ...(output !== undefined && { output }),
-    force: values.force ?? false,
-  };
-}
-
-/** `--max-turns -1` means the value -1 (then refused as a number), not a missing value. */
-function withNegativeValues(argv: string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? "";
-    const next = argv[i + 1];
-    if (arg === "--") return [...out, ...argv.slice(i)];
-    const flag = /^--([\w-]+)$|^-(\w)$/.exec(arg);
-    const name = flag && optionName(flag[1] ?? flag[2] ?? "");
-    if (name && options[name].type === "string" && next !== undefined && /^-\d/.test(next)) {
-      out.push(`--${name}=${next}`);
-      i++;
-    } else out.push(arg);
-  }
-  return out;
-}
-
-type OptionName = keyof typeof options;
-
-function optionName(flag: string): OptionName | undefined {
-  if (flag in options) return flag as OptionName;
-  const entry = Object.entries(options).find(
-    ([, option]) => "short" in option && option.short === flag,
-  );
-  return entry?.[0] as OptionName | undefined;
-}
-
-/** Node's parser explains in three sentences; one line with a hint is enough. */
-function parseError(error: Error & { code?: string }): UsageError {
-  const quoted = /'(-[^' ,<]+)/.exec(error.message)?.[1] ?? "";
-  if (error.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
-    return new UsageError(`unknown option ${quoted} (mini-agent --help lists the options)`);
-  }
-  const long = /--([\w-]+)/.exec(error.message)?.[1];
-  const name = `--${long ?? optionName(quoted.replace(/^-+/, "")) ?? quoted}`;
-  if (/does not take an argument/.test(error.message))
-    return new UsageError(`${name} takes no value`);
-  if (/ambiguous/.test(error.message)) {
-    return new UsageError(
-      `${name} needs a value (to give one that starts with "-", write ${name}=VALUE)`,
-    );
-  }
-  if (/argument missing/.test(error.message)) return new UsageError(`${name} needs a value`);
-  return new UsageError(error.message.split("\n")[0] ?? "invalid arguments");
-}
-
-/** `--allow` and `--deny` rules in the order given: the order they are listed and explained in. */
-function rulesFrom(tokens: ReturnType<typeof parse>["tokens"]): Rule[] {
-  const rules: Rule[] = [];
-  for (const token of tokens) {
-    if (token.kind !== "option" || (token.name !== "allow" && token.name !== "deny")) continue;
-    try {
-      rules.push({ effect: token.name, words: ruleWords(token.value ?? "") });
-    } catch (error) {
-      throw error instanceof RuleError
-        ? new UsageError(`--${token.name}: ${error.message}`)
-        : error;
-    }
-  }
-  return rules;
-}
 
 function checkURL(url: string, from: string): void {
   let protocol = "";
@@ -404,8 +368,6 @@ function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === "" ? undefined : value;
 }
 
-const sizeUnits: Record<string, number> = { "": 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 30, t: 2 ** 40 };
-
 /** `--sandbox-processes N` and `--sandbox-memory SIZE` (bytes, or with K, M, G or T). */
 function limitsFrom(processes: string | undefined, memory: string | undefined): SandboxLimits {
   const limits: SandboxLimits = {};
@@ -418,10 +380,7 @@ function limitsFrom(processes: string | undefined, memory: string | undefined): 
     limits.processes = count;
   }
   if (memory !== undefined) {
-    const size = /^(\d+(?:\.\d+)?)([kmgt]?)i?b?$/i.exec(memory);
-    const bytes = size
-      ? Math.floor(Number(size[1]) * (sizeUnits[size[2]?.toLowerCase() ?? ""] ?? 0))
-      : 0;
+    const bytes = sizeInBytes(memory);
     if (bytes < 1)
       throw new UsageError(
         `--sandbox-memory must be a size such as 512M, 16G or a number of bytes, not ${JSON.stringify(memory)}`,
@@ -431,7 +390,6 @@ function limitsFrom(processes: string | undefined, memory: string | undefined): 
   return limits;
 }
 
-/** `--mcp-config FILE` paths, resolved against `--cwd`. */
 function mcpConfigFrom(files: string[] | undefined, cwd: string): string[] {
   return (files ?? []).map((file) => {
     if (file === "") throw new UsageError("--mcp-config is empty: name an MCP configuration file");

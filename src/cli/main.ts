@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
 import { scrubURLs } from "../url.js";
-import { type CliArgs, exitCodes, parseCliArgs } from "./args.js";
+import { exitCodes } from "./args.js";
 import { describeError } from "./errors.js";
+import { type ParsedFlags, parseFlags } from "./flags.js";
 import { usage } from "./help.js";
 import { Stopper } from "./signals.js";
 
@@ -22,25 +23,34 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
     return exitCodes.done;
   }
   try {
-    const args = parseCliArgs(argv, process.env);
-    debug = args.debug;
-    baseURL = args.baseURL;
-    if (args.help) {
+    const flags = parseFlags(argv);
+    debug = flags.values.debug ?? false;
+    if (flags.values.help) {
       process.stdout.write(`${usage}\n`);
       return exitCodes.done;
     }
-    if (args.version) {
+    if (flags.values.version) {
       process.stdout.write(`${version()}\n`);
       return exitCodes.done;
     }
-    if (asksSandbox(args)) {
+    if (asksSandbox(flags)) {
       // Whether bwrap works here is known only by running it: started now, the probe runs while
       // the turn loads, and the turn awaits this same probe (one per bwrap binary).
       const { resolveSandbox } = await import("../sandbox/bwrap.js");
-      void resolveSandbox({ mode: args.sandbox });
+      void resolveSandbox({ mode: "auto" });
     }
-    const { workspaceFolder } = await import("./workspace.js");
-    const workspace = await workspaceFolder(args.cwd);
+    const { configuredArgs } = await import("./configured.js");
+    const configured = await configuredArgs(flags, process.env, process.stderr);
+    const { args, workspace } = configured;
+    baseURL = args.baseURL;
+    if (args.configCommand) {
+      const { configCommand } = await import("./config-command.js");
+      return configCommand(configured, process.env, (text) => process.stdout.write(text));
+    }
+    if (args.trustCommand) {
+      const { trustCommand } = await import("./config-command.js");
+      return await trustCommand(configured, (text) => process.stdout.write(text));
+    }
     if (args.exportCommand) {
       const { exportCommand } = await import("./export-command.js");
       return await exportCommand(args.exportCommand, workspace);
@@ -65,17 +75,16 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
   }
 }
 
-/** Whether the command needs to know if bwrap works here: a turn, or `rules explain`. */
-function asksSandbox(args: CliArgs): boolean {
-  if (
-    args.sandbox === "off" ||
-    args.sessions ||
-    args.exportCommand ||
-    args.skillsCommand ||
-    args.mcpCommand
-  )
-    return false;
-  return args.rulesCommand === undefined || args.rulesCommand[0] === "explain";
+/**
+ * Whether the command will likely need to know if bwrap works here: a turn, or `rules explain`,
+ * unless a flag turns the sandbox off (a configuration file may too, later: the probe is then
+ * only wasted).
+ */
+function asksSandbox({ values, positionals }: ParsedFlags): boolean {
+  if (values.sandbox === "off" || values.sessions) return false;
+  const [first, second] = positionals;
+  if (first === "rules") return second === "explain";
+  return !["export", "config", "trust", "skills", "mcp"].includes(first ?? "");
 }
 
 /**

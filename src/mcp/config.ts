@@ -23,7 +23,7 @@ const NAME = /^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/;
 const MAX_NAME = 40;
 
 const Strings = Type.Record(Type.String(), Type.String());
-const StdioSchema = Type.Object(
+export const StdioSchema = Type.Object(
   {
     type: Type.Optional(Type.Literal("stdio")),
     command: Type.String({ minLength: 1 }),
@@ -33,7 +33,7 @@ const StdioSchema = Type.Object(
   },
   { additionalProperties: false },
 );
-const HttpSchema = Type.Object(
+export const HttpSchema = Type.Object(
   {
     type: Type.Literal("http"),
     url: Type.String({ minLength: 1 }),

@@ -1,0 +1,79 @@
+import type { FlagValues } from "./flags.js";
+import { UsageError } from "./usage.js";
+
+export interface ExportArgs {
+  /** The session to export; the newest of the folder when absent. */
+  id?: string;
+  /** From `--format`, else from the extension of `-o`, else html. */
+  format: "html" | "md";
+  /** `-o FILE`; `-` is stdout. Absent: html goes to `<id>.html`, Markdown to stdout. */
+  output?: string;
+  /** Replace an existing file. */
+  force: boolean;
+}
+
+/** The subcommands: `rules …`, `export …`, `config [path]`, `trust [--revoke]`. */
+export interface Subcommands {
+  rulesCommand?: string[];
+  exportCommand?: ExportArgs;
+  configCommand?: "show" | "path";
+  trustCommand?: "trust" | "revoke";
+  /** `mini-agent skills`: list the skills found, with warnings. */
+  skillsCommand?: boolean;
+  /** `mini-agent mcp …`: the words after `mcp`. */
+  mcpCommand?: string[];
+}
+
+export function subcommandsFrom(positionals: string[], values: FlagValues): Subcommands {
+  const [first, ...rest] = positionals;
+  const exportCommand = exportFrom(positionals, values);
+  if (values.revoke && first !== "trust") throw new UsageError("--revoke is for mini-agent trust");
+  if (first === "rules") return { rulesCommand: rest };
+  if (first === "mcp") return { mcpCommand: rest };
+  if (first === "skills") {
+    if (rest.length > 0) throw new UsageError("usage: mini-agent skills");
+    return { skillsCommand: true };
+  }
+  if (exportCommand) return { exportCommand };
+  if (first === "config") {
+    if (rest.length === 0) return { configCommand: "show" };
+    if (rest.length === 1 && rest[0] === "path") return { configCommand: "path" };
+    throw new UsageError("usage: mini-agent config [path]");
+  }
+  if (first === "trust") {
+    if (rest.length > 0) throw new UsageError("usage: mini-agent trust [--revoke]");
+    return { trustCommand: values.revoke ? "revoke" : "trust" };
+  }
+  return {};
+}
+
+/** `export [ID]` and its flags; the flags anywhere else are a mistake said as such. */
+function exportFrom(positionals: string[], values: FlagValues): ExportArgs | undefined {
+  if (positionals[0] !== "export") {
+    const flag =
+      values.format !== undefined
+        ? "--format"
+        : values.output !== undefined
+          ? "-o"
+          : values.force
+            ? "--force"
+            : undefined;
+    if (flag) throw new UsageError(`${flag} is for mini-agent export [ID] (see --help)`);
+    return undefined;
+  }
+  if (positionals.length > 2)
+    throw new UsageError("usage: mini-agent export [ID] [--format html|md] [-o FILE] [--force]");
+  const output = values.output;
+  if (output === "") throw new UsageError("-o is empty: name a file, or - for stdout");
+  const format =
+    values.format ?? (output !== undefined && /\.(md|markdown)$/i.test(output) ? "md" : "html");
+  if (format !== "html" && format !== "md")
+    throw new UsageError(`unknown export format ${JSON.stringify(format)} (html or md)`);
+  const id = positionals[1];
+  return {
+    ...(id !== undefined && { id }),
+    format,
+    ...(output !== undefined && { output }),
+    force: values.force ?? false,
+  };
+}

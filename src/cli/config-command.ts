@@ -1,0 +1,142 @@
+import { type LoadedConfig, userConfigFile } from "../config/load.js";
+import type { FileSettings } from "../config/merge.js";
+import { ConfigError, parseConfigText } from "../config/parse.js";
+import { showRule } from "../rules/rule.js";
+import { defaultLimits } from "../sandbox/bwrap.js";
+import { stateHome } from "../session/store.js";
+import { loadTrust, type TrustEntry } from "../trust/trust.js";
+import { visible } from "../visible.js";
+import { type CliArgs, exitCodes, UsageError } from "./args.js";
+import type { Configured } from "./configured.js";
+import { defaultModel } from "./provider.js";
+
+type Out = (text: string) => void;
+
+/** `mini-agent config`: every effective value and where it came from; `config path`: the user file. */
+export function configCommand(
+  { args, config, files }: Configured,
+  env: NodeJS.ProcessEnv,
+  out: Out,
+): number {
+  if (args.configCommand === "path") {
+    out(`${userConfigFile(stateHome(env))}\n`);
+    return exitCodes.done;
+  }
+  out(
+    configLines(args, config, files)
+      .map((line) => `${visible(line)}\n`)
+      .join(""),
+  );
+  return exitCodes.done;
+}
+
+/** The lines of `mini-agent config`: name, value, source. */
+export function configLines(args: CliArgs, config: LoadedConfig, files: FileSettings): string[] {
+  const source = (field: keyof CliArgs["sources"]) => args.sources[field] ?? "default";
+  const row = (name: string, value: string, from: string) =>
+    `${name.padEnd(26)}${value}  (${from})`;
+  const limits = args.sandboxLimits;
+  const flagRules = args.rules.slice(files.rules.length);
+  const flagHides = args.sandboxHide.slice(files.hide.length);
+  return [
+    row("user file", config.user ? "read" : "none", userConfigFile(config.stateHome)),
+    row("project file", projectState(config), config.project.file),
+    row("provider", args.provider, source("provider")),
+    row("model", args.model ?? defaultModel, source("model")),
+    row("baseURL", args.baseURL ?? "(the provider's)", source("baseURL")),
+    row("thinking", args.thinking ?? "(the model's default)", source("thinking")),
+    row(
+      "contextWindow",
+      args.contextWindow?.toString() ?? "(the model's)",
+      source("contextWindow"),
+    ),
+    row("maxTurns", String(args.maxTurns), source("maxTurns")),
+    row("sandbox.mode", args.sandbox, source("sandbox")),
+    row(
+      "sandbox.limits.processes",
+      String(limits.processes ?? defaultLimits.processes),
+      source("processes"),
+    ),
+    row(
+      "sandbox.limits.memory",
+      String(limits.memoryBytes ?? defaultLimits.memoryBytes),
+      source("memory"),
+    ),
+    ...files.hide.map((path) => row("sandbox.hide", path.value, path.file)),
+    ...flagHides.map((path) => row("sandbox.hide", path, "--sandbox-hide")),
+    ...files.rules.map(({ value, file }) => row("rules", showRule(value), file)),
+    ...flagRules.map((rule) => row("rules", showRule(rule), `--${rule.effect}`)),
+    ...Object.keys(files.mcpServers?.value ?? {}).map((name) =>
+      row("mcpServers", name, files.mcpServers?.file ?? ""),
+    ),
+    ...files.skills.map((path) => row("skills.paths", path.value, path.file)),
+  ];
+}
+
+function projectState(config: LoadedConfig): string {
+  switch (config.project.state) {
+    case "none":
+      return "none";
+    case "trusted":
+      return "trusted, read";
+    case "untrusted":
+      return "not trusted, not read (mini-agent trust)";
+  }
+}
+
+/** One thing of the project `mini-agent trust` approves: its entry, and the check it must pass. */
+export interface Trustable {
+  entry: TrustEntry;
+  /** What it is, for the listing: a file, a server of `.mcp.json`, a skill. */
+  shown: string;
+  /** Throws one line when it cannot be trusted as it is (a bad or forbidden field). */
+  check?: () => void;
+}
+
+/** What the project has now that the trust record does not hold: for now its configuration file. */
+export function untrustedOfProject(config: LoadedConfig): Trustable[] {
+  const project = config.project;
+  if (project.state !== "untrusted") return [];
+  return [
+    {
+      entry: project.entry,
+      shown: project.file,
+      check: () => parseConfigText(project.text, project.file, "project"),
+    },
+  ];
+}
+
+/**
+ * `mini-agent trust`: approves everything of the project that is not trusted yet, each checked
+ * first (a project file with a forbidden field is refused, not trusted); `--revoke` forgets
+ * every approval of this project.
+ */
+export async function trustCommand(
+  { args, config }: Configured,
+  out: Out,
+  more: readonly Trustable[] = [],
+): Promise<number> {
+  const trust = await loadTrust(config.stateHome, config.root);
+  if (args.trustCommand === "revoke") {
+    const count = trust.entries().length;
+    await trust.revoke();
+    out(`revoked ${count} trusted ${count === 1 ? "entry" : "entries"} of ${config.root}\n`);
+    return exitCodes.done;
+  }
+  const pending = [...untrustedOfProject(config), ...more];
+  if (pending.length === 0) {
+    out(`nothing to trust in ${config.root}: everything it has is trusted\n`);
+    return exitCodes.done;
+  }
+  for (const item of pending) {
+    try {
+      item.check?.();
+    } catch (error) {
+      if (error instanceof ConfigError) throw new UsageError(`${error.message} (not trusted)`);
+      throw error;
+    }
+  }
+  await trust.trust(pending.map((item) => item.entry));
+  out(pending.map((item) => `trusted ${item.entry.kind}: ${visible(item.shown)}\n`).join(""));
+  return exitCodes.done;
+}

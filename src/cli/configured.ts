@@ -1,0 +1,82 @@
+import { homedir } from "node:os";
+import { isAbsolute, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { type LoadedConfig, loadConfig } from "../config/load.js";
+import { type FileSettings, mergeConfig } from "../config/merge.js";
+import { ConfigError } from "../config/parse.js";
+import { defaultLimits } from "../sandbox/bwrap.js";
+import { stateHome } from "../session/store.js";
+import { type CliArgs, resolveArgs, UsageError } from "./args.js";
+import type { ParsedFlags } from "./flags.js";
+import { workspaceFolder } from "./workspace.js";
+
+/** The arguments of a run with the configuration files under them, and what the files said. */
+export interface Configured {
+  args: CliArgs;
+  workspace: string;
+  config: LoadedConfig;
+  files: FileSettings;
+}
+
+/**
+ * Reads the configuration files for the workspace of `parsed` and resolves the arguments over
+ * them: flags > environment > project file > user file > defaults. A bad file is a `UsageError`
+ * line; on a terminal an untrusted project file is asked about (a turn only), elsewhere skipped
+ * with one line on stderr.
+ */
+export async function configuredArgs(
+  parsed: ParsedFlags,
+  env: NodeJS.ProcessEnv,
+  stderr: NodeJS.WriteStream,
+): Promise<Configured> {
+  const home = env.MINI_AGENT_HOME;
+  if (home && !isAbsolute(home))
+    throw new UsageError(`MINI_AGENT_HOME must be an absolute path, not ${JSON.stringify(home)}`);
+  if (parsed.values.cwd === "")
+    throw new UsageError("--cwd is empty: name a folder, or leave the flag out");
+  const workspace = await workspaceFolder(parsed.values.cwd ?? process.cwd());
+  const [first] = parsed.positionals;
+  const command = ["config", "trust", "export", "rules"].includes(first ?? "");
+  const ask = !command && asksHere(parsed) ? askOnTerminal : undefined;
+  try {
+    const config = await loadConfig({ stateHome: stateHome(env), workspace, ...(ask && { ask }) });
+    if (!command) for (const notice of config.notices) stderr.write(`mini-agent: ${notice}\n`);
+    const project = config.project.state === "trusted" ? config.project.layer : undefined;
+    const files = mergeConfig(config.user, project, defaultLimits, (path, layer, field) =>
+      layer === project ? resolve(config.root, path) : homePath(path, layer.file, field),
+    );
+    return { args: resolveArgs(parsed, env, files), workspace, config, files };
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+/** A path of the user's file: absolute, or `~/…` in the home folder. */
+function homePath(path: string, file: string, field: string): string {
+  if (path.startsWith("~/")) return resolve(homedir(), path.slice(2));
+  if (isAbsolute(path)) return path;
+  throw new ConfigError(
+    `${file}: ${field} must hold absolute paths or paths starting with ~/, not ${JSON.stringify(path)}`,
+  );
+}
+
+/** Whether someone at a terminal can answer: stdin and stderr are terminals, prompts are not JSON. */
+function asksHere(parsed: ParsedFlags): boolean {
+  return (
+    process.stdin.isTTY === true &&
+    process.stderr.isTTY === true &&
+    parsed.values["input-format"] !== "stream-json"
+  );
+}
+
+function askOnTerminal(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  return new Promise((answer) => {
+    rl.once("close", () => answer(false));
+    rl.question(question, (line) => {
+      answer(/^y(es)?$/i.test(line.trim()));
+      rl.close();
+    });
+  });
+}

@@ -1,0 +1,135 @@
+import { constants } from "node:fs";
+import { open } from "node:fs/promises";
+import { join } from "node:path";
+import { projectRoot } from "../project/root.js";
+import { contentHash, loadTrust, type TrustEntry } from "../trust/trust.js";
+import { ConfigError, parseConfigText } from "./parse.js";
+import type { ConfigFile } from "./schema.js";
+
+/** One configuration file that was read and checked. */
+export interface ConfigLayer {
+  file: string;
+  values: ConfigFile;
+}
+
+/** The project's file as the trust record sees it. */
+export type ProjectConfig =
+  | { state: "none"; file: string }
+  | { state: "trusted"; file: string; layer: ConfigLayer }
+  | { state: "untrusted"; file: string; entry: TrustEntry; text: string };
+
+export interface LoadedConfig {
+  user?: ConfigLayer;
+  project: ProjectConfig;
+  /** The project root the project file belongs to. */
+  root: string;
+  /** The state folder the user file and the trust record are in. */
+  stateHome: string;
+  /** Lines for stderr: a skipped project file, a damaged trust record. */
+  notices: string[];
+}
+
+export interface LoadOptions {
+  /** The state folder (`$MINI_AGENT_HOME`). */
+  stateHome: string;
+  /** The workspace's real path. */
+  workspace: string;
+  /** Asks the person at the terminal whether to trust the project file; absent: no one to ask. */
+  ask?: (question: string) => Promise<boolean>;
+  home?: string;
+}
+
+/** The user's configuration file. */
+export function userConfigFile(stateHome: string): string {
+  return join(stateHome, "config.json");
+}
+
+/** A project's configuration file. */
+export function projectConfigFile(root: string): string {
+  return join(root, ".mini-agent", "config.json");
+}
+
+/** The trust record's name for a project's configuration file. */
+export const CONFIG_TRUST_NAME = "config.json";
+
+/**
+ * Reads the user file and the project file (one open each when there are none). A bad user
+ * file throws one `ConfigError` line. The project file is checked, and used, only when the trust
+ * record holds its current hash, or when the person at the terminal trusts it now; otherwise it
+ * is skipped with one notice, whatever it holds.
+ */
+export async function loadConfig(options: LoadOptions): Promise<LoadedConfig> {
+  const userFile = userConfigFile(options.stateHome);
+  const [userText, root] = await Promise.all([
+    readConfigFile(userFile, true),
+    projectRoot(options.workspace, options.home === undefined ? {} : { home: options.home }),
+  ]);
+  const user =
+    userText === undefined
+      ? undefined
+      : { file: userFile, values: parseConfigText(userText, userFile, "user") };
+  const file = projectConfigFile(root.path);
+  const notices: string[] = [];
+  const loaded = (project: ProjectConfig): LoadedConfig => ({
+    ...(user && { user }),
+    project,
+    root: root.path,
+    stateHome: options.stateHome,
+    notices,
+  });
+  let text: string | undefined;
+  try {
+    text = await readConfigFile(file, false);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    notices.push(`${error.message}: skipped`);
+  }
+  if (text === undefined) return loaded({ state: "none", file });
+  const entry: TrustEntry = { kind: "config", name: CONFIG_TRUST_NAME, hash: contentHash(text) };
+  const trust = await loadTrust(options.stateHome, root.path);
+  if (trust.warning !== undefined) notices.push(trust.warning);
+  let trusted = trust.isTrusted(entry.kind, entry.name, entry.hash);
+  if (!trusted && options.ask) {
+    trusted = await options.ask(
+      `Trust the project configuration ${file}? It may set the model and narrow the sandbox and rules. [y/N] `,
+    );
+    if (trusted) await trust.trust([entry]);
+  }
+  if (!trusted) {
+    notices.push(
+      `${file} is not trusted, so it is not read (mini-agent trust reads it from now on)`,
+    );
+    return loaded({ state: "untrusted", file, entry, text });
+  }
+  return loaded({
+    state: "trusted",
+    file,
+    layer: { file, values: parseConfigText(text, file, "project") },
+  });
+}
+
+/**
+ * The text of a configuration file, or undefined when there is none. Opened without blocking (a
+ * FIFO there would hang the start); only a regular file is read. The user's file may be a link
+ * (into a dotfiles folder); a project's may not.
+ */
+async function readConfigFile(file: string, follow: boolean): Promise<string | undefined> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  const flags = constants.O_RDONLY | constants.O_NONBLOCK | (follow ? 0 : constants.O_NOFOLLOW);
+  try {
+    handle = await open(file, flags);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+    if (code === "ELOOP")
+      throw new ConfigError(`${file}: is a symbolic link; make it a regular file`);
+    throw new ConfigError(`${file}: cannot be read (${code ?? "unknown error"})`);
+  }
+  try {
+    if (!(await handle.stat()).isFile()) throw new ConfigError(`${file}: is not a regular file`);
+    const text = await handle.readFile("utf8");
+    return text;
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,134 @@
+import { ValueErrorType } from "@sinclair/typebox/errors";
+import { Value } from "@sinclair/typebox/value";
+import { parseMcpConfig } from "../mcp/config.js";
+import { RuleError, ruleWords } from "../rules/rule.js";
+import { isSecretVariable } from "../secrets.js";
+import { type ConfigFile, ConfigSchema, expectedValues, projectFields } from "./schema.js";
+
+/** A configuration file that cannot be used: one line naming the file, the field and why. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export type ConfigPlace = "user" | "project";
+
+/**
+ * Checks the text of a configuration file and returns its values, or throws one `ConfigError`
+ * line: not JSON, a value that looks like a key, a field a project file may not set, a value of
+ * the wrong kind, or a rule that cannot be read.
+ */
+export function parseConfigText(text: string, file: string, place: ConfigPlace): ConfigFile {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`${file}: not valid JSON (${(error as Error).message})`);
+  }
+  if (!isObject(value)) throw new ConfigError(`${file}: must be a JSON object`);
+  const key = keyLooking(value, "");
+  if (key !== undefined) {
+    throw new ConfigError(
+      `${file}: ${key} looks like an API key: keys belong in the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, or \${VAR} in an MCP server's env), never in a file`,
+    );
+  }
+  if (place === "project") checkProjectFields(value, file);
+  checkSchema(value, file);
+  const config = value as ConfigFile;
+  checkRules(config, file);
+  return config;
+}
+
+/** The first string that looks like a credential, by its path (`mcpServers.gh.env.TOKEN`). */
+function keyLooking(value: unknown, path: string): string | undefined {
+  if (typeof value === "string") return looksLikeKey(value) ? path : undefined;
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const found = keyLooking(item, `${path}[${index}]`);
+      if (found !== undefined) return found;
+    }
+  } else if (isObject(value)) {
+    for (const [name, item] of Object.entries(value)) {
+      const found = keyLooking(item, path === "" ? name : `${path}.${name}`);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A key's usual shapes: a provider's prefix (`sk-`, `sk-ant-`, GitHub's `ghp_`, Slack's `xoxb-`,
+ * AWS's `AKIA…`), or what the one secrets rule finds in a value (a URL with a password, a
+ * `?key=` pair, a webhook URL).
+ */
+export function looksLikeKey(value: string): boolean {
+  if (/^(sk|rk|pk)-[A-Za-z0-9_-]{8,}/.test(value)) return true;
+  if (/^(gh[pousr]_|github_pat_|xox[abpr]-|glpat-)[A-Za-z0-9_-]{8,}/.test(value)) return true;
+  if (/^AKIA[0-9A-Z]{16}$/.test(value)) return true;
+  return isSecretVariable("VALUE", value);
+}
+
+/** Every path of a leaf (a value that is not an object) in the document. */
+function leafPaths(value: Record<string, unknown>, prefix: string): string[] {
+  return Object.entries(value).flatMap(([name, item]) => {
+    const path = prefix === "" ? name : `${prefix}.${name}`;
+    return isObject(item) ? leafPaths(item, path) : [path];
+  });
+}
+
+function checkProjectFields(value: Record<string, unknown>, file: string): void {
+  for (const path of leafPaths(value, "")) {
+    const allowed = projectFields.includes(path);
+    if (!allowed) {
+      const top = path.split(".")[0] ?? path;
+      const field = top === "mcpServers" || top === "provider" || top === "baseURL" ? top : path;
+      const where = top === "mcpServers" ? " (a project's servers belong in .mcp.json)" : "";
+      throw new ConfigError(
+        `${file}: ${field} cannot be set by a project file, only narrowed: set it in your own config.json or with a flag${where}`,
+      );
+    }
+  }
+  const sandbox = value.sandbox;
+  if (isObject(sandbox) && sandbox.mode !== undefined && sandbox.mode !== "required") {
+    throw new ConfigError(
+      `${file}: sandbox.mode may only be "required" in a project file, not ${JSON.stringify(sandbox.mode)}`,
+    );
+  }
+}
+
+function checkSchema(value: Record<string, unknown>, file: string): void {
+  const first = Value.Errors(ConfigSchema, value).First();
+  if (first === undefined) return;
+  const parts = first.path.split("/").filter((part) => part !== "");
+  if (parts[0] === "mcpServers") {
+    const problem = parseMcpConfig({ mcpServers: value.mcpServers }, file).problems[0];
+    throw new ConfigError(problem ?? `${file}: mcpServers must be ${expectedValues.mcpServers}`);
+  }
+  const field = parts.map((part) => (/^\d+$/.test(part) ? `[${part}]` : `.${part}`)).join("");
+  const name = field.replace(/^\./, "").replace(/\.\[/g, "[");
+  if (first.type === ValueErrorType.ObjectAdditionalProperties) {
+    throw new ConfigError(
+      `${file}: ${name} is not a known field (docs/configuration.md lists them)`,
+    );
+  }
+  const key = parts.filter((part) => !/^\d+$/.test(part)).join(".");
+  const expected = expectedValues[key] ?? "valid";
+  const got = first.value === undefined ? "nothing" : JSON.stringify(first.value);
+  throw new ConfigError(`${file}: ${name} must be ${expected}, not ${got}`);
+}
+
+function checkRules(config: ConfigFile, file: string): void {
+  for (const effect of ["allow", "deny"] as const) {
+    for (const [index, rule] of (config.rules?.[effect] ?? []).entries()) {
+      try {
+        ruleWords(rule);
+      } catch (error) {
+        if (!(error instanceof RuleError)) throw error;
+        throw new ConfigError(`${file}: rules.${effect}[${index}]: ${error.message}`);
+      }
+    }
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

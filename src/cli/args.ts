@@ -56,6 +56,8 @@ export interface CliArgs {
   rulesCommand?: string[];
   /** `mini-agent export [ID] [--format html|md] [-o FILE] [--force]`. */
   exportCommand?: ExportArgs;
+  /** `mini-agent acp`: an Agent Client Protocol agent on stdio, for an editor. */
+  acpCommand?: true;
   sandbox: SandboxFlag;
   /** Absolute paths hidden inside the sandbox, besides the credential stores. */
   sandboxHide: string[];
@@ -95,7 +97,10 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
   }
   const rulesCommand = positionals[0] === "rules" ? positionals.slice(1) : undefined;
   const exportCommand = exportFrom(positionals, values);
-  const subcommand = rulesCommand !== undefined || exportCommand !== undefined;
+  const acpCommand = positionals[0] === "acp";
+  if (acpCommand && positionals.length > 1)
+    throw new UsageError("acp takes no task: the editor sends the prompts");
+  const subcommand = rulesCommand !== undefined || exportCommand !== undefined || acpCommand;
   const task =
     values.print ?? (positionals.length > 0 && !subcommand ? positionals.join(" ") : undefined);
   if (task !== undefined && task.trim() === "") throw new UsageError("the task is empty");
@@ -206,6 +211,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliArgs {
     rules: rulesFrom(parsed.tokens),
     ...(rulesCommand && { rulesCommand }),
     ...(exportCommand && { exportCommand }),
+    ...(acpCommand && { acpCommand }),
     sandbox,
     sandboxHide,
     sandboxLimits,

@@ -39,6 +39,11 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
       const { resolveSandbox } = await import("../sandbox/bwrap.js");
       void resolveSandbox({ mode: args.sandbox });
     }
+    if (args.acpCommand) {
+      // The editor names each session's folder; the protocol owns stdout from here on.
+      const { acpCommand } = await import("../acp/agent.js");
+      return await acpCommand(args, version());
+    }
     const { workspaceFolder } = await import("./workspace.js");
     const workspace = await workspaceFolder(args.cwd);
     if (args.exportCommand) {

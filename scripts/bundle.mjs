@@ -116,6 +116,22 @@ await build({
   outfile: `${out}/mcp-sdk.cjs`,
   format: "cjs",
 });
+// `mini-agent acp`: the editor protocol's front end, its own file with the protocol's SDK, so a
+// terminal turn never loads it. The same settings as the turn's but web streams.
+await build({
+  ...common,
+  entryPoints: ["src/acp/agent.ts"],
+  outfile: `${out}/acp.cjs`,
+  format: "cjs",
+  supported: { "dynamic-import": false },
+  // The protocol's stream is a web stream: the real `ReadableStream` stays.
+  inject: ["src/providers/sdk-globals.ts"],
+  define: { "import.meta.url": "__bundleURL" },
+  banner: {
+    js: 'var __cjsRequire=require,__bundleURL=require("node:url").pathToFileURL(__filename).href;',
+  },
+  plugins: [treeSitterInCommonJS, sharedSandbox],
+});
 await build({
   ...common,
   entryPoints: ["src/sandbox/bwrap.ts"],
@@ -156,6 +172,15 @@ await build({
   banner: { js: 'var __bundleURL=require("node:url").pathToFileURL(__filename).href;' },
   plugins: [
     sharedSandbox,
+    {
+      name: "acp",
+      setup(bundler) {
+        bundler.onResolve({ filter: /^\.\.\/acp\/agent\.js$/ }, () => ({
+          path: "./acp.cjs",
+          external: true,
+        }));
+      },
+    },
     {
       name: "turn",
       setup(bundler) {

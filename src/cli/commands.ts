@@ -22,6 +22,8 @@ export interface Subcommands {
   skillsCommand?: boolean;
   /** `mini-agent mcp …`: the words after `mcp`. */
   mcpCommand?: string[];
+  /** `mini-agent acp`: an Agent Client Protocol agent on stdio, for an editor. */
+  acpCommand?: true;
 }
 
 export function subcommandsFrom(positionals: string[], values: FlagValues): Subcommands {
@@ -30,6 +32,10 @@ export function subcommandsFrom(positionals: string[], values: FlagValues): Subc
   if (values.revoke && first !== "trust") throw new UsageError("--revoke is for mini-agent trust");
   if (first === "rules") return { rulesCommand: rest };
   if (first === "mcp") return { mcpCommand: rest };
+  if (first === "acp") {
+    if (rest.length > 0) throw new UsageError("acp takes no task: the editor sends the prompts");
+    return { acpCommand: true };
+  }
   if (first === "skills") {
     if (rest.length > 0) throw new UsageError("usage: mini-agent skills");
     return { skillsCommand: true };

@@ -51,6 +51,11 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
       const { trustCommand } = await import("./config-command.js");
       return await trustCommand(configured, (text) => process.stdout.write(text));
     }
+    if (args.acpCommand) {
+      // The editor names each session's folder; the protocol owns stdout from here on.
+      const { acpCommand } = await import("../acp/agent.js");
+      return await acpCommand(args, version());
+    }
     if (args.exportCommand) {
       const { exportCommand } = await import("./export-command.js");
       return await exportCommand(args.exportCommand, workspace);
@@ -84,7 +89,7 @@ function asksSandbox({ values, positionals }: ParsedFlags): boolean {
   if (values.sandbox === "off" || values.sessions) return false;
   const [first, second] = positionals;
   if (first === "rules") return second === "explain";
-  return !["export", "config", "trust", "skills", "mcp"].includes(first ?? "");
+  return !["export", "config", "trust", "skills", "mcp", "acp"].includes(first ?? "");
 }
 
 /**

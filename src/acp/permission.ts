@@ -1,0 +1,83 @@
+import type { AgentContext, PermissionOption } from "@agentclientprotocol/sdk";
+import type { Answer, Question } from "../cli/policy.js";
+import type { ToolCall } from "../types.js";
+import { toolKind } from "./updates.js";
+
+export const cancelledReason = "the editor cancelled the turn before this call was answered";
+
+/** Where a question goes: the editor's connection and session, how long to wait. */
+export interface PermissionParts {
+  client: AgentContext;
+  sessionId: string;
+  timeoutMs: number;
+}
+
+/**
+ * The rules' "ask" as `session/request_permission`: allow once, always allow (when the rules
+ * can save the exact rule the terminal's "always" saves), reject once. A cancelled turn or no
+ * answer in time is a denial saying so; the question never outlives its turn.
+ */
+export async function askEditor(
+  parts: PermissionParts,
+  call: ToolCall,
+  question: Question,
+  signal: AbortSignal,
+): Promise<Answer> {
+  const options: PermissionOption[] = [
+    { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
+    ...(question.save.length > 0
+      ? [{ optionId: "allow_always", name: "Always allow", kind: "allow_always" } as const]
+      : []),
+    { optionId: "reject_once", name: "Reject", kind: "reject_once" },
+  ];
+  const seconds = Math.round(parts.timeoutMs / 1000);
+  const timedOut: Answer = {
+    deny: `no answer from the editor within ${seconds} s; the call did not run`,
+    by: "approval-timeout",
+  };
+  const cancelled: Answer = { deny: cancelledReason, by: "cancelled" };
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  signal.addEventListener("abort", onAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const ended = new Promise<Answer>((resolve) => {
+      timer = setTimeout(() => {
+        resolve(timedOut);
+        stop.abort();
+      }, parts.timeoutMs);
+      stop.signal.addEventListener("abort", () => resolve(signal.aborted ? cancelled : timedOut));
+    });
+    const asked = parts.client
+      .request(
+        "session/request_permission",
+        {
+          sessionId: parts.sessionId,
+          toolCall: {
+            toolCallId: call.id,
+            title: `${call.name}: ${question.reason}`,
+            kind: toolKind(call.name),
+            status: "pending",
+            rawInput: call.input,
+          },
+          options,
+        },
+        { cancellationSignal: stop.signal, stopWaitingOnCancel: true },
+      )
+      .then(({ outcome }): Answer => {
+        if (outcome.outcome === "cancelled") return cancelled;
+        if (outcome.optionId === "allow_once") return "yes";
+        if (outcome.optionId === "allow_always" && question.save.length > 0) return "always";
+        return "no";
+      });
+    if (signal.aborted) return cancelled;
+    // A request that failed (the editor answered with an error) is a denial: fail closed.
+    return await Promise.race([
+      asked.catch((): Answer => ({ deny: "the editor could not answer", by: "editor-error" })),
+      ended,
+    ]);
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener("abort", onAbort);
+  }
+}

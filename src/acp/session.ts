@@ -1,0 +1,120 @@
+import { homedir } from "node:os";
+import type { AgentContext } from "@agentclientprotocol/sdk";
+import type { CliArgs } from "../cli/args.js";
+import { contextWindowFor } from "../cli/compaction.js";
+import { cliPolicy } from "../cli/policy.js";
+import { ruleBook, rulesFile } from "../cli/rules-command.js";
+import { systemPrompts } from "../cli/system-prompt.js";
+import { Journal } from "../runner/journal.js";
+import { SessionRunner } from "../runner/runner.js";
+import { resolveSandbox, type SandboxState } from "../sandbox/bwrap.js";
+import { Session } from "../session/session.js";
+import { SessionStore, sessionsDir, stateHome } from "../session/store.js";
+import { createWorkspaceTools } from "../tools/index.js";
+import { SeenFiles } from "../tools/seen.js";
+import type { ModelClient } from "../types.js";
+import { visible } from "../visible.js";
+import { askEditor } from "./permission.js";
+
+/** What every session of one `mini-agent acp` shares: its flags, the provider, the editor. */
+export interface AcpShared {
+  args: CliArgs;
+  env: NodeJS.ProcessEnv;
+  model: string;
+  provider: ModelClient;
+  client: AgentContext;
+  stderr: NodeJS.WritableStream;
+  /** How long a permission request waits for the editor's answer. */
+  approvalTimeoutMs: number;
+}
+
+/** One editor session: its runner over a session file like the CLI's, and its running turn. */
+export interface AcpSession {
+  id: string;
+  workspace: string;
+  runner: SessionRunner;
+  journal: Journal;
+  /** The running turn's controller; `session/cancel` aborts it. */
+  turn: { current?: AbortController | undefined };
+}
+
+/**
+ * A new session in `workspace` (already checked like `--cwd`): the session file is created now,
+ * so its id is the editor's session id and `mini-agent --continue` finds it. Built from the
+ * same parts as the CLI's run: the tools, the rules and their policy, the system prompt and the
+ * runner with its journal; the editor is the one asked what the rules cannot decide.
+ */
+export async function openSession(shared: AcpShared, workspace: string): Promise<AcpSession> {
+  const { args, env } = shared;
+  const sandboxOptions = {
+    mode: args.sandbox,
+    readOnly: [stateHome(env)],
+    hide: args.sandboxHide,
+    limits: args.sandboxLimits,
+  };
+  const sandbox = await resolveSandbox(sandboxOptions);
+  const sandboxed = sandbox.kind === "bwrap";
+  const seen = new SeenFiles();
+  const approvedWrite: { path?: string | undefined } = {};
+  const tools = createWorkspaceTools(workspace, {
+    bash: { sandbox: sandboxOptions },
+    stateDir: stateHome(env),
+    seen,
+    protectedWrites: (realPath) => realPath === approvedWrite.path,
+  });
+  const session = await Session.create({
+    dir: sessionsDir(env, workspace),
+    workspace,
+    model: shared.model,
+    sandbox: sandboxName(sandbox),
+  });
+  const journal = new Journal(new SessionStore(stateHome(env), async () => session, session));
+  const turn: AcpSession["turn"] = {};
+  const rules = await ruleBook(rulesFile(env, workspace), args.rules);
+  const permission = {
+    client: shared.client,
+    sessionId: session.id,
+    timeoutMs: shared.approvalTimeoutMs,
+  };
+  const policy = cliPolicy({
+    bash: args.allowBash ? "allow" : "ask",
+    rules,
+    workspace,
+    sandboxed,
+    tell: (line) => shared.stderr.write(line),
+    ask: (call, question) =>
+      askEditor(permission, call, question, turn.current?.signal ?? AbortSignal.abort()),
+    protectedFiles: {
+      stateDir: stateHome(env),
+      approved: (path) => {
+        approvedWrite.path = path;
+      },
+    },
+    record: (decision) => journal.record({ type: "approval", decision }),
+  });
+  const prompts = await systemPrompts(
+    { workspace, bash: args.allowBash ? "allowed" : "ask", sandboxed, platform: process.platform },
+    { home: homedir(), state: stateHome(env) },
+    visible,
+  );
+  const contextWindow = contextWindowFor(shared.model, args.contextWindow);
+  const runner = new SessionRunner({
+    client: shared.provider,
+    tools,
+    beforeToolCall: policy,
+    journal,
+    system: () => prompts.next(),
+    info: { model: shared.model, workspace, sandbox: sandboxName(sandbox) },
+    maxTurns: args.maxTurns,
+    ...(args.tokenBudget !== undefined && { tokenBudget: args.tokenBudget }),
+    ...(contextWindow !== undefined && { contextWindow }),
+    seen,
+    retry: { env, ...(args.baseURL !== undefined && { baseURL: args.baseURL }) },
+  });
+  return { id: session.id, workspace, runner, journal, turn };
+}
+
+function sandboxName(state: SandboxState): string {
+  if (state.kind !== "unavailable") return state.kind;
+  return state.mode === "required" ? "required-unavailable" : "unavailable";
+}

@@ -1,0 +1,162 @@
+import { isAbsolute, join } from "node:path";
+import type {
+  SessionUpdate,
+  StopReason,
+  ToolCallContent,
+  ToolCallLocation,
+  ToolKind,
+} from "@agentclientprotocol/sdk";
+import { assertNever, type TurnEvent, type TurnStatus } from "../runner/events.js";
+import type { ToolCall } from "../types.js";
+
+/** What kind of work each built-in tool does, as an editor shows it; any other tool is `other`. */
+const kinds: Record<string, ToolKind> = {
+  read: "read",
+  ls: "read",
+  find: "search",
+  grep: "search",
+  write: "edit",
+  edit: "edit",
+  bash: "execute",
+};
+
+export function toolKind(name: string): ToolKind {
+  return kinds[name] ?? "other";
+}
+
+/**
+ * The editor's view of one turn's events: each `TurnEvent` becomes the `session/update`s it
+ * means (none for the ones an editor has no place for: usage, approvals, retries). Calls are
+ * announced when the round that declared them is committed, in progress when they start, and
+ * completed or failed with their result.
+ */
+export class UpdateMapper {
+  private readonly calls = new Map<string, ToolCall>();
+
+  constructor(private readonly workspace: string) {}
+
+  updates(event: TurnEvent): SessionUpdate[] {
+    switch (event.type) {
+      case "text":
+        return [
+          { sessionUpdate: "agent_message_chunk", content: { type: "text", text: event.text } },
+        ];
+      case "thinking":
+        return [
+          { sessionUpdate: "agent_thought_chunk", content: { type: "text", text: event.text } },
+        ];
+      case "tool_start":
+        return [
+          { sessionUpdate: "tool_call_update", toolCallId: event.call.id, status: "in_progress" },
+        ];
+      case "message":
+        return this.message(event.message);
+      case "session":
+      case "usage":
+      case "approval":
+      case "retry":
+      case "compaction":
+      case "turn_end":
+        return [];
+      default:
+        return assertNever(event);
+    }
+  }
+
+  private message(message: Extract<TurnEvent, { type: "message" }>["message"]): SessionUpdate[] {
+    if (message.role === "user") return [];
+    if (message.role === "assistant") {
+      return message.toolCalls.map((call) => {
+        this.calls.set(call.id, call);
+        return {
+          sessionUpdate: "tool_call",
+          toolCallId: call.id,
+          title: title(call),
+          kind: toolKind(call.name),
+          status: "pending",
+          locations: this.locations(call),
+          rawInput: call.input,
+        };
+      });
+    }
+    const call = this.calls.get(message.toolCallId);
+    this.calls.delete(message.toolCallId);
+    const text: ToolCallContent = {
+      type: "content",
+      content: { type: "text", text: message.content },
+    };
+    const diff = call && !message.isError ? this.diff(call) : undefined;
+    return [
+      {
+        sessionUpdate: "tool_call_update",
+        toolCallId: message.toolCallId,
+        status: message.isError ? "failed" : "completed",
+        content: diff ? [diff, text] : [text],
+        rawOutput: { content: message.content, isError: message.isError },
+      },
+    ];
+  }
+
+  private path(call: ToolCall): string | undefined {
+    const path = call.input.path;
+    if (typeof path !== "string" || path === "") return undefined;
+    return isAbsolute(path) ? path : join(this.workspace, path);
+  }
+
+  private locations(call: ToolCall): ToolCallLocation[] {
+    const path = this.path(call) ?? (toolKind(call.name) === "search" ? this.workspace : undefined);
+    return path === undefined ? [] : [{ path }];
+  }
+
+  /** A diff of what an edit or a write changed, from its input alone (no file is read again). */
+  private diff(call: ToolCall): ToolCallContent | undefined {
+    const path = this.path(call);
+    const { input } = call;
+    if (path === undefined) return undefined;
+    if (call.name === "write" && typeof input.content === "string")
+      return { type: "diff", path, oldText: null, newText: input.content };
+    if (
+      call.name === "edit" &&
+      typeof input.oldText === "string" &&
+      typeof input.newText === "string"
+    )
+      return { type: "diff", path, oldText: input.oldText, newText: input.newText };
+    return undefined;
+  }
+}
+
+/** A call's title: the tool and what it works on. */
+function title(call: ToolCall): string {
+  const { input } = call;
+  const what =
+    typeof input.command === "string"
+      ? input.command
+      : typeof input.path === "string"
+        ? input.path
+        : typeof input.pattern === "string"
+          ? input.pattern
+          : "";
+  return what === "" ? call.name : `${call.name} ${what}`;
+}
+
+/**
+ * The prompt's stop reason for a turn's status. A turn that failed is not a stop reason: the
+ * caller answers it with an error (`undefined` here).
+ */
+export function stopReason(status: TurnStatus): StopReason | undefined {
+  switch (status) {
+    case "completed":
+      return "end_turn";
+    case "aborted":
+      return "cancelled";
+    case "max_turns":
+      return "max_turn_requests";
+    case "budget_exceeded":
+      return "max_tokens";
+    case "error":
+    case "compaction_failed":
+      return undefined;
+    default:
+      return assertNever(status);
+  }
+}

@@ -1,0 +1,86 @@
+import { spawn } from "node:child_process";
+import { Readable, Writable } from "node:stream";
+import * as acp from "@agentclientprotocol/sdk";
+import { bin, type CliOptions } from "./cli.js";
+
+/** What the editor's side saw: every update, every permission request, stdout line by line. */
+export interface AcpRun {
+  updates: acp.SessionNotification[];
+  permissions: acp.RequestPermissionRequest[];
+  /** Every line the agent wrote on stdout. */
+  lines: string[];
+  stderr: () => string;
+}
+
+type Answer = (
+  request: acp.RequestPermissionRequest,
+  run: AcpRun,
+) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
+
+/**
+ * Spawns `mini-agent acp` (the built bin) and drives it with the SDK's own client side over its
+ * stdio; `op` gets the connection's context. The agent's stdin is closed after `op`, and the
+ * result resolves once the process ended.
+ */
+export async function withAcpAgent<T>(
+  args: string[],
+  options: CliOptions,
+  answer: Answer,
+  op: (agent: acp.ClientContext, run: AcpRun) => Promise<T>,
+): Promise<{ value: T; run: AcpRun; code: number | null }> {
+  const child = spawn(process.execPath, [bin, "acp", ...args], {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const run: AcpRun = { updates: [], permissions: [], lines: [], stderr: () => stderr };
+  let partial = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    const text = partial + chunk.toString();
+    const lines = text.split("\n");
+    partial = lines.pop() ?? "";
+    run.lines.push(...lines);
+  });
+  const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+  const stream = acp.ndJsonStream(
+    Writable.toWeb(child.stdin),
+    Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
+  );
+  const client = acp
+    .client({ name: "test-editor" })
+    .onNotification("session/update", ({ params }) => {
+      run.updates.push(params);
+    })
+    .onRequest("session/request_permission", ({ params }) => {
+      run.permissions.push(params);
+      return answer(params, run);
+    });
+  const value = await client.connectWith(stream, (agent) => op(agent, run));
+  child.stdin.end();
+  const code = await closed;
+  if (partial !== "") run.lines.push(partial);
+  return { value, run, code };
+}
+
+/** Selects the option of this kind. */
+export const select = (optionId: string): acp.RequestPermissionResponse => ({
+  outcome: { outcome: "selected", optionId },
+});
+
+/** Every line is one JSON-RPC 2.0 message (a request, a notification or a response). */
+export function invalidLines(lines: string[]): string[] {
+  return lines.filter((line) => {
+    try {
+      const message = JSON.parse(line) as Record<string, unknown>;
+      if (message.jsonrpc !== "2.0") return true;
+      if (typeof message.method === "string") return false;
+      return !("id" in message) || !("result" in message || "error" in message);
+    } catch {
+      return true;
+    }
+  });
+}

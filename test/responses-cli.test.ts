@@ -86,6 +86,35 @@ describe("--provider openai-responses", () => {
     expect(server.requests[3]?.body.prompt_cache_key).toBe(sessionId);
   });
 
+  it("drops reasoning the API cannot verify (a gateway answered with another model) and goes on, then and after --continue", async () => {
+    // Asked for gpt-5, answered by gpt-5-mini: its encrypted item cannot be verified by gpt-5.
+    // A refused request takes its place in the script: `unused` marks those places.
+    const unused = stream(response({ text: ["never sent"] }, "gpt-5"));
+    const rounds = [
+      stream(response({ reasoning: ["r"], calls: [lsCall("call_1")] }, "gpt-5-mini")),
+      unused,
+      stream(response({ text: ["listed"] }, "gpt-5")),
+      unused,
+      stream(response({ text: ["again"] }, "gpt-5")),
+    ];
+    const server = track(await startResponsesServer(rounds));
+    const { options } = await setup([]);
+    const env = { ...options.env, OPENAI_BASE_URL: `${server.url}/v1` };
+    const flags = ["--provider", "openai-responses", "-m", "gpt-5"];
+    const run = await runBin([...flags, "list"], { ...options, env });
+    expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 0, stdout: "listed\n" });
+    const resumed = await runBin([...flags, "--continue", "more"], { ...options, env });
+    expect({ code: resumed.code, stdout: resumed.stdout }).toEqual({ code: 0, stdout: "again\n" });
+    expect(server.rejections.map((text) => text.replace(/rs_\w+/, "rs_…"))).toEqual([
+      "The encrypted content for item rs_… could not be verified.",
+      "The encrypted content for item rs_… could not be verified.",
+    ]);
+    const carries = server.requests.map(({ body }) =>
+      (body.input as { type?: string }[]).some((item) => item.type === "reasoning"),
+    );
+    expect(carries).toEqual([false, true, false, true, false]);
+  });
+
   it("reports cached and reasoning tokens in stream-json, in the schema, and in the session", async () => {
     const usage = { input: 1200, cached: 1000, output: 40, reasoning: 30 };
     const server = track(

@@ -59,6 +59,13 @@ export class OpenAIResponsesModelClient implements ModelClient {
    * (param `include`), and the request goes again without it; no list of models is kept.
    */
   private encrypted = true;
+  /**
+   * Reasoning items the API said it cannot verify ("The encrypted content for item rs_… could
+   * not be verified.": another model wrote it, as when a gateway answered with a fallback model):
+   * left out of every later request of this client, so the session goes on instead of being
+   * refused forever. Dropping reasoning loses nothing the model needs to answer.
+   */
+  private readonly unverifiable = new Set<string>();
 
   constructor(private readonly options: OpenAIResponsesOptions) {
     this.client = new OpenAI({
@@ -104,16 +111,27 @@ export class OpenAIResponsesModelClient implements ModelClient {
     }
   }
 
-  /** The stream of `body`, with encrypted reasoning asked for unless the model refused it. */
+  /**
+   * The stream of `body`, with encrypted reasoning asked for unless the model refused it, and
+   * without the reasoning items the API could not verify (each such refusal names one item: it is
+   * left out and the request sent again, at most once per item the request holds).
+   */
   private async open(
     body: ResponsesBody,
     signal: AbortSignal,
   ): Promise<Stream<ResponseStreamEvent>> {
     for (;;) {
       const include = this.encrypted ? { include: ["reasoning.encrypted_content" as const] } : {};
+      const input = withoutItems(body.input, this.unverifiable);
+      const sent: ResponsesBody = input === undefined ? body : { ...body, input };
       try {
-        return await this.client.responses.create({ ...body, ...include }, { signal });
+        return await this.client.responses.create({ ...sent, ...include }, { signal });
       } catch (error) {
+        const item = unverifiedItem(error);
+        if (item !== undefined && hasItem(input, item) && !this.unverifiable.has(item)) {
+          this.unverifiable.add(item);
+          continue;
+        }
         if (!this.encrypted || !encryptionRefused(error)) throw error;
         this.encrypted = false;
       }
@@ -128,6 +146,33 @@ function reasoningOf(level: ThinkingLevel | undefined): Reasoning | undefined {
   if (level === undefined) return undefined;
   if (level === "off") return { effort: "none" };
   return { effort: level, summary: "auto" };
+}
+
+/** The reasoning item of a "could not be verified" refusal, when that is what `error` is. */
+function unverifiedItem(error: unknown): string | undefined {
+  if (!(error instanceof APIError) || error.status !== 400) return undefined;
+  const body = error.error as { message?: unknown } | undefined;
+  const message = typeof body?.message === "string" ? body.message : "";
+  return /The encrypted content for item (\S+) could not be verified\./.exec(message)?.[1];
+}
+
+type Input = ResponsesBody["input"];
+
+const idOf = (item: unknown): unknown =>
+  typeof item === "object" && item !== null && (item as { type?: unknown }).type === "reasoning"
+    ? (item as { id?: unknown }).id
+    : undefined;
+
+function hasItem(input: Input, id: string): boolean {
+  return Array.isArray(input) && input.some((item) => idOf(item) === id);
+}
+
+function withoutItems(input: Input, ids: ReadonlySet<string>): Input {
+  if (ids.size === 0 || !Array.isArray(input)) return input;
+  return input.filter((item) => {
+    const id = idOf(item);
+    return typeof id !== "string" || !ids.has(id);
+  });
 }
 
 function encryptionRefused(error: unknown): boolean {

@@ -5,8 +5,9 @@ import {
   toOpenAIMessages,
   toOpenAITools,
 } from "../src/providers/openai-protocol.js";
+import { responsesReasoningData } from "../src/providers/responses-reasoning.js";
 import { type CompletionScript, completion } from "../src/testing/openai-server.js";
-import type { ModelEvent } from "../src/types.js";
+import type { Message, ModelEvent } from "../src/types.js";
 import { collect, shapeOf, testIds } from "./support/events.js";
 
 async function caught(chunks: unknown[], taken: string[] = []) {
@@ -327,6 +328,34 @@ describe("toOpenAIMessages", () => {
       },
       { role: "tool", tool_call_id: "c1", content: "Error: denied" },
       { role: "assistant", content: "ok" },
+    ]);
+  });
+});
+
+describe("reasoning another API wrote", () => {
+  it("sends no reasoning_content for rounds whose reasoning came from the Responses API", () => {
+    const data = responsesReasoningData("gpt-5", { id: "rs_1", encrypted_content: "sealed" });
+    const history: Message[] = [
+      { role: "user", content: "list" },
+      {
+        role: "assistant",
+        content: "",
+        toolCalls: [{ id: "c1", name: "ls", input: {} }],
+        reasoning: [
+          { type: "thinking", text: "r1", at: { text: 0, calls: 0 } },
+          { type: "redacted_thinking", data, at: { text: 0, calls: 0 } },
+        ],
+      },
+      { role: "tool", toolCallId: "c1", content: "(empty)", isError: false },
+    ];
+    expect(toOpenAIMessages("", history, { replayReasoning: true })).toEqual([
+      { role: "user", content: "list" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c1", type: "function", function: { name: "ls", arguments: "{}" } }],
+      },
+      { role: "tool", tool_call_id: "c1", content: "(empty)" },
     ]);
   });
 });

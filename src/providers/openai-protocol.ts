@@ -5,6 +5,7 @@ import type {
 } from "openai/resources/chat/completions";
 import { admitCalls, type RoundIds } from "../history/calls.js";
 import type { Message, ModelEvent, Reasoning, ToolCall, ToolSpec, Usage } from "../types.js";
+import { isResponsesReasoning } from "./responses-reasoning.js";
 import { streamErrorFrom } from "./stream-error.js";
 
 /**
@@ -28,14 +29,14 @@ export function toOpenAIMessages(
     system === "" ? [] : [{ role: "system", content: system }];
   const reasons =
     options.replayReasoning === true &&
-    messages.some((message) => message.role === "assistant" && message.reasoning !== undefined);
+    messages.some((message) => message.role === "assistant" && ownReasoning(message) !== undefined);
   for (const message of messages) {
     switch (message.role) {
       case "user":
         out.push({ role: "user", content: message.content });
         break;
       case "assistant": {
-        const reasoning = reasons ? reasoningText(message.reasoning) : "";
+        const reasoning = reasons ? reasoningText(ownReasoning(message)) : "";
         const replay = reasoning !== "" || (reasons && message.toolCalls.length > 0);
         out.push({
           role: "assistant",
@@ -62,6 +63,18 @@ export function toOpenAIMessages(
     }
   }
   return out;
+}
+
+/**
+ * A round's reasoning, unless the Responses API wrote it (its encrypted item is there): that
+ * reasoning belongs to OpenAI's other protocol and is never replayed as `reasoning_content`.
+ */
+function ownReasoning(message: Message & { role: "assistant" }): Reasoning[] | undefined {
+  const parts = message.reasoning;
+  const fromResponses = parts?.some(
+    (part) => part.type === "redacted_thinking" && isResponsesReasoning(part.data),
+  );
+  return fromResponses ? undefined : parts;
 }
 
 /** The readable reasoning of a round, its parts joined; redacted parts have none. */

@@ -204,9 +204,10 @@ describe.skipIf(!hasScript)("the terminal view", () => {
     ]);
     expect(code).toBe(0);
     const lines = screenOf(screen);
-    expect(lines.slice(0, 8)).toEqual([
+    expect(lines.slice(0, 9)).toEqual([
       "› /help",
       "/compact [what to keep]  summarise the conversation so far, to free context",
+      "/skill NAME [text]       send skill NAME's text, then the text (mini-agent skills lists them)",
       "/help                    this list",
       "/exit                    leave the session (Ctrl-D too)",
       "A line that starts with / and a name is a command; any other line goes to the model",

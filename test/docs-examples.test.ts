@@ -202,6 +202,7 @@ describe("the documentation's code blocks", () => {
     ).toEqual([
       "README.md: needs a provider key (and npm test is what runs the examples)",
       "docs/configuration.md: needs a provider key or a model server on these ports",
+      "docs/editors.md: needs an editor",
       "docs/internals.md: the project's own commands; CI runs npm run check and npm test itself",
       "docs/mcp.md: a sketch around your own client and tools; it starts the reference server with npx, which needs the network",
     ]);

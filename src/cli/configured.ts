@@ -1,6 +1,5 @@
 import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
-import { createInterface } from "node:readline";
 import { type LoadedConfig, loadConfig } from "../config/load.js";
 import { type FileSettings, mergeConfig } from "../config/merge.js";
 import { ConfigError } from "../config/parse.js";
@@ -70,7 +69,9 @@ function asksHere(parsed: ParsedFlags): boolean {
   );
 }
 
-function askOnTerminal(question: string): Promise<boolean> {
+/** Asks yes or no on the terminal; `node:readline` is loaded only when a question is asked. */
+async function askOnTerminal(question: string): Promise<boolean> {
+  const { createInterface } = await import("node:readline");
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   return new Promise((answer) => {
     rl.once("close", () => answer(false));

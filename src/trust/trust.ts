@@ -145,7 +145,8 @@ async function readRecord(
     return { record: copy(parsed) };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return { record: empty(root) };
+    // No record: none was written (a state folder that is not there, or whose path runs through a file).
+    if (code === "ENOENT" || code === "ENOTDIR") return { record: empty(root) };
     if (error instanceof SyntaxError) return damaged("not valid JSON");
     return damaged(code ?? "unreadable");
   }

@@ -53,7 +53,7 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
     }
     if (args.acpCommand) {
       // The editor names each session's folder; the protocol owns stdout from here on.
-      const { acpCommand } = await import("../acp/agent.js");
+      const { acpCommand } = await import("./acp/agent.js");
       return await acpCommand(args, version());
     }
     if (args.exportCommand) {

@@ -1,6 +1,6 @@
 import type { AgentContext, PermissionOption } from "@agentclientprotocol/sdk";
-import type { Answer, Question } from "../cli/policy.js";
-import type { ToolCall } from "../types.js";
+import type { ToolCall } from "../../types.js";
+import type { Answer, Question } from "../policy.js";
 import { toolKind } from "./updates.js";
 
 export const cancelledReason = "the editor cancelled the turn before this call was answered";

@@ -1,10 +1,10 @@
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
-import type { CliArgs } from "../cli/args.js";
-import { describeError } from "../cli/errors.js";
-import { providerFor } from "../cli/provider.js";
-import { workspaceFolder } from "../cli/workspace.js";
-import type { TurnResult } from "../runner/events.js";
+import type { TurnResult } from "../../runner/events.js";
+import type { CliArgs } from "../args.js";
+import { describeError } from "../errors.js";
+import { providerFor } from "../provider.js";
+import { workspaceFolder } from "../workspace.js";
 import { type AcpSession, type AcpShared, openSession } from "./session.js";
 import { stopReason, UpdateMapper } from "./updates.js";
 

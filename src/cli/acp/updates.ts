@@ -6,8 +6,8 @@ import type {
   ToolCallLocation,
   ToolKind,
 } from "@agentclientprotocol/sdk";
-import { assertNever, type TurnEvent, type TurnStatus } from "../runner/events.js";
-import type { ToolCall } from "../types.js";
+import { assertNever, type TurnEvent, type TurnStatus } from "../../runner/events.js";
+import type { ToolCall } from "../../types.js";
 
 /** What kind of work each built-in tool does, as an editor shows it; any other tool is `other`. */
 const kinds: Record<string, ToolKind> = {

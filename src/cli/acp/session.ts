@@ -1,19 +1,19 @@
 import { homedir } from "node:os";
 import type { AgentContext } from "@agentclientprotocol/sdk";
-import type { CliArgs } from "../cli/args.js";
-import { contextWindowFor } from "../cli/compaction.js";
-import { cliPolicy } from "../cli/policy.js";
-import { ruleBook, rulesFile } from "../cli/rules-command.js";
-import { systemPrompts } from "../cli/system-prompt.js";
-import { Journal } from "../runner/journal.js";
-import { SessionRunner } from "../runner/runner.js";
-import { resolveSandbox, type SandboxState } from "../sandbox/bwrap.js";
-import { Session } from "../session/session.js";
-import { SessionStore, sessionsDir, stateHome } from "../session/store.js";
-import { createWorkspaceTools } from "../tools/index.js";
-import { SeenFiles } from "../tools/seen.js";
-import type { ModelClient } from "../types.js";
-import { visible } from "../visible.js";
+import { Journal } from "../../runner/journal.js";
+import { SessionRunner } from "../../runner/runner.js";
+import { resolveSandbox, type SandboxState } from "../../sandbox/bwrap.js";
+import { Session } from "../../session/session.js";
+import { SessionStore, sessionsDir, stateHome } from "../../session/store.js";
+import { createWorkspaceTools } from "../../tools/index.js";
+import { SeenFiles } from "../../tools/seen.js";
+import type { ModelClient } from "../../types.js";
+import { visible } from "../../visible.js";
+import type { CliArgs } from "../args.js";
+import { contextWindowFor } from "../compaction.js";
+import { cliPolicy } from "../policy.js";
+import { ruleBook, rulesFile } from "../rules-command.js";
+import { systemPrompts } from "../system-prompt.js";
 import { askEditor } from "./permission.js";
 
 /** What every session of one `mini-agent acp` shares: its flags, the provider, the editor. */

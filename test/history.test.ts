@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isValidCallId } from "../src/history/call-ids.js";
+import { callInput } from "../src/history/calls.js";
 import { normalizeHistory } from "../src/history/normalize.js";
 import { receipts } from "../src/receipts.js";
 import type { Message, ToolCall } from "../src/types.js";
@@ -243,5 +244,16 @@ describe("normalizeHistory", () => {
     expect(reloaded.messages).toEqual(first.messages);
     expect(reloaded.repaired).toBe(0);
     expect(normalizeHistory(first.messages).messages).toEqual(first.messages);
+  });
+});
+
+describe("callInput", () => {
+  it("reads a call's arguments as an object, and refuses what is not one, naming the call", () => {
+    expect(callInput('{"path":"a"}', 0)).toEqual({ path: "a" });
+    expect(callInput("  ", 1)).toEqual({});
+    expect(callInput("", 2, { given: true })).toEqual({ given: true });
+    expect(() => callInput('{"path":', 3)).toThrow("tool call 3 returned invalid JSON arguments");
+    for (const args of ["[1]", "null", '"text"', "7"])
+      expect(() => callInput(args, 4)).toThrow("tool call 4 returned non-object arguments");
   });
 });

@@ -71,6 +71,21 @@ export interface CliPolicyOptions {
   mcpHints?: (tool: string) => string | undefined;
 }
 
+/**
+ * The one protected file the policy's last decision approved, shared by the policy (which hears
+ * it) and the tools (whose `protectedWrites` asks it): every next decision forgets it.
+ */
+export function approvedWrites(stateDir: string) {
+  let approvedPath: string | undefined;
+  return {
+    stateDir,
+    approved: (path: string | undefined) => {
+      approvedPath = path;
+    },
+    allows: (realPath: string) => realPath === approvedPath,
+  };
+}
+
 export const userDeniedReason = "the user denied this call";
 export const inputClosedReason =
   "the user closed the input (Ctrl-D) instead of answering; the call did not run";

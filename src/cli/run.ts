@@ -2,7 +2,7 @@ import { homedir } from "node:os";
 import type { Compaction } from "../compaction/record.js";
 import { Journal } from "../runner/journal.js";
 import { SessionRunner } from "../runner/runner.js";
-import { resolveSandbox, type SandboxState } from "../sandbox/bwrap.js";
+import { resolveSandbox, type SandboxState, sandboxName } from "../sandbox/bwrap.js";
 import { sweepOrphansOnce } from "../sandbox/reaper.js";
 import { listSessions, Session } from "../session/session.js";
 import { SessionStore, sessionsDir, stateHome } from "../session/store.js";
@@ -16,7 +16,7 @@ import { createOutput } from "./formats.js";
 import { openTerminal, type TerminalInput, taskFromStdin } from "./input.js";
 import type { JsonInput } from "./json-input.js";
 import type { RunMcp } from "./mcp.js";
-import { cliPolicy, type Question, type RuleBook } from "./policy.js";
+import { approvedWrites, cliPolicy, type Question, type RuleBook } from "./policy.js";
 import { promptLoop } from "./prompt-loop.js";
 import { providerFor } from "./provider.js";
 import { ruleBook, rulesFile } from "./rules-command.js";
@@ -122,13 +122,12 @@ async function prepare(start: RunStart) {
     () => session.id?.(),
   );
   const seen = new SeenFiles();
-  // The one protected file the policy's last decision approved (see cliPolicy's protectedFiles).
-  const approvedWrite: { path?: string | undefined } = {};
+  const approvedWrite = approvedWrites(stateHome(env));
   const tools = createWorkspaceTools(workspace, {
     bash: { sandbox: sandboxOptions },
     stateDir: stateHome(env),
     seen,
-    protectedWrites: (realPath) => realPath === approvedWrite.path,
+    protectedWrites: approvedWrite.allows,
     readOnlyRoots: skills.roots,
   });
   await skills.refresh();
@@ -245,7 +244,7 @@ interface PolicyParts {
   json: JsonInput | undefined;
   journal: Journal;
   endAfter: EndAfterCall;
-  approvedWrite: { path?: string | undefined };
+  approvedWrite: ReturnType<typeof approvedWrites>;
   mcp: RunMcp | undefined;
 }
 
@@ -266,12 +265,7 @@ function askingPolicy(parts: PolicyParts): BeforeToolCall {
       },
     }),
     ...(json && { ask: (call, question) => json.ask(call, question, stopper.turnSignal) }),
-    protectedFiles: {
-      stateDir: stateHome(process.env),
-      approved: (path) => {
-        parts.approvedWrite.path = path;
-      },
-    },
+    protectedFiles: parts.approvedWrite,
     record: (decision) => parts.journal.record({ type: "approval", decision }),
     mcpHints: (name) => parts.mcp?.hints(name),
   });
@@ -338,10 +332,4 @@ function warnSandbox(sandbox: SandboxState | undefined, stderr: NodeJS.WritableS
       ? `mini-agent: bash will be refused: --sandbox required, but ${sandbox.reason}\n`
       : `mini-agent: warning: bash runs without a sandbox: ${sandbox.reason}\n`,
   );
-}
-
-function sandboxName(state: SandboxState | undefined): string {
-  if (state === undefined) return "unused (bash denied)";
-  if (state.kind !== "unavailable") return state.kind;
-  return state.mode === "required" ? "required-unavailable" : "unavailable";
 }

@@ -77,3 +77,27 @@ function copyTo(value: unknown, depth: number): unknown {
     Object.entries(value).map(([key, item]) => [key, copyTo(item, depth + 1)]),
   );
 }
+
+/**
+ * A streamed call's arguments as the object the call carries: the JSON text the provider sent,
+ * or `given` when it sent none (empty means `{}`). Invalid JSON and anything but an object end
+ * the round with an error naming the call: such a call is never run.
+ */
+export function callInput(
+  args: string,
+  index: number,
+  given: unknown = {},
+): Record<string, unknown> {
+  let input: unknown = given;
+  if (args.trim() !== "") {
+    try {
+      input = JSON.parse(args);
+    } catch {
+      throw new Error(`tool call ${index} returned invalid JSON arguments`);
+    }
+  }
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+    throw new Error(`tool call ${index} returned non-object arguments`);
+  }
+  return input as Record<string, unknown>;
+}

@@ -3,7 +3,7 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
-import { admitCalls, type RoundIds } from "../history/calls.js";
+import { admitCalls, callInput, type RoundIds } from "../history/calls.js";
 import type { Message, ModelEvent, Reasoning, ToolCall, ToolSpec, Usage } from "../types.js";
 import { isResponsesReasoning } from "./responses-reasoning.js";
 import { streamErrorFrom } from "./stream-error.js";
@@ -229,16 +229,9 @@ function isComplete(call: PendingCall): boolean {
 }
 
 function toToolCall(call: PendingCall, index: number): ToolCall {
-  let input: unknown = call.object ?? {};
-  if (call.args.trim() !== "") {
-    try {
-      input = JSON.parse(call.args);
-    } catch {
-      throw new Error(`tool call ${index} returned invalid JSON arguments`);
-    }
-  }
-  if (typeof input !== "object" || input === null || Array.isArray(input)) {
-    throw new Error(`tool call ${index} returned non-object arguments`);
-  }
-  return { id: call.id ?? "", name: call.name ?? "", input: input as Record<string, unknown> };
+  return {
+    id: call.id ?? "",
+    name: call.name ?? "",
+    input: callInput(call.args, index, call.object ?? {}),
+  };
 }

@@ -4,7 +4,7 @@ import type {
   ResponseStreamEvent,
   ResponseUsage,
 } from "openai/resources/responses/responses";
-import { admitCalls, type RoundIds } from "../history/calls.js";
+import { admitCalls, callInput, type RoundIds } from "../history/calls.js";
 import type { Message, ModelEvent, Reasoning, ToolCall, ToolSpec, Usage } from "../types.js";
 import { responsesReasoningData, responsesReasoningFor } from "./responses-reasoning.js";
 import { streamErrorFrom } from "./stream-error.js";
@@ -272,18 +272,7 @@ function usageOf(usage: ResponseUsage | undefined): Usage | undefined {
 }
 
 function toToolCall(call: PendingCall, index: number): ToolCall {
-  let input: unknown = {};
-  if (call.args.trim() !== "") {
-    try {
-      input = JSON.parse(call.args);
-    } catch {
-      throw new Error(`tool call ${index} returned invalid JSON arguments`);
-    }
-  }
-  if (typeof input !== "object" || input === null || Array.isArray(input)) {
-    throw new Error(`tool call ${index} returned non-object arguments`);
-  }
-  return { id: call.id, name: call.name, input: input as Record<string, unknown> };
+  return { id: call.id, name: call.name, input: callInput(call.args, index) };
 }
 
 function assertNever(value: never): never {

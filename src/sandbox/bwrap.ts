@@ -61,6 +61,16 @@ export type SandboxState =
   | { kind: "off" }
   | { kind: "unavailable"; mode: "auto" | "required"; reason: string };
 
+/**
+ * How a session's header names where bash ran: `bwrap`, `off`, `unavailable`,
+ * `required-unavailable`, or `unused (bash denied)` when bash could not run at all.
+ */
+export function sandboxName(state: SandboxState | undefined): string {
+  if (state === undefined) return "unused (bash denied)";
+  if (state.kind !== "unavailable") return state.kind;
+  return state.mode === "required" ? "required-unavailable" : "unavailable";
+}
+
 const probes = new Map<string, Promise<string | undefined>>();
 
 /** Decides once per bwrap binary whether it can build the sandbox here (namespaces may be denied). */

@@ -2,7 +2,7 @@ import { homedir } from "node:os";
 import type { AgentContext } from "@agentclientprotocol/sdk";
 import { Journal } from "../../runner/journal.js";
 import { SessionRunner } from "../../runner/runner.js";
-import { resolveSandbox, type SandboxState } from "../../sandbox/bwrap.js";
+import { resolveSandbox, sandboxName } from "../../sandbox/bwrap.js";
 import { Session } from "../../session/session.js";
 import { SessionStore, sessionsDir, stateHome } from "../../session/store.js";
 import { createWorkspaceTools } from "../../tools/index.js";
@@ -11,7 +11,7 @@ import type { ModelClient } from "../../types.js";
 import { visible } from "../../visible.js";
 import type { CliArgs } from "../args.js";
 import { contextWindowFor } from "../compaction.js";
-import { cliPolicy } from "../policy.js";
+import { approvedWrites, cliPolicy } from "../policy.js";
 import { ruleBook, rulesFile } from "../rules-command.js";
 import { systemPrompts } from "../system-prompt.js";
 import { askEditor } from "./permission.js";
@@ -55,12 +55,12 @@ export async function openSession(shared: AcpShared, workspace: string): Promise
   const sandbox = await resolveSandbox(sandboxOptions);
   const sandboxed = sandbox.kind === "bwrap";
   const seen = new SeenFiles();
-  const approvedWrite: { path?: string | undefined } = {};
+  const approvedWrite = approvedWrites(stateHome(env));
   const tools = createWorkspaceTools(workspace, {
     bash: { sandbox: sandboxOptions },
     stateDir: stateHome(env),
     seen,
-    protectedWrites: (realPath) => realPath === approvedWrite.path,
+    protectedWrites: approvedWrite.allows,
   });
   const session = await Session.create({
     dir: sessionsDir(env, workspace),
@@ -84,12 +84,7 @@ export async function openSession(shared: AcpShared, workspace: string): Promise
     tell: (line) => shared.stderr.write(line),
     ask: (call, question) =>
       askEditor(permission, call, question, turn.current?.signal ?? AbortSignal.abort()),
-    protectedFiles: {
-      stateDir: stateHome(env),
-      approved: (path) => {
-        approvedWrite.path = path;
-      },
-    },
+    protectedFiles: approvedWrite,
     record: (decision) => journal.record({ type: "approval", decision }),
   });
   const prompts = await systemPrompts(
@@ -112,9 +107,4 @@ export async function openSession(shared: AcpShared, workspace: string): Promise
     retry: { env, ...(args.baseURL !== undefined && { baseURL: args.baseURL }) },
   });
   return { id: session.id, workspace, runner, journal, turn };
-}
-
-function sandboxName(state: SandboxState): string {
-  if (state.kind !== "unavailable") return state.kind;
-  return state.mode === "required" ? "required-unavailable" : "unavailable";
 }

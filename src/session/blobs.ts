@@ -1,0 +1,161 @@
+/**
+ * A session's blob store: `<id>.blobs/` beside `<id>.jsonl`, one file per content, named by the
+ * SHA-256 of its bytes. Records refer to blobs by that hash, so a session file stays small and
+ * the same bytes are kept once however often they recur (a screenshot sent twice, a file's old
+ * bytes before each of a turn's edits).
+ *
+ * Crash rule: a blob is written beside its final name, flushed and renamed before `put` returns,
+ * and callers write the record that names it only after that. So no record names a blob a crash
+ * left half written. A crash between `put` and the record leaves an unreferenced blob: harmless,
+ * counted in the cap. Half-written files (`.tmp-…`) are never read and are removed by the next
+ * `put`'s scan. A blob deleted or altered by hand reads as missing (`get` checks the hash).
+ */
+import { createHash, randomBytes } from "node:crypto";
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
+import { join } from "node:path";
+
+/** Bytes a session keeps out of line, all blobs together, unless the caller sets another cap. */
+export const DEFAULT_BLOB_CAP = 256 * 1024 * 1024;
+
+const HASH = /^[0-9a-f]{64}$/;
+const TEMP_PREFIX = ".tmp-";
+
+export type PutResult = { ok: true; hash: string; size: number } | { ok: false; reason: string };
+
+/** The SHA-256 of some bytes in hex: the name a blob store gives them. */
+export function blobHash(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+/** The blob folder of a session file: `<id>.blobs` for `<id>.jsonl`. */
+export function blobDirFor(sessionPath: string): string {
+  const stem = sessionPath.endsWith(".jsonl")
+    ? sessionPath.slice(0, -".jsonl".length)
+    : sessionPath;
+  return `${stem}.blobs`;
+}
+
+export class BlobStore {
+  /** Bytes of the blobs on disk, read from the folder at the first `put`. */
+  private used: number | undefined;
+
+  constructor(
+    readonly dir: string,
+    readonly cap: number = DEFAULT_BLOB_CAP,
+  ) {}
+
+  static forSession(sessionPath: string, cap?: number): BlobStore {
+    return new BlobStore(blobDirFor(sessionPath), cap);
+  }
+
+  /**
+   * Keeps the bytes (once: a blob already there with those bytes is not written again; one altered on disk is
+   * written anew) and returns their hash.
+   * Bytes that would take the store over its cap are refused with a one-line reason; nothing is
+   * written then. A failed system call throws, as the session's own writes do.
+   */
+  put(bytes: Uint8Array): PutResult {
+    const hash = blobHash(bytes);
+    const path = join(this.dir, hash);
+    if (this.get(hash) !== undefined) return { ok: true, hash, size: bytes.length };
+    const used = this.usedBytes();
+    if (used + bytes.length > this.cap) {
+      return {
+        ok: false,
+        reason: `the session's blob store would exceed its cap of ${mebibytes(this.cap)} (${mebibytes(used)} kept, ${mebibytes(bytes.length)} more)`,
+      };
+    }
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const temp = join(this.dir, `${TEMP_PREFIX}${randomBytes(6).toString("hex")}`);
+    const fd = openSync(temp, "wx", 0o600);
+    try {
+      let written = 0;
+      while (written < bytes.length) written += writeSync(fd, bytes, written);
+      fsyncSync(fd);
+    } catch (error) {
+      closeSync(fd);
+      unlinkSync(temp);
+      throw error;
+    }
+    closeSync(fd);
+    renameSync(temp, path);
+    this.used = used + bytes.length;
+    return { ok: true, hash, size: bytes.length };
+  }
+
+  /**
+   * The bytes of a blob, or `undefined` when the hash is not one, the blob is missing, or its
+   * bytes no longer have that hash (altered on disk). At most `cap` bytes are read.
+   */
+  get(hash: string): Buffer | undefined {
+    if (!HASH.test(hash)) return undefined;
+    const path = join(this.dir, hash);
+    try {
+      const stats = statSync(path);
+      if (!stats.isFile() || stats.size > this.cap) return undefined;
+      const bytes = readFileSync(path);
+      return blobHash(bytes) === hash ? bytes : undefined;
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /** Whether a blob of that hash is on disk (its bytes are not checked: `get` does). */
+  has(hash: string): boolean {
+    if (!HASH.test(hash)) return false;
+    try {
+      return statSync(join(this.dir, hash)).isFile();
+    } catch {
+      return false;
+    }
+  }
+
+  /** Sums the blobs on disk and removes what a crash left half written. */
+  private usedBytes(): number {
+    if (this.used !== undefined) return this.used;
+    let used = 0;
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch (error) {
+      if (!isMissing(error)) throw error;
+      names = [];
+    }
+    for (const name of names) {
+      const path = join(this.dir, name);
+      if (name.startsWith(TEMP_PREFIX)) {
+        try {
+          unlinkSync(path);
+        } catch {}
+        continue;
+      }
+      try {
+        const stats = statSync(path);
+        if (stats.isFile()) used += stats.size;
+      } catch {}
+    }
+    this.used = used;
+    return used;
+  }
+}
+
+function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === "ENOENT" || code === "ENOTDIR";
+}
+
+function mebibytes(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(1).replace(/\.0$/, "")} MiB`;
+}

@@ -10,7 +10,7 @@
  * counted in the cap. Half-written files (`.tmp-…`) are never read and are removed by the next
  * `put`'s scan. A blob deleted or altered by hand reads as missing (`get` checks the hash).
  */
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import {
   closeSync,
   fsyncSync,
@@ -24,6 +24,7 @@ import {
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
+import { contentHash } from "../trust/trust.js";
 
 /** Bytes a session keeps out of line, all blobs together, unless the caller sets another cap. */
 export const DEFAULT_BLOB_CAP = 256 * 1024 * 1024;
@@ -32,11 +33,6 @@ const HASH = /^[0-9a-f]{64}$/;
 const TEMP_PREFIX = ".tmp-";
 
 export type PutResult = { ok: true; hash: string; size: number } | { ok: false; reason: string };
-
-/** The SHA-256 of some bytes in hex: the name a blob store gives them. */
-export function blobHash(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
 
 /** The blob folder of a session file: `<id>.blobs` for `<id>.jsonl`. */
 export function blobDirFor(sessionPath: string): string {
@@ -66,7 +62,7 @@ export class BlobStore {
    * written then. A failed system call throws, as the session's own writes do.
    */
   put(bytes: Uint8Array): PutResult {
-    const hash = blobHash(bytes);
+    const hash = contentHash(bytes);
     const path = join(this.dir, hash);
     if (this.get(hash) !== undefined) return { ok: true, hash, size: bytes.length };
     const used = this.usedBytes();
@@ -105,20 +101,10 @@ export class BlobStore {
       const stats = statSync(path);
       if (!stats.isFile() || stats.size > this.cap) return undefined;
       const bytes = readFileSync(path);
-      return blobHash(bytes) === hash ? bytes : undefined;
+      return contentHash(bytes) === hash ? bytes : undefined;
     } catch (error) {
       if (isMissing(error)) return undefined;
       throw error;
-    }
-  }
-
-  /** Whether a blob of that hash is on disk (its bytes are not checked: `get` does). */
-  has(hash: string): boolean {
-    if (!HASH.test(hash)) return false;
-    try {
-      return statSync(join(this.dir, hash)).isFile();
-    } catch {
-      return false;
     }
   }
 

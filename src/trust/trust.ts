@@ -53,7 +53,7 @@ type TrustRecord = Static<typeof RecordSchema>;
 const KINDS: readonly TrustKind[] = ["mcp", "config", "skill"];
 
 /** sha256 (hex) of a text, or of a JSON value in canonical form (`canonicalJson`). */
-export function contentHash(content: string | Buffer): string {
+export function contentHash(content: string | Uint8Array): string {
   return createHash("sha256").update(content).digest("hex");
 }
 

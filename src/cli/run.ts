@@ -1,3 +1,4 @@
+import { stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import type { Compaction } from "../compaction/record.js";
 import { Journal } from "../runner/journal.js";
@@ -25,6 +26,7 @@ import { RunSkills } from "./skills.js";
 import { formatSessions, sessionToResume } from "./store.js";
 import { streamJsonLine } from "./stream-json.js";
 import { systemPrompts } from "./system-prompt.js";
+import { banner, recap } from "./terminal/banner.js";
 import { SessionStatus } from "./terminal/status-line.js";
 import { type TerminalView, terminalView } from "./terminal/view.js";
 import { cliTurn, EndAfterCall, statusCode } from "./turn.js";
@@ -190,7 +192,12 @@ async function wire(parts: Awaited<ReturnType<typeof prepare>>) {
     visible,
     () => parts.skills.prompt(runner.compacting.current),
   );
+  if (view && input && parts.task === undefined) {
+    const info = { model, provider: args.provider, sandbox: sandboxName(sandbox), workspace };
+    stderr.write(banner(info, view.styles, view.fit));
+  }
   if (prompts.startLine !== "") stderr.write(`mini-agent: ${prompts.startLine}\n`);
+  if (view && resumed) stderr.write(recap(resumed, new Date(), view.styles, view.fit));
   const contextWindow = contextWindowFor(model, args.contextWindow);
   // The runner's tool list: the workspace's, then the MCP tools of the servers up at turn start.
   const tools = [...parts.tools];
@@ -203,7 +210,9 @@ async function wire(parts: Awaited<ReturnType<typeof prepare>>) {
     // Each turn starts here: the MCP tools and instructions of the servers up now join it.
     system: async () => {
       if (parts.mcp) refresh(parts.mcp);
-      for (const line of parts.mcp?.changes() ?? []) stderr.write(`mini-agent: ${line}\n`);
+      for (const status of parts.mcp?.changes() ?? []) {
+        await journal.record({ type: "mcp_status", status });
+      }
       return `${await prompts.next()}${parts.mcp?.instructions() ?? ""}`;
     },
     info: { model, workspace, sandbox: sandboxName(sandbox) },
@@ -311,6 +320,8 @@ async function terminalInput(json: JsonInput | undefined, view: TerminalView | u
 
 /** A resumed session, its calls left without a result (a crash) told as repaired. */
 async function resumeSession(path: string, stderr: NodeJS.WritableStream) {
+  // When it was last used, read before opening it writes a repair.
+  const updatedAt = (await stat(path)).mtime;
   const loaded = await Session.open(path);
   if (loaded.repaired > 0) {
     stderr.write(
@@ -319,6 +330,8 @@ async function resumeSession(path: string, stderr: NodeJS.WritableStream) {
   }
   const { session, messages, compaction } = loaded;
   return {
+    id: session.id,
+    updatedAt,
     session,
     messages: messages as Message[],
     compaction: compaction as Compaction | undefined,

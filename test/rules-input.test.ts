@@ -197,6 +197,14 @@ describe("input redirects", () => {
     expect((await decideCommand("cat < link", context)).decision).toBe("ask");
   });
 
+  it("decides on the real path when the command is decided: a symlink the line makes needs its own rule", async () => {
+    const line = "ln -s ../outside/secret x; cat < x";
+    const cat: RulesContext = { rules: [rule("allow", "cat")], workspace: ws, sandboxed: true };
+    expect((await decideCommand(line, cat)).decision).toBe("ask");
+    const ln: RulesContext = { ...cat, rules: [rule("allow", "cat"), rule("allow", "ln")] };
+    expect((await decideCommand(line, ln)).decision).toBe("allow");
+  });
+
   it("still denies what a deny rule names, and --allow-bash without deny rules allows", async () => {
     const deny: RulesContext = { rules: [rule("deny", "cat")], workspace: ws, sandboxed: false };
     expect((await decideCommand("cat < /etc/passwd", deny)).decision).toBe("deny");

@@ -23,7 +23,7 @@ import { providerFor } from "./provider.js";
 import { ruleBook, rulesFile } from "./rules-command.js";
 import type { Stopper } from "./signals.js";
 import { RunSkills } from "./skills.js";
-import { formatSessions, sessionToResume } from "./store.js";
+import { allSessions, formatSessions, sessionToResume } from "./store.js";
 import { streamJsonLine } from "./stream-json.js";
 import { systemPrompts } from "./system-prompt.js";
 import { banner, recap } from "./terminal/banner.js";
@@ -39,8 +39,19 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   const stderr = view?.stderr ?? process.stderr;
   const dir = sessionsDir(process.env, workspace);
   if (args.sessions) {
-    process.stdout.write(formatSessions(await listSessions(dir)));
+    const state = stateHome(process.env);
+    const listed = args.allSessions ? await allSessions(state) : await listSessions(dir);
+    process.stdout.write(formatSessions(listed, { folders: args.allSessions }));
     return exitCodes.done;
+  }
+  if (args.resume === "") {
+    const { chooseSession } = await import("./picker.js");
+    const chosen = await chooseSession(dir);
+    if (chosen === undefined) {
+      stderr.write("mini-agent: no session chosen; nothing resumed\n");
+      return exitCodes.done;
+    }
+    args = { ...args, resume: chosen };
   }
   const parts = await prepare({ args, workspace, stopper, view, stderr, dir });
   const { runner, journal, status, turn } = await wire(parts);

@@ -210,7 +210,7 @@ export class McpServerConnection {
         { name: tool, arguments: args },
         {
           ...(signal && { signal }),
-          timeout: this.options.callTimeoutMs,
+          timeout: this.config.entry.timeout ?? this.options.callTimeoutMs,
           resetTimeoutOnProgress: true,
           maxTotalTimeout: this.options.maxCallMs,
           onprogress: ({ progress, total }) =>

@@ -13,14 +13,14 @@ export interface BannerInfo {
 
 /**
  * The two dimmed lines an interactive session on a terminal starts with, so a person knows what
- * they talk to, how bash runs, where, and how to find the commands. Each line is cut by `fit`.
+ * they talk to, how bash runs, where, and how to find the commands. Each line is cut by `cut`.
  */
-export function banner(info: BannerInfo, style: Styles, fit: (line: string) => string): string {
+export function banner(info: BannerInfo, style: Styles, cut: (line: string) => string): string {
   const lines = [
     `mini-agent · model ${visible(info.model)} · provider ${info.provider} · sandbox ${info.sandbox}`,
     `folder ${visible(info.workspace)} · /help lists the commands, /exit leaves`,
   ];
-  return lines.map((line) => `${style.dim(fit(line))}\n`).join("");
+  return lines.map((line) => `${style.dim(cut(line))}\n`).join("");
 }
 
 /** What the recap reads of a resumed session. */
@@ -35,13 +35,13 @@ export interface RecapInfo {
 /**
  * Three dimmed lines after `--continue` or `--resume` on a terminal: the session's id and how long
  * ago it was used, then its last prompt and its last answer, each on one line (white space runs
- * shown as one space, every other control character made visible) and cut by `fit`.
+ * shown as one space, every other control character made visible) and cut by `cut`.
  */
 export function recap(
   info: RecapInfo,
   now: Date,
   style: Styles,
-  fit: (line: string) => string,
+  cut: (line: string) => string,
 ): string {
   const last = (role: "user" | "assistant") =>
     info.messages.findLast((message) => message.role === role && message.content.trim() !== "")
@@ -53,7 +53,7 @@ export function recap(
     `  last prompt: ${prompt === undefined ? "(none)" : oneLine(prompt)}`,
     `  last answer: ${answer === undefined ? "(none yet)" : oneLine(answer)}`,
   ];
-  return lines.map((line) => `${style.dim(fit(line))}\n`).join("");
+  return lines.map((line) => `${style.dim(cut(line))}\n`).join("");
 }
 
 /** Text on one line: runs of spaces, tabs and newlines as one space, the rest through `visible`. */

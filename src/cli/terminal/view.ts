@@ -3,6 +3,7 @@ import type { OutputFormat } from "../args.js";
 import type { Output } from "../output.js";
 import { Activity } from "./activity.js";
 import { fitColumns } from "./columns.js";
+import { diffView } from "./diff.js";
 import { foldLines } from "./fold.js";
 import type { SessionStatus } from "./status-line.js";
 import { colourWanted, type Styles, styles } from "./style.js";
@@ -81,9 +82,13 @@ export function terminalView(
           },
           showThinking,
           fit,
-          folded: (text) =>
-            foldLines(text, columns())
+          folded: (text, options) =>
+            foldLines(text, columns(), options)
               .map((line) => `${style.dim(line)}\n`)
+              .join(""),
+          diff: (lines) =>
+            diffView(lines, style, columns())
+              .map((line) => `${line}\n`)
               .join(""),
         },
       );

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { useCliSetup } from "./support/cli.js";
-import { converse, hasScript, screenOf } from "./support/pty.js";
+import { afterBanner, converse, hasScript, screenOf } from "./support/pty.js";
 
 /** Multi-line prompts on a real terminal (`script`): pastes as the terminal sends them, and keys. */
 
@@ -27,7 +27,7 @@ describe.skipIf(!hasScript)("multi-line input on a terminal", () => {
     expect(code).toBe(0);
     expect(server.rejections).toEqual([]);
     expect(prompts(server.requests)).toEqual(["first line\nsecond line\nthird line\n"]);
-    expect(screenOf(screen).slice(0, 3)).toEqual([
+    expect(afterBanner(screenOf(screen)).slice(0, 3)).toEqual([
       "› [pasted 3 lines, 34 characters: Enter sends]",
       "…",
       "Got it.",

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { readSession } from "../src/session/session.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { runBin, sessionFiles, toolResults, useCliSetup } from "./support/cli.js";
-import { converse, hasScript, screenOf } from "./support/pty.js";
+import { afterBanner, converse, hasScript, screenOf } from "./support/pty.js";
 
 /**
  * The terminal view, driven in a real pseudo-terminal (`script`), and the same runs piped.
@@ -49,7 +49,7 @@ describe.skipIf(!hasScript)("the terminal view", () => {
     // TERM=dumb: no colour, and nothing else that needs an escape sequence.
     expect(screen).not.toContain(String.fromCharCode(27));
     expect(screen).toMatch(/\r⠋ read notes\.txt · 0\.\ds| {2}✓ read notes\.txt/);
-    expect(durations(screenOf(screen))).toEqual([
+    expect(durations(afterBanner(screenOf(screen)))).toEqual([
       "› read it",
       "  ✓ read notes.txt · N.Ns",
       "    │ line 1",
@@ -158,7 +158,7 @@ describe.skipIf(!hasScript)("the terminal view", () => {
     expect(code).toBe(0);
     const afterStop = screen.slice(screen.indexOf("interrupting"), screen.indexOf("› again"));
     expect(afterStop).not.toContain("waiting for the model");
-    expect(screenOf(screen).slice(0, 4)).toEqual([
+    expect(afterBanner(screenOf(screen)).slice(0, 4)).toEqual([
       "› hi",
       "",
       "mini-agent: interrupting (Ctrl-C again to quit)",
@@ -203,7 +203,7 @@ describe.skipIf(!hasScript)("the terminal view", () => {
       ["› ", "/exit\r"],
     ]);
     expect(code).toBe(0);
-    const lines = screenOf(screen);
+    const lines = afterBanner(screenOf(screen));
     expect(lines.slice(0, 9)).toEqual([
       "› /help",
       "/compact [what to keep]  summarise the conversation so far, to free context",

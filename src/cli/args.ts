@@ -53,8 +53,11 @@ export interface CliArgs extends Subcommands {
   /** `--no-mcp`: no MCP server is read or started. */
   noMcp: boolean;
   continue: boolean;
+  /** The id, or a prefix of it; empty for `--resume` without one (the picker). */
   resume?: string;
   sessions: boolean;
+  /** `--sessions --all`: every folder's sessions. */
+  allSessions: boolean;
   outputFormat: OutputFormat;
   /** `--input-format stream-json`: prompts and approval answers as JSON lines on stdin. */
   inputFormat: "text" | "stream-json";
@@ -124,6 +127,7 @@ export function resolveArgs(
     continue: values.continue ?? false,
     ...(values.resume !== undefined && { resume: values.resume }),
     sessions: values.sessions ?? false,
+    allSessions: values.all ?? false,
     ...formats,
     ...numbersFrom(values, files, pick),
     hideThinking: values["hide-thinking"] ?? false,
@@ -211,6 +215,7 @@ function checkEmpty(values: FlagValues): void {
   if (values.continue && values.resume !== undefined) {
     throw new UsageError("use either --continue or --resume, not both");
   }
+  if (values.all && !values.sessions) throw new UsageError("--all goes with --sessions");
   if (values.model === "")
     throw new UsageError("--model is empty: name a model, or leave the flag out");
   if (values.cwd === "")

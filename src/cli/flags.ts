@@ -23,6 +23,7 @@ export const options = {
   continue: { type: "boolean", short: "c" },
   resume: { type: "string", short: "r" },
   sessions: { type: "boolean" },
+  all: { type: "boolean" },
   "output-format": { type: "string" },
   "input-format": { type: "string" },
   "approval-timeout": { type: "string" },
@@ -63,6 +64,11 @@ function withNegativeValues(argv: string[]): string[] {
     const arg = argv[i] ?? "";
     const next = argv[i + 1];
     if (arg === "--") return [...out, ...argv.slice(i)];
+    // `--resume` without an id (last, or before another option) asks for the picker.
+    if ((arg === "--resume" || arg === "-r") && (next === undefined || next.startsWith("-"))) {
+      out.push("--resume=");
+      continue;
+    }
     const flag = /^--([\w-]+)$|^-(\w)$/.exec(arg);
     const name = flag && optionName(flag[1] ?? flag[2] ?? "");
     if (name && options[name].type === "string" && next !== undefined && /^-\d/.test(next)) {

@@ -28,8 +28,8 @@ Options:
       --sandbox-processes N processes a sandboxed command may run (default 4096)
       --sandbox-memory SIZE writable memory per sandboxed process, e.g. 16G (default 8G)
   -c, --continue            resume the newest session for this folder
-  -r, --resume ID           resume the session ID
-      --sessions            list this folder's sessions and exit
+  -r, --resume [ID]         resume the session ID (or a unique prefix); no ID: choose one
+      --sessions [--all]    list this folder's sessions (--all: every folder's) and exit
       --output-format FMT   text (default), json (one object at the end) or stream-json
                             (one event per line; the schema ships in the package)
       --input-format FMT    text (default) or stream-json: user messages and approval

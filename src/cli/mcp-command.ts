@@ -67,7 +67,7 @@ async function trustOne(verb: "trust" | "untrust", name: string, workspace: stri
   const root = await mcpProjectRoot(workspace);
   const { loadTrust } = await import("../trust/trust.js");
   const trust = await loadTrust(stateHome(process.env), root);
-  const project = await projectMcpServers(root);
+  const project = await projectMcpServers(root, workspace);
   const server = project.servers.find((known) => known.name === name);
   if (verb === "untrust") {
     await trust.revoke([{ kind: "mcp", name }]);

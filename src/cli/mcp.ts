@@ -111,11 +111,22 @@ async function trusted(
   return true;
 }
 
-/** The command line of a stdio server, the URL of an HTTP one (before `${}` expansion). */
+/**
+ * What trusting a server approves, before `${}` expansion: the command line of a stdio server or
+ * the URL of an HTTP one, then each variable and value it passes on (`env`, `headers`: a secret a
+ * reference names reaches the server), then the workspace files its trust covers.
+ */
 export function serverLine(server: McpServerConfig): string {
   const { entry } = server;
-  if (entry.type === "http") return entry.url;
-  return [entry.command, ...(entry.args ?? [])].join(" ");
+  const line = entry.type === "http" ? entry.url : [entry.command, ...(entry.args ?? [])].join(" ");
+  const passed =
+    entry.type === "http"
+      ? Object.entries(entry.headers ?? {}).map(([name, value]) => `headers ${name}: ${value}`)
+      : Object.entries(entry.env ?? {}).map(([name, value]) => `env ${name}=${value}`);
+  const programs = server.programs?.length
+    ? [`trusted with the content of ${server.programs.join(", ")}`]
+    : [];
+  return [line, ...passed, ...programs].join("; ");
 }
 
 function instructionsText(connected: McpServers): string {

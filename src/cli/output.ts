@@ -48,7 +48,9 @@ export interface TerminalTurn {
    * newline: how a block that is context rather than the answer is shown (a tool's output, a
    * model's reasoning).
    */
-  folded(text: string): string;
+  folded(text: string, options?: { tail?: number }): string;
+  /** Unified diff lines (`diff.ts`) shown behind the gutter, coloured and bounded, as one string. */
+  diff(lines: readonly string[]): string;
   /** `line` cut to the terminal's width, so it does not wrap. */
   fit(line: string): string;
   /** The model's reasoning is shown (not hidden with `--hide-thinking`). */

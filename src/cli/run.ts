@@ -1,3 +1,4 @@
+import { stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import type { Compaction } from "../compaction/record.js";
 import { Journal } from "../runner/journal.js";
@@ -22,9 +23,10 @@ import { providerFor } from "./provider.js";
 import { ruleBook, rulesFile } from "./rules-command.js";
 import type { Stopper } from "./signals.js";
 import { RunSkills } from "./skills.js";
-import { formatSessions, sessionToResume } from "./store.js";
+import { allSessions, formatSessions, sessionToResume } from "./store.js";
 import { streamJsonLine } from "./stream-json.js";
 import { systemPrompts } from "./system-prompt.js";
+import { banner, recap } from "./terminal/banner.js";
 import { SessionStatus } from "./terminal/status-line.js";
 import { type TerminalView, terminalView } from "./terminal/view.js";
 import { cliTurn, EndAfterCall, statusCode } from "./turn.js";
@@ -37,8 +39,19 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   const stderr = view?.stderr ?? process.stderr;
   const dir = sessionsDir(process.env, workspace);
   if (args.sessions) {
-    process.stdout.write(formatSessions(await listSessions(dir)));
+    const state = stateHome(process.env);
+    const listed = args.allSessions ? await allSessions(state) : await listSessions(dir);
+    process.stdout.write(formatSessions(listed, { folders: args.allSessions }));
     return exitCodes.done;
+  }
+  if (args.resume === "") {
+    const { chooseSession } = await import("./picker.js");
+    const chosen = await chooseSession(dir);
+    if (chosen === undefined) {
+      stderr.write("mini-agent: no session chosen; nothing resumed\n");
+      return exitCodes.done;
+    }
+    args = { ...args, resume: chosen };
   }
   const parts = await prepare({ args, workspace, stopper, view, stderr, dir });
   const { runner, journal, status, turn } = await wire(parts);
@@ -190,7 +203,12 @@ async function wire(parts: Awaited<ReturnType<typeof prepare>>) {
     visible,
     () => parts.skills.prompt(runner.compacting.current),
   );
+  if (view && input && parts.task === undefined) {
+    const info = { model, provider: args.provider, sandbox: sandboxName(sandbox), workspace };
+    stderr.write(banner(info, view.styles, view.fit));
+  }
   if (prompts.startLine !== "") stderr.write(`mini-agent: ${prompts.startLine}\n`);
+  if (view && resumed) stderr.write(recap(resumed, new Date(), view.styles, view.fit));
   const contextWindow = contextWindowFor(model, args.contextWindow);
   // The runner's tool list: the workspace's, then the MCP tools of the servers up at turn start.
   const tools = [...parts.tools];
@@ -313,6 +331,8 @@ async function terminalInput(json: JsonInput | undefined, view: TerminalView | u
 
 /** A resumed session, its calls left without a result (a crash) told as repaired. */
 async function resumeSession(path: string, stderr: NodeJS.WritableStream) {
+  // When it was last used, read before opening it writes a repair.
+  const updatedAt = (await stat(path)).mtime;
   const loaded = await Session.open(path);
   if (loaded.repaired > 0) {
     stderr.write(
@@ -321,6 +341,8 @@ async function resumeSession(path: string, stderr: NodeJS.WritableStream) {
   }
   const { session, messages, compaction } = loaded;
   return {
+    id: session.id,
+    updatedAt,
     session,
     messages: messages as Message[],
     compaction: compaction as Compaction | undefined,

@@ -1,3 +1,4 @@
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { NotRegularFileError, openSessionFile } from "../session/lines.js";
 import { listSessions, type SessionSummary } from "../session/session.js";
@@ -6,25 +7,14 @@ import { visible } from "../visible.js";
 import { UsageError } from "./args.js";
 
 /**
- * The file of the session to resume, from `--continue` or `--resume ID`. A named one that is not a
- * regular file (a FIFO would block its reader) is refused here, as a usage error. `--continue`
- * takes the newest session or none: one it cannot read is refused by name, never passed over.
+ * The file of the session to resume, from `--continue` or `--resume ID`. `ID` may be a unique
+ * prefix of an id: a prefix that matches none or several is refused in one line, as a usage
+ * error. A named one that is not a regular file (a FIFO would block its reader) is refused here.
+ * `--continue` takes the newest session or none: one it cannot read is refused by name, never
+ * passed over.
  */
 export async function sessionToResume(dir: string, resume: string | undefined): Promise<string> {
-  if (resume !== undefined) {
-    const path = join(dir, `${resume}.jsonl`);
-    const missing = new UsageError(
-      `no session ${JSON.stringify(resume)} for this folder (mini-agent --sessions lists them)`,
-    );
-    if (!/^[\w.-]+$/.test(resume)) throw missing;
-    const file = await openSessionFile(path).catch((error: NodeJS.ErrnoException) => {
-      if (error instanceof NotRegularFileError) throw new UsageError(error.message);
-      if (error.code === "ENOENT") throw missing;
-      throw error;
-    });
-    await file.close();
-    return path;
-  }
+  if (resume !== undefined) return await namedSession(dir, resume);
   const [newest] = await listSessions(dir);
   if (!newest) throw new UsageError("no session to continue for this folder");
   if (newest.unreadable !== undefined) {
@@ -35,9 +25,63 @@ export async function sessionToResume(dir: string, resume: string | undefined): 
   return newest.path;
 }
 
-/** `--sessions`: one row per session, newest first, its first prompt shown safely. */
-export function formatSessions(sessions: SessionSummary[]): string {
-  if (sessions.length === 0) return "no sessions for this folder\n";
+/** The file of the session `resume` names, whole or by a unique prefix of its id. */
+async function namedSession(dir: string, resume: string): Promise<string> {
+  const missing = new UsageError(
+    `no session ${JSON.stringify(resume)} for this folder (mini-agent --sessions lists them)`,
+  );
+  if (!/^[\w.-]+$/.test(resume)) throw missing;
+  const whole = join(dir, `${resume}.jsonl`);
+  const file = await openSessionFile(whole).catch((error: NodeJS.ErrnoException) => {
+    if (error instanceof NotRegularFileError) throw new UsageError(error.message);
+    if (error.code === "ENOENT") return undefined;
+    throw error;
+  });
+  if (file) {
+    await file.close();
+    return whole;
+  }
+  const matching = (await listSessions(dir)).filter((s) => s.id.startsWith(resume));
+  const [only, second] = matching;
+  if (!only) throw missing;
+  if (second) {
+    const ids = matching.map((s) => s.id).join(", ");
+    throw new UsageError(
+      `session prefix ${JSON.stringify(resume)} is ambiguous: ${ids} (give more of the id; mini-agent --sessions lists them)`,
+    );
+  }
+  return only.path;
+}
+
+/** `--sessions --all`: the sessions of every folder under the state folder, newest first. */
+export async function allSessions(state: string): Promise<SessionSummary[]> {
+  const root = join(state, "sessions");
+  const folders = await readdir(root, { withFileTypes: true }).catch(
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return [];
+      throw error;
+    },
+  );
+  const lists = await Promise.all(
+    folders
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => listSessions(join(root, entry.name))),
+  );
+  return lists
+    .flat()
+    .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt) || b.id.localeCompare(a.id));
+}
+
+/**
+ * `--sessions`: one row per session, newest first, its first prompt shown safely; with
+ * `folders` (`--all`), each row names the session's folder before its prompt.
+ */
+export function formatSessions(
+  sessions: SessionSummary[],
+  options: { folders?: boolean } = {},
+): string {
+  if (sessions.length === 0)
+    return options.folders ? "no sessions\n" : "no sessions for this folder\n";
   const rows = sessions.map((s) => {
     const when = s.updatedAt.slice(0, 16).replace("T", " ");
     if (s.damaged !== undefined)
@@ -46,10 +90,14 @@ export function formatSessions(sessions: SessionSummary[]): string {
       return `${s.id}  ${when}  unreadable: cannot be resumed (${s.unreadable})`;
     const prompt = visible(s.firstPrompt.replace(/[ \t\r\n]+/g, " "));
     const shown = prompt.length > 60 ? `${headOf(prompt, 59)}…` : prompt;
-    return `${s.id}  ${when}  ${size(s.bytes).padStart(7)}  ${shown}`;
+    const folder = options.folders ? `${visible(s.workspace)}  ` : "";
+    return `${s.id}  ${when}  ${size(s.bytes).padStart(7)}  ${folder}${shown}`;
   });
   return `${rows.join("\n")}\n`;
 }
+
+/** A session's row in the picker: as `--sessions` lists it. */
+export const sessionRow = (session: SessionSummary) => formatSessions([session]).trimEnd();
 
 /** A file size as a listing shows it: `512 B`, `12 KB`, `3.4 MB`, `1.2 GB`. */
 function size(bytes: number): string {

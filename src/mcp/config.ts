@@ -56,8 +56,13 @@ export interface McpServerConfig {
   /** The file it came from (or `<options>` for a library caller's object). */
   file: string;
   entry: McpServerEntry;
-  /** sha256 of the entry as canonical JSON: what the trust record keeps. */
+  /**
+   * sha256 of the entry as canonical JSON: what the trust record keeps. For a project server
+   * whose command line names workspace files, of the entry and those files' content together.
+   */
   hash: string;
+  /** Those workspace files, relative to the project root (`programs.ts`). */
+  programs?: readonly string[];
 }
 
 /** What a configuration file holds: the valid servers, and one line per problem. */

@@ -92,3 +92,18 @@ export function converse(
     });
   });
 }
+
+/**
+ * The lines of an interactive session's screen after its two-line start banner, which must be
+ * there: throws, showing the screen, when the first lines are not the banner.
+ */
+export function afterBanner(lines: string[]): string[] {
+  const [first = "", second = ""] = lines;
+  if (
+    !/^mini-agent · model .+ · provider .+ · sandbox .+$/.test(first) ||
+    !second.startsWith("folder ")
+  ) {
+    throw new Error(`no start banner at the top of the screen:\n${lines.join("\n")}`);
+  }
+  return lines.slice(2);
+}

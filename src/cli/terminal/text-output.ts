@@ -1,11 +1,11 @@
-import { headOf } from "../../text.js";
+import type { RetryNotice } from "../../runner/events.js";
 import type { Message, ToolCall } from "../../types.js";
 import { visible } from "../../visible.js";
 import { mcpStatusNotice, retryNotice } from "../notices.js";
 import type { Output, Streams, TerminalTurn } from "../output.js";
-import { elapsed } from "./activity.js";
 import { MarkdownStream } from "./markdown.js";
 import { thinkingView } from "./thinking.js";
+import { shortArgument, ToolLines, toolLine } from "./tool-lines.js";
 
 /**
  * `--output-format text`: the answer on stdout, one line per tool call on stderr. Everything
@@ -62,9 +62,7 @@ export function textOutput(streams: Streams, terminal?: TerminalTurn): Output {
 
 function terminalOutput({ stderr }: Streams, view: TerminalTurn): Output {
   const { activity, styles: style } = view;
-  const calls = new Map<string, ToolCall>();
-  const started = new Map<string, number>();
-  const running = new Set<string>();
+  const tools = new ToolLines(view);
   // An answer after tool lines starts after an empty line.
   let afterTools = false;
   const markdown = new MarkdownStream(style, (text) => {
@@ -78,63 +76,52 @@ function terminalOutput({ stderr }: Streams, view: TerminalTurn): Output {
       ? (text) => view.err(`${style.dim("  ✻ thinking")}\n${view.folded(text)}`)
       : undefined,
   );
+  // Text of the round still streaming: lost if the round is.
   let partial = false;
   const message = (message: Message) => {
     if (message.role === "assistant") {
       markdown.end();
       activity.stop();
-      for (const call of message.toolCalls) {
-        calls.set(call.id, call);
-        running.add(call.id);
-      }
+      tools.declared(message.toolCalls);
     } else if (message.role === "tool") {
       activity.stop();
-      const call = calls.get(message.toolCallId);
-      const start = started.get(message.toolCallId);
-      const took = start === undefined ? "" : style.dim(` · ${elapsed(performance.now() - start)}`);
-      const mark = message.isError ? style.failed("✗") : style.ok("✓");
-      view.err(
-        `${toolLine(call, message, mark)}${took}\n${view.folded(toolOutput(call, message))}`,
-      );
-      running.delete(message.toolCallId);
       afterTools = true;
-      if (running.size === 0) awaitModel();
+      if (tools.result(message)) awaitModel();
     }
+  };
+  const retried = (notice: RetryNotice) => {
+    // What was shown of the lost round's thinking is dropped with it.
+    thinking.drop();
+    markdown.end();
+    activity.stop();
+    retryNotice(stderr, notice, partial ? "; the partial answer above is discarded" : "");
+    partial = false;
+    awaitModel();
   };
   awaitModel();
   return {
     event(event) {
+      // The answer, a call or the round's end ends a block of thinking; a retry drops it instead.
+      if (event.type === "text" || event.type === "tool_start" || event.type === "message")
+        thinking.end();
       switch (event.type) {
         case "thinking":
           return thinking.add(event.text);
         case "text":
-          thinking.end();
           markdown.push(event.text);
           partial = true;
           return;
         case "tool_start": {
-          thinking.end();
-          started.set(event.call.id, performance.now());
+          tools.start(event.call);
           const argument = shortArgument(event.call.input);
           activity.start(`${visible(event.call.name)}${argument ? ` ${argument}` : ""}`);
           return;
         }
         case "message":
-          thinking.end();
           partial = false;
           return message(event.message);
         case "retry":
-          // What was shown of the lost round's thinking is dropped with it.
-          thinking.drop();
-          markdown.end();
-          activity.stop();
-          retryNotice(
-            stderr,
-            event.notice,
-            partial ? "; the partial answer above is discarded" : "",
-          );
-          partial = false;
-          return awaitModel();
+          return retried(event.notice);
         case "compaction":
           return view.status.compacted(event.compaction);
         case "mcp_status":
@@ -156,37 +143,3 @@ function endStatus(stderr: NodeJS.WritableStream, status: string): void {
   if (status === "aborted") stderr.write("interrupted\n");
   if (status === "max_turns") stderr.write("stopped: turn limit reached (--max-turns)\n");
 }
-
-type ToolMessage = Message & { role: "tool" };
-
-/** `  ✓ read src/a.ts` or `  ✗ bash npm test: exit code 1`: tool, short argument, outcome. */
-function toolLine(call: ToolCall | undefined, result: ToolMessage, mark?: string): string {
-  const name = call?.name ?? "tool";
-  const argument = call ? shortArgument(call.input) : "";
-  const head = `  ${mark ?? (result.isError ? "✗" : "✓")} ${visible(name)}${argument ? ` ${argument}` : ""}`;
-  if (!result.isError) return head;
-  return `${head}: ${clip(visible(reasonLine(name, result)), 120)}`;
-}
-
-/** bash ends its result with its status; every other tool says why it failed first. */
-function reasonLine(name: string, result: ToolMessage): string {
-  const lines = result.content.trim().split("\n");
-  return (name === "bash" ? lines.at(-1) : lines[0]) ?? "";
-}
-
-/** What the terminal shows of a result under its line: all of it but the reason the line shows. */
-function toolOutput(call: ToolCall | undefined, result: ToolMessage): string {
-  if (!result.isError) return result.content;
-  const lines = result.content.trim().split("\n");
-  return (call?.name === "bash" ? lines.slice(0, -1) : lines.slice(1)).join("\n");
-}
-
-function shortArgument(input: Record<string, unknown>): string {
-  const value = ["command", "path", "pattern"]
-    .map((key) => input[key])
-    .find((v) => typeof v === "string");
-  return typeof value === "string" ? clip(visible(value.replace(/[ \t]+/g, " ")), 60) : "";
-}
-
-const clip = (text: string, max: number) =>
-  text.length > max ? `${headOf(text, max - 1)}…` : text;

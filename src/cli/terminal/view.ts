@@ -3,9 +3,10 @@ import type { OutputFormat } from "../args.js";
 import type { Output } from "../output.js";
 import { Activity } from "./activity.js";
 import { fitColumns } from "./columns.js";
+import { diffView } from "./diff.js";
 import { foldLines } from "./fold.js";
 import type { SessionStatus } from "./status-line.js";
-import { colourWanted, styles } from "./style.js";
+import { colourWanted, type Styles, styles } from "./style.js";
 import { textOutput } from "./text-output.js";
 
 export interface TerminalView {
@@ -15,6 +16,9 @@ export interface TerminalView {
   activity: Activity;
   /** The output of a turn: `text` with the terminal's rendering; the indicator stops when `signal` aborts. */
   turn(signal: AbortSignal, status: SessionStatus): Output;
+  /** The view's styles and its cut of a line to the width, for the banner and the recap. */
+  styles: Styles;
+  fit(line: string): string;
 }
 
 /**
@@ -33,6 +37,7 @@ export function terminalView(
   if (format !== "text" || !stdout.isTTY || !stderr.isTTY) return undefined;
   const style = styles(colourWanted(env, true));
   const columns = () => stderr.columns || 80;
+  const fit = (line: string) => fitColumns(line, columns() - 1);
   const activity = new Activity((text) => stderr.write(text), style, columns);
   // Typing ahead during a turn (readline echoes it; see `TerminalInput`) mutes the indicator.
   stdin.on("keypress", () => {
@@ -55,6 +60,8 @@ export function terminalView(
   return {
     stderr: guarded,
     activity,
+    styles: style,
+    fit,
     turn(signal, status) {
       status.beginTurn();
       activity.unmute();
@@ -74,10 +81,14 @@ export function terminalView(
             stderr.write(text);
           },
           showThinking,
-          fit: (line) => fitColumns(line, columns() - 1),
-          folded: (text) =>
-            foldLines(text, columns())
+          fit,
+          folded: (text, options) =>
+            foldLines(text, columns(), options)
               .map((line) => `${style.dim(line)}\n`)
+              .join(""),
+          diff: (lines) =>
+            diffView(lines, style, columns())
+              .map((line) => `${line}\n`)
               .join(""),
         },
       );

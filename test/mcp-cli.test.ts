@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { runBin, sessionFiles, toolResults, useCliSetup } from "./support/cli.js";
 import { everythingServer } from "./support/mcp.js";
+import { protocolLines } from "./support/stream-json.js";
 
 /**
  * The CLI with MCP servers, driven by a scripted model through the strict local server: the
@@ -129,7 +130,7 @@ describe("the CLI with MCP servers", () => {
     expect(first).toEqual({
       code: 0,
       stdout: "one\n",
-      stderr: `mini-agent: MCP server "local" of ${mcpJson} skipped: not trusted (mini-agent mcp trust local)\n`,
+      stderr: `mini-agent: MCP server "local": untrusted: skipped, not trusted: ${mcpJson} (mini-agent mcp trust local)\n`,
     });
     expect(await exists(marker)).toBe(false);
 
@@ -142,7 +143,7 @@ describe("the CLI with MCP servers", () => {
     await writeFile(mcpJson, JSON.stringify({ mcpServers: { local: edited } }));
     const third = await runBin(["task"], options);
     expect(third.stderr).toBe(
-      `mini-agent: MCP server "local" of ${mcpJson} skipped: not trusted (mini-agent mcp trust local)\n`,
+      `mini-agent: MCP server "local": untrusted: skipped, not trusted: ${mcpJson} (mini-agent mcp trust local)\n`,
     );
     expect(await exists(`${marker}-edited`)).toBe(false);
   }, 30_000);
@@ -188,12 +189,51 @@ describe("the CLI with MCP servers", () => {
       stderr: "",
       stdout: [
         `everything (--mcp-config ${file}, yours): ${process.execPath} ${everythingServer()} stdio`,
-        "  up, 13 tool(s)",
+        "  ready, 13 tool(s)",
         ...names.map((name) => `  mcp__everything__${name}`),
         `local (project ${mcpJson}, not trusted): http://127.0.0.1:9/mcp`,
         "  not started: not trusted (mini-agent mcp trust local)",
         "",
       ].join("\n"),
     });
+  }, 30_000);
+
+  it("tells each server's state as an mcp_status event: a stream-json line and one stderr line", async () => {
+    const { workspace, home, options } = await setup([stream(turn({ text: ["done"] }))]);
+    const broken = {
+      command: process.execPath,
+      args: ["-e", "console.error('no database at db:5432'); process.exit(3)"],
+    };
+    const file = await configFile(home, { everything, broken });
+    const mcpJson = join(workspace, ".mcp.json");
+    await writeFile(mcpJson, JSON.stringify({ mcpServers: { local: markerServer("x") } }));
+    const run = await runBin(
+      ["--mcp-config", file, "--output-format", "stream-json", "task"],
+      options,
+    );
+    expect(run.code).toBe(0);
+    const statuses = protocolLines(run.stdout).filter((line) => line.type === "mcp_status");
+    const skipped = `skipped, not trusted: ${mcpJson} (mini-agent mcp trust local)`;
+    const failed = "the server closed the connection (exit code 3)";
+    expect(statuses).toEqual([
+      { version: 1, type: "mcp_status", server: "local", state: "untrusted", reason: skipped },
+      {
+        version: 1,
+        type: "mcp_status",
+        server: "broken",
+        state: "failed",
+        reason: failed,
+        stderr: ["no database at db:5432"],
+      },
+      { version: 1, type: "mcp_status", server: "everything", state: "ready", tools: 13 },
+    ]);
+    expect(run.stderr).toBe(
+      [
+        `mini-agent: MCP server "local": untrusted: ${skipped}`,
+        `mini-agent: MCP server "broken": failed: ${failed} (stderr: no database at db:5432)`,
+        'mini-agent: MCP server "everything": ready, 13 tool(s)',
+        "",
+      ].join("\n"),
+    );
   }, 30_000);
 });

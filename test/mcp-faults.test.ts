@@ -2,6 +2,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { runStatus } from "../src/cli/mcp.js";
 import { type ConnectMcpOptions, connectMcpServers, type McpServers } from "../src/mcp/index.js";
 import type { McpServerStatus } from "../src/mcp/server.js";
 import { faultServer } from "./support/mcp.js";
@@ -96,7 +97,11 @@ describe("MCP servers that misbehave", () => {
   });
 
   it("gives a call the server exits during an error receipt, and restarts it at the next call, a bounded number of times", async () => {
-    const mcp = await connect("exit-mid-call", { maxRestarts: 1 });
+    const statuses: McpServerStatus[] = [];
+    const mcp = await connect("exit-mid-call", {
+      maxRestarts: 1,
+      onStatus: (status) => statuses.push(status),
+    });
     expect(await call(mcp, "mcp__f__crash")).toEqual({
       content: "mcp__f__crash failed: the server closed the connection (exit code 3)",
       isError: true,
@@ -109,12 +114,21 @@ describe("MCP servers that misbehave", () => {
       stderr: ["fault server started in mode exit-mid-call", "about to crash"],
       tools: 5,
       restarts: 0,
+      exited: true,
     });
     expect(await call(mcp, "mcp__f__echo", { text: "again" })).toEqual({
       content: "echo: again",
       isError: false,
     });
     expect(mcp.status()[0]).toMatchObject({ state: "up", restarts: 1 });
+    // What the CLI tells of each change: started, up, exited, restarting, up again.
+    expect(statuses.map((status) => runStatus(status)?.state)).toEqual([
+      "starting",
+      "ready",
+      "exited",
+      "restarting",
+      "ready",
+    ]);
     await call(mcp, "mcp__f__crash");
     expect(await call(mcp, "mcp__f__echo", { text: "no more" })).toEqual({
       content:

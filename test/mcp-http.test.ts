@@ -1,37 +1,13 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: configuration values with ${VAR} references
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectMcpServers, type McpServers } from "../src/mcp/index.js";
-import { everythingServer } from "./support/mcp.js";
+import { freePort, startEverything } from "./support/mcp.js";
 
 /** Streamable HTTP, on loopback: the reference server, and the headers a server receives. */
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  probe.listen(0, "127.0.0.1");
-  await once(probe, "listening");
-  const { port } = probe.address() as AddressInfo;
-  probe.close();
-  await once(probe, "close");
-  return port;
-}
-
-/** The reference server over Streamable HTTP on `port`, once it listens. */
-async function startEverything(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [everythingServer(), "streamableHttp"], {
-    env: { ...process.env, PORT: String(port) },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let stderr = "";
-  child.stderr?.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  while (!stderr.includes("listening on port")) await new Promise((r) => setTimeout(r, 50));
-  return child;
-}
 
 let server: ChildProcess;
 let url = "";

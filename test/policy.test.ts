@@ -1,6 +1,8 @@
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { readFile, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import {
   type Answer,
   type CliPolicyOptions,
@@ -18,7 +20,9 @@ import { useTempDirs } from "./support/temp.js";
 
 const tempDir = useTempDirs();
 const bash = (id: string, command = "make") => toolCall(id, "bash", { command });
-const workspace = "/work/project";
+/** A real folder: the rules place redirects by the real paths they resolve to. */
+const workspace = realpathSync(mkdtempSync(join(tmpdir(), "mini-agent-policy-")));
+afterAll(() => rmSync(workspace, { recursive: true, force: true }));
 
 /** Rules kept in memory, as the CLI keeps the file's and the flags'. */
 function memoryBook(rules: Rule[] = []): RuleBook & { saved: Rule[] } {
@@ -183,7 +187,7 @@ describe("rules", () => {
       decision: "ask",
       reason: "the rules cannot allow a redirect to listing.txt after a change of folder",
     });
-    expect(await decideCommand("cd sub && ls > /work/project/l.txt", context)).toEqual({
+    expect(await decideCommand(`cd sub && ls > ${workspace}/l.txt`, context)).toEqual({
       decision: "allow",
       by: "rule:allow cd; rule:allow ls",
     });

@@ -1,5 +1,8 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the corpus is shell text, not templates
-import { describe, expect, it } from "vitest";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
 import { decideCommand, type RulesContext } from "../src/rules/decide.js";
 import { type Rule, ruleWords } from "../src/rules/rule.js";
 
@@ -17,7 +20,15 @@ const rules: Rule[] = [
   ),
   ...["git push", "rm", "curl"].map((text) => rule("deny", text)),
 ];
-const workspace = "/work/project";
+/** A real workspace with a file inside and a symlink that leads out of it. */
+const root = realpathSync(mkdtempSync(join(tmpdir(), "mini-agent-corpus-")));
+const workspace = join(root, "project");
+mkdirSync(workspace);
+writeFileSync(join(workspace, "inside.txt"), "inside\n");
+writeFileSync(join(root, "secret"), "secret\n");
+symlinkSync(join(root, "secret"), join(workspace, "out-link"));
+symlinkSync(root, join(workspace, "up"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
 const context: RulesContext = { rules, workspace, sandboxed: true };
 
 type Expected = "ask" | "deny";
@@ -151,6 +162,84 @@ const corpus: [string, Expected][] = [
   ["npm test > /dev/tcp/10.0.0.1/80", "ask"],
   ["cd /tmp && ls > x", "ask"],
   ["ls > sub/../../x", "ask"],
+  ["ls > out-link", "ask"],
+  ["ls >> up/secret", "ask"],
+  ["ls > up/new", "ask"],
+  ["ls 2> out-link", "ask"],
+  ["ls >&3", "ask"],
+  ["ls 2>&9", "ask"],
+  ["ls >&3-", "ask"],
+  // input redirects: files outside the workspace, by text and by real path
+  ["cat < ~/.ssh/id_rsa", "ask"],
+  ["cat <~/.ssh/id_rsa", "ask"],
+  ["cat 0< ~/.ssh/id_rsa", "ask"],
+  ["grep -r x < ~/.aws/credentials", "ask"],
+  ["cat < /etc/passwd", "ask"],
+  ["cat </etc/shadow", "ask"],
+  ["cat 0</etc/passwd", "ask"],
+  ["cat 4< /etc/passwd", "ask"],
+  ["cat < //etc//passwd", "ask"],
+  ["cat < ../x", "ask"],
+  ["cat < ./../x", "ask"],
+  ["cat < sub/../../x", "ask"],
+  ["cat < /dev/null/../../etc/passwd", "ask"],
+  ["cat < /proc/self/environ", "ask"],
+  ["cat < /dev/stdin", "ask"],
+  ["cat < out-link", "ask"],
+  ["cat < ./out-link", "ask"],
+  ["cat < up/secret", "ask"],
+  ["cat < up/project/../secret", "ask"],
+  ["cat < up/missing", "ask"],
+  ["{ cat; } < /etc/passwd", "ask"],
+  ["(cat) < /etc/passwd", "ask"],
+  ["while cat; do ls; done < /etc/passwd", "ask"],
+  ["if cat; then ls; fi < ~/.netrc", "ask"],
+  ["cat < inside.txt < /etc/passwd", "ask"],
+  // input redirects: connections bash opens itself
+  ["cat < /dev/tcp/127.0.0.1/80", "ask"],
+  ["cat </dev/tcp/example.com/443", "ask"],
+  ["ls < /dev/tcp/10.0.0.1/22", "ask"],
+  ["echo x 0< /dev/tcp/h/1", "ask"],
+  ["cat < /dev/udp/127.0.0.1/53", "ask"],
+  ["ls 5< /dev/udp/8.8.8.8/53", "ask"],
+  ["cat < '/dev/tcp/127.0.0.1/80'", "ask"],
+  ['cat < "/dev/udp/h/53"', "ask"],
+  // input redirects: paths known only when the shell runs
+  ["cat < $f", "ask"],
+  ['cat < "$f"', "ask"],
+  ["cat < ${f}", "ask"],
+  ["cat < $HOME/.ssh/id_rsa", "ask"],
+  ['cat < "${HOME}/.netrc"', "ask"],
+  ["cat < $(echo /etc/passwd)", "ask"],
+  ['cat < "$(echo /etc/passwd)"', "ask"],
+  ["cat < `echo /etc/passwd`", "ask"],
+  ["cat < *.txt", "ask"],
+  ["cat < inside.tx?", "ask"],
+  ["cat < {inside,x}.txt", "ask"],
+  ["cat < $'/etc/passwd'", "ask"],
+  ["cat < ~+/../x", "ask"],
+  // input redirects: descriptors copied, moved, opened read-write
+  ["cat <& inside.txt", "ask"],
+  ["cat <&inside.txt", "ask"],
+  ["cat <&3", "ask"],
+  ["cat <& 3", "ask"],
+  ["cat 0<&3", "ask"],
+  ["cat <&9", "ask"],
+  ["cat <&3-", "ask"],
+  ["cat <&$fd", "ask"],
+  ["cat <> inside.txt", "ask"],
+  ["cat 0<> inside.txt", "ask"],
+  ["cat 3<> /etc/passwd", "ask"],
+  // input redirects: here-strings that expand, process substitution
+  ["cat <<< $HOME", "ask"],
+  ['cat <<< "$HOME"', "ask"],
+  ['cat <<< "a${x}b"', "ask"],
+  ["cat <<< ~", "ask"],
+  ["cat <<< *", "ask"],
+  ["cat <<< $(cat /etc/passwd)", "ask"],
+  ["cat < <(cat /etc/passwd)", "ask"],
+  ["cat 0< <(echo x)", "ask"],
+  ["cat < <(git push)", "deny"],
   // quoting tricks
   ["'t'ouch x", "ask"],
   ['"touch" x', "ask"],

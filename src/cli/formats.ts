@@ -1,5 +1,5 @@
 import type { OutputFormat } from "./args.js";
-import { retryNotice } from "./notices.js";
+import { mcpStatusNotice, retryNotice } from "./notices.js";
 import { jsonLine, type Output, type Streams } from "./output.js";
 import { streamJsonOutput } from "./stream-json.js";
 import { textOutput } from "./terminal/text-output.js";
@@ -10,7 +10,10 @@ export function createOutput(format: OutputFormat, streams: Streams): Output {
       return textOutput(streams);
     case "json":
       return {
-        event: (event) => event.type === "retry" && retryNotice(streams.stderr, event.notice),
+        event: (event) => {
+          if (event.type === "retry") retryNotice(streams.stderr, event.notice);
+          if (event.type === "mcp_status") mcpStatusNotice(streams.stderr, event.status);
+        },
         finish: (summary) => jsonLine(streams.stdout, summary),
       };
     case "stream-json":

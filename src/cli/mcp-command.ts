@@ -1,14 +1,16 @@
 import { trustEntriesOf } from "../mcp/config.js";
+import type { McpServerStatus } from "../mcp/index.js";
 import { stateHome } from "../session/store.js";
 import { visible } from "../visible.js";
 import { type CliArgs, exitCodes, UsageError } from "./args.js";
-import { serverLine, statusLine } from "./mcp.js";
+import { runStatus, serverLine } from "./mcp.js";
 import {
   mcpProjectRoot,
   mcpSources,
   projectMcpServers,
   type SourcedServer,
 } from "./mcp-sources.js";
+import { mcpStatusLine } from "./notices.js";
 
 /**
  * `mini-agent mcp list | trust NAME | untrust NAME`. `list` connects the servers that may run
@@ -42,7 +44,7 @@ async function list(args: CliArgs, workspace: string): Promise<number> {
       return [
         headLine(sourced),
         status
-          ? `  ${statusLine(status).replace(/^MCP server "[^"]*": /, "")}`
+          ? `  ${statusText(status)}`
           : `  not started: not trusted (mini-agent mcp trust ${sourced.server.name})`,
         ...tools.map((tool) => `  ${tool.spec.name}`),
       ];
@@ -65,7 +67,7 @@ async function trustOne(verb: "trust" | "untrust", name: string, workspace: stri
   const root = await mcpProjectRoot(workspace);
   const { loadTrust } = await import("../trust/trust.js");
   const trust = await loadTrust(stateHome(process.env), root);
-  const project = await projectMcpServers(root);
+  const project = await projectMcpServers(root, workspace);
   const server = project.servers.find((known) => known.name === name);
   if (verb === "untrust") {
     await trust.revoke([{ kind: "mcp", name }]);
@@ -81,4 +83,10 @@ async function trustOne(verb: "trust" | "untrust", name: string, workspace: stri
     `trusted ${visible(name)} of ${visible(server.file)}: ${visible(serverLine(server))}\n`,
   );
   return exitCodes.done;
+}
+
+/** `ready, 13 tool(s)`: the status line of a server without its name. */
+function statusText(status: McpServerStatus): string {
+  const told = runStatus(status);
+  return told ? mcpStatusLine(told).replace(/^MCP server "[^"]*": /, "") : status.state;
 }

@@ -8,6 +8,7 @@ import {
   splitByTrust,
   trustEntriesOf,
 } from "../mcp/config.js";
+import { withPrograms } from "../mcp/programs.js";
 import { projectRoot } from "../project/root.js";
 import { loadTrust, type TrustEntry, type WorkspaceTrust } from "../trust/trust.js";
 import { UsageError } from "./args.js";
@@ -43,14 +44,22 @@ export async function userMcpServers(state: string): Promise<McpServerConfig[]> 
   return strict(join(state, "mcp.json"), false);
 }
 
-/** The project's `.mcp.json`: its valid servers and a line per problem, never an exception. */
+/**
+ * The project's `.mcp.json`: its valid servers and a line per problem, never an exception. Each
+ * server's hash covers the workspace files its command line names (`withPrograms`).
+ */
 export async function projectMcpServers(
   root: string,
+  workspace: string,
 ): Promise<{ file: string; servers: McpServerConfig[]; problems: string[] }> {
   const file = join(root, ".mcp.json");
   const text = await readRegular(file);
   if (text === undefined) return { file, servers: [], problems: [] };
-  return { file, ...parseMcpConfigText(text, file) };
+  const { servers, problems } = parseMcpConfigText(text, file);
+  const covered = await Promise.all(
+    servers.map((server) => withPrograms(server, { root, workspace })),
+  );
+  return { file, servers: covered, problems };
 }
 
 /** The project root's folder of a workspace (the AGENTS.md rule). */
@@ -62,8 +71,8 @@ export async function mcpProjectRoot(workspace: string): Promise<string> {
  * What trusting the project's MCP servers records now: one entry per valid `.mcp.json` server
  * (for `mini-agent trust`, which approves everything the project has).
  */
-export async function projectTrustEntries(root: string): Promise<TrustEntry[]> {
-  return trustEntriesOf((await projectMcpServers(root)).servers);
+export async function projectTrustEntries(root: string, workspace: string): Promise<TrustEntry[]> {
+  return trustEntriesOf((await projectMcpServers(root, workspace)).servers);
 }
 
 export interface SourceOptions {
@@ -78,10 +87,16 @@ export async function mcpSources(options: SourceOptions): Promise<McpSources> {
   for (const file of options.flagFiles) flags.push(...(await strict(file, true)));
   const user = await userMcpServers(options.state);
   const root = await mcpProjectRoot(options.workspace);
-  const project = await projectMcpServers(root);
+  const project = await projectMcpServers(root, options.workspace);
   const trust = await loadTrust(options.state, root);
-  const { trusted } = splitByTrust(project.servers, trust);
-  const merged = mergeMcpServers([{ servers: flags }, project, { servers: user }]);
+  const { trusted, untrusted } = splitByTrust(project.servers, trust);
+  // An untrusted project entry never takes the place of the user's server of the same name.
+  const merged = mergeMcpServers([
+    { servers: flags },
+    { servers: trusted },
+    { servers: user },
+    { servers: untrusted },
+  ]);
   const sourceOf = (server: McpServerConfig): McpSource =>
     flags.includes(server) ? "flag" : project.servers.includes(server) ? "project" : "user";
   const servers = merged.servers.map((server) => {

@@ -1,6 +1,7 @@
 import type { McpServerConfig } from "../mcp/config.js";
 import { trustEntriesOf } from "../mcp/config.js";
 import type { McpServerStatus, McpServers, McpTool } from "../mcp/index.js";
+import type { McpStatus } from "../runner/events.js";
 import { visible } from "../visible.js";
 import { mcpSources, type SourcedServer } from "./mcp-sources.js";
 
@@ -15,8 +16,8 @@ export interface RunMcp {
   tools(): McpTool[];
   /** The servers' instructions for the system prompt (each capped by the client). */
   instructions(): string;
-  /** Status lines of the servers whose status changed since the last call. */
-  changes(): string[];
+  /** The servers whose status changed since the last call (the skipped ones the first time). */
+  changes(): McpStatus[];
   /** A tool's annotations in words, for the approval question (hints, never consent). */
   hints(tool: string): string | undefined;
   close(): Promise<void>;
@@ -37,34 +38,63 @@ export async function startMcp(options: McpRunOptions): Promise<RunMcp | undefin
   const sources = await mcpSources(options);
   for (const warning of sources.warnings) options.tell(`mini-agent: warning: ${warning}\n`);
   const servers: McpServerConfig[] = [];
+  const skipped: McpStatus[] = [];
   for (const sourced of sources.servers) {
+    const { server } = sourced;
     if (sourced.trusted || (await trusted(sourced, options, sources.trust))) {
-      servers.push(sourced.server);
+      servers.push(server);
     } else {
-      options.tell(
-        `mini-agent: MCP server "${sourced.server.name}" of ${sourced.server.file} skipped: not trusted (mini-agent mcp trust ${sourced.server.name})\n`,
-      );
+      const reason = `skipped, not trusted: ${server.file} (mini-agent mcp trust ${server.name})`;
+      skipped.push({ server: server.name, state: "untrusted", reason });
     }
   }
-  if (servers.length === 0) return undefined;
-  const { connectMcpServers } = await import("../mcp/index.js");
+  if (servers.length === 0 && skipped.length === 0) return undefined;
+  const connected =
+    servers.length === 0
+      ? undefined
+      : await (await import("../mcp/index.js")).connectMcpServers(servers, {
+          env: options.env,
+          cwd: options.workspace,
+        });
   const shown = new Map<string, string>();
-  const connected = await connectMcpServers(servers, { env: options.env, cwd: options.workspace });
+  let untold = skipped;
   return {
-    tools: () => connected.tools(),
-    instructions: () => instructionsText(connected),
+    tools: () => connected?.tools() ?? [],
+    instructions: () => (connected ? instructionsText(connected) : ""),
     changes: () => {
-      const lines: string[] = [];
-      for (const status of connected.status()) {
-        const line = statusLine(status);
-        if (shown.get(status.name) !== line) lines.push(line);
-        shown.set(status.name, line);
+      const changed = [...untold];
+      untold = [];
+      for (const status of connected?.status() ?? []) {
+        const told = runStatus(status);
+        if (told === undefined) continue;
+        const key = JSON.stringify(told);
+        if (shown.get(status.name) !== key) changed.push(told);
+        shown.set(status.name, key);
       }
-      return lines;
+      return changed;
     },
-    hints: (tool) => hintsOf(connected.tools().find((known) => known.spec.name === tool)),
-    close: () => connected.close(),
+    hints: (tool) => hintsOf(connected?.tools().find((known) => known.spec.name === tool)),
+    close: async () => {
+      await connected?.close();
+    },
   };
+}
+
+/** A server's status as the run tells it; `undefined` once closed (the run is ending). */
+export function runStatus(status: McpServerStatus): McpStatus | undefined {
+  const { name: server, reason, stderr } = status;
+  const why = reason === undefined ? {} : { reason };
+  const lines = { stderr: stderr.slice(-5) };
+  switch (status.state) {
+    case "up":
+      return { server, state: "ready", tools: status.tools };
+    case "starting":
+      return { server, state: status.restarts > 0 ? "restarting" : "starting", ...why };
+    case "failed":
+      return { server, state: status.exited ? "exited" : "failed", ...why, ...lines };
+    case "closed":
+      return undefined;
+  }
 }
 
 /** Asks whether to trust one project server; a yes is recorded by its entry's hash. */
@@ -81,20 +111,22 @@ async function trusted(
   return true;
 }
 
-/** The command line of a stdio server, the URL of an HTTP one (before `${}` expansion). */
+/**
+ * What trusting a server approves, before `${}` expansion: the command line of a stdio server or
+ * the URL of an HTTP one, then each variable and value it passes on (`env`, `headers`: a secret a
+ * reference names reaches the server), then the workspace files its trust covers.
+ */
 export function serverLine(server: McpServerConfig): string {
   const { entry } = server;
-  if (entry.type === "http") return entry.url;
-  return [entry.command, ...(entry.args ?? [])].join(" ");
-}
-
-/** `mcp server NAME: up, 3 tools` or `… failed: reason (last stderr line)`. */
-export function statusLine(status: McpServerStatus): string {
-  const base = `MCP server "${status.name}": ${status.late && status.state === "starting" ? "late" : status.state}`;
-  if (status.state === "up") return `${base}, ${status.tools} tool(s)`;
-  const last = status.stderr.at(-1);
-  const reason = status.reason === undefined ? "" : `: ${status.reason}`;
-  return visible(`${base}${reason}${last === undefined ? "" : ` (stderr: ${last})`}`);
+  const line = entry.type === "http" ? entry.url : [entry.command, ...(entry.args ?? [])].join(" ");
+  const passed =
+    entry.type === "http"
+      ? Object.entries(entry.headers ?? {}).map(([name, value]) => `headers ${name}: ${value}`)
+      : Object.entries(entry.env ?? {}).map(([name, value]) => `env ${name}=${value}`);
+  const programs = server.programs?.length
+    ? [`trusted with the content of ${server.programs.join(", ")}`]
+    : [];
+  return [line, ...passed, ...programs].join("; ");
 }
 
 function instructionsText(connected: McpServers): string {

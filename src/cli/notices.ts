@@ -1,5 +1,5 @@
 import type { Compaction } from "../compaction/record.js";
-import type { RetryNotice } from "../runner/events.js";
+import type { McpStatus, RetryNotice } from "../runner/events.js";
 import { visible } from "../visible.js";
 
 /** `overloaded_error: Overloaded; retrying in 2 s (attempt 2 of 4)`. */
@@ -22,3 +22,19 @@ export function compactedLine(compaction: Compaction): string {
 }
 
 const tokens = (n: number) => (n < 1000 ? String(n) : `${Math.round(n / 1000)}k`);
+
+/**
+ * `MCP server "docs": ready, 3 tool(s)`, `MCP server "db": failed: command not found: pg-mcp
+ * (stderr: last line)`: one server's change, in one line (what `mcp list` shows after the name).
+ */
+export function mcpStatusLine(status: McpStatus): string {
+  const count = status.state === "ready" ? `, ${status.tools ?? 0} tool(s)` : "";
+  const reason = status.reason === undefined ? "" : `: ${status.reason}`;
+  const last = status.stderr?.at(-1);
+  const stderr = last === undefined ? "" : ` (stderr: ${last})`;
+  return visible(`MCP server "${status.server}": ${status.state}${count}${reason}${stderr}`);
+}
+
+/** The one stderr line that tells an MCP server's change, in every format. */
+export const mcpStatusNotice = (stderr: NodeJS.WritableStream, status: McpStatus) =>
+  stderr.write(`mini-agent: ${mcpStatusLine(status)}\n`);

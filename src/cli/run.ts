@@ -222,7 +222,9 @@ async function wire(parts: Awaited<ReturnType<typeof prepare>>) {
     // Each turn starts here: the MCP tools and instructions of the servers up now join it.
     system: async () => {
       if (parts.mcp) refresh(parts.mcp);
-      for (const line of parts.mcp?.changes() ?? []) stderr.write(`mini-agent: ${line}\n`);
+      for (const status of parts.mcp?.changes() ?? []) {
+        await journal.record({ type: "mcp_status", status });
+      }
       return `${await prompts.next()}${parts.mcp?.instructions() ?? ""}`;
     },
     info: { model, workspace, sandbox: sandboxName(sandbox) },

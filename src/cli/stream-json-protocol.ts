@@ -115,6 +115,27 @@ export const OutputLineSchema = Type.Union(
       "The conversation was compacted.",
     ),
     line(
+      "mcp_status",
+      {
+        server: Type.String(),
+        state: Type.Union([
+          Type.Literal("starting"),
+          Type.Literal("ready"),
+          Type.Literal("failed"),
+          Type.Literal("exited"),
+          Type.Literal("restarting"),
+          Type.Literal("untrusted"),
+        ]),
+        /** `ready`: how many tools the server offers. */
+        tools: Type.Optional(Type.Integer({ minimum: 0 })),
+        /** Why it failed, exited, is late (`starting`) or was skipped (`untrusted`). */
+        reason: Type.Optional(Type.String()),
+        /** `failed`, `exited`: its last lines of stderr. */
+        stderr: Type.Optional(Type.Array(Type.String())),
+      },
+      "An MCP server's state changed: told at the start of a turn, when its tools join or leave the next request.",
+    ),
+    line(
       "error",
       { message: Type.String() },
       "An input line that could not be used; it is skipped and the session goes on.",

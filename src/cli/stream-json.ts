@@ -1,5 +1,5 @@
 import { assertNever } from "../runner/events.js";
-import { retryNotice } from "./notices.js";
+import { mcpStatusNotice, retryNotice } from "./notices.js";
 import type { Output, Streams } from "./output.js";
 import { type OutputEvent, STREAM_JSON_VERSION } from "./stream-json-protocol.js";
 
@@ -52,6 +52,10 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
           const { trigger, count, tokensBefore, tokensAfter } = event.compaction;
           return line({ type: "compaction", trigger, count, tokensBefore, tokensAfter });
         }
+        case "mcp_status":
+          line({ type: "mcp_status", ...event.status });
+          mcpStatusNotice(stderr, event.status);
+          return;
         case "turn_end":
           // The `result` line that ends the turn says how it ended.
           return;

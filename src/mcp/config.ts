@@ -23,6 +23,8 @@ const NAME = /^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/;
 const MAX_NAME = 40;
 
 const Strings = Type.Record(Type.String(), Type.String());
+/** Per call, milliseconds without an answer or progress before the call times out. */
+const Timeout = Type.Integer({ minimum: 1 });
 export const StdioSchema = Type.Object(
   {
     type: Type.Optional(Type.Literal("stdio")),
@@ -30,6 +32,7 @@ export const StdioSchema = Type.Object(
     args: Type.Optional(Type.Array(Type.String())),
     env: Type.Optional(Strings),
     cwd: Type.Optional(Type.String({ minLength: 1 })),
+    timeout: Type.Optional(Timeout),
   },
   { additionalProperties: false },
 );
@@ -38,6 +41,7 @@ export const HttpSchema = Type.Object(
     type: Type.Literal("http"),
     url: Type.String({ minLength: 1 }),
     headers: Type.Optional(Strings),
+    timeout: Type.Optional(Timeout),
   },
   { additionalProperties: false },
 );
@@ -52,8 +56,13 @@ export interface McpServerConfig {
   /** The file it came from (or `<options>` for a library caller's object). */
   file: string;
   entry: McpServerEntry;
-  /** sha256 of the entry as canonical JSON: what the trust record keeps. */
+  /**
+   * sha256 of the entry as canonical JSON: what the trust record keeps. For a project server
+   * whose command line names workspace files, of the entry and those files' content together.
+   */
   hash: string;
+  /** Those workspace files, relative to the project root (`programs.ts`). */
+  programs?: readonly string[];
 }
 
 /** What a configuration file holds: the valid servers, and one line per problem. */
@@ -124,6 +133,7 @@ const expected: Record<string, string> = {
   cwd: "a non-empty string",
   url: "a non-empty string",
   headers: "an object of strings",
+  timeout: "a positive whole number of milliseconds",
 };
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -33,6 +33,8 @@ export interface McpServerStatus {
   tools: number;
   /** How many times it was restarted after a crash. */
   restarts: number;
+  /** Set when it was up and went away (`failed`): it restarts at its next call, if any are left. */
+  exited?: true;
 }
 
 export interface ServerOptions {
@@ -91,6 +93,7 @@ export class McpServerConnection {
       stderr: [...this.log].map((line) => this.redact(line)),
       tools: this.tools.length,
       restarts: this.restarts,
+      ...(this.crashed && this.state === "failed" && { exited: true as const }),
     };
   }
 
@@ -149,7 +152,9 @@ export class McpServerConnection {
     } catch (error) {
       if (this.state === "closed") return;
       await client.close().catch(() => {});
-      this.fail(`${this.failureOf(error)}${this.exitOf()}`);
+      // A closed connection already says how the process exited; other failures gain it.
+      const why = this.failureOf(error);
+      this.fail(why.endsWith(this.exitOf()) ? why : `${why}${this.exitOf()}`);
     }
   }
 
@@ -205,7 +210,7 @@ export class McpServerConnection {
         { name: tool, arguments: args },
         {
           ...(signal && { signal }),
-          timeout: this.options.callTimeoutMs,
+          timeout: this.config.entry.timeout ?? this.options.callTimeoutMs,
           resetTimeoutOnProgress: true,
           maxTotalTimeout: this.options.maxCallMs,
           onprogress: ({ progress, total }) =>

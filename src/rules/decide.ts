@@ -1,3 +1,4 @@
+import { realpath } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
 import { within } from "../paths.js";
 import { hiddenByVariable } from "./hidden-code.js";
@@ -68,7 +69,7 @@ export async function decideScript(script: Script, context: RulesContext): Promi
     ...hidden,
     ...views.flatMap((view) => view.blocked),
     ...script.commands.flatMap((c) => c.assigns.map((name) => `an assignment to ${name}`)),
-    ...redirectProblems(script, context.workspace),
+    ...(await redirectProblems(script, context.workspace)),
   ];
   if (unseen.length > 0) return ask(`the rules cannot allow ${unseen[0]}`);
   if (script.commands.length === 0) return ask("the command runs nothing the rules can name");
@@ -188,32 +189,76 @@ async function denyMatches(
   return { maybe };
 }
 
-/** Redirects that write where the rules cannot vouch for: outside the workspace, or unknown. */
-function redirectProblems(script: Script, workspace: string): string[] {
+/**
+ * Redirects that read or write where the rules cannot vouch for: a path known only at run time,
+ * a relative path after a change of folder, a path outside the workspace by its text or by its
+ * real path (symlinks resolved). A read may name a missing file only in a folder that is inside;
+ * a write may name missing folders under one that is inside (an earlier command may make them).
+ */
+async function redirectProblems(script: Script, workspace: string): Promise<string[]> {
   const movesAround = script.commands.some((c) => {
     const program = c.words[0];
     return program?.kind === "static" && /^(cd|pushd|popd)$/.test(program.value);
   });
+  const targets = [
+    ...script.writes.map((word) => ({ word, io: "write" as const })),
+    ...script.reads.map((word) => ({ word, io: "read" as const })),
+  ];
+  if (targets.length === 0) return [];
+  const realWorkspace = await realpath(workspace).catch(() => undefined);
   const problems: string[] = [];
-  for (const target of script.writes) {
-    if (target.kind === "dynamic" && target.text.startsWith("~")) {
-      problems.push(`a redirect that writes outside the workspace (${target.text})`);
+  for (const { word, io } of targets) {
+    const what = io === "write" ? "a redirect that writes" : "a redirect that reads";
+    const named = io === "write" ? "a redirect to" : "a redirect from";
+    if (word.kind === "dynamic") {
+      problems.push(
+        word.text.startsWith("~")
+          ? `${what} outside the workspace (${word.text})`
+          : `${named} ${word.text}, a path known only when the shell runs`,
+      );
       continue;
     }
-    if (target.kind === "dynamic") {
-      problems.push(`a redirect to ${target.text}, a path known only when the shell runs`);
-      continue;
-    }
-    const path = target.value;
-    if (path === "/dev/null" || path === "/dev/stdout" || path === "/dev/stderr") continue;
+    const path = word.value;
+    if (path === "/dev/null") continue;
+    if (io === "write" && (path === "/dev/stdout" || path === "/dev/stderr")) continue;
     if (movesAround && !isAbsolute(path)) {
-      problems.push(`a redirect to ${path} after a change of folder`);
+      problems.push(`${named} ${path} after a change of folder`);
       continue;
     }
-    if (!within(workspace, resolve(workspace, path)))
-      problems.push(`a redirect that writes outside the workspace (${path})`);
+    const inside =
+      within(workspace, resolve(workspace, path)) &&
+      realWorkspace !== undefined &&
+      (await realInside(realWorkspace, workspace, path, io === "write" ? Infinity : 1));
+    if (!inside) problems.push(`${what} outside the workspace (${path})`);
   }
   return problems;
+}
+
+/**
+ * Whether `path`, opened from `workspace`, lands inside `realWorkspace` once the system resolves
+ * it: the path is resolved as the kernel does (symlinks first, then `..`); when it does not exist,
+ * its nearest existing folder must be inside and at most `missing` trailing names may be absent,
+ * none of them `.` or `..`.
+ */
+async function realInside(
+  realWorkspace: string,
+  workspace: string,
+  path: string,
+  missing: number,
+): Promise<boolean> {
+  const full = isAbsolute(path) ? path : `${workspace}/${path}`;
+  const names = full.split("/");
+  for (let absent = 0; absent <= Math.min(missing, names.length - 1); absent++) {
+    const tail = names.slice(names.length - absent);
+    if (tail.some((name) => name === "." || name === ".." || name === "")) return false;
+    const head = names.slice(0, names.length - absent).join("/") || "/";
+    try {
+      return within(realWorkspace, await realpath(head));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") return false;
+    }
+  }
+  return false;
 }
 
 function exactRule(words: Word[]): Rule {

@@ -17,12 +17,13 @@ export interface SimpleCommand {
 
 /**
  * What a command line holds, flattened: every simple command wherever it sits (in a pipeline,
- * a list, a subshell, a substitution), every path it writes to by a redirect, and what the rules
- * cannot see through, each said in words.
+ * a list, a subshell, a substitution), every path it writes to and reads from by a redirect, and
+ * what the rules cannot see through, each said in words.
  */
 export interface Script {
   commands: SimpleCommand[];
   writes: Word[];
+  reads: Word[];
   opaque: string[];
 }
 
@@ -145,7 +146,7 @@ export function parseScript(source: string): Promise<Script | undefined> {
 
 /** What a syntax tree holds: its commands, its redirect targets, what the rules do not model. */
 export function readTree(root: Node): Script {
-  const script: Script = { commands: [], writes: [], opaque: [] };
+  const script: Script = { commands: [], writes: [], reads: [], opaque: [] };
   const opaque = new Set<string>();
   const visit = (node: Node): void => {
     const type = node.type;
@@ -159,10 +160,13 @@ export function readTree(root: Node): Script {
     else if (type === "variable_assignment" && node.parent?.type !== "command")
       script.commands.push({ text: node.text, assigns: [assignedName(node)], words: [] });
     else if (type.endsWith("_redirect")) {
-      const problem = redirectProblem(node);
+      const problem = redirectProblem(node) ?? streamProblem(node);
       if (problem) opaque.add(problem);
-      const target = type === "file_redirect" ? redirectWrite(node) : undefined;
-      if (target) script.writes.push(target);
+      if (type === "file_redirect") {
+        const target = redirectTarget(node);
+        if (target?.io === "write") script.writes.push(target.word);
+        if (target?.io === "read") script.reads.push(target.word);
+      }
     } else if (type === "expansion") {
       if (!/^\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])\}$/.test(node.text))
         opaque.add("a parameter expansion with an operator");
@@ -203,9 +207,21 @@ function simpleCommand(node: Node): SimpleCommand {
     else if (child.type === "command_name") {
       const name = child.namedChildren.length === 1 ? child.namedChildren[0] : undefined;
       command.words.push(name ? wordOf(name) : wordOf(child));
-    } else if (!child.type.endsWith("_redirect")) command.words.push(wordOf(child));
+    } else if (!child.type.endsWith("_redirect") && !gluedDescriptor(child, node))
+      command.words.push(wordOf(child));
   }
   return command;
+}
+
+/**
+ * A number written against the redirect after it (`cat 0< f`) is that redirect's descriptor to
+ * bash, though the grammar gives `0` to the command as a word.
+ */
+function gluedDescriptor(child: Node, command: Node): boolean {
+  if (child.type !== "number" || !/^\d+$/.test(child.text)) return false;
+  const next =
+    child.nextSibling ?? (child.endIndex === command.endIndex ? command.nextSibling : null);
+  return next?.type.endsWith("_redirect") === true && next.startIndex === child.endIndex;
 }
 
 /** The words of a `[ … ]` test, `[` first: its operators and operands, in order. */
@@ -226,14 +242,59 @@ function assignedName(node: Node): string {
   return node.childForFieldName("name")?.text ?? node.text;
 }
 
-/** The path a `file_redirect` writes to; none for a read or a descriptor copy (`2>&1`). */
-function redirectWrite(node: Node): Word | undefined {
-  const op = node.children.find((child) => child && !child.isNamed)?.type ?? "";
+/** The standard descriptors a redirect may copy: the ones the shell was started with. */
+const standardDescriptors = /^[012]$/;
+
+/** A redirect's operator: `<`, `>`, `<&`, `>&`, `<<<`, `<>`… */
+function operatorOf(node: Node): string {
+  return node.children.find((child) => child && !child.isNamed)?.type ?? "";
+}
+
+/**
+ * The part of a redirect the rules do not model as a plain stream: a descriptor copied from or
+ * moved from anything but 0, 1 and 2 (`<&3`, `>&9`, `<&3-`, `<&FILE`), a file opened for reading
+ * and writing (`<>`), and a here-string whose word expands (`<<< "$HOME"`).
+ */
+function streamProblem(node: Node): string | undefined {
+  if (node.type === "herestring_redirect") {
+    const word = node.namedChildren.find((child) => child && child.type !== "file_descriptor");
+    if (!word || wordOf(word).kind !== "static") return "a here-string that expands (<<< …)";
+    return undefined;
+  }
+  if (node.type !== "file_redirect") return undefined;
+  const op = operatorOf(node);
+  if (op === "<>") return "a redirect that opens a file to read and write (<>)";
+  const destination = node.childForFieldName("destination");
+  if (op === "<&" && destination) {
+    const source = wordOf(destination);
+    if (source.kind !== "static" || !standardDescriptors.test(source.value))
+      return `an input copied from ${destination.text} (only 0, 1 and 2 are copied)`;
+  }
+  if (op === ">&" && destination) {
+    const source = wordOf(destination);
+    if (
+      source.kind === "static" &&
+      /^\d+-?$/.test(source.value) &&
+      !standardDescriptors.test(source.value)
+    )
+      return `an output copied to descriptor ${source.value} (only 0, 1 and 2 are copied)`;
+  }
+  return undefined;
+}
+
+/**
+ * The path a `file_redirect` writes to (`>`, `>>`, `&>`, `>|`, `<>`, `>&FILE`) or reads from
+ * (`<`, `N<`); none for a copy of a descriptor (`2>&1`, `<&0`) or a close (`<&-`).
+ */
+function redirectTarget(node: Node): { io: "read" | "write"; word: Word } | undefined {
+  const op = operatorOf(node);
   const destination = node.childForFieldName("destination");
   if (!destination) return undefined;
-  const target = wordOf(destination);
-  if (writeOperators.has(op)) return target;
-  if (op === ">&" && !(target.kind === "static" && /^(\d+|-)$/.test(target.value))) return target;
+  const word = wordOf(destination);
+  if (op === "<") return { io: "read", word };
+  if (writeOperators.has(op)) return { io: "write", word };
+  if (op === ">&" && !(word.kind === "static" && /^(\d+-?|-)$/.test(word.value)))
+    return { io: "write", word };
   return undefined;
 }
 

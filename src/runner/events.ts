@@ -12,6 +12,23 @@ export type RetryNotice = Omit<RetryRecord, "type">;
 /** How a turn ended, with how long it took: the session's turn-end record, without its type. */
 export type TurnEnd = Omit<TurnEndRecord, "type">;
 
+/**
+ * One MCP server's state as the run reports it, each time it changes: `starting` (and late, with
+ * a reason), `ready` with its tool count, `failed` to start (the reason and its last stderr
+ * lines), `exited` after it was up (it restarts at its next call while restarts are left),
+ * `restarting`, or `untrusted`: a project server skipped because no one trusted its entry.
+ */
+export interface McpStatus {
+  server: string;
+  state: "starting" | "ready" | "failed" | "exited" | "restarting" | "untrusted";
+  /** `ready`: how many tools the server offers. */
+  tools?: number;
+  /** Why it failed, exited, is late or was skipped, in one line (redacted). */
+  reason?: string;
+  /** `failed` and `exited`: the last lines it wrote to stderr (redacted). */
+  stderr?: string[];
+}
+
 /** What a front end needs to know of the session before its events. */
 export interface SessionInfo {
   id: string;
@@ -38,6 +55,8 @@ export type TurnEvent =
   | { type: "retry"; notice: RetryNotice }
   /** The conversation was compacted; the model sees the compacted view from now on. */
   | { type: "compaction"; compaction: Compaction }
+  /** An MCP server's state changed (told at the start of a turn, when its tools join or leave). */
+  | { type: "mcp_status"; status: McpStatus }
   /** The turn is over: its status and how long it took. The last event of a turn. */
   | { type: "turn_end"; end: TurnEnd };
 

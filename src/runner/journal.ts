@@ -65,6 +65,7 @@ function recordOf(event: TurnEvent): Exclude<SessionRecord, SessionHeader> | und
     case "thinking":
     case "tool_start":
     case "session":
+    case "mcp_status":
       return undefined;
     default:
       return assertNever(event);

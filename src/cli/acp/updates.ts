@@ -56,6 +56,7 @@ export class UpdateMapper {
       case "approval":
       case "retry":
       case "compaction":
+      case "mcp_status":
       case "turn_end":
         return [];
       default:

@@ -1,7 +1,7 @@
 import type { RetryNotice } from "../../runner/events.js";
 import type { Message, ToolCall } from "../../types.js";
 import { visible } from "../../visible.js";
-import { retryNotice } from "../notices.js";
+import { mcpStatusNotice, retryNotice } from "../notices.js";
 import type { Output, Streams, TerminalTurn } from "../output.js";
 import { MarkdownStream } from "./markdown.js";
 import { thinkingView } from "./thinking.js";
@@ -49,6 +49,8 @@ export function textOutput(streams: Streams, terminal?: TerminalTurn): Output {
         endsWithNewline = true;
         retryNotice(stderr, event.notice, partial ? "; the partial answer above is discarded" : "");
         partial = false;
+      } else if (event.type === "mcp_status") {
+        mcpStatusNotice(stderr, event.status);
       }
     },
     finish(summary) {
@@ -122,6 +124,10 @@ function terminalOutput({ stderr }: Streams, view: TerminalTurn): Output {
           return retried(event.notice);
         case "compaction":
           return view.status.compacted(event.compaction);
+        case "mcp_status":
+          activity.stop();
+          mcpStatusNotice(stderr, event.status);
+          return awaitModel();
       }
     },
     finish(summary) {

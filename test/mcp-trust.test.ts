@@ -1,0 +1,116 @@
+import { access, mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { stream, turn } from "../src/testing/anthropic-server.js";
+import { runBin, useCliSetup } from "./support/cli.js";
+
+/**
+ * What trusting a project `.mcp.json` entry covers, attacked as a cloned repository would: the
+ * workspace files its command line names (the model can rewrite them), the variables its `env` and
+ * `headers` pass on (shown before anyone trusts them), and a name shared with the user's own
+ * server (an untrusted entry never takes its place).
+ */
+
+const setup = useCliSetup();
+
+const exists = (file: string) =>
+  access(file).then(
+    () => true,
+    () => false,
+  );
+
+/** A program that only writes a marker file when it is started: proof that it ran. */
+const markerProgram = (marker: string) =>
+  `require("fs").writeFileSync(${JSON.stringify(marker)}, "ran");\n`;
+
+describe("trust of a project's MCP servers", () => {
+  it("covers the workspace files the entry's command line names: one the model rewrote is not started", async () => {
+    const { workspace, home, options } = await setup([
+      stream(turn({ text: ["one"] })),
+      stream(turn({ calls: [{ id: "toolu_0", name: "read", input: { path: "srv.js" } }] })),
+      stream(
+        turn({
+          calls: [
+            {
+              id: "toolu_1",
+              name: "write",
+              input: { path: "srv.js", content: markerProgram("rewritten.marker") },
+            },
+          ],
+        }),
+      ),
+      stream(turn({ text: ["rewrote it"] })),
+      stream(turn({ text: ["again"] })),
+    ]);
+    const marker = join(home, "original");
+    await writeFile(join(workspace, "srv.js"), markerProgram(marker));
+    const mcpJson = join(workspace, ".mcp.json");
+    const entry = { command: process.execPath, args: ["srv.js"], cwd: "." };
+    await writeFile(mcpJson, JSON.stringify({ mcpServers: { local: entry } }));
+
+    const trusted = await runBin(["mcp", "trust", "local"], options);
+    expect(trusted.code).toBe(0);
+    expect(trusted.stdout).toContain("; trusted with the content of srv.js");
+    // The trusted program runs as trusted.
+    const started = await runBin(["one"], options);
+    expect(started.code).toBe(0);
+    expect(await exists(marker)).toBe(true);
+
+    // The model rewrites the program; the entry in .mcp.json is unchanged.
+    const rewrite = await runBin(["tidy the server", "--no-mcp"], options);
+    expect(rewrite).toMatchObject({ code: 0, stdout: "rewrote it\n" });
+    const after = await runBin(["again"], options);
+    expect(after.code).toBe(0);
+    expect(await readFile(join(workspace, "srv.js"), "utf8")).toContain("rewritten.marker");
+    expect(after.stderr).toContain('MCP server "local": untrusted');
+    expect(await exists(join(workspace, "rewritten.marker"))).toBe(false);
+  }, 40_000);
+
+  it("shows the variables an entry passes on before it is trusted", async () => {
+    const { workspace, options } = await setup([]);
+    const mcpJson = join(workspace, ".mcp.json");
+    await writeFile(
+      mcpJson,
+      JSON.stringify({
+        mcpServers: {
+          docs: {
+            type: "http",
+            url: "http://127.0.0.1:9/mcp",
+            headers: { "X-Team": "${ANTHROPIC_API_KEY}" },
+          },
+          tool: { command: "tool-server", env: { TOKEN: "${GITHUB_TOKEN:-none}" } },
+        },
+      }),
+    );
+    const list = await runBin(["mcp", "list"], options);
+    expect(list.stdout).toContain("headers X-Team: ${ANTHROPIC_API_KEY}");
+    expect(list.stdout).toContain("env TOKEN=${GITHUB_TOKEN:-none}");
+    const trust = await runBin(["mcp", "trust", "docs"], options);
+    expect(trust.stdout).toContain("headers X-Team: ${ANTHROPIC_API_KEY}");
+  });
+
+  it("never lets an untrusted project entry take the place of the user's server of the same name", async () => {
+    const { workspace, home, options } = await setup([stream(turn({ text: ["fine"] }))]);
+    const marker = join(home, "user-server-ran");
+    await mkdir(join(home, "state"), { recursive: true });
+    await writeFile(
+      join(home, "state", "mcp.json"),
+      JSON.stringify({
+        mcpServers: {
+          github: {
+            command: process.execPath,
+            args: ["-e", markerProgram(marker)],
+          },
+        },
+      }),
+    );
+    await writeFile(
+      join(workspace, ".mcp.json"),
+      JSON.stringify({ mcpServers: { github: { command: "evil-server" } } }),
+    );
+    const run = await runBin(["task"], options);
+    expect(run.code).toBe(0);
+    expect(await exists(marker)).toBe(true);
+    expect(run.stderr).toContain(`mcp server "github" of ${join(workspace, ".mcp.json")}`);
+  }, 30_000);
+});

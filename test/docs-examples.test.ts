@@ -306,6 +306,17 @@ describe("the documentation's code blocks", () => {
   for (const block of runnable("json")) {
     it(`${block.where} (json) is what it says`, async () => {
       const value = JSON.parse(block.code) as { rules?: unknown; mcpServers?: unknown };
+      const { workspace, env } = await place();
+      if (block.where.startsWith("docs/configuration.md")) {
+        // A configuration file: mini-agent runs with it as the user's file.
+        const file = (await shell("mini-agent config path", workspace, env)).stdout.trim();
+        await mkdir(join(file, ".."), { recursive: true });
+        await writeFile(file, block.code);
+        const shown = await shell("mini-agent config", workspace, env);
+        expect(shown, shown.stderr).toMatchObject({ code: 0 });
+        expect(shown.stdout).toContain(`(${file})`);
+        return;
+      }
       if (value.mcpServers !== undefined) {
         // MCP servers as a configuration file holds them: every server valid.
         const parsed = parseMcpConfigText(block.code, block.where);
@@ -313,7 +324,6 @@ describe("the documentation's code blocks", () => {
         expect(parsed.servers.length).toBe(Object.keys(value.mcpServers as object).length);
         return;
       }
-      const { workspace, env } = await place();
       if (value.rules === undefined) {
         // A script of rounds for mini-agent-testing: it must be served.
         await writeFile(join(workspace, "rounds.json"), block.code);

@@ -244,7 +244,7 @@ describe("a compaction that fails changes nothing", () => {
       for await (const _ of client.stream(request(history)));
     };
     await expect(run()).rejects.toThrow(
-      /^compaction failed: it would leave \d+ of \d+ tokens \(limit \d+\), not enough to go on$/,
+      /^compaction failed: it would leave (\d+) tokens, over the bound of (\d+) \(90% of the \d+ before, and 75% of the limit \d+\), not enough to go on$/,
     );
     expect(records).toEqual([]);
     expect(inner.requests).toHaveLength(1);
@@ -287,6 +287,39 @@ describe("a compaction that fails changes nothing", () => {
 });
 
 describe("compact()", () => {
+  it("says there is nothing to compact yet when a summary would not shrink a short session, naming the bound", async () => {
+    const history: Message[] = [
+      { role: "user", content: "first" },
+      { role: "assistant", content: "one", toolCalls: [] },
+      { role: "user", content: "second" },
+      { role: "assistant", content: "two", toolCalls: [] },
+    ];
+    const inner = new FakeClient([[text(summaryText), done]]);
+    const client = new CompactingClient(inner, { contextWindow: 100_000 });
+    const failed = await client.compact(request(history)).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(CompactionError);
+    const message = (failed as Error).message;
+    const match =
+      /^nothing to compact yet: the conversation is (\d+) tokens, and a summary would leave (\d+), over the bound of (\d+) \(90% of the \d+ before, and 75% of the limit (\d+)\)$/.exec(
+        message,
+      );
+    expect(match, message).not.toBeNull();
+    const [before, after, bound, limit] = (match ?? []).slice(1).map(Number);
+    expect(bound).toBe(Math.floor(Math.min((before ?? 0) * 0.9, (limit ?? 0) * 0.75)));
+    expect(after).toBeGreaterThan(bound ?? 0);
+    expect(client.current).toBeUndefined();
+  });
+
+  it("says there is nothing to compact yet when all before the last turn is compacted", async () => {
+    const history: Message[] = [{ role: "user", content: "x".repeat(8000) }];
+    const inner = new FakeClient([[text(summaryText), done]]);
+    const client = new CompactingClient(inner, { contextWindow: 100_000 });
+    await client.compact(request(history));
+    await expect(client.compact(request(history))).rejects.toThrow(
+      /^nothing to compact yet: the whole conversation \(\d+ tokens\) is its last turn$/,
+    );
+  });
+
   it("compacts on demand with the user's instructions in the summary request", async () => {
     const history = longHistory();
     const inner = new FakeClient([

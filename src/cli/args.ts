@@ -252,11 +252,15 @@ function baseURLFrom(
   pick: Pick,
 ): string | undefined {
   const variable = provider === "anthropic" ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL";
+  // A file's base URL is for the provider that file names (or the default one): a run with
+  // another provider never sends that provider's key to it.
+  const fileProvider = files.provider?.value ?? "anthropic";
+  const sameKey = (fileProvider === "anthropic") === (provider === "anthropic");
   const baseURL = pick(
     "baseURL",
     [values["base-url"], "--base-url"],
     [nonEmpty(env[variable]), variable],
-    fromFile(files.baseURL),
+    sameKey ? fromFile(files.baseURL) : [undefined, ""],
   );
   if (baseURL !== undefined) {
     const source = values["base-url"] !== undefined ? "--base-url" : variable;

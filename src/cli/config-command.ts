@@ -1,3 +1,4 @@
+import { homedir } from "node:os";
 import { type LoadedConfig, userConfigFile } from "../config/load.js";
 import type { FileSettings } from "../config/merge.js";
 import { ConfigError, parseConfigText } from "../config/parse.js";
@@ -93,7 +94,7 @@ export interface Trustable {
   check?: () => void;
 }
 
-/** What the project has now that the trust record does not hold: for now its configuration file. */
+/** The project's configuration file, when the trust record does not hold its content. */
 export function untrustedOfProject(config: LoadedConfig): Trustable[] {
   const project = config.project;
   if (project.state !== "untrusted") return [];
@@ -107,14 +108,46 @@ export function untrustedOfProject(config: LoadedConfig): Trustable[] {
 }
 
 /**
+ * The rest of what the project has now that the trust record does not hold: each `.mcp.json`
+ * entry (with the workspace files its command line names) and each valid project skill.
+ */
+async function untrustedOfWorkspace(config: LoadedConfig, workspace: string): Promise<Trustable[]> {
+  const [{ projectMcpServers }, { splitByTrust }, { discoverSkills }] = await Promise.all([
+    import("./mcp-sources.js"),
+    import("../mcp/config.js"),
+    import("../skills/discover.js"),
+  ]);
+  const trust = await loadTrust(config.stateHome, config.root);
+  const { untrusted: servers } = splitByTrust(
+    (await projectMcpServers(config.root, workspace)).servers,
+    trust,
+  );
+  const skills = await discoverSkills({
+    workspace,
+    home: homedir(),
+    state: config.stateHome,
+    trust,
+  });
+  return [
+    ...servers.map((server) => ({
+      entry: { kind: "mcp" as const, name: server.name, hash: server.hash },
+      shown: `${server.name} of ${server.file}`,
+    })),
+    ...skills.untrusted.map((skill) => ({
+      entry: skill.entry,
+      shown: `${skill.name} (${skill.path})`,
+    })),
+  ];
+}
+
+/**
  * `mini-agent trust`: approves everything of the project that is not trusted yet, each checked
  * first (a project file with a forbidden field is refused, not trusted); `--revoke` forgets
  * every approval of this project.
  */
 export async function trustCommand(
-  { args, config }: Configured,
+  { args, config, workspace }: Configured,
   out: Out,
-  more: readonly Trustable[] = [],
 ): Promise<number> {
   const trust = await loadTrust(config.stateHome, config.root);
   if (args.trustCommand === "revoke") {
@@ -123,7 +156,10 @@ export async function trustCommand(
     out(`revoked ${count} trusted ${count === 1 ? "entry" : "entries"} of ${config.root}\n`);
     return exitCodes.done;
   }
-  const pending = [...untrustedOfProject(config), ...more];
+  const pending = [
+    ...untrustedOfProject(config),
+    ...(await untrustedOfWorkspace(config, workspace)),
+  ];
   if (pending.length === 0) {
     out(`nothing to trust in ${config.root}: everything it has is trusted\n`);
     return exitCodes.done;

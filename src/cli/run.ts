@@ -4,6 +4,7 @@ import type { Compaction } from "../compaction/record.js";
 import { Journal } from "../runner/journal.js";
 import { SessionRunner } from "../runner/runner.js";
 import { resolveSandbox, type SandboxState, sandboxName } from "../sandbox/bwrap.js";
+import { homeInSandbox } from "../sandbox/home.js";
 import { sweepOrphansOnce } from "../sandbox/reaper.js";
 import { listSessions, Session } from "../session/session.js";
 import { SessionStore, sessionsDir, stateHome } from "../session/store.js";
@@ -149,7 +150,7 @@ async function prepare(start: RunStart) {
   const task = args.skills.length === 0 ? given : await skillTask(skills, args.skills, given);
   const probed = await probing;
   const sandbox = bashCanRun || probed.kind === "bwrap" ? probed : undefined;
-  warnSandbox(sandbox, stderr);
+  warnSandbox(sandbox, stderr, workspace);
   const input = await terminalInput(json, view);
   stopper.interactive = interactive;
   input?.rl.on("SIGINT", () => stopper.signal("SIGINT"));
@@ -349,7 +350,13 @@ async function resumeSession(path: string, stderr: NodeJS.WritableStream) {
   };
 }
 
-function warnSandbox(sandbox: SandboxState | undefined, stderr: NodeJS.WritableStream): void {
+function warnSandbox(
+  sandbox: SandboxState | undefined,
+  stderr: NodeJS.WritableStream,
+  workspace: string,
+): void {
+  const home = sandbox?.kind === "bwrap" ? homeInSandbox(process.env, workspace) : undefined;
+  if (home?.kind === "private") stderr.write(`mini-agent: note: ${home.reason}\n`);
   if (sandbox?.kind !== "unavailable") return;
   stderr.write(
     sandbox.mode === "required"

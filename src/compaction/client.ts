@@ -191,7 +191,9 @@ export class CompactingClient implements ModelClient {
     const cut = chooseCut(messages, this.keptFrom, keep);
     if (cut === undefined)
       throw new CompactionError(
-        "compaction failed: there is nothing before the last turn to compact",
+        trigger === "manual"
+          ? `nothing to compact yet: the whole conversation (${before} tokens) is its last turn`
+          : "compaction failed: there is nothing before the last turn to compact",
       );
     const covered = messages.slice(this.keptFrom, cut);
     const previous = this.compaction;
@@ -221,13 +223,17 @@ export class CompactingClient implements ModelClient {
     candidate.tokensAfter = Math.ceil(
       this.scale * requestTokens({ ...request, messages: projected }),
     );
-    const enough =
-      candidate.tokensAfter <= before * afterShareOfBefore &&
-      (limit === undefined || candidate.tokensAfter <= limit * afterShareOfLimit);
-    if (!enough)
+    const bound = Math.floor(
+      Math.min(before * afterShareOfBefore, (limit ?? Infinity) * afterShareOfLimit),
+    );
+    if (candidate.tokensAfter > bound) {
+      const why = `over the bound of ${bound} (90% of the ${before} before${limit === undefined ? "" : `, and 75% of the limit ${limit}`})`;
       throw new CompactionError(
-        `compaction failed: it would leave ${candidate.tokensAfter} of ${before} tokens${limit === undefined ? "" : ` (limit ${limit})`}, not enough to go on`,
+        trigger === "manual"
+          ? `nothing to compact yet: the conversation is ${before} tokens, and a summary would leave ${candidate.tokensAfter}, ${why}`
+          : `compaction failed: it would leave ${candidate.tokensAfter} tokens, ${why}, not enough to go on`,
       );
+    }
     const problem = historyProblem(projected);
     if (problem) throw new Error(`CompactingClient built an invalid request: ${problem}`);
     await this.options.onCompaction?.(candidate);

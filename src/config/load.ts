@@ -2,6 +2,7 @@ import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { projectRoot } from "../project/root.js";
+import { firstInvalidUtf8 } from "../tools/utf8.js";
 import { contentHash, loadTrust, type TrustEntry } from "../trust/trust.js";
 import { ConfigError, parseConfigText } from "./parse.js";
 import type { ConfigFile } from "./schema.js";
@@ -108,6 +109,9 @@ export async function loadConfig(options: LoadOptions): Promise<LoadedConfig> {
   });
 }
 
+/** A configuration is a few lines: a file bigger than this is refused before it is read. */
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
 /**
  * The text of a configuration file, or undefined when there is none. Opened without blocking (a
  * FIFO there would hang the start); only a regular file is read. The user's file may be a link
@@ -126,9 +130,13 @@ async function readConfigFile(file: string, follow: boolean): Promise<string | u
     throw new ConfigError(`${file}: cannot be read (${code ?? "unknown error"})`);
   }
   try {
-    if (!(await handle.stat()).isFile()) throw new ConfigError(`${file}: is not a regular file`);
-    const text = await handle.readFile("utf8");
-    return text;
+    const info = await handle.stat();
+    if (!info.isFile()) throw new ConfigError(`${file}: is not a regular file`);
+    if (info.size > MAX_CONFIG_BYTES) throw new ConfigError(`${file}: is larger than 1 MiB`);
+    const bytes = await handle.readFile();
+    if (bytes.length > MAX_CONFIG_BYTES) throw new ConfigError(`${file}: is larger than 1 MiB`);
+    if (firstInvalidUtf8(bytes) !== -1) throw new ConfigError(`${file}: is not UTF-8 text`);
+    return bytes.toString("utf8");
   } finally {
     await handle.close();
   }

@@ -25,17 +25,62 @@ export function parseConfigText(text: string, file: string, place: ConfigPlace):
     throw new ConfigError(`${file}: not valid JSON (${(error as Error).message})`);
   }
   if (!isObject(value)) throw new ConfigError(`${file}: must be a JSON object`);
+  checkShape(value, file);
+  refuseKeys(value, file);
+  if (place === "project") checkProjectFields(value, file);
+  checkSchema(value, file);
+  const config = value as ConfigFile;
+  checkRules(config, file);
+  return config;
+}
+
+/** Deeper than any field of the schema nests (an MCP server's `env` is the deepest, at 4). */
+export const MAX_CONFIG_DEPTH = 16;
+
+/**
+ * Refuses what no configuration holds before anything walks the value: nesting deeper than
+ * `MAX_CONFIG_DEPTH` levels (checked without recursion), and a control character in a name or a
+ * string (it would reach a terminal or a request as it is).
+ */
+function checkShape(value: unknown, file: string): void {
+  const stack: { value: unknown; path: string; depth: number }[] = [{ value, path: "", depth: 0 }];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    if (next.depth > MAX_CONFIG_DEPTH) {
+      throw new ConfigError(`${file}: nested deeper than ${MAX_CONFIG_DEPTH} levels`);
+    }
+    const item = next.value;
+    if (typeof item === "string" && CONTROL.test(item)) {
+      throw new ConfigError(`${file}: ${next.path || "a value"} holds a control character`);
+    }
+    if (item === null || typeof item !== "object") continue;
+    for (const [name, child] of Object.entries(item)) {
+      const path = Array.isArray(item)
+        ? `${next.path}[${name}]`
+        : next.path === ""
+          ? name
+          : `${next.path}.${name}`;
+      if (CONTROL.test(name)) {
+        throw new ConfigError(
+          `${file}: the name ${JSON.stringify(name)} holds a control character`,
+        );
+      }
+      stack.push({ value: child, path, depth: next.depth + 1 });
+    }
+  }
+}
+
+// C0 controls, DEL and C1 controls.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** Throws one line naming the first value of `value` that looks like a credential, if any. */
+export function refuseKeys(value: unknown, file: string): void {
   const key = keyLooking(value, "");
   if (key !== undefined) {
     throw new ConfigError(
       `${file}: ${key} looks like an API key: keys belong in the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, or \${VAR} in an MCP server's env), never in a file`,
     );
   }
-  if (place === "project") checkProjectFields(value, file);
-  checkSchema(value, file);
-  const config = value as ConfigFile;
-  checkRules(config, file);
-  return config;
 }
 
 /** The first string that looks like a credential, by its path (`mcpServers.gh.env.TOKEN`). */

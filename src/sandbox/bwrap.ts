@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import { strictlyWithin, within } from "../paths.js";
 import { type HidingMounts, hidingMounts } from "./hide.js";
+import { homeMounts } from "./home.js";
 import { protectedMounts } from "./project-files.js";
 import { seccompFilter, seccompUnsupported } from "./seccomp.js";
 
@@ -123,7 +124,11 @@ async function probeBwrap(bwrap: string): Promise<string | undefined> {
  * agent's terminal; `--die-with-parent` ends the sandbox when bwrap's parent dies, even by SIGKILL.
  * `--seccomp` loads the filter of `seccomp.ts` from `FILTER_FD` (see `feedFilter`).
  */
-function isolation(workspace: string, hiding: HidingMounts = { before: [], after: [] }): string[] {
+function isolation(
+  workspace: string,
+  hiding: HidingMounts = { before: [], after: [] },
+  home: string[] = [],
+): string[] {
   const uid = String(process.getuid?.() ?? 0);
   const gid = String(process.getgid?.() ?? 0);
   // biome-ignore format: each flag beside its values
@@ -135,6 +140,7 @@ function isolation(workspace: string, hiding: HidingMounts = { before: [], after
     "--dev", "/dev",
     "--proc", "/proc",
     "--tmpfs", "/tmp",
+    ...home,
     ...hiding.before,
     "--bind", workspace, workspace,
     ...hiding.after,
@@ -210,7 +216,8 @@ export function sandboxedArgv(
   const { processes, memoryBytes } = sandboxLimits(options);
   // Setting a limit fails only above the hard limit already in force, which then bounds it.
   const limit = `${CLOSE_INHERITED}ulimit -u ${processes} 2>/dev/null; ulimit -d ${Math.ceil(memoryBytes / 1024)} 2>/dev/null; exec bash -c "$1"`;
-  const argv = [bwrap, ...isolation(workspace, hiding), "--chdir", workspace];
+  const home = homeMounts(env, workspace);
+  const argv = [bwrap, ...isolation(workspace, hiding, home), "--chdir", workspace];
   const join = cgroupProcs ? ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', cgroupProcs] : [];
   return { argv: [...join, ...argv, "bash", "-c", limit, "bash", command], made: project.made };
 }

@@ -1,6 +1,7 @@
-import { access, mkdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { access, mkdir, readFile, realpath, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { rulesFile } from "../src/cli/rules-command.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { runBin, sessionFiles, toolResults, useCliSetup } from "./support/cli.js";
 import { everythingServer } from "./support/mcp.js";
@@ -236,4 +237,81 @@ describe("the CLI with MCP servers", () => {
       ].join("\n"),
     );
   }, 30_000);
+
+  it("saves an MCP tool rule as {effect, tool}, still reads one saved as words, and the rule decides the call", async () => {
+    const { server, workspace, home, options } = await setup([
+      stream(turn({ calls: [echoCall] })),
+      stream(turn({ text: ["done"] })),
+    ]);
+    const added = await runBin(["rules", "add", "allow", "mcp__everything__echo"], options);
+    expect(added).toEqual({ code: 0, stdout: "added: allow mcp__everything__echo\n", stderr: "" });
+    const file = rulesFile(options.env, await realpath(workspace));
+    expect(JSON.parse(await readFile(file, "utf8"))).toEqual({
+      version: 1,
+      rules: [{ effect: "allow", tool: "mcp__everything__echo" }],
+    });
+    await runBin(["rules", "add", "deny", "git push"], options);
+    const saved = JSON.parse(await readFile(file, "utf8")) as { rules: unknown[] };
+    expect(saved.rules).toEqual([
+      { effect: "allow", tool: "mcp__everything__echo" },
+      { effect: "deny", words: ["git", "push"] },
+    ]);
+    const config = await configFile(home, { everything });
+    const run = await runBin(["--mcp-config", config, "say hi"], options);
+    expect(run).toMatchObject({ code: 0, stdout: "done\n" });
+    expect(toolResults(server.requests[1]?.body ?? {})).toEqual([
+      { id: "toolu_1", content: "Echo: hi there", isError: false },
+    ]);
+    // A file written before tool rules had their own shape: the same rule, by its one word.
+    await writeFile(
+      file,
+      JSON.stringify({ version: 1, rules: [{ effect: "deny", words: ["mcp__everything__*"] }] }),
+    );
+    expect(await runBin(["rules", "list"], options)).toMatchObject({
+      code: 0,
+      stdout: "1  deny 'mcp__everything__*'\n",
+    });
+  }, 30_000);
+
+  it("refuses a tool rule in the file that names no MCP tool, in one line", async () => {
+    const { workspace, options } = await setup([]);
+    const file = rulesFile(options.env, await realpath(workspace));
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(
+      file,
+      JSON.stringify({ version: 1, rules: [{ effect: "allow", tool: "bash" }] }),
+    );
+    expect(await runBin(["rules", "list"], options)).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `mini-agent: ${file}, rule 1: an MCP tool rule is {"effect": "allow" or "deny", "tool": "mcp__server__tool" or "mcp__server__*"}\n`,
+    });
+  });
+
+  it("rules explain says which tool rule decides an MCP tool, and what is asked without one", async () => {
+    const { options } = await setup([]);
+    const explain = (flags: string[]) =>
+      runBin(["rules", "explain", "mcp__everything__echo", ...flags], options);
+    expect(
+      await explain(["--allow", "mcp__everything__*", "--deny", "mcp__everything__echo"]),
+    ).toEqual({
+      code: 0,
+      stderr: "",
+      stdout:
+        "deny: rule:deny mcp__everything__echo\n(an MCP tool: tool rules decide it, deny wins)\n",
+    });
+    expect(await explain(["--allow", "mcp__everything__*"])).toMatchObject({
+      stdout:
+        "allow: rule:allow 'mcp__everything__*'\n(an MCP tool: tool rules decide it, deny wins)\n",
+    });
+    expect(await explain([])).toMatchObject({
+      code: 0,
+      stdout: [
+        "ask: mcp__everything__echo is a tool of an MCP server and no rule names it",
+        `"always" would save: allow mcp__everything__echo (or allow 'mcp__everything__*' for every tool of the server)`,
+        "(with no terminal, ask means deny)",
+        "",
+      ].join("\n"),
+    });
+  });
 });

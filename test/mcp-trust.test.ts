@@ -113,4 +113,15 @@ describe("trust of a project's MCP servers", () => {
     expect(await exists(marker)).toBe(true);
     expect(run.stderr).toContain(`mcp server "github" of ${join(workspace, ".mcp.json")}`);
   }, 30_000);
+
+  it("never reads a project .mcp.json too big to be one, and says so", async () => {
+    const { workspace, options } = await setup([stream(turn({ text: ["fine"] }))]);
+    const mcpJson = join(workspace, ".mcp.json");
+    await writeFile(mcpJson, `{"mcpServers": {}, "pad": "${"x".repeat(2 * 1024 * 1024)}"}`);
+    expect(await runBin(["task"], options)).toEqual({
+      code: 0,
+      stdout: "fine\n",
+      stderr: `mini-agent: warning: ${mcpJson}: is larger than 1 MiB: skipped\n`,
+    });
+  });
 });

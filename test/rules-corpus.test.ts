@@ -28,6 +28,9 @@ writeFileSync(join(workspace, "inside.txt"), "inside\n");
 writeFileSync(join(root, "secret"), "secret\n");
 symlinkSync(join(root, "secret"), join(workspace, "out-link"));
 symlinkSync(root, join(workspace, "up"));
+symlinkSync(join(root, "not-yet"), join(workspace, "dangling"));
+symlinkSync("/proc/self/cwd/../secret", join(workspace, "proc-link"));
+symlinkSync("/dev/stdin", join(workspace, "stdin-link"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const context: RulesContext = { rules, workspace, sandboxed: true };
 
@@ -169,6 +172,10 @@ const corpus: [string, Expected][] = [
   ["ls >&3", "ask"],
   ["ls 2>&9", "ask"],
   ["ls >&3-", "ask"],
+  ["ls > dangling", "ask"],
+  ["ls >> dangling", "ask"],
+  ["ls &> dangling", "ask"],
+  ["ls > proc-link", "ask"],
   // input redirects: files outside the workspace, by text and by real path
   ["cat < ~/.ssh/id_rsa", "ask"],
   ["cat <~/.ssh/id_rsa", "ask"],
@@ -190,6 +197,9 @@ const corpus: [string, Expected][] = [
   ["cat < up/secret", "ask"],
   ["cat < up/project/../secret", "ask"],
   ["cat < up/missing", "ask"],
+  ["cat < dangling", "ask"],
+  ["cat < proc-link", "ask"],
+  ["cat < stdin-link", "ask"],
   ["{ cat; } < /etc/passwd", "ask"],
   ["(cat) < /etc/passwd", "ask"],
   ["while cat; do ls; done < /etc/passwd", "ask"],

@@ -39,6 +39,8 @@ beforeEach(async () => {
   await symlink(join(outside, "dir"), join(ws, "dirlink"));
   await symlink(join(ws, "inside.txt"), join(ws, "goodlink"));
   await symlink("../../outside/secret", join(ws, "sub", "rel-link"));
+  await symlink(join(outside, "not-yet"), join(ws, "dangling"));
+  await symlink(join(outside, "no-dir", "x"), join(ws, "dangling-deep"));
 });
 
 /** Exact rules, prefix rules, and the read-only set (no rules, in the sandbox). */
@@ -118,6 +120,8 @@ const askedInputs = [
   "cat < dirlink/../secret",
   "cat < dirlink/missing",
   "cat < missing-dir/x",
+  "cat < dangling",
+  "cat < dangling-deep",
   // paths known only when the shell runs
   "cat < $f",
   'cat < "$f"',
@@ -197,6 +201,36 @@ describe("input redirects", () => {
     expect((await decideCommand("cat < link", context)).decision).toBe("ask");
   });
 
+  it("decides on the real path when the command is decided: a symlink the line makes needs its own rule", async () => {
+    const line = "ln -s ../outside/secret x; cat < x";
+    const cat: RulesContext = { rules: [rule("allow", "cat")], workspace: ws, sandboxed: true };
+    expect((await decideCommand(line, cat)).decision).toBe("ask");
+    const ln: RulesContext = { ...cat, rules: [rule("allow", "cat"), rule("allow", "ln")] };
+    expect((await decideCommand(line, ln)).decision).toBe("allow");
+  });
+
+  it("asks for a path that passes through /proc, which names another process's view for bash", async () => {
+    // for this process /proc/self/cwd/.. is the workspace; for bash, started in the workspace, it is
+    // the folder above it
+    await writeFile(join(ws, "..", "inside.txt"), "secret\n");
+    await symlink("/proc/self/cwd/../inside.txt", join(ws, "cwd-link"));
+    await symlink("/proc/self/cwd", join(ws, "sub", "cwd-dir"));
+    await symlink("/dev/stdin", join(ws, "stdin-link"));
+    const before = process.cwd();
+    process.chdir(join(ws, "sub"));
+    try {
+      const [, context] = contexts()[0] as [string, RulesContext];
+      for (const line of ["cat < cwd-link", "cat < sub/cwd-dir/../inside.txt", "cat < stdin-link"])
+        expect({ line, decision: (await decideCommand(line, context)).decision }).toEqual({
+          line,
+          decision: "ask",
+        });
+      expect((await decideCommand("echo x > cwd-link", context)).decision).toBe("ask");
+    } finally {
+      process.chdir(before);
+    }
+  });
+
   it("still denies what a deny rule names, and --allow-bash without deny rules allows", async () => {
     const deny: RulesContext = { rules: [rule("deny", "cat")], workspace: ws, sandboxed: false };
     expect((await decideCommand("cat < /etc/passwd", deny)).decision).toBe("deny");
@@ -226,6 +260,9 @@ const askedWrites = [
   "echo x >| dirlink/secret",
   "echo x &> dirlink/new",
   "echo x > dirlink/../new",
+  "echo x > dangling",
+  "echo x >> dangling",
+  "echo x > dangling-deep",
   "echo x >&3",
   "echo x 2>&3",
   "echo x >&9",

@@ -1,6 +1,9 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the cases are shell text, not templates
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
-import { describe, expect, it } from "vitest";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
 import { Language, type Node, Parser } from "web-tree-sitter";
 import { decideCommand, decideScript, type RulesContext } from "../src/rules/decide.js";
 import { type Rule, ruleWords } from "../src/rules/rule.js";
@@ -15,7 +18,9 @@ import { wrappers } from "../src/rules/wrapper-table.js";
  */
 
 const rule = (effect: Rule["effect"], text: string): Rule => ({ effect, words: ruleWords(text) });
-const workspace = "/work/project";
+/** A real folder: the rules place redirects by the real paths they resolve to. */
+const workspace = realpathSync(mkdtempSync(join(tmpdir(), "mini-agent-model-")));
+afterAll(() => rmSync(workspace, { recursive: true, force: true }));
 const contexts: [string, RulesContext][] = [
   [
     "an allow rule",

@@ -157,6 +157,9 @@ const redirect = fc.oneof(
     arbitrary: fc.constantFrom(
       ...Array(8).fill(""),
       " > out.txt",
+      " > dangling",
+      " >> dirlink/new",
+      " 2> link",
       ` > ${decoy}`,
       ` >> ${decoy}`,
       " 2>&1",
@@ -207,6 +210,7 @@ async function workspaceWithShims() {
   await writeFile(join(ws as string, "decoy.txt"), "inside\n");
   await symlink(join(outside as string, "decoy.txt"), join(ws as string, "link"));
   await symlink(outside as string, join(ws as string, "dirlink"));
+  await symlink(join(outside as string, "not-yet"), join(ws as string, "dangling"));
   for (const name of new Set(programs)) {
     const path = join(bin as string, name);
     await writeFile(path, shim(name));

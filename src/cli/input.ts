@@ -50,6 +50,10 @@ export class TerminalInput {
       this.closed = true;
       this.take(undefined);
     });
+    // Ctrl-Z stopped the process and `fg` continued it: readline restores raw mode and redraws
+    // the prompt or the question, but leaves its input paused, which would end the process (no
+    // more input to wait for). Reading goes on where it was.
+    rl.on("SIGCONT", () => rl.resume());
     // The terminal went away (a read error after a hang-up): the same as closing the input.
     rl.on("error", () => rl.close());
   }
@@ -236,6 +240,8 @@ export async function openTerminal(
     output.write(bracketedPaste.on);
     const off = () => output.write(bracketedPaste.off);
     process.once("exit", off);
+    // The shell turns bracketed paste off for its own prompt while the session is stopped.
+    rl.on("SIGCONT", () => output.write(bracketedPaste.on));
     rl.once("close", () => {
       process.off("exit", off);
       off();

@@ -1,6 +1,7 @@
 import { lstat, readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { ConfigError, refuseKeys } from "../config/parse.js";
 import {
   type McpServerConfig,
   mergeMcpServers,
@@ -41,7 +42,7 @@ export interface McpSources {
 
 /** The user's servers: `mcp.json` in the state folder (none when it is absent). */
 export async function userMcpServers(state: string): Promise<McpServerConfig[]> {
-  return strict(join(state, "mcp.json"), false);
+  return strict(join(state, "mcp.json"), "if-present");
 }
 
 /**
@@ -53,8 +54,13 @@ export async function projectMcpServers(
   workspace: string,
 ): Promise<{ file: string; servers: McpServerConfig[]; problems: string[] }> {
   const file = join(root, ".mcp.json");
-  const text = await readRegular(file);
-  if (text === undefined) return { file, servers: [], problems: [] };
+  const entry = await lstat(file).catch(() => undefined);
+  // Only a regular file, never through a link, and not read at all when it is too big.
+  if (entry === undefined || !entry.isFile()) return { file, servers: [], problems: [] };
+  if (entry.size > MAX_PROJECT_FILE) {
+    return { file, servers: [], problems: [`${file}: is larger than 1 MiB: skipped`] };
+  }
+  const text = await readFile(file, "utf8");
   const { servers, problems } = parseMcpConfigText(text, file);
   const covered = await Promise.all(
     servers.map((server) => withPrograms(server, { root, workspace })),
@@ -84,7 +90,7 @@ export interface SourceOptions {
 /** Reads every source and merges them; throws a `UsageError` for a bad flag or user file. */
 export async function mcpSources(options: SourceOptions): Promise<McpSources> {
   const flags: McpServerConfig[] = [];
-  for (const file of options.flagFiles) flags.push(...(await strict(file, true)));
+  for (const file of options.flagFiles) flags.push(...(await strict(file, "required")));
   const user = await userMcpServers(options.state);
   const root = await mcpProjectRoot(options.workspace);
   const project = await projectMcpServers(root, options.workspace);
@@ -108,32 +114,33 @@ export async function mcpSources(options: SourceOptions): Promise<McpSources> {
   return { servers, warnings, projectFile: project.file, trust };
 }
 
-/** A file whose every problem stops the run: the first one is the error. */
-async function strict(file: string, required: boolean): Promise<McpServerConfig[]> {
+/**
+ * A file of the user's (named by `--mcp-config`, or the one in the state folder when present):
+ * a link is followed, and every problem stops the run, the first one being the error; a value
+ * that looks like a key is one (as in `config.json`).
+ */
+async function strict(file: string, need: "required" | "if-present"): Promise<McpServerConfig[]> {
   let text: string | undefined;
   try {
-    text = await readRegular(file, required);
+    const entry = await stat(file).catch(() => undefined);
+    if (entry === undefined && need === "if-present") return [];
+    if (entry === undefined) throw new Error("no such file");
+    // Only a regular file is read: a FIFO would block the run.
+    if (!entry.isFile()) throw new Error("not a regular file");
+    text = await readFile(file, "utf8");
   } catch (error) {
     throw new UsageError(`${file}: ${(error as Error).message}`);
   }
-  if (text === undefined) return [];
   const { servers, problems } = parseMcpConfigText(text, file);
   if (problems[0] !== undefined) throw new UsageError(problems[0]);
+  try {
+    refuseKeys(JSON.parse(text), file);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message);
+    throw error;
+  }
   return servers;
 }
 
-/** A regular file's text; `undefined` when absent (an error when `required`). */
-async function readRegular(file: string, required = false): Promise<string | undefined> {
-  // A file the user named may be a link; the project's own is taken only as a regular file.
-  const entry = await (required ? stat(file) : lstat(file)).catch(() => undefined);
-  if (entry === undefined) {
-    if (required) throw new Error("no such file");
-    return undefined;
-  }
-  // Only a regular file is read: a FIFO would block the run.
-  if (!entry.isFile()) {
-    if (required) throw new Error("not a regular file");
-    return undefined;
-  }
-  return await readFile(file, "utf8");
-}
+/** A `.mcp.json` is a few entries: a bigger one is never read (it is read on every run). */
+const MAX_PROJECT_FILE = 1024 * 1024;

@@ -162,14 +162,9 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
    * is denied. The server's annotations are shown in the question, never taken as approval.
    */
   async function decideMcp(call: ToolCall): Promise<[Approval, string, string?]> {
-    const matching = rules.current().filter((rule) => matchesTool(rule, call.name));
-    const deny = matching.find((rule) => rule.effect === "deny");
-    if (deny) {
-      const reason = `the rule ${showRule(deny)} denies ${call.name}`;
-      return [{ approved: false, reason }, `rule:${showRule(deny)}`];
-    }
-    const allow = matching[0];
-    if (allow) return [{ approved: true }, `rule:${showRule(allow)}`];
+    const ruled = toolRuleVerdict(rules.current(), call.name);
+    if (ruled?.decision === "deny") return [{ approved: false, reason: ruled.reason }, ruled.by];
+    if (ruled) return [{ approved: true }, ruled.by];
     const hints = options.mcpHints?.(call.name);
     const reason = `${call.name} is a tool of an MCP server${hints ? ` (the server says: ${hints})` : ""}`;
     if (!options.ask) {
@@ -275,8 +270,24 @@ export function matchesTool(rule: Rule, tool: string): boolean {
   return word.endsWith("__*") && serverPattern(tool) === word;
 }
 
+/** What the tool rules decide for an MCP tool (deny wins), or `undefined` when none names it. */
+export function toolRuleVerdict(
+  rules: readonly Rule[],
+  tool: string,
+): { decision: "allow" | "deny"; by: string; reason: string } | undefined {
+  const matching = rules.filter((rule) => matchesTool(rule, tool));
+  const rule = matching.find((candidate) => candidate.effect === "deny") ?? matching[0];
+  if (!rule) return undefined;
+  const shown = showRule(rule);
+  return {
+    decision: rule.effect,
+    by: `rule:${shown}`,
+    reason: `the rule ${shown} ${rule.effect === "deny" ? "denies" : "allows"} ${tool}`,
+  };
+}
+
 /** `mcp__server__*` for `mcp__server__tool`. */
-function serverPattern(tool: string): string {
+export function serverPattern(tool: string): string {
   const server = tool.slice("mcp__".length).split("__")[0] ?? "";
   return `mcp__${server}__*`;
 }

@@ -6,7 +6,7 @@ import { resolveSandbox } from "../sandbox/bwrap.js";
 import { stateHome } from "../session/store.js";
 import { visible } from "../visible.js";
 import { type CliArgs, exitCodes, UsageError } from "./args.js";
-import { type RuleBook, shellRules } from "./policy.js";
+import { type RuleBook, serverPattern, shellRules, toolRuleVerdict } from "./policy.js";
 
 /**
  * The rules file of a workspace: `$MINI_AGENT_HOME/workspaces/<name>-<hash>/rules.json`, in the
@@ -70,6 +70,7 @@ async function explain(
   workspace: string,
   rules: RuleBook,
 ): Promise<string> {
+  if (/^mcp__\S+$/.test(command)) return explainTool(command, rules);
   const sandbox = await resolveSandbox({ mode: args.sandbox, hide: args.sandboxHide });
   const sandboxed = sandbox.kind === "bwrap";
   const { decideCommand } = await shellRules();
@@ -95,6 +96,15 @@ async function explain(
       return `ask: ${visible(verdict.reason)}\n${visible(always)}\n(${where}; with no terminal, ask means deny)\n`;
     }
   }
+}
+
+/** An MCP tool: the tool rule that decides it, or the question it gets (deny with no one to ask). */
+function explainTool(tool: string, rules: RuleBook): string {
+  const verdict = toolRuleVerdict(rules.current(), tool);
+  if (verdict)
+    return `${verdict.decision}: ${visible(verdict.by)}\n(an MCP tool: tool rules decide it, deny wins)\n`;
+  const [name, server] = [visible(tool), visible(serverPattern(tool))];
+  return `ask: ${name} is a tool of an MCP server and no rule names it\n"always" would save: allow ${name} (or allow '${server}' for every tool of the server)\n(with no terminal, ask means deny)\n`;
 }
 
 /** A rules file that cannot be read as rules is a configuration error: exit 2, one line. */

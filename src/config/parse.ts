@@ -26,12 +26,7 @@ export function parseConfigText(text: string, file: string, place: ConfigPlace):
   }
   if (!isObject(value)) throw new ConfigError(`${file}: must be a JSON object`);
   checkShape(value, file);
-  const key = keyLooking(value, "");
-  if (key !== undefined) {
-    throw new ConfigError(
-      `${file}: ${key} looks like an API key: keys belong in the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, or \${VAR} in an MCP server's env), never in a file`,
-    );
-  }
+  refuseKeys(value, file);
   if (place === "project") checkProjectFields(value, file);
   checkSchema(value, file);
   const config = value as ConfigFile;
@@ -77,6 +72,16 @@ function checkShape(value: unknown, file: string): void {
 // C0 controls, DEL and C1 controls.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** Throws one line naming the first value of `value` that looks like a credential, if any. */
+export function refuseKeys(value: unknown, file: string): void {
+  const key = keyLooking(value, "");
+  if (key !== undefined) {
+    throw new ConfigError(
+      `${file}: ${key} looks like an API key: keys belong in the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, or \${VAR} in an MCP server's env), never in a file`,
+    );
+  }
+}
 
 /** The first string that looks like a credential, by its path (`mcpServers.gh.env.TOKEN`). */
 function keyLooking(value: unknown, path: string): string | undefined {

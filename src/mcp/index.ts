@@ -30,9 +30,17 @@ export interface ConnectMcpOptions {
   onStatus?: (status: McpServerStatus) => void;
   /** Progress notifications of running calls. */
   onProgress?: ServerOptions["onProgress"];
+  /**
+   * The protocol revision to speak: `2025-11-25` (the default, with the initialize handshake) or
+   * exactly `2026-07-28` (stateless, per-request metadata; a server that does not speak it fails).
+   */
+  protocolVersion?: McpProtocolVersion;
   /** For tests: the wait of each shutdown step (stdin closed, SIGTERM) before the next. */
   closeGraceMs?: number;
 }
+
+/** The protocol revisions the client can be pinned to. */
+export type McpProtocolVersion = "2025-11-25" | "2026-07-28";
 
 export interface McpServers {
   /**
@@ -77,6 +85,7 @@ export async function connectMcpServers(
     closeGraceMs: options.closeGraceMs ?? 2000,
     instructionChars: options.instructionChars ?? 2000,
     onStatus: (status) => listeners?.(status),
+    ...(options.protocolVersion && { protocolVersion: options.protocolVersion }),
     ...(options.onProgress && { onProgress: options.onProgress }),
   };
   const sdk = servers.length > 0 ? await loadSdk() : undefined;

@@ -49,6 +49,8 @@ export interface ServerOptions {
   maxMessageBytes: number;
   closeGraceMs: number;
   instructionChars: number;
+  /** `2026-07-28` pins the stateless revision; absent, the SDK's default (2025-11-25). */
+  protocolVersion?: "2025-11-25" | "2026-07-28";
   onStatus: (status: McpServerStatus) => void;
   onProgress?: (progress: {
     server: string;
@@ -126,6 +128,9 @@ export class McpServerConnection {
       { name: "mini-agent", version: "0.1.0" },
       {
         capabilities: {},
+        ...(this.options.protocolVersion === "2026-07-28" && {
+          versionNegotiation: { mode: { pin: "2026-07-28" } },
+        }),
         // A server that says its tools changed is listed again; callers see it at the next turn.
         listChanged: {
           tools: {

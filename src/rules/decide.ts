@@ -1,5 +1,5 @@
-import { realpath } from "node:fs/promises";
-import { isAbsolute, resolve } from "node:path";
+import { lstat, readlink, realpath } from "node:fs/promises";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { within } from "../paths.js";
 import { hiddenByVariable } from "./hidden-code.js";
 import { readOnlyEntry } from "./read-only.js";
@@ -238,7 +238,7 @@ async function redirectProblems(script: Script, workspace: string): Promise<stri
  * Whether `path`, opened from `workspace`, lands inside `realWorkspace` once the system resolves
  * it: the path is resolved as the kernel does (symlinks first, then `..`); when it does not exist,
  * its nearest existing folder must be inside and at most `missing` trailing names may be absent,
- * none of them `.` or `..`.
+ * none of them `.` or `..`, and the first of them no name at all (not a dangling symlink).
  */
 async function realInside(
   realWorkspace: string,
@@ -252,13 +252,58 @@ async function realInside(
     const tail = names.slice(names.length - absent);
     if (tail.some((name) => name === "." || name === ".." || name === "")) return false;
     const head = names.slice(0, names.length - absent).join("/") || "/";
-    try {
-      return within(realWorkspace, await realpath(head));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") return false;
-    }
+    const real = await resolveLinks(head);
+    if (real === "missing") continue;
+    if (real === undefined || !within(realWorkspace, real)) return false;
+    // the first absent name must be absent as a name too: a dangling symlink leads elsewhere
+    const first = tail[0];
+    return first === undefined || (await lstat(join(real, first)).then(() => false, isMissing));
   }
   return false;
+}
+
+function isMissing(error: NodeJS.ErrnoException): boolean {
+  return error.code === "ENOENT";
+}
+
+/** Symlinks followed before a path is taken as unreadable (the kernel's own limit). */
+const linkLimit = 40;
+
+/**
+ * The real path of `path` as the kernel resolves it (each symlink where it stands, then `..`),
+ * `"missing"` when a name in it does not exist, `undefined` when it cannot be known here: a
+ * symlink loop, a name under a file, an unreadable folder, or a path through `/proc`, whose
+ * `self`, `cwd` and `fd` links name the process that follows them (bash, not this one; `/dev/stdin`
+ * and `/dev/fd` lead there).
+ */
+async function resolveLinks(path: string): Promise<string | undefined | "missing"> {
+  let done = "/";
+  let rest = path.split("/");
+  let links = 0;
+  while (rest.length > 0) {
+    const name = rest.shift() ?? "";
+    if (name === "" || name === ".") continue;
+    if (name === "..") {
+      done = dirname(done);
+      continue;
+    }
+    const next = join(done, name);
+    if (next === "/proc" || next.startsWith("/proc/")) return undefined;
+    const info = await lstat(next).catch((error: NodeJS.ErrnoException) => error.code ?? "");
+    if (info === "ENOENT") return "missing";
+    if (typeof info === "string") return undefined;
+    if (info.isSymbolicLink()) {
+      if (++links > linkLimit) return undefined;
+      const target = await readlink(next).catch(() => undefined);
+      if (target === undefined) return undefined;
+      rest = [...target.split("/"), ...rest];
+      if (target.startsWith("/")) done = "/";
+      continue;
+    }
+    if (rest.some((part) => part !== "") && !info.isDirectory()) return undefined;
+    done = next;
+  }
+  return done;
 }
 
 function exactRule(words: Word[]): Rule {

@@ -4,7 +4,8 @@ import { dirname } from "node:path";
 import { type Rule, RuleError, sameRule } from "./rule.js";
 
 /**
- * A rules file: `{"version":1,"rules":[{"effect":"allow","words":["npm","test"]}, …]}`, kept by
+ * A rules file: `{"version":1,"rules":[{"effect":"allow","words":["npm","test"]}, …]}`, with a
+ * rule for MCP tools as `{"effect":"allow","tool":"mcp__server__tool"}` (or `mcp__server__*`), kept by
  * the user's state, never in the workspace (where the agent could write itself a rule). Missing
  * (or under a path that is no folder) means no rules; anything else that is not such a file is an error naming the file.
  */
@@ -31,7 +32,32 @@ export async function readRules(path: string): Promise<Rule[]> {
   return rules.map((rule, i) => checkedRule(rule, `${path}, rule ${i + 1}`));
 }
 
+/** An MCP tool rule's name: `mcp__server__tool`, or `mcp__server__*` for every tool of one. */
+const TOOL = /^mcp__[A-Za-z0-9_-]+__(?:[A-Za-z0-9_-]+|\*)$/;
+
+/** A rule as the file holds it: an MCP tool rule as `{effect, tool}`, any other by its words. */
+function savedRule(rule: Rule): Rule | { effect: Rule["effect"]; tool: string } {
+  const [word, ...more] = rule.words;
+  if (word !== undefined && more.length === 0 && !rule.exact && TOOL.test(word))
+    return { effect: rule.effect, tool: word };
+  return rule;
+}
+
 function checkedRule(value: unknown, where: string): Rule {
+  const tool = (value as { tool?: unknown } | null)?.tool;
+  if (tool !== undefined) {
+    const { effect, ...rest } = value as { effect?: unknown };
+    if (
+      (effect !== "allow" && effect !== "deny") ||
+      typeof tool !== "string" ||
+      !TOOL.test(tool) ||
+      Object.keys(rest).length !== 1
+    )
+      throw new RuleError(
+        `${where}: an MCP tool rule is {"effect": "allow" or "deny", "tool": "mcp__server__tool" or "mcp__server__*"}`,
+      );
+    return { effect, words: [tool] };
+  }
   const rule = value as Partial<Rule> | null;
   const words = rule?.words;
   if (
@@ -69,10 +95,14 @@ async function writeRules(path: string, rules: Rule[]): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   const temporary = `${path}.${randomBytes(6).toString("hex")}.tmp`;
   try {
-    await writeFile(temporary, `${JSON.stringify({ version: 1, rules }, null, 2)}\n`, {
-      mode: 0o600,
-      flag: "wx",
-    });
+    await writeFile(
+      temporary,
+      `${JSON.stringify({ version: 1, rules: rules.map(savedRule) }, null, 2)}\n`,
+      {
+        mode: 0o600,
+        flag: "wx",
+      },
+    );
     await rename(temporary, path);
   } finally {
     await rm(temporary, { force: true });

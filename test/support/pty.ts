@@ -55,9 +55,25 @@ export function converse(
   steps: [string, string][],
   args: string[] = [],
 ): Promise<Conversation> {
+  // 200 columns, so no line of the test's is cut or wrapped at the width.
+  const command = ["stty cols 200 rows 50;", "exec", process.execPath, bin, ...args].join(" ");
+  return converseWith(command, env, cwd, steps);
+}
+
+/** The CLI's command line (the real bin with `args`), as a shell in `converseWith` runs it. */
+export const cliCommandLine = (args: string[] = []) => [process.execPath, bin, ...args].join(" ");
+
+/** `bash -i` in a pty: a job-control shell (Ctrl-Z stops its foreground job, `fg` goes on). */
+export const interactiveShell = "stty cols 200 rows 50; exec bash --norc --noprofile -i";
+
+/** `converse` with any `command` run by `script` in the pty, e.g. `interactiveShell`. */
+export function converseWith(
+  command: string,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  steps: [string, string][],
+): Promise<Conversation> {
   return new Promise((resolve, reject) => {
-    // 200 columns, so no line of the test's is cut or wrapped at the width.
-    const command = ["stty cols 200 rows 50;", "exec", process.execPath, bin, ...args].join(" ");
     const child = spawn("script", ["-q", "-e", "-c", command, "/dev/null"], {
       cwd,
       env: { TERM: "dumb", ...env },

@@ -1,5 +1,6 @@
 // A minimal Messages API stream for the benchmarks: the first request of a conversation gets a
-// `read` call for notes.txt, the next one a short answer. Records each request body's size.
+// `read` call for notes.txt, the next one a short answer. Records each request body's size and
+// when it arrived.
 // With `answerChars`, every request is answered at once with that much text instead, streamed in
 // 16 KiB deltas with backpressure (for peak memory against answer size).
 import { once } from "node:events";
@@ -105,12 +106,14 @@ async function streamAnswer(res, model, chars) {
 export function startMockServer({ answerChars } = {}) {
   const requests = [];
   const server = createServer((req, res) => {
+    // When the request arrived (`performance.now()` of this process), for time-to-first-request.
+    const at = performance.now();
     const chunks = [];
     req.on("data", (chunk) => chunks.push(chunk));
     req.on("end", () => {
       const raw = Buffer.concat(chunks);
       const body = JSON.parse(raw.toString("utf8"));
-      requests.push({ bytes: raw.length, body });
+      requests.push({ bytes: raw.length, body, at });
       res.writeHead(200, { "content-type": "text/event-stream" });
       if (answerChars === undefined) res.end(reply(body));
       else streamAnswer(res, body.model, answerChars).catch(() => res.destroy());

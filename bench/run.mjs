@@ -17,6 +17,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { exportBench } from "./export.mjs";
+import { mcpBench } from "./mcp.mjs";
 import { startMockServer } from "./mock-server.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -734,6 +735,7 @@ const sections = {
   resumeCompacted,
   requestBuilding,
   exportSession: () => exportBench({ run, row, ms, mb, median, scratch, bin, probe, runs }),
+  mcpStartup: () => mcpBench({ run, row, ms, median, scratch, bin, runs, startMockServer }),
 };
 const only = process.env.BENCH_ONLY?.split(",");
 process.stderr.write(

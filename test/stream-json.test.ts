@@ -62,3 +62,17 @@ describe("the stream-json protocol", () => {
     });
   });
 });
+
+describe("stream-json lines for every JSON-lines reader", () => {
+  it("escapes U+2028, U+2029 and U+0085, so no reader splits a line on them", async () => {
+    const answer = "one\u2028two\u2029three\u0085four";
+    const { options } = await setup([stream(turn({ text: [answer] }))]);
+    const run = await runBin(["--output-format", "stream-json", "go"], options);
+    expect(run.code).toBe(0);
+    expect(run.stdout).not.toMatch(/[\u2028\u2029\u0085]/);
+    // Python's str.splitlines() splits on each of them, as on \n and \r.
+    const lines = run.stdout.split(/\r\n|[\n\r\v\f\u0085\u2028\u2029]/).filter(Boolean);
+    const texts = lines.map((line) => checkLine(JSON.parse(line))).filter((l) => l.type === "text");
+    expect(texts.map((line) => line.text).join("")).toBe(answer);
+  });
+});

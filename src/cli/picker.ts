@@ -89,7 +89,7 @@ export interface PickerTerminal {
 /**
  * On a terminal, `--resume` without an id: the folder's sessions newest first, one chosen with
  * the arrow keys or its number and Enter; Esc or Ctrl-C cancels (undefined). The list is drawn
- * again in place after each key and erased when the picker ends.
+ * again in place after each key, and stays on the screen, its last choice marked, when it ends.
  */
 export function pickSession(
   sessions: readonly SessionSummary[],
@@ -118,7 +118,6 @@ export function pickSession(
       stdin.off("data", onData);
       stdin.setRawMode(false);
       stdin.pause();
-      draw([]);
       resolve(chosen);
     };
     const onData = (chunk: string | Buffer) => {

@@ -3,10 +3,20 @@ import { mcpStatusNotice, retryNotice } from "./notices.js";
 import type { Output, Streams } from "./output.js";
 import { type OutputEvent, STREAM_JSON_VERSION } from "./stream-json-protocol.js";
 
-/** One protocol line on `stdout`: the version first, then the event. */
+/**
+ * One protocol line on `stdout`: the version first, then the event. U+0085, U+2028 and U+2029 are
+ * escaped (`JSON.stringify` leaves them as they are, and some JSON-lines readers end a line at
+ * them), so every reader sees one JSON object per line.
+ */
 export function streamJsonLine(stdout: NodeJS.WritableStream, event: OutputEvent): void {
-  stdout.write(`${JSON.stringify({ version: STREAM_JSON_VERSION, ...event })}\n`);
+  const json = JSON.stringify({ version: STREAM_JSON_VERSION, ...event });
+  stdout.write(
+    `${json.replace(LINE_BREAKS, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`)}\n`,
+  );
 }
+
+/** The characters other than `\n` that some line readers break lines at; JSON escapes the rest. */
+const LINE_BREAKS = /[\u0085\u2028\u2029]/g;
 
 /**
  * `--output-format stream-json`: one protocol line per event on stdout, as

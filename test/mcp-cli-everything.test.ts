@@ -248,9 +248,17 @@ describe("the CLI with the reference MCP server over stdio, and secrets", () => 
       stream(turn({ calls: [call("toolu_1", "get-env")] })),
       stream(turn({ text: ["done"] })),
     ]);
-    const { entry } = await stdio.server(home, { env: { EVERYTHING_API_KEY: secret } });
+    // A key is named by a reference in the file (a literal one is refused) and comes from the
+    // environment, which a server otherwise gets without its secret variables.
+    const { entry } = await stdio.server(home, {
+      env: { EVERYTHING_API_KEY: "${EVERYTHING_TEST_SECRET}" },
+    });
     const file = await configFile(home, entry);
-    const env = { ...options.env, GH_TOKEN: "ghp_agent_token_never_passed_on" };
+    const env = {
+      ...options.env,
+      EVERYTHING_TEST_SECRET: secret,
+      GH_TOKEN: "ghp_agent_token_never_passed_on",
+    };
     const run = await runBin(["--mcp-config", file, ...allow, "show env"], { ...options, env });
     expect(run).toMatchObject({ code: 0, stdout: "done\n" });
     const [result] = toolResults(server.requests[1]?.body ?? {});

@@ -138,7 +138,11 @@ async function readRecord(
   });
   try {
     // Only a regular file is read: a FIFO put there would block the reader.
-    if (!(await lstat(file)).isFile()) return damaged("not a regular file");
+    const info = await lstat(file);
+    if (!info.isFile()) return damaged("not a regular file");
+    // A record another user could have written approves nothing.
+    const unsafe = foreign(info) ?? foreign(await lstat(join(file, "..")));
+    if (unsafe !== undefined) return damaged(unsafe);
     const parsed: unknown = JSON.parse(await readFile(file, "utf8"));
     if (!Value.Check(RecordSchema, parsed)) return damaged("not a trust record");
     if (parsed.root !== root) return damaged("it names another project root");
@@ -150,6 +154,14 @@ async function readRecord(
     if (error instanceof SyntaxError) return damaged("not valid JSON");
     return damaged(code ?? "unreadable");
   }
+}
+
+/** Why another user could have written what `info` describes, if they could. */
+function foreign(info: { uid: number; mode: number }): string | undefined {
+  const uid = process.getuid?.();
+  if (uid !== undefined && info.uid !== uid) return "owned by another user";
+  if ((info.mode & 0o022) !== 0) return "writable by others";
+  return undefined;
 }
 
 /** Writes `text` to a new 0600 file beside `file` and renames it over `file`. */

@@ -11,8 +11,8 @@ import { CountingClient } from "./usage.js";
 
 export interface SessionRunnerOptions {
   /**
-   * The provider's client. The runner wraps it, inside out: the token budget, the usage of each
-   * request (recorded), compaction (recorded), and a round lost to a passing failure run again.
+   * The provider's client. The runner wraps it, inside out: the usage of each request (made
+   * whole, recorded), the token budget, compaction (recorded), and a round lost to a passing failure run again.
    */
   client: ModelClient;
   tools: Tool[];
@@ -62,11 +62,12 @@ export class SessionRunner {
 
   constructor(private readonly options: SessionRunnerOptions) {
     const { client, tokenBudget, contextWindow, resume, journal, seen } = options;
-    const budgeted = tokenBudget === undefined ? client : new BudgetClient(client, tokenBudget);
-    this.counter = new CountingClient(budgeted, (usage) =>
-      journal.record({ type: "usage", usage }),
-    );
-    this.compacting = new CompactingClient(this.counter, {
+    // The counter is innermost: it makes each figure whole and non-negative before the budget
+    // adds it up.
+    this.counter = new CountingClient(client, (usage) => journal.record({ type: "usage", usage }));
+    const budgeted =
+      tokenBudget === undefined ? this.counter : new BudgetClient(this.counter, tokenBudget);
+    this.compacting = new CompactingClient(budgeted, {
       ...(contextWindow !== undefined && { contextWindow }),
       ...(resume && { resume }),
       onCompaction: async (compaction) => {

@@ -9,14 +9,19 @@
  *   separators, spaces other than the plain one and characters that draw nothing (the Hangul
  *   fillers, the blank Braille pattern) as `<U+XXXX>`.
  * Newlines and tabs are kept only in multi-line text (streamed answers); there CRLF is a newline.
- * The zero-width joiner is kept: it joins emoji and hides nothing.
+ * The zero-width joiner and variation selectors are kept (they join and style emoji), except with
+ * `exact`, for what a person approves (the approval question): there they can split a word
+ * invisibly, so they are shown as `<U+XXXX>` too.
  */
-export function visible(text: string, options: { multiline?: boolean } = {}): string {
+export function visible(
+  text: string,
+  options: { multiline?: boolean; exact?: boolean } = {},
+): string {
   const multiline = options.multiline === true;
-  return text.replace(UNSAFE, (char) => {
+  return text.replace(options.exact === true ? EXACT : UNSAFE, (char) => {
     if (multiline && (char === "\n" || char === "\t")) return char;
     if (char === "\r\n") return multiline ? "\n" : "␍␊";
-    if (char === ZERO_WIDTH_JOINER) return char;
+    if (char === ZERO_WIDTH_JOINER && options.exact !== true) return char;
     const code = char.codePointAt(0) ?? 0;
     if (code < 0x20) return String.fromCodePoint(0x2400 + code);
     if (code === 0x7f) return "␡";
@@ -26,4 +31,5 @@ export function visible(text: string, options: { multiline?: boolean } = {}): st
 
 const UNSAFE =
   /\r\n|[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u115f\u1160\u3164\uffa0\u2800\u17b4\u17b5\u180e]|\u034f/gu;
+const EXACT = new RegExp(`${UNSAFE.source}|[\\ufe00-\\ufe0f\\u{e0100}-\\u{e01ef}]`, "gu");
 const ZERO_WIDTH_JOINER = "\u200d";

@@ -51,6 +51,16 @@ describe("visible: text made safe for a terminal", () => {
 });
 
 describe("commandForQuestion: a command shown whole before the person answers", () => {
+  it("shows the zero-width joiner and variation selectors, which can split a word invisibly", () => {
+    expect(commandForQuestion("g\u200dit pu\ufe0fsh")).toEqual({
+      inline: "g<U+200D>it pu<U+FE0F>sh",
+    });
+    expect(commandForQuestion("a\u{e0100}b\nc\u200d")).toEqual({
+      block: ["  │ a<U+E0100>b", "  │ c<U+200D>"],
+      summary: "2 lines, 6 characters",
+    });
+  });
+
   it("keeps a short one-line command on the question's line", () => {
     expect(commandForQuestion("git status")).toEqual({ inline: "git status" });
     expect(commandForQuestion("a\x1b[2Kb")).toEqual({ inline: "a␛[2Kb" });

@@ -102,10 +102,10 @@ export class TerminalInput {
       typeof call.input.command === "string" ? call.input.command : JSON.stringify(call.input);
     const always =
       why.save.length > 0
-        ? `a = always, saves ${visible(why.save.map(showRule).join("; "))}`
-        : `a = this once: no rule can be saved, ${visible(why.noSave ?? "")}`;
+        ? `a = always, saves ${visible(why.save.map(showRule).join("; "), whole)}`
+        : `a = this once: no rule can be saved, ${visible(why.noSave ?? "", whole)}`;
     const choices = `[y/N/a] (${always})? `;
-    const reason = `  (${visible(why.reason)})`;
+    const reason = `  (${visible(why.reason, whole)})`;
     const shown = commandForQuestion(command);
     const question =
       "inline" in shown
@@ -126,7 +126,7 @@ export class TerminalInput {
   private async chooseRules(exact: Rule[], signal: AbortSignal | undefined): Promise<Answer> {
     const prefixes = exact.map(prefixRule);
     if (exact.every((rule, i) => rule.words.length === prefixes[i]?.words.length)) return "always";
-    const shown = (rules: Rule[]) => visible(rules.map(showRule).join("; "));
+    const shown = (rules: Rule[]) => visible(rules.map(showRule).join("; "), whole);
     const which = `  save [1] ${shown(exact)} or [2] ${shown(prefixes)}? [1/2] `;
     const answer = await this.questionLine(which, signal);
     if (answer === undefined) return "closed";
@@ -203,6 +203,9 @@ export class TerminalInput {
     resolve?.(line);
   }
 }
+
+/** What a person approves is shown to the last invisible character. */
+const whole = { exact: true };
 
 /** A prompt of many lines, echoed as its first line and how many follow. */
 function shownPrompt(prompt: string): string {

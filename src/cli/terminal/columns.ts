@@ -19,11 +19,15 @@ export function commandForQuestion(
   const shown = (line: string) =>
     line
       .split(blanks)
-      .map((part, i) => (i % 2 === 1 ? `[${part.length} blanks]` : visible(part)))
+      .map((part, i) => (i % 2 === 1 ? `[${part.length} blanks]` : visible(part, { exact: true })))
       .join("");
   const lines = command.split("\n");
   const first = shown(lines[0] ?? "");
-  if (lines.length === 1 && first === visible(command) && first.length <= MAX_INLINE)
+  if (
+    lines.length === 1 &&
+    first === visible(command, { exact: true }) &&
+    first.length <= MAX_INLINE
+  )
     return { inline: first };
   const block: string[] = [];
   for (let i = 0; i < lines.length; i++) {

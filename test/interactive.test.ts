@@ -219,7 +219,7 @@ describe.skipIf(!hasScript)("interactive session on a terminal", () => {
     expect((await readSession(file ?? "")).repaired).toBe(0);
   });
 
-  it("Ctrl-D at the bash question records a denial by the user, ends the turn and leaves", async () => {
+  it("Ctrl-D at the bash question records a denial by the user, ends the turn and leaves with 130, as interrupted", async () => {
     const { server, workspace, home, options } = await setup([
       stream(
         turn({
@@ -235,7 +235,7 @@ describe.skipIf(!hasScript)("interactive session on a terminal", () => {
       ["› ", "run it\r"],
       [question, "\x04"],
     ]);
-    expect(code).toBe(0);
+    expect(code).toBe(130);
     expect(existsSync(join(workspace, "should-not-run"))).toBe(false);
     const [file] = await sessionFiles(home);
     const records = await sessionRecords(file ?? "");

@@ -281,7 +281,10 @@ function askingPolicy(parts: PolicyParts): BeforeToolCall {
     ...(input && {
       ask: async (call: ToolCall, question: Question) => {
         const answer = await input.terminal.ask(call, question, stopper.turnSignal);
-        if (answer === "closed") endAfter.mark(call.id);
+        if (answer === "closed") {
+          endAfter.mark(call.id);
+          stopper.inputClosed();
+        }
         return answer;
       },
     }),

@@ -59,6 +59,17 @@ export class Stopper {
     this.turn?.abort();
   }
 
+  /**
+   * The person closed the input at a question (Ctrl-D): the turn ends as interrupted, and so
+   * does the run, with 130, unless something stopped it first.
+   */
+  inputClosed(): void {
+    if (this.exitCode === undefined) {
+      this.exitCode = exitCodes.interrupted;
+      this.stopReason = "the input was closed at a question";
+    }
+  }
+
   /** A prompt was answered: an earlier lone Ctrl-C no longer counts toward quitting. */
   resetIdle(): void {
     this.idleInterrupts = 0;

@@ -18,6 +18,41 @@ const bashTurn = (id: string, command: string) =>
 const usage = { version: 1, type: "usage", usage: { inputTokens: 10, outputTokens: 5 } };
 
 describe("--input-format stream-json", () => {
+  it("closes a pending approval_request with an approval event when SIGTERM stops the run", async () => {
+    const { server, home, options } = await setup([bashTurn("toolu_s", "make build")]);
+    const run = await drive([...jsonFlags, "--sandbox", "off"], options, [user("build")], (line) =>
+      line.type === "approval_request" ? "SIGTERM" : [],
+    );
+    expect(run.code).toBe(143);
+    const closing = {
+      version: 1,
+      type: "approval",
+      id: "toolu_s",
+      name: "bash",
+      approved: false,
+      by: "interrupted",
+    };
+    expect(
+      run.lines.filter((line) => line.type.startsWith("approval") || line.type === "tool_result"),
+    ).toEqual([
+      expect.objectContaining({ type: "approval_request", id: "toolu_s" }),
+      closing,
+      {
+        version: 1,
+        type: "tool_result",
+        id: "toolu_s",
+        content: "aborted before execution",
+        isError: true,
+      },
+    ]);
+    expect(server.requests).toHaveLength(1);
+    const [file] = await sessionFiles(home);
+    const records = await sessionRecords(file ?? "");
+    expect(records.filter((record) => record.type === "approval")).toEqual([
+      { type: "approval", toolCallId: "toolu_s", tool: "bash", approved: false, by: "interrupted" },
+    ]);
+  }, 30_000);
+
   it("holds a two-turn session over stdin and stdout, approving one bash call and denying another", async () => {
     const { server, home, workspace, options } = await setup([
       bashTurn("toolu_a", "echo approved"),

@@ -19,6 +19,8 @@ export const maxInputLineBytes = 64 * 1024 * 1024;
 export const approvalTimeoutReason = (seconds: number) =>
   `no answer to the approval request came within ${seconds} s; the call did not run`;
 /** The denial when stdin ended: no one is left to answer. */
+/** A request still open when the turn was stopped (a signal): closed with this denial. */
+const interruptedReason = "the turn was stopped before an answer came; the call did not run";
 export const inputEndedReason =
   "the input ended before an answer to the approval request came; the call did not run";
 
@@ -76,16 +78,18 @@ export class JsonInput {
   ask(call: ToolCall, question: Question, signal: AbortSignal | undefined): Promise<Answer> {
     if (this.closed) return Promise.resolve(ended);
     const { approvalTimeoutMs } = this.options;
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(new Error("approval interrupted"));
+    return new Promise((resolve) => {
+      if (signal?.aborted) return resolve({ deny: interruptedReason, by: "interrupted" });
       const settle = () => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
         this.open.delete(call.id);
       };
+      // The request is closed with a recorded denial, so a reader tracking open requests sees
+      // it end; the loop then records the call as aborted before execution.
       const onAbort = () => {
         settle();
-        reject(new Error("approval interrupted"));
+        resolve({ deny: interruptedReason, by: "interrupted" });
       };
       const seconds = approvalTimeoutMs / 1000;
       const timer = setTimeout(() => {

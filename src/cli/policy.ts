@@ -37,7 +37,7 @@ export interface Decision {
   /**
    * The rule or person that decided: `rule:allow npm test`, `rule:deny git push`,
    * `read-only set: ls`, `allow-bash-flag`, `user`, `user-always (saved: …)`, `no-terminal`,
-   * `default-policy`; with JSON input on stdin, `approval-timeout` and `input-closed`.
+   * `default-policy`; with JSON input on stdin, `approval-timeout`, `input-closed` and `interrupted`.
    */
   by: string;
 }

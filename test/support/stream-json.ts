@@ -48,7 +48,7 @@ export function drive(
   args: string[],
   options: CliOptions,
   first: string[],
-  answer: (line: OutputLine) => string[] | "end",
+  answer: (line: OutputLine) => string[] | "end" | "SIGTERM",
 ): Promise<{ code: number | null; lines: OutputLine[]; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bin, ...args], {
@@ -69,6 +69,7 @@ export function drive(
       lines.push(line);
       const reply = answer(line);
       if (reply === "end") child.stdin.end();
+      else if (reply === "SIGTERM") child.kill("SIGTERM");
       else send(reply);
     });
     child.on("error", reject);

@@ -29,7 +29,8 @@ export class CountingClient implements ModelClient {
         const usage = wholeUsage(event.usage);
         this.usage.inputTokens += usage.inputTokens;
         this.usage.outputTokens += usage.outputTokens;
-        this.usage.cacheReadTokens = (this.usage.cacheReadTokens ?? 0) + (usage.cacheReadTokens ?? 0);
+        this.usage.cacheReadTokens =
+          (this.usage.cacheReadTokens ?? 0) + (usage.cacheReadTokens ?? 0);
         this.usage.cacheWriteTokens =
           (this.usage.cacheWriteTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
         if (usage.reasoningTokens !== undefined)

@@ -203,6 +203,30 @@ describe("compaction in the CLI", () => {
     expect(loaded.messages[0]).toEqual({ role: "user", content: "go" });
   });
 
+  it("runs the round again when the summary request is lost to a passing overload, as a round is", async () => {
+    let summaries = 0;
+    const { server, home, options } = await setup(4, () =>
+      ++summaries === 1
+        ? stream(turn({ text: ["## Goal\nhalf"] }), {
+            errorAfter: 3,
+            errorType: "overloaded_error",
+          })
+        : stream(turn({ text: [summary] })),
+    );
+    const run = await runBin(["--context-window", String(limit), "go"], options);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe("done after 4 reads\n");
+    expect(run.stderr).toContain(
+      "mini-agent: compaction failed: the summary request failed: overloaded_error: Overloaded; retrying in 1 s (attempt 2 of 4)\n",
+    );
+    expect(server.requests.filter((r) => isSummary(r.body))).toHaveLength(2);
+    const [file] = await sessionFiles(home);
+    const records = await sessionRecords(file ?? "");
+    expect(records.filter((r) => r.type === "compaction")).toHaveLength(1);
+    expect(records.filter((r) => r.type === "retry")).toHaveLength(1);
+    expect((await readSession(file ?? "")).repaired).toBe(0);
+  }, 30_000);
+
   it("resumes from the last compaction: the next request is the compacted view, not the old rounds", async () => {
     const { server, home, options } = await setup(4);
     const first = await runBin(

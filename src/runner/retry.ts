@@ -131,7 +131,8 @@ const brokenConnection = new Set([
 ]);
 
 /**
- * A failure that may pass if tried again: a mid-stream error of type `overloaded_error`,
+ * A failure that may pass if tried again, or a compaction that failed of one (its summary request
+ * was lost; a compaction that could not shrink the request is not): a mid-stream error of type `overloaded_error`,
  * `api_error`, `rate_limit_error` or `server_error`; an HTTP 408, 409, 429 or 5xx (what the SDKs retry before
  * the first event, once their own retries ran out); a connection that broke mid-stream; a stream
  * that stalled. Not when the server said `x-should-retry: false`, and not a connection that could
@@ -140,6 +141,8 @@ const brokenConnection = new Set([
  */
 export function isRetryable(error: unknown): boolean {
   const { name, type, status, code, cause } = fields(error);
+  // A compaction whose summary request was lost that way: the round is run again, and so is it.
+  if (name === "CompactionError") return cause !== undefined && isRetryable(cause);
   if (header(error, "x-should-retry") === "false") return false;
   if (name === "ProviderStreamError") return typeof type === "string" && passingTypes.has(type);
   if (typeof status === "number")
@@ -172,8 +175,9 @@ function header(error: unknown, name: string): string | undefined {
 
 /** The failure in a few words: `overloaded_error: Overloaded`, `529 overloaded_error: Overloaded`. */
 function reasonOf(error: unknown): string {
-  const { name, type, status, message, error: body } = fields(error);
+  const { name, type, status, message, error: body, cause } = fields(error);
   const text = typeof message === "string" ? message : String(error);
+  if (name === "CompactionError") return `${text}: ${reasonOf(cause)}`;
   if (name === "ProviderStreamError") return `${String(type)}: ${text}`;
   if (typeof status === "number") {
     const inner = body?.error;

@@ -3,6 +3,10 @@ export const usage = `Usage: mini-agent [options] ["task"]
        mini-agent rules [list | add allow|deny "WORDS" | remove N | explain "COMMAND"]
        mini-agent export [ID] [--format html|md] [-o FILE] [--force]
        mini-agent skills         list the skills found here, with warnings
+       mini-agent mcp [list | trust NAME | untrust NAME]   the MCP servers and their tools
+       mini-agent config [path]  every setting in effect and where it came from; path: your file
+       mini-agent trust [--revoke]  trust this project's config, .mcp.json servers and skills
+       mini-agent acp            an Agent Client Protocol agent on stdio, for an editor
 
 Runs one task in the current folder and prints the answer; with no task on a terminal,
 starts an interactive session (/exit or Ctrl-D to leave).
@@ -22,6 +26,9 @@ Options:
       --deny "WORDS"        deny commands that start with WORDS, also behind known wrappers
                             (repeatable; wins; a guard, not a boundary: see docs/rules.md)
       --skill NAME          put skill NAME's text before the task (repeatable; see docs/skills.md)
+      --mcp-config FILE     also start the MCP servers FILE names (repeatable; yours: no
+                            trust asked; wins a name clash; see docs/mcp.md)
+      --no-mcp              read and start no MCP server
       --sandbox MODE        where bash runs: auto (default: bubblewrap when available),
                             required (never outside the sandbox) or off
       --sandbox-hide PATH   also hide PATH inside the sandbox (repeatable)
@@ -52,6 +59,9 @@ Export (the newest session of this folder, or ID, as one self-contained file):
   -o, --output FILE         where to write it (- for stdout; default: ID.html in the
                             current folder for html, stdout for md)
       --force               replace FILE if it exists
+
+Trust:
+      --revoke              with trust: forget every approval of this project
   -v, --version             print the version
   -h, --help                print this help
 

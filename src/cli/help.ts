@@ -3,7 +3,7 @@ export const usage = `Usage: mini-agent [options] ["task"]
        mini-agent rules [list | add allow|deny "WORDS" | remove N | explain "COMMAND"]
        mini-agent export [ID] [--format html|md] [-o FILE] [--force]
        mini-agent skills         list the skills found here, with warnings
-       mini-agent mcp [list | trust NAME | untrust NAME]   the MCP servers and their tools
+       mini-agent mcp list | trust NAME | untrust NAME   the MCP servers and their tools
        mini-agent config [path]  every setting in effect and where it came from; path: your file
        mini-agent trust [--revoke]  trust this project's config, .mcp.json servers and skills
        mini-agent acp            an Agent Client Protocol agent on stdio, for an editor

@@ -26,7 +26,10 @@ describe("configuration errors", () => {
         '--base-url must be an http(s) address such as http://127.0.0.1:11434/v1, not "notaurl"',
       ],
       [["-m", "", "task"], "--model is empty: name a model, or leave the flag out"],
-      [["--max-turns", "-1", "task"], '--max-turns must be a whole number of at least 1, not "-1"'],
+      [
+        ["--max-turns", "-1", "task"],
+        '--max-turns must be a whole number from 1 to 100000000, not "-1"',
+      ],
       [
         ["--frobnicate", "task"],
         "unknown option --frobnicate (mini-agent --help lists the options)",
@@ -97,6 +100,7 @@ describe("configuration errors", () => {
       "OPENAI_BASE_URL",
       "MINI_AGENT_MODEL",
       "MINI_AGENT_HOME",
+      "MINI_AGENT_SEARCH",
     ];
     const environment = help.stdout.slice(help.stdout.indexOf("\nEnvironment:"));
     expect(variables.filter((name) => !environment.includes(`  ${name} `))).toEqual([]);

@@ -99,7 +99,10 @@ describe("configuration errors", () => {
   it.each([
     [["--frobnicate", "task"], "unknown option --frobnicate (mini-agent --help lists the options)"],
     [["-x", "task"], "unknown option -x (mini-agent --help lists the options)"],
-    [["--max-turns", "-1", "task"], '--max-turns must be a whole number of at least 1, not "-1"'],
+    [
+      ["--max-turns", "-1", "task"],
+      '--max-turns must be a whole number from 1 to 100000000, not "-1"',
+    ],
     [["--max-turns"], "--max-turns needs a value"],
     [
       ["--model", "--cwd", "x"],
@@ -132,19 +135,19 @@ describe("configuration errors", () => {
   it.each([
     [
       ["--sandbox-processes", "0", "t"],
-      '--sandbox-processes must be a whole number of at least 1, not "0"',
+      '--sandbox-processes must be a whole number from 1 to 4194304, not "0"',
     ],
     [
       ["--sandbox-processes", "many", "t"],
-      '--sandbox-processes must be a whole number of at least 1, not "many"',
+      '--sandbox-processes must be a whole number from 1 to 4194304, not "many"',
     ],
     [
       ["--sandbox-memory", "lots", "t"],
-      '--sandbox-memory must be a size such as 512M, 16G or a number of bytes, not "lots"',
+      '--sandbox-memory must be a size of at least 16M, such as 512M or 16G, not "lots"',
     ],
     [
       ["--sandbox-memory", "0", "t"],
-      '--sandbox-memory must be a size such as 512M, 16G or a number of bytes, not "0"',
+      '--sandbox-memory must be a size of at least 16M, such as 512M or 16G, not "0"',
     ],
     [["--sandbox-hide", "", "t"], "--sandbox-hide is empty: name a file or folder to hide"],
   ])("sandbox flag %j is refused: %s", (argv, message) => {
@@ -173,8 +176,8 @@ describe("configuration errors", () => {
     expect(parseCliArgs(["--sandbox-memory", "512m", "t"], {}).sandboxLimits).toEqual({
       memoryBytes: 512 * 2 ** 20,
     });
-    expect(parseCliArgs(["--sandbox-memory", "4096", "t"], {}).sandboxLimits).toEqual({
-      memoryBytes: 4096,
+    expect(parseCliArgs(["--sandbox-memory", "16777216", "t"], {}).sandboxLimits).toEqual({
+      memoryBytes: 16 * 2 ** 20,
     });
     expect(parseCliArgs(["t"], {})).toMatchObject({ sandboxHide: [], sandboxLimits: {} });
   });

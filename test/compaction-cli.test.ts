@@ -275,14 +275,14 @@ describe("compaction in the CLI", () => {
     expect(loaded.messages).toHaveLength(9);
   });
 
-  it("refuses a --context-window that is not a whole number of at least 1000", async () => {
+  it("refuses a --context-window that is not a whole number from 4096 to 100000000", async () => {
     const { server, options } = await setup(0);
-    for (const value of ["abc", "999", "12.5"]) {
+    for (const value of ["abc", "4095", "12.5", "1e308", "100000001"]) {
       const run = await runBin(["--context-window", value, "go"], options);
       expect(run).toEqual({
         code: 2,
         stdout: "",
-        stderr: `mini-agent: --context-window must be a whole number of tokens, at least 1000, not ${JSON.stringify(value)}\n`,
+        stderr: `mini-agent: --context-window must be a whole number of tokens from 4096 to 100000000, not ${JSON.stringify(value)}\n`,
       });
     }
     expect(server.requests).toEqual([]);

@@ -236,8 +236,8 @@ describe("a bad user file", () => {
     ["{ not json", "not valid JSON"],
     [[1], "must be a JSON object"],
     [{ modle: "x" }, "modle is not a known field (docs/configuration.md lists them)"],
-    [{ maxTurns: 0 }, "maxTurns must be a whole number of at least 1, not 0"],
-    [{ maxTurns: "5" }, 'maxTurns must be a whole number of at least 1, not "5"'],
+    [{ maxTurns: 0 }, "maxTurns must be a whole number from 1 to 100000000, not 0"],
+    [{ maxTurns: "5" }, 'maxTurns must be a whole number from 1 to 100000000, not "5"'],
     [
       { provider: "gemini" },
       'provider must be "anthropic", "openai" or "openai-responses", not "gemini"',
@@ -245,7 +245,7 @@ describe("a bad user file", () => {
     [{ thinking: "max" }, 'thinking must be "off", "low", "medium" or "high", not "max"'],
     [
       { contextWindow: 10 },
-      "contextWindow must be a whole number of tokens, at least 1000, not 10",
+      "contextWindow must be a whole number of tokens from 4096 to 100000000, not 10",
     ],
     [
       { baseURL: "ftp://x" },
@@ -261,7 +261,7 @@ describe("a bad user file", () => {
       'sandbox.hide must hold absolute paths or paths starting with ~/, not "relative"',
     ],
     [{ rules: { deny: ["'unclosed"] } }, "rules.deny[0]: "],
-    [{ rules: { allow: [3] } }, "rules.allow[0] must be an array of rules (command words), not 3"],
+    [{ rules: { allow: [3] } }, "rules.allow[0] must be a rule (command words), not 3"],
     [{ mcpServers: { docs: { url: "http://x" } } }, 'server "docs": '],
     [{ skills: { paths: "~/skills" } }, 'skills.paths must be an array of folders, not "~/skills"'],
     [

@@ -443,6 +443,19 @@ describe("readInstructions", () => {
 });
 
 describe("system prompt", () => {
+  it("shows control and format characters of the workspace's path as visible escapes", () => {
+    const prompt = systemPrompt({
+      workspace: "/home/someone/a\u001b[2J\u202eb\u0085c\u2028d",
+      bash: "ask",
+      sandboxed: true,
+      date: new Date(2025, 2, 7),
+      platform: "linux",
+      instructions: { files: [], gitRoot: "sub\u0007dir", notRead: 0 },
+    });
+    expect(prompt).toContain("working in /home/someone/a␛[2J<U+202E>b<U+0085>c<U+2028>d.");
+    expect(prompt).toContain("(its root: sub␇dir)");
+  });
+
   it("stays under a kilobyte without instruction files", () => {
     const prompt = systemPrompt({
       workspace: `/home/someone/${"p".repeat(60)}`,

@@ -30,7 +30,7 @@ describe("the user's mcp.json", () => {
     expect(list).toEqual({
       code: 2,
       stdout: "",
-      stderr: `mini-agent: ${join(home, "state", "mcp.json")}: not a regular file\n`,
+      stderr: `mini-agent: ${join(home, "state", "mcp.json")}: is not a regular file\n`,
     });
   });
 

@@ -77,7 +77,8 @@ describe("mini-agent rules explain", () => {
     expect(await runBin(["rules", "explain", "--deny", "", "ls"], options)).toEqual({
       code: 2,
       stdout: "",
-      stderr: 'mini-agent: --deny: a rule is empty: name a command, e.g. --allow "npm test"\n',
+      stderr:
+        'mini-agent: --deny: a rule is empty: name the command words it matches, e.g. "npm test"\n',
     });
     expect(await runBin(["rules", "drop", "1"], options)).toEqual({
       code: 2,

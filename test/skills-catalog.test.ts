@@ -18,6 +18,18 @@ describe("the skill catalog", () => {
     ]);
   });
 
+  it("shows control, bidi and line-separator characters of a description and a location as escapes", () => {
+    const painted = {
+      ...skill("paint", "Runs\u001b]0;x\u0007 this\u202e and\u0085 that\u2028."),
+      location: "/home/u/.agents/skills/p\u001bq/SKILL.md",
+    };
+    const { text } = skillCatalog([painted], 16_000);
+    expect(text).toContain(
+      "<description>Runs␛]0;x␇ this&lt;U+202E&gt; and&lt;U+0085&gt; that .</description>",
+    );
+    expect(text).toContain("<location>/home/u/.agents/skills/p␛q/SKILL.md</location>");
+  });
+
   it("lists each skill's name, description and location, escaped, under a preamble", () => {
     const catalog = skillCatalog([skill("a-b", "Use <this> & that.")], 16_000);
     expect(catalog).toEqual({

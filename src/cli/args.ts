@@ -1,8 +1,10 @@
 import { isAbsolute, resolve } from "node:path";
+import { MAX_COUNT, MAX_PROCESSES, MIN_CONTEXT_WINDOW, MIN_MEMORY } from "../config/bounds.js";
 import type { FileSettings, FromFile } from "../config/merge.js";
 import { sizeInBytes } from "../config/size.js";
 import type { Rule } from "../rules/rule.js";
 import type { SandboxLimits } from "../sandbox/bwrap.js";
+import type { SkillFolder } from "../skills/discover.js";
 import type { ThinkingLevel } from "../types.js";
 import { shownURL } from "../url.js";
 import { type Subcommands, subcommandsFrom } from "./commands.js";
@@ -44,8 +46,8 @@ export interface CliArgs extends Subcommands {
   sandboxLimits: SandboxLimits;
   /** `mcpServers` of the user's configuration file, for the MCP wiring. */
   mcpServers?: FromFile<Record<string, unknown>>;
-  /** `skills.paths` of the configuration files, absolute. */
-  skillPaths: string[];
+  /** `skills.paths` of the configuration files, absolute, each with the scope of its file. */
+  skillFolders: SkillFolder[];
   /** `--skill NAME` (repeatable): the skills whose text goes before the task. */
   skills: string[];
   /** `--mcp-config FILE`, in the order given (the first named wins a name clash). */
@@ -120,7 +122,7 @@ export function resolveArgs(
     rules: [...files.rules.map((rule) => rule.value), ...rulesFrom(parsed.tokens)],
     ...sandboxFrom(values, files, cwd, pick),
     ...(files.mcpServers && { mcpServers: files.mcpServers }),
-    skillPaths: files.skills.map((path) => path.value),
+    skillFolders: files.skills.map(({ value, scope }) => ({ path: value, scope })),
     skills: values.skill ?? [],
     mcpConfig: mcpConfigFrom(values["mcp-config"], cwd),
     noMcp: values["no-mcp"] ?? false,
@@ -305,15 +307,16 @@ function numbersFrom(values: FlagValues, files: FileSettings, pick: Pick) {
     fromFile(files.maxTurns),
   );
   const maxTurns = turns === undefined ? 50 : Number(turns);
-  if (!Number.isInteger(maxTurns) || maxTurns < 1) {
+  const flagTurns = values["max-turns"];
+  if (flagTurns !== undefined && !wholeIn(flagTurns, 1, MAX_COUNT)) {
     throw new UsageError(
-      `--max-turns must be a whole number of at least 1, not ${JSON.stringify(values["max-turns"])}`,
+      `--max-turns must be a whole number from 1 to ${MAX_COUNT}, not ${JSON.stringify(flagTurns)}`,
     );
   }
   const window = values["context-window"];
-  if (window !== undefined && (!/^\d+$/.test(window) || Number(window) < 1000)) {
+  if (window !== undefined && !wholeIn(window, MIN_CONTEXT_WINDOW, MAX_COUNT)) {
     throw new UsageError(
-      `--context-window must be a whole number of tokens, at least 1000, not ${JSON.stringify(window)}`,
+      `--context-window must be a whole number of tokens from ${MIN_CONTEXT_WINDOW} to ${MAX_COUNT}, not ${JSON.stringify(window)}`,
     );
   }
   const contextWindow = pick(
@@ -332,7 +335,7 @@ function numbersFrom(values: FlagValues, files: FileSettings, pick: Pick) {
     );
   }
   const budget = values["token-budget"];
-  if (budget !== undefined && (!/^\d+$/.test(budget) || Number(budget) < 1)) {
+  if (budget !== undefined && !wholeIn(budget, 1, Number.MAX_SAFE_INTEGER)) {
     throw new UsageError(
       `--token-budget must be a whole number of tokens, at least 1, not ${JSON.stringify(budget)}`,
     );
@@ -354,6 +357,11 @@ function numbersFrom(values: FlagValues, files: FileSettings, pick: Pick) {
     ...(contextWindow !== undefined && { contextWindow }),
     ...(thinking !== undefined && { thinking: thinking as ThinkingLevel }),
   };
+}
+
+/** Whether `text` is digits only, naming a whole number from `min` to `max`. */
+function wholeIn(text: string, min: number, max: number): boolean {
+  return /^\d{1,16}$/.test(text) && Number(text) >= min && Number(text) <= max;
 }
 
 /** The longest wait a Node timer can hold, 2^31-1 ms, in whole seconds: a longer one fires at once. */
@@ -381,18 +389,17 @@ function nonEmpty(value: string | undefined): string | undefined {
 function limitsFrom(processes: string | undefined, memory: string | undefined): SandboxLimits {
   const limits: SandboxLimits = {};
   if (processes !== undefined) {
-    const count = Number(processes);
-    if (!/^\d+$/.test(processes) || count < 1)
+    if (!wholeIn(processes, 1, MAX_PROCESSES))
       throw new UsageError(
-        `--sandbox-processes must be a whole number of at least 1, not ${JSON.stringify(processes)}`,
+        `--sandbox-processes must be a whole number from 1 to ${MAX_PROCESSES}, not ${JSON.stringify(processes)}`,
       );
-    limits.processes = count;
+    limits.processes = Number(processes);
   }
   if (memory !== undefined) {
     const bytes = sizeInBytes(memory);
-    if (bytes < 1)
+    if (bytes < MIN_MEMORY || !Number.isSafeInteger(bytes))
       throw new UsageError(
-        `--sandbox-memory must be a size such as 512M, 16G or a number of bytes, not ${JSON.stringify(memory)}`,
+        `--sandbox-memory must be a size of at least 16M, such as 512M or 16G, not ${JSON.stringify(memory)}`,
       );
     limits.memoryBytes = bytes;
   }

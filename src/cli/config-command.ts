@@ -8,7 +8,7 @@ import { stateHome } from "../session/store.js";
 import { loadTrust, type TrustEntry } from "../trust/trust.js";
 import { visible } from "../visible.js";
 import { type CliArgs, exitCodes, UsageError } from "./args.js";
-import type { Configured } from "./configured.js";
+import { type Configured, mergedSettings } from "./configured.js";
 import { defaultModel } from "./provider.js";
 
 type Out = (text: string) => void;
@@ -78,6 +78,8 @@ function projectState(config: LoadedConfig): string {
   switch (config.project.state) {
     case "none":
       return "none";
+    case "unusable":
+      return `unusable, skipped: ${config.project.problem.slice(config.project.file.length + 2)}`;
     case "trusted":
       return "trusted, read";
     case "untrusted":
@@ -85,33 +87,43 @@ function projectState(config: LoadedConfig): string {
   }
 }
 
-/** One thing of the project `mini-agent trust` approves: its entry, and the check it must pass. */
-export interface Trustable {
+/** One thing of the project `mini-agent trust` approves: its entry, and what it is. */
+interface Trustable {
   entry: TrustEntry;
   /** What it is, for the listing: a file, a server of `.mcp.json`, a skill. */
   shown: string;
-  /** Throws one line when it cannot be trusted as it is (a bad or forbidden field). */
-  check?: () => void;
 }
 
-/** The project's configuration file, when the trust record does not hold its content. */
-export function untrustedOfProject(config: LoadedConfig): Trustable[] {
+/**
+ * The project's configuration file when the trust record does not hold its content, checked as
+ * a run would use it, over the user's file: a bad or forbidden field, or a limit above the
+ * user's, is one line (`not trusted`), never trusted into a project where every run stops. With
+ * it, the settings a run would have once it is trusted (its skills folders are looked at now).
+ */
+function untrustedOfProject(config: LoadedConfig): { item?: Trustable; settings?: FileSettings } {
   const project = config.project;
-  if (project.state !== "untrusted") return [];
-  return [
-    {
-      entry: project.entry,
-      shown: project.file,
-      check: () => parseConfigText(project.text, project.file, "project"),
-    },
-  ];
+  if (project.state === "unusable") throw new UsageError(`${project.problem} (not trusted)`);
+  if (project.state !== "untrusted") return {};
+  try {
+    const values = parseConfigText(project.text, project.file, "project");
+    const settings = mergedSettings(config, { file: project.file, values });
+    return { item: { entry: project.entry, shown: project.file }, settings };
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(`${error.message} (not trusted)`);
+    throw error;
+  }
 }
 
 /**
  * The rest of what the project has now that the trust record does not hold: each `.mcp.json`
- * entry (with the workspace files its command line names) and each valid project skill.
+ * entry (with the workspace files its command line names) and each valid project skill, the
+ * configured skills folders included.
  */
-async function untrustedOfWorkspace(config: LoadedConfig, workspace: string): Promise<Trustable[]> {
+async function untrustedOfWorkspace(
+  config: LoadedConfig,
+  workspace: string,
+  settings: FileSettings,
+): Promise<Trustable[]> {
   const [{ projectMcpServers }, { splitByTrust }, { discoverSkills }] = await Promise.all([
     import("./mcp-sources.js"),
     import("../mcp/config.js"),
@@ -127,6 +139,7 @@ async function untrustedOfWorkspace(config: LoadedConfig, workspace: string): Pr
     home: homedir(),
     state: config.stateHome,
     trust,
+    folders: settings.skills.map(({ value, scope }) => ({ path: value, scope })),
   });
   return [
     ...servers.map((server) => ({
@@ -141,36 +154,31 @@ async function untrustedOfWorkspace(config: LoadedConfig, workspace: string): Pr
 }
 
 /**
- * `mini-agent trust`: approves everything of the project that is not trusted yet, each checked
- * first (a project file with a forbidden field is refused, not trusted); `--revoke` forgets
- * every approval of this project.
+ * `mini-agent trust`: approves everything of the project that is not trusted yet, the project
+ * file checked first (a file with a forbidden field is refused, and nothing is trusted);
+ * `--revoke` forgets every approval of this project.
  */
 export async function trustCommand(
-  { args, config, workspace }: Configured,
+  { args, config, files, workspace }: Configured,
   out: Out,
 ): Promise<number> {
   const trust = await loadTrust(config.stateHome, config.root);
   if (args.trustCommand === "revoke") {
     const count = trust.entries().length;
     await trust.revoke();
-    out(`revoked ${count} trusted ${count === 1 ? "entry" : "entries"} of ${config.root}\n`);
+    out(
+      `revoked ${count} trusted ${count === 1 ? "entry" : "entries"} of ${visible(config.root)}\n`,
+    );
     return exitCodes.done;
   }
+  const project = untrustedOfProject(config);
   const pending = [
-    ...untrustedOfProject(config),
-    ...(await untrustedOfWorkspace(config, workspace)),
+    ...(project.item ? [project.item] : []),
+    ...(await untrustedOfWorkspace(config, workspace, project.settings ?? files)),
   ];
   if (pending.length === 0) {
-    out(`nothing to trust in ${config.root}: everything it has is trusted\n`);
+    out(`nothing to trust in ${visible(config.root)}: everything it has is trusted\n`);
     return exitCodes.done;
-  }
-  for (const item of pending) {
-    try {
-      item.check?.();
-    } catch (error) {
-      if (error instanceof ConfigError) throw new UsageError(`${error.message} (not trusted)`);
-      throw error;
-    }
   }
   await trust.trust(pending.map((item) => item.entry));
   out(pending.map((item) => `trusted ${item.entry.kind}: ${visible(item.shown)}\n`).join(""));

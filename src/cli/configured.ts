@@ -1,10 +1,12 @@
 import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
-import { type LoadedConfig, loadConfig } from "../config/load.js";
+import { type ConfigLayer, type LoadedConfig, loadConfig } from "../config/load.js";
 import { type FileSettings, mergeConfig } from "../config/merge.js";
 import { ConfigError } from "../config/parse.js";
+import { within } from "../paths.js";
 import { defaultLimits } from "../sandbox/bwrap.js";
 import { stateHome } from "../session/store.js";
+import { visible } from "../visible.js";
 import { type CliArgs, resolveArgs, UsageError } from "./args.js";
 import type { ParsedFlags } from "./flags.js";
 import { workspaceFolder } from "./workspace.js";
@@ -39,16 +41,32 @@ export async function configuredArgs(
   const ask = !command && asksHere(parsed) ? askOnTerminal : undefined;
   try {
     const config = await loadConfig({ stateHome: stateHome(env), workspace, ...(ask && { ask }) });
-    if (!command) for (const notice of config.notices) stderr.write(`mini-agent: ${notice}\n`);
+    if (!command)
+      for (const notice of config.notices) stderr.write(`mini-agent: ${visible(notice)}\n`);
     const project = config.project.state === "trusted" ? config.project.layer : undefined;
-    const files = mergeConfig(config.user, project, defaultLimits, (path, layer, field) =>
-      layer === project ? resolve(config.root, path) : homePath(path, layer.file, field),
-    );
+    const files = mergedSettings(config, project);
     return { args: resolveArgs(parsed, env, files), workspace, config, files };
   } catch (error) {
     if (error instanceof ConfigError) throw new UsageError(error.message);
     throw error;
   }
+}
+
+/**
+ * The user's file and `project` (a project file trusted, or about to be) merged under the
+ * default limits: a project's paths are taken from the project root, and its skills folders
+ * must be inside the project; the user's are absolute or `~/…`. Throws one `ConfigError` line.
+ */
+export function mergedSettings(config: LoadedConfig, project: ConfigLayer | undefined) {
+  return mergeConfig(config.user, project, defaultLimits, (path, layer, field) => {
+    if (layer !== project) return homePath(path, layer.file, field);
+    const resolved = resolve(config.root, path);
+    if (field === "skills.paths" && !within(config.root, resolved))
+      throw new ConfigError(
+        `${layer.file}: skills.paths must name folders inside the project, not ${JSON.stringify(path)}`,
+      );
+    return resolved;
+  });
 }
 
 /** A path of the user's file: absolute, or `~/…` in the home folder. */

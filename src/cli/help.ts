@@ -73,6 +73,8 @@ Environment:
   OPENAI_BASE_URL           their endpoint, e.g. http://127.0.0.1:11434/v1 (Ollama)
   MINI_AGENT_MODEL          model when -m is not given
   MINI_AGENT_HOME           state folder: sessions (default ~/.mini-agent)
+  MINI_AGENT_SEARCH         grep and find: rg (ripgrep required), js (never ripgrep);
+                            unset: ripgrep when it is on PATH
 
 Exit codes: 0 done, 1 error, 2 usage or configuration, 3 turn limit reached,
 4 compaction failed, 5 token budget reached, 130 interrupted (Ctrl-C), 143 SIGTERM, 129 SIGHUP, 141 stdout closed.`;

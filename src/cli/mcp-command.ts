@@ -29,9 +29,14 @@ export async function mcpCommand(args: CliArgs, workspace: string): Promise<numb
 async function list(args: CliArgs, workspace: string): Promise<number> {
   const state = stateHome(process.env);
   const sources = await mcpSources({ workspace, state, flagFiles: args.mcpConfig });
-  for (const warning of sources.warnings) process.stderr.write(`mini-agent: warning: ${warning}\n`);
+  for (const warning of sources.warnings)
+    process.stderr.write(`mini-agent: warning: ${visible(warning)}\n`);
   if (sources.servers.length === 0) {
-    process.stdout.write(`no MCP servers (${visible(sources.projectFile)} has none)\n`);
+    const why =
+      sources.warnings.length > 0
+        ? "the warnings above say why"
+        : `${visible(sources.projectFile)} has none`;
+    process.stdout.write(`no MCP servers (${why})\n`);
     return exitCodes.done;
   }
   const runnable = sources.servers.filter((sourced) => sourced.trusted).map((s) => s.server);

@@ -1,6 +1,6 @@
-import { lstat, readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { readConfigFile } from "../config/load.js";
 import { ConfigError, refuseKeys } from "../config/parse.js";
 import {
   type McpServerConfig,
@@ -54,13 +54,15 @@ export async function projectMcpServers(
   workspace: string,
 ): Promise<{ file: string; servers: McpServerConfig[]; problems: string[] }> {
   const file = join(root, ".mcp.json");
-  const entry = await lstat(file).catch(() => undefined);
-  // Only a regular file, never through a link, and not read at all when it is too big.
-  if (entry === undefined || !entry.isFile()) return { file, servers: [], problems: [] };
-  if (entry.size > MAX_PROJECT_FILE) {
-    return { file, servers: [], problems: [`${file}: is larger than 1 MiB: skipped`] };
+  // Only a regular UTF-8 file of at most 1 MiB, never through a link: the configuration's rule.
+  let text: string | undefined;
+  try {
+    text = await readConfigFile(file, false);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return { file, servers: [], problems: [`${error.message}: skipped`] };
   }
-  const text = await readFile(file, "utf8");
+  if (text === undefined) return { file, servers: [], problems: [] };
   const { servers, problems } = parseMcpConfigText(text, file);
   const covered = await Promise.all(
     servers.map((server) => withPrograms(server, { root, workspace })),
@@ -122,15 +124,13 @@ export async function mcpSources(options: SourceOptions): Promise<McpSources> {
 async function strict(file: string, need: "required" | "if-present"): Promise<McpServerConfig[]> {
   let text: string | undefined;
   try {
-    const entry = await stat(file).catch(() => undefined);
-    if (entry === undefined && need === "if-present") return [];
-    if (entry === undefined) throw new Error("no such file");
-    // Only a regular file is read: a FIFO would block the run.
-    if (!entry.isFile()) throw new Error("not a regular file");
-    text = await readFile(file, "utf8");
+    text = await readConfigFile(file, true);
   } catch (error) {
-    throw new UsageError(`${file}: ${(error as Error).message}`);
+    if (error instanceof ConfigError) throw new UsageError(error.message);
+    throw error;
   }
+  if (text === undefined && need === "if-present") return [];
+  if (text === undefined) throw new UsageError(`${file}: no such file`);
   const { servers, problems } = parseMcpConfigText(text, file);
   if (problems[0] !== undefined) throw new UsageError(problems[0]);
   try {
@@ -143,4 +143,3 @@ async function strict(file: string, need: "required" | "if-present"): Promise<Mc
 }
 
 /** A `.mcp.json` is a few entries: a bigger one is never read (it is read on every run). */
-const MAX_PROJECT_FILE = 1024 * 1024;

@@ -105,7 +105,7 @@ async function prepare(start: RunStart) {
   const { stdin, env } = process;
   const connect = providerFor(args, env);
   const skills = new RunSkills(
-    { workspace, home: homedir(), state: stateHome(env) },
+    { workspace, home: homedir(), state: stateHome(env), folders: args.skillFolders },
     contextWindowFor(connect.model, args.contextWindow),
     (line) => stderr.write(`mini-agent: ${line}\n`),
   );

@@ -14,7 +14,12 @@ import { cutNotice, warningLine } from "./skills.js";
  * catalog's budget would cut.
  */
 export async function skillsCommand(args: CliArgs, workspace: string): Promise<number> {
-  const set = await discoverSkills({ workspace, home: homedir(), state: stateHome(process.env) });
+  const set = await discoverSkills({
+    workspace,
+    home: homedir(),
+    state: stateHome(process.env),
+    folders: args.skillFolders,
+  });
   const lines: string[] = [];
   if (set.skills.length === 0) lines.push("no skills found (see docs/skills.md for where they go)");
   for (const skill of set.skills) {

@@ -1,3 +1,4 @@
+import { visible } from "../visible.js";
 import {
   type InstructionBounds,
   instructionsLine,
@@ -37,9 +38,9 @@ export function systemPrompt(facts: PromptFacts): string {
       ? "The folder is not in a git repository."
       : instructions.gitRoot === "."
         ? "The folder is a git repository."
-        : `The folder is in a git repository (its root: ${instructions.gitRoot}).`;
+        : `The folder is in a git repository (its root: ${visible(instructions.gitRoot)}).`;
   const base = [
-    `You are mini-agent, a coding agent in a terminal, working in ${workspace}.`,
+    `You are mini-agent, a coding agent in a terminal, working in ${visible(workspace)}.`,
     "Tool paths are relative to that folder and cannot leave it.",
     `Look before you change anything; prefer edit to write for existing files. ${bashRule}`,
     ...(sandboxed && bash !== "denied"

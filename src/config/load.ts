@@ -1,9 +1,10 @@
 import { constants } from "node:fs";
-import { open } from "node:fs/promises";
-import { join } from "node:path";
+import { lstat, open, readlink } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { projectRoot } from "../project/root.js";
 import { firstInvalidUtf8 } from "../tools/utf8.js";
 import { contentHash, loadTrust, type TrustEntry } from "../trust/trust.js";
+import { visible } from "../visible.js";
 import { ConfigError, parseConfigText } from "./parse.js";
 import type { ConfigFile } from "./schema.js";
 
@@ -16,6 +17,8 @@ export interface ConfigLayer {
 /** The project's file as the trust record sees it. */
 export type ProjectConfig =
   | { state: "none"; file: string }
+  /** There, but not a file that can be read (a link, a FIFO, not UTF-8, too big): skipped. */
+  | { state: "unusable"; file: string; problem: string }
   | { state: "trusted"; file: string; layer: ConfigLayer }
   | { state: "untrusted"; file: string; entry: TrustEntry; text: string };
 
@@ -84,6 +87,7 @@ export async function loadConfig(options: LoadOptions): Promise<LoadedConfig> {
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     notices.push(`${error.message}: skipped`);
+    return loaded({ state: "unusable", file, problem: error.message });
   }
   if (text === undefined) return loaded({ state: "none", file });
   const entry: TrustEntry = { kind: "config", name: CONFIG_TRUST_NAME, hash: contentHash(text) };
@@ -92,7 +96,7 @@ export async function loadConfig(options: LoadOptions): Promise<LoadedConfig> {
   let trusted = trust.isTrusted(entry.kind, entry.name, entry.hash);
   if (!trusted && options.ask) {
     trusted = await options.ask(
-      `Trust the project configuration ${file}? It may set the model and narrow the sandbox and rules. [y/N] `,
+      `Trust the project configuration ${visible(file)}? It may set the model and narrow the sandbox and rules. [y/N] `,
     );
     if (trusted) await trust.trust([entry]);
   }
@@ -113,11 +117,13 @@ export async function loadConfig(options: LoadOptions): Promise<LoadedConfig> {
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /**
- * The text of a configuration file, or undefined when there is none. Opened without blocking (a
- * FIFO there would hang the start); only a regular file is read. The user's file may be a link
- * (into a dotfiles folder); a project's may not.
+ * The text of a settings file, or undefined when there is none; any other reason it cannot be
+ * used is one `ConfigError` line. Opened without blocking (a FIFO there would hang the start);
+ * only a regular UTF-8 file of at most 1 MiB is read. The user's file may be a link (into a
+ * dotfiles folder); a project's may not, nor be reached through one (`.mini-agent` a link out of
+ * the project): the path the opened file really has must be `file` itself.
  */
-async function readConfigFile(file: string, follow: boolean): Promise<string | undefined> {
+export async function readConfigFile(file: string, follow: boolean): Promise<string | undefined> {
   let handle: Awaited<ReturnType<typeof open>>;
   const flags = constants.O_RDONLY | constants.O_NONBLOCK | (follow ? 0 : constants.O_NOFOLLOW);
   try {
@@ -132,6 +138,10 @@ async function readConfigFile(file: string, follow: boolean): Promise<string | u
   try {
     const info = await handle.stat();
     if (!info.isFile()) throw new ConfigError(`${file}: is not a regular file`);
+    if (!follow && (await reachedThroughLink(file, handle.fd)))
+      throw new ConfigError(
+        `${file}: is reached through a symbolic link; make its folder a real one`,
+      );
     if (info.size > MAX_CONFIG_BYTES) throw new ConfigError(`${file}: is larger than 1 MiB`);
     const bytes = await handle.readFile();
     if (bytes.length > MAX_CONFIG_BYTES) throw new ConfigError(`${file}: is larger than 1 MiB`);
@@ -140,4 +150,16 @@ async function readConfigFile(file: string, follow: boolean): Promise<string | u
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * Whether the file open as `fd` is somewhere else than `file` (a real path): what the kernel
+ * says it opened (`/proc/self/fd`), or where there is no such folder, whether `file`'s folder is
+ * a link.
+ */
+async function reachedThroughLink(file: string, fd: number): Promise<boolean> {
+  const opened = await readlink(`/proc/self/fd/${fd}`).catch(() => undefined);
+  if (opened !== undefined) return opened !== file;
+  const folder = await lstat(dirname(file)).catch(() => undefined);
+  return folder?.isSymbolicLink() !== false;
 }

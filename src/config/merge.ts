@@ -32,7 +32,8 @@ export interface FileSettings {
   hide: FromFile<string>[];
   rules: FromFile<Rule>[];
   mcpServers?: FromFile<NonNullable<ConfigFile["mcpServers"]>>;
-  skills: FromFile<string>[];
+  /** Skills folders: the user file's hold user skills, the project file's project skills. */
+  skills: (FromFile<string> & { scope: "user" | "project" })[];
 }
 
 /** The limits a project file may only lower: what holds without one. */
@@ -67,7 +68,11 @@ export function mergeConfig(
     for (const path of values.sandbox?.hide ?? [])
       settings.hide.push({ value: resolvePath(path, layer, "sandbox.hide"), file });
     for (const path of values.skills?.paths ?? [])
-      settings.skills.push({ value: resolvePath(path, layer, "skills.paths"), file });
+      settings.skills.push({
+        value: resolvePath(path, layer, "skills.paths"),
+        file,
+        scope: layer === project ? "project" : "user",
+      });
     for (const effect of ["allow", "deny"] as const) {
       for (const text of values.rules?.[effect] ?? [])
         settings.rules.push({ value: { effect, words: ruleWords(text) }, file });

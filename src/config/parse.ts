@@ -1,9 +1,18 @@
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
+import { firstDuplicateKey } from "../json-duplicates.js";
 import { parseMcpConfig } from "../mcp/config.js";
 import { RuleError, ruleWords } from "../rules/rule.js";
 import { isSecretVariable } from "../secrets.js";
-import { type ConfigFile, ConfigSchema, expectedValues, projectFields } from "./schema.js";
+import { MIN_MEMORY } from "./bounds.js";
+import {
+  type ConfigFile,
+  ConfigSchema,
+  elementValues,
+  expectedValues,
+  projectFields,
+} from "./schema.js";
+import { sizeInBytes } from "./size.js";
 
 /** A configuration file that cannot be used: one line naming the file, the field and why. */
 export class ConfigError extends Error {
@@ -25,12 +34,15 @@ export function parseConfigText(text: string, file: string, place: ConfigPlace):
     throw new ConfigError(`${file}: not valid JSON (${(error as Error).message})`);
   }
   if (!isObject(value)) throw new ConfigError(`${file}: must be a JSON object`);
+  const twice = firstDuplicateKey(text);
+  if (twice !== undefined) throw new ConfigError(`${file}: ${twice} is given twice`);
   checkShape(value, file);
   refuseKeys(value, file);
   if (place === "project") checkProjectFields(value, file);
   checkSchema(value, file);
   const config = value as ConfigFile;
   checkRules(config, file);
+  checkMemory(config, file);
   return config;
 }
 
@@ -122,15 +134,19 @@ function leafPaths(value: Record<string, unknown>, prefix: string): string[] {
 
 function checkProjectFields(value: Record<string, unknown>, file: string): void {
   for (const path of leafPaths(value, "")) {
-    const allowed = projectFields.includes(path);
-    if (!allowed) {
-      const top = path.split(".")[0] ?? path;
-      const field = top === "mcpServers" || top === "provider" || top === "baseURL" ? top : path;
-      const where = top === "mcpServers" ? " (a project's servers belong in .mcp.json)" : "";
+    // A project field, or an object holding some (the schema then says what it must be).
+    if (projectFields.some((field) => field === path || field.startsWith(`${path}.`))) continue;
+    const top = path.split(".")[0] ?? path;
+    if (!(path in expectedValues) && !["mcpServers", "provider", "baseURL"].includes(top)) {
       throw new ConfigError(
-        `${file}: ${field} cannot be set by a project file, only narrowed: set it in your own config.json or with a flag${where}`,
+        `${file}: ${path} is not a known field (docs/configuration.md lists them)`,
       );
     }
+    const field = top === "mcpServers" || top === "provider" || top === "baseURL" ? top : path;
+    const where = top === "mcpServers" ? " (a project's servers belong in .mcp.json)" : "";
+    throw new ConfigError(
+      `${file}: ${field} cannot be set by a project file, only narrowed: set it in your own config.json or with a flag${where}`,
+    );
   }
   const sandbox = value.sandbox;
   if (isObject(sandbox) && sandbox.mode !== undefined && sandbox.mode !== "required") {
@@ -156,7 +172,8 @@ function checkSchema(value: Record<string, unknown>, file: string): void {
     );
   }
   const key = parts.filter((part) => !/^\d+$/.test(part)).join(".");
-  const expected = expectedValues[key] ?? "valid";
+  const element = /^\d+$/.test(parts[parts.length - 1] ?? "");
+  const expected = (element ? elementValues[key] : expectedValues[key]) ?? "valid";
   const got = first.value === undefined ? "nothing" : JSON.stringify(first.value);
   throw new ConfigError(`${file}: ${name} must be ${expected}, not ${got}`);
 }
@@ -171,6 +188,17 @@ function checkRules(config: ConfigFile, file: string): void {
         throw new ConfigError(`${file}: rules.${effect}[${index}]: ${error.message}`);
       }
     }
+  }
+}
+
+/** A memory limit bash cannot start under is refused here, as the flag refuses it. */
+function checkMemory(config: ConfigFile, file: string): void {
+  const memory = config.sandbox?.limits?.memory;
+  const bytes = memory === undefined ? 0 : sizeInBytes(memory);
+  if (memory !== undefined && (bytes < MIN_MEMORY || !Number.isSafeInteger(bytes))) {
+    throw new ConfigError(
+      `${file}: sandbox.limits.memory must be a size of at least 16M, such as 512M or 16G, not ${JSON.stringify(memory)}`,
+    );
   }
 }
 

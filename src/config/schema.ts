@@ -1,5 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { HttpSchema, StdioSchema } from "../mcp/config.js";
+import { MAX_COUNT, MAX_PROCESSES, MIN_CONTEXT_WINDOW } from "./bounds.js";
 import { SIZE } from "./size.js";
 
 /**
@@ -15,7 +16,11 @@ const Words = Type.Array(Type.String({ minLength: 1 }));
 export const LimitsSchema = Type.Object(
   {
     processes: Type.Optional(
-      Type.Integer({ minimum: 1, description: "most processes at once in the sandbox" }),
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_PROCESSES,
+        description: "most processes at once in the sandbox",
+      }),
     ),
     memory: Type.Optional(
       Type.String({ pattern: SIZE.source, description: "most memory: 512M, 16G or bytes" }),
@@ -44,8 +49,8 @@ export const ConfigSchema = Type.Object(
         Type.Literal("high"),
       ]),
     ),
-    contextWindow: Type.Optional(Type.Integer({ minimum: 1000 })),
-    maxTurns: Type.Optional(Type.Integer({ minimum: 1 })),
+    contextWindow: Type.Optional(Type.Integer({ minimum: MIN_CONTEXT_WINDOW, maximum: MAX_COUNT })),
+    maxTurns: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_COUNT })),
     sandbox: Type.Optional(
       Type.Object(
         {
@@ -104,13 +109,13 @@ export const expectedValues: Record<string, string> = {
   model: "a non-empty string",
   baseURL: "an http(s) address such as http://127.0.0.1:11434/v1",
   thinking: '"off", "low", "medium" or "high"',
-  contextWindow: "a whole number of tokens, at least 1000",
-  maxTurns: "a whole number of at least 1",
+  contextWindow: `a whole number of tokens from ${MIN_CONTEXT_WINDOW} to ${MAX_COUNT}`,
+  maxTurns: `a whole number from 1 to ${MAX_COUNT}`,
   sandbox: "an object with mode, hide and limits",
   "sandbox.mode": '"auto", "required" or "off"',
   "sandbox.hide": "an array of paths",
   "sandbox.limits": "an object with processes and memory",
-  "sandbox.limits.processes": "a whole number of at least 1",
+  "sandbox.limits.processes": `a whole number from 1 to ${MAX_PROCESSES}`,
   "sandbox.limits.memory": "a size such as 512M, 16G or a number of bytes",
   rules: "an object with allow and deny",
   "rules.allow": "an array of rules (command words)",
@@ -118,6 +123,14 @@ export const expectedValues: Record<string, string> = {
   mcpServers: "an object of servers",
   skills: "an object with paths",
   "skills.paths": "an array of folders",
+};
+
+/** What one item of a list holds, for the line that says an item is wrong. */
+export const elementValues: Record<string, string> = {
+  "sandbox.hide": "a path",
+  "rules.allow": "a rule (command words)",
+  "rules.deny": "a rule (command words)",
+  "skills.paths": "a folder",
 };
 
 /** The JSON Schema the package ships as `mini-agent/config.schema.json`. */

@@ -1,6 +1,7 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
+import { firstDuplicateKey } from "../json-duplicates.js";
 import {
   canonicalJson,
   contentHash,
@@ -79,6 +80,8 @@ export function parseMcpConfigText(text: string, file: string): ParsedMcpConfig 
   } catch (error) {
     return { servers: [], problems: [`${file}: not valid JSON (${(error as Error).message})`] };
   }
+  const twice = firstDuplicateKey(text);
+  if (twice !== undefined) return { servers: [], problems: [`${file}: ${twice} is given twice`] };
   return parseMcpConfig(value, file);
 }
 

@@ -43,7 +43,7 @@ export function ruleWords(text: string): string[] {
   if (quote) throw new RuleError(`unclosed ${quote} in the rule ${JSON.stringify(text)}`);
   if (word !== undefined) words.push(word);
   if (words.length === 0)
-    throw new RuleError('a rule is empty: name a command, e.g. --allow "npm test"');
+    throw new RuleError('a rule is empty: name the command words it matches, e.g. "npm test"');
   return words;
 }
 

@@ -1,3 +1,4 @@
+import { visible } from "../visible.js";
 import type { Skill } from "./discover.js";
 
 /**
@@ -111,8 +112,8 @@ function entry(skill: Skill, cap: number): string {
   return [
     "<skill>",
     `<name>${skill.name}</name>`,
-    `<description>${escapeXml(shorten(oneLine(skill.description), cap))}</description>`,
-    `<location>${escapeXml(skill.location)}</location>`,
+    `<description>${escapeXml(shorten(visible(oneLine(skill.description)), cap))}</description>`,
+    `<location>${escapeXml(visible(skill.location))}</location>`,
     "</skill>",
   ].join("\n");
 }

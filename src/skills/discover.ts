@@ -46,6 +46,12 @@ export interface SkillSet {
   projectRoot: string;
 }
 
+/** A skills folder a configuration file names (`skills.paths`), and whose skills it holds. */
+export interface SkillFolder {
+  path: string;
+  scope: SkillScope;
+}
+
 export interface SkillPlaces {
   /** The working folder. */
   workspace: string;
@@ -55,6 +61,11 @@ export interface SkillPlaces {
   state: string;
   /** The project root's trust record; read from the state folder when not given. */
   trust?: WorkspaceTrust;
+  /**
+   * More skills folders (`skills.paths`): the user's are looked at after the user's own places,
+   * the project's after the project's (and trusted like them).
+   */
+  folders?: readonly SkillFolder[];
 }
 
 /** How far discovery looks: skill folders nest at most `depth` folders below a skills folder. */
@@ -85,15 +96,19 @@ export async function discoverSkills(places: SkillPlaces): Promise<SkillSet> {
     trust,
     state,
   };
-  const homes: { path: string; scope: SkillScope }[] = [
+  const configured = (scope: SkillScope) =>
+    (places.folders ?? []).filter((folder) => folder.scope === scope);
+  const homes: SkillFolder[] = [
     { path: join(state, "skills"), scope: "user" },
     { path: join(home, ".agents", "skills"), scope: "user" },
+    ...configured("user"),
     ...foldersDown(await realOrResolved(places.workspace), root.path, state).flatMap((folder) =>
       [".agents", ".claude"].map((dot) => ({
         path: join(folder, dot, "skills"),
         scope: "project" as const,
       })),
     ),
+    ...configured("project"),
   ];
   const byName = new Map<string, Skill>();
   for (const place of homes) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { modelToolNames } from "../src/mcp/names.js";
 import { receiptOf } from "../src/mcp/result.js";
-import { adaptTools, argumentProblem } from "../src/mcp/tools.js";
+import { adaptTools, argumentProblem, usableTools } from "../src/mcp/tools.js";
 import { secretRedactor } from "../src/secrets.js";
 import type { ToolResult } from "../src/types.js";
 
@@ -154,5 +154,52 @@ describe("an MCP tool as a Tool", () => {
       isError: true,
     });
     expect(calls).toEqual([{ tool: "do.it", label: tool?.spec.name, args: { q: "x" } }]);
+  });
+});
+
+describe("what a server lists that cannot be offered", () => {
+  const schema = { type: "object" as const, properties: {} };
+
+  it("leaves out a second tool of the same name, a tool without a name, and says so", () => {
+    const { tools, leftOut } = usableTools([
+      { name: "dup", description: "d1", inputSchema: schema },
+      { name: "dup", description: "d2", inputSchema: schema },
+      { name: "", inputSchema: schema },
+      { name: "ok", inputSchema: schema },
+    ]);
+    expect(tools.map((tool) => [tool.name, tool.description])).toEqual([
+      ["dup", "d1"],
+      ["ok", undefined],
+    ]);
+    expect(leftOut).toEqual(['"dup" (listed twice)', "a tool without a name"]);
+    const names = adaptTools("h", tools, async () => ({ content: "", isError: false })).map(
+      (tool) => tool.spec.name,
+    );
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it("leaves out a tool whose schema is too big for a request, and tools past the server's share", () => {
+    const properties = Object.fromEntries(
+      Array.from({ length: 20_000 }, (_, index) => [`p${index}`, { type: "string" }]),
+    );
+    const huge = { type: "object" as const, properties };
+    const { tools, leftOut } = usableTools([
+      { name: "big", inputSchema: huge },
+      { name: "small", inputSchema: schema },
+    ]);
+    expect(tools.map((tool) => tool.name)).toEqual(["small"]);
+    expect(leftOut).toEqual(['"big" (its input schema is over 64 KiB)']);
+
+    const many = Array.from({ length: 400 }, (_, index) => ({
+      name: `t${String(index).padStart(3, "0")}`,
+      description: "x".repeat(2000),
+      inputSchema: schema,
+    }));
+    const shared = usableTools(many);
+    expect(shared.tools.length).toBeLessThan(400);
+    expect(shared.tools.length).toBeGreaterThan(100);
+    expect(shared.leftOut).toEqual([
+      `${400 - shared.tools.length} more tools (the server's tools are over 512 KiB)`,
+    ]);
   });
 });

@@ -284,6 +284,18 @@ describe("MCP servers that misbehave", () => {
     expect(cancelled.map((message) => message.params?.requestId)).toEqual([hang?.id]);
   });
 
+  it("answers a call whose response is not a JSON-RPC response at once, as a protocol error", async () => {
+    const mcp = await connect("bad-answers", { callTimeoutMs: 30_000 });
+    const started = Date.now();
+    for (const name of ["mcp__f__not-object", "mcp__f__no-result"]) {
+      const receipt = await call(mcp, name);
+      expect(receipt.isError).toBe(true);
+      expect(receipt.content).toContain("not a valid JSON-RPC response");
+    }
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(mcp.status()[0]?.state).toBe("up");
+  });
+
   it("times out a call that never answers", async () => {
     const mcp = await connect("never", { callTimeoutMs: 300 });
     expect(await call(mcp, "mcp__f__hang")).toEqual({

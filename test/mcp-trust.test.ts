@@ -66,6 +66,28 @@ describe("trust of a project's MCP servers", () => {
     expect(await exists(join(workspace, "rewritten.marker"))).toBe(false);
   }, 40_000);
 
+  it("covers a workspace file an env value names (NODE_OPTIONS=--require ./pre.js) the same way", async () => {
+    const { workspace, home, options } = await setup([]);
+    const marker = join(home, "preloaded");
+    await writeFile(join(workspace, "pre.js"), markerProgram(marker));
+    await writeFile(join(workspace, "srv.js"), "process.exit(0);\n");
+    const entry = {
+      command: process.execPath,
+      args: ["srv.js"],
+      env: { NODE_OPTIONS: "--require ./pre.js" },
+    };
+    await writeFile(join(workspace, ".mcp.json"), JSON.stringify({ mcpServers: { local: entry } }));
+    const trusted = await runBin(["mcp", "trust", "local"], options);
+    expect(trusted.code).toBe(0);
+    expect(trusted.stdout).toMatch(
+      /trusted with the content of (pre\.js, srv\.js|srv\.js, pre\.js)/,
+    );
+    await writeFile(join(workspace, "pre.js"), markerProgram(join(workspace, "changed.marker")));
+    const list = await runBin(["mcp", "list"], options);
+    expect(list.stdout).toContain("not started: not trusted");
+    expect(await exists(join(workspace, "changed.marker"))).toBe(false);
+  }, 40_000);
+
   it("shows the variables an entry passes on before it is trusted", async () => {
     const { workspace, options } = await setup([]);
     const mcpJson = join(workspace, ".mcp.json");

@@ -87,7 +87,12 @@ export function runStatus(status: McpServerStatus): McpStatus | undefined {
   const lines = { stderr: stderr.slice(-5) };
   switch (status.state) {
     case "up":
-      return { server, state: "ready", tools: status.tools };
+      return {
+        server,
+        state: "ready",
+        tools: status.tools,
+        ...(status.leftOut && { reason: `left out: ${status.leftOut.join("; ")}` }),
+      };
     case "starting":
       return { server, state: status.restarts > 0 ? "restarting" : "starting", ...why };
     case "failed":

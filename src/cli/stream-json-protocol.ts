@@ -128,7 +128,10 @@ export const OutputLineSchema = Type.Union(
         ]),
         /** `ready`: how many tools the server offers. */
         tools: Type.Optional(Type.Integer({ minimum: 0 })),
-        /** Why it failed, exited, is late (`starting`) or was skipped (`untrusted`). */
+        /**
+         * Why it failed, exited, is late (`starting`) or was skipped (`untrusted`); `ready`: the
+         * tools of its list that are not offered (`left out: "dup" (listed twice)`).
+         */
         reason: Type.Optional(Type.String()),
         /** `failed`, `exited`: its last lines of stderr. */
         stderr: Type.Optional(Type.Array(Type.String())),

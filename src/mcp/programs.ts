@@ -5,7 +5,7 @@ import { canonicalJson, contentHash } from "../trust/trust.js";
 import type { McpServerConfig } from "./config.js";
 
 /**
- * The workspace files a project server's command line names, made part of what trusting it
+ * The workspace files a project server's command line or `env` values name, made part of what trusting it
  * covers. An entry `node srv.mjs` is trusted with the content of `srv.mjs` as it is now: the model
  * can rewrite a workspace file with its tools, and a server runs outside the sandbox, so a program
  * the model changed is never started silently on the next run (its entry reads as untrusted).
@@ -25,7 +25,7 @@ export interface ProgramFolders {
   workspace: string;
 }
 
-/** `server` with the files its command line names (relative to the root) and their hash. */
+/** `server` with the files its command line and env values name (relative to the root) and their hash. */
 export async function withPrograms(
   server: McpServerConfig,
   folders: ProgramFolders,
@@ -34,7 +34,9 @@ export async function withPrograms(
   if (entry.type === "http") return server;
   const base = resolve(folders.workspace, entry.cwd ?? ".");
   const files: Record<string, string> = {};
-  for (const word of commandWords([entry.command, ...(entry.args ?? [])])) {
+  // An env value names files too: NODE_OPTIONS="--require ./pre.js", PYTHONSTARTUP=x.py.
+  const envWords = Object.values(entry.env ?? {}).flatMap((value) => value.split(/\s+/));
+  for (const word of commandWords([entry.command, ...(entry.args ?? []), ...envWords])) {
     const found = await workspaceFile(resolve(base, word), folders);
     if (found !== undefined) files[relative(folders.root, found.path) || "."] = found.hash;
   }

@@ -8,7 +8,13 @@ import { expandServer, type McpServerConfig, type McpServerEntry } from "./confi
 import { bounded, receiptOf } from "./result.js";
 import type { Sdk } from "./sdk.js";
 import { StdioTransport } from "./stdio-transport.js";
-import { adaptTools, type CallServerTool, type ListedTool, type McpTool } from "./tools.js";
+import {
+  adaptTools,
+  type CallServerTool,
+  type ListedTool,
+  type McpTool,
+  usableTools,
+} from "./tools.js";
 
 /**
  * The client side of one configured server: its transport and its lifecycle. It starts the
@@ -31,6 +37,8 @@ export interface McpServerStatus {
   stderr: string[];
   /** How many tools it offers now. */
   tools: number;
+  /** What of its list is not offered, a phrase each (`"dup" (listed twice)`). */
+  leftOut?: string[];
   /** How many times it was restarted after a crash. */
   restarts: number;
   /** Set when it was up and went away (`failed`): it restarts at its next call, if any are left. */
@@ -62,6 +70,7 @@ export interface ServerOptions {
 
 export class McpServerConnection {
   tools: McpTool[] = [];
+  private leftOut: string[] = [];
   instructions = "";
   private state: McpServerState = "starting";
   private late = false;
@@ -94,6 +103,7 @@ export class McpServerConnection {
       ...(this.reason !== undefined && { reason: this.redact(this.reason) }),
       stderr: [...this.log].map((line) => this.redact(line)),
       tools: this.tools.length,
+      ...(this.leftOut.length > 0 && { leftOut: this.leftOut.map((item) => this.redact(item)) }),
       restarts: this.restarts,
       ...(this.crashed && this.state === "failed" && { exited: true as const }),
     };
@@ -185,7 +195,9 @@ export class McpServerConnection {
   }
 
   private adapt(listed: ListedTool[]): McpTool[] {
-    return adaptTools(this.name, listed, (call, signal) => this.call(call, signal));
+    const { tools, leftOut } = usableTools(listed);
+    this.leftOut = leftOut;
+    return adaptTools(this.name, tools, (call, signal) => this.call(call, signal));
   }
 
   /** Calls `tool`; a crashed server is restarted first (a bounded number of times). */

@@ -151,6 +151,10 @@ export class StdioTransport implements Transport {
       message = this.parse(line);
     } catch {
       this.note(`stdout (not JSON-RPC, ignored): ${line}`);
+      const id = answeredId(line);
+      // An answer to a request that is no valid response (a result that is not an object, or
+      // neither result nor error) fails that request now, instead of at its timeout.
+      if (id !== undefined) this.onmessage?.(invalidAnswer(id));
       return;
     }
     this.onmessage?.(message);
@@ -175,4 +179,27 @@ function signalGroup(child: ChildProcess | undefined, signal: NodeJS.Signals): v
   } catch {
     // Already gone.
   }
+}
+
+/** The id of a line that is a JSON object with an id and no method: an answer, however broken. */
+function answeredId(line: string): string | number | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const { id, method } = value as { id?: unknown; method?: unknown };
+  if (method !== undefined) return undefined;
+  return typeof id === "string" || typeof id === "number" ? id : undefined;
+}
+
+/** The error response that stands for a broken answer to request `id`. */
+function invalidAnswer(id: string | number): JSONRPCMessage {
+  return {
+    jsonrpc: "2.0",
+    id,
+    error: { code: -32603, message: "the server's answer is not a valid JSON-RPC response" },
+  };
 }

@@ -47,6 +47,48 @@ export type CallServerTool = (
 /** Characters of a tool's description the model sees. */
 export const MAX_DESCRIPTION = 2000;
 
+/** The most of one tool's input schema, as JSON, that a request carries. */
+export const MAX_SCHEMA_CHARS = 64 * 1024;
+/** The most of a server's tools (names, descriptions, schemas) that a request carries. */
+export const MAX_SERVER_TOOLS_CHARS = 512 * 1024;
+
+/**
+ * The tools of a server's list that can be offered to the model, in its order, and a phrase for
+ * each left out: a second tool of a name (two equal names make every request refused), a tool
+ * without a name, one whose input schema is over `MAX_SCHEMA_CHARS`, and those past the
+ * server's share, `MAX_SERVER_TOOLS_CHARS` (one server's list could fill the context window).
+ */
+export function usableTools(listed: readonly ListedTool[]): {
+  tools: ListedTool[];
+  leftOut: string[];
+} {
+  const tools: ListedTool[] = [];
+  const leftOut: string[] = [];
+  const seen = new Set<string>();
+  let size = 0;
+  let past = 0;
+  for (const tool of listed) {
+    const shown = JSON.stringify(tool.name);
+    if (tool.name === "") leftOut.push("a tool without a name");
+    else if (seen.has(tool.name)) leftOut.push(`${shown} (listed twice)`);
+    else {
+      seen.add(tool.name);
+      const schema = JSON.stringify(tool.inputSchema ?? {}).length;
+      const own = tool.name.length + Math.min(descriptionOf(tool).length, MAX_DESCRIPTION) + schema;
+      if (schema > MAX_SCHEMA_CHARS) leftOut.push(`${shown} (its input schema is over 64 KiB)`);
+      else if (past > 0 || size + own > MAX_SERVER_TOOLS_CHARS) past++;
+      else {
+        size += own;
+        tools.push(tool);
+      }
+    }
+  }
+  if (past > 0) leftOut.push(`${past} more tools (the server's tools are over 512 KiB)`);
+  return { tools, leftOut };
+}
+
+const descriptionOf = (tool: ListedTool) => tool.description ?? tool.title ?? "";
+
 /** A server's tools as `Tool`s, sorted by model-visible name, each calling through `call`. */
 export function adaptTools(
   server: string,
@@ -63,7 +105,7 @@ export function adaptTools(
 }
 
 function adaptTool(server: string, tool: ListedTool, name: string, call: CallServerTool): McpTool {
-  const description = headOf(wellFormed(tool.description ?? tool.title ?? ""), MAX_DESCRIPTION);
+  const description = headOf(wellFormed(descriptionOf(tool)), MAX_DESCRIPTION);
   return {
     spec: { name, description, inputSchema: tool.inputSchema },
     mcp: {

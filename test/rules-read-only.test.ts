@@ -24,6 +24,10 @@ const context: RulesContext = { rules: [], workspace: "/work/project", sandboxed
 const decoy = "decoy.txt";
 
 /** Each allowed option once: alone, or with the decoy (a file to write, if any) and with 1. */
+/** The value each option is tried with: the decoy, or one its value check allows. */
+const sample = (spec: ReadOnlyProgram, option: string) =>
+  spec.values?.[option] && !spec.values[option](decoy) ? "%h" : decoy;
+
 function optionWords(spec: ReadOnlyProgram): string[][] {
   const letters = (text = "") => [...text];
   return [
@@ -31,8 +35,12 @@ function optionWords(spec: ReadOnlyProgram): string[][] {
     ...letters(spec.shortValued).flatMap((l) => [[`-${l}`, decoy], [`-${l}1`]]),
     ...letters(spec.shortOptional).flatMap((l) => [[`-${l}`], [`-${l}${decoy}`]]),
     ...(spec.long ?? []).map((o) => [o]),
-    ...(spec.longValued ?? []).flatMap((o) => [[`${o}=${decoy}`], [o, decoy], [`${o}=1`]]),
-    ...(spec.longOptional ?? []).flatMap((o) => [[o], [`${o}=${decoy}`]]),
+    ...(spec.longValued ?? []).flatMap((o) => [
+      [`${o}=${sample(spec, o)}`],
+      [o, sample(spec, o)],
+      [`${o}=${spec.values?.[o] ? "%s" : "1"}`],
+    ]),
+    ...(spec.longOptional ?? []).flatMap((o) => [[o], [`${o}=${sample(spec, o)}`]]),
     ...(spec.numeric ? [["-1"]] : []),
   ];
 }
@@ -170,6 +178,14 @@ describe("the read-only set", () => {
     "find . -name",
     "git log --output=decoy.txt",
     "git log --show-signature",
+    "git log --format=%GG",
+    "git log '--format=%G?'",
+    "git show --pretty=%GG HEAD",
+    "git log --format=tformat:%GS",
+    "git log --pretty=format:%GK",
+    "git log --format %GF",
+    "git log --pretty=myalias",
+    "git branch --format='%(signature)'",
     "git diff --ext-diff",
     "git branch new",
     "test -v 'a[$(touch x)]'",
@@ -177,10 +193,16 @@ describe("the read-only set", () => {
     expect((await decideCommand(command, context)).decision).toBe("ask");
   });
 
-  it.each(["cat src/*.ts", "wc -l -- $FILES", "ls ~/x", "grep -rn TODO src/{a,b}"])(
-    "allows %j, whose words known only at run time are operands",
-    async (command) => {
-      expect((await decideCommand(command, context)).decision).toBe("allow");
-    },
-  );
+  it.each([
+    "cat src/*.ts",
+    "wc -l -- $FILES",
+    "ls ~/x",
+    "grep -rn TODO src/{a,b}",
+    "git log --format=%H%n%an",
+    "git log --pretty=oneline",
+    "git log --pretty",
+    "git log '--format=tformat:%h %s'",
+  ])("allows %j, whose words known only at run time are operands", async (command) => {
+    expect((await decideCommand(command, context)).decision).toBe("allow");
+  });
 });

@@ -4,7 +4,8 @@
  * `shortOptional` take one only in the same word (`-uno`); `long` and `longValued` (`--lines=5`,
  * `--lines 5`) and `longOptional` (`--color`, `--color=never`) are spelled in full. `numeric`
  * allows `-5`. `anyWords`: no word is anything but text to print. `openArgs`: every option the
- * program has only reads, so words `xargs` adds at run time are fine.
+ * program has only reads, so words `xargs` adds at run time are fine. `values`: an option whose
+ * value is allowed only when its check says so (`git log --format`, where `%G…` runs gpg).
  */
 export interface ReadOnlyProgram {
   short?: string;
@@ -17,6 +18,7 @@ export interface ReadOnlyProgram {
   operands: number;
   anyWords?: boolean;
   openArgs?: boolean;
+  values?: Record<string, (value: string) => boolean>;
 }
 
 const any = Number.POSITIVE_INFINITY;
@@ -338,8 +340,21 @@ const gitDiff: ReadOnlyProgram = {
   operands: any,
 };
 
+/**
+ * A `--format` or `--pretty` of `git log` that runs nothing: a built-in format, or a format
+ * string without `%G` (the signature placeholders verify the signature: they run gpg, or
+ * whatever `gpg.program` names). Any other name may be a `pretty.<name>` alias of the config,
+ * which can hold `%G`.
+ */
+const prettyFormat = (value: string) =>
+  ["oneline", "short", "medium", "full", "fuller", "reference", "email", "raw", "mboxrd"].includes(
+    value,
+  ) ||
+  (value.includes("%") && !value.includes("%G"));
+
 const gitLog: ReadOnlyProgram = {
   ...gitDiff,
+  values: { "--format": prettyFormat, "--pretty": prettyFormat },
   shortValued: "SGnL",
   numeric: true,
   long: [
@@ -380,6 +395,8 @@ export const gitPrograms: Record<string, ReadOnlyProgram> = {
     long: ["--all", "--remotes", "--verbose", "--list", "--show-current", "--no-color"],
     longOptional: ["--color", "--merged", "--no-merged", "--contains", "--no-contains"],
     longValued: ["--sort", "--format", "--points-at"],
+    // The `signature` atoms verify signatures: they run gpg.
+    values: { "--format": (value) => !value.includes("%(signature") },
     operands: 0,
   },
 };

@@ -48,11 +48,32 @@ export function allowedWords(spec: ReadOnlyProgram, args: Word[]): boolean {
     else if (value === "--") afterDashes = true;
     else {
       const used = optionWords(spec, value, args[i + 1]);
-      if (used === 0) return false;
+      if (used === 0 || !valueAllowed(spec, value, args[i + 1], used)) return false;
       i += used - 1;
     }
   }
   return operands <= spec.operands;
+}
+
+/** Whether the value the option `option` was given (in its word or the next) passes its check. */
+function valueAllowed(
+  spec: ReadOnlyProgram,
+  option: string,
+  next: Word | undefined,
+  used: number,
+): boolean {
+  if (spec.values === undefined || !option.startsWith("--")) return true;
+  const equals = option.indexOf("=");
+  const name = equals > 0 ? option.slice(0, equals) : option;
+  const check = spec.values[name];
+  if (check === undefined) return true;
+  const value =
+    equals > 0
+      ? option.slice(equals + 1)
+      : used === 2 && next?.kind === "static"
+        ? next.value
+        : undefined;
+  return value === undefined || check(value);
 }
 
 /** How many words the option `value` takes (1, or 2 with its value), or 0 when not allowed. */

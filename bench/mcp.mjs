@@ -1,5 +1,5 @@
 // MCP start-up: the time from spawning `mini-agent "task"` to its first model request, with no MCP
-// configuration and with 1 and 5 stdio servers (each the reference server,
+// configuration (beside `--no-mcp`, which looks for none) and with 1 and 5 stdio servers (each the reference server,
 // `@modelcontextprotocol/server-everything`), beside the servers' own start: spawn to the answer
 // of `tools/list` after the handshake, for 1 and for 5 started at once (the slowest of the 5).
 import { spawn } from "node:child_process";
@@ -72,6 +72,7 @@ export async function mcpBench({ run, row, ms, median, scratch, bin, runs, start
     return server.requests[0].at - start;
   };
   const contenders = [
+    () => firstRequest(["--no-mcp"]),
     () => firstRequest([]),
     () => firstRequest(["--mcp-config", configs[1]]),
     () => firstRequest(["--mcp-config", configs[5]]),
@@ -86,9 +87,15 @@ export async function mcpBench({ run, row, ms, median, scratch, bin, runs, start
       if (i >= 0) samples[j].push(value);
     }
   }
-  const [none, one, five, alone, slowest] = samples.map(median);
+  const [skipped, none, one, five, alone, slowest] = samples.map(median);
   const over = (value, floor) => `${(value / floor).toFixed(2)}×`;
-  row("time to first model request, no MCP config", ms(none), "", "", "");
+  row(
+    "time to first model request, no MCP config",
+    ms(none),
+    `${ms(skipped)} (--no-mcp: no file looked for)`,
+    over(none, skipped),
+    "within noise",
+  );
   row(
     "time to first model request, 1 stdio MCP server",
     ms(one),

@@ -16,6 +16,7 @@ import {
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { configBench } from "./config.mjs";
 import { exportBench } from "./export.mjs";
 import { mcpBench } from "./mcp.mjs";
 import { startMockServer } from "./mock-server.mjs";
@@ -667,7 +668,7 @@ async function resumeCompacted() {
 async function requestBuilding() {
   const dist = (path) => JSON.stringify(join(root, "dist", path));
   const result = await inProcess(`
-    import { normalizeHistory } from ${dist("history.js")};
+    import { normalizeHistory } from ${dist("history/normalize.js")};
     import { toAnthropicMessages, toAnthropicTools, withCacheBreakpoints } from ${dist("providers/anthropic-protocol.js")};
     import { createWorkspaceTools } from ${dist("tools/index.js")};
     const tools = createWorkspaceTools(${JSON.stringify(root)});
@@ -736,6 +737,7 @@ const sections = {
   requestBuilding,
   exportSession: () => exportBench({ run, row, ms, mb, median, scratch, bin, probe, runs }),
   mcpStartup: () => mcpBench({ run, row, ms, median, scratch, bin, runs, startMockServer }),
+  configStartup: () => configBench({ run, row, ms, median, scratch, bin, runs, startMockServer }),
 };
 const only = process.env.BENCH_ONLY?.split(",");
 process.stderr.write(

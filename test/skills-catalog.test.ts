@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { cutNotice } from "../src/cli/skills.js";
 import { catalogBudget, skillCatalog } from "../src/skills/catalog.js";
 import type { Skill } from "../src/skills/discover.js";
 
@@ -94,5 +95,19 @@ describe("the skill catalog", () => {
         16_000,
       ),
     ).toEqual(catalog);
+  });
+});
+
+describe("the line that tells the user what was cut", () => {
+  it("names at most ten skills left out, then how many more", () => {
+    const omitted = Array.from({ length: 198 }, (_, index) => `skill-${index + 102}`);
+    const line = cutNotice({ budget: 16_000, shortened: 0, descriptionCap: 60, omitted });
+    expect(line).toContain(
+      "(not listed: skill-102, skill-103, skill-104, skill-105, skill-106, skill-107, skill-108, skill-109, skill-110, skill-111 and 188 more; mini-agent skills lists them)",
+    );
+    expect(line.length).toBeLessThan(400);
+    expect(
+      cutNotice({ budget: 16_000, shortened: 0, descriptionCap: 60, omitted: ["a"] }),
+    ).toContain("(not listed: a)");
   });
 });

@@ -16,10 +16,16 @@ export function warningLine(warning: SkillWarning): string {
   return visible(`skill ${warning.name} (${warning.path}): ${warning.reason}`);
 }
 
+/** The skills left out that the cut's line names; the rest are counted. */
+const NAMED_OMITTED = 10;
+
 /** What the catalog's cut is, in one line for the user; empty when nothing was cut. */
 export function cutNotice(cut: CatalogCut | undefined): string {
   if (!cut) return "";
-  const omitted = cut.omitted.length > 0 ? ` (not listed: ${cut.omitted.join(", ")})` : "";
+  const named = cut.omitted.slice(0, NAMED_OMITTED).join(", ");
+  const more = cut.omitted.length - NAMED_OMITTED;
+  const rest = more > 0 ? ` and ${more} more; mini-agent skills lists them` : "";
+  const omitted = cut.omitted.length > 0 ? ` (not listed: ${named}${rest})` : "";
   return `skills: ${cutLine(cut).slice(1, -1)}${omitted}`;
 }
 

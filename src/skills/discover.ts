@@ -144,7 +144,30 @@ interface Context {
   state: string;
 }
 
-/** The valid skills under one skills folder, in name order of their folders. */
+/** What one folder of a skills folder gave, in the order it was found. */
+interface Sink {
+  skills: Skill[];
+  warnings: SkillWarning[];
+  untrusted: UntrustedSkill[];
+}
+
+const emptySink = (): Sink => ({ skills: [], warnings: [], untrusted: [] });
+
+/** `parts` appended to `into`, each list in the order of `parts`. */
+function gather(into: Sink, parts: readonly Sink[]): Sink {
+  for (const part of parts) {
+    into.skills.push(...part.skills);
+    into.warnings.push(...part.warnings);
+    into.untrusted.push(...part.untrusted);
+  }
+  return into;
+}
+
+/**
+ * The valid skills under one skills folder, in name order of their folders (its warnings and
+ * untrusted skills go to `context`). Sibling folders are looked at concurrently, their results
+ * joined in name order: 300 skills cost a few round trips to the disk, not 2,000 in a row.
+ */
 async function skillsIn(context: Context, top: string, scope: SkillScope): Promise<Skill[]> {
   const info = await stat(top).catch(() => undefined);
   if (!info?.isDirectory()) return [];
@@ -157,59 +180,65 @@ async function skillsIn(context: Context, top: string, scope: SkillScope): Promi
     });
     return [];
   }
-  const found: Skill[] = [];
   const seen = new Set<string>();
-  const visit = async (folder: string, depth: number): Promise<void> => {
+  const visit = async (folder: string, depth: number): Promise<Sink> => {
+    const sink = emptySink();
     if (++context.folders > discoveryBounds.folders) {
       if (context.folders === discoveryBounds.folders + 1)
-        context.warnings.push({
+        sink.warnings.push({
           name: "-",
           path: folder,
           reason: `more than ${discoveryBounds.folders} folders: the rest not searched`,
         });
-      return;
+      return sink;
     }
     const real = await realpath(folder).catch(() => undefined);
-    if (real === undefined || seen.has(real)) return;
+    if (real === undefined || seen.has(real)) return sink;
     seen.add(real);
     const entries = await readdir(folder, { withFileTypes: true }).catch(() => [] as Dirent[]);
     if (entries.some((entry) => entry.name === "SKILL.md")) {
-      const skill = await loadSkill(context, folder, real, scope);
-      if (skill) found.push(skill);
-      return;
+      const skill = await loadSkill(context, sink, folder, real, scope);
+      if (skill) sink.skills.push(skill);
+      return sink;
     }
-    const subfolders = [];
-    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      if (entry.name.startsWith(".")) continue;
-      const path = join(folder, entry.name);
-      if (
-        entry.isDirectory() ||
-        (entry.isSymbolicLink() && (await stat(path).catch(() => undefined))?.isDirectory())
-      )
-        subfolders.push(path);
-    }
-    if (subfolders.length === 0) return;
+    const subfolders = await foldersOf(folder, entries);
+    if (subfolders.length === 0) return sink;
     if (depth === discoveryBounds.depth) {
       for (const path of subfolders)
         if (await hasSkillBelow(path))
-          context.warnings.push({
+          sink.warnings.push({
             name: basename(path),
             path,
             reason: `nested deeper than ${discoveryBounds.depth} folders below ${top}: not searched`,
           });
-      return;
+      return sink;
     }
-    for (const path of subfolders) await visit(path, depth + 1);
+    return gather(sink, await Promise.all(subfolders.map((path) => visit(path, depth + 1))));
   };
-  for (const entry of (
-    await readdir(top, { withFileTypes: true }).catch(() => [] as Dirent[])
-  ).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    if (entry.name.startsWith(".")) continue;
-    const path = join(top, entry.name);
-    const target = entry.isSymbolicLink() ? await stat(path).catch(() => undefined) : undefined;
-    if (entry.isDirectory() || target?.isDirectory()) await visit(path, 1);
-  }
-  return found;
+  const entries = await readdir(top, { withFileTypes: true }).catch(() => [] as Dirent[]);
+  const found = gather(
+    emptySink(),
+    await Promise.all((await foldersOf(top, entries)).map((path) => visit(path, 1))),
+  );
+  context.warnings.push(...found.warnings);
+  context.untrusted.push(...found.untrusted);
+  return found.skills;
+}
+
+/** The folders (or links to folders) among `entries` of `folder`, but hidden ones, by name. */
+async function foldersOf(folder: string, entries: Dirent[]): Promise<string[]> {
+  const sorted = entries
+    .filter((entry) => !entry.name.startsWith("."))
+    .sort((a, b) => (a.name < b.name ? -1 : 1));
+  const kept = await Promise.all(
+    sorted.map(
+      async (entry) =>
+        entry.isDirectory() ||
+        (entry.isSymbolicLink() &&
+          (await stat(join(folder, entry.name)).catch(() => undefined))?.isDirectory() === true),
+    ),
+  );
+  return sorted.filter((_, index) => kept[index]).map((entry) => join(folder, entry.name));
 }
 
 /** Whether a folder past the bound holds a `SKILL.md` anywhere within a few levels (for the warning). */
@@ -225,6 +254,7 @@ async function hasSkillBelow(folder: string, levels = 4): Promise<boolean> {
 
 async function loadSkill(
   context: Context,
+  sink: Sink,
   folder: string,
   realFolder: string,
   scope: SkillScope,
@@ -232,7 +262,7 @@ async function loadSkill(
   const file = join(folder, "SKILL.md");
   const folderName = basename(folder);
   const warn = (reason: string, name = folderName) => {
-    context.warnings.push({ name, path: file, reason });
+    sink.warnings.push({ name, path: file, reason });
     return undefined;
   };
   if (scope === "project" && !within(context.projectRoot, realFolder))
@@ -252,7 +282,7 @@ async function loadSkill(
   if (scope === "project") {
     const name = relative(context.projectRoot, location);
     if (!context.trust.isTrusted("skill", name, hash)) {
-      context.untrusted.push({
+      sink.untrusted.push({
         name: parsed.name,
         path: file,
         entry: { kind: "skill", name, hash },

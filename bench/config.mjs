@@ -1,0 +1,87 @@
+// Configuration and skills at start-up: the time from spawning `mini-agent "task"` to its first
+// model request with nothing configured, with a user config.json and a trusted project
+// .mini-agent/config.json, and with 300 user skills (each a folder with a SKILL.md), side by side
+// in one run.
+import { spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+export async function configBench({ run, row, ms, median, scratch, bin, runs, startMockServer }) {
+  const server = await startMockServer();
+  const setups = {};
+  for (const name of ["none", "config", "skills"]) {
+    const work = join(scratch, `config-${name}`);
+    const home = join(scratch, `config-${name}-home`);
+    mkdirSync(work, { recursive: true });
+    mkdirSync(home, { recursive: true });
+    writeFileSync(join(work, "notes.txt"), "hello\n");
+    setups[name] = {
+      work,
+      env: {
+        ANTHROPIC_BASE_URL: server.url,
+        ANTHROPIC_API_KEY: "bench-key",
+        MINI_AGENT_HOME: home,
+      },
+    };
+  }
+  const config = setups.config;
+  writeFileSync(
+    join(config.env.MINI_AGENT_HOME, "config.json"),
+    JSON.stringify({
+      model: "claude-sonnet-5-5",
+      thinking: "off",
+      maxTurns: 30,
+      sandbox: { limits: { processes: 512, memory: "4G" } },
+      rules: { allow: ["npm test", "git status"], deny: ["git push"] },
+    }),
+  );
+  mkdirSync(join(config.work, ".mini-agent"));
+  writeFileSync(
+    join(config.work, ".mini-agent", "config.json"),
+    JSON.stringify({
+      contextWindow: 100000,
+      rules: { deny: ["rm -rf"] },
+      sandbox: { hide: ["secrets"] },
+    }),
+  );
+  const trusted = spawnSync(process.execPath, [bin, "trust"], {
+    cwd: config.work,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...config.env },
+  });
+  if (trusted.status !== 0) throw new Error(`mini-agent trust: ${trusted.stderr}`);
+  const skills = join(setups.skills.env.MINI_AGENT_HOME, "skills");
+  for (let i = 0; i < 300; i++) {
+    const name = `skill-${String(i).padStart(3, "0")}`;
+    mkdirSync(join(skills, name), { recursive: true });
+    writeFileSync(
+      join(skills, name, "SKILL.md"),
+      `---\nname: ${name}\ndescription: What skill ${i} is for, in a sentence or two, as skills say it.\n---\nSteps.\n`,
+    );
+  }
+  const firstRequest = async ({ work, env }) => {
+    server.requests.length = 0;
+    const start = performance.now();
+    await run(process.execPath, [bin, "what do the notes say?"], { cwd: work, env });
+    return server.requests[0].at - start;
+  };
+  const names = ["none", "config", "skills"];
+  const samples = names.map(() => []);
+  for (let i = -1; i < runs; i++) {
+    for (const [j, name] of names.entries()) {
+      const value = await firstRequest(setups[name]);
+      if (i >= 0) samples[j].push(value);
+    }
+  }
+  const [none, withConfig, withSkills] = samples.map(median);
+  const over = (value) => `${(value / none).toFixed(2)}×`;
+  const floor = `${ms(none)} (nothing configured)`;
+  row(
+    "time to first model request, a user and a trusted project config file",
+    ms(withConfig),
+    floor,
+    over(withConfig),
+    "within noise",
+  );
+  row("time to first model request, 300 user skills", ms(withSkills), floor, over(withSkills), "");
+  server.close();
+}

@@ -343,6 +343,31 @@ const corpus: [string, Expected][] = [
  * these hides a denied command (or may), so it is denied or asked, never allowed.
  */
 const underAllowBash: [string, Expected][] = [
+  // more arguments from the input, or find's {}: they may be what a deny rule names
+  ["echo push | xargs git", "ask"],
+  ["xargs git < a.txt", "ask"],
+  ["xargs -a a.txt git", "ask"],
+  ["echo push | xargs timeout 5 git", "ask"],
+  ["echo push | xargs -0 /usr/bin/git", "ask"],
+  ["find . -name push -exec git {} \\;", "ask"],
+  ["find . -name push -execdir git {} +", "ask"],
+  // git options that run a command of the caller's choosing
+  ["git fetch --upload-pack='touch x' .", "ask"],
+  ["git fetch --upload-pack 'touch x' .", "ask"],
+  ["git ls-remote --upload-pack='touch x' .", "ask"],
+  ["git ls-remote -u 'touch x' .", "ask"],
+  ["git clone -u 'touch x' . y", "ask"],
+  ["git clone --upload-pack='touch x' . y", "ask"],
+  ["git clone -c core.fsmonitor='touch x' . y", "ask"],
+  ["git pull --upload-pack='touch x' .", "ask"],
+  ["git archive --remote=. --exec='touch x' HEAD", "ask"],
+  ["git push --receive-pack='touch x' .", "deny"],
+  ["git send-email --sendmail-cmd='touch x' a.patch", "ask"],
+  ["git send-email --smtp-server=/tmp/x a.patch", "ask"],
+  // interpreters and builtins that run text
+  ["expect -c 'exec git push'", "ask"],
+  ["complete -C 'git push' x", "ask"],
+  ["complete -F f x", "ask"],
   ["test -v 'a[$(rm x)]'", "ask"],
   ["[ -v 'a[$(rm x)]' ]", "ask"],
   ["test -v 'a[`rm x`]'", "ask"],
@@ -535,6 +560,11 @@ const plainUnderAllowBash = [
   "less f",
   "vim f",
   "compgen -c",
+  "find . -name '*.ts' | xargs wc -l",
+  "find . -name '*.ts' -exec wc -l {} +",
+  "git fetch origin",
+  "git clone https://example.com/r.git",
+  "expect -f script.exp",
 ];
 
 describe("the bypass corpus", () => {

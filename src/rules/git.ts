@@ -41,6 +41,14 @@ const runningSubcommands: Record<string, RegExp> = {
   rebase: /^(-x|--exec|--ex(=|$))/,
   difftool: /^(-x|--extcmd|--ex(=|$))/,
   bisect: /^run$/,
+  // the program run on the other side of a local or ssh remote, a command of the caller's
+  fetch: /^--upload-pack/,
+  pull: /^--upload-pack/,
+  "ls-remote": /^(-u|--upload-pack)/,
+  clone: /^(-u|--upload-pack|-c|--config|--template)/,
+  archive: /^--exec/,
+  push: /^(--receive-pack|--exec)/,
+  "send-email": /^--(sendmail-cmd|smtp-server|to-cmd|cc-cmd|header-cmd)/,
   submodule: /^foreach$/,
   "filter-branch": /^/,
 };

@@ -21,6 +21,7 @@ const interpreters: Record<string, RegExp> = {
   tclsh: /^-/,
   wish: /^-/,
   osascript: /^-e/,
+  expect: /^-[a-zA-Z]*c/,
 };
 
 /**
@@ -145,6 +146,7 @@ const runningOptions: Record<string, (text: string, first: boolean) => boolean> 
     /^(-l|-f|-batch|--batch|--script|-x)$/.test(text) ||
     long("--eval", "--load", "--funcall")(text),
   compgen: (text) => short("CFW").test(text),
+  complete: (text) => short("CF").test(text),
   mapfile: (text) => short("C").test(text),
   readarray: (text) => short("C").test(text),
   make: (text) => short("E").test(text) || long("--eval")(text),

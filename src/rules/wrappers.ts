@@ -39,8 +39,13 @@ export function viewCommand(words: Word[]): CommandView {
   return view;
 }
 
+/** What `xargs` adds at run time, or find's `{}`: words a deny rule may be looking for. */
+const fromInput: Word = { kind: "dynamic", text: "(words from its input)" };
+
 function follow(words: Word[], openArgs: boolean, view: CommandView): void {
   view.forms.push(words);
+  // `echo push | xargs git` runs `git push`: the words to come may complete a deny rule.
+  if (openArgs) view.forms.push([...words, fromInput]);
   const [program, ...args] = words;
   if (!program) return;
   if (program.kind === "dynamic") {
@@ -49,7 +54,10 @@ function follow(words: Word[], openArgs: boolean, view: CommandView): void {
     return;
   }
   const name = program.value.slice(program.value.lastIndexOf("/") + 1);
-  if (name !== program.value) view.forms.push([{ kind: "static", value: name }, ...args]);
+  if (name !== program.value) {
+    view.forms.push([{ kind: "static", value: name }, ...args]);
+    if (openArgs) view.forms.push([{ kind: "static", value: name }, ...args, fromInput]);
+  }
   const wrapper = wrappers[name];
   if (wrapper && !(name === "command" && isLookup(args))) {
     followWrapper(name, wrapper, words, openArgs, view);
@@ -237,7 +245,11 @@ function findExec(args: Word[], view: CommandView): void {
       if (word?.kind === "static" && (word.value === ";" || word.value === "+")) break;
       end++;
     }
-    follow(args.slice(i + 1, end), true, view);
+    // `{}` is a found path, known only at run time (`-name push -exec git {} ;`).
+    const command = args
+      .slice(i + 1, end)
+      .map((word) => (word.kind === "static" && word.value.includes("{}") ? fromInput : word));
+    follow(command, true, view);
     i = end;
   }
 }

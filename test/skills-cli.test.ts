@@ -1,17 +1,30 @@
 import { chmod, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { summaryPrompt } from "../src/compaction/summary.js";
 import { historyProblem } from "../src/history/valid.js";
 import { Session } from "../src/session/session.js";
-import { stream, turn } from "../src/testing/anthropic-server.js";
+import { startAnthropicServer, stream, turn } from "../src/testing/anthropic-server.js";
 import type { Body, Reply } from "../src/testing/sse-server.js";
 import { loadTrust } from "../src/trust/trust.js";
 import type { Message } from "../src/types.js";
-import { runBin, sessionFiles, toolResults, useCliSetup } from "./support/cli.js";
+import { useCleanup } from "./support/cleanup.js";
+import {
+  cliEnv,
+  runBin,
+  sessionFiles,
+  sessionRecords,
+  toolResults,
+  useCliSetup,
+} from "./support/cli.js";
+import { realSandbox } from "./support/sandbox.js";
+import { useTempDirs } from "./support/temp.js";
 
 /** Skills through the built CLI against the strict local Messages server. */
 
 const setup = useCliSetup();
+const tempDir = useTempDirs();
+const track = useCleanup();
 const systemText = (body: Body | undefined) =>
   ((body?.system ?? []) as { text: string }[]).map((block) => block.text).join("");
 
@@ -63,6 +76,84 @@ describe("skills in the CLI", () => {
     const [file] = await sessionFiles(home);
     const { messages } = await Session.open(file ?? "");
     expect(historyProblem(messages as Message[])).toBeUndefined();
+  });
+
+  it("runs the skill's scripts/x.sh in the sandbox, and keeps the skill's text after a compaction", async () => {
+    if (!(await realSandbox())) return;
+    const home = await tempDir();
+    const workspace = await tempDir();
+    const folder = await userSkill(home);
+    await writeFile(join(workspace, "big.txt"), "a line of a rather large file\n".repeat(200));
+    const summary =
+      "## Goal\nrelease\n## Decisions\n-\n## Done\nread the skill\n## In progress\n-\n## Next\nanswer";
+    let round = 0;
+    let summarized = false;
+    const dispatch = (body: Body): Reply => {
+      if (systemText(body) === summaryPrompt) {
+        summarized = true;
+        return stream(turn({ text: [summary] }));
+      }
+      round++;
+      const call = (name: string, input: Record<string, unknown>) =>
+        stream(turn({ calls: [{ id: `toolu_${round}`, name, input }] }));
+      if (round === 1) return call("read", { path: join(folder, "SKILL.md") });
+      if (round === 2) return call("bash", { command: join(folder, "scripts", "x.sh") });
+      if (!summarized && round <= 12) return call("read", { path: "big.txt" });
+      return stream(turn({ text: ["released"] }));
+    };
+    const server = track(
+      await startAnthropicServer(
+        Array.from({ length: 40 }, () => dispatch),
+        { contextLimit: 8000 },
+      ),
+    );
+    const options = { cwd: workspace, env: cliEnv(home, server.url) };
+    const run = await runBin(
+      ["--allow-bash", "--sandbox", "required", "--context-window", "8000", "release it"],
+      options,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(server.rejections).toEqual([]);
+    expect(summarized).toBe(true);
+    const results = toolResults(server.requests[2]?.body ?? {});
+    expect(results.at(-1)).toEqual({
+      id: "toolu_2",
+      content: "skill script ran\n[exit code 0]",
+      isError: false,
+    });
+    const last = server.requests.at(-1)?.body;
+    expect(systemText(last)).toContain(
+      "Skills read before the conversation was compacted (read again from disk; their instructions still apply):",
+    );
+    expect(systemText(last)).toContain("Run scripts/x.sh, then read references/x.md.");
+    // The whole session, the messages the compaction covered included, is a valid history.
+    const [file] = await sessionFiles(home);
+    const records = await sessionRecords(file ?? "");
+    const messages = records.flatMap((record) =>
+      record.type === "message" ? [record.message as Message] : [],
+    );
+    expect(messages.length).toBeGreaterThan(10);
+    expect(historyProblem(messages)).toBeUndefined();
+    expect(records.filter((record) => record.type === "compaction")).toHaveLength(1);
+  }, 60_000);
+
+  it("tells at most 20 skill warnings in a run, then how many more", async () => {
+    const { workspace, options } = await setup([stream(turn({ text: ["ok"] }))]);
+    for (let i = 0; i < 60; i++) {
+      const name = `s${String(i).padStart(2, "0")}`;
+      await mkdir(join(workspace, ".agents", "skills", name), { recursive: true });
+      await writeFile(
+        join(workspace, ".agents", "skills", name, "SKILL.md"),
+        `---\nname: ${name}\ndescription: Skill ${name}.\n---\nSteps.\n`,
+      );
+    }
+    const run = await runBin(["hello"], options);
+    expect(run.code).toBe(0);
+    const lines = run.stderr.split("\n").filter((line) => line.startsWith("mini-agent: skill"));
+    expect(lines).toHaveLength(21);
+    expect(lines.at(-1)).toBe(
+      "mini-agent: skills: 40 more warnings (mini-agent skills lists them all)",
+    );
   });
 
   it("puts --skill's text before the task", async () => {

@@ -103,12 +103,16 @@ export async function shellRules(): Promise<typeof import("../rules/decide.js")>
   return await import("../rules/decide.js");
 }
 
+/** What a decision gives: the approval, who made it, and the user's own reason for a no. */
+type Decided = [Approval, string, string?];
+
 export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
   const rules = options.rules ?? noRules;
+  const saving: Saving = { rules, tell: options.tell };
 
-  async function decide(call: ToolCall): Promise<[Approval, string, string?]> {
+  async function decide(call: ToolCall): Promise<Decided> {
     options.protectedFiles?.approved(undefined);
-    if (call.name === "write" || call.name === "edit") return decideFile(call);
+    if (call.name === "write" || call.name === "edit") return decideFile(call, options);
     if (call.name.startsWith("mcp__")) return decideMcp(call);
     if (call.name !== "bash") return [denyBashByDefault(call), "default-policy"];
     const command = typeof call.input.command === "string" ? call.input.command : "";
@@ -124,44 +128,14 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
       return [{ approved: false, reason: verdict.reason }, verdict.by];
     if (!options.ask)
       return [{ approved: false, reason: noTerminalReason(verdict) }, "no-terminal"];
-    const answer = await options.ask(call, verdict);
-    if (typeof answer === "object" && "always" in answer)
-      return [{ approved: true }, await always(verdict, answer.always)];
-    if (typeof answer === "object" && "no" in answer) return userNo(answer.no);
-    if (typeof answer === "object") return [{ approved: false, reason: answer.deny }, answer.by];
-    if (answer === "always") return [{ approved: true }, await always(verdict, verdict.save)];
-    if (answer === "closed") return [{ approved: false, reason: inputClosedReason }, "user"];
-    return answer === "yes"
-      ? [{ approved: true }, "user"]
-      : [{ approved: false, reason: userDeniedReason }, "user"];
-  }
-
-  /** A write or edit: asked when the real path it names is a protected file. */
-  async function decideFile(call: ToolCall): Promise<[Approval, string, string?]> {
-    const file = await protectedTarget(call, options.workspace ?? process.cwd(), options);
-    if (file === undefined) return [{ approved: true }, "default-policy"];
-    const reason = `${file.shown} is protected (${file.why}): changing it needs the user's approval`;
-    if (!options.ask)
-      return [
-        { approved: false, reason: `${reason}, and no one can be asked here` },
-        "no-terminal",
-      ];
-    const noSave = "a protected file is asked about every time";
-    const answer = await options.ask(call, { decision: "ask", reason, save: [], noSave });
-    if (typeof answer === "object" && "no" in answer) return userNo(answer.no);
-    if (typeof answer === "object" && "deny" in answer)
-      return [{ approved: false, reason: answer.deny }, answer.by];
-    if (answer === "closed") return [{ approved: false, reason: inputClosedReason }, "user"];
-    if (answer === "no") return [{ approved: false, reason: userDeniedReason }, "user"];
-    options.protectedFiles?.approved(file.path);
-    return [{ approved: true }, "user"];
+    return answered(await options.ask(call, verdict), verdict, verdict.save, saving);
   }
 
   /**
    * An MCP tool: a tool rule decides (deny wins), else the user is asked; with no one to ask it
    * is denied. The server's annotations are shown in the question, never taken as approval.
    */
-  async function decideMcp(call: ToolCall): Promise<[Approval, string, string?]> {
+  async function decideMcp(call: ToolCall): Promise<Decided> {
     const ruled = toolRuleVerdict(rules.current(), call.name);
     if (ruled?.decision === "deny") return [{ approved: false, reason: ruled.reason }, ruled.by];
     if (ruled) return [{ approved: true }, ruled.by];
@@ -179,28 +153,7 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
     }
     const save: Rule[] = [{ effect: "allow", words: [call.name] }];
     const question: Question = { decision: "ask", reason, save, noSave: "" };
-    const answer = await options.ask(call, question);
-    if (typeof answer === "object" && "always" in answer)
-      return [{ approved: true }, await always(question, answer.always)];
-    if (typeof answer === "object" && "no" in answer) return userNo(answer.no);
-    if (typeof answer === "object") return [{ approved: false, reason: answer.deny }, answer.by];
-    if (answer === "always") return [{ approved: true }, await always(question, save)];
-    if (answer === "closed") return [{ approved: false, reason: inputClosedReason }, "user"];
-    return answer === "yes"
-      ? [{ approved: true }, "user"]
-      : [{ approved: false, reason: userDeniedReason }, "user"];
-  }
-
-  /** Saves the rules chosen for what was shown, or says why none can be saved. */
-  async function always(question: Question, chosen: Rule[]): Promise<string> {
-    if (chosen.length === 0) {
-      options.tell?.(`mini-agent: allowed this once; no rule saved: ${question.noSave}\n`);
-      return `user-always (not saved: ${question.noSave})`;
-    }
-    await rules.save(chosen);
-    const saved = chosen.map(showRule).join("; ");
-    options.tell?.(`mini-agent: saved rule: ${saved} (mini-agent rules lists and removes rules)\n`);
-    return `user-always (saved: ${saved})`;
+    return answered(await options.ask(call, question), question, save, saving);
   }
 
   return async (call) => {
@@ -215,6 +168,61 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
     });
     return approval;
   };
+}
+
+/** A write or edit: asked when the real path it names is a protected file. */
+async function decideFile(call: ToolCall, options: CliPolicyOptions): Promise<Decided> {
+  const file = await protectedTarget(call, options.workspace ?? process.cwd(), options);
+  if (file === undefined) return [{ approved: true }, "default-policy"];
+  const reason = `${file.shown} is protected (${file.why}): changing it needs the user's approval`;
+  if (!options.ask)
+    return [{ approved: false, reason: `${reason}, and no one can be asked here` }, "no-terminal"];
+  const noSave = "a protected file is asked about every time";
+  const answer = await options.ask(call, { decision: "ask", reason, save: [], noSave });
+  if (typeof answer === "object" && "no" in answer) return userNo(answer.no);
+  if (typeof answer === "object" && "deny" in answer)
+    return [{ approved: false, reason: answer.deny }, answer.by];
+  if (answer === "closed") return [{ approved: false, reason: inputClosedReason }, "user"];
+  if (answer === "no") return [{ approved: false, reason: userDeniedReason }, "user"];
+  options.protectedFiles?.approved(file.path);
+  return [{ approved: true }, "user"];
+}
+
+/** Where an "always" answer saves its rules, and where it says so. */
+interface Saving {
+  rules: RuleBook;
+  tell: CliPolicyOptions["tell"];
+}
+
+/** What the person's answer means for the call; "always" saves `save` (or what they chose). */
+async function answered(
+  answer: Answer,
+  question: Question,
+  save: Rule[],
+  saving: Saving,
+): Promise<Decided> {
+  if (typeof answer === "object" && "always" in answer)
+    return [{ approved: true }, await always(question, answer.always, saving)];
+  if (typeof answer === "object" && "no" in answer) return userNo(answer.no);
+  if (typeof answer === "object") return [{ approved: false, reason: answer.deny }, answer.by];
+  if (answer === "always") return [{ approved: true }, await always(question, save, saving)];
+  if (answer === "closed") return [{ approved: false, reason: inputClosedReason }, "user"];
+  return answer === "yes"
+    ? [{ approved: true }, "user"]
+    : [{ approved: false, reason: userDeniedReason }, "user"];
+}
+
+/** Saves the rules chosen for what was shown, or says why none can be saved. */
+async function always(question: Question, chosen: Rule[], saving: Saving): Promise<string> {
+  const { rules, tell } = saving;
+  if (chosen.length === 0) {
+    tell?.(`mini-agent: allowed this once; no rule saved: ${question.noSave}\n`);
+    return `user-always (not saved: ${question.noSave})`;
+  }
+  await rules.save(chosen);
+  const saved = chosen.map(showRule).join("; ");
+  tell?.(`mini-agent: saved rule: ${saved} (mini-agent rules lists and removes rules)\n`);
+  return `user-always (saved: ${saved})`;
 }
 
 /** A no with the user's reason: the model reads it in the receipt; the session records it. */

@@ -16,6 +16,9 @@ export function warningLine(warning: SkillWarning): string {
   return visible(`skill ${warning.name} (${warning.path}): ${warning.reason}`);
 }
 
+/** The skill warnings one look at the skills tells; the rest are counted. */
+const TOLD_WARNINGS = 20;
+
 /** The skills left out that the cut's line names; the rest are counted. */
 const NAMED_OMITTED = 10;
 
@@ -55,11 +58,21 @@ export class RunSkills {
     return this.set.skills;
   }
 
-  /** Finds the skills again; tells each warning not told before. */
+  /**
+   * Finds the skills again; tells each warning not told before, at most `TOLD_WARNINGS` of them
+   * at a time, then how many more there are (a repository with 2,000 untrusted skills is one
+   * screen, not 2,000 lines).
+   */
   async refresh(): Promise<void> {
     this.set = await discoverSkills(this.places);
     this.fresh = true;
-    for (const warning of this.set.warnings) this.once(warningLine(warning));
+    const fresh = this.set.warnings.map(warningLine).filter((line) => !this.told.has(line));
+    for (const line of fresh.slice(0, TOLD_WARNINGS)) this.once(line);
+    const more = fresh.length - TOLD_WARNINGS;
+    if (more > 0) {
+      for (const line of fresh.slice(TOLD_WARNINGS)) this.told.add(line);
+      this.tell(`skills: ${more} more warnings (mini-agent skills lists them all)`);
+    }
   }
 
   /**

@@ -2,7 +2,15 @@ import { runAgent } from "../agent.js";
 import { CompactingClient } from "../compaction/client.js";
 import { type Compaction, CompactionError } from "../compaction/record.js";
 import { normalizeHistory } from "../history/normalize.js";
-import type { BeforeToolCall, Message, ModelClient, Tool, Usage } from "../types.js";
+import type {
+  BeforeToolCall,
+  Message,
+  ModelClient,
+  ModelEvent,
+  ModelRequest,
+  Tool,
+  Usage,
+} from "../types.js";
 import { BudgetClient, budgetStop } from "./budget.js";
 import type { SessionInfo, TurnResult, TurnStatus } from "./events.js";
 import type { Journal, TurnListener } from "./journal.js";
@@ -59,6 +67,10 @@ export class SessionRunner {
   readonly compacting: CompactingClient;
   private history: Message[];
   private announced = false;
+  /** The system prompt the running turn was given, and the compaction in effect when built. */
+  private turnSystem?: { text: string; builtFor: Compaction | undefined };
+  /** That prompt built again after a compaction made during the turn. */
+  private rebuilt?: { text: string; builtFor: Compaction | undefined };
 
   constructor(private readonly options: SessionRunnerOptions) {
     const { client, tokenBudget, contextWindow, resume, journal, seen } = options;
@@ -67,7 +79,8 @@ export class SessionRunner {
     this.counter = new CountingClient(client, (usage) => journal.record({ type: "usage", usage }));
     const budgeted =
       tokenBudget === undefined ? this.counter : new BudgetClient(this.counter, tokenBudget);
-    this.compacting = new CompactingClient(budgeted, {
+    const prompted: ModelClient = { stream: (request) => this.withFreshSystem(budgeted, request) };
+    this.compacting = new CompactingClient(prompted, {
       ...(contextWindow !== undefined && { contextWindow }),
       ...(resume && { resume }),
       onCompaction: async (compaction) => {
@@ -118,7 +131,9 @@ export class SessionRunner {
         const session = { id: this.sessionId, ...this.options.info };
         await journal.record({ type: "session", session });
       }
+      const builtFor = this.compacting.current;
       const system = await this.options.system();
+      this.turnSystem = { text: system, builtFor };
       const start = this.history.length;
       const result = await retryLostRound({
         client: this.compacting,
@@ -166,6 +181,29 @@ export class SessionRunner {
     } finally {
       stopListening();
     }
+  }
+
+  /**
+   * A request of the turn made after a compaction during the turn gets the system prompt built
+   * again: what it says of the compaction (the text of the skills used before it) is then in the
+   * very next request. Other requests (the summary request) go as they are.
+   */
+  private async *withFreshSystem(
+    inner: ModelClient,
+    request: ModelRequest,
+  ): AsyncGenerator<ModelEvent> {
+    const turn = this.turnSystem;
+    const current = this.compacting.current;
+    if (turn === undefined || request.system !== turn.text || current === turn.builtFor) {
+      yield* inner.stream(request);
+      return;
+    }
+    let rebuilt = this.rebuilt;
+    if (rebuilt === undefined || rebuilt.builtFor !== current) {
+      rebuilt = { text: await this.options.system(), builtFor: current };
+      this.rebuilt = rebuilt;
+    }
+    yield* inner.stream({ ...request, system: rebuilt.text });
   }
 
   /** A message joins the history once it is in the session. */

@@ -72,32 +72,9 @@ export async function acpCommand(args: CliArgs, version: string): Promise<number
           undefined,
           "a prompt is already running in this session",
         );
-      const text = params.prompt
-        .map((block) =>
-          block.type === "text" ? block.text : block.type === "resource_link" ? block.uri : "",
-        )
-        .filter((part) => part !== "")
-        .join("\n");
-      const controller = new AbortController();
-      session.turn.current = controller;
-      const mapper = new UpdateMapper(session.workspace);
-      let sending = Promise.resolve();
-      try {
-        const result = await session.runner.runTurn(text, {
-          signal: controller.signal,
-          onEvent: (event) => {
-            for (const update of mapper.updates(event)) {
-              sending = sending.then(() =>
-                client.notify("session/update", { sessionId: session.id, update }),
-              );
-            }
-          },
-        });
-        await sending;
-        return { stopReason: answer(result, controller.signal) };
-      } finally {
-        session.turn.current = undefined;
-      }
+      const notify = (update: acp.SessionUpdate) =>
+        client.notify("session/update", { sessionId: session.id, update });
+      return { stopReason: await runPrompt(session, promptText(params.prompt), notify) };
     })
     .onNotification("session/cancel", ({ params }) => {
       sessions.get(params.sessionId)?.turn.current?.abort();
@@ -109,6 +86,41 @@ export async function acpCommand(args: CliArgs, version: string): Promise<number
     await session.journal.close();
   }
   return 0;
+}
+
+/** The prompt's text: its text blocks, and the address of each resource link, a line each. */
+function promptText(prompt: readonly acp.ContentBlock[]): string {
+  return prompt
+    .map((block) =>
+      block.type === "text" ? block.text : block.type === "resource_link" ? block.uri : "",
+    )
+    .filter((part) => part !== "")
+    .join("\n");
+}
+
+/** Runs one prompt as a turn, its events sent as session updates in order; its stop reason. */
+async function runPrompt(
+  session: AcpSession,
+  text: string,
+  notify: (update: acp.SessionUpdate) => Promise<unknown>,
+): Promise<acp.StopReason> {
+  const controller = new AbortController();
+  session.turn.current = controller;
+  const mapper = new UpdateMapper(session.workspace);
+  let sending = Promise.resolve();
+  try {
+    const result = await session.runner.runTurn(text, {
+      signal: controller.signal,
+      onEvent: (event) => {
+        for (const update of mapper.updates(event))
+          sending = sending.then(() => notify(update)).then(() => undefined);
+      },
+    });
+    await sending;
+    return answer(result, controller.signal);
+  } finally {
+    session.turn.current = undefined;
+  }
 }
 
 /** The prompt's stop reason; a failed turn is a JSON-RPC error saying why (never a secret). */

@@ -351,6 +351,10 @@ const underAllowBash: [string, Expected][] = [
   ["echo push | xargs -0 /usr/bin/git", "ask"],
   ["find . -name push -exec git {} \\;", "ask"],
   ["find . -name push -execdir git {} +", "ask"],
+  // a program not known to run another, whose words hold what a deny rule names
+  ["valgrind git push", "ask"],
+  ["fakeroot git push origin", "ask"],
+  ["torsocks -i /usr/bin/git push", "ask"],
   // git options that run a command of the caller's choosing
   ["git fetch --upload-pack='touch x' .", "ask"],
   ["git fetch --upload-pack 'touch x' .", "ask"],

@@ -155,6 +155,16 @@ function denyMatch(rule: Rule, form: Word[]): Match {
   return "yes";
 }
 
+/**
+ * The words of `form` from `start` on, the first as a program name (a full path's last part): a
+ * program the rules do not know to run another (`valgrind git push`) may still run them.
+ */
+function laterForm(form: Word[], start: number): Word[] {
+  const [first, ...rest] = form.slice(start);
+  if (first?.kind !== "static") return form.slice(start);
+  return [{ kind: "static", value: first.value.slice(first.value.lastIndexOf("/") + 1) }, ...rest];
+}
+
 async function denyMatches(
   views: CommandView[],
   rules: readonly Rule[],
@@ -169,6 +179,10 @@ async function denyMatches(
         if (match === "yes") return { rule, maybe };
         if (match === "maybe")
           maybe.push(`${shownWords(form)}, which may be what "${showRule(rule)}" denies`);
+        else if (form.slice(1).some((_, i) => denyMatch(rule, laterForm(form, i + 1)) === "yes"))
+          maybe.push(
+            `${shownWords(form)}, whose words hold what "${showRule(rule)}" denies (a program may run the rest)`,
+          );
       }
     }
     for (const code of view.code) {

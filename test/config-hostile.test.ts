@@ -268,3 +268,83 @@ describe("skills.paths", () => {
     expect(after.stdout).toMatch(/^project +theirs /m);
   });
 });
+
+describe("a second hostile pass", () => {
+  const userFile = (home: string) => join(home, "state", "config.json");
+  const writeUser = async (home: string, text: string) => {
+    await mkdir(join(home, "state"), { recursive: true });
+    await writeFile(userFile(home), text);
+  };
+
+  it("says a number too large to hold is one, not null", async () => {
+    const { home, options } = await setup([]);
+    await writeUser(home, '{"contextWindow": 1e999}');
+    expect((await runBin(["config"], options)).stderr).toBe(
+      `mini-agent: ${userFile(home)}: contextWindow must be a whole number of tokens from 4096 to 100000000, not a number too large to hold\n`,
+    );
+  });
+
+  it("lets config path and trust --revoke work with a broken user file, which they do not need", async () => {
+    const { home, workspace, options } = await setup([]);
+    await writeUser(home, '{"maxTurns": 0}');
+    expect(await runBin(["config", "path"], options)).toEqual({
+      code: 0,
+      stdout: `${userFile(home)}\n`,
+      stderr: "",
+    });
+    const revoke = await runBin(["trust", "--revoke"], options);
+    expect(revoke).toEqual({
+      code: 0,
+      stdout: `revoked 0 trusted entries of ${workspace}\n`,
+      stderr: "",
+    });
+    expect((await runBin(["config"], options)).code).toBe(2);
+  });
+
+  it("refuses a user file that is a link to nothing, or a loop, naming which", async () => {
+    const { home, options } = await setup([]);
+    await mkdir(join(home, "state"), { recursive: true });
+    await symlink(join(home, "moved-away.json"), userFile(home));
+    expect((await runBin(["config"], options)).stderr).toBe(
+      `mini-agent: ${userFile(home)}: is a link to a file that does not exist\n`,
+    );
+    execFileSync("rm", [userFile(home)]);
+    await symlink(userFile(home), userFile(home));
+    expect((await runBin(["config"], options)).stderr).toBe(
+      `mini-agent: ${userFile(home)}: is a link that leads back to itself\n`,
+    );
+  });
+
+  it("refuses at trust a project skills folder that is a link out of the project", async () => {
+    const { home, workspace, options } = await setup([]);
+    await symlink("/etc", join(workspace, "lnk"));
+    await writeProject(workspace, { skills: { paths: ["lnk"] } });
+    const run = await runBin(["trust"], options);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("skills.paths must name folders inside the project");
+    expect(run.stderr).toContain("(a link to /etc)");
+    expect((await loadTrust(join(home, "state"), workspace)).entries()).toEqual([]);
+  });
+
+  it("says at trust what of .mcp.json cannot be trusted, never that everything is", async () => {
+    const { workspace, options } = await setup([]);
+    await writeFile(
+      join(workspace, ".mcp.json"),
+      '{"mcpServers": {"a": {"command": "true"}, "a": {"command": "false"}}}',
+    );
+    const run = await runBin(["trust"], options);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain("mcpServers.a is given twice (not trusted)");
+    expect(run.stdout).not.toContain("everything it has is trusted");
+  });
+
+  it("shows the state folder's path escaped in config path", async () => {
+    const { home, options } = await setup([]);
+    const painted = join(home, "st\u001b[2Jate");
+    const run = await runBin(["config", "path"], {
+      ...options,
+      env: { ...options.env, MINI_AGENT_HOME: painted },
+    });
+    expect(run.stdout).toBe(`${join(home, "st␛[2Jate")}/config.json\n`);
+  });
+});

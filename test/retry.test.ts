@@ -291,6 +291,17 @@ describe("retryLostRound", () => {
     ]);
   });
 
+  it("says a status once when the SDK's message already begins with it (OpenAI's)", async () => {
+    const failure = Object.assign(new Error("500 test server: no scripted reply 5"), {
+      status: 500,
+    });
+    const client = new FakeClient([[failure], [text("whole"), done]]);
+    const { notices } = await attempt({ client });
+    expect(notices).toEqual([
+      { attempt: 2, attempts: 4, delayMs: 1, reason: "500: test server: no scripted reply 5" },
+    ]);
+  });
+
   it("gives the reason as it is to JSON consumers, and made visible on the terminal line", async () => {
     const client = new FakeClient([
       [new ProviderStreamError("api_error", "down \x1b[2J again")],

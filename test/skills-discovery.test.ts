@@ -78,6 +78,19 @@ describe("reading SKILL.md front matter", () => {
     });
   });
 
+  it("refuses a front matter with a line break a YAML reader would see and this one would not", () => {
+    for (const [text, code] of [
+      ["abc\rFAKE LINE", "000D"],
+      ["line\u2028sep", "2028"],
+      ["para\u2029sep", "2029"],
+      ["next\u0085line", "0085"],
+    ]) {
+      expect(parseSkill(`---\nname: cr\ndescription: ${text}\n---\nbody\n`, "cr")).toEqual({
+        refused: `the front matter holds a line break other than a newline (U+${code})`,
+      });
+    }
+  });
+
   it("refuses what breaks the specification, each with its reason", () => {
     const refused = (text: string, folder = "a") => {
       const parsed = parseSkill(text, folder);

@@ -2,7 +2,14 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
-import { runBin, sessionFiles, sessionRecords, toolResults, useCliSetup } from "./support/cli.js";
+import {
+  bin,
+  runBin,
+  sessionFiles,
+  sessionRecords,
+  toolResults,
+  useCliSetup,
+} from "./support/cli.js";
 import { hasTmux, useTmux } from "./support/tmux.js";
 
 /**
@@ -30,6 +37,126 @@ describe.skipIf(!hasTmux)("the terminal, driven in tmux", () => {
     expect(screen).toContain(`folder ${workspace} · /help lists the commands, /exit leaves\n`);
     term.type("/exit");
     term.keys("Enter");
+  });
+
+  it("clears what is typed on Ctrl-C, as a shell does: nothing of it reaches the next prompt", async () => {
+    const { server, workspace, options } = await setup([
+      stream(turn({ text: ["Got it."] })),
+      stream(turn({ text: ["Got the second."] })),
+    ]);
+    const term = tmux({ cwd: workspace, env: options.env });
+    await term.waitFor(/^›/m);
+    term.type("draft two");
+    await term.waitFor("› draft two");
+    term.keys("C-c");
+    term.type("hello after ctrl-c");
+    term.keys("Enter");
+    await term.waitFor("Got it.");
+    // A kept line (Alt-Enter) and the current one: both cleared; a bare Enter then sends nothing.
+    term.type("line one");
+    term.keys("M-Enter");
+    term.type("line two");
+    await term.waitFor("… line two");
+    term.keys("C-c");
+    term.keys("Enter");
+    term.type("the second prompt");
+    term.keys("Enter");
+    await term.waitFor("Got the second.");
+    // Clearing typed text does not count toward quitting: the session is still there.
+    term.type("abc");
+    term.keys("C-c");
+    term.type("def");
+    term.keys("C-c");
+    term.type("/exit");
+    term.keys("Enter");
+    expect(server.rejections).toEqual([]);
+    expect(prompts(server.requests)).toEqual(["hello after ctrl-c", "the second prompt"]);
+  });
+
+  it("lets what was typed during a turn be edited at the prompt, the cursor after it", async () => {
+    const { server, workspace, options } = await setup([
+      stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: "sleep 1.5" } }] })),
+      stream(turn({ text: ["Slept."] })),
+      stream(turn({ text: ["Edited prompt."] })),
+    ]);
+    const term = tmux({
+      cwd: workspace,
+      env: options.env,
+      args: ["--allow-bash", "--sandbox", "off"],
+    });
+    await term.waitFor(/^›/m);
+    term.type("sleep");
+    term.keys("Enter");
+    await term.waitFor("bash sleep 1.5");
+    term.type("bbb");
+    await term.waitFor(/Slept\.\n.*\n› bbb/);
+    term.keys("C-u");
+    term.type("ccc");
+    term.keys("Enter");
+    await term.waitFor("Edited prompt.");
+    expect(prompts(server.requests)).toEqual(["sleep", undefined, "ccc"]);
+  });
+
+  it("keeps a paste made at the question for the next prompt, which Enter sends", async () => {
+    const { server, workspace, options } = await setup([
+      stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: "true" } }] })),
+      stream(turn({ text: ["Ran it."] })),
+      stream(turn({ text: ["Got the paste."] })),
+    ]);
+    const term = tmux({ cwd: workspace, env: options.env, args: ["--sandbox", "off"] });
+    await term.waitFor(/^›/m);
+    term.type("run it");
+    term.keys("Enter");
+    await term.waitFor("[y/N/a]");
+    term.paste("pasted one\npasted two");
+    await term.waitFor("(kept for the next prompt)");
+    term.type("y");
+    term.keys("Enter");
+    await term.waitFor(/Ran it\.\n.*\n…$/m);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(server.requests).toHaveLength(2);
+    term.keys("Enter");
+    await term.waitFor("Got the paste.");
+    expect(prompts(server.requests).at(-1)).toBe("pasted one\npasted two");
+  });
+
+  it("leaves on Ctrl-D at the prompt with a newline: what the shell writes next starts a line", async () => {
+    const { workspace, options } = await setup([]);
+    // A shell that runs mini-agent, then writes a word, as the shell's own prompt would come.
+    const script = `"${process.execPath}" "${bin}"; printf AFTER`;
+    const term = tmux({ cwd: workspace, env: options.env, command: ["sh", "-c", script] });
+    await term.waitFor(/^›/m);
+    term.keys("C-d");
+    const screen = await term.waitFor("AFTER");
+    expect(screen).toMatch(/^›\nAFTER/m);
+  });
+
+  it("after Ctrl-Z and fg during a turn draws no prompt: the turn goes on and ends as usual", async () => {
+    const { workspace, options } = await setup([
+      stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: "sleep 2" } }] })),
+      stream(turn({ text: ["Slept."] })),
+    ]);
+    const term = tmux({
+      cwd: workspace,
+      env: { ...options.env, PS1: "SHELL$ " },
+      command: ["bash", "--norc", "--noprofile", "-i"],
+    });
+    await term.waitFor("SHELL$");
+    term.type(`"${process.execPath}" "${bin}" --allow-bash --sandbox off`);
+    term.keys("Enter");
+    await term.waitFor(/^›/m);
+    term.type("sleep");
+    term.keys("Enter");
+    await term.waitFor("bash sleep 2");
+    term.keys("C-z");
+    await term.waitFor("Stopped");
+    term.type("fg");
+    term.keys("Enter");
+    const screen = await term.waitFor("Slept.");
+    // From fg to the answer: the tool's line, and no prompt drawn while the turn ran.
+    const during = screen.slice(screen.lastIndexOf("fg\n"), screen.lastIndexOf("Slept."));
+    expect(during).toMatch(/^ {2}✓ bash sleep 2/m);
+    expect(during.split("\n").filter((line) => line.startsWith("›"))).toEqual([]);
   });
 
   it("recaps the session --continue takes up", async () => {

@@ -1,7 +1,9 @@
+import { realpath } from "node:fs/promises";
 import { homedir } from "node:os";
 import { type LoadedConfig, userConfigFile } from "../config/load.js";
 import type { FileSettings } from "../config/merge.js";
 import { ConfigError, parseConfigText } from "../config/parse.js";
+import { within } from "../paths.js";
 import { showRule } from "../rules/rule.js";
 import { defaultLimits } from "../sandbox/bwrap.js";
 import { stateHome } from "../session/store.js";
@@ -20,7 +22,7 @@ export function configCommand(
   out: Out,
 ): number {
   if (args.configCommand === "path") {
-    out(`${userConfigFile(stateHome(env))}\n`);
+    out(`${visible(userConfigFile(stateHome(env)))}\n`);
     return exitCodes.done;
   }
   out(
@@ -100,13 +102,24 @@ interface Trustable {
  * user's, is one line (`not trusted`), never trusted into a project where every run stops. With
  * it, the settings a run would have once it is trusted (its skills folders are looked at now).
  */
-function untrustedOfProject(config: LoadedConfig): { item?: Trustable; settings?: FileSettings } {
+async function untrustedOfProject(
+  config: LoadedConfig,
+): Promise<{ item?: Trustable; settings?: FileSettings }> {
   const project = config.project;
   if (project.state === "unusable") throw new UsageError(`${project.problem} (not trusted)`);
   if (project.state !== "untrusted") return {};
   try {
     const values = parseConfigText(project.text, project.file, "project");
     const settings = mergedSettings(config, { file: project.file, values });
+    // A folder inside by its name may be a link out: where it really is must be inside too.
+    for (const folder of settings.skills) {
+      if (folder.scope !== "project") continue;
+      const real = await realpath(folder.value).catch(() => undefined);
+      if (real !== undefined && !within(config.root, real))
+        throw new ConfigError(
+          `${project.file}: skills.paths must name folders inside the project, not ${JSON.stringify(folder.value)} (a link to ${real})`,
+        );
+    }
     return { item: { entry: project.entry, shown: project.file }, settings };
   } catch (error) {
     if (error instanceof ConfigError) throw new UsageError(`${error.message} (not trusted)`);
@@ -123,17 +136,15 @@ async function untrustedOfWorkspace(
   config: LoadedConfig,
   workspace: string,
   settings: FileSettings,
-): Promise<Trustable[]> {
+): Promise<{ items: Trustable[]; problems: string[] }> {
   const [{ projectMcpServers }, { splitByTrust }, { discoverSkills }] = await Promise.all([
     import("./mcp-sources.js"),
     import("../mcp/config.js"),
     import("../skills/discover.js"),
   ]);
   const trust = await loadTrust(config.stateHome, config.root);
-  const { untrusted: servers } = splitByTrust(
-    (await projectMcpServers(config.root, workspace)).servers,
-    trust,
-  );
+  const mcp = await projectMcpServers(config.root, workspace);
+  const { untrusted: servers } = splitByTrust(mcp.servers, trust);
   const skills = await discoverSkills({
     workspace,
     home: homedir(),
@@ -141,7 +152,7 @@ async function untrustedOfWorkspace(
     trust,
     folders: settings.skills.map(({ value, scope }) => ({ path: value, scope })),
   });
-  return [
+  const items = [
     ...servers.map((server) => ({
       entry: { kind: "mcp" as const, name: server.name, hash: server.hash },
       shown: `${server.name} of ${server.file}`,
@@ -151,6 +162,7 @@ async function untrustedOfWorkspace(
       shown: `${skill.name} (${skill.path})`,
     })),
   ];
+  return { items, problems: mcp.problems };
 }
 
 /**
@@ -171,13 +183,15 @@ export async function trustCommand(
     );
     return exitCodes.done;
   }
-  const project = untrustedOfProject(config);
-  const pending = [
-    ...(project.item ? [project.item] : []),
-    ...(await untrustedOfWorkspace(config, workspace, project.settings ?? files)),
-  ];
+  const project = await untrustedOfProject(config);
+  const rest = await untrustedOfWorkspace(config, workspace, project.settings ?? files);
+  // What cannot be trusted as it is (a broken .mcp.json entry, or the whole file) is said so.
+  for (const problem of rest.problems)
+    process.stderr.write(`mini-agent: warning: ${visible(problem)} (not trusted)\n`);
+  const pending = [...(project.item ? [project.item] : []), ...rest.items];
   if (pending.length === 0) {
-    out(`nothing to trust in ${visible(config.root)}: everything it has is trusted\n`);
+    const all = rest.problems.length === 0 ? "everything it has is trusted" : "nothing else";
+    out(`nothing to trust in ${visible(config.root)}: ${all}\n`);
     return exitCodes.done;
   }
   await trust.trust(pending.map((item) => item.entry));

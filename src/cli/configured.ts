@@ -39,8 +39,17 @@ export async function configuredArgs(
   const [first] = parsed.positionals;
   const command = ["config", "trust", "export", "rules"].includes(first ?? "");
   const ask = !command && asksHere(parsed) ? askOnTerminal : undefined;
+  // The commands that fix things need nothing of the user's file: a bad one must not stop them.
+  const fixing =
+    (first === "config" && parsed.positionals[1] === "path") ||
+    (first === "trust" && parsed.values.revoke === true);
   try {
-    const config = await loadConfig({ stateHome: stateHome(env), workspace, ...(ask && { ask }) });
+    const config = await loadConfig({
+      stateHome: stateHome(env),
+      workspace,
+      ...(ask && { ask }),
+      ...(fixing && { skipBadUserFile: true }),
+    });
     if (!command)
       for (const notice of config.notices) stderr.write(`mini-agent: ${visible(notice)}\n`);
     const project = config.project.state === "trusted" ? config.project.layer : undefined;

@@ -22,7 +22,9 @@ export const continuationMark = "… ";
  *
  * A prompt may have many lines: a line ending in `\\`, Alt-Enter (`newline`) and a paste
  * (`paste`, shown as one line of its size) each keep what is typed so far and go on after the
- * continuation mark; Enter sends it all as one prompt. Ctrl-C drops the lines kept so far.
+ * continuation mark; Enter sends it all as one prompt. Ctrl-C at the prompt clears what is typed
+ * (the current line and the lines kept so far), as a shell does; with nothing typed it goes to
+ * `onInterrupt` (which says how to leave, or leaves), as it does during a turn or a question.
  */
 export class TerminalInput {
   private readonly typed: string[] = [];
@@ -31,6 +33,8 @@ export class TerminalInput {
   private asking = false;
   /** The lines of the prompt being typed, before the current one. */
   private kept: string[] = [];
+  /** What Ctrl-C does when it clears nothing: the run's own handling of SIGINT. */
+  private interrupted: () => void = () => {};
 
   /** `activity`: the indicator, stopped before the question is asked, so it never draws over it. */
   constructor(
@@ -43,26 +47,47 @@ export class TerminalInput {
       else this.send(this.kept.length > 0 && line === "" ? this.kept : [...this.kept, line]);
     });
     rl.on("SIGINT", () => {
+      const typed = this.kept.length > 0 || rl.line !== "";
       this.kept = [];
       rl.setPrompt(promptMark);
+      if (!typed || this.waiting === undefined || this.asking) {
+        this.interrupted();
+        return;
+      }
+      // To the end of the line, then delete back to its start: readline redraws the prompt.
+      rl.write(null, { ctrl: true, name: "e" });
+      rl.write(null, { ctrl: true, name: "u" });
+      rl.prompt();
     });
     rl.on("close", () => {
       this.closed = true;
+      // Ctrl-D at the prompt: the shell's prompt comes on a line of its own.
+      if (this.waiting) this.output.write("\n");
       this.take(undefined);
     });
     // Ctrl-Z stopped the process and `fg` continued it: readline restores raw mode and redraws
     // the prompt or the question, but leaves its input paused, which would end the process (no
     // more input to wait for). Reading goes on where it was.
-    rl.on("SIGCONT", () => rl.resume());
+    rl.on("SIGCONT", () => {
+      // During a turn there is no prompt to draw back: what readline redraws is what was typed.
+      if (this.waiting === undefined && !this.asking) rl.setPrompt("");
+      rl.resume();
+    });
     // The terminal went away (a read error after a hang-up): the same as closing the input.
     rl.on("error", () => rl.close());
+  }
+
+  /** What Ctrl-C does when there is nothing typed to clear (and during a turn or a question). */
+  onInterrupt(handler: () => void): void {
+    this.interrupted = handler;
   }
 
   /** A bracketed paste: kept, with what was typed before it on its line, as part of the prompt. */
   paste(text: string, cut: number): void {
     if (this.asking) {
-      this.typed.push(text);
-      this.output.write(`\n${pasteNotice(text, cut)} (kept as the next prompt)\n`);
+      // Kept as the start of the next prompt, which Enter sends: never sent by itself.
+      this.kept.push(text);
+      this.output.write(`\n${pasteNotice(text, cut)} (kept for the next prompt)\n`);
       return;
     }
     this.output.write(`${pasteNotice(text, cut)}\n`);
@@ -85,7 +110,8 @@ export class TerminalInput {
     }
     if (this.closed) return Promise.resolve(undefined);
     this.rl.setPrompt(this.kept.length > 0 ? continuationMark : promptMark);
-    this.rl.prompt();
+    // With the cursor where it is: after what was typed ahead on the line, not before it.
+    this.rl.prompt(true);
     return new Promise((resolve) => {
       this.waiting = resolve;
     });
@@ -165,7 +191,7 @@ export class TerminalInput {
   private keep(line: string): void {
     this.kept.push(line);
     this.rl.setPrompt(continuationMark);
-    if (this.waiting) this.rl.prompt();
+    if (this.waiting) this.rl.prompt(true);
   }
 
   private send(lines: string[]): void {

@@ -153,7 +153,7 @@ async function prepare(start: RunStart) {
   warnSandbox(sandbox, stderr, workspace);
   const input = await terminalInput(json, view);
   stopper.interactive = interactive;
-  input?.rl.on("SIGINT", () => stopper.signal("SIGINT"));
+  input?.terminal.onInterrupt(() => stopper.signal("SIGINT"));
   const connecting = mcpServers(args, workspace, input?.terminal, stderr);
   const resumed = resumePath ? await resumeSession(resumePath, stderr) : undefined;
   const mcp = await connecting;

@@ -41,6 +41,11 @@ export interface LoadOptions {
   /** Asks the person at the terminal whether to trust the project file; absent: no one to ask. */
   ask?: (question: string) => Promise<boolean>;
   home?: string;
+  /**
+   * A user file that cannot be used is left out (with its line in `notices`) instead of thrown:
+   * for the commands that fix things (`config path`, `trust --revoke`), which need none of it.
+   */
+  skipBadUserFile?: boolean;
 }
 
 /** The user's configuration file. */
@@ -64,16 +69,16 @@ export const CONFIG_TRUST_NAME = "config.json";
  */
 export async function loadConfig(options: LoadOptions): Promise<LoadedConfig> {
   const userFile = userConfigFile(options.stateHome);
-  const [userText, root] = await Promise.all([
-    readConfigFile(userFile, true),
+  const notices: string[] = [];
+  const [user, root] = await Promise.all([
+    readUserLayer(userFile).catch((error: unknown) => {
+      if (!(error instanceof ConfigError) || options.skipBadUserFile !== true) throw error;
+      notices.push(`${error.message}: skipped`);
+      return undefined;
+    }),
     projectRoot(options.workspace, options.home === undefined ? {} : { home: options.home }),
   ]);
-  const user =
-    userText === undefined
-      ? undefined
-      : { file: userFile, values: parseConfigText(userText, userFile, "user") };
   const file = projectConfigFile(root.path);
-  const notices: string[] = [];
   const loaded = (project: ProjectConfig): LoadedConfig => ({
     ...(user && { user }),
     project,
@@ -113,6 +118,12 @@ export async function loadConfig(options: LoadOptions): Promise<LoadedConfig> {
   });
 }
 
+/** The user's file, read and checked; undefined when there is none. */
+async function readUserLayer(file: string): Promise<ConfigLayer | undefined> {
+  const text = await readConfigFile(file, true);
+  return text === undefined ? undefined : { file, values: parseConfigText(text, file, "user") };
+}
+
 /** A configuration is a few lines: a file bigger than this is refused before it is read. */
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
@@ -130,7 +141,12 @@ export async function readConfigFile(file: string, follow: boolean): Promise<str
     handle = await open(file, flags);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
+    // A link whose file is gone is no absent file: the settings it held would vanish unseen.
+    if (code === "ENOENT" && follow && (await lstat(file).catch(() => undefined))?.isSymbolicLink())
+      throw new ConfigError(`${file}: is a link to a file that does not exist`);
     if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+    if (code === "ELOOP" && follow)
+      throw new ConfigError(`${file}: is a link that leads back to itself`);
     if (code === "ELOOP")
       throw new ConfigError(`${file}: is a symbolic link; make it a regular file`);
     throw new ConfigError(`${file}: cannot be read (${code ?? "unknown error"})`);

@@ -174,7 +174,12 @@ function checkSchema(value: Record<string, unknown>, file: string): void {
   const key = parts.filter((part) => !/^\d+$/.test(part)).join(".");
   const element = /^\d+$/.test(parts[parts.length - 1] ?? "");
   const expected = (element ? elementValues[key] : expectedValues[key]) ?? "valid";
-  const got = first.value === undefined ? "nothing" : JSON.stringify(first.value);
+  const got =
+    first.value === undefined
+      ? "nothing"
+      : typeof first.value === "number" && !Number.isFinite(first.value)
+        ? "a number too large to hold"
+        : JSON.stringify(first.value);
   throw new ConfigError(`${file}: ${name} must be ${expected}, not ${got}`);
 }
 

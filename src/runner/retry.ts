@@ -182,7 +182,9 @@ function reasonOf(error: unknown): string {
   if (typeof status === "number") {
     const inner = body?.error;
     const kind = typeof inner?.type === "string" ? ` ${inner.type}` : "";
-    return `${status}${kind}: ${typeof inner?.message === "string" ? inner.message : text}`;
+    // OpenAI's SDK begins its message with the status (`500 test server: …`): said once.
+    const said = typeof inner?.message === "string" ? inner.message : text;
+    return `${status}${kind}: ${said.startsWith(`${status} `) ? said.slice(`${status} `.length) : said}`;
   }
   if (name === "StreamStalledError") return text;
   return `connection lost: ${text.replace(/\.$/, "")}`;

@@ -59,6 +59,15 @@ function splitFrontMatter(text: string): { lines: string[]; body: string } | { r
     return { refused: "no front matter (the file must begin with ---)" };
   const end = lines.findIndex((line, at) => at > 0 && line.trimEnd() === "---");
   if (end === -1) return { refused: "the front matter has no closing --- line" };
+  // A reader of YAML ends a line there, this one would not: the text after it would vanish.
+  const breaking = lines
+    .slice(1, end)
+    .join("\n")
+    .match(/[\r\u0085\u2028\u2029]/)?.[0];
+  if (breaking !== undefined)
+    return {
+      refused: `the front matter holds a line break other than a newline (U+${breaking.codePointAt(0)?.toString(16).toUpperCase().padStart(4, "0")})`,
+    };
   return {
     lines: lines.slice(1, end),
     body: lines

@@ -20,6 +20,8 @@ export interface TmuxStart {
   args?: string[];
   columns?: number;
   rows?: number;
+  /** Another command line to run instead of `mini-agent ARGS` (a shell that runs it). */
+  command?: string[];
 }
 
 /** One CLI running in its own tmux server (a private socket), ended after the test. */
@@ -30,7 +32,7 @@ export class Tmux {
   ) {}
 
   /** Starts `mini-agent ARGS` in a detached session of `columns`×`rows` (120×40 by default). */
-  static start({ cwd, env, args = [], columns = 120, rows = 40 }: TmuxStart): Tmux {
+  static start({ cwd, env, args = [], columns = 120, rows = 40, command }: TmuxStart): Tmux {
     const folder = mkdtempSync(join(tmpdir(), "mini-agent-tmux-"));
     const tmux = new Tmux(join(folder, "socket"), folder);
     // tmux's own terminal type, unless the test names another.
@@ -50,9 +52,7 @@ export class Tmux {
       "env",
       "-i",
       ...assignments,
-      process.execPath,
-      bin,
-      ...args,
+      ...(command ?? [process.execPath, bin, ...args]),
     ]);
     // The pane stays after the program exits, so its last screen can still be read.
     tmux.run(["set-option", "-g", "remain-on-exit", "on"]);

@@ -401,6 +401,16 @@ describe("edit", () => {
     expect((await stat(join(ws.root, "bom.txt"))).mode & 0o777).toBe(0o640);
   });
 
+  it("names a line that differs from oldText only in case as the closest", async () => {
+    const ws = await workspace();
+    await ws.files({ "notes.txt": "line one\nalpha\nBETA\ngamma\n" });
+    await ws.run("read", { path: "notes.txt" });
+    expect(await ws.run("edit", { path: "notes.txt", oldText: "beta", newText: "B" })).toEqual({
+      content: 'oldText not found in notes.txt; the closest line is 3: "BETA"',
+      isError: true,
+    });
+  });
+
   it("leaves the file unchanged when nothing matches and names the closest line", async () => {
     const ws = await workspace();
     const original = "function add(a, b) {\n  return a + b;\n}\n";

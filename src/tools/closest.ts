@@ -8,7 +8,8 @@ const BATCH = 2048;
 
 /**
  * For an `edit` whose `oldText` is not found: points at the line most like the first non-blank
- * line of `oldText`, so the model can correct itself. Bounded whatever the file: it looks at the
+ * line of `oldText` (by character pairs, case counting a little), when at least half its pairs
+ * are shared, so the model can correct itself. Bounded whatever the file: it looks at the
  * first `limits.editHintBytes` bytes only and at most `limits.editHintLineChars` characters of
  * each line, and yields to the event loop (and stops on abort) every few thousand lines.
  */
@@ -19,7 +20,9 @@ export async function closestLineHint(
 ): Promise<string> {
   const first = oldText.split("\n").find((line) => line.trim() !== "");
   if (first === undefined) return "";
-  const wanted = pairCounts(headOf(first.trim(), limits.editHintLineChars));
+  const wantedText = headOf(first.trim(), limits.editHintLineChars);
+  const wanted = pairCounts(wantedText);
+  const wantedFolded = pairCounts(wantedText.toLowerCase());
   const head = bytes.subarray(0, limits.editHintBytes);
   const text = head
     .subarray(0, wholeCharacters(head))
@@ -32,7 +35,12 @@ export async function closestLineHint(
     const raw = text.slice(start, end === -1 ? text.length : end);
     start = end === -1 ? text.length + 1 : end + 1;
     const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    const score = similarity(wanted, pairCounts(headOf(line.trim(), limits.editHintLineChars)));
+    const trimmed = headOf(line.trim(), limits.editHintLineChars);
+    // Case counts, but a line that differs only in case is still close (`beta`, `BETA`).
+    const score = Math.max(
+      similarity(wanted, pairCounts(trimmed)),
+      0.99 * similarity(wantedFolded, pairCounts(trimmed.toLowerCase())),
+    );
     if (score > best.score) best = { score, line: lineNo + 1, text: line };
     if (lineNo % BATCH === BATCH - 1) {
       await pause(signal);

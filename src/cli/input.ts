@@ -18,7 +18,8 @@ export const continuationMark = "… ";
  * A line typed while a turn runs is kept, in order, as the next prompt: when the turn ends it is
  * shown after the prompt mark, as if typed there, and runs. The question before a call belongs
  * to the turn: when the turn is interrupted the question is withdrawn, so the next line typed
- * is a prompt again. Closing the input (Ctrl-D) at the question answers `closed`.
+ * is a prompt again. Closing the input (Ctrl-D) at the question answers `closed`. A paste at the
+ * question is kept as the start of the next prompt, which Enter sends.
  *
  * A prompt may have many lines: a line ending in `\\`, Alt-Enter (`newline`) and a paste
  * (`paste`, shown as one line of its size) each keep what is typed so far and go on after the

@@ -157,6 +157,13 @@ describe.skipIf(!hasTmux)("the terminal, driven in tmux", () => {
     const during = screen.slice(screen.lastIndexOf("fg\n"), screen.lastIndexOf("Slept."));
     expect(during).toMatch(/^ {2}✓ bash sleep 2/m);
     expect(during.split("\n").filter((line) => line.startsWith("›"))).toEqual([]);
+    // Leaves, and the shell with it, before the test's folders are removed.
+    term.type("/exit");
+    term.keys("Enter");
+    await term.waitFor(/Slept\.[^]*\nSHELL\$/);
+    term.type("exit");
+    term.keys("Enter");
+    await term.waitFor("Pane is dead");
   });
 
   it("recaps the session --continue takes up", async () => {

@@ -69,6 +69,7 @@ describe.skipIf(!hasTmux)("the terminal, driven in tmux", () => {
     term.keys("C-c");
     term.type("/exit");
     term.keys("Enter");
+    await term.waitFor("Pane is dead");
     expect(server.rejections).toEqual([]);
     expect(prompts(server.requests)).toEqual(["hello after ctrl-c", "the second prompt"]);
   });

@@ -63,6 +63,7 @@ describe.skipIf(!hasTmux)("the terminal, driven in tmux", () => {
     term.keys("Enter");
     await term.waitFor("Got the second.");
     // Clearing typed text does not count toward quitting: the session is still there.
+    await term.waitFor(/Got the second\.\n.*\n›/);
     term.type("abc");
     term.keys("C-c");
     term.type("def");

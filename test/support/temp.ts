@@ -11,7 +11,11 @@ import { afterEach } from "vitest";
 export function useTempDirs(): () => Promise<string> {
   const made: string[] = [];
   afterEach(async () => {
-    await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })));
+    await Promise.all(
+      made
+        .splice(0)
+        .map((dir) => rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })),
+    );
   });
   return async () => {
     const dir = await realpath(await mkdtemp(join(tmpdir(), "mini-agent-test-")));

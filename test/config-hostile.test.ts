@@ -222,6 +222,11 @@ describe("the one line for a wrong field", () => {
     expect((await runBin(["config"], options)).stderr).toBe(
       `mini-agent: ${projectFile(workspace)}: modle is not a known field (docs/configuration.md lists them)\n`,
     );
+    // A name an object has by its prototype is no field either.
+    await trustText(home, workspace, await writeProject(workspace, '{"constructor": 1}'));
+    expect((await runBin(["config"], options)).stderr).toBe(
+      `mini-agent: ${projectFile(workspace)}: constructor is not a known field (docs/configuration.md lists them)\n`,
+    );
     await trustText(home, workspace, await writeProject(workspace, { sandbox: { hidden: ["x"] } }));
     expect((await runBin(["config"], options)).stderr).toBe(
       `mini-agent: ${projectFile(workspace)}: sandbox.hidden is not a known field (docs/configuration.md lists them)\n`,

@@ -137,7 +137,10 @@ function checkProjectFields(value: Record<string, unknown>, file: string): void 
     // A project field, or an object holding some (the schema then says what it must be).
     if (projectFields.some((field) => field === path || field.startsWith(`${path}.`))) continue;
     const top = path.split(".")[0] ?? path;
-    if (!(path in expectedValues) && !["mcpServers", "provider", "baseURL"].includes(top)) {
+    if (
+      !Object.hasOwn(expectedValues, path) &&
+      !["mcpServers", "provider", "baseURL"].includes(top)
+    ) {
       throw new ConfigError(
         `${file}: ${path} is not a known field (docs/configuration.md lists them)`,
       );
@@ -173,7 +176,8 @@ function checkSchema(value: Record<string, unknown>, file: string): void {
   }
   const key = parts.filter((part) => !/^\d+$/.test(part)).join(".");
   const element = /^\d+$/.test(parts[parts.length - 1] ?? "");
-  const expected = (element ? elementValues[key] : expectedValues[key]) ?? "valid";
+  const table = element ? elementValues : expectedValues;
+  const expected = (Object.hasOwn(table, key) ? table[key] : undefined) ?? "valid";
   const got =
     first.value === undefined
       ? "nothing"

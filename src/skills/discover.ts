@@ -6,7 +6,7 @@ import {
   lstatSync,
   openSync,
   readdirSync,
-  readSync,
+  readFileSync,
   realpathSync,
   statSync,
 } from "node:fs";
@@ -211,29 +211,19 @@ function skillsIn(context: Context, top: string, scope: SkillScope): Skill[] {
   return found;
 }
 
-const statOf = (path: string) => {
+/** What `read` gives, or undefined where it throws (gone, not allowed, not a folder). */
+function quietly<T>(read: () => T): T | undefined {
   try {
-    return statSync(path);
+    return read();
   } catch {
     return undefined;
   }
-};
+}
 
-const realOf = (path: string) => {
-  try {
-    return realpathSync(path);
-  } catch {
-    return undefined;
-  }
-};
-
-const entriesOf = (folder: string): Dirent[] => {
-  try {
-    return readdirSync(folder, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-};
+const statOf = (path: string) => quietly(() => statSync(path));
+const realOf = (path: string) => quietly(() => realpathSync(path));
+const entriesOf = (folder: string): Dirent[] =>
+  quietly(() => readdirSync(folder, { withFileTypes: true })) ?? [];
 
 /** The folders (or links to folders) among `entries` of `folder`, but hidden ones, by name. */
 function foldersOf(folder: string, entries: Dirent[]): string[] {
@@ -324,12 +314,10 @@ function readSkillFile(file: string, realFolder: string): { bytes: Buffer; text:
     if (!opened.isFile()) return "SKILL.md is not a regular file";
     if (opened.size > discoveryBounds.fileBytes)
       return `SKILL.md is ${opened.size} bytes (at most ${discoveryBounds.fileBytes})`;
-    // One byte more than its size: a file that grew past the bound since fstat is caught.
-    const buffer = Buffer.alloc(Math.min(opened.size + 1, discoveryBounds.fileBytes + 1));
-    const length = readSync(fd, buffer, 0, buffer.length, 0);
-    if (length > discoveryBounds.fileBytes || length > opened.size)
-      return "SKILL.md changed while it was read";
-    const bytes = buffer.subarray(0, length);
+    const bytes = readFileSync(fd);
+    // It grew past the bound after fstat: refused all the same (as a configuration file is).
+    if (bytes.length > discoveryBounds.fileBytes)
+      return `SKILL.md is ${bytes.length} bytes (at most ${discoveryBounds.fileBytes})`;
     if (bytes.includes(0)) return "SKILL.md holds a NUL byte";
     if (firstInvalidUtf8(bytes) !== -1) return "SKILL.md is not UTF-8 text";
     return { bytes, text: bytes.toString("utf8") };
@@ -338,13 +326,7 @@ function readSkillFile(file: string, realFolder: string): { bytes: Buffer; text:
   }
 }
 
-const lstatOf = (path: string) => {
-  try {
-    return lstatSync(path);
-  } catch {
-    return undefined;
-  }
-};
+const lstatOf = (path: string) => quietly(() => lstatSync(path));
 
 /** The trust entries that would load every valid project skill not trusted now. */
 export function trustEntriesOf(set: Pick<SkillSet, "untrusted">): TrustEntry[] {

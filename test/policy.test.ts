@@ -433,3 +433,109 @@ describe("the rules file", () => {
     expect(await readRules(file)).toEqual([saved]);
   });
 });
+
+describe("session modes", () => {
+  const write = toolCall("w1", "write", { path: "notes.txt", content: "x" });
+  const edit = toolCall("e1", "edit", { path: "notes.txt", oldText: "a", newText: "b" });
+  const read = toolCall("r1", "read", { path: "notes.txt" });
+  const mcp = toolCall("m1", "mcp__srv__run", {});
+  const allowAll = memoryBook([
+    { effect: "allow", words: ["make"] },
+    { effect: "allow", words: ["mcp__srv__run"] },
+    { effect: "deny", words: ["cat"] },
+  ]);
+
+  it("in plan mode, denies every change whatever the allow rules and --allow-bash say", async () => {
+    const { policy, asked, by } = policyWith({
+      mode: () => "plan",
+      rules: allowAll,
+      bash: "allow",
+      sandboxed: true,
+    });
+    for (const call of [write, edit, mcp, bash("b1", "make")]) {
+      const approval = await policy(call);
+      expect(approval.approved).toBe(false);
+      expect(approval.approved === false && approval.reason).toMatch(
+        new RegExp(`^the session is in plan mode: ${call.name} `),
+      );
+    }
+    expect(await policy(read)).toEqual({ approved: true });
+    expect(await policy(bash("b2", "ls -la"))).toEqual({ approved: true });
+    expect(await policy(bash("b3", "cat a.txt"))).toEqual({
+      approved: false,
+      reason: 'denied by the rule "deny cat"',
+    });
+    expect(asked).toEqual([]);
+    expect(by()).toEqual([
+      "w1 false mode:plan",
+      "e1 false mode:plan",
+      "m1 false mode:plan",
+      "b1 false mode:plan",
+      "r1 true default-policy",
+      "b2 true read-only set: ls",
+      "b3 false rule:deny cat",
+    ]);
+  });
+
+  it("in plan mode, denies read-only commands too when bash is not sandboxed", async () => {
+    const { policy, by } = policyWith({ mode: () => "plan", sandboxed: false });
+    expect((await policy(bash("b1", "ls"))).approved).toBe(false);
+    expect(by()).toEqual(["b1 false mode:plan"]);
+  });
+
+  it("in ask mode, asks before every change whatever the allow rules say, and saves no rule", async () => {
+    const { policy, asked, by } = policyWith({
+      mode: () => "ask",
+      rules: allowAll,
+      bash: "allow",
+      sandboxed: true,
+      answers: ["yes", "no", "yes", "always"],
+    });
+    expect(await policy(write)).toEqual({ approved: true });
+    expect(await policy(edit)).toEqual({ approved: false, reason: "the user denied this call" });
+    expect(await policy(mcp)).toEqual({ approved: true });
+    expect(await policy(bash("b1", "make"))).toEqual({ approved: true });
+    expect(await policy(bash("b2", "ls"))).toEqual({ approved: true });
+    expect(await policy(bash("b3", "cat a.txt"))).toMatchObject({ approved: false });
+    expect(await policy(read)).toEqual({ approved: true });
+    expect(asked.map(([id, question]) => [id, question.reason, question.save])).toEqual([
+      ["w1", "the session is in ask mode: write changes files", []],
+      ["e1", "the session is in ask mode: edit changes files", []],
+      ["m1", "the session is in ask mode: mcp__srv__run is a tool of an MCP server", []],
+      ["b1", "the session is in ask mode: no rule allows make", []],
+    ]);
+    expect(allowAll.saved).toEqual([]);
+    expect(by()).toEqual([
+      "w1 true user",
+      "e1 false user",
+      "m1 true user",
+      "b1 true user-always (not saved: the session is in ask mode, which asks before every change)",
+      "b2 true read-only set: ls",
+      "b3 false rule:deny cat",
+      "r1 true default-policy",
+    ]);
+  });
+
+  it("in ask mode with no one to ask, denies every change", async () => {
+    const decisions: Decision[] = [];
+    const policy = cliPolicy({
+      bash: "allow",
+      workspace,
+      mode: () => "ask",
+      record: async (decision) => void decisions.push(decision),
+    });
+    expect(await policy(write)).toEqual({
+      approved: false,
+      reason: "the session is in ask mode: write changes files, and no one can be asked here",
+    });
+    expect(decisions.map((d) => d.by)).toEqual(["no-terminal"]);
+  });
+
+  it("follows the mode as it changes between calls", async () => {
+    let mode: "code" | "plan" = "plan";
+    const { policy } = policyWith({ mode: () => mode });
+    expect((await policy(write)).approved).toBe(false);
+    mode = "code";
+    expect(await policy(write)).toEqual({ approved: true });
+  });
+});

@@ -41,6 +41,8 @@ describe("what a typed line asks for", () => {
         "//tmp is full",
         "hello /help",
         "/",
+        "/mode",
+        "/mode  plan ",
       ].map(lineIntent),
     ).toEqual([
       { kind: "exit" },
@@ -53,6 +55,8 @@ describe("what a typed line asks for", () => {
       { kind: "prompt", text: "/tmp is full" },
       { kind: "prompt", text: "hello /help" },
       { kind: "prompt", text: "/" },
+      { kind: "mode", name: "" },
+      { kind: "mode", name: "plan" },
     ]);
   });
 });

@@ -1,9 +1,10 @@
+import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readSession } from "../src/session/session.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
-import { runBin, sessionFiles, toolResults, useCliSetup } from "./support/cli.js";
+import { runBin, sessionFiles, systemText, toolResults, useCliSetup } from "./support/cli.js";
 import { afterBanner, converse, hasScript, screenOf } from "./support/pty.js";
 
 /**
@@ -204,10 +205,12 @@ describe.skipIf(!hasScript)("the terminal view", () => {
     ]);
     expect(code).toBe(0);
     const lines = afterBanner(screenOf(screen));
-    expect(lines.slice(0, 9)).toEqual([
+    expect(lines.slice(0, 11)).toEqual([
       "› /help",
       "/compact [what to keep]  summarise the conversation so far, to free context",
       "/skill NAME [text]       send skill NAME's text, then the text (mini-agent skills lists them)",
+      "/mode [code|ask|plan]    show the session mode, or switch: ask asks before every change,",
+      "                         plan only reads (changes are denied), code follows the rules",
       "/help                    this list",
       "/exit                    leave the session (Ctrl-D too)",
       "A line that starts with / and a name is a command; any other line goes to the model",
@@ -217,5 +220,42 @@ describe.skipIf(!hasScript)("the terminal view", () => {
     ]);
     const prompts = server.requests.map((request) => lastPrompt(request.body));
     expect(prompts).toEqual(["/etc/hosts is weird?", "/tmp is full"]);
+  });
+
+  it("shows and switches the session mode with /mode; plan mode denies a write and says so", async () => {
+    const write = { id: "toolu_1", name: "write", input: { path: "a.txt", content: "x" } };
+    const { server, workspace, options } = await setup([
+      stream(turn({ calls: [write] })),
+      stream(turn({ text: ["Planned."] })),
+    ]);
+    const { code, screen } = await converse(options.env, workspace, [
+      ["› ", "/mode\r"],
+      ["mode code", ""],
+      ["› ", "/mode nope\r"],
+      ["no mode", ""],
+      ["› ", "/mode plan\r"],
+      ["mode plan", ""],
+      ["› ", "write a\r"],
+      ["Planned.", ""],
+      ["› ", "/exit\r"],
+    ]);
+    expect(code).toBe(0);
+    expect(afterBanner(screenOf(screen)).slice(0, 6)).toEqual([
+      "› /mode",
+      "mini-agent: mode code (the approval rules as they are); /mode code|ask|plan switches",
+      "› /mode nope",
+      'mini-agent: no mode "nope": /mode code|ask|plan',
+      "› /mode plan",
+      "mini-agent: mode plan (reads and plans; edits, commands beyond reading and MCP calls are denied)",
+    ]);
+    expect(existsSync(join(workspace, "a.txt"))).toBe(false);
+    expect(toolResults(server.requests[1]?.body ?? {})).toEqual([
+      {
+        id: "toolu_1",
+        content: expect.stringMatching(/^the session is in plan mode: write /),
+        isError: true,
+      },
+    ]);
+    expect(systemText(server.requests[0]?.body)).toContain("The session is in plan mode");
   });
 });

@@ -9,6 +9,7 @@ import type { ThinkingLevel } from "../types.js";
 import { shownURL } from "../url.js";
 import { type Subcommands, subcommandsFrom } from "./commands.js";
 import { type FlagValues, type ParsedFlags, parseFlags, rulesFrom } from "./flags.js";
+import { isMode, type Mode, modes } from "./modes.js";
 import { UsageError } from "./usage.js";
 
 export type { ExportArgs } from "./commands.js";
@@ -38,6 +39,8 @@ export interface CliArgs extends Subcommands {
   model?: string;
   baseURL?: string;
   allowBash: boolean;
+  /** `--mode`: the session mode the run starts in (`code` by default). */
+  mode: Mode;
   /** Rules of the configuration files, then of --allow and --deny, in the order given. */
   rules: Rule[];
   sandbox: SandboxFlag;
@@ -119,6 +122,7 @@ export function resolveArgs(
     ...(model !== undefined && { model }),
     ...(baseURL !== undefined && { baseURL }),
     allowBash: values["allow-bash"] ?? false,
+    mode: modeFrom(values.mode),
     rules: [...files.rules.map((rule) => rule.value), ...rulesFrom(parsed.tokens)],
     ...sandboxFrom(values, files, cwd, pick),
     ...(files.mcpServers && { mcpServers: files.mcpServers }),
@@ -411,4 +415,13 @@ function mcpConfigFrom(files: string[] | undefined, cwd: string): string[] {
     if (file === "") throw new UsageError("--mcp-config is empty: name an MCP configuration file");
     return resolve(cwd, file);
   });
+}
+
+/** `--mode code|ask|plan`. */
+function modeFrom(value: string | undefined): Mode {
+  if (value === undefined) return "code";
+  if (isMode(value)) return value;
+  throw new UsageError(
+    `--mode must be ${modes.map((mode) => mode.id).join(", ")}, not ${JSON.stringify(value)}`,
+  );
 }

@@ -11,6 +11,7 @@ export const options = {
   model: { type: "string", short: "m" },
   "base-url": { type: "string" },
   "allow-bash": { type: "boolean" },
+  mode: { type: "string" },
   allow: { type: "string", multiple: true },
   deny: { type: "string", multiple: true },
   sandbox: { type: "string" },

@@ -22,6 +22,8 @@ Options:
       --base-url URL        provider endpoint (default: $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL,
                             else the provider's public API)
       --allow-bash          let the agent run shell commands without asking (deny rules still hold)
+      --mode MODE           code (default: the rules as they are), ask (ask before every
+                            change) or plan (read only; changes denied); /mode switches
       --allow "WORDS"       allow commands that start with WORDS, e.g. --allow "npm test" (repeatable)
       --deny "WORDS"        deny commands that start with WORDS, also behind known wrappers
                             (repeatable; wins; a guard, not a boundary: see docs/rules.md)

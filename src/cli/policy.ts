@@ -4,6 +4,7 @@ import { prefixRule, type Rule, showRule } from "../rules/rule.js";
 import { resolveInWorkspace } from "../tools/path.js";
 import { protectedWhy } from "../tools/protected.js";
 import type { Approval, BeforeToolCall, ToolCall } from "../types.js";
+import { askModeNoSave, type Mode, planDenial } from "./modes.js";
 
 /**
  * How the CLI decides on `bash`: `allow` (--allow-bash: every command no deny rule may match) or
@@ -69,6 +70,8 @@ export interface CliPolicyOptions {
   protectedFiles?: { stateDir?: string; approved(realPath: string | undefined): void };
   /** An MCP tool's annotations in words (`read-only, idempotent`), shown when it is asked. */
   mcpHints?: (tool: string) => string | undefined;
+  /** The session's mode at each call (`code` when absent): after the deny rules, before the rest. */
+  mode?: () => Mode;
 }
 
 /**
@@ -112,20 +115,24 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
 
   async function decide(call: ToolCall): Promise<Decided> {
     options.protectedFiles?.approved(undefined);
-    if (call.name === "write" || call.name === "edit") return decideFile(call, options);
-    if (call.name.startsWith("mcp__")) return decideMcp(call);
+    const mode = options.mode?.() ?? "code";
+    if (call.name === "write" || call.name === "edit") return decideFile(call, options, mode);
+    if (call.name.startsWith("mcp__")) return decideMcp(call, mode);
     if (call.name !== "bash") return [denyBashByDefault(call), "default-policy"];
     const command = typeof call.input.command === "string" ? call.input.command : "";
     const { decideCommand } = await shellRules();
+    // Outside `code` only the deny rules and the read-only set decide before the mode.
     const verdict = await decideCommand(command, {
-      rules: rules.current(),
+      rules: rules.current().filter((rule) => mode === "code" || rule.effect === "deny"),
       workspace: options.workspace ?? process.cwd(),
       sandboxed: options.sandboxed ?? false,
-      allowAll: options.bash === "allow",
+      allowAll: mode === "code" && options.bash === "allow",
     });
     if (verdict.decision === "allow") return [{ approved: true }, verdict.by];
     if (verdict.decision === "deny")
       return [{ approved: false, reason: verdict.reason }, verdict.by];
+    if (mode === "plan") return planDenied(call);
+    if (mode === "ask") return asked(call, inAskMode(verdict.reason));
     if (!options.ask)
       return [{ approved: false, reason: noTerminalReason(verdict) }, "no-terminal"];
     return answered(await options.ask(call, verdict), verdict, verdict.save, saving);
@@ -135,12 +142,14 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
    * An MCP tool: a tool rule decides (deny wins), else the user is asked; with no one to ask it
    * is denied. The server's annotations are shown in the question, never taken as approval.
    */
-  async function decideMcp(call: ToolCall): Promise<Decided> {
+  async function decideMcp(call: ToolCall, mode: Mode): Promise<Decided> {
     const ruled = toolRuleVerdict(rules.current(), call.name);
     if (ruled?.decision === "deny") return [{ approved: false, reason: ruled.reason }, ruled.by];
-    if (ruled) return [{ approved: true }, ruled.by];
+    if (mode === "plan") return planDenied(call);
     const hints = options.mcpHints?.(call.name);
     const reason = `${call.name} is a tool of an MCP server${hints ? ` (the server says: ${hints})` : ""}`;
+    if (mode === "ask") return asked(call, inAskMode(reason));
+    if (ruled) return [{ approved: true }, ruled.by];
     if (!options.ask) {
       const allowIt = `--allow ${call.name}, or --allow '${serverPattern(call.name)}'`;
       return [
@@ -154,6 +163,16 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
     const save: Rule[] = [{ effect: "allow", words: [call.name] }];
     const question: Question = { decision: "ask", reason, save, noSave: "" };
     return answered(await options.ask(call, question), question, save, saving);
+  }
+
+  /** A question of ask mode: asked, or denied when no one can be asked; it saves no rule. */
+  async function asked(call: ToolCall, question: Question): Promise<Decided> {
+    if (!options.ask)
+      return [
+        { approved: false, reason: `${question.reason}, and no one can be asked here` },
+        "no-terminal",
+      ];
+    return answered(await options.ask(call, question), question, [], saving);
   }
 
   return async (call) => {
@@ -170,22 +189,43 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
   };
 }
 
-/** A write or edit: asked when the real path it names is a protected file. */
-async function decideFile(call: ToolCall, options: CliPolicyOptions): Promise<Decided> {
+/**
+ * A write or edit: denied in plan mode; asked in ask mode and when the real path it names is a
+ * protected file.
+ */
+async function decideFile(call: ToolCall, options: CliPolicyOptions, mode: Mode): Promise<Decided> {
+  if (mode === "plan") return planDenied(call);
   const file = await protectedTarget(call, options.workspace ?? process.cwd(), options);
-  if (file === undefined) return [{ approved: true }, "default-policy"];
-  const reason = `${file.shown} is protected (${file.why}): changing it needs the user's approval`;
+  if (file === undefined && mode !== "ask") return [{ approved: true }, "default-policy"];
+  const reason = file
+    ? `${file.shown} is protected (${file.why}): changing it needs the user's approval`
+    : inAskMode(`${call.name} changes files`).reason;
   if (!options.ask)
     return [{ approved: false, reason: `${reason}, and no one can be asked here` }, "no-terminal"];
-  const noSave = "a protected file is asked about every time";
+  const noSave = file ? "a protected file is asked about every time" : askModeNoSave;
   const answer = await options.ask(call, { decision: "ask", reason, save: [], noSave });
   if (typeof answer === "object" && "no" in answer) return userNo(answer.no);
   if (typeof answer === "object" && "deny" in answer)
     return [{ approved: false, reason: answer.deny }, answer.by];
   if (answer === "closed") return [{ approved: false, reason: inputClosedReason }, "user"];
   if (answer === "no") return [{ approved: false, reason: userDeniedReason }, "user"];
-  options.protectedFiles?.approved(file.path);
+  options.protectedFiles?.approved(file?.path);
   return [{ approved: true }, "user"];
+}
+
+/** Plan mode's denial of a call that may change something. */
+function planDenied(call: ToolCall): Decided {
+  return [{ approved: false, reason: planDenial(call.name) }, "mode:plan"];
+}
+
+/** Ask mode's question: why it is asked, and that "always" saves no rule. */
+function inAskMode(why: string): Question {
+  return {
+    decision: "ask",
+    reason: `the session is in ask mode: ${why}`,
+    save: [],
+    noSave: askModeNoSave,
+  };
 }
 
 /** Where an "always" answer saves its rules, and where it says so. */

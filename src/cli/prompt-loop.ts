@@ -3,6 +3,7 @@ import type { SessionRunner } from "../runner/runner.js";
 import { sweepOrphansOnce } from "../sandbox/reaper.js";
 import { exitCodes } from "./args.js";
 import { describeError } from "./errors.js";
+import { type ModeState, modeCommand } from "./modes.js";
 import { compactedLine } from "./notices.js";
 import type { Stopper } from "./signals.js";
 import { helpText, type LineIntent, lineIntent, unknownCommand } from "./slash-commands.js";
@@ -28,6 +29,8 @@ export interface PromptLoopParts {
   ended: (reason: string) => void;
   /** The prompt of `/skill NAME [text]`; throws a one-line error for an unknown skill. */
   skillPrompt?: (name: string, text: string) => Promise<string>;
+  /** The session mode `/mode` shows and switches. */
+  mode: ModeState;
 }
 
 /** An interactive session, or one fed JSON lines: a turn per prompt, until the input ends. */
@@ -42,6 +45,8 @@ export async function promptLoop(parts: PromptLoopParts): Promise<number> {
     if (intent.kind === "help") stderr.write(`${helpText}\n`);
     else if (intent.kind === "unknown") stderr.write(`${unknownCommand(intent.name)}\n`);
     else if (intent.kind === "compact") await compactNow(parts, intent.instructions);
+    else if (intent.kind === "mode")
+      stderr.write(`mini-agent: ${modeCommand(parts.mode, intent.name)}\n`);
     else if (intent.kind === "skill" || intent.text.trim() !== "") {
       const text = intent.kind === "skill" ? await skillText(parts, intent) : intent.text;
       if (text === undefined) continue;

@@ -18,6 +18,7 @@ import { createOutput } from "./formats.js";
 import { openTerminal, type TerminalInput, taskFromStdin } from "./input.js";
 import type { JsonInput } from "./json-input.js";
 import type { RunMcp } from "./mcp.js";
+import { type ModeState, modeLine } from "./modes.js";
 import { approvedWrites, cliPolicy, type Question, type RuleBook } from "./policy.js";
 import { promptLoop } from "./prompt-loop.js";
 import { providerFor } from "./provider.js";
@@ -63,7 +64,8 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
     if (task !== undefined) return statusCode(await cliTurn(turn, task));
     const source = json ?? input?.terminal;
     if (!source) return exitCodes.done;
-    const loop = { source, literal: json !== undefined, runner, stopper, stderr, status };
+    const literal = json !== undefined;
+    const loop = { source, literal, runner, stopper, stderr, status, mode: parts.mode };
     return await promptLoop({
       ...loop,
       runTurn: (prompt) => cliTurn(turn, prompt),
@@ -157,9 +159,11 @@ async function prepare(start: RunStart) {
   const connecting = mcpServers(args, workspace, input?.terminal, stderr);
   const resumed = resumePath ? await resumeSession(resumePath, stderr) : undefined;
   const mcp = await connecting;
+  const mode: ModeState = { current: args.mode };
   return {
     mcp,
     ...start,
+    mode,
     session,
     approvedWrite,
     model: connect.model,
@@ -225,7 +229,9 @@ async function wire(parts: Awaited<ReturnType<typeof prepare>>) {
       for (const status of parts.mcp?.changes() ?? []) {
         await journal.record({ type: "mcp_status", status });
       }
-      return `${await prompts.next()}${parts.mcp?.instructions() ?? ""}`;
+      const line = modeLine(parts.mode.current);
+      const system = `${await prompts.next()}${parts.mcp?.instructions() ?? ""}`;
+      return line === "" ? system : `${system}\n\n${line}`;
     },
     info: { model, workspace, sandbox: sandboxName(sandbox) },
     ...(resumed && { history: resumed.messages }),
@@ -267,6 +273,7 @@ interface PolicyParts {
   endAfter: EndAfterCall;
   approvedWrite: ReturnType<typeof approvedWrites>;
   mcp: RunMcp | undefined;
+  mode: ModeState;
 }
 
 /** The CLI's policy, asking the terminal or the JSON input when there is one; decisions journaled. */
@@ -292,6 +299,7 @@ function askingPolicy(parts: PolicyParts): BeforeToolCall {
     protectedFiles: parts.approvedWrite,
     record: (decision) => parts.journal.record({ type: "approval", decision }),
     mcpHints: (name) => parts.mcp?.hints(name),
+    mode: () => parts.mode.current,
   });
 }
 

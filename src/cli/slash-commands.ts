@@ -15,6 +15,8 @@ export type LineIntent =
   | { kind: "compact"; instructions: string }
   /** `/skill NAME [text]`: the skill's text, then the rest of the line, as the prompt. */
   | { kind: "skill"; name: string; text: string }
+  /** `/mode [NAME]`: shows the session mode, or switches to NAME. */
+  | { kind: "mode"; name: string }
   | { kind: "unknown"; name: string };
 
 export function lineIntent(line: string): LineIntent {
@@ -25,6 +27,7 @@ export function lineIntent(line: string): LineIntent {
   if (name === "help") return { kind: "help" };
   const skill = /^\/skill(?:\s+(\S+)(?:\s+([\s\S]*))?)?$/.exec(line.trim());
   if (skill) return { kind: "skill", name: skill[1] ?? "", text: skill[2]?.trim() ?? "" };
+  if (name === "mode") return { kind: "mode", name: line.trim().slice("/mode".length).trim() };
   const compact = compactCommand(line);
   if (compact) return { kind: "compact", instructions: compact.instructions };
   return { kind: "unknown", name };
@@ -34,6 +37,8 @@ export function lineIntent(line: string): LineIntent {
 export const helpText = [
   "/compact [what to keep]  summarise the conversation so far, to free context",
   "/skill NAME [text]       send skill NAME's text, then the text (mini-agent skills lists them)",
+  "/mode [code|ask|plan]    show the session mode, or switch: ask asks before every change,",
+  "                         plan only reads (changes are denied), code follows the rules",
   "/help                    this list",
   "/exit                    leave the session (Ctrl-D too)",
   "A line that starts with / and a name is a command; any other line goes to the model",

@@ -107,6 +107,12 @@ export const toolResults = (body: { messages?: unknown }) =>
     .filter((block) => block.type === "tool_result")
     .map((block) => ({ id: block.tool_use_id, content: block.content, isError: block.is_error }));
 
+/** The system prompt an Anthropic request body carries, its blocks joined. */
+export const systemText = (body: { system?: unknown } | undefined): string =>
+  typeof body?.system === "string"
+    ? body.system
+    : ((body?.system ?? []) as { text: string }[]).map((block) => block.text).join("");
+
 export interface CliSetup {
   server: AnthropicServer;
   workspace: string;

@@ -1,11 +1,13 @@
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
+import { readSession } from "../src/session/session.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
+import { assertValidHistory } from "../src/testing/history.js";
 import { invalidLines, select, withAcpAgent } from "./support/acp.js";
-import { runBin, sessionFiles, toolResults, useCliSetup } from "./support/cli.js";
+import { runBin, sessionFiles, systemText, toolResults, useCliSetup } from "./support/cli.js";
 
 const setup = useCliSetup();
 
@@ -44,7 +46,7 @@ describe("mini-agent acp", () => {
     expect(value.init).toEqual({
       protocolVersion: 1,
       agentCapabilities: {
-        loadSession: false,
+        loadSession: true,
         promptCapabilities: { image: false, audio: false, embeddedContext: false },
         mcpCapabilities: { http: false, sse: false },
       },
@@ -140,4 +142,225 @@ describe("mini-agent acp", () => {
     expect(invalidLines(run.lines)).toEqual([]);
     expect(server.rejections).toEqual([]);
   });
+
+  it("stops at the turn limit and at the token budget with their stop reasons", async () => {
+    const round = stream(turn({ calls: [{ id: "toolu_1", name: "ls", input: {} }] }));
+    const { workspace, options, server } = await setup([round, round, round]);
+    const limits = async (flags: string[]) =>
+      (
+        await withAcpAgent(["--sandbox", "off", ...flags], options, noAnswer, async (agent) => {
+          await agent.request("initialize", { protocolVersion: 1 });
+          const session = await newSession(agent, workspace);
+          return await prompt(agent, session.sessionId, "go");
+        })
+      ).value;
+    expect(await limits(["--max-turns", "1"])).toEqual({ stopReason: "max_turn_requests" });
+    expect(await limits(["--token-budget", "29"])).toEqual({ stopReason: "max_tokens" });
+    expect(server.rejections).toEqual([]);
+  });
+
+  it("cancels a running tool: the prompt answers cancelled, the call is recorded, the session goes on", async () => {
+    const call = { id: "toolu_1", name: "bash", input: { command: "sleep 20" } };
+    const { workspace, options, server, home } = await setup([
+      stream(turn({ calls: [call] })),
+      stream(turn({ text: "after" })),
+    ]);
+    const { value, run } = await withAcpAgent(
+      ["--sandbox", "off", "--allow-bash"],
+      options,
+      noAnswer,
+      async (agent, run) => {
+        await agent.request("initialize", { protocolVersion: 1 });
+        const session = await newSession(agent, workspace);
+        const answer = prompt(agent, session.sessionId, "wait");
+        await until(() => run.updates.some((note) => isStatus(note.update, "in_progress")));
+        await agent.notify("session/cancel", { sessionId: session.sessionId });
+        const cancelled = await answer;
+        const next = await prompt(agent, session.sessionId, "and now?");
+        return { cancelled, next };
+      },
+    );
+    expect(value).toEqual({
+      cancelled: { stopReason: "cancelled" },
+      next: { stopReason: "end_turn" },
+    });
+    expect(updatesOf(run.updates).filter((update) => isStatus(update, "failed"))).toHaveLength(1);
+    expect(toolResults(server.requests[1]?.body ?? {})).toEqual([
+      {
+        id: "toolu_1",
+        content: "[aborted: the command and its processes were killed]",
+        isError: true,
+      },
+    ]);
+    const [file] = await sessionFiles(home);
+    const loaded = await readSession(file ?? "");
+    expect(loaded.repaired).toBe(0);
+    assertValidHistory(loaded.messages);
+    expect(invalidLines(run.lines)).toEqual([]);
+  });
+
+  it("cancels during a permission request: the call is denied as cancelled, the prompt answers cancelled", async () => {
+    const call = { id: "toolu_1", name: "bash", input: { command: "touch made.txt" } };
+    const { workspace, options, server } = await setup([
+      stream(turn({ calls: [call] })),
+      stream(turn({ text: "after" })),
+    ]);
+    const agentOf: { agent?: acp.ClientContext; session?: string } = {};
+    const { value, run } = await withAcpAgent(
+      ["--sandbox", "off"],
+      options,
+      async () => {
+        await agentOf.agent?.notify("session/cancel", { sessionId: agentOf.session ?? "" });
+        return { outcome: { outcome: "cancelled" } };
+      },
+      async (agent) => {
+        agentOf.agent = agent;
+        await agent.request("initialize", { protocolVersion: 1 });
+        const session = await newSession(agent, workspace);
+        agentOf.session = session.sessionId;
+        const cancelled = await prompt(agent, session.sessionId, "make it");
+        const next = await prompt(agent, session.sessionId, "and now?");
+        return { cancelled, next };
+      },
+    );
+    expect(value).toEqual({
+      cancelled: { stopReason: "cancelled" },
+      next: { stopReason: "end_turn" },
+    });
+    expect(run.permissions).toHaveLength(1);
+    expect(existsSync(join(workspace, "made.txt"))).toBe(false);
+    expect(toolResults(server.requests[1]?.body ?? {})).toEqual([
+      {
+        id: "toolu_1",
+        content: "aborted before execution",
+        isError: true,
+      },
+    ]);
+    expect(invalidLines(run.lines)).toEqual([]);
+    expect(server.rejections).toEqual([]);
+  });
+
+  it("offers the session modes, and in plan mode refuses an edit with a receipt that says so", async () => {
+    const edit = {
+      id: "toolu_1",
+      name: "edit",
+      input: { path: "notes.txt", oldText: "hello", newText: "bye" },
+    };
+    const { workspace, options, server } = await setup([
+      stream(turn({ calls: [edit] })),
+      stream(turn({ text: "planned" })),
+    ]);
+    await writeFile(join(workspace, "notes.txt"), "hello\n");
+    const { value } = await withAcpAgent(["--sandbox", "off"], options, noAnswer, async (agent) => {
+      await agent.request("initialize", { protocolVersion: 1 });
+      const session = await newSession(agent, workspace);
+      const unknown = await agent
+        .request("session/set_mode", { sessionId: session.sessionId, modeId: "yolo" })
+        .then(
+          () => "accepted",
+          (error: Error) => error.message,
+        );
+      await agent.request("session/set_mode", { sessionId: session.sessionId, modeId: "plan" });
+      const answer = await prompt(agent, session.sessionId, "change it");
+      return { session, unknown, answer };
+    });
+    expect(value.session.modes).toEqual({
+      currentModeId: "code",
+      availableModes: [
+        { id: "code", name: "Code", description: "The approval rules as they are" },
+        { id: "ask", name: "Ask", description: expect.any(String) },
+        { id: "plan", name: "Plan", description: expect.any(String) },
+      ],
+    });
+    expect(value.unknown).toContain('no mode "yolo"');
+    expect(value.answer).toEqual({ stopReason: "end_turn" });
+    expect(await readFile(join(workspace, "notes.txt"), "utf8")).toBe("hello\n");
+    expect(toolResults(server.requests[1]?.body ?? {})).toEqual([
+      {
+        id: "toolu_1",
+        content: expect.stringMatching(/^the session is in plan mode: edit /),
+        isError: true,
+      },
+    ]);
+    expect(systemText(server.requests[0]?.body)).toContain("The session is in plan mode");
+  });
+
+  it("loads a session the CLI wrote, replaying it as updates, and goes on from it", async () => {
+    const { workspace, options, server, home } = await setup([
+      stream(turn({ calls: [{ id: "toolu_1", name: "read", input: { path: "notes.txt" } }] })),
+      stream(turn({ text: "It says hello." })),
+      stream(turn({ text: "Still hello." })),
+    ]);
+    await writeFile(join(workspace, "notes.txt"), "hello\n");
+    expect((await runBin(["what do the notes say?"], options)).code).toBe(0);
+    const [file] = await sessionFiles(home);
+    const sessionId = basename(file ?? "", ".jsonl");
+    const { value, run } = await withAcpAgent(
+      ["--sandbox", "off"],
+      options,
+      noAnswer,
+      async (agent, seen) => {
+        const init = await agent.request("initialize", { protocolVersion: 1 });
+        const loaded = await agent.request("session/load", {
+          sessionId,
+          cwd: workspace,
+          mcpServers: [],
+        });
+        const replayed = seen.updates.length;
+        const missing = await agent
+          .request("session/load", { sessionId: "nope", cwd: workspace, mcpServers: [] })
+          .then(
+            () => "loaded",
+            (error: Error) => error.message,
+          );
+        const answer = await prompt(agent, sessionId, "and now?");
+        return { init, loaded, replayed, missing, answer };
+      },
+    );
+    expect(value.init.agentCapabilities?.loadSession).toBe(true);
+    expect(value.loaded.modes?.currentModeId).toBe("code");
+    const path = join(workspace, "notes.txt");
+    expect(updatesOf(run.updates.slice(0, value.replayed))).toEqual([
+      {
+        sessionUpdate: "user_message_chunk",
+        content: { type: "text", text: "what do the notes say?" },
+      },
+      {
+        sessionUpdate: "tool_call",
+        toolCallId: "toolu_1",
+        title: "read notes.txt",
+        kind: "read",
+        status: "pending",
+        locations: [{ path }],
+        rawInput: { path: "notes.txt" },
+      },
+      {
+        sessionUpdate: "tool_call_update",
+        toolCallId: "toolu_1",
+        status: "completed",
+        content: [
+          { type: "content", content: { type: "text", text: expect.stringContaining("hello") } },
+        ],
+        rawOutput: { content: expect.stringContaining("hello"), isError: false },
+      },
+      { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "It says hello." } },
+    ]);
+    expect(value.missing).toContain("nope");
+    expect(value.answer).toEqual({ stopReason: "end_turn" });
+    expect(toolResults(server.requests[2]?.body ?? {})).toEqual([
+      { id: "toolu_1", content: expect.stringContaining("hello"), isError: false },
+    ]);
+    expect(invalidLines(run.lines)).toEqual([]);
+    expect(server.rejections).toEqual([]);
+  });
 });
+
+const isStatus = (update: acp.SessionUpdate, status: string) =>
+  update.sessionUpdate === "tool_call_update" && update.status === status;
+
+async function until(done: () => boolean): Promise<void> {
+  for (let waited = 0; !done(); waited += 20) {
+    if (waited > 20_000) throw new Error("the awaited update never came");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

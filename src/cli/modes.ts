@@ -29,8 +29,14 @@ export interface ModeState {
   current: Mode;
 }
 
+/** The system prompt with the mode's line after it (none for `code`). */
+export function withModeLine(system: string, mode: Mode): string {
+  const line = modeLine(mode);
+  return line === "" ? system : `${system}\n\n${line}`;
+}
+
 /** The system prompt's line for the mode; none for `code`. */
-export function modeLine(mode: Mode): string {
+function modeLine(mode: Mode): string {
   if (mode === "plan")
     return "The session is in plan mode: read and search as you need, then answer with a plan; write, edit, MCP calls and bash beyond read-only commands are denied until the user leaves plan mode.";
   if (mode === "ask")

@@ -18,7 +18,7 @@ import { createOutput } from "./formats.js";
 import { openTerminal, type TerminalInput, taskFromStdin } from "./input.js";
 import type { JsonInput } from "./json-input.js";
 import type { RunMcp } from "./mcp.js";
-import { type ModeState, modeLine } from "./modes.js";
+import { type ModeState, withModeLine } from "./modes.js";
 import { approvedWrites, cliPolicy, type Question, type RuleBook } from "./policy.js";
 import { promptLoop } from "./prompt-loop.js";
 import { providerFor } from "./provider.js";
@@ -229,9 +229,8 @@ async function wire(parts: Awaited<ReturnType<typeof prepare>>) {
       for (const status of parts.mcp?.changes() ?? []) {
         await journal.record({ type: "mcp_status", status });
       }
-      const line = modeLine(parts.mode.current);
       const system = `${await prompts.next()}${parts.mcp?.instructions() ?? ""}`;
-      return line === "" ? system : `${system}\n\n${line}`;
+      return withModeLine(system, parts.mode.current);
     },
     info: { model, workspace, sandbox: sandboxName(sandbox) },
     ...(resumed && { history: resumed.messages }),

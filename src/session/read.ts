@@ -244,3 +244,16 @@ function promptOfCutLine(line: string): string {
     return "";
   }
 }
+
+/**
+ * Every message of a session file in the order written, from its first prompt on: what an
+ * editor's `session/load` replays. Compactions do not hide the messages they cover here; lines
+ * that hold no record are passed over. The caller has opened the file (it is a session).
+ */
+export async function* sessionMessages(path: string): AsyncGenerator<Message> {
+  for await (const line of fileLines(path)) {
+    if (!line.bytes) continue;
+    for (const record of parseLine(line.bytes.toString("utf8")).records)
+      if (record.type === "message") yield record.message;
+  }
+}

@@ -1,11 +1,18 @@
+import { basename } from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
+import type { Compaction } from "../../compaction/record.js";
 import type { TurnResult } from "../../runner/events.js";
+import { sessionMessages } from "../../session/read.js";
+import { Session } from "../../session/session.js";
+import { sessionsDir } from "../../session/store.js";
 import type { CliArgs } from "../args.js";
 import { describeError } from "../errors.js";
+import { isMode, modes } from "../modes.js";
 import { providerFor } from "../provider.js";
+import { sessionToResume } from "../store.js";
 import { workspaceFolder } from "../workspace.js";
-import { type AcpSession, type AcpShared, openSession } from "./session.js";
+import { type AcpSession, type AcpShared, openSession, type Resumed } from "./session.js";
 import { stopReason, UpdateMapper } from "./updates.js";
 
 /**
@@ -28,13 +35,22 @@ export async function acpCommand(args: CliArgs, version: string): Promise<number
   );
   const sessions = new Map<string, AcpSession>();
   const input = Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>;
-  const app = acp.agent({ name: "mini-agent" });
   let shared: AcpShared | undefined;
-  const connection = app
+  const share = (client: acp.AgentContext): AcpShared => {
+    shared ??= { args, env, model: connect.model, provider, client, stderr };
+    return shared;
+  };
+  const find = (sessionId: string): AcpSession => {
+    const session = sessions.get(sessionId);
+    if (!session) throw acp.RequestError.sessionNotFound(sessionId);
+    return session;
+  };
+  const connection = acp
+    .agent({ name: "mini-agent" })
     .onRequest("initialize", () => ({
       protocolVersion: acp.PROTOCOL_VERSION,
       agentCapabilities: {
-        loadSession: false,
+        loadSession: true,
         promptCapabilities: { image: false, audio: false, embeddedContext: false },
         mcpCapabilities: { http: false, sse: false },
       },
@@ -42,31 +58,36 @@ export async function acpCommand(args: CliArgs, version: string): Promise<number
       authMethods: [],
     }))
     .onRequest("session/new", async ({ params, client }) => {
-      if (params.mcpServers.length > 0) {
-        throw acp.RequestError.invalidParams(
-          { mcpServers: params.mcpServers.map((server) => server.name) },
-          "mini-agent acp does not connect the editor's MCP servers yet: pass an empty mcpServers list",
-        );
-      }
-      const workspace = await workspaceFolder(params.cwd).catch((error: unknown) => {
-        throw acp.RequestError.invalidParams({ cwd: params.cwd }, describeError(error, undefined));
-      });
-      shared ??= {
-        args,
-        env,
-        model: connect.model,
-        provider,
-        client,
-        stderr,
-        approvalTimeoutMs: args.approvalTimeoutMs,
-      };
-      const session = await openSession(shared, workspace);
+      refuseMcpServers(params.mcpServers);
+      const session = await openSession(share(client), await checkedFolder(params.cwd));
       sessions.set(session.id, session);
-      return { sessionId: session.id };
+      return { sessionId: session.id, modes: modeState(session) };
+    })
+    .onRequest("session/load", async ({ params, client }) => {
+      refuseMcpServers(params.mcpServers);
+      if (sessions.has(params.sessionId))
+        throw acp.RequestError.invalidRequest(undefined, "this session is already open");
+      const workspace = await checkedFolder(params.cwd);
+      const path = await sessionFile(sessionsDir(env, workspace), params.sessionId);
+      await replay(path, workspace, (update) =>
+        client.notify("session/update", { sessionId: params.sessionId, update }),
+      );
+      const session = await openSession(share(client), workspace, await resumed(path));
+      sessions.set(session.id, session);
+      return { modes: modeState(session) };
+    })
+    .onRequest("session/set_mode", ({ params }) => {
+      const session = find(params.sessionId);
+      if (!isMode(params.modeId))
+        throw acp.RequestError.invalidParams(
+          { modeId: params.modeId },
+          `no mode ${JSON.stringify(params.modeId)}: the modes are ${modes.map((mode) => mode.id).join(", ")}`,
+        );
+      session.mode.current = params.modeId;
+      return {};
     })
     .onRequest("session/prompt", async ({ params, client }) => {
-      const session = sessions.get(params.sessionId);
-      if (!session) throw acp.RequestError.sessionNotFound(params.sessionId);
+      const session = find(params.sessionId);
       if (session.turn.current)
         throw acp.RequestError.invalidRequest(
           undefined,
@@ -86,6 +107,63 @@ export async function acpCommand(args: CliArgs, version: string): Promise<number
     await session.journal.close();
   }
   return 0;
+}
+
+/** The editor's MCP servers are not connected yet: a non-empty list is refused, saying so. */
+function refuseMcpServers(servers: readonly acp.McpServer[]): void {
+  if (servers.length === 0) return;
+  throw acp.RequestError.invalidParams(
+    { mcpServers: servers.map((server) => server.name) },
+    "mini-agent acp does not connect the editor's MCP servers yet: pass an empty mcpServers list",
+  );
+}
+
+/** The session's folder, checked like `--cwd`; a bad one is the request's error. */
+async function checkedFolder(cwd: string): Promise<string> {
+  return await workspaceFolder(cwd).catch((error: unknown) => {
+    throw acp.RequestError.invalidParams({ cwd }, describeError(error, undefined));
+  });
+}
+
+/** The file of the session with exactly this id in the folder's sessions, or the request's error. */
+async function sessionFile(dir: string, sessionId: string): Promise<string> {
+  const path = await sessionToResume(dir, sessionId).catch((error: unknown) => {
+    throw acp.RequestError.resourceNotFound(describeError(error, undefined));
+  });
+  if (basename(path, ".jsonl") !== sessionId)
+    throw acp.RequestError.resourceNotFound(
+      `no session ${JSON.stringify(sessionId)} for this folder`,
+    );
+  return path;
+}
+
+/** Sends every message of the session file as the updates a live turn would have sent. */
+async function replay(
+  path: string,
+  workspace: string,
+  notify: (update: acp.SessionUpdate) => Promise<unknown>,
+): Promise<void> {
+  const mapper = new UpdateMapper(workspace);
+  for await (const message of sessionMessages(path))
+    for (const update of mapper.replay(message)) await notify(update);
+}
+
+/** The session file opened to go on from, as `--resume` opens it; a failure is the request's. */
+async function resumed(path: string): Promise<Resumed> {
+  try {
+    const { session, messages, compaction } = await Session.open(path);
+    return { session, messages, ...(compaction && { compaction: compaction as Compaction }) };
+  } catch (error) {
+    throw acp.RequestError.internalError(undefined, describeError(error, undefined));
+  }
+}
+
+/** The modes an editor offers, and the session's. */
+function modeState(session: AcpSession): acp.SessionModeState {
+  return {
+    currentModeId: session.mode.current,
+    availableModes: modes.map(({ id, name, description }) => ({ id, name, description })),
+  };
 }
 
 /** The prompt's text: its text blocks, and the address of each resource link, a line each. */

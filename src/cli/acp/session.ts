@@ -1,5 +1,6 @@
 import { homedir } from "node:os";
 import type { AgentContext } from "@agentclientprotocol/sdk";
+import type { Compaction } from "../../compaction/record.js";
 import { Journal } from "../../runner/journal.js";
 import { SessionRunner } from "../../runner/runner.js";
 import { resolveSandbox, sandboxName } from "../../sandbox/bwrap.js";
@@ -7,10 +8,11 @@ import { Session } from "../../session/session.js";
 import { SessionStore, sessionsDir, stateHome } from "../../session/store.js";
 import { createWorkspaceTools } from "../../tools/index.js";
 import { SeenFiles } from "../../tools/seen.js";
-import type { ModelClient } from "../../types.js";
+import type { Message, ModelClient } from "../../types.js";
 import { visible } from "../../visible.js";
 import type { CliArgs } from "../args.js";
 import { contextWindowFor } from "../compaction.js";
+import { type ModeState, withModeLine } from "../modes.js";
 import { approvedWrites, cliPolicy } from "../policy.js";
 import { ruleBook, rulesFile } from "../rules-command.js";
 import { systemPrompts } from "../system-prompt.js";
@@ -24,8 +26,6 @@ export interface AcpShared {
   provider: ModelClient;
   client: AgentContext;
   stderr: NodeJS.WritableStream;
-  /** How long a permission request waits for the editor's answer. */
-  approvalTimeoutMs: number;
 }
 
 /** One editor session: its runner over a session file like the CLI's, and its running turn. */
@@ -36,6 +36,15 @@ export interface AcpSession {
   journal: Journal;
   /** The running turn's controller; `session/cancel` aborts it. */
   turn: { current?: AbortController | undefined };
+  /** The session mode; `session/set_mode` changes it. */
+  mode: ModeState;
+}
+
+/** A session file opened to go on from (`session/load`): the CLI's resume. */
+export interface Resumed {
+  session: Session;
+  messages: Message[];
+  compaction?: Compaction;
 }
 
 /**
@@ -44,7 +53,11 @@ export interface AcpSession {
  * same parts as the CLI's run: the tools, the rules and their policy, the system prompt and the
  * runner with its journal; the editor is the one asked what the rules cannot decide.
  */
-export async function openSession(shared: AcpShared, workspace: string): Promise<AcpSession> {
+export async function openSession(
+  shared: AcpShared,
+  workspace: string,
+  resumed?: Resumed,
+): Promise<AcpSession> {
   const { args, env } = shared;
   const sandboxOptions = {
     mode: args.sandbox,
@@ -62,19 +75,22 @@ export async function openSession(shared: AcpShared, workspace: string): Promise
     seen,
     protectedWrites: approvedWrite.allows,
   });
-  const session = await Session.create({
-    dir: sessionsDir(env, workspace),
-    workspace,
-    model: shared.model,
-    sandbox: sandboxName(sandbox),
-  });
+  const session =
+    resumed?.session ??
+    (await Session.create({
+      dir: sessionsDir(env, workspace),
+      workspace,
+      model: shared.model,
+      sandbox: sandboxName(sandbox),
+    }));
+  const mode: ModeState = { current: args.mode };
   const journal = new Journal(new SessionStore(stateHome(env), async () => session, session));
   const turn: AcpSession["turn"] = {};
   const rules = await ruleBook(rulesFile(env, workspace), args.rules);
   const permission = {
     client: shared.client,
     sessionId: session.id,
-    timeoutMs: shared.approvalTimeoutMs,
+    timeoutMs: args.approvalTimeoutMs,
   };
   const policy = cliPolicy({
     bash: args.allowBash ? "allow" : "ask",
@@ -86,6 +102,7 @@ export async function openSession(shared: AcpShared, workspace: string): Promise
       askEditor(permission, call, question, turn.current?.signal ?? AbortSignal.abort()),
     protectedFiles: approvedWrite,
     record: (decision) => journal.record({ type: "approval", decision }),
+    mode: () => mode.current,
   });
   const prompts = await systemPrompts(
     { workspace, bash: args.allowBash ? "allowed" : "ask", sandboxed, platform: process.platform },
@@ -98,7 +115,9 @@ export async function openSession(shared: AcpShared, workspace: string): Promise
     tools,
     beforeToolCall: policy,
     journal,
-    system: () => prompts.next(),
+    system: async () => withModeLine(await prompts.next(), mode.current),
+    ...(resumed && { history: resumed.messages }),
+    ...(resumed?.compaction && { resume: resumed.compaction }),
     info: { model: shared.model, workspace, sandbox: sandboxName(sandbox) },
     maxTurns: args.maxTurns,
     ...(args.tokenBudget !== undefined && { tokenBudget: args.tokenBudget }),
@@ -106,5 +125,5 @@ export async function openSession(shared: AcpShared, workspace: string): Promise
     seen,
     retry: { env, ...(args.baseURL !== undefined && { baseURL: args.baseURL }) },
   });
-  return { id: session.id, workspace, runner, journal, turn };
+  return { id: session.id, workspace, runner, journal, turn, mode };
 }

@@ -7,7 +7,7 @@ import type {
   ToolKind,
 } from "@agentclientprotocol/sdk";
 import { assertNever, type TurnEvent, type TurnStatus } from "../../runner/events.js";
-import type { ToolCall } from "../../types.js";
+import type { Message, ToolCall } from "../../types.js";
 
 /** What kind of work each built-in tool does, as an editor shows it; any other tool is `other`. */
 const kinds: Record<string, ToolKind> = {
@@ -64,7 +64,25 @@ export class UpdateMapper {
     }
   }
 
-  private message(message: Extract<TurnEvent, { type: "message" }>["message"]): SessionUpdate[] {
+  /**
+   * A message of a saved session, for `session/load`: what the live turn streamed (the prompt,
+   * the thinking, the text) and what it announced (the calls and their results), in that order.
+   */
+  replay(message: Message): SessionUpdate[] {
+    if (message.role === "user")
+      return [
+        { sessionUpdate: "user_message_chunk", content: { type: "text", text: message.content } },
+      ];
+    if (message.role === "tool") return this.message(message);
+    const thoughts = (message.reasoning ?? []).flatMap((part) =>
+      part.type === "thinking" ? this.updates({ type: "thinking", text: part.text }) : [],
+    );
+    const text =
+      message.content === "" ? [] : this.updates({ type: "text", text: message.content });
+    return [...thoughts, ...text, ...this.message(message)];
+  }
+
+  private message(message: Message): SessionUpdate[] {
     if (message.role === "user") return [];
     if (message.role === "assistant") {
       return message.toolCalls.map((call) => {

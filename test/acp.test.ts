@@ -8,6 +8,7 @@ import { stream, turn } from "../src/testing/anthropic-server.js";
 import { assertValidHistory } from "../src/testing/history.js";
 import { invalidLines, select, withAcpAgent } from "./support/acp.js";
 import { runBin, sessionFiles, systemText, toolResults, useCliSetup } from "./support/cli.js";
+import { everythingServer } from "./support/mcp.js";
 
 const setup = useCliSetup();
 
@@ -48,7 +49,7 @@ describe("mini-agent acp", () => {
       agentCapabilities: {
         loadSession: true,
         promptCapabilities: { image: false, audio: false, embeddedContext: false },
-        mcpCapabilities: { http: false, sse: false },
+        mcpCapabilities: { http: true, sse: false },
       },
       agentInfo: { name: "mini-agent", version: expect.any(String) },
       authMethods: [],
@@ -351,6 +352,98 @@ describe("mini-agent acp", () => {
       { id: "toolu_1", content: expect.stringContaining("hello"), isError: false },
     ]);
     expect(invalidLines(run.lines)).toEqual([]);
+    expect(server.rejections).toEqual([]);
+  });
+});
+
+describe("mini-agent acp with the editor's MCP servers", () => {
+  it("connects an editor-passed stdio server (the reference server) and uses its tool in a turn", async () => {
+    const echo = { id: "toolu_1", name: "mcp__everything__echo", input: { message: "hi there" } };
+    const { workspace, options, server } = await setup([
+      stream(turn({ calls: [echo] })),
+      stream(turn({ text: "echoed" })),
+    ]);
+    const { value, run } = await withAcpAgent(
+      ["--sandbox", "off"],
+      options,
+      () => select("allow_once"),
+      async (agent) => {
+        const init = await agent.request("initialize", { protocolVersion: 1 });
+        const session = await agent.request("session/new", {
+          cwd: workspace,
+          mcpServers: [
+            {
+              name: "everything",
+              command: process.execPath,
+              args: [everythingServer(), "stdio"],
+              env: [],
+            },
+          ],
+        });
+        const answer = await prompt(agent, session.sessionId, "echo it");
+        const sse = await agent
+          .request("session/new", {
+            cwd: workspace,
+            mcpServers: [{ type: "sse", name: "old", url: "http://127.0.0.1:9/sse", headers: [] }],
+          })
+          .then(
+            () => "opened",
+            (error: Error) => error.message,
+          );
+        const stdio = { command: "true", args: [], env: [] };
+        const twice = await agent
+          .request("session/new", {
+            cwd: workspace,
+            mcpServers: [
+              { name: "a", ...stdio },
+              { name: "a", ...stdio },
+            ],
+          })
+          .then(
+            () => "opened",
+            (error: Error) => error.message,
+          );
+        return { init, answer, sse, twice };
+      },
+    );
+    expect(value.init.agentCapabilities?.mcpCapabilities).toEqual({ http: true, sse: false });
+    expect(value.answer).toEqual({ stopReason: "end_turn" });
+    expect(run.permissions.map((request) => request.toolCall.toolCallId)).toEqual(["toolu_1"]);
+    expect(toolResults(server.requests[1]?.body ?? {})).toEqual([
+      { id: "toolu_1", content: "Echo: hi there", isError: false },
+    ]);
+    expect(value.sse).toContain("SSE is not supported");
+    expect(value.twice).toContain(`the editor's mcpServers: two servers are named "a"`);
+    expect(invalidLines(run.lines)).toEqual([]);
+    expect(server.rejections).toEqual([]);
+  }, 30_000);
+
+  it("skips the project's untrusted .mcp.json server and says so in an update", async () => {
+    const { workspace, options, server } = await setup([stream(turn({ text: "ok" }))]);
+    const marker = join(workspace, "ran.txt");
+    await writeFile(
+      join(workspace, ".mcp.json"),
+      JSON.stringify({ mcpServers: { local: { command: "touch", args: [marker] } } }),
+    );
+    const { value, run } = await withAcpAgent(
+      ["--sandbox", "off"],
+      options,
+      noAnswer,
+      async (agent) => {
+        await agent.request("initialize", { protocolVersion: 1 });
+        const session = await newSession(agent, workspace);
+        return await prompt(agent, session.sessionId, "hi");
+      },
+    );
+    expect(value).toEqual({ stopReason: "end_turn" });
+    expect(existsSync(marker)).toBe(false);
+    expect(updatesOf(run.updates)[0]).toEqual({
+      sessionUpdate: "agent_message_chunk",
+      content: {
+        type: "text",
+        text: expect.stringMatching(/^mini-agent: MCP server "local": .*not trusted/),
+      },
+    });
     expect(server.rejections).toEqual([]);
   });
 });

@@ -15,8 +15,9 @@ import { loadTrust, type TrustEntry, type WorkspaceTrust } from "../trust/trust.
 import { UsageError } from "./args.js";
 
 /**
- * Where a run's MCP servers come from, highest precedence first: `--mcp-config` files, the
- * project's `.mcp.json` at the project root, the user's file in the state folder. A bad flag or
+ * Where a run's MCP servers come from, highest precedence first: an editor's (over ACP) and
+ * `--mcp-config` files, the project's `.mcp.json` at the project root, the user's file in the
+ * state folder. A bad flag or
  * user file is a usage error (one line: file, server, field); the project file is the project's,
  * maybe a cloned one: its broken entries are only listed, and none runs before it is trusted.
  */
@@ -87,11 +88,13 @@ export interface SourceOptions {
   workspace: string;
   state: string;
   flagFiles: readonly string[];
+  /** Servers given whole, as the flags' files give theirs (an editor's, over ACP): first of all. */
+  given?: readonly McpServerConfig[];
 }
 
 /** Reads every source and merges them; throws a `UsageError` for a bad flag or user file. */
 export async function mcpSources(options: SourceOptions): Promise<McpSources> {
-  const flags: McpServerConfig[] = [];
+  const flags: McpServerConfig[] = [...(options.given ?? [])];
   for (const file of options.flagFiles) flags.push(...(await strict(file, "required")));
   const user = await userMcpServers(options.state);
   const root = await mcpProjectRoot(options.workspace);

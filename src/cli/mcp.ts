@@ -27,6 +27,8 @@ export interface McpRunOptions {
   workspace: string;
   state: string;
   flagFiles: readonly string[];
+  /** Servers given whole, before the flags' (an editor's, over ACP). */
+  given?: readonly McpServerConfig[];
   env: NodeJS.ProcessEnv;
   /** Asks the person at the terminal; absent when no one can be asked. */
   confirm?: (question: string) => Promise<boolean>;

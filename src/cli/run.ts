@@ -18,6 +18,7 @@ import { createOutput } from "./formats.js";
 import { openTerminal, type TerminalInput, taskFromStdin } from "./input.js";
 import type { JsonInput } from "./json-input.js";
 import type { RunMcp } from "./mcp.js";
+import { mcpTurnStart } from "./mcp-turn.js";
 import { type ModeState, withModeLine } from "./modes.js";
 import { approvedWrites, cliPolicy, type Question, type RuleBook } from "./policy.js";
 import { promptLoop } from "./prompt-loop.js";
@@ -217,7 +218,6 @@ async function wire(parts: Awaited<ReturnType<typeof prepare>>) {
   const contextWindow = contextWindowFor(model, args.contextWindow);
   // The runner's tool list: the workspace's, then the MCP tools of the servers up at turn start.
   const tools = [...parts.tools];
-  const refresh = (mcp: RunMcp) => tools.splice(0, tools.length, ...parts.tools, ...mcp.tools());
   const runner = new SessionRunner({
     client: parts.provider,
     tools,
@@ -225,12 +225,8 @@ async function wire(parts: Awaited<ReturnType<typeof prepare>>) {
     journal,
     // Each turn starts here: the MCP tools and instructions of the servers up now join it.
     system: async () => {
-      if (parts.mcp) refresh(parts.mcp);
-      for (const status of parts.mcp?.changes() ?? []) {
-        await journal.record({ type: "mcp_status", status });
-      }
-      const system = `${await prompts.next()}${parts.mcp?.instructions() ?? ""}`;
-      return withModeLine(system, parts.mode.current);
+      const instructions = await mcpTurnStart(parts.mcp, tools, parts.tools, journal);
+      return withModeLine(`${await prompts.next()}${instructions}`, parts.mode.current);
     },
     info: { model, workspace, sandbox: sandboxName(sandbox) },
     ...(resumed && { history: resumed.messages }),

@@ -8,10 +8,12 @@ import { Session } from "../../session/session.js";
 import { sessionsDir } from "../../session/store.js";
 import type { CliArgs } from "../args.js";
 import { describeError } from "../errors.js";
+import type { RunMcp } from "../mcp.js";
 import { isMode, modes } from "../modes.js";
 import { providerFor } from "../provider.js";
 import { sessionToResume } from "../store.js";
 import { workspaceFolder } from "../workspace.js";
+import { editorServers, sessionMcp } from "./mcp.js";
 import { type AcpSession, type AcpShared, openSession, type Resumed } from "./session.js";
 import { stopReason, UpdateMapper } from "./updates.js";
 
@@ -29,6 +31,7 @@ export async function acpCommand(args: CliArgs, version: string): Promise<number
   );
   routeStrayOutput();
   const stderr = process.stderr;
+  const tell = (line: string) => void stderr.write(line);
   const provider = await connect.client(
     (notice) => stderr.write(`mini-agent: ${notice}\n`),
     () => undefined,
@@ -52,27 +55,31 @@ export async function acpCommand(args: CliArgs, version: string): Promise<number
       agentCapabilities: {
         loadSession: true,
         promptCapabilities: { image: false, audio: false, embeddedContext: false },
-        mcpCapabilities: { http: false, sse: false },
+        mcpCapabilities: { http: true, sse: false },
       },
       agentInfo: { name: "mini-agent", version },
       authMethods: [],
     }))
     .onRequest("session/new", async ({ params, client }) => {
-      refuseMcpServers(params.mcpServers);
-      const session = await openSession(share(client), await checkedFolder(params.cwd));
+      const workspace = await checkedFolder(params.cwd);
+      const mcp = await sessionMcp(args, workspace, params.mcpServers, tell);
+      const session = await closingOnFailure(mcp, () => openSession(share(client), workspace, mcp));
       sessions.set(session.id, session);
       return { sessionId: session.id, modes: modeState(session) };
     })
     .onRequest("session/load", async ({ params, client }) => {
-      refuseMcpServers(params.mcpServers);
       if (sessions.has(params.sessionId))
         throw acp.RequestError.invalidRequest(undefined, "this session is already open");
       const workspace = await checkedFolder(params.cwd);
       const path = await sessionFile(sessionsDir(env, workspace), params.sessionId);
+      editorServers(params.mcpServers);
       await replay(path, workspace, (update) =>
         client.notify("session/update", { sessionId: params.sessionId, update }),
       );
-      const session = await openSession(share(client), workspace, await resumed(path));
+      const mcp = await sessionMcp(args, workspace, params.mcpServers, tell);
+      const session = await closingOnFailure(mcp, async () =>
+        openSession(share(client), workspace, mcp, await resumed(path)),
+      );
       sessions.set(session.id, session);
       return { modes: modeState(session) };
     })
@@ -105,17 +112,22 @@ export async function acpCommand(args: CliArgs, version: string): Promise<number
   for (const session of sessions.values()) {
     session.turn.current?.abort();
     await session.journal.close();
+    await session.mcp?.close();
   }
   return 0;
 }
 
-/** The editor's MCP servers are not connected yet: a non-empty list is refused, saying so. */
-function refuseMcpServers(servers: readonly acp.McpServer[]): void {
-  if (servers.length === 0) return;
-  throw acp.RequestError.invalidParams(
-    { mcpServers: servers.map((server) => server.name) },
-    "mini-agent acp does not connect the editor's MCP servers yet: pass an empty mcpServers list",
-  );
+/** A session opened with its MCP servers, which are ended when it cannot be opened. */
+async function closingOnFailure(
+  mcp: RunMcp | undefined,
+  open: () => Promise<AcpSession>,
+): Promise<AcpSession> {
+  try {
+    return await open();
+  } catch (error) {
+    await mcp?.close();
+    throw error;
+  }
 }
 
 /** The session's folder, checked like `--cwd`; a bad one is the request's error. */

@@ -12,6 +12,8 @@ import type { Message, ModelClient } from "../../types.js";
 import { visible } from "../../visible.js";
 import type { CliArgs } from "../args.js";
 import { contextWindowFor } from "../compaction.js";
+import type { RunMcp } from "../mcp.js";
+import { mcpTurnStart } from "../mcp-turn.js";
 import { type ModeState, withModeLine } from "../modes.js";
 import { approvedWrites, cliPolicy } from "../policy.js";
 import { ruleBook, rulesFile } from "../rules-command.js";
@@ -38,6 +40,8 @@ export interface AcpSession {
   turn: { current?: AbortController | undefined };
   /** The session mode; `session/set_mode` changes it. */
   mode: ModeState;
+  /** Its MCP servers, ended with the session. */
+  mcp: RunMcp | undefined;
 }
 
 /** A session file opened to go on from (`session/load`): the CLI's resume. */
@@ -56,6 +60,7 @@ export interface Resumed {
 export async function openSession(
   shared: AcpShared,
   workspace: string,
+  mcp: RunMcp | undefined,
   resumed?: Resumed,
 ): Promise<AcpSession> {
   const { args, env } = shared;
@@ -69,12 +74,14 @@ export async function openSession(
   const sandboxed = sandbox.kind === "bwrap";
   const seen = new SeenFiles();
   const approvedWrite = approvedWrites(stateHome(env));
-  const tools = createWorkspaceTools(workspace, {
+  const own = createWorkspaceTools(workspace, {
     bash: { sandbox: sandboxOptions },
     stateDir: stateHome(env),
     seen,
     protectedWrites: approvedWrite.allows,
   });
+  // The runner's tool list: the workspace's, then the MCP tools of the servers up at turn start.
+  const tools = [...own];
   const session =
     resumed?.session ??
     (await Session.create({
@@ -103,6 +110,7 @@ export async function openSession(
     protectedFiles: approvedWrite,
     record: (decision) => journal.record({ type: "approval", decision }),
     mode: () => mode.current,
+    mcpHints: (name) => mcp?.hints(name),
   });
   const prompts = await systemPrompts(
     { workspace, bash: args.allowBash ? "allowed" : "ask", sandboxed, platform: process.platform },
@@ -115,7 +123,10 @@ export async function openSession(
     tools,
     beforeToolCall: policy,
     journal,
-    system: async () => withModeLine(await prompts.next(), mode.current),
+    system: async () => {
+      const instructions = await mcpTurnStart(mcp, tools, own, journal);
+      return withModeLine(`${await prompts.next()}${instructions}`, mode.current);
+    },
     ...(resumed && { history: resumed.messages }),
     ...(resumed?.compaction && { resume: resumed.compaction }),
     info: { model: shared.model, workspace, sandbox: sandboxName(sandbox) },
@@ -125,5 +136,5 @@ export async function openSession(
     seen,
     retry: { env, ...(args.baseURL !== undefined && { baseURL: args.baseURL }) },
   });
-  return { id: session.id, workspace, runner, journal, turn, mode };
+  return { id: session.id, workspace, runner, journal, turn, mode, mcp };
 }

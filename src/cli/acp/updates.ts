@@ -6,8 +6,14 @@ import type {
   ToolCallLocation,
   ToolKind,
 } from "@agentclientprotocol/sdk";
-import { assertNever, type TurnEvent, type TurnStatus } from "../../runner/events.js";
+import {
+  assertNever,
+  type McpStatus,
+  type TurnEvent,
+  type TurnStatus,
+} from "../../runner/events.js";
 import type { Message, ToolCall } from "../../types.js";
+import { mcpStatusLine } from "../notices.js";
 
 /** What kind of work each built-in tool does, as an editor shows it; any other tool is `other`. */
 const kinds: Record<string, ToolKind> = {
@@ -51,12 +57,13 @@ export class UpdateMapper {
         ];
       case "message":
         return this.message(event.message);
+      case "mcp_status":
+        return mcpNotice(event.status);
       case "session":
       case "usage":
       case "approval":
       case "retry":
       case "compaction":
-      case "mcp_status":
       case "turn_end":
         return [];
       default:
@@ -142,6 +149,17 @@ export class UpdateMapper {
       return { type: "diff", path, oldText: input.oldText, newText: input.newText };
     return undefined;
   }
+}
+
+/**
+ * A server skipped, failed or ended is said in the conversation, as the terminal says it on
+ * stderr: the editor has no other place for it. Starting, ready and restarting are not news.
+ */
+function mcpNotice(status: McpStatus): SessionUpdate[] {
+  if (status.state !== "untrusted" && status.state !== "failed" && status.state !== "exited")
+    return [];
+  const text = `mini-agent: ${mcpStatusLine(status)}\n\n`;
+  return [{ sessionUpdate: "agent_message_chunk", content: { type: "text", text } }];
 }
 
 /** A call's title: the tool and what it works on. */

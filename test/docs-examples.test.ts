@@ -3,8 +3,10 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import * as acp from "@agentclientprotocol/sdk";
 import { Value } from "@sinclair/typebox/value";
 import { transform } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -111,6 +113,34 @@ async function place() {
   return { workspace, home, env, server };
 }
 
+/** Starts an editor's agent entry and sends one prompt through the ACP SDK's client side. */
+async function acpPrompt(
+  entry: { command: string; args: string[] },
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<acp.PromptResponse> {
+  const child = spawn(entry.command, entry.args, { cwd, env, stdio: ["pipe", "pipe", "inherit"] });
+  const closed = new Promise((resolve) => child.on("close", resolve));
+  const stream = acp.ndJsonStream(
+    Writable.toWeb(child.stdin),
+    Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
+  );
+  const answer = await acp
+    .client({ name: "docs-editor" })
+    .onNotification("session/update", () => undefined)
+    .connectWith(stream, async (agent) => {
+      await agent.request("initialize", { protocolVersion: 1 });
+      const { sessionId } = await agent.request("session/new", { cwd, mcpServers: [] });
+      return await agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "hi" }],
+      });
+    });
+  child.stdin.end();
+  await closed;
+  return answer;
+}
+
 /** Runs a shell script to its end (at most `seconds`): its exit code and output. */
 function shell(script: string, cwd: string, env: NodeJS.ProcessEnv, seconds = 20) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
@@ -187,7 +217,8 @@ describe("the documentation's code blocks", () => {
   });
 
   it("are each of a known kind", () => {
-    const kinds = new Set(["sh", "ts", "json", "jsonl", "text"]);
+    // Lua (an editor's configuration) is never run here: each such block says why.
+    const kinds = new Set(["sh", "ts", "json", "jsonl", "text", "lua"]);
     expect(blocks.filter((block) => !kinds.has(block.lang)).map((block) => block.where)).toEqual(
       [],
     );
@@ -202,6 +233,7 @@ describe("the documentation's code blocks", () => {
     ).toEqual([
       "README.md: needs a provider key (and npm test is what runs the examples)",
       "docs/configuration.md: needs a provider key or a model server on these ports",
+      "docs/editors.md: needs an editor",
       "docs/editors.md: needs an editor",
       "docs/internals.md: the project's own commands; CI runs npm run check and npm test itself",
       "docs/mcp.md: a sketch around your own client and tools; it starts the reference server with npx, which needs the network",
@@ -305,8 +337,18 @@ describe("the documentation's code blocks", () => {
 
   for (const block of runnable("json")) {
     it(`${block.where} (json) is what it says`, async () => {
-      const value = JSON.parse(block.code) as { rules?: unknown; mcpServers?: unknown };
+      const value = JSON.parse(block.code) as {
+        rules?: unknown;
+        mcpServers?: unknown;
+        agent_servers?: Record<string, { command: string; args: string[] }>;
+      };
       const { workspace, env } = await place();
+      if (value.agent_servers !== undefined) {
+        // An editor's agent entry: started as the editor starts it, it answers a prompt over ACP.
+        for (const entry of Object.values(value.agent_servers))
+          expect(await acpPrompt(entry, workspace, env)).toEqual({ stopReason: "end_turn" });
+        return;
+      }
       if (block.where.startsWith("docs/configuration.md")) {
         // A configuration file: mini-agent runs with it as the user's file.
         const file = (await shell("mini-agent config path", workspace, env)).stdout.trim();

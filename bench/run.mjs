@@ -16,6 +16,7 @@ import {
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { acpBench } from "./acp.mjs";
 import { configBench } from "./config.mjs";
 import { exportBench } from "./export.mjs";
 import { mcpBench } from "./mcp.mjs";
@@ -738,6 +739,7 @@ const sections = {
   exportSession: () => exportBench({ run, row, ms, mb, median, scratch, bin, probe, runs }),
   mcpStartup: () => mcpBench({ run, row, ms, median, scratch, bin, runs, startMockServer }),
   configStartup: () => configBench({ run, row, ms, median, scratch, bin, runs, startMockServer }),
+  acpPrompt: () => acpBench({ row, ms, median, scratch, bin, runs, startMockServer }),
 };
 const only = process.env.BENCH_ONLY?.split(",");
 process.stderr.write(

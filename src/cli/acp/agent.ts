@@ -50,16 +50,7 @@ export async function acpCommand(args: CliArgs, version: string): Promise<number
   };
   const connection = acp
     .agent({ name: "mini-agent" })
-    .onRequest("initialize", () => ({
-      protocolVersion: acp.PROTOCOL_VERSION,
-      agentCapabilities: {
-        loadSession: true,
-        promptCapabilities: { image: false, audio: false, embeddedContext: false },
-        mcpCapabilities: { http: true, sse: false },
-      },
-      agentInfo: { name: "mini-agent", version },
-      authMethods: [],
-    }))
+    .onRequest("initialize", () => capabilities(version))
     .onRequest("session/new", async ({ params, client }) => {
       const workspace = await checkedFolder(params.cwd);
       const mcp = await sessionMcp(args, workspace, params.mcpServers, tell);
@@ -83,16 +74,7 @@ export async function acpCommand(args: CliArgs, version: string): Promise<number
       sessions.set(session.id, session);
       return { modes: modeState(session) };
     })
-    .onRequest("session/set_mode", ({ params }) => {
-      const session = find(params.sessionId);
-      if (!isMode(params.modeId))
-        throw acp.RequestError.invalidParams(
-          { modeId: params.modeId },
-          `no mode ${JSON.stringify(params.modeId)}: the modes are ${modes.map((mode) => mode.id).join(", ")}`,
-        );
-      session.mode.current = params.modeId;
-      return {};
-    })
+    .onRequest("session/set_mode", ({ params }) => setMode(find(params.sessionId), params.modeId))
     .onRequest("session/prompt", async ({ params, client }) => {
       const session = find(params.sessionId);
       if (session.turn.current)
@@ -115,6 +97,31 @@ export async function acpCommand(args: CliArgs, version: string): Promise<number
     await session.mcp?.close();
   }
   return 0;
+}
+
+/** What `initialize` answers: protocol version 1 and what this agent can do, truthfully. */
+function capabilities(version: string): acp.InitializeResponse {
+  return {
+    protocolVersion: acp.PROTOCOL_VERSION,
+    agentCapabilities: {
+      loadSession: true,
+      promptCapabilities: { image: false, audio: false, embeddedContext: false },
+      mcpCapabilities: { http: true, sse: false },
+    },
+    agentInfo: { name: "mini-agent", version },
+    authMethods: [],
+  };
+}
+
+/** `session/set_mode`: switches the session to a known mode; any other id is the request's error. */
+function setMode(session: AcpSession, modeId: string): Record<string, never> {
+  if (!isMode(modeId))
+    throw acp.RequestError.invalidParams(
+      { modeId },
+      `no mode ${JSON.stringify(modeId)}: the modes are ${modes.map((mode) => mode.id).join(", ")}`,
+    );
+  session.mode.current = modeId;
+  return {};
 }
 
 /** A session opened with its MCP servers, which are ended when it cannot be opened. */

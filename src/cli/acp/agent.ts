@@ -13,6 +13,7 @@ import { isMode, modes } from "../modes.js";
 import { providerFor } from "../provider.js";
 import { sessionToResume } from "../store.js";
 import { workspaceFolder } from "../workspace.js";
+import { sessionList } from "./list.js";
 import { editorServers, sessionMcp } from "./mcp.js";
 import { type AcpSession, type AcpShared, openSession, type Resumed } from "./session.js";
 import { stopReason, UpdateMapper } from "./updates.js";
@@ -74,6 +75,7 @@ export async function acpCommand(args: CliArgs, version: string): Promise<number
       sessions.set(session.id, session);
       return { modes: modeState(session) };
     })
+    .onRequest("session/list", ({ params }) => sessionList(env, params))
     .onRequest("session/set_mode", ({ params }) => setMode(find(params.sessionId), params.modeId))
     .onRequest("session/prompt", async ({ params, client }) => {
       const session = find(params.sessionId);
@@ -107,6 +109,7 @@ function capabilities(version: string): acp.InitializeResponse {
       loadSession: true,
       promptCapabilities: { image: false, audio: false, embeddedContext: false },
       mcpCapabilities: { http: true, sse: false },
+      sessionCapabilities: { list: {} },
     },
     agentInfo: { name: "mini-agent", version },
     authMethods: [],

@@ -1,9 +1,9 @@
 import { mkdir, readFile, utimes, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
-import { invalidLines, withAcpAgent } from "./support/acp.js";
+import { errorOf, invalidLines, withAcpAgent } from "./support/acp.js";
 import { runBin, sessionFiles, useCliSetup } from "./support/cli.js";
 
 const setup = useCliSetup();
@@ -11,17 +11,6 @@ const setup = useCliSetup();
 const noAnswer = (): acp.RequestPermissionResponse => {
   throw new Error("no permission request was expected");
 };
-
-/** The JSON-RPC error a request ended with, as the editor's side sees it. */
-async function errorOf(request: Promise<unknown>): Promise<{ code: number; message: string }> {
-  try {
-    await request;
-  } catch (error) {
-    if (error instanceof acp.RequestError) return { code: error.code, message: error.message };
-    throw error;
-  }
-  throw new Error("the request did not fail");
-}
 
 /** Every page of `session/list` with these parameters, following `nextCursor`. */
 async function allPages(agent: acp.ClientContext, params: acp.ListSessionsRequest) {

@@ -84,3 +84,16 @@ export function invalidLines(lines: string[]): string[] {
     }
   });
 }
+
+/** The JSON-RPC error a request ended with, as the editor's side sees it. */
+export async function errorOf(
+  request: Promise<unknown>,
+): Promise<{ code: number; message: string }> {
+  try {
+    await request;
+  } catch (error) {
+    if (error instanceof acp.RequestError) return { code: error.code, message: error.message };
+    throw error;
+  }
+  throw new Error("the request did not fail");
+}

@@ -13,7 +13,7 @@ import { isMode, modes } from "../modes.js";
 import { providerFor } from "../provider.js";
 import { sessionToResume } from "../store.js";
 import { workspaceFolder } from "../workspace.js";
-import { sessionList } from "./list.js";
+import { absolute, sessionList } from "./list.js";
 import { editorServers, sessionMcp } from "./mcp.js";
 import { type AcpSession, type AcpShared, openSession, type Resumed } from "./session.js";
 import { stopReason, UpdateMapper } from "./updates.js";
@@ -142,7 +142,7 @@ async function closingOnFailure(
 
 /** The session's folder, checked like `--cwd`; a bad one is the request's error. */
 async function checkedFolder(cwd: string): Promise<string> {
-  return await workspaceFolder(cwd).catch((error: unknown) => {
+  return await workspaceFolder(absolute(cwd)).catch((error: unknown) => {
     throw acp.RequestError.invalidParams({ cwd }, describeError(error, undefined));
   });
 }

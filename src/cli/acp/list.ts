@@ -44,9 +44,17 @@ export async function sessionList(
  * request's error.
  */
 async function folderOf(cwd: string): Promise<string> {
+  return await realpath(absolute(cwd)).catch(() => resolve(cwd));
+}
+
+/**
+ * `cwd` when it is an absolute path, as the protocol requires of every `cwd`; anything else is
+ * the request's error (resolved against the agent's own folder it would name another folder).
+ */
+export function absolute(cwd: string): string {
   if (!isAbsolute(cwd))
     throw acp.RequestError.invalidParams({ cwd }, `cwd must be an absolute path: ${visible(cwd)}`);
-  return await realpath(cwd).catch(() => resolve(cwd));
+  return cwd;
 }
 
 function sessionInfo(session: SessionSummary): acp.SessionInfo {

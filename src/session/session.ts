@@ -23,6 +23,7 @@ import { mapStrings } from "../map-strings.js";
 import { secretRedactor } from "../secrets.js";
 import { wellFormed } from "../text.js";
 import type { Message } from "../types.js";
+import { encodeLine } from "./encode.js";
 import { lockSession, type SessionLock } from "./lock.js";
 import { readSession, type SessionReport } from "./read.js";
 import { SESSION_FORMAT_VERSION, type SessionHeader, type SessionRecord } from "./records.js";
@@ -177,7 +178,7 @@ export class Session {
     if (this.fd === undefined) throw new Error(`session ${this.header.id} is closed`);
     this.checkStillAtPath(this.fd);
     const prefix = this.needsNewline ? "\n" : "";
-    const line = Buffer.from(`${prefix}${JSON.stringify(cleanRecord(record, this.redact))}\n`);
+    const line = encodeLine(cleanRecord(record, this.redact), prefix);
     // Until a write is known whole, the next record starts on a line of its own.
     this.needsNewline = true;
     let written: number;

@@ -1,8 +1,10 @@
 import { join } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
-import { errorOf, invalidLines, withAcpAgent } from "./support/acp.js";
-import { useCliSetup } from "./support/cli.js";
+import { stream, turn } from "../src/testing/anthropic-server.js";
+import { errorOf, invalidLines, select, withAcpAgent } from "./support/acp.js";
+import { toolResults, useCliSetup } from "./support/cli.js";
+import { everythingServer } from "./support/mcp.js";
 
 const setup = useCliSetup();
 
@@ -37,4 +39,48 @@ describe("mini-agent acp with requests an editor gets wrong", () => {
     expect(invalidLines(run.lines)).toEqual([]);
     expect(server.requests).toEqual([]);
   });
+
+  it("gives an editor's server its env values as written: no ${} is expanded from the agent's own", async () => {
+    const getEnv = { id: "toolu_1", name: "mcp__everything__get-env", input: {} };
+    const { server, workspace, options } = await setup([
+      stream(turn({ calls: [getEnv] })),
+      stream(turn({ text: "read" })),
+    ]);
+    const { value, run } = await withAcpAgent(
+      ["--sandbox", "off"],
+      { ...options, env: { ...options.env, AGENT_ONLY: "agent value" } },
+      () => select("allow_once"),
+      async (agent) => {
+        await agent.request("initialize", { protocolVersion: 1 });
+        const env = [
+          { name: "AS_WRITTEN", value: "${AGENT_ONLY}" },
+          { name: "UNCLOSED", value: "pa${ss" },
+        ];
+        const session = await agent.request("session/new", {
+          cwd: workspace,
+          mcpServers: [
+            {
+              name: "everything",
+              command: process.execPath,
+              args: [everythingServer(), "stdio"],
+              env,
+            },
+          ],
+        });
+        return await agent.request("session/prompt", {
+          sessionId: session.sessionId,
+          prompt: [{ type: "text", text: "show the env" }],
+        });
+      },
+    );
+    expect(value).toEqual({ stopReason: "end_turn" });
+    const [result] = toolResults(server.requests[1]?.body ?? {});
+    const seen = JSON.parse(String(result?.content)) as Record<string, string>;
+    expect({ asWritten: seen.AS_WRITTEN, unclosed: seen.UNCLOSED }).toEqual({
+      asWritten: "${AGENT_ONLY}",
+      unclosed: "pa${ss",
+    });
+    expect(invalidLines(run.lines)).toEqual([]);
+    expect(server.rejections).toEqual([]);
+  }, 30_000);
 });

@@ -64,6 +64,11 @@ export interface McpServerConfig {
   hash: string;
   /** Those workspace files, relative to the project root (`programs.ts`). */
   programs?: readonly string[];
+  /**
+   * Values taken as written: no `${}` is expanded. An editor's servers (ACP) come as values the
+   * editor's user set, not as templates over the agent's environment.
+   */
+  literal?: boolean;
 }
 
 /** What a configuration file holds: the valid servers, and one line per problem. */

@@ -130,7 +130,9 @@ export class McpServerConnection {
 
   private async connect(): Promise<void> {
     this.set("starting", undefined);
-    const expanded = expandServer(this.config.entry, this.options.env);
+    const expanded = this.config.literal
+      ? { ok: true as const, entry: this.config.entry }
+      : expandServer(this.config.entry, this.options.env);
     if (!expanded.ok) return this.fail(expanded.reason);
     this.redact = secretRedactor({ ...this.options.env, ...envOf(expanded.entry) });
     const transport = this.transportFor(expanded.entry);

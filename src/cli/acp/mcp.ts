@@ -9,7 +9,8 @@ const from = "the editor's mcpServers";
 
 /**
  * The editor's MCP servers (`session/new`'s `mcpServers`) as configuration entries, checked as a
- * configuration file's are. The editor's user configured them: they need no trust record. SSE,
+ * configuration file's are, their values taken as written (no `${}` is expanded: the editor
+ * passes values, not templates). The editor's user configured them: they need no trust record. SSE,
  * a transport MCP has deprecated, is refused, and so is a name given twice or an entry the
  * configuration would refuse: each a one-line error of the request.
  */
@@ -24,7 +25,7 @@ export function editorServers(list: readonly McpServer[]): McpServerConfig[] {
   }
   const { servers, problems } = parseMcpConfig({ mcpServers: Object.fromEntries(entries) }, from);
   if (problems[0] !== undefined) throw invalidServers(problems[0]);
-  return servers;
+  return servers.map((server) => ({ ...server, literal: true }));
 }
 
 function entryOf(server: McpServer): unknown {

@@ -52,7 +52,7 @@ describe("mini-agent acp with requests an editor gets wrong", () => {
       () => select("allow_once"),
       async (agent) => {
         await agent.request("initialize", { protocolVersion: 1 });
-        const env = [
+        const env: acp.EnvVariable[] = [
           { name: "AS_WRITTEN", value: "${AGENT_ONLY}" },
           { name: "UNCLOSED", value: "pa${ss" },
         ];

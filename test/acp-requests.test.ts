@@ -1,3 +1,4 @@
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
@@ -83,4 +84,31 @@ describe("mini-agent acp with requests an editor gets wrong", () => {
     expect(invalidLines(run.lines)).toEqual([]);
     expect(server.rejections).toEqual([]);
   }, 30_000);
+
+  it("refuses the state folder, or a folder inside it, as a session's cwd", async () => {
+    const { server, home, options } = await setup([]);
+    const state = join(home, "state");
+    await mkdir(join(state, "sessions"), { recursive: true });
+    const { value, run } = await withAcpAgent(
+      ["--sandbox", "off"],
+      options,
+      noAnswer,
+      async (agent) => {
+        await agent.request("initialize", { protocolVersion: 1 });
+        return await Promise.all(
+          [state, join(state, "sessions")].map((cwd) =>
+            errorOf(agent.request("session/new", { cwd, mcpServers: [] })),
+          ),
+        );
+      },
+    );
+    expect(value).toEqual(
+      [state, join(state, "sessions")].map((cwd) => ({
+        code: -32602,
+        message: `Invalid params: ${cwd} is mini-agent's state folder or inside it: the agent never works there (run it in a project folder)`,
+      })),
+    );
+    expect(invalidLines(run.lines)).toEqual([]);
+    expect(server.requests).toEqual([]);
+  });
 });

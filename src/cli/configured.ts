@@ -35,7 +35,7 @@ export async function configuredArgs(
     throw new UsageError(`MINI_AGENT_HOME must be an absolute path, not ${JSON.stringify(home)}`);
   if (parsed.values.cwd === "")
     throw new UsageError("--cwd is empty: name a folder, or leave the flag out");
-  const workspace = await workspaceFolder(parsed.values.cwd ?? process.cwd());
+  const workspace = await workspaceFolder(parsed.values.cwd ?? process.cwd(), stateHome(env));
   const [first] = parsed.positionals;
   const command = ["config", "trust", "export", "rules"].includes(first ?? "");
   const ask = !command && asksHere(parsed) ? askOnTerminal : undefined;

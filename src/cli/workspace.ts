@@ -1,4 +1,6 @@
 import { realpath, stat } from "node:fs/promises";
+import { resolve } from "node:path";
+import { within } from "../paths.js";
 import { visible } from "../visible.js";
 import { UsageError } from "./args.js";
 
@@ -7,8 +9,11 @@ import { UsageError } from "./args.js";
  * exist, it is not a folder, or its path is not UTF-8. Node hands a path that is not UTF-8 to
  * JavaScript with U+FFFD in place of the bad bytes, and no file call can reach it by that name;
  * every tool works on text paths, so such a folder is refused by name rather than "missing".
+ * mini-agent's own state folder (`state`), or a folder inside it, is refused too: there a
+ * command's redirect "inside the workspace" would write the user's MCP servers, rules or sessions,
+ * which the tools and the sandbox otherwise keep out of the agent's reach.
  */
-export async function workspaceFolder(cwd: string): Promise<string> {
+export async function workspaceFolder(cwd: string, state: string): Promise<string> {
   const shown = visible(cwd);
   let real: string;
   try {
@@ -23,5 +28,9 @@ export async function workspaceFolder(cwd: string): Promise<string> {
   }
   if (!(await stat(real)).isDirectory())
     throw new UsageError(`not a folder: ${shown} (--cwd needs a folder)`);
+  if (within(await realpath(state).catch(() => resolve(state)), real))
+    throw new UsageError(
+      `${shown} is mini-agent's state folder or inside it: the agent never works there (run it in a project folder)`,
+    );
   return real;
 }

@@ -5,7 +5,7 @@ import type { Compaction } from "../../compaction/record.js";
 import type { TurnResult } from "../../runner/events.js";
 import { sessionMessages } from "../../session/read.js";
 import { Session } from "../../session/session.js";
-import { sessionsDir } from "../../session/store.js";
+import { sessionsDir, stateHome } from "../../session/store.js";
 import type { CliArgs } from "../args.js";
 import { describeError } from "../errors.js";
 import type { RunMcp } from "../mcp.js";
@@ -142,7 +142,7 @@ async function closingOnFailure(
 
 /** The session's folder, checked like `--cwd`; a bad one is the request's error. */
 async function checkedFolder(cwd: string): Promise<string> {
-  return await workspaceFolder(absolute(cwd)).catch((error: unknown) => {
+  return await workspaceFolder(absolute(cwd), stateHome(process.env)).catch((error: unknown) => {
     throw acp.RequestError.invalidParams({ cwd }, describeError(error, undefined));
   });
 }

@@ -140,6 +140,11 @@ describe("rules", () => {
     expect(await decideCommand("npm test -- --watch > out.txt 2>&1", context)).toEqual({
       decision: "allow",
       by: "rule:allow npm test",
+      writes: true,
+    });
+    expect(await decideCommand("npm test > /dev/null", context)).toEqual({
+      decision: "allow",
+      by: "rule:allow npm test",
     });
     expect((await decideCommand("npm install", context)).decision).toBe("ask");
     expect((await decideCommand("npm", context)).decision).toBe("ask");
@@ -182,6 +187,7 @@ describe("rules", () => {
     expect(await decideCommand("ls > listing.txt", context)).toEqual({
       decision: "allow",
       by: "rule:allow ls",
+      writes: true,
     });
     expect(await decideCommand("cd sub && ls > listing.txt", context)).toMatchObject({
       decision: "ask",
@@ -190,6 +196,7 @@ describe("rules", () => {
     expect(await decideCommand(`cd sub && ls > ${workspace}/l.txt`, context)).toEqual({
       decision: "allow",
       by: "rule:allow cd; rule:allow ls",
+      writes: true,
     });
   });
 
@@ -475,6 +482,36 @@ describe("session modes", () => {
       "b2 true read-only set: ls",
       "b3 false rule:deny cat",
     ]);
+  });
+
+  it("counts a read-only command whose redirect writes a file as a change: plan denies it, ask asks", async () => {
+    const writes = [
+      bash("b1", "echo pwned > important.ts"),
+      bash("b2", "true > notes.md"),
+      bash("b3", "cat a.txt >> b.txt"),
+      bash("b4", "ls 2> errors.txt"),
+    ];
+    const plan = policyWith({ mode: () => "plan", sandboxed: true });
+    for (const call of writes) expect((await plan.policy(call)).approved).toBe(false);
+    expect(await plan.policy(bash("b5", "ls > /dev/null 2>&1"))).toEqual({ approved: true });
+    expect(plan.by()).toEqual([
+      "b1 false mode:plan",
+      "b2 false mode:plan",
+      "b3 false mode:plan",
+      "b4 false mode:plan",
+      "b5 true read-only set: ls",
+    ]);
+    const ask = policyWith({ mode: () => "ask", sandboxed: true, answers: ["no"] });
+    expect(await ask.policy(writes[0] ?? bash("", ""))).toEqual({
+      approved: false,
+      reason: "the user denied this call",
+    });
+    expect(ask.asked.map(([id, question]) => [id, question.reason, question.save])).toEqual([
+      ["b1", "the session is in ask mode: a redirect in the command writes a file", []],
+    ]);
+    // In code mode, a write inside the workspace is what the write tool may do unasked.
+    const code = policyWith({ mode: () => "code", sandboxed: true });
+    expect(await code.policy(writes[0] ?? bash("", ""))).toEqual({ approved: true });
   });
 
   it("in plan mode, denies read-only commands too when bash is not sandboxed", async () => {

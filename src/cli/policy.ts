@@ -122,12 +122,15 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
     const command = typeof call.input.command === "string" ? call.input.command : "";
     const { decideCommand } = await shellRules();
     // Outside `code` only the deny rules and the read-only set decide before the mode.
-    const verdict = await decideCommand(command, {
-      rules: rules.current().filter((rule) => mode === "code" || rule.effect === "deny"),
-      workspace: options.workspace ?? process.cwd(),
-      sandboxed: options.sandboxed ?? false,
-      allowAll: mode === "code" && options.bash === "allow",
-    });
+    const verdict = inMode(
+      await decideCommand(command, {
+        rules: rules.current().filter((rule) => mode === "code" || rule.effect === "deny"),
+        workspace: options.workspace ?? process.cwd(),
+        sandboxed: options.sandboxed ?? false,
+        allowAll: mode === "code" && options.bash === "allow",
+      }),
+      mode,
+    );
     if (verdict.decision === "allow") return [{ approved: true }, verdict.by];
     if (verdict.decision === "deny")
       return [{ approved: false, reason: verdict.reason }, verdict.by];
@@ -211,6 +214,16 @@ async function decideFile(call: ToolCall, options: CliPolicyOptions, mode: Mode)
   if (answer === "no") return [{ approved: false, reason: userDeniedReason }, "user"];
   options.protectedFiles?.approved(file?.path);
   return [{ approved: true }, "user"];
+}
+
+/**
+ * The verdict as the mode sees it: outside `code`, a read-only command whose redirect writes a
+ * file changes something, so it is held back like any change.
+ */
+function inMode(verdict: Verdict, mode: Mode): Verdict {
+  if (verdict.decision !== "allow" || !verdict.writes || mode === "code") return verdict;
+  const reason = "a redirect in the command writes a file";
+  return { decision: "ask", reason, save: [], noSave: reason };
 }
 
 /** Plan mode's denial of a call that may change something. */

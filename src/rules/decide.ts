@@ -23,7 +23,8 @@ export interface RulesContext {
  * carries the narrowest rules "always" would save (`save`), or why none can be (`noSave`).
  */
 export type Verdict =
-  | { decision: "allow"; by: string }
+  /** `writes`: a redirect in it writes a file (one inside the workspace; else it would ask). */
+  | { decision: "allow"; by: string; writes?: true }
   | { decision: "deny"; by: string; reason: string }
   | { decision: "ask"; reason: string; save: Rule[]; noSave?: string };
 
@@ -80,7 +81,12 @@ export async function decideScript(script: Script, context: RulesContext): Promi
     if (by) allowed.push(by);
     else uncovered.push(run);
   }
-  if (uncovered.length === 0) return { decision: "allow", by: deciders(allowed) };
+  if (uncovered.length === 0)
+    return {
+      decision: "allow",
+      by: deciders(allowed),
+      ...(writesFile(script) && { writes: true }),
+    };
   const dynamic = uncovered.flatMap((run) => run.words).find((word) => word.kind === "dynamic");
   const asked = `no rule allows ${uncovered.map((run) => shownWords(run.words)).join(", ")}`;
   const odd = uncovered
@@ -201,6 +207,14 @@ async function denyMatches(
     }
   }
   return { maybe };
+}
+
+/** Whether a redirect of `script` writes a file: anything but `/dev/null`, stdout or stderr. */
+function writesFile(script: Script): boolean {
+  return script.writes.some(
+    (word) =>
+      word.kind === "dynamic" || !["/dev/null", "/dev/stdout", "/dev/stderr"].includes(word.value),
+  );
 }
 
 /**

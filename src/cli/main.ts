@@ -54,7 +54,7 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
     if (args.acpCommand) {
       // The editor names each session's folder; the protocol owns stdout from here on.
       const { acpCommand } = await import("./acp/agent.js");
-      return await acpCommand(args, version());
+      return await acpCommand(args, version(), stopper);
     }
     if (args.exportCommand) {
       const { exportCommand } = await import("./export-command.js");

@@ -10,6 +10,8 @@ export interface AcpRun {
   /** Every line the agent wrote on stdout. */
   lines: string[];
   stderr: () => string;
+  /** Sends the agent a signal, as an editor (or the system) stopping it would. */
+  kill: (signal: NodeJS.Signals) => void;
 }
 
 type Answer = (
@@ -37,7 +39,13 @@ export async function withAcpAgent<T>(
   child.stderr.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
   });
-  const run: AcpRun = { updates: [], permissions: [], lines: [], stderr: () => stderr };
+  const run: AcpRun = {
+    updates: [],
+    permissions: [],
+    lines: [],
+    stderr: () => stderr,
+    kill: (signal) => void child.kill(signal),
+  };
   let partial = "";
   child.stdout.on("data", (chunk: Buffer) => {
     const text = partial + chunk.toString();

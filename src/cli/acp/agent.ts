@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { basename } from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
@@ -6,11 +7,12 @@ import type { TurnResult } from "../../runner/events.js";
 import { sessionMessages } from "../../session/read.js";
 import { Session } from "../../session/session.js";
 import { sessionsDir, stateHome } from "../../session/store.js";
-import type { CliArgs } from "../args.js";
+import { type CliArgs, exitCodes } from "../args.js";
 import { describeError } from "../errors.js";
 import type { RunMcp } from "../mcp.js";
 import { isMode, modes } from "../modes.js";
 import { providerFor } from "../provider.js";
+import type { Stopper } from "../signals.js";
 import { sessionToResume } from "../store.js";
 import { workspaceFolder } from "../workspace.js";
 import { absolute, sessionList } from "./list.js";
@@ -23,14 +25,16 @@ import { stopReason, UpdateMapper } from "./updates.js";
  * stdout carries protocol messages only: anything else written to it (a stray `console.log`)
  * goes to stderr, and the protocol gets the real stdout. Resolves when the editor closes stdin.
  */
-export async function acpCommand(args: CliArgs, version: string): Promise<number> {
+export async function acpCommand(
+  args: CliArgs,
+  version: string,
+  stopper: Stopper,
+): Promise<number> {
   const env = process.env;
+  // For the stopper the whole connection is one turn: a signal aborts it, and every session's.
+  const life = stopper.beginTurn();
   const connect = providerFor(args, env);
-  const write = process.stdout.write.bind(process.stdout);
-  const protocolOut = Writable.toWeb(
-    new Writable({ write: (chunk, _encoding, done) => void write(chunk, done) }),
-  );
-  routeStrayOutput();
+  const protocolOut = protocolStdout();
   const stderr = process.stderr;
   const tell = (line: string) => void stderr.write(line);
   const provider = await connect.client(
@@ -79,26 +83,39 @@ export async function acpCommand(args: CliArgs, version: string): Promise<number
     .onRequest("session/set_mode", ({ params }) => setMode(find(params.sessionId), params.modeId))
     .onRequest("session/prompt", async ({ params, client }) => {
       const session = find(params.sessionId);
-      if (session.turn.current)
+      if (session.turn.current || life.aborted)
         throw acp.RequestError.invalidRequest(
           undefined,
-          "a prompt is already running in this session",
+          life.aborted ? "the agent is stopping" : "a prompt is already running in this session",
         );
       const notify = (update: acp.SessionUpdate) =>
         client.notify("session/update", { sessionId: session.id, update });
-      return { stopReason: await runPrompt(session, promptText(params.prompt), notify) };
+      const ending = runPrompt(session, promptText(params.prompt), notify);
+      session.turn.ending = ending;
+      return { stopReason: await ending };
     })
     .onNotification("session/cancel", ({ params }) => {
       sessions.get(params.sessionId)?.turn.current?.abort();
     })
     .connect(acp.ndJsonStream(protocolOut, input));
-  await connection.closed;
-  for (const session of sessions.values()) {
+  // The editor leaving (stdin closed) or a signal (which aborts `life`) ends every session.
+  await Promise.race([connection.closed, once(life, "abort")]);
+  await endSessions(sessions.values());
+  stopper.endTurn();
+  return life.aborted ? (stopper.exitCode ?? exitCodes.interrupted) : exitCodes.done;
+}
+
+/**
+ * Ends each session: its running turn aborted and waited for, so every call of it gets its
+ * receipt and the turn its end in the session file; then the file and the MCP servers closed.
+ */
+async function endSessions(sessions: Iterable<AcpSession>): Promise<void> {
+  for (const session of sessions) {
     session.turn.current?.abort();
+    await session.turn.ending?.catch(() => undefined);
     await session.journal.close();
     await session.mcp?.close();
   }
-  return 0;
 }
 
 /** What `initialize` answers: protocol version 1 and what this agent can do, truthfully. */
@@ -232,6 +249,19 @@ function answer(result: TurnResult, signal: AbortSignal): acp.StopReason {
   // The provider's refusal is a stop reason of the protocol, not a failure of the agent.
   if (message.includes("(stop_reason refusal)")) return "refusal";
   throw acp.RequestError.internalError(undefined, message);
+}
+
+/**
+ * The real stdout, for protocol messages only: from now on whatever else writes to stdout (a
+ * library's `console.log`) goes to stderr instead.
+ */
+function protocolStdout(): WritableStream {
+  const write = process.stdout.write.bind(process.stdout);
+  const out = Writable.toWeb(
+    new Writable({ write: (chunk, _encoding, done) => void write(chunk, done) }),
+  );
+  routeStrayOutput();
+  return out;
 }
 
 /** Whatever else writes to stdout (a library's `console.log`) goes to stderr instead. */

@@ -36,8 +36,11 @@ export interface AcpSession {
   workspace: string;
   runner: SessionRunner;
   journal: Journal;
-  /** The running turn's controller; `session/cancel` aborts it. */
-  turn: { current?: AbortController | undefined };
+  /**
+   * The running turn: its controller, which `session/cancel` aborts, and its end, which the
+   * agent waits for before it exits.
+   */
+  turn: { current?: AbortController | undefined; ending?: Promise<unknown> | undefined };
   /** The session mode; `session/set_mode` changes it. */
   mode: ModeState;
   /** Its MCP servers, ended with the session. */

@@ -1,3 +1,5 @@
+import { Value } from "@sinclair/typebox/value";
+import { ReasoningSchema, ToolCallSchema } from "./message-schema.js";
 import { receipts, toolError } from "./receipts.js";
 import type {
   Approval,
@@ -70,8 +72,8 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
           text += event.text;
           await emit(event);
         } else if (event.type === "thinking") await emit(event);
-        else if (event.type === "reasoning") reasoning.push(event.part);
-        else if (event.type === "tool_call") calls.push(event.call);
+        else if (event.type === "reasoning") reasoning.push(checkedReasoning(event.part));
+        else if (event.type === "tool_call") calls.push(checkedCall(event.call, calls));
       }
     } catch (error) {
       if (signal?.aborted) return finish("aborted", "");
@@ -118,7 +120,11 @@ async function dispatch(
     if (signal?.aborted) return abortFrom(index);
     let approval: Approval = { approved: true };
     try {
-      if (beforeToolCall) approval = checkApproval(await beforeToolCall(call));
+      if (beforeToolCall) {
+        const answer = await unlessAborted(beforeToolCall(call), signal);
+        if (answer === abortedWait) return abortFrom(index);
+        approval = checkApproval(answer);
+      }
     } catch (error) {
       if (signal?.aborted) return abortFrom(index);
       await recordRest(index, receipts.approvalFailed, receipts.notExecutedAfterFailure);
@@ -156,9 +162,13 @@ async function dispatch(
   return "done";
 }
 
-/** A policy written in plain JavaScript can return anything; no answer is not a yes. */
+/**
+ * A policy written in plain JavaScript can return anything; no answer is not a yes, and a
+ * reason that is not text would become a history entry no provider takes.
+ */
 function checkApproval(approval: unknown): Approval {
-  if (typeof (approval as Approval | undefined)?.approved !== "boolean") {
+  const { approved, reason } = (approval ?? {}) as Partial<Approval>;
+  if (typeof approved !== "boolean" || !(reason === undefined || typeof reason === "string")) {
     throw new Error("beforeToolCall returned no { approved: boolean }");
   }
   return approval as Approval;
@@ -166,7 +176,57 @@ function checkApproval(approval: unknown): Approval {
 
 /** A tool written in plain JavaScript can return anything; a history entry must be a string. */
 function checkResult(call: ToolCall, result: unknown): ToolResult {
-  const content = (result as ToolResult | undefined)?.content;
+  const { content, isError } = (result ?? {}) as Partial<ToolResult>;
   if (typeof content !== "string") throw new Error(`tool ${call.name} returned no string content`);
+  if (!(isError === undefined || typeof isError === "boolean"))
+    throw new Error(`tool ${call.name} returned an isError that is not a boolean`);
   return result as ToolResult;
+}
+
+/**
+ * A client written by hand can yield anything. A call without a non-empty string id and name,
+ * or with an id the round already has, cannot be answered once by id: it ends the round before
+ * anything of it is committed, as a stream that throws does. An input that is not an object
+ * becomes `{}`, which the tool's own validation then refuses in its receipt: the history keeps
+ * only what a provider takes and the session file keeps.
+ */
+function checkedCall(call: ToolCall, earlier: readonly ToolCall[]): ToolCall {
+  const invalid = (why: string) => new Error(`model client returned an invalid tool call: ${why}`);
+  const { id, name } = call as Partial<Record<keyof ToolCall, unknown>>;
+  if (typeof id !== "string" || id === "" || typeof name !== "string" || name === "")
+    throw invalid("it needs a non-empty string id and name");
+  if (earlier.some((other) => other.id === id)) throw invalid(`the id ${id} twice`);
+  return Value.Check(ToolCallSchema, call) ? call : { id, name, input: {} };
+}
+
+function checkedReasoning(part: Reasoning): Reasoning {
+  if (!Value.Check(ReasoningSchema, part))
+    throw new Error("model client returned an invalid reasoning part");
+  return part;
+}
+
+const abortedWait = Symbol("aborted");
+
+/**
+ * What a policy answers, or `abortedWait` as soon as the signal fires: a policy that never
+ * answers cannot hold a run past its abort. A late failure of the policy is then ignored.
+ */
+async function unlessAborted<T>(
+  answer: T | Promise<T>,
+  signal: AbortSignal | undefined,
+): Promise<T | typeof abortedWait> {
+  if (signal === undefined) return await answer;
+  const pending = Promise.resolve(answer);
+  let onAbort = () => {};
+  const aborted = new Promise<typeof abortedWait>((resolve) => {
+    onAbort = () => resolve(abortedWait);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([pending, aborted]);
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    pending.catch(() => {});
+  }
 }

@@ -261,7 +261,7 @@ describe("the local servers' context limit", () => {
       name: "ProviderError",
       status: 400,
       type: "invalid_request_error",
-      message: `prompt is too long: ${tokens} tokens > 1000 maximum`,
+      providerMessage: `prompt is too long: ${tokens} tokens > 1000 maximum`,
       tooLong: { tokens, maximum: 1000 },
     });
     const events = [];

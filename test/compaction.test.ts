@@ -121,7 +121,7 @@ const windowExceeded = () =>
     provider: "anthropic",
     kind: "stop",
     type: "model_context_window_exceeded",
-    message:
+    providerMessage:
       "the conversation no longer fits the model's context window (stop_reason model_context_window_exceeded); start a new session",
   });
 
@@ -615,12 +615,20 @@ describe("a refusal for length (ProviderError.tooLong)", () => {
 
   it("leaves every other error alone", () => {
     for (const error of [
-      new ProviderError({ provider: "anthropic", kind: "dropped", message: "socket hang up" }),
+      new ProviderError({
+        provider: "anthropic",
+        kind: "dropped",
+        providerMessage: "socket hang up",
+      }),
       statusError(400, "messages: text content blocks must be non-empty"),
       statusError(429, "Number of request tokens has exceeded your per-minute rate limit", {
         type: "rate_limit_error",
       }),
-      new ProviderError({ provider: "openai", kind: "stalled", message: "prompt is too long" }),
+      new ProviderError({
+        provider: "openai",
+        kind: "stalled",
+        providerMessage: "prompt is too long",
+      }),
     ])
       expect(error.tooLong).toBeUndefined();
   });

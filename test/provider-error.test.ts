@@ -66,9 +66,12 @@ async function failureOf(client: ModelClient, content = "hi"): Promise<unknown> 
 /** The normalised fields of a `ProviderError`, or what else was thrown. */
 function fieldsOf(error: unknown) {
   if (!(error instanceof ProviderError)) return error;
-  const { name, provider, kind, status, type, code, message, retryable, retryAfterMs, tooLong } =
-    error;
-  return { name, provider, kind, status, type, code, message, retryable, retryAfterMs, tooLong };
+  const { name, provider, kind, status, type, code, retryable, retryAfterMs, tooLong } = error;
+  const { message, providerMessage } = error;
+  return {
+    ...{ name, provider, kind, status, type, code, message, providerMessage },
+    ...{ retryable, retryAfterMs, tooLong },
+  };
 }
 
 interface Fields {
@@ -77,12 +80,16 @@ interface Fields {
   type: string | undefined;
   code: string | undefined;
   message: string;
+  providerMessage: string;
   retryable: boolean;
   retryAfterMs: number | undefined;
   tooLong: { tokens?: number; maximum?: number } | undefined;
 }
 
-/** The whole set of fields expected of `provider`'s error: `rest` over the defaults. */
+/**
+ * The whole set of fields expected of `provider`'s error: `rest` over the defaults; its message
+ * is the provider's, unless `rest` says otherwise.
+ */
 function fields(provider: Provider, rest: Partial<Fields>) {
   const defaults: Fields = {
     kind: "status",
@@ -90,11 +97,13 @@ function fields(provider: Provider, rest: Partial<Fields>) {
     type: undefined,
     code: undefined,
     message: "",
+    providerMessage: "",
     retryable: false,
     retryAfterMs: undefined,
     tooLong: undefined,
   };
-  return { name: "ProviderError", provider, ...defaults, ...rest };
+  const message = rest.message ?? rest.providerMessage ?? "";
+  return { name: "ProviderError", provider, ...defaults, message, ...rest };
 }
 
 /** A port on 127.0.0.1 where nothing listens. */
@@ -140,7 +149,8 @@ describe.each(providers)("the %s adapter's failures", (provider) => {
       fields(provider, {
         status: 400,
         type: "invalid_request_error",
-        message: "messages: text content blocks must be non-empty",
+        message: "400 messages: text content blocks must be non-empty",
+        providerMessage: "messages: text content blocks must be non-empty",
       }),
     );
     const sdkError = provider === "anthropic" ? AnthropicAPIError : OpenAIAPIError;
@@ -159,18 +169,21 @@ describe.each(providers)("the %s adapter's failures", (provider) => {
       anthropic: {
         status: 529,
         type: "overloaded_error",
-        message: "Overloaded",
+        message: "529 Overloaded",
+        providerMessage: "Overloaded",
         retryAfterMs: 2000,
       },
       openai: {
         status: 500,
         type: "server_error",
-        message: "The server had an error while processing your request",
+        message: "500 The server had an error while processing your request",
+        providerMessage: "The server had an error while processing your request",
       },
       "openai-responses": {
         status: 503,
         type: "server_error",
-        message: "The service is unavailable",
+        message: "503 The service is unavailable",
+        providerMessage: "The service is unavailable",
       },
     };
     expect(fieldsOf(error)).toEqual(fields(provider, { ...byProvider[provider], retryable: true }));
@@ -180,14 +193,14 @@ describe.each(providers)("the %s adapter's failures", (provider) => {
     const server = await serve(provider, [streamWith[provider]({ errorAfter: 4 })]);
     const error = await failureOf(clientFor(provider, server.url));
     const byProvider: Record<Provider, Partial<Fields>> = {
-      anthropic: { type: "overloaded_error", message: "Overloaded" },
+      anthropic: { type: "overloaded_error", providerMessage: "Overloaded" },
       openai: {
         type: "server_error",
-        message: "The server had an error while processing your request",
+        providerMessage: "The server had an error while processing your request",
       },
       "openai-responses": {
         type: "server_error",
-        message: "The server had an error processing your request. Sorry about that!",
+        providerMessage: "The server had an error processing your request. Sorry about that!",
       },
     };
     expect(fieldsOf(error)).toEqual(
@@ -215,17 +228,20 @@ describe.each(providers)("the %s adapter's failures", (provider) => {
     const tokens = anthropic.bodyTokens(server.requests[0]?.body ?? {});
     const byProvider: Record<Provider, Partial<Fields>> = {
       anthropic: {
-        message: anthropic.promptTooLong(tokens, 100),
+        message: `400 ${anthropic.promptTooLong(tokens, 100)}`,
+        providerMessage: anthropic.promptTooLong(tokens, 100),
         tooLong: { tokens, maximum: 100 },
       },
       openai: {
         code: "context_length_exceeded",
-        message: openai.contextTooLong(tokens, 100),
+        message: `400 ${openai.contextTooLong(tokens, 100)}`,
+        providerMessage: openai.contextTooLong(tokens, 100),
         tooLong: { tokens, maximum: 100 },
       },
       "openai-responses": {
         code: "context_length_exceeded",
-        message: openai.contextTooLong(130_001, 128_000),
+        message: `400 ${openai.contextTooLong(130_001, 128_000)}`,
+        providerMessage: openai.contextTooLong(130_001, 128_000),
         tooLong: { tokens: 130_001, maximum: 128_000 },
       },
     };
@@ -237,7 +253,7 @@ describe.each(providers)("the %s adapter's failures", (provider) => {
   it("throws a refused connection as a ProviderError of kind connection, not retried", async () => {
     const error = await failureOf(clientFor(provider, `http://127.0.0.1:${await closedPort()}`));
     expect(fieldsOf(error)).toEqual(
-      fields(provider, { kind: "connection", message: "Connection error." }),
+      fields(provider, { kind: "connection", providerMessage: "Connection error." }),
     );
     expect((error as Error).cause).toBeInstanceOf(
       provider === "anthropic" ? AnthropicAPIError : APIConnectionError,
@@ -251,12 +267,12 @@ describe.each(providers)("the %s adapter's failures", (provider) => {
     ]);
     const dropped = fieldsOf(await failureOf(clientFor(provider, server.url)));
     expect(dropped).toEqual(
-      fields(provider, { kind: "dropped", message: "terminated", retryable: true }),
+      fields(provider, { kind: "dropped", providerMessage: "terminated", retryable: true }),
     );
     expect(fieldsOf(await failureOf(clientFor(provider, server.url)))).toEqual(
       fields(provider, {
         kind: "stalled",
-        message: "the model stream stalled: no event for 0.2 s",
+        providerMessage: "the model stream stalled: no event for 0.2 s",
         retryable: true,
       }),
     );
@@ -312,7 +328,7 @@ describe("the hint for a refused key", () => {
         provider,
         kind: "stream",
         type: "authentication_error",
-        message: "invalid x-api-key",
+        providerMessage: "invalid x-api-key",
       });
     expect(describeError(streamed("anthropic"), undefined, {})).toBe(
       "provider error authentication_error: invalid x-api-key (check the API key (ANTHROPIC_API_KEY))",

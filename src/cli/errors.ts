@@ -58,10 +58,10 @@ function describeProviderError(error: ProviderError, baseURL: string | undefined
   const keyHint = `check the API key (${keyVariables[error.provider]})`;
   switch (error.kind) {
     case "invalid-http":
-      return `${where} did not answer in valid HTTP (${error.message}): check --base-url`;
+      return `${where} did not answer in valid HTTP (${error.providerMessage}): check --base-url`;
     case "connection":
     case "timeout":
-      return `could not reach ${where} (${error.message.replace(/\.$/, "")}): check --base-url and the network`;
+      return `could not reach ${where} (${error.providerMessage.replace(/\.$/, "")}): check --base-url and the network`;
     case "status": {
       const status = error.status ?? 0;
       const hint =
@@ -69,7 +69,7 @@ function describeProviderError(error: ProviderError, baseURL: string | undefined
           ? keyHint
           : (hintsByStatus[status] ??
             (status >= 500 ? "the provider failed; try again later" : ""));
-      return `provider error ${status}${error.type ? ` ${error.type}` : ""}: ${error.message}${hint ? ` (${hint})` : ""}`;
+      return `provider error ${status}${error.type ? ` ${error.type}` : ""}: ${error.providerMessage}${hint ? ` (${hint})` : ""}`;
     }
     case "stream": {
       const type = error.type ?? "error";
@@ -77,12 +77,12 @@ function describeProviderError(error: ProviderError, baseURL: string | undefined
         type === "authentication_error"
           ? keyHint
           : (hintsByType[type] ?? "the answer stopped mid-stream; try again");
-      return `provider error ${type}: ${error.message} (${hint})`;
+      return `provider error ${type}: ${error.providerMessage} (${hint})`;
     }
     case "stop":
     case "dropped":
     case "stalled":
-      return error.message;
+      return error.providerMessage;
   }
 }
 

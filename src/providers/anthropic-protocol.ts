@@ -344,7 +344,12 @@ function checkStop(state: StreamState): void {
     const open = [...state.blocks.values()].some((b) => b.kind === "tool");
     const base = stopReasonErrors[reason] ?? `unsupported stop_reason ${JSON.stringify(reason)}`;
     if (reason === "model_context_window_exceeded")
-      throw new ProviderError({ provider: "anthropic", kind: "stop", type: reason, message: base });
+      throw new ProviderError({
+        provider: "anthropic",
+        kind: "stop",
+        type: reason,
+        providerMessage: base,
+      });
     if (reason !== "max_tokens") throw new Error(base);
     if (open) throw new Error(`${base}; the cut-off tool call was not run`);
     throw new Error(

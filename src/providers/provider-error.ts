@@ -41,7 +41,7 @@ export interface ProviderErrorInit {
   provider: ProviderName;
   kind: ProviderFailure;
   /** The provider's own message (or the transport's), never a raw body. */
-  message: string;
+  providerMessage: string;
   status?: number | undefined;
   type?: string | undefined;
   code?: string | undefined;
@@ -64,6 +64,11 @@ export class ProviderError extends Error {
   override readonly name = "ProviderError";
   readonly provider: ProviderName;
   readonly kind: ProviderFailure;
+  /**
+   * The provider's own message (or the transport's), on its own; the error's `message` is the
+   * same, after the status for an error status (`429 Rate limit reached`), as the SDKs say it.
+   */
+  readonly providerMessage: string;
   /** The HTTP status, for `kind: "status"`. */
   readonly status: number | undefined;
   /** The provider's error type: `overloaded_error`, `invalid_request_error`, `server_error`, … */
@@ -88,8 +93,11 @@ export class ProviderError extends Error {
   readonly tooLong: ContextOverflow | undefined;
 
   constructor(init: ProviderErrorInit) {
-    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    const { status, providerMessage } = init;
+    const message = init.kind === "status" ? `${status} ${providerMessage}` : providerMessage;
+    super(message, init.cause === undefined ? undefined : { cause: init.cause });
     this.provider = init.provider;
+    this.providerMessage = providerMessage;
     this.kind = init.kind;
     this.status = init.status;
     this.type = init.type;
@@ -120,7 +128,12 @@ function mayPass({ kind, status, type }: ProviderErrorInit): boolean {
   }
 }
 
-function overflowOf({ kind, type, code, message }: ProviderErrorInit): ContextOverflow | undefined {
+function overflowOf({
+  kind,
+  type,
+  code,
+  providerMessage: message,
+}: ProviderErrorInit): ContextOverflow | undefined {
   if (kind !== "status" && kind !== "stream" && kind !== "stop") return undefined;
   const anthropic = /prompt is too long: (\d+) tokens > (\d+) maximum/.exec(message);
   if (anthropic) return { tokens: Number(anthropic[1]), maximum: Number(anthropic[2]) };
@@ -164,10 +177,20 @@ export interface SdkErrors {
 export function providerErrorFrom(provider: ProviderName, error: unknown, sdk: SdkErrors): unknown {
   if (error instanceof ProviderError || error instanceof sdk.APIUserAbortError) return error;
   if (error instanceof sdk.APIConnectionTimeoutError)
-    return new ProviderError({ provider, kind: "timeout", message: error.message, cause: error });
+    return new ProviderError({
+      provider,
+      kind: "timeout",
+      providerMessage: error.message,
+      cause: error,
+    });
   if (error instanceof sdk.APIError) return fromAPIError(provider, error, sdk);
   if (error instanceof StreamStalledError)
-    return new ProviderError({ provider, kind: "stalled", message: error.message, cause: error });
+    return new ProviderError({
+      provider,
+      kind: "stalled",
+      providerMessage: error.message,
+      cause: error,
+    });
   return transportError(provider, error) ?? error;
 }
 
@@ -176,12 +199,17 @@ function fromAPIError(provider: ProviderName, error: SdkAPIError, sdk: SdkErrors
   const answer: SdkAPIError = error;
   const parse = httpParseError(error);
   if (parse !== undefined)
-    return new ProviderError({ provider, kind: "invalid-http", message: parse, cause: error });
+    return new ProviderError({
+      provider,
+      kind: "invalid-http",
+      providerMessage: parse,
+      cause: error,
+    });
   if (error instanceof sdk.APIConnectionError)
     return new ProviderError({
       provider,
       kind: "connection",
-      message: error.message,
+      providerMessage: error.message,
       cause: error,
     });
   const fromHeaders = {
@@ -198,7 +226,7 @@ function fromAPIError(provider: ProviderName, error: SdkAPIError, sdk: SdkErrors
     type,
     code,
     // OpenAI's SDK begins its own message with the status: said once.
-    message: message ?? answer.message.replace(new RegExp(`^${answer.status} `), ""),
+    providerMessage: message ?? answer.message.replace(new RegExp(`^${answer.status} `), ""),
     ...fromHeaders,
   });
 }
@@ -221,7 +249,7 @@ export function streamErrorFrom(
     kind: "stream",
     type: type ?? "error",
     code,
-    message: headOf(text.replace(/\s+/g, " ").trim(), maxMessage),
+    providerMessage: headOf(text.replace(/\s+/g, " ").trim(), maxMessage),
     ...extra,
   });
 }
@@ -253,11 +281,21 @@ function transportError(provider: ProviderName, error: unknown): ProviderError |
   if (!(error instanceof Error)) return undefined;
   const parse = httpParseError(error);
   if (parse !== undefined)
-    return new ProviderError({ provider, kind: "invalid-http", message: parse, cause: error });
+    return new ProviderError({
+      provider,
+      kind: "invalid-http",
+      providerMessage: parse,
+      cause: error,
+    });
   const codes = causes(error).map((cause) => (cause as { code?: unknown }).code);
   if (!codes.some((code) => typeof code === "string" && brokenConnection.has(code)))
     return undefined;
-  return new ProviderError({ provider, kind: "dropped", message: error.message, cause: error });
+  return new ProviderError({
+    provider,
+    kind: "dropped",
+    providerMessage: error.message,
+    cause: error,
+  });
 }
 
 /**

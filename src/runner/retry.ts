@@ -118,14 +118,15 @@ function reasonOf(error: unknown): string {
   if (error instanceof CompactionError) return `${error.message}: ${reasonOf(error.cause)}`;
   if (!(error instanceof ProviderError))
     return error instanceof Error ? error.message : String(error);
+  const said = error.providerMessage;
   switch (error.kind) {
     case "status":
-      return `${error.status}${error.type ? ` ${error.type}` : ""}: ${error.message}`;
+      return `${error.status}${error.type ? ` ${error.type}` : ""}: ${said}`;
     case "stream":
-      return `${error.type}: ${error.message}`;
+      return `${error.type}: ${said}`;
     case "dropped":
-      return `connection lost: ${error.message.replace(/\.$/, "")}`;
+      return `connection lost: ${said.replace(/\.$/, "")}`;
     default:
-      return error.message;
+      return said;
   }
 }

@@ -2,7 +2,7 @@ import { ProviderError, type ProviderName } from "../../src/providers/provider-e
 
 /** An error event in the middle of a stream, as an adapter throws it. */
 export const streamError = (type: string, message: string, provider: ProviderName = "anthropic") =>
-  new ProviderError({ provider, kind: "stream", type, message });
+  new ProviderError({ provider, kind: "stream", type, providerMessage: message });
 
 /** An HTTP error status, as an adapter throws it once the SDK's retries ran out. */
 export const statusError = (
@@ -16,5 +16,5 @@ export const statusError = (
     status,
     type: fields.type,
     code: fields.code,
-    message,
+    providerMessage: message,
   });

@@ -25,8 +25,8 @@ const track = useCleanup();
 type Provider = "anthropic" | "openai" | "openai-responses";
 
 /** The client of `provider` against `url`, with no SDK retries and a short idle limit. */
-function clientFor(provider: Provider, url: string): ModelClient {
-  const common = { model: "local-model", maxRetries: 0, idleTimeout: 200 };
+function clientFor(provider: Provider, url: string, timeout = 60_000): ModelClient {
+  const common = { model: "local-model", maxRetries: 0, idleTimeout: 200, timeout };
   switch (provider) {
     case "anthropic":
       return new AnthropicModelClient({ apiKey: "test-key-not-real", baseURL: url, ...common });
@@ -104,6 +104,24 @@ function fields(provider: Provider, rest: Partial<Fields>) {
   };
   const message = rest.message ?? rest.providerMessage ?? "";
   return { name: "ProviderError", provider, ...defaults, message, ...rest };
+}
+
+/** A TCP server on 127.0.0.1 that answers each request with `answer`, or never when undefined. */
+async function rawServer(answer: string | undefined): Promise<{ url: string; close(): void }> {
+  const server = createServer((socket) => {
+    socket.on("error", () => {});
+    if (answer !== undefined) socket.once("data", () => socket.end(answer));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (typeof address !== "object" || address === null) throw new Error("no port");
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    close: () => {
+      server.close();
+      server.unref();
+    },
+  };
 }
 
 /** A port on 127.0.0.1 where nothing listens. */
@@ -257,6 +275,22 @@ describe.each(providers)("the %s adapter's failures", (provider) => {
     );
     expect((error as Error).cause).toBeInstanceOf(
       provider === "anthropic" ? AnthropicAPIError : APIConnectionError,
+    );
+  });
+
+  it("throws an answer that is not HTTP and a timeout before the headers as ProviderErrors, not retried", async () => {
+    const contradiction =
+      "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n";
+    const notHTTP = track(await rawServer(contradiction));
+    expect(fieldsOf(await failureOf(clientFor(provider, notHTTP.url)))).toEqual(
+      fields(provider, {
+        kind: "invalid-http",
+        providerMessage: "HPE_UNEXPECTED_CONTENT_LENGTH",
+      }),
+    );
+    const silent = track(await rawServer(undefined));
+    expect(fieldsOf(await failureOf(clientFor(provider, silent.url, 300)))).toEqual(
+      fields(provider, { kind: "timeout", providerMessage: "Request timed out." }),
     );
   });
 

@@ -176,57 +176,36 @@ export interface SdkErrors {
  */
 export function providerErrorFrom(provider: ProviderName, error: unknown, sdk: SdkErrors): unknown {
   if (error instanceof ProviderError || error instanceof sdk.APIUserAbortError) return error;
-  if (error instanceof sdk.APIConnectionTimeoutError)
-    return new ProviderError({
-      provider,
-      kind: "timeout",
-      providerMessage: error.message,
-      cause: error,
-    });
-  if (error instanceof sdk.APIError) return fromAPIError(provider, error, sdk);
-  if (error instanceof StreamStalledError)
-    return new ProviderError({
-      provider,
-      kind: "stalled",
-      providerMessage: error.message,
-      cause: error,
-    });
-  return transportError(provider, error) ?? error;
+  if (error instanceof sdk.APIConnectionTimeoutError) return failure(provider, "timeout", error);
+  if (error instanceof sdk.APIConnectionError)
+    return notHTTP(provider, error) ?? failure(provider, "connection", error);
+  if (error instanceof sdk.APIError) return answerError(provider, error);
+  if (error instanceof StreamStalledError) return failure(provider, "stalled", error);
+  if (!(error instanceof Error)) return error;
+  return notHTTP(provider, error) ?? droppedError(provider, error) ?? error;
 }
 
-/** An HTTP error status, an error event in the stream, or a connection that could not be made. */
-function fromAPIError(provider: ProviderName, error: SdkAPIError, sdk: SdkErrors): ProviderError {
-  const answer: SdkAPIError = error;
-  const parse = httpParseError(error);
-  if (parse !== undefined)
-    return new ProviderError({
-      provider,
-      kind: "invalid-http",
-      providerMessage: parse,
-      cause: error,
-    });
-  if (error instanceof sdk.APIConnectionError)
-    return new ProviderError({
-      provider,
-      kind: "connection",
-      providerMessage: error.message,
-      cause: error,
-    });
+/** A failure told by the message of what the SDK or the transport threw. */
+const failure = (provider: ProviderName, kind: ProviderFailure, error: Error) =>
+  new ProviderError({ provider, kind, providerMessage: error.message, cause: error });
+
+/** An error status, or an error event in the stream (no status), with what the headers ask. */
+function answerError(provider: ProviderName, error: SdkAPIError): ProviderError {
   const fromHeaders = {
-    retryAfterMs: retryAfterMs(answer.headers),
-    noRetry: answer.headers?.get("x-should-retry") === "false",
+    retryAfterMs: retryAfterMs(error.headers),
+    noRetry: error.headers?.get("x-should-retry") === "false",
     cause: error,
   };
-  if (answer.status === undefined) return streamErrorFrom(provider, answer.error, fromHeaders);
-  const { type, code, message } = bodyError(answer.error);
+  if (error.status === undefined) return streamErrorFrom(provider, error.error, fromHeaders);
+  const { type, code, message } = bodyError(error.error);
   return new ProviderError({
     provider,
     kind: "status",
-    status: answer.status,
+    status: error.status,
     type,
     code,
-    // OpenAI's SDK begins its own message with the status: said once.
-    providerMessage: message ?? answer.message.replace(new RegExp(`^${answer.status} `), ""),
+    // Without a message in the body, the SDK's own, which begins with the status: said once.
+    providerMessage: message ?? error.message.replace(new RegExp(`^${error.status} `), ""),
     ...fromHeaders,
   });
 }
@@ -276,38 +255,25 @@ const brokenConnection = new Set([
   "EPIPE",
 ]);
 
-/** A connection that broke, or an answer that was not HTTP, in the middle of the stream. */
-function transportError(provider: ProviderName, error: unknown): ProviderError | undefined {
-  if (!(error instanceof Error)) return undefined;
-  const parse = httpParseError(error);
-  if (parse !== undefined)
-    return new ProviderError({
-      provider,
-      kind: "invalid-http",
-      providerMessage: parse,
-      cause: error,
-    });
+/** A connection that broke in the middle of the stream. */
+function droppedError(provider: ProviderName, error: Error): ProviderError | undefined {
   const codes = causes(error).map((cause) => (cause as { code?: unknown }).code);
-  if (!codes.some((code) => typeof code === "string" && brokenConnection.has(code)))
-    return undefined;
-  return new ProviderError({
-    provider,
-    kind: "dropped",
-    providerMessage: error.message,
-    cause: error,
-  });
+  const broken = codes.some((code) => typeof code === "string" && brokenConnection.has(code));
+  return broken ? failure(provider, "dropped", error) : undefined;
 }
 
 /**
- * Why Node's HTTP parser refused the server's answer (`Header overflow`), when that is what
- * `error` comes from: the transport's `TypeError("fetch failed")` (or, mid-body, `"terminated"`)
- * has the parser's error, coded `HPE_…`, as its cause.
+ * A server whose answer Node's HTTP parser refused, with its reason (`Header overflow`): the
+ * transport's `TypeError("fetch failed")` (or, mid-body, `"terminated"`) has the parser's error,
+ * coded `HPE_…`, as its cause, and the SDK wraps it in its connection error.
  */
-function httpParseError(error: Error): string | undefined {
+function notHTTP(provider: ProviderName, error: Error): ProviderError | undefined {
   for (const cause of causes(error)) {
     const { code, reason } = cause as { code?: unknown; reason?: unknown };
-    if (typeof code === "string" && code.startsWith("HPE_"))
-      return typeof reason === "string" && reason !== "" ? reason : code;
+    if (typeof code === "string" && code.startsWith("HPE_")) {
+      const providerMessage = typeof reason === "string" && reason !== "" ? reason : code;
+      return new ProviderError({ provider, kind: "invalid-http", providerMessage, cause: error });
+    }
   }
   return undefined;
 }

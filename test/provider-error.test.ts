@@ -372,3 +372,24 @@ describe("the hint for a refused key", () => {
     );
   });
 });
+
+describe("ProviderError across copies of the package", () => {
+  it("recognises an error made by another copy of the class, and nothing that only looks like one", async () => {
+    const built = (await import(
+      new URL("../dist/providers/provider-error.js", import.meta.url).href
+    )) as { ProviderError: typeof ProviderError };
+    expect(built.ProviderError).not.toBe(ProviderError);
+    const other = new built.ProviderError({
+      provider: "openai",
+      kind: "stream",
+      type: "server_error",
+      providerMessage: "down",
+    });
+    expect(other instanceof ProviderError).toBe(true);
+    expect(describeError(other, undefined, {})).toBe(
+      "provider error server_error: down (the answer stopped mid-stream; try again)",
+    );
+    const lookalike = Object.assign(new Error("down"), { name: "ProviderError", kind: "stream" });
+    expect(lookalike instanceof ProviderError).toBe(false);
+  });
+});

@@ -1,4 +1,3 @@
-import { CompactionError } from "../compaction/record.js";
 import { ProviderError, type ProviderName } from "../providers/provider-error.js";
 import { secretRedactor } from "../secrets.js";
 import { systemErrorMeaning } from "../system-errors.js";
@@ -46,10 +45,18 @@ export function describeError(
 }
 
 function describe(error: unknown, baseURL: string | undefined): string {
-  if (error instanceof CompactionError && error.cause !== undefined)
+  if (isCompactionError(error) && error.cause !== undefined)
     return `${error.message}: ${describe(error.cause, baseURL)}`;
   if (error instanceof ProviderError) return describeProviderError(error, baseURL);
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Known by name: the class's module brings the session's schemas with it, which the command's
+ * light entry (it reports what escapes a turn) does not load.
+ */
+function isCompactionError(error: unknown): error is Error {
+  return error instanceof Error && error.name === "CompactionError";
 }
 
 /** A provider's failure with what to do about it; a refused key names the provider's variable. */

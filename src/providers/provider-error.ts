@@ -1,6 +1,8 @@
 import { headOf } from "../text.js";
 import { StreamStalledError } from "./idle.js";
 
+const brand = Symbol.for("mini-agent.ProviderError");
+
 /** The adapter that made the error: one per protocol. */
 export type ProviderName = "anthropic" | "openai" | "openai-responses";
 
@@ -61,6 +63,14 @@ export interface ProviderErrorInit {
  * `cause`. Like every thrown error, its text never reaches the session file.
  */
 export class ProviderError extends Error {
+  /**
+   * Any copy of this class recognises the errors of another: the CLI's entry and its turn are
+   * separate bundles, each with its own copy, and a program may hold two copies of the package.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === "object" && value !== null && brand in value;
+  }
+
   override readonly name = "ProviderError";
   readonly provider: ProviderName;
   readonly kind: ProviderFailure;
@@ -96,6 +106,7 @@ export class ProviderError extends Error {
     const { status, providerMessage } = init;
     const message = init.kind === "status" ? `${status} ${providerMessage}` : providerMessage;
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
+    Object.defineProperty(this, brand, { value: true });
     this.provider = init.provider;
     this.providerMessage = providerMessage;
     this.kind = init.kind;

@@ -151,7 +151,9 @@ function reasoningOf(level: ThinkingLevel | undefined): Reasoning | undefined {
 /** The reasoning item of a "could not be verified" refusal, when that is what `error` is. */
 function unverifiedItem(error: unknown): string | undefined {
   if (!(error instanceof ProviderError) || error.status !== 400) return undefined;
-  return /The encrypted content for item (\S+) could not be verified\./.exec(error.message)?.[1];
+  return /The encrypted content for item (\S+) could not be verified\./.exec(
+    error.providerMessage,
+  )?.[1];
 }
 
 type Input = ResponsesBody["input"];
@@ -176,5 +178,5 @@ function withoutItems(input: Input, ids: ReadonlySet<string>): Input {
 function encryptionRefused(error: unknown): boolean {
   if (!(error instanceof ProviderError) || error.status !== 400) return false;
   // Matched anywhere in the message, as gateways pass it on inside their own.
-  return error.message.includes("Encrypted content is not supported with this model.");
+  return error.providerMessage.includes("Encrypted content is not supported with this model.");
 }

@@ -152,7 +152,7 @@ export class OpenAIModelClient implements ModelClient {
   /** Whether `error` is a refusal this client now answers by sending the request otherwise. */
   private adjust(error: unknown): boolean {
     if (!(error instanceof ProviderError) || error.status !== 400) return false;
-    const message = error.message;
+    const message = error.providerMessage;
     if (!this.effortNone && refusals.effort.test(message)) {
       this.effortNone = true;
       this.options.onNotice?.(effortRefusedNotice);

@@ -126,7 +126,11 @@ function reasonOf(error: unknown): string {
       return `${error.type}: ${said}`;
     case "dropped":
       return `connection lost: ${said.replace(/\.$/, "")}`;
-    default:
+    case "stop":
+    case "connection":
+    case "timeout":
+    case "stalled":
+    case "invalid-http":
       return said;
   }
 }

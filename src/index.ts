@@ -25,6 +25,7 @@ export {
   OpenAIResponsesModelClient,
   type OpenAIResponsesOptions,
 } from "./providers/openai-responses.js";
+export { ProviderError } from "./providers/provider-error.js";
 export type {
   Decision,
   RetryNotice,

@@ -138,7 +138,7 @@ describe("runAgent with the Anthropic SDK against a local Messages API", () => {
     expect(error).toMatchObject({ status: 429 });
   });
 
-  it("throws a mid-stream error event as a ProviderStreamError, without retrying, committing nothing", async () => {
+  it("throws a mid-stream error event as a ProviderError, without retrying, committing nothing", async () => {
     const server = await serve([
       stream(turn({ text: ["half"], calls: [{ id: "toolu_1", name: "ls", input: {} }] }), {
         errorAfter: 5,
@@ -154,7 +154,7 @@ describe("runAgent with the Anthropic SDK against a local Messages API", () => {
     }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(Error);
     expect(error).toMatchObject({
-      name: "ProviderStreamError",
+      name: "ProviderError",
       type: "overloaded_error",
       message: "Overloaded",
     });

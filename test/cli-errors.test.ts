@@ -1,14 +1,12 @@
+import * as sdkErrors from "@anthropic-ai/sdk/core/error";
 import { describe, expect, it } from "vitest";
 import { parseCliArgs, UsageError } from "../src/cli/args.js";
 import { describeError } from "../src/cli/errors.js";
+import { providerErrorFrom } from "../src/providers/provider-error.js";
 import type { Session } from "../src/session/session.js";
 import { SessionStore } from "../src/session/store.js";
 import { scrubURLs, shownURL } from "../src/url.js";
-
-/** A mid-stream provider error as the adapters throw it: a string `type`, no `status`. */
-function streamError(type: string, message: string): Error {
-  return Object.assign(new Error(message), { name: "ProviderStreamError", type });
-}
+import { streamError } from "./support/provider-errors.js";
 
 describe("describeError", () => {
   it("gives a mid-stream provider error the same one-line form as a status error", () => {
@@ -25,13 +23,9 @@ describe("describeError", () => {
 
   it("reads the SDK's own mid-stream error without printing its raw JSON", () => {
     const body = { type: "error", error: { type: "overloaded_error", message: "Overloaded" } };
-    const sdkError = Object.assign(new Error(JSON.stringify(body)), {
-      name: "Error",
-      status: undefined,
-      error: body,
-      type: "overloaded_error",
-    });
-    expect(describeError(sdkError, undefined)).toBe(
+    const sdkError = new sdkErrors.APIError(undefined, body, undefined, new Headers());
+    expect(sdkError.message).toBe(JSON.stringify(body));
+    expect(describeError(providerErrorFrom("anthropic", sdkError, sdkErrors), undefined)).toBe(
       "provider error overloaded_error: Overloaded (the provider is overloaded; try again later)",
     );
   });
@@ -44,9 +38,11 @@ describe("describeError", () => {
 
   it("never shows the credentials of the base URL, wherever the error puts them", () => {
     const url = "https://alice:hunter2-secret@llm.example:8443/v1?key=sk-live-123456&mode=fast";
-    const connection = Object.assign(new Error("Connection error."), {
-      name: "APIConnectionError",
-    });
+    const connection = providerErrorFrom(
+      "anthropic",
+      new sdkErrors.APIConnectionError({ message: "Connection error." }),
+      sdkErrors,
+    );
     expect(describeError(connection, url)).toBe(
       "could not reach https://***@llm.example:8443/v1?key=***&mode=fast (Connection error): check --base-url and the network",
     );

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { runAgent } from "../src/agent.js";
 import { CompactingClient } from "../src/compaction/client.js";
-import { contextOverflow } from "../src/compaction/overflow.js";
 import type { Compaction, Facts } from "../src/compaction/record.js";
 import { summaryPrompt } from "../src/compaction/summary.js";
 import { capped, compactionMessage } from "../src/compaction/view.js";
@@ -259,16 +258,12 @@ describe("the local servers' context limit", () => {
     const tokens = bodyTokens(server.requests[0]?.body ?? {});
     expect(tokens).toBeGreaterThan(1000);
     expect(error).toMatchObject({
+      name: "ProviderError",
       status: 400,
-      error: {
-        type: "error",
-        error: {
-          type: "invalid_request_error",
-          message: `prompt is too long: ${tokens} tokens > 1000 maximum`,
-        },
-      },
+      type: "invalid_request_error",
+      providerMessage: `prompt is too long: ${tokens} tokens > 1000 maximum`,
+      tooLong: { tokens, maximum: 1000 },
     });
-    expect(contextOverflow(error)).toEqual({ tokens, maximum: 1000 });
     const events = [];
     for await (const event of client.stream(big(100))) events.push(event);
     expect(events.at(-1)).toEqual({
@@ -296,8 +291,12 @@ describe("the local servers' context limit", () => {
     });
     const error = await drain(client, big(5000)).catch((e: unknown) => e);
     const tokens = bodyTokens(server.requests[0]?.body ?? {});
-    expect(error).toMatchObject({ status: 400, code: "context_length_exceeded" });
-    expect(contextOverflow(error)).toEqual({ tokens, maximum: 1000 });
+    expect(error).toMatchObject({
+      name: "ProviderError",
+      status: 400,
+      code: "context_length_exceeded",
+      tooLong: { tokens, maximum: 1000 },
+    });
     const events = [];
     for await (const event of client.stream(big(100))) events.push(event);
     expect(events.at(-1)).toMatchObject({

@@ -1,14 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { CompactingClient } from "../src/compaction/client.js";
 import { factsOf } from "../src/compaction/facts.js";
-import { contextOverflow } from "../src/compaction/overflow.js";
 import { type Compaction, CompactionError } from "../src/compaction/record.js";
 import { requestTokens } from "../src/compaction/size.js";
 import { summaryPrompt, summaryRequestText, transcriptOf } from "../src/compaction/summary.js";
 import { capped, compactionMessage } from "../src/compaction/view.js";
 import { historyProblem } from "../src/history/valid.js";
+import { ProviderError } from "../src/providers/provider-error.js";
 import { done, FakeClient, text, toolCall } from "../src/testing/fake-client.js";
 import type { Message, ModelRequest } from "../src/types.js";
+import { statusError } from "./support/provider-errors.js";
 
 const system = "you are a test";
 const tools = [{ name: "read", description: "reads", inputSchema: { type: "object" } }];
@@ -108,14 +109,21 @@ describe("CompactingClient", () => {
   });
 });
 
-/** An error shaped as the Anthropic SDK throws a 400 (`status`, the body under `error`). */
-function anthropicTooLong(tokens: number, maximum: number): Error {
+/** The Anthropic adapter's error for a 400 `invalid_request_error` `prompt is too long`. */
+function anthropicTooLong(tokens: number, maximum: number): ProviderError {
   const message = `prompt is too long: ${tokens} tokens > ${maximum} maximum`;
-  return Object.assign(new Error(`400 ${message}`), {
-    status: 400,
-    error: { type: "error", error: { type: "invalid_request_error", message } },
-  });
+  return statusError(400, message, { type: "invalid_request_error" });
 }
+
+/** The Anthropic adapter's error for the stop reason `model_context_window_exceeded`. */
+const windowExceeded = () =>
+  new ProviderError({
+    provider: "anthropic",
+    kind: "stop",
+    type: "model_context_window_exceeded",
+    providerMessage:
+      "the conversation no longer fits the model's context window (stop_reason model_context_window_exceeded); start a new session",
+  });
 
 describe("CompactingClient on the provider's refusal", () => {
   it("compacts and retries the refused request once, learning the maximum from the error", async () => {
@@ -160,9 +168,7 @@ describe("CompactingClient on the provider's refusal", () => {
   });
 
   it("rethrows a refusal that came after text streamed, and compacts before the next request", async () => {
-    const stopped = new Error(
-      "the conversation no longer fits the model's context window (stop_reason model_context_window_exceeded); start a new session",
-    );
+    const stopped = windowExceeded();
     const inner = new FakeClient([
       [text("partial"), stopped],
       [text(summaryText), done],
@@ -181,7 +187,7 @@ describe("CompactingClient on the provider's refusal", () => {
   });
 
   it("passes every other error through without compacting", async () => {
-    const overloaded = Object.assign(new Error("529 Overloaded"), { status: 529 });
+    const overloaded = statusError(529, "Overloaded", { type: "overloaded_error" });
     const inner = new FakeClient([[overloaded]]);
     const client = new CompactingClient(inner, { contextWindow: 100_000 });
     const run = async () => {
@@ -586,54 +592,57 @@ describe("what the model sees after a compaction", () => {
   });
 });
 
-describe("contextOverflow", () => {
+describe("a refusal for length (ProviderError.tooLong)", () => {
   it("recognises each provider's refusal for length and reads the sizes it names", () => {
-    expect(contextOverflow(anthropicTooLong(212_000, 200_000))).toEqual({
+    expect(anthropicTooLong(212_000, 200_000).tooLong).toEqual({
       tokens: 212_000,
       maximum: 200_000,
     });
-    expect(
-      contextOverflow(
-        new Error(
-          "the conversation no longer fits the model's context window (stop_reason model_context_window_exceeded); start a new session",
-        ),
-      ),
-    ).toEqual({});
-    const openai = Object.assign(
-      new Error(
-        "400 This model's maximum context length is 128000 tokens. However, your messages resulted in 130001 tokens.",
-      ),
-      {
-        status: 400,
-        code: "context_length_exceeded",
-      },
+    expect(windowExceeded().tooLong).toEqual({});
+    const openai = statusError(
+      400,
+      "This model's maximum context length is 128000 tokens. However, your messages resulted in 130001 tokens.",
+      { provider: "openai", type: "invalid_request_error", code: "context_length_exceeded" },
     );
-    expect(contextOverflow(openai)).toEqual({ tokens: 130_001, maximum: 128_000 });
-    const vllm = new Error(
+    expect(openai.tooLong).toEqual({ tokens: 130_001, maximum: 128_000 });
+    const vllm = statusError(
+      400,
       "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion).",
+      { provider: "openai", type: "BadRequestError" },
     );
-    expect(contextOverflow(vllm)).toEqual({ tokens: 5000, maximum: 4096 });
+    expect(vllm.tooLong).toEqual({ tokens: 5000, maximum: 4096 });
   });
 
   it("leaves every other error alone", () => {
     for (const error of [
-      new Error("socket hang up"),
-      Object.assign(new Error("400 messages: text content blocks must be non-empty"), {
-        status: 400,
+      new ProviderError({
+        provider: "anthropic",
+        kind: "dropped",
+        providerMessage: "socket hang up",
       }),
-      Object.assign(new Error("429"), {
-        status: 429,
-        error: {
-          error: {
-            type: "rate_limit_error",
-            message: "Number of request tokens has exceeded your per-minute rate limit",
-          },
-        },
+      statusError(400, "messages: text content blocks must be non-empty"),
+      statusError(429, "Number of request tokens has exceeded your per-minute rate limit", {
+        type: "rate_limit_error",
       }),
-      "prompt is too long",
-      undefined,
+      new ProviderError({
+        provider: "openai",
+        kind: "stalled",
+        providerMessage: "prompt is too long",
+      }),
     ])
-      expect(contextOverflow(error)).toBeUndefined();
+      expect(error.tooLong).toBeUndefined();
+  });
+
+  it("compacts only for a provider's refusal, not for another error that reads like one", async () => {
+    const lookalike = new Error("prompt is too long: 3000 tokens > 1900 maximum");
+    const inner = new FakeClient([[lookalike]]);
+    const client = new CompactingClient(inner);
+    const run = async () => {
+      for await (const _ of client.stream(request(longHistory())));
+    };
+    await expect(run()).rejects.toBe(lookalike);
+    expect(inner.requests).toHaveLength(1);
+    expect(client.current).toBeUndefined();
   });
 });
 

@@ -166,6 +166,37 @@ describe("the built package's exports", () => {
     expect(JSON.parse(stdout)).toEqual({ tools: [], status: [] });
   });
 
+  it("throws a provider's failure as the package's ProviderError", async () => {
+    const probe = join(dir, "provider-error.mjs");
+    await writeFile(
+      probe,
+      `import { createServer } from "node:net";
+       import { AnthropicModelClient, OpenAIResponsesModelClient, ProviderError } from "mini-agent";
+       const server = createServer();
+       await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+       const url = "http://127.0.0.1:" + server.address().port;
+       await new Promise((resolve) => server.close(resolve));
+       const options = { apiKey: "k", model: "m", baseURL: url, maxRetries: 0 };
+       const failures = [];
+       for (const client of [new AnthropicModelClient(options), new OpenAIResponsesModelClient(options)]) {
+         try {
+           for await (const _ of client.stream({ system: "", messages: [{ role: "user", content: "hi" }], tools: [] }));
+         } catch (error) {
+           const { name, provider, kind, status, retryable, tooLong } = error;
+           failures.push({ isProviderError: error instanceof ProviderError, name, provider, kind, status, retryable, tooLong: tooLong ?? null });
+         }
+       }
+       console.log(JSON.stringify(failures));`,
+    );
+    const { stdout } = await run(process.execPath, [probe]);
+    const failure = { isProviderError: true, name: "ProviderError", kind: "connection" };
+    const rest = { retryable: false, tooLong: null };
+    expect(JSON.parse(stdout)).toEqual([
+      { ...failure, provider: "anthropic", ...rest },
+      { ...failure, provider: "openai-responses", ...rest },
+    ]);
+  });
+
   it("ships the stream-json schema under its documented name", async () => {
     const probe = join(dir, "schema.mjs");
     await writeFile(

@@ -244,7 +244,8 @@ describe("the Anthropic adapter over httpFetch", () => {
           events.push(event);
       })(),
     );
-    expect((error as Error).name).toBe("APIConnectionError");
+    expect(error).toMatchObject({ name: "ProviderError", kind: "connection" });
+    expect(((error as Error).cause as Error).name).toBe("APIConnectionError");
     expect(events).toEqual([]);
     expect(server.connections).toBe(3);
   }, 20_000);

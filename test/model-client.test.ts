@@ -190,7 +190,7 @@ describe("toModelEvents", () => {
     expect(await run(frames)).toEqual({ out: [{ type: "text", text: "x" }], error: message });
   });
 
-  it("throws a mid-stream error event as a ProviderStreamError with the provider's type and message", async () => {
+  it("throws a mid-stream error event as a ProviderError with the provider's type and message", async () => {
     const frames = [
       ...turn({ text: ["partial"] }).slice(0, 4),
       { type: "error", error: { type: "overloaded_error", message: "Overloaded" } },
@@ -200,7 +200,7 @@ describe("toModelEvents", () => {
     expect(out).toEqual([{ type: "text", text: "partial" }]);
     expect(error).toBeInstanceOf(Error);
     expect(shapeOf(error)).toEqual({
-      name: "ProviderStreamError",
+      name: "ProviderError",
       type: "overloaded_error",
       message: "Overloaded",
     });
@@ -209,12 +209,12 @@ describe("toModelEvents", () => {
   it("keeps a mid-stream error's message on one line and names a bare error plainly", async () => {
     const multiline = { type: "error", error: { type: "api_error", message: "Internal\n  error" } };
     expect(shapeOf((await caught([...start, multiline])).error)).toEqual({
-      name: "ProviderStreamError",
+      name: "ProviderError",
       type: "api_error",
       message: "Internal error",
     });
     expect(shapeOf((await caught([...start, { type: "error" }])).error)).toEqual({
-      name: "ProviderStreamError",
+      name: "ProviderError",
       type: "error",
       message: "the provider sent an error without a message",
     });

@@ -86,7 +86,7 @@ describe("runAgent with the OpenAI SDK against a local Chat Completions server",
       "The server had an error while processing your request",
     ],
   ])(
-    "throws %s in-band error as a ProviderStreamError and commits nothing",
+    "throws %s in-band error as a ProviderError and commits nothing",
     async (_name, errorShape, type, message) => {
       const server = await serve([
         stream(completion({ text: ["a", "b", "c"] }), { errorAfter: 2, errorShape }),
@@ -100,7 +100,7 @@ describe("runAgent with the OpenAI SDK against a local Chat Completions server",
         onEvent: (e) => void events.push(e),
       }).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(Error);
-      expect(error).toMatchObject({ name: "ProviderStreamError", type, message });
+      expect(error).toMatchObject({ name: "ProviderError", type, message });
       expect(events.filter((event) => event.type === "message")).toEqual([]);
     },
   );

@@ -146,22 +146,22 @@ describe("toModelEventsFromOpenAI", () => {
     expect((await run(chunksOf({ text: ["x"], finishReason: reason }))).error).toBe(message);
   });
 
-  it("throws in-band errors in OpenAI's and vLLM's shapes as a ProviderStreamError", async () => {
+  it("throws in-band errors in OpenAI's and vLLM's shapes as a ProviderError", async () => {
     const openai = await caught([{ error: { message: "boom", type: "server_error" } }]);
     expect(openai.error).toBeInstanceOf(Error);
     expect(shapeOf(openai.error)).toEqual({
-      name: "ProviderStreamError",
+      name: "ProviderError",
       type: "server_error",
       message: "boom",
     });
     const vllm = await caught([{ object: "error", message: "overloaded", code: 503 }]);
     expect(shapeOf(vllm.error)).toEqual({
-      name: "ProviderStreamError",
+      name: "ProviderError",
       type: "error",
       message: "overloaded",
     });
     expect(shapeOf((await caught([{ error: {} }])).error)).toEqual({
-      name: "ProviderStreamError",
+      name: "ProviderError",
       type: "error",
       message: "the provider sent an error without a message",
     });

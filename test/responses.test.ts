@@ -233,8 +233,8 @@ describe("the Responses API adapter", () => {
     }
     expect(failures).toEqual([
       "Error: the provider's content filter stopped the answer (response.incomplete content_filter)",
-      "ProviderStreamError: The server had an error processing your request. Sorry about that!",
-      "ProviderStreamError: The server had an error processing your request. Sorry about that!",
+      "ProviderError: The server had an error processing your request. Sorry about that!",
+      "ProviderError: The server had an error processing your request. Sorry about that!",
     ]);
   });
 

@@ -1,10 +1,12 @@
+import * as anthropicErrors from "@anthropic-ai/sdk/core/error";
+import * as openaiErrors from "openai/core/error";
 import { describe, expect, it } from "vitest";
 import { runAgent } from "../src/agent.js";
 import { retryLine } from "../src/cli/notices.js";
 import { failWhenIdle } from "../src/providers/idle.js";
-import { ProviderStreamError } from "../src/providers/stream-error.js";
+import { ProviderError, providerErrorFrom, retryAfterMs } from "../src/providers/provider-error.js";
 import type { RetryNotice } from "../src/runner/events.js";
-import { isRetryable, retryAfterMs, retryLostRound } from "../src/runner/retry.js";
+import { isRetryable, retryLostRound } from "../src/runner/retry.js";
 import { readSession } from "../src/session/session.js";
 import { status, stream, turn } from "../src/testing/anthropic-server.js";
 import { call, done, FakeClient, text } from "../src/testing/fake-client.js";
@@ -16,6 +18,7 @@ import {
 import type { Message, Tool } from "../src/types.js";
 import { useCleanup } from "./support/cleanup.js";
 import { runBin, sessionFiles, useCliSetup } from "./support/cli.js";
+import { statusError, streamError } from "./support/provider-errors.js";
 import { protocolLines } from "./support/stream-json.js";
 
 /** The CLI runs a round again when it was lost to a passing provider failure and committed nothing. */
@@ -224,7 +227,7 @@ const user: Message = { role: "user", content: "go" };
 const throwingTool: Tool = {
   spec: { name: "fetch_docs", description: "d", inputSchema: { type: "object" } },
   execute: async () => {
-    throw new ProviderStreamError("overloaded_error", "Overloaded");
+    throw streamError("overloaded_error", "Overloaded");
   },
 };
 
@@ -259,7 +262,7 @@ describe("retryLostRound", () => {
       [text("again"), done],
     ]);
     const { outcome, notices, history } = await attempt({ client, tools: [throwingTool] });
-    expect(outcome).toMatchObject({ name: "ProviderStreamError", type: "overloaded_error" });
+    expect(outcome).toMatchObject({ name: "ProviderError", type: "overloaded_error" });
     expect(notices).toEqual([]);
     expect(client.requests).toHaveLength(1);
     expect(history.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
@@ -271,7 +274,7 @@ describe("retryLostRound", () => {
       [text("again"), done],
     ]);
     const policy = () => {
-      throw Object.assign(new Error("Service Unavailable"), { status: 503 });
+      throw statusError(503, "Service Unavailable");
     };
     const { outcome, notices } = await attempt({ client, tools: [throwingTool], policy });
     expect(outcome).toMatchObject({ status: 503 });
@@ -281,7 +284,7 @@ describe("retryLostRound", () => {
 
   it("runs again a round whose stream failed before anything was committed", async () => {
     const client = new FakeClient([
-      [text("half"), new ProviderStreamError("api_error", "Internal server error")],
+      [text("half"), streamError("api_error", "Internal server error")],
       [text("whole"), done],
     ]);
     const { outcome, notices, history } = await attempt({ client });
@@ -292,10 +295,18 @@ describe("retryLostRound", () => {
   });
 
   it("says a status once when the SDK's message already begins with it (OpenAI's)", async () => {
-    const failure = Object.assign(new Error("500 test server: no scripted reply 5"), {
-      status: 500,
-    });
-    const client = new FakeClient([[failure], [text("whole"), done]]);
+    const failure = providerErrorFrom(
+      "openai",
+      openaiErrors.APIError.generate(
+        500,
+        undefined,
+        "test server: no scripted reply 5",
+        new Headers(),
+      ),
+      openaiErrors,
+    );
+    expect(failure).toBeInstanceOf(ProviderError);
+    const client = new FakeClient([[failure as ProviderError], [text("whole"), done]]);
     const { notices } = await attempt({ client });
     expect(notices).toEqual([
       { attempt: 2, attempts: 4, delayMs: 1, reason: "500: test server: no scripted reply 5" },
@@ -304,7 +315,7 @@ describe("retryLostRound", () => {
 
   it("gives the reason as it is to JSON consumers, and made visible on the terminal line", async () => {
     const client = new FakeClient([
-      [new ProviderStreamError("api_error", "down \x1b[2J again")],
+      [streamError("api_error", "down \x1b[2J again")],
       [text("whole"), done],
     ]);
     const { notices } = await attempt({ client });
@@ -318,7 +329,7 @@ describe("retryLostRound", () => {
 
   it("does not run again a stream error that does not pass with time", async () => {
     const client = new FakeClient([
-      [new ProviderStreamError("invalid_request_error", "bad")],
+      [streamError("invalid_request_error", "bad")],
       [text("whole"), done],
     ]);
     const { outcome, notices } = await attempt({ client });
@@ -328,6 +339,19 @@ describe("retryLostRound", () => {
 });
 
 describe("which failures pass with time", () => {
+  /** What the Anthropic adapter throws for what its SDK or transport threw. */
+  const adapted = (error: unknown) => providerErrorFrom("anthropic", error, anthropicErrors);
+  /** An HTTP error status from the Anthropic SDK, as the adapter throws it. */
+  const sdkStatus = (status: number, headers: Record<string, string> = {}) =>
+    adapted(
+      anthropicErrors.APIError.generate(
+        status,
+        { type: "error", error: { type: "api_error", message: "failed" } },
+        undefined,
+        new Headers(headers),
+      ),
+    );
+
   /** The error of a stream that sends nothing until the idle timer aborts its request. */
   const stalled = async () => {
     const controller = new AbortController();
@@ -343,31 +367,27 @@ describe("which failures pass with time", () => {
   };
 
   it.each([
-    ["an overload mid-stream", new ProviderStreamError("overloaded_error", "Overloaded"), true],
-    ["an api_error mid-stream", new ProviderStreamError("api_error", "x"), true],
-    ["a rate limit mid-stream", new ProviderStreamError("rate_limit_error", "x"), true],
-    ["a server_error mid-stream", new ProviderStreamError("server_error", "x"), true],
-    ["another error type mid-stream", new ProviderStreamError("error", "x"), false],
-    ["a 529", { status: 529 }, true],
-    ["a 500", { status: 500 }, true],
-    ["a 429", { status: 429 }, true],
-    ["a 408", { status: 408 }, true],
-    ["a 400", { status: 400 }, false],
-    ["a 401", { status: 401 }, false],
-    ["a 413", { status: 413 }, false],
-    [
-      "a 529 the server says not to retry",
-      { status: 529, headers: new Headers({ "x-should-retry": "false" }) },
-      false,
-    ],
+    ["an overload mid-stream", streamError("overloaded_error", "Overloaded"), true],
+    ["an api_error mid-stream", streamError("api_error", "x"), true],
+    ["a rate limit mid-stream", streamError("rate_limit_error", "x"), true],
+    ["a server_error mid-stream", streamError("server_error", "x"), true],
+    ["another error type mid-stream", streamError("error", "x"), false],
+    ["a 529", sdkStatus(529), true],
+    ["a 500", sdkStatus(500), true],
+    ["a 429", sdkStatus(429), true],
+    ["a 408", sdkStatus(408), true],
+    ["a 400", sdkStatus(400), false],
+    ["a 401", sdkStatus(401), false],
+    ["a 413", sdkStatus(413), false],
+    ["a 529 the server says not to retry", sdkStatus(529, { "x-should-retry": "false" }), false],
     [
       "a connection that could not be made (the SDK retried it)",
-      Object.assign(new Error("Connection error."), { name: "APIConnectionError" }),
+      adapted(new anthropicErrors.APIConnectionError({ message: "Connection error." })),
       false,
     ],
     [
       "a dropped stream",
-      Object.assign(new TypeError("terminated"), { cause: { code: "UND_ERR_SOCKET" } }),
+      adapted(Object.assign(new TypeError("terminated"), { cause: { code: "UND_ERR_SOCKET" } })),
       true,
     ],
     ["a plain error", new Error("model completed without text or tool calls"), false],
@@ -377,18 +397,17 @@ describe("which failures pass with time", () => {
   });
 
   it("counts a stalled stream as passing", async () => {
-    expect(isRetryable(await stalled())).toBe(true);
+    expect(isRetryable(adapted(await stalled()))).toBe(true);
   });
 
   it("reads retry-after-ms, retry-after in seconds and as a date", () => {
     const now = Date.parse("2025-01-01T00:00:00Z");
-    const waitFor = (headers: Record<string, string>) =>
-      retryAfterMs({ headers: new Headers(headers) }, now);
+    const waitFor = (headers: Record<string, string>) => retryAfterMs(new Headers(headers), now);
     expect(waitFor({ "retry-after-ms": "250" })).toBe(250);
     expect(waitFor({ "retry-after": "2" })).toBe(2000);
     expect(waitFor({ "retry-after": "Wed, 01 Jan 2025 00:00:30 GMT" })).toBe(30_000);
     expect(waitFor({ "retry-after": "soon" })).toBeUndefined();
     expect(waitFor({})).toBeUndefined();
-    expect(retryAfterMs(new Error("no headers"))).toBeUndefined();
+    expect(retryAfterMs(undefined)).toBeUndefined();
   });
 });

@@ -1,7 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { denyBashByDefault } from "../src/approval.js";
-import { ProviderStreamError } from "../src/providers/stream-error.js";
 import type { TurnEvent } from "../src/runner/events.js";
 import { Journal } from "../src/runner/journal.js";
 import { SessionRunner } from "../src/runner/runner.js";
@@ -10,6 +9,7 @@ import { SessionStore } from "../src/session/store.js";
 import { call, FakeClient, text } from "../src/testing/fake-client.js";
 import { assertValidHistory } from "../src/testing/history.js";
 import type { BeforeToolCall, ModelEvent, Tool } from "../src/types.js";
+import { streamError } from "./support/provider-errors.js";
 import { useTempDirs } from "./support/temp.js";
 
 /**
@@ -49,7 +49,7 @@ async function setUp() {
     return approval;
   };
   const client = new FakeClient([
-    [text("half"), new ProviderStreamError("overloaded_error", "Overloaded")],
+    [text("half"), streamError("overloaded_error", "Overloaded")],
     [call("c1", "manual"), call("c2", "bash", { command: "rm -rf /" }), done],
     [text("read it"), done],
     [text(summary), done],

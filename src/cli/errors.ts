@@ -1,23 +1,17 @@
+import { ProviderError, type ProviderName } from "../providers/provider-error.js";
 import { secretRedactor } from "../secrets.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { scrubURLs, shownURL } from "../url.js";
 import { visible } from "../visible.js";
-import { UsageError } from "./args.js";
 
-/**
- * What a provider error may carry. An HTTP error has a `status`; an error event in the middle of
- * a stream has none, only a string `type` (`overloaded_error`) and the provider's `message`.
- * Anthropic nests the body's error one level deeper than OpenAI.
- */
-interface ProviderError extends Error {
-  status?: number;
-  type?: unknown;
-  error?: { error?: { type?: string; message?: string }; type?: string; message?: string };
-}
+const keyVariables: Record<ProviderName, string> = {
+  anthropic: "ANTHROPIC_API_KEY",
+  openai: "OPENAI_API_KEY",
+  "openai-responses": "OPENAI_API_KEY",
+};
 
 const hintsByStatus: Record<number, string> = {
   400: "the provider rejected the request",
-  401: "check the API key (ANTHROPIC_API_KEY or OPENAI_API_KEY)",
   403: "the key is not allowed to use this model or endpoint",
   404: "check --model and --base-url",
   413: "the request is too large; start a new session",
@@ -28,7 +22,6 @@ const hintsByStatus: Record<number, string> = {
 
 const hintsByType: Record<string, string> = {
   invalid_request_error: "the provider rejected the request",
-  authentication_error: "check the API key (ANTHROPIC_API_KEY or OPENAI_API_KEY)",
   permission_error: "the key is not allowed to use this model or endpoint",
   not_found_error: "check --model and --base-url",
   request_too_large: "the request is too large; start a new session",
@@ -52,47 +45,52 @@ export function describeError(
 }
 
 function describe(error: unknown, baseURL: string | undefined): string {
-  if (error instanceof UsageError) return error.message;
-  const err: ProviderError = error instanceof Error ? error : new Error(String(error));
-  if (err.name === "CompactionError" && err.cause !== undefined)
-    return `${err.message}: ${describe(err.cause, baseURL)}`;
-  const where = baseURL === undefined ? "the provider" : shownURL(baseURL);
-  const parse = httpParseError(err);
-  if (parse !== undefined)
-    return `${where} did not answer in valid HTTP (${parse}): check --base-url`;
-  if (err.name === "APIConnectionError" || err.name === "APIConnectionTimeoutError") {
-    return `could not reach ${where} (${err.message.replace(/\.$/, "")}): check --base-url and the network`;
-  }
-  const body = err.error?.error ?? err.error;
-  if (typeof err.status === "number") {
-    const detail = body?.message ?? err.message;
-    const hint =
-      hintsByStatus[err.status] ??
-      (err.status >= 500 ? "the provider failed; try again later" : "");
-    return `provider error ${err.status}${body?.type ? ` ${body.type}` : ""}: ${detail}${hint ? ` (${hint})` : ""}`;
-  }
-  const type = typeof body?.type === "string" && body.type !== "error" ? body.type : err.type;
-  if (typeof type === "string") {
-    const detail = body?.message ?? err.message;
-    const hint = hintsByType[type] ?? "the answer stopped mid-stream; try again";
-    return `provider error ${type}: ${detail} (${hint})`;
-  }
-  return err.message;
+  if (isCompactionError(error) && error.cause !== undefined)
+    return `${error.message}: ${describe(error.cause, baseURL)}`;
+  if (error instanceof ProviderError) return describeProviderError(error, baseURL);
+  return error instanceof Error ? error.message : String(error);
 }
 
 /**
- * Why Node's HTTP parser refused the server's answer (`Header overflow`), when that is what
- * `error` comes from: the SDKs wrap the transport's `TypeError("fetch failed")` (or, mid-body,
- * `"terminated"`), whose cause is the parser's error, coded `HPE_…`.
+ * Known by name: the class's module brings the session's schemas with it, which the command's
+ * light entry (it reports what escapes a turn) does not load.
  */
-function httpParseError(error: Error): string | undefined {
-  let cause: unknown = error;
-  for (let depth = 0; depth < 4 && cause instanceof Error; depth++, cause = cause.cause) {
-    const { code, reason } = cause as Error & { code?: unknown; reason?: unknown };
-    if (typeof code === "string" && code.startsWith("HPE_"))
-      return typeof reason === "string" && reason !== "" ? reason : code;
+function isCompactionError(error: unknown): error is Error {
+  return error instanceof Error && error.name === "CompactionError";
+}
+
+/** A provider's failure with what to do about it; a refused key names the provider's variable. */
+function describeProviderError(error: ProviderError, baseURL: string | undefined): string {
+  const where = baseURL === undefined ? "the provider" : shownURL(baseURL);
+  const keyHint = `check the API key (${keyVariables[error.provider]})`;
+  switch (error.kind) {
+    case "invalid-http":
+      return `${where} did not answer in valid HTTP (${error.providerMessage}): check --base-url`;
+    case "connection":
+    case "timeout":
+      return `could not reach ${where} (${error.providerMessage.replace(/\.$/, "")}): check --base-url and the network`;
+    case "status": {
+      const status = error.status ?? 0;
+      const hint =
+        status === 401
+          ? keyHint
+          : (hintsByStatus[status] ??
+            (status >= 500 ? "the provider failed; try again later" : ""));
+      return `provider error ${status}${error.type ? ` ${error.type}` : ""}: ${error.providerMessage}${hint ? ` (${hint})` : ""}`;
+    }
+    case "stream": {
+      const type = error.type ?? "error";
+      const hint =
+        type === "authentication_error"
+          ? keyHint
+          : (hintsByType[type] ?? "the answer stopped mid-stream; try again");
+      return `provider error ${type}: ${error.providerMessage} (${hint})`;
+    }
+    case "stop":
+    case "dropped":
+    case "stalled":
+      return error.providerMessage;
   }
-  return undefined;
 }
 
 /** `no space left on device (ENOSPC)`: what a failed system call means, and its code. */

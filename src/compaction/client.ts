@@ -1,9 +1,9 @@
 import { normalizeHistory } from "../history/normalize.js";
 import { historyProblem } from "../history/valid.js";
+import { ProviderError } from "../providers/provider-error.js";
 import type { Message, ModelClient, ModelEvent, ModelRequest, Usage } from "../types.js";
 import { chooseCut } from "./cut.js";
 import { factsOf, mergeFacts, noFacts } from "./facts.js";
-import { contextOverflow } from "./overflow.js";
 import { type Compaction, CompactionError } from "./record.js";
 import { charsPerToken, messagesTokens, requestTokens, textTokens } from "./size.js";
 import { requestSummary, summaryPrompt, summaryRequestText } from "./summary.js";
@@ -114,7 +114,8 @@ export class CompactingClient implements ModelClient {
         }
         return;
       } catch (error) {
-        const overflow = request.signal?.aborted ? undefined : contextOverflow(error);
+        const overflow =
+          !request.signal?.aborted && error instanceof ProviderError ? error.tooLong : undefined;
         if (!overflow) throw error;
         if (overflow.maximum !== undefined && overflow.maximum < (this.window ?? Infinity))
           this.window = overflow.maximum;

@@ -8,8 +8,8 @@ import type {
 } from "@anthropic-ai/sdk/resources/messages";
 import { admitCalls, type RoundIds } from "../history/calls.js";
 import type { Message, ModelEvent, Reasoning, ToolCall, ToolSpec, Usage } from "../types.js";
+import { ProviderError, streamErrorFrom } from "./provider-error.js";
 import { isResponsesReasoning } from "./responses-reasoning.js";
-import { streamErrorFrom } from "./stream-error.js";
 
 /**
  * The Anthropic Messages translation, both ways, with no I/O: `toAnthropicMessages` for what we
@@ -176,7 +176,7 @@ interface StreamState {
  * until `message_stop` confirms a supported stop reason, so a call cut short is never yielded,
  * and leave with ids and names the provider takes (`admitCalls`; `ids.taken` are the ids the
  * history already holds). Unknown event and block types are ignored; out-of-order events throw;
- * an `error` event throws a `ProviderStreamError`.
+ * an `error` event throws a `ProviderError`.
  */
 export async function* toModelEvents(
   events: AsyncIterable<RawMessageStreamEvent>,
@@ -203,7 +203,7 @@ export async function* toModelEvents(
 }
 
 function step(state: StreamState, event: RawMessageStreamEvent): ModelEvent | "stop" | undefined {
-  if ((event as { type: string }).type === "error") throw streamErrorFrom(event);
+  if ((event as { type: string }).type === "error") throw streamErrorFrom("anthropic", event);
   switch (event.type) {
     case "message_start": {
       const usage = event.message?.usage;
@@ -343,6 +343,13 @@ function checkStop(state: StreamState): void {
   if (!(supportedStopReasons as readonly string[]).includes(reason)) {
     const open = [...state.blocks.values()].some((b) => b.kind === "tool");
     const base = stopReasonErrors[reason] ?? `unsupported stop_reason ${JSON.stringify(reason)}`;
+    if (reason === "model_context_window_exceeded")
+      throw new ProviderError({
+        provider: "anthropic",
+        kind: "stop",
+        type: reason,
+        providerMessage: base,
+      });
     if (reason !== "max_tokens") throw new Error(base);
     if (open) throw new Error(`${base}; the cut-off tool call was not run`);
     throw new Error(

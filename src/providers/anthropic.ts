@@ -1,5 +1,5 @@
 import { BaseAnthropic } from "@anthropic-ai/sdk/client";
-import { APIError } from "@anthropic-ai/sdk/core/error";
+import * as sdkErrors from "@anthropic-ai/sdk/core/error";
 import { Messages } from "@anthropic-ai/sdk/resources/messages/messages";
 import { callIdsIn } from "../history/calls.js";
 import { normalizeHistory } from "../history/normalize.js";
@@ -12,7 +12,7 @@ import {
 } from "./anthropic-protocol.js";
 import { loopThinking } from "./anthropic-thinking.js";
 import { failWhenIdle, linkedController } from "./idle.js";
-import { streamErrorFrom } from "./stream-error.js";
+import { providerErrorFrom } from "./provider-error.js";
 
 export interface AnthropicOptions {
   apiKey: string;
@@ -49,7 +49,8 @@ class MessagesOnly extends BaseAnthropic {
  * history as `normalizeHistory` makes it, and every call it yields has an id and a name the API
  * takes. The SDK retries before the first event; nothing is retried after it. The abort signal
  * reaches the HTTP request. The SDK's timeout covers only the headers, so a stream that goes
- * quiet is failed by an idle timer. A mid-stream `error` event throws a `ProviderStreamError`.
+ * quiet is failed by an idle timer. Every failure of the provider (an error status, a mid-stream
+ * `error` event, a connection refused or dropped, a stall) is thrown as a `ProviderError`.
  * Thinking is asked for per tool loop, as the loop began (`loopThinking`).
  */
 export class AnthropicModelClient implements ModelClient {
@@ -96,10 +97,7 @@ export class AnthropicModelClient implements ModelClient {
         taken: callIdsIn(history),
       });
     } catch (error) {
-      // The SDK throws an `event: error` as an APIError with the response's headers and no status.
-      if (error instanceof APIError && error.status === undefined && error.headers !== undefined)
-        throw streamErrorFrom(error.error);
-      throw error;
+      throw providerErrorFrom("anthropic", error, sdkErrors);
     } finally {
       release();
     }

@@ -5,8 +5,8 @@ import type {
 } from "openai/resources/chat/completions";
 import { admitCalls, callInput, type RoundIds } from "../history/calls.js";
 import type { Message, ModelEvent, Reasoning, ToolCall, ToolSpec, Usage } from "../types.js";
+import { streamErrorFrom } from "./provider-error.js";
 import { isResponsesReasoning } from "./responses-reasoning.js";
-import { streamErrorFrom } from "./stream-error.js";
 
 /**
  * The OpenAI Chat Completions translation, both ways, with no I/O. It follows OpenAI and
@@ -126,7 +126,7 @@ function reasoningPiece(delta: object): string {
  * stream proved complete, with ids and names the provider takes (`admitCalls`: a missing id is
  * generated, `ids.taken` are the ids the history already holds). A round with calls is a tool
  * round whatever `finish_reason` says. Reasoning streams out as `thinking` pieces and is kept
- * as one part, released with the calls. An in-band error throws a `ProviderStreamError`.
+ * as one part, released with the calls. An in-band error throws a `ProviderError`.
  */
 export async function* toModelEventsFromOpenAI(
   chunks: AsyncIterable<ChatCompletionChunk>,
@@ -144,7 +144,7 @@ export async function* toModelEventsFromOpenAI(
   };
 
   for await (const raw of chunks as AsyncIterable<LooseChunk>) {
-    if (raw.object === "error" || raw.error) throw streamErrorFrom(raw);
+    if (raw.object === "error" || raw.error) throw streamErrorFrom("openai", raw);
     if (raw.usage) {
       usage = {
         inputTokens: raw.usage.prompt_tokens,

@@ -1,4 +1,5 @@
-import OpenAI, { APIError } from "openai";
+import OpenAI from "openai";
+import * as sdkErrors from "openai/core/error";
 import type {
   ResponseCreateParamsStreaming,
   ResponseStreamEvent,
@@ -9,12 +10,12 @@ import { callIdsIn } from "../history/calls.js";
 import { normalizeHistory } from "../history/normalize.js";
 import type { ModelClient, ModelEvent, ModelRequest, ThinkingLevel } from "../types.js";
 import { failWhenIdle, linkedController } from "./idle.js";
+import { ProviderError, providerErrorFrom } from "./provider-error.js";
 import {
   toModelEventsFromResponses,
   toResponsesInput,
   toResponsesTools,
 } from "./responses-protocol.js";
-import { streamErrorFrom } from "./stream-error.js";
 
 export interface OpenAIResponsesOptions {
   apiKey?: string;
@@ -49,7 +50,8 @@ export interface OpenAIResponsesOptions {
  * (`store: false`), and each round's reasoning asked for encrypted
  * (`include: ["reasoning.encrypted_content"]`), kept in the history and sent back before the
  * call it preceded, so the model keeps its reasoning through a tool loop. Every request sends
- * the history as `normalizeHistory` makes it; an in-band error throws a `ProviderStreamError`.
+ * the history as `normalizeHistory` makes it; every failure of the provider (an error status, an
+ * in-band error, a connection refused or dropped, a stall) is thrown as a `ProviderError`.
  */
 export class OpenAIResponsesModelClient implements ModelClient {
   private readonly client: OpenAI;
@@ -102,10 +104,7 @@ export class OpenAIResponsesModelClient implements ModelClient {
         { taken: callIdsIn(history), model },
       );
     } catch (error) {
-      // The SDK throws `data: {"error": …}` as an APIError with the response's headers and no status.
-      if (error instanceof APIError && error.status === undefined && error.headers !== undefined)
-        throw streamErrorFrom(error.error);
-      throw error;
+      throw providerErrorFrom("openai-responses", error, sdkErrors);
     } finally {
       release();
     }
@@ -126,7 +125,8 @@ export class OpenAIResponsesModelClient implements ModelClient {
       const sent: ResponsesBody = input === undefined ? body : { ...body, input };
       try {
         return await this.client.responses.create({ ...sent, ...include }, { signal });
-      } catch (error) {
+      } catch (thrown) {
+        const error = providerErrorFrom("openai-responses", thrown, sdkErrors);
         const item = unverifiedItem(error);
         if (item !== undefined && hasItem(input, item) && !this.unverifiable.has(item)) {
           this.unverifiable.add(item);
@@ -150,10 +150,10 @@ function reasoningOf(level: ThinkingLevel | undefined): Reasoning | undefined {
 
 /** The reasoning item of a "could not be verified" refusal, when that is what `error` is. */
 function unverifiedItem(error: unknown): string | undefined {
-  if (!(error instanceof APIError) || error.status !== 400) return undefined;
-  const body = error.error as { message?: unknown } | undefined;
-  const message = typeof body?.message === "string" ? body.message : "";
-  return /The encrypted content for item (\S+) could not be verified\./.exec(message)?.[1];
+  if (!(error instanceof ProviderError) || error.status !== 400) return undefined;
+  return /The encrypted content for item (\S+) could not be verified\./.exec(
+    error.providerMessage,
+  )?.[1];
 }
 
 type Input = ResponsesBody["input"];
@@ -176,9 +176,7 @@ function withoutItems(input: Input, ids: ReadonlySet<string>): Input {
 }
 
 function encryptionRefused(error: unknown): boolean {
-  if (!(error instanceof APIError) || error.status !== 400) return false;
-  const body = error.error as { message?: unknown } | undefined;
+  if (!(error instanceof ProviderError) || error.status !== 400) return false;
   // Matched anywhere in the message, as gateways pass it on inside their own.
-  const message = typeof body?.message === "string" ? body.message : "";
-  return message.includes("Encrypted content is not supported with this model.");
+  return error.providerMessage.includes("Encrypted content is not supported with this model.");
 }

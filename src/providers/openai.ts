@@ -1,4 +1,5 @@
-import OpenAI, { APIError } from "openai";
+import OpenAI from "openai";
+import * as sdkErrors from "openai/core/error";
 import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
@@ -9,7 +10,7 @@ import { normalizeHistory } from "../history/normalize.js";
 import type { ModelClient, ModelEvent, ModelRequest, ThinkingLevel } from "../types.js";
 import { failWhenIdle, linkedController } from "./idle.js";
 import { toModelEventsFromOpenAI, toOpenAIMessages, toOpenAITools } from "./openai-protocol.js";
-import { streamErrorFrom } from "./stream-error.js";
+import { ProviderError, providerErrorFrom } from "./provider-error.js";
 
 export interface OpenAIOptions {
   /** Optional for local servers (Ollama, vLLM, llama.cpp), which ignore it. */
@@ -76,7 +77,8 @@ export const effortRefusedNotice =
 /**
  * `ModelClient` for streaming Chat Completions over the official `openai` SDK. Every request
  * sends the history as `normalizeHistory` makes it, and every call it yields has an id and a
- * name the API takes. An in-band error throws a `ProviderStreamError`.
+ * name the API takes. Every failure of the provider (an error status, an in-band error, a
+ * connection refused or dropped, a stall) is thrown as a `ProviderError`.
  */
 export class OpenAIModelClient implements ModelClient {
   private readonly client: OpenAI;
@@ -122,10 +124,7 @@ export class OpenAIModelClient implements ModelClient {
         { taken: callIdsIn(history) },
       );
     } catch (error) {
-      // The SDK throws `data: {"error": …}` as an APIError with the response's headers and no status.
-      if (error instanceof APIError && error.status === undefined && error.headers !== undefined)
-        throw streamErrorFrom(error.error);
-      throw error;
+      throw providerErrorFrom("openai", error, sdkErrors);
     } finally {
       release();
     }
@@ -144,16 +143,16 @@ export class OpenAIModelClient implements ModelClient {
       try {
         return await this.client.chat.completions.create(body(), { signal });
       } catch (error) {
-        if (!this.adjust(error)) throw error;
+        const failure = providerErrorFrom("openai", error, sdkErrors);
+        if (!this.adjust(failure)) throw failure;
       }
     }
   }
 
   /** Whether `error` is a refusal this client now answers by sending the request otherwise. */
   private adjust(error: unknown): boolean {
-    if (!(error instanceof APIError) || error.status !== 400) return false;
-    const body = error.error as { message?: unknown } | undefined;
-    const message = typeof body?.message === "string" ? body.message : "";
+    if (!(error instanceof ProviderError) || error.status !== 400) return false;
+    const message = error.providerMessage;
     if (!this.effortNone && refusals.effort.test(message)) {
       this.effortNone = true;
       this.options.onNotice?.(effortRefusedNotice);

@@ -6,8 +6,8 @@ import type {
 } from "openai/resources/responses/responses";
 import { admitCalls, callInput, type RoundIds } from "../history/calls.js";
 import type { Message, ModelEvent, Reasoning, ToolCall, ToolSpec, Usage } from "../types.js";
+import { streamErrorFrom } from "./provider-error.js";
 import { responsesReasoningData, responsesReasoningFor } from "./responses-reasoning.js";
-import { streamErrorFrom } from "./stream-error.js";
 
 /**
  * The OpenAI Responses API translation, both ways, with no I/O: `toResponsesInput` for what we
@@ -197,13 +197,16 @@ export async function* toModelEventsFromResponses(
       }
       case "response.failed": {
         const error = event.response.error;
-        throw streamErrorFrom({
+        throw streamErrorFrom("openai-responses", {
           type: error?.code ?? "error",
           message: error?.message ?? "the response failed",
         });
       }
       case "error":
-        throw streamErrorFrom({ type: event.code ?? "error", message: event.message });
+        throw streamErrorFrom("openai-responses", {
+          type: event.code ?? "error",
+          message: event.message,
+        });
       default:
         break;
     }

@@ -1,4 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { CompactionError } from "../compaction/record.js";
+import { ProviderError } from "../providers/provider-error.js";
 import { secretRedactor } from "../secrets.js";
 import type { ModelClient, ModelEvent, ModelRequest } from "../types.js";
 import { scrubURLs } from "../url.js";
@@ -66,7 +68,8 @@ export async function retryLostRound<T>(options: LostRoundOptions<T>): Promise<T
       if (!lost || signal.aborted || attempt >= policy.attempts) throw error;
       attempt++;
       const delayMs = Math.min(
-        retryAfterMs(error) ?? policy.firstDelayMs * 2 ** (attempt - 2),
+        (error instanceof ProviderError ? error.retryAfterMs : undefined) ??
+          policy.firstDelayMs * 2 ** (attempt - 2),
         policy.maxDelayMs,
       );
       const reason = redact(scrubURLs(reasonOf(error), options.baseURL));
@@ -100,92 +103,34 @@ class RoundWatch implements ModelClient {
   }
 }
 
-interface ErrorFields {
-  name?: unknown;
-  type?: unknown;
-  status?: unknown;
-  code?: unknown;
-  message?: unknown;
-  cause?: { code?: unknown };
-  headers?: unknown;
-  error?: { error?: { type?: unknown; message?: unknown } };
-}
-
-const fields = (error: unknown): ErrorFields =>
-  typeof error === "object" && error !== null ? (error as ErrorFields) : {};
-
 /**
- * Types of a mid-stream provider error (`ProviderStreamError`) that pass with time: Anthropic's
- * overload, server failure and rate limit, and the OpenAI-compatible server failure.
- */
-const passingTypes = new Set(["overloaded_error", "api_error", "rate_limit_error", "server_error"]);
-
-/** Codes of a connection that broke mid-stream (Node's fetch puts them on the error's `cause`). */
-const brokenConnection = new Set([
-  "UND_ERR_SOCKET",
-  "UND_ERR_CLOSED",
-  "UND_ERR_BODY_TIMEOUT",
-  "ECONNRESET",
-  "ETIMEDOUT",
-  "EPIPE",
-]);
-
-/**
- * A failure that may pass if tried again, or a compaction that failed of one (its summary request
- * was lost; a compaction that could not shrink the request is not): a mid-stream error of type `overloaded_error`,
- * `api_error`, `rate_limit_error` or `server_error`; an HTTP 408, 409, 429 or 5xx (what the SDKs retry before
- * the first event, once their own retries ran out); a connection that broke mid-stream; a stream
- * that stalled. Not when the server said `x-should-retry: false`, and not a connection that could
- * not be made (`APIConnectionError`): the SDK already tried it again, and it is most often a
- * wrong address, which is better said at once.
+ * A failure that may pass if tried again (`ProviderError.retryable`), or a compaction that failed
+ * of one (its summary request was lost; a compaction that could not shrink the request is not).
  */
 export function isRetryable(error: unknown): boolean {
-  const { name, type, status, code, cause } = fields(error);
-  // A compaction whose summary request was lost that way: the round is run again, and so is it.
-  if (name === "CompactionError") return cause !== undefined && isRetryable(cause);
-  if (header(error, "x-should-retry") === "false") return false;
-  if (name === "ProviderStreamError") return typeof type === "string" && passingTypes.has(type);
-  if (typeof status === "number")
-    return status === 408 || status === 409 || status === 429 || status >= 500;
-  if (name === "StreamStalledError") return true;
-  if (name === "APIConnectionError" || name === "APIConnectionTimeoutError") return false;
-  return [code, cause?.code].some((c) => typeof c === "string" && brokenConnection.has(c));
-}
-
-/** What the provider asked to wait, from `retry-after-ms` or `retry-after` (seconds or a date). */
-export function retryAfterMs(error: unknown, now = Date.now()): number | undefined {
-  const ms = Number.parseFloat(header(error, "retry-after-ms") ?? "");
-  if (Number.isFinite(ms) && ms >= 0) return ms;
-  const value = header(error, "retry-after");
-  if (value === undefined || value.trim() === "") return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
-/** A response header the error carries (the SDKs keep the response's `Headers`). */
-function header(error: unknown, name: string): string | undefined {
-  const { headers } = fields(error);
-  if (headers instanceof Headers) return headers.get(name) ?? undefined;
-  if (typeof headers !== "object" || headers === null) return undefined;
-  const value = (headers as Record<string, unknown>)[name];
-  return typeof value === "string" ? value : undefined;
+  if (error instanceof CompactionError)
+    return error.cause !== undefined && isRetryable(error.cause);
+  return error instanceof ProviderError && error.retryable;
 }
 
 /** The failure in a few words: `overloaded_error: Overloaded`, `529 overloaded_error: Overloaded`. */
 function reasonOf(error: unknown): string {
-  const { name, type, status, message, error: body, cause } = fields(error);
-  const text = typeof message === "string" ? message : String(error);
-  if (name === "CompactionError") return `${text}: ${reasonOf(cause)}`;
-  if (name === "ProviderStreamError") return `${String(type)}: ${text}`;
-  if (typeof status === "number") {
-    const inner = body?.error;
-    const kind = typeof inner?.type === "string" ? ` ${inner.type}` : "";
-    // OpenAI's SDK begins its message with the status (`500 test server: …`): said once.
-    const said = typeof inner?.message === "string" ? inner.message : text;
-    return `${status}${kind}: ${said.startsWith(`${status} `) ? said.slice(`${status} `.length) : said}`;
+  if (error instanceof CompactionError) return `${error.message}: ${reasonOf(error.cause)}`;
+  if (!(error instanceof ProviderError))
+    return error instanceof Error ? error.message : String(error);
+  const said = error.providerMessage;
+  switch (error.kind) {
+    case "status":
+      return `${error.status}${error.type ? ` ${error.type}` : ""}: ${said}`;
+    case "stream":
+      return `${error.type}: ${said}`;
+    case "dropped":
+      return `connection lost: ${said.replace(/\.$/, "")}`;
+    case "stop":
+    case "connection":
+    case "timeout":
+    case "stalled":
+    case "invalid-http":
+      return said;
   }
-  if (name === "StreamStalledError") return text;
-  return `connection lost: ${text.replace(/\.$/, "")}`;
 }

@@ -7,7 +7,7 @@ import {
   statSync,
 } from "node:fs";
 import { realpath } from "node:fs/promises";
-import { basename, join, relative, resolve } from "node:path";
+import { basename, join, relative, resolve, sep } from "node:path";
 import { within } from "../paths.js";
 import { foldersDown, projectRoot } from "../project/root.js";
 import { loadTrust, type TrustEntry, type WorkspaceTrust } from "../trust/trust.js";
@@ -176,6 +176,13 @@ function skillsIn(context: Context, top: string, scope: SkillScope): Skill[] {
     return [];
   }
   const cache = new SkillCache(skillCacheFile(context.state, realTop), context.now);
+  // Whether every folder below the top that is not reached through a link passes the checks
+  // of `loadSkill` as the top does: then they are not made again for each skill.
+  const stateSkills = join(context.state, "skills");
+  const belowIsChecked =
+    scope === "project" ||
+    within(stateSkills, realTop) ||
+    (!within(context.state, realTop) && !within(realTop, context.state));
   const found: Skill[] = [];
   const seen = new Set<string>();
   const visit = ({ path: folder, real: known }: Folder, depth: number): void => {
@@ -191,9 +198,10 @@ function skillsIn(context: Context, top: string, scope: SkillScope): Skill[] {
     const real = known ?? realOf(folder);
     if (real === undefined || seen.has(real)) return;
     seen.add(real);
-    const info = lstatOf(join(folder, "SKILL.md"));
+    const info = lstatOf(`${folder}${sep}SKILL.md`);
     if (info) {
-      const skill = loadSkill({ context, cache, scope }, folder, real, info);
+      const checked = known !== undefined && belowIsChecked;
+      const skill = loadSkill({ context, cache, scope, checked }, folder, real, info);
       if (skill) found.push(skill);
       return;
     }
@@ -232,8 +240,9 @@ function foldersOf(folder: string, real: string, entries: Dirent[]): Folder[] {
     .filter((entry) => !entry.name.startsWith("."))
     .sort((a, b) => (a.name < b.name ? -1 : 1))
     .flatMap((entry) => {
-      const path = join(folder, entry.name);
-      if (entry.isDirectory()) return [{ path, real: join(real, entry.name) }];
+      // Names from `readdir` hold no separator: joined as they are, with nothing to normalise.
+      const path = `${folder}${sep}${entry.name}`;
+      if (entry.isDirectory()) return [{ path, real: `${real}${sep}${entry.name}` }];
       return entry.isSymbolicLink() && statOf(path)?.isDirectory() === true ? [{ path }] : [];
     });
 }
@@ -248,21 +257,30 @@ function hasSkillBelow(folder: string, levels = 4): boolean {
   );
 }
 
+/** How one skill is loaded: `checked` when its folder is known to pass the checks of where it lies. */
+interface Loading {
+  context: Context;
+  cache: SkillCache;
+  scope: SkillScope;
+  checked: boolean;
+}
+
 function loadSkill(
-  { context, cache, scope }: { context: Context; cache: SkillCache; scope: SkillScope },
+  { context, cache, scope, checked }: Loading,
   folder: string,
   realFolder: string,
   info: BigIntStats,
 ): Skill | undefined {
-  const file = join(folder, "SKILL.md");
+  const file = `${folder}${sep}SKILL.md`;
   const folderName = basename(folder);
   const warn = (reason: string, name = folderName) => {
     context.warnings.push({ name, path: file, reason });
     return undefined;
   };
-  if (scope === "project" && !within(context.projectRoot, realFolder))
+  if (!checked && scope === "project" && !within(context.projectRoot, realFolder))
     return warn("its folder links outside the project: not loaded");
   if (
+    !checked &&
     scope === "user" &&
     within(context.state, realFolder) &&
     !within(join(context.state, "skills"), realFolder)
@@ -271,7 +289,7 @@ function loadSkill(
   const read = readSkill(file, info, realFolder, folderName, cache);
   if ("refused" in read) return warn(`${read.refused}: not loaded`);
   const { hash, skill } = read;
-  const location = join(realFolder, "SKILL.md");
+  const location = `${realFolder}${sep}SKILL.md`;
   if (scope === "project") {
     const name = relative(context.projectRoot, location);
     // The trust record decides, by the hash of the content: never the cache.
@@ -292,7 +310,8 @@ function loadSkill(
   return { ...fields, scope, location, folder: realFolder, hash };
 }
 
-const lstatOf = (path: string) => quietly(() => lstatSync(path, { bigint: true }));
+const lstatOf = (path: string) =>
+  quietly(() => lstatSync(path, { bigint: true, throwIfNoEntry: false }));
 
 /** The trust entries that would load every valid project skill not trusted now. */
 export function trustEntriesOf(set: Pick<SkillSet, "untrusted">): TrustEntry[] {

@@ -7,7 +7,7 @@ import {
   readFileSync,
   realpathSync,
 } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, sep } from "node:path";
 import { firstInvalidUtf8 } from "../tools/utf8.js";
 import { contentHash } from "../trust/trust.js";
 import type { SkillCache, SkillReading } from "./cache.js";
@@ -30,7 +30,7 @@ export function readSkill(
   folder: string,
   cache: SkillCache,
 ): SkillReading {
-  let real = join(realFolder, "SKILL.md");
+  let real = `${realFolder}${sep}SKILL.md`;
   if (info.isSymbolicLink()) {
     real = quietly(() => realpathSync(file)) ?? "";
     if (real === "") return { refused: "SKILL.md is a dangling link" };

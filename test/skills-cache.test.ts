@@ -127,6 +127,21 @@ describe("the skill cache", () => {
     ]);
   });
 
+  it("is not read for a trust decision: uncached, each SKILL.md's bytes are hashed", async () => {
+    const s = await setupProject();
+    await discoverSkills(s.places);
+    const cache = await s.readCache();
+    const other = contentHash("other content");
+    const forged = { ...cache.entries[s.file], hash: other };
+    await writeFile(s.cacheFile, JSON.stringify({ ...cache, entries: { [s.file]: forged } }));
+    const cached = await discoverSkills(s.places);
+    expect(cached.untrusted.map((u) => u.entry.hash)).toEqual([other]);
+    const fresh = await discoverSkills({ ...s.places, uncached: true });
+    expect(fresh.untrusted.map((u) => u.entry.hash)).toEqual([
+      contentHash(skillText("review", "The project's review.")),
+    ]);
+  });
+
   it("does not use an entry made in the second the file last changed (the racy case)", async () => {
     const s = await setupProject();
     const places = { ...s.places, now: () => Date.now() };

@@ -56,8 +56,10 @@ export class SkillCache {
     private readonly file: string,
     /** The clock a reading's start is taken from. */
     readonly now: () => number = Date.now,
+    /** `read: false`: no entry is taken from the file (every file is read); it is still written. */
+    { read = true }: { read?: boolean } = {},
   ) {
-    this.entries = readEntries(file);
+    this.entries = read ? readEntries(file) : new Map();
   }
 
   /** The reading of the file at `location` (its `lstat` is `info`), if it can be taken as it is. */

@@ -76,6 +76,11 @@ export interface SkillPlaces {
   folders?: readonly SkillFolder[];
   /** The clock of the skill cache's entries (`Date.now` unless a test sets it). */
   now?: () => number;
+  /**
+   * Read every `SKILL.md` afresh, none through the cache: what `mini-agent trust` records is the
+   * hash of the bytes on disk when the user approved them.
+   */
+  uncached?: boolean;
 }
 
 /** How far discovery looks: skill folders nest at most `depth` folders below a skills folder. */
@@ -106,6 +111,7 @@ export async function discoverSkills(places: SkillPlaces): Promise<SkillSet> {
     trust,
     state,
     now: places.now ?? Date.now,
+    uncached: places.uncached === true,
   };
   const configured = (scope: SkillScope) =>
     (places.folders ?? []).filter((folder) => folder.scope === scope);
@@ -154,6 +160,7 @@ interface Context {
   trust: WorkspaceTrust;
   state: string;
   now: () => number;
+  uncached: boolean;
 }
 
 /**
@@ -175,7 +182,9 @@ function skillsIn(context: Context, top: string, scope: SkillScope): Skill[] {
     });
     return [];
   }
-  const cache = new SkillCache(skillCacheFile(context.state, realTop), context.now);
+  const cache = new SkillCache(skillCacheFile(context.state, realTop), context.now, {
+    read: !context.uncached,
+  });
   // Whether every folder below the top that is not reached through a link passes the checks
   // of `loadSkill` as the top does: then they are not made again for each skill.
   const stateSkills = join(context.state, "skills");

@@ -8,6 +8,7 @@ import { once } from "node:events";
 import {
   chmodSync,
   copyFileSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   renameSync,
@@ -246,6 +247,13 @@ async function trainedCache() {
   const trained = join(scratch, "turn.cache");
   try {
     writeFileSync(join(scratch, "notes.txt"), "hello\n");
+    // One user skill, so the code that finds, reads, caches and lists skills is compiled too.
+    const skill = join(scratch, "state", "skills", "example");
+    mkdirSync(skill, { recursive: true });
+    writeFileSync(
+      join(skill, "SKILL.md"),
+      "---\nname: example\ndescription: What the example skill is for.\n---\nSteps.\n",
+    );
     // Not spawnSync: the local server answers from this process's event loop.
     const child = spawn(
       process.execPath,

@@ -151,6 +151,7 @@ async function untrustedOfWorkspace(
     state: config.stateHome,
     trust,
     folders: settings.skills.map(({ value, scope }) => ({ path: value, scope })),
+    uncached: true,
   });
   const items = [
     ...servers.map((server) => ({

@@ -72,7 +72,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
       runTurn: (prompt) => cliTurn(turn, prompt),
       skillPrompt: async (name, text) => {
         await parts.skills.refresh();
-        return parts.skills.message(name, text);
+        return parts.skills.message([name], text);
       },
       baseURL: args.baseURL,
       ended: (reason) => {
@@ -150,7 +150,7 @@ async function prepare(start: RunStart) {
   await skills.refresh();
   if (args.skills.length > 0 && given === undefined)
     throw new UsageError("--skill needs a task; at the prompt, type /skill NAME");
-  const task = args.skills.length === 0 ? given : await skillTask(skills, args.skills, given);
+  const task = args.skills.length === 0 ? given : await skills.message(args.skills, given ?? "");
   const probed = await probing;
   const sandbox = bashCanRun || probed.kind === "bwrap" ? probed : undefined;
   warnSandbox(sandbox, stderr, workspace);
@@ -179,13 +179,6 @@ async function prepare(start: RunStart) {
     resumed,
     skills,
   };
-}
-
-/** The task with the `--skill` skills' text before it. */
-async function skillTask(skills: RunSkills, names: readonly string[], task: string | undefined) {
-  let message = task;
-  for (const name of [...names].reverse()) message = await skills.message(name, message ?? "");
-  return message;
 }
 
 /** The session, the policy, the system prompt and the runner over them; how a turn is shown. */
@@ -226,7 +219,10 @@ async function wire(parts: Awaited<ReturnType<typeof prepare>>) {
     // Each turn starts here: the MCP tools and instructions of the servers up now join it.
     system: async () => {
       const instructions = await mcpTurnStart(parts.mcp, tools, parts.tools, journal);
-      return withModeLine(`${await prompts.next()}${instructions}`, parts.mode.current);
+      const system = withModeLine(`${await prompts.next()}${instructions}`, parts.mode.current);
+      const skills = parts.skills.notice();
+      if (skills) await journal.record({ type: "skills", skills });
+      return system;
     },
     info: { model, workspace, sandbox: sandboxName(sandbox) },
     ...(resumed && { history: resumed.messages }),

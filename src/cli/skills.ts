@@ -1,4 +1,6 @@
 import type { Compaction } from "../compaction/record.js";
+import type { SkillsNotice } from "../runner/events.js";
+import type { LoadedSkill } from "../session/records.js";
 import { keptSkillsText, skillMessage, skillsUsed } from "../skills/activate.js";
 import { type CatalogCut, catalogBudget, cutLine, skillCatalog } from "../skills/catalog.js";
 import {
@@ -42,6 +44,11 @@ export class RunSkills {
   private readonly budget: number;
   /** The set was just found (at start, or for `/skill`): the next prompt uses it as it is. */
   private fresh = false;
+  /** The skills the last prompt was built with, and the same as last told (`notice`). */
+  private loaded: LoadedSkill[] = [];
+  private toldLoaded = "[]";
+  /** Skills whose text a message carries, since the last notice. */
+  private sent: string[] = [];
 
   constructor(
     private readonly places: SkillPlaces,
@@ -83,6 +90,14 @@ export class RunSkills {
     if (!this.fresh) await this.refresh();
     this.fresh = false;
     const catalog = skillCatalog(this.set.skills, this.budget);
+    const omitted = new Set(catalog.cut?.omitted);
+    this.loaded = this.set.skills.map((skill) => ({
+      name: skill.name,
+      scope: skill.scope,
+      location: skill.location,
+      hash: skill.hash,
+      listed: !omitted.has(skill.name),
+    }));
     const notice = cutNotice(catalog.cut);
     if (notice !== "") this.once(visible(notice));
     const used = compaction
@@ -96,8 +111,34 @@ export class RunSkills {
     return [catalog.text, kept].filter((part) => part !== "").join("\n\n");
   }
 
-  /** The user message that carries skill `name` and `text`; a usage error for an unknown one. */
-  async message(name: string, text: string): Promise<string> {
+  /**
+   * The user message that carries the skills `names` (each one's text, in order) and `text`; a
+   * usage error for an unknown one. The names are told with the next notice.
+   */
+  async message(names: readonly string[], text: string): Promise<string> {
+    let message = text;
+    for (const name of [...names].reverse()) message = await this.oneMessage(name, message);
+    this.sent.push(...names);
+    return message;
+  }
+
+  /**
+   * What the session records of the skills after a prompt was built: the loaded set when it is
+   * not the one told last (a run that never loaded a skill tells nothing), and the skills sent
+   * since the last notice. Undefined when there is nothing new.
+   */
+  notice(): SkillsNotice | undefined {
+    const loaded = JSON.stringify(this.loaded);
+    const notice: SkillsNotice = {
+      ...(loaded !== this.toldLoaded && { loaded: this.loaded }),
+      ...(this.sent.length > 0 && { sent: this.sent }),
+    };
+    this.toldLoaded = loaded;
+    this.sent = [];
+    return notice.loaded || notice.sent ? notice : undefined;
+  }
+
+  private async oneMessage(name: string, text: string): Promise<string> {
     const skill = this.set.skills.find((candidate) => candidate.name === name);
     if (!skill)
       throw new UsageError(`no skill named ${visible(name)}: mini-agent skills lists them`);

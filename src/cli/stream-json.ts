@@ -69,6 +69,10 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
         case "turn_end":
           // The `result` line that ends the turn says how it ended.
           return;
+        case "skills":
+          // For the session's reader (the export); a program reads the catalog with `mini-agent
+          // skills`, and sees the model read a SKILL.md in its `tool_call` line.
+          return;
         default:
           return assertNever(event);
       }

@@ -1,10 +1,13 @@
 import type { Compaction } from "../compaction/record.js";
 import type {
   ApprovalRecord,
+  LoadedSkill,
   RetryRecord,
   SessionRecord,
+  SkillsRecord,
   UsageRecord,
 } from "../session/records.js";
+import { readTarget } from "../skills/used.js";
 import type { Message, ToolCall, Usage } from "../types.js";
 
 /**
@@ -30,6 +33,8 @@ export type Block =
   | { kind: "retry"; retry: Omit<RetryRecord, "type"> }
   | { kind: "compaction"; compaction: Compaction }
   | { kind: "turn-end"; status: string; durationMs: number }
+  /** The skills loaded from this turn on (when they changed), and those sent with its prompt. */
+  | { kind: "skills"; loaded?: LoadedSkill[]; sent: string[] }
   /** A line of the file that is not a record (a torn write), left out. */
   | { kind: "unreadable" };
 
@@ -42,6 +47,15 @@ export interface CallBlock {
   approval?: Pick<ApprovalRecord, "approved" | "by">;
   /** Absent when the file holds no result for it (the session ended first). */
   result?: { content: string; isError: boolean };
+  /** The skill whose `SKILL.md` this call read (a `read` that returned without error). */
+  skill?: string;
+}
+
+/** How one skill was used in a session: its text sent with a prompt, its `SKILL.md` read. */
+export interface SkillUse {
+  name: string;
+  sent: boolean;
+  read: boolean;
 }
 
 /** The counts an export ends with. */
@@ -59,6 +73,8 @@ export interface Totals {
   retries: number;
   compactions: number;
   unreadable: number;
+  /** Only once a skills record was read: the skills loaded at any point, and those used. */
+  skills?: { loaded: number; used: SkillUse[] };
 }
 
 /**
@@ -90,6 +106,13 @@ export class BlockBuilder {
   };
   private open = new Map<string, Omit<CallBlock, "kind">>();
   private usage: Usage | undefined;
+  /** The loaded skills by the location of their `SKILL.md`, as the last skills record said. */
+  private skillAt = new Map<string, string>();
+  private readonly loadedNames = new Set<string>();
+  private readonly used = new Map<string, SkillUse>();
+
+  /** `workspace`: the session's, in which a relative path of a `read` is resolved. */
+  constructor(private readonly workspace: string) {}
 
   /** The blocks one record completes. */
   add(record: SessionRecord): Block[] {
@@ -121,6 +144,8 @@ export class BlockBuilder {
           ...this.leftUsage(),
           { kind: "turn-end", status: record.status, durationMs: record.durationMs },
         ];
+      case "skills":
+        return [...this.unanswered(), ...this.leftUsage(), this.skills(record)];
     }
   }
 
@@ -165,7 +190,11 @@ export class BlockBuilder {
         this.open.delete(toolCallId);
         if (call.approval?.approved === false) this.totals.denied++;
         else if (isError) this.totals.failed++;
-        return [...this.leftUsage(), { kind: "call", ...call, result: { content, isError } }];
+        const skill = isError ? undefined : this.skillRead(call.call);
+        return [
+          ...this.leftUsage(),
+          { kind: "call", ...call, result: { content, isError }, ...(skill && { skill }) },
+        ];
       }
     }
   }
@@ -182,6 +211,38 @@ export class BlockBuilder {
     const left = [...this.unanswered(), ...this.leftUsage()];
     this.usage = usage;
     return left;
+  }
+
+  private skills(record: SkillsRecord): Block {
+    this.totals.skills ??= { loaded: 0, used: [] };
+    const skills = this.totals.skills;
+    if (record.loaded) {
+      this.skillAt = new Map(record.loaded.map((skill) => [skill.location, skill.name]));
+      for (const skill of record.loaded) this.loadedNames.add(skill.name);
+      skills.loaded = this.loadedNames.size;
+    }
+    const sent = record.sent ?? [];
+    for (const name of sent) this.use(name).sent = true;
+    return { kind: "skills", ...(record.loaded && { loaded: record.loaded }), sent };
+  }
+
+  /** The skill a `read` call opened the `SKILL.md` of, if it did. */
+  private skillRead(call: ToolCall): string | undefined {
+    const path = call.input.path;
+    if (call.name !== "read" || typeof path !== "string") return undefined;
+    const skill = this.skillAt.get(readTarget(path, this.workspace));
+    if (skill !== undefined) this.use(skill).read = true;
+    return skill;
+  }
+
+  private use(name: string): SkillUse {
+    let use = this.used.get(name);
+    if (!use) {
+      use = { name, sent: false, read: false };
+      this.used.set(name, use);
+      this.totals.skills?.used.push(use);
+    }
+    return use;
   }
 
   /** The usage of a request that no answer followed, shown on its own. */

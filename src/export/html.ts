@@ -1,5 +1,5 @@
 import type { Facts } from "../compaction/record.js";
-import type { CallBlock } from "./blocks.js";
+import type { Block, CallBlock } from "./blocks.js";
 import { escapeHtml, htmlTag, Markup } from "./markup.js";
 import { contentSecurityPolicy, script, style } from "./page.js";
 import type { Renderer } from "./renderer.js";
@@ -15,8 +15,12 @@ import {
   outcomeOf,
   outcomeWords,
   retryWords,
+  SKILLS_UNFOLDED,
   sandboxWords,
+  sentWords,
   sizeWords,
+  skillsLoadedWords,
+  skillWords,
   thinkingWords,
   totalsWords,
   turnEndWords,
@@ -49,8 +53,28 @@ export function htmlRenderer(show: Show): Renderer {
     return html`<section class="entry call ${outcome}" id="call-${c.number}">
 <h4><span class="num">#${c.number}</span> ${c.call.name} <code>${argumentOf(c.call)}</code>${
       mark && html` <span class="mark ${outcome}">${mark}</span>`
-    }${decisionWords(c.approval) && html` <span class="by">${decisionWords(c.approval)}</span>`}</h4>
+    }${decisionWords(c.approval) && html` <span class="by">${decisionWords(c.approval)}</span>`}${
+      c.skill !== undefined && html` <span class="skill">skill ${c.skill}</span>`
+    }</h4>
 ${input && block("Input", input, "input")}${result}</section>\n`;
+  };
+
+  const skills = (b: Extract<Block, { kind: "skills" }>): Markup => {
+    const sent =
+      b.sent.length > 0 &&
+      html`<p>${sentWords}: ${b.sent.map((name, i) => html`${i > 0 && ", "}<code>${name}</code>`)}</p>`;
+    const loaded = b.loaded;
+    if (!loaded) return html`<section class="entry skills">${sent}</section>\n`;
+    const [count, detail] = skillsLoadedWords(loaded);
+    const items = loaded.map(
+      (s) =>
+        html`<li><code>${s.name}</code> <span class="note">${skillWords(s)}</span> <code>${s.location}</code></li>`,
+    );
+    return html`<section class="entry skills"><details${
+      loaded.length <= SKILLS_UNFOLDED && new Markup(" open")
+    }><summary>Skills loaded: ${count}${detail && html` <span class="note">(${detail})</span>`}</summary>${
+      items.length > 0 && html`<ul>${items}</ul>`
+    }</details>${sent}</section>\n`;
   };
 
   const facts = (f: Facts): Markup => {
@@ -121,6 +145,7 @@ ${input && block("Input", input, "input")}${result}</section>\n`;
           .html;
       },
       "turn-end": (b) => html`<p class="entry turn-end">Turn ${turnEndWords(b)}</p>\n`.html,
+      skills: (b) => skills(b).html,
       compaction: ({ compaction: c }) =>
         html`<section class="entry compaction"><h2>Compaction ${c.count} <span class="note">${compactionWords(c)}</span></h2>
 <p>Everything above was replaced, for the model, by ${c.userMessages.length} earlier prompts kept verbatim, the facts below and this summary.</p>

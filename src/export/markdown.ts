@@ -1,5 +1,5 @@
 import type { Facts } from "../compaction/record.js";
-import type { CallBlock } from "./blocks.js";
+import type { Block, CallBlock } from "./blocks.js";
 import { escapeHtml } from "./markup.js";
 import type { Renderer } from "./renderer.js";
 import type { Show } from "./shown.js";
@@ -13,8 +13,12 @@ import {
   outcomeOf,
   outcomeWords,
   retryWords,
+  SKILLS_UNFOLDED,
   sandboxWords,
+  sentWords,
   sizeWords,
+  skillsLoadedWords,
+  skillWords,
   thinkingWords,
   totalsWords,
   turnEndWords,
@@ -47,9 +51,32 @@ export function markdownRenderer(show: Show): Renderer {
     const result = c.result
       ? part(c.result.isError ? "Result (error)" : "Result", c.result.content, "text")
       : `${md.plain(missingResultWords)}\n\n`;
+    const skill = c.skill === undefined ? "" : ` — skill ${md.code(c.skill)}`;
     return `#### Tool call ${c.number}: ${md.code(c.call.name)}${argument && ` ${md.code(argument)}`}${
       mark && ` — **${mark.toUpperCase()}**`
-    }${decision}\n\n${input && part("Input", input, "json")}${result}`;
+    }${decision}${skill}\n\n${input && part("Input", input, "json")}${result}`;
+  };
+
+  const skills = (b: Extract<Block, { kind: "skills" }>): string => {
+    const sent =
+      b.sent.length === 0
+        ? ""
+        : `${sentWords}: ${b.sent.map((name) => md.code(name)).join(", ")}\n\n`;
+    if (!b.loaded) return sent;
+    const [count, detail] = skillsLoadedWords(b.loaded);
+    const title = `### Skills loaded: ${md.plain(count)}${detail && ` ${md.plain(`(${detail})`)}`}\n\n`;
+    const list = b.loaded
+      .map(
+        (s) => `- ${md.code(s.name)} ${md.plain(`(${skillWords(s)})`)}: ${md.code(s.location)}\n`,
+      )
+      .join("");
+    const shown =
+      b.loaded.length === 0
+        ? ""
+        : b.loaded.length > SKILLS_UNFOLDED
+          ? `<details><summary>${b.loaded.length} skills</summary>\n\n${list}\n</details>\n\n`
+          : `${list}\n`;
+    return `${title}${shown}${sent}`;
   };
 
   const facts = (f: Facts): string => {
@@ -100,6 +127,7 @@ export function markdownRenderer(show: Show): Renderer {
         return `### Round lost and run again (${md.plain(attempt)})\n\n${md.code(reason)}\n\n`;
       },
       "turn-end": (b) => `_Turn ${md.plain(turnEndWords(b))}_\n\n`,
+      skills,
       compaction: ({ compaction: c }) =>
         `## Compaction ${c.count} (${md.plain(compactionWords(c))})\n\nEverything above was replaced, for the model, by ${
           c.userMessages.length

@@ -55,7 +55,7 @@ export async function readForExport(path: string): Promise<SessionExport> {
       `session format version ${header.version} is newer than this mini-agent supports (${SESSION_FORMAT_VERSION}): ${path}`,
     );
   }
-  const builder = new BlockBuilder();
+  const builder = new BlockBuilder(header.workspace);
   return {
     header,
     totals: builder.totals,

@@ -1,6 +1,7 @@
+import type { LoadedSkill } from "../session/records.js";
 import { headOf } from "../text.js";
 import type { ToolCall, Usage } from "../types.js";
-import type { CallBlock, Totals } from "./blocks.js";
+import type { CallBlock, SkillUse, Totals } from "./blocks.js";
 
 /** The words both formats use, so an HTML page and a Markdown review say the same things. */
 
@@ -148,6 +149,36 @@ export function turnEndWords(end: { status: string; durationMs: number }): strin
   return `${end.status.replace("_", " ")} in ${took}`;
 }
 
+/**
+ * `3` and `2 in the catalog, 1 left out of it by its budget`: how many skills were loaded, and
+ * how many of them the system prompt listed; `none` and nothing when none was.
+ */
+export function skillsLoadedWords(loaded: readonly LoadedSkill[]): [count: string, detail: string] {
+  if (loaded.length === 0) return ["none", ""];
+  const listed = loaded.filter((skill) => skill.listed).length;
+  const left = loaded.length - listed;
+  const cut = left > 0 ? `, ${number(left)} left out of it by its budget` : "";
+  return [number(loaded.length), `${number(listed)} in the catalog${cut}`];
+}
+
+/** `user`, `project, left out of the catalog`: where one loaded skill came from. */
+export const skillWords = (skill: LoadedSkill): string =>
+  skill.listed ? skill.scope : `${skill.scope}, left out of the catalog`;
+
+/** A list of loaded skills longer than this is folded. */
+export const SKILLS_UNFOLDED = 10;
+
+export const sentWords = "Sent with the prompt";
+
+/** `review (sent with the prompt, read by the model)`. */
+function skillUseWords(use: SkillUse): string {
+  const how = [
+    ...(use.sent ? ["sent with the prompt"] : []),
+    ...(use.read ? ["read by the model"] : []),
+  ];
+  return `${use.name} (${how.join(", ")})`;
+}
+
 /** `size: 182,000 → 24,000 tokens`. */
 export function compactionWords(c: {
   trigger: string;
@@ -189,6 +220,18 @@ export function totalsWords(t: Totals): [string, string][] {
     ["Requests", `${number(t.requests)}: ${usageWords(reported(t.usage))}`],
     ["Retries", number(t.retries)],
     ["Compactions", number(t.compactions)],
+    ...(t.skills
+      ? ([
+          [
+            "Skills",
+            `${number(t.skills.loaded)} loaded; ${
+              t.skills.used.length === 0
+                ? "none used"
+                : `used: ${t.skills.used.map(skillUseWords).join(", ")}`
+            }`,
+          ],
+        ] as [string, string][])
+      : []),
     ...(t.unreadable > 0
       ? ([["Unreadable lines", `${number(t.unreadable)} (torn writes, left out)`]] as [
           string,

@@ -1,6 +1,11 @@
 import type { AgentEvent } from "../agent.js";
 import type { Compaction } from "../compaction/record.js";
-import type { ApprovalRecord, RetryRecord, TurnEndRecord } from "../session/records.js";
+import type {
+  ApprovalRecord,
+  RetryRecord,
+  SkillsRecord,
+  TurnEndRecord,
+} from "../session/records.js";
 import type { Usage } from "../types.js";
 
 /** Who allowed or denied one call: the session's approval record, without its type. */
@@ -11,6 +16,9 @@ export type RetryNotice = Omit<RetryRecord, "type">;
 
 /** How a turn ended, with how long it took: the session's turn-end record, without its type. */
 export type TurnEnd = Omit<TurnEndRecord, "type">;
+
+/** The skills a turn loaded and those its prompt carries: the session's skills record, without its type. */
+export type SkillsNotice = Omit<SkillsRecord, "type">;
 
 /**
  * One MCP server's state as the run reports it, each time it changes: `starting` (and late, with
@@ -57,6 +65,8 @@ export type TurnEvent =
   | { type: "compaction"; compaction: Compaction }
   /** An MCP server's state changed (told at the start of a turn, when its tools join or leave). */
   | { type: "mcp_status"; status: McpStatus }
+  /** The skills loaded for the turn (when they changed) and those sent with its prompt. */
+  | { type: "skills"; skills: SkillsNotice }
   /** The turn is over: its status and how long it took. The last event of a turn. */
   | { type: "turn_end"; end: TurnEnd };
 

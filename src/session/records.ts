@@ -65,6 +65,28 @@ const TurnEndRecordSchema = Type.Object({
   ),
   durationMs: Type.Number({ minimum: 0 }),
 });
+/** A skill loaded for a turn: found, valid and (a project skill) trusted by the hash of its `SKILL.md`. */
+const LoadedSkillSchema = Type.Object({
+  name: Type.String(),
+  scope: Type.Union([Type.Literal("user"), Type.Literal("project")]),
+  /** The real path of its `SKILL.md`, as the catalog gives it. */
+  location: Type.String(),
+  /** sha256 of its `SKILL.md` when it was found (what the trust record holds for a project skill). */
+  hash: Type.String(),
+  /** In the catalog of the system prompt; false when the catalog's budget left it out. */
+  listed: Type.Boolean(),
+});
+/**
+ * The skills of a turn, written after its prompt (loading passes over it): `loaded` when the
+ * set differs from the last one the run wrote, `sent` when the prompt carries skills' text.
+ */
+const SkillsRecordSchema = Type.Object({
+  type: Type.Literal("skills"),
+  /** Every skill loaded from this turn on, in name order. */
+  loaded: Type.Optional(Type.Array(LoadedSkillSchema)),
+  /** The skills whose text the prompt carries (`/skill NAME`, `--skill NAME`), in its order. */
+  sent: Type.Optional(Type.Array(Type.String())),
+});
 export const RecordSchema = Type.Union([
   HeaderSchema,
   MessageRecordSchema,
@@ -73,6 +95,7 @@ export const RecordSchema = Type.Union([
   UsageRecordSchema,
   RetryRecordSchema,
   TurnEndRecordSchema,
+  SkillsRecordSchema,
 ]);
 
 export type SessionHeader = Static<typeof HeaderSchema>;
@@ -80,6 +103,8 @@ export type ApprovalRecord = Static<typeof ApprovalRecordSchema>;
 export type UsageRecord = Static<typeof UsageRecordSchema>;
 export type RetryRecord = Static<typeof RetryRecordSchema>;
 export type TurnEndRecord = Static<typeof TurnEndRecordSchema>;
+export type SkillsRecord = Static<typeof SkillsRecordSchema>;
+export type LoadedSkill = Static<typeof LoadedSkillSchema>;
 export type SessionRecord = Static<typeof RecordSchema>;
 
 /** How every record line begins; a header line begins with `{"type":"session"`. */

@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
-import { isAbsolute, resolve } from "node:path";
 import { headOf } from "../text.js";
 import { contentHash } from "../trust/trust.js";
 import type { Skill } from "./discover.js";
 import { parseSkill } from "./parse.js";
+import { readTarget } from "./used.js";
 
 /** The body of a loaded skill, read again from disk; undefined when it changed since it was found. */
 export async function skillBody(skill: Skill): Promise<string | undefined> {
@@ -39,9 +39,7 @@ export function skillsUsed(
   used: { filesRead: readonly string[]; userMessages: readonly string[] },
   workspace: string,
 ): Skill[] {
-  const read = new Set(
-    used.filesRead.map((path) => (isAbsolute(path) ? path : resolve(workspace, path))),
-  );
+  const read = new Set(used.filesRead.map((path) => readTarget(path, workspace)));
   return skills.filter(
     (skill) =>
       read.has(skill.location) ||

@@ -48,14 +48,20 @@ const preamble = [
  */
 export function skillCatalog(skills: readonly Skill[], budget: number): Catalog {
   if (skills.length === 0) return { text: "" };
-  const whole = render(skills, Number.POSITIVE_INFINITY);
+  // What does not depend on the cap is made once: the search below renders the list many times.
+  const listing = skills.map((skill) => ({
+    name: skill.name,
+    description: visible(oneLine(skill.description)),
+    location: escapeXml(visible(skill.location)),
+  }));
+  const whole = render(listing, Number.POSITIVE_INFINITY);
   if (whole.length <= budget) return { text: whole };
   const room = budget - reportRoom;
   const longest = Math.max(...skills.map((skill) => skill.description.length));
   let cap = -1;
   for (let low = minimumCap, high = longest; low <= high; ) {
     const mid = Math.floor((low + high) / 2);
-    if (render(skills, mid).length <= room) {
+    if (render(listing, mid).length <= room) {
       cap = mid;
       low = mid + 1;
     } else high = mid - 1;
@@ -66,16 +72,16 @@ export function skillCatalog(skills: readonly Skill[], budget: number): Catalog 
     // Each entry adds its own lines: the listing grows by them, one skill at a time.
     let size = render([], cap).length;
     listed = 0;
-    for (const next of skills) {
+    for (const next of listing) {
       size += entry(next, cap).length + 1;
       if (size > room) break;
       listed++;
     }
   }
-  const kept = skills.slice(0, listed);
+  const kept = listing.slice(0, listed);
   const cut: CatalogCut = {
     budget,
-    shortened: kept.filter((skill) => skill.description.length > cap).length,
+    shortened: skills.slice(0, listed).filter((skill) => skill.description.length > cap).length,
     descriptionCap: cap,
     omitted: skills.slice(listed).map((skill) => skill.name),
   };
@@ -97,7 +103,14 @@ export function cutLine(cut: CatalogCut): string {
   return `[catalog cut to fit ${cut.budget} characters: ${parts.join("; ")}]`;
 }
 
-function render(skills: readonly Skill[], cap: number, report?: string): string {
+/** A skill as the catalog lists it: its description on one line and its location, shown safely. */
+interface Listed {
+  name: string;
+  description: string;
+  location: string;
+}
+
+function render(skills: readonly Listed[], cap: number, report?: string): string {
   const entries = skills.map((skill) => entry(skill, cap));
   return [
     preamble,
@@ -108,12 +121,12 @@ function render(skills: readonly Skill[], cap: number, report?: string): string 
   ].join("\n");
 }
 
-function entry(skill: Skill, cap: number): string {
+function entry(skill: Listed, cap: number): string {
   return [
     "<skill>",
     `<name>${skill.name}</name>`,
-    `<description>${escapeXml(shorten(visible(oneLine(skill.description)), cap))}</description>`,
-    `<location>${escapeXml(visible(skill.location))}</location>`,
+    `<description>${escapeXml(shorten(skill.description, cap))}</description>`,
+    `<location>${skill.location}</location>`,
     "</skill>",
   ].join("\n");
 }

@@ -1,22 +1,19 @@
 import {
-  closeSync,
-  constants,
+  type BigIntStats,
   type Dirent,
-  fstatSync,
   lstatSync,
-  openSync,
   readdirSync,
-  readFileSync,
   realpathSync,
   statSync,
 } from "node:fs";
 import { realpath } from "node:fs/promises";
-import { basename, dirname, join, relative, resolve } from "node:path";
+import { basename, join, relative, resolve, sep } from "node:path";
 import { within } from "../paths.js";
 import { foldersDown, projectRoot } from "../project/root.js";
-import { firstInvalidUtf8 } from "../tools/utf8.js";
-import { contentHash, loadTrust, type TrustEntry, type WorkspaceTrust } from "../trust/trust.js";
-import { parseSkill, type SkillFile } from "./parse.js";
+import { loadTrust, type TrustEntry, type WorkspaceTrust } from "../trust/trust.js";
+import { SkillCache, skillCacheFile } from "./cache.js";
+import type { SkillFile } from "./parse.js";
+import { quietly, readSkill, skillFileBytes } from "./read.js";
 
 /** Where a skill came from: the user's own folders, or the project's (trusted by hash). */
 export type SkillScope = "user" | "project";
@@ -77,10 +74,17 @@ export interface SkillPlaces {
    * the project's after the project's (and trusted like them).
    */
   folders?: readonly SkillFolder[];
+  /** The clock of the skill cache's entries (`Date.now` unless a test sets it). */
+  now?: () => number;
+  /**
+   * Read every `SKILL.md` afresh, none through the cache: what `mini-agent trust` records is the
+   * hash of the bytes on disk when the user approved them.
+   */
+  uncached?: boolean;
 }
 
 /** How far discovery looks: skill folders nest at most `depth` folders below a skills folder. */
-export const discoveryBounds = { depth: 4, folders: 2000, fileBytes: 256 * 1024 } as const;
+export const discoveryBounds = { depth: 4, folders: 2000, fileBytes: skillFileBytes } as const;
 
 const TRUST_HINT = "run `mini-agent trust` to trust it";
 
@@ -106,6 +110,8 @@ export async function discoverSkills(places: SkillPlaces): Promise<SkillSet> {
     projectRoot: root.path,
     trust,
     state,
+    now: places.now ?? Date.now,
+    uncached: places.uncached === true,
   };
   const configured = (scope: SkillScope) =>
     (places.folders ?? []).filter((folder) => folder.scope === scope);
@@ -153,14 +159,17 @@ interface Context {
   projectRoot: string;
   trust: WorkspaceTrust;
   state: string;
+  now: () => number;
+  uncached: boolean;
 }
 
 /**
  * The valid skills under one skills folder, in name order of their folders (its warnings and
  * untrusted skills go to `context`). The folders and files are read with synchronous calls:
  * they are small and local, and a look at 300 skills takes a tenth of the time it takes through
- * the thread pool's round trips (the first request waits for it either way). Files are opened
- * without blocking, so a FIFO cannot stop it.
+ * the thread pool's round trips (the first request waits for it either way). A folder is a
+ * skill's when `lstat` finds its `SKILL.md`; a folder that is not a link has the real path of
+ * its parent's, joined with its name. Each `SKILL.md` is read through the folder's cache.
  */
 function skillsIn(context: Context, top: string, scope: SkillScope): Skill[] {
   if (!statOf(top)?.isDirectory()) return [];
@@ -173,9 +182,19 @@ function skillsIn(context: Context, top: string, scope: SkillScope): Skill[] {
     });
     return [];
   }
+  const cache = new SkillCache(skillCacheFile(context.state, realTop), context.now, {
+    read: !context.uncached,
+  });
+  // Whether every folder below the top that is not reached through a link passes the checks
+  // of `loadSkill` as the top does: then they are not made again for each skill.
+  const stateSkills = join(context.state, "skills");
+  const belowIsChecked =
+    scope === "project" ||
+    within(stateSkills, realTop) ||
+    (!within(context.state, realTop) && !within(realTop, context.state));
   const found: Skill[] = [];
   const seen = new Set<string>();
-  const visit = (folder: string, depth: number): void => {
+  const visit = ({ path: folder, real: known }: Folder, depth: number): void => {
     if (++context.folders > discoveryBounds.folders) {
       if (context.folders === discoveryBounds.folders + 1)
         context.warnings.push({
@@ -185,21 +204,22 @@ function skillsIn(context: Context, top: string, scope: SkillScope): Skill[] {
         });
       return;
     }
-    const real = realOf(folder);
+    const real = known ?? realOf(folder);
     if (real === undefined || seen.has(real)) return;
     seen.add(real);
-    const entries = entriesOf(folder);
-    if (entries.some((entry) => entry.name === "SKILL.md")) {
-      const skill = loadSkill(context, folder, real, scope);
+    const info = lstatOf(`${folder}${sep}SKILL.md`);
+    if (info) {
+      const checked = known !== undefined && belowIsChecked;
+      const skill = loadSkill({ context, cache, scope, checked }, folder, real, info);
       if (skill) found.push(skill);
       return;
     }
-    const subfolders = foldersOf(folder, entries);
+    const subfolders = foldersOf(folder, real, entriesOf(folder));
     if (depth < discoveryBounds.depth) {
-      for (const path of subfolders) visit(path, depth + 1);
+      for (const sub of subfolders) visit(sub, depth + 1);
       return;
     }
-    for (const path of subfolders)
+    for (const { path } of subfolders)
       if (hasSkillBelow(path))
         context.warnings.push({
           name: basename(path),
@@ -207,17 +227,15 @@ function skillsIn(context: Context, top: string, scope: SkillScope): Skill[] {
           reason: `nested deeper than ${discoveryBounds.depth} folders below ${top}: not searched`,
         });
   };
-  for (const path of foldersOf(top, entriesOf(top))) visit(path, 1);
+  for (const sub of foldersOf(top, realTop, entriesOf(top))) visit(sub, 1);
+  cache.save();
   return found;
 }
 
-/** What `read` gives, or undefined where it throws (gone, not allowed, not a folder). */
-function quietly<T>(read: () => T): T | undefined {
-  try {
-    return read();
-  } catch {
-    return undefined;
-  }
+/** A folder to look in, and its real path when known without asking (it is not a link). */
+interface Folder {
+  path: string;
+  real?: string;
 }
 
 const statOf = (path: string) => quietly(() => statSync(path));
@@ -225,17 +243,17 @@ const realOf = (path: string) => quietly(() => realpathSync(path));
 const entriesOf = (folder: string): Dirent[] =>
   quietly(() => readdirSync(folder, { withFileTypes: true })) ?? [];
 
-/** The folders (or links to folders) among `entries` of `folder`, but hidden ones, by name. */
-function foldersOf(folder: string, entries: Dirent[]): string[] {
+/** The folders (or links to folders) among `entries` of `folder` (real path `real`), but hidden ones, by name. */
+function foldersOf(folder: string, real: string, entries: Dirent[]): Folder[] {
   return entries
     .filter((entry) => !entry.name.startsWith("."))
     .sort((a, b) => (a.name < b.name ? -1 : 1))
-    .filter(
-      (entry) =>
-        entry.isDirectory() ||
-        (entry.isSymbolicLink() && statOf(join(folder, entry.name))?.isDirectory() === true),
-    )
-    .map((entry) => join(folder, entry.name));
+    .flatMap((entry) => {
+      // Names from `readdir` hold no separator: joined as they are, with nothing to normalise.
+      const path = `${folder}${sep}${entry.name}`;
+      if (entry.isDirectory()) return [{ path, real: `${real}${sep}${entry.name}` }];
+      return entry.isSymbolicLink() && statOf(path)?.isDirectory() === true ? [{ path }] : [];
+    });
 }
 
 /** Whether a folder past the bound holds a `SKILL.md` anywhere within a few levels (for the warning). */
@@ -248,85 +266,61 @@ function hasSkillBelow(folder: string, levels = 4): boolean {
   );
 }
 
+/** How one skill is loaded: `checked` when its folder is known to pass the checks of where it lies. */
+interface Loading {
+  context: Context;
+  cache: SkillCache;
+  scope: SkillScope;
+  checked: boolean;
+}
+
 function loadSkill(
-  context: Context,
+  { context, cache, scope, checked }: Loading,
   folder: string,
   realFolder: string,
-  scope: SkillScope,
+  info: BigIntStats,
 ): Skill | undefined {
-  const file = join(folder, "SKILL.md");
+  const file = `${folder}${sep}SKILL.md`;
   const folderName = basename(folder);
   const warn = (reason: string, name = folderName) => {
     context.warnings.push({ name, path: file, reason });
     return undefined;
   };
-  if (scope === "project" && !within(context.projectRoot, realFolder))
+  if (!checked && scope === "project" && !within(context.projectRoot, realFolder))
     return warn("its folder links outside the project: not loaded");
   if (
+    !checked &&
     scope === "user" &&
     within(context.state, realFolder) &&
     !within(join(context.state, "skills"), realFolder)
   )
     return warn("its folder links into the state folder: not loaded");
-  const read = readSkillFile(file, realFolder);
-  if (typeof read === "string") return warn(`${read}: not loaded`);
-  const parsed = parseSkill(read.text, folderName);
-  if ("refused" in parsed) return warn(`${parsed.refused}: not loaded`);
-  const hash = contentHash(read.bytes);
-  const location = join(realFolder, "SKILL.md");
+  const read = readSkill(file, info, realFolder, folderName, cache);
+  if ("refused" in read) return warn(`${read.refused}: not loaded`);
+  const { hash, skill } = read;
+  const location = `${realFolder}${sep}SKILL.md`;
   if (scope === "project") {
     const name = relative(context.projectRoot, location);
+    // The trust record decides, by the hash of the content: never the cache.
     if (!context.trust.isTrusted("skill", name, hash)) {
       context.untrusted.push({
-        name: parsed.name,
+        name: skill.name,
         path: file,
         entry: { kind: "skill", name, hash },
       });
       return warn(
         `not trusted (new, or changed since it was trusted): not loaded; ${TRUST_HINT}`,
-        parsed.name,
+        skill.name,
       );
     }
   }
-  if (parsed.warning) warn(parsed.warning, parsed.name);
-  const { body: _body, warning: _warning, ...fields } = parsed;
+  if (skill.warning) warn(skill.warning, skill.name);
+  const { warning: _warning, ...fields } = skill;
   return { ...fields, scope, location, folder: realFolder, hash };
 }
 
-/** A `SKILL.md` as bytes and text, or why it is not read. */
-function readSkillFile(file: string, realFolder: string): { bytes: Buffer; text: string } | string {
-  let real = join(realFolder, "SKILL.md");
-  const info = lstatOf(file);
-  if (!info) return "SKILL.md is gone";
-  if (info.isSymbolicLink()) {
-    real = realOf(file) ?? "";
-    if (real === "") return "SKILL.md is a dangling link";
-    if (dirname(real) !== realFolder) return "SKILL.md is a link leading out of its folder";
-  }
-  let fd: number;
-  try {
-    fd = openSync(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (error) {
-    return `SKILL.md cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})`;
-  }
-  try {
-    const opened = fstatSync(fd);
-    if (!opened.isFile()) return "SKILL.md is not a regular file";
-    if (opened.size > discoveryBounds.fileBytes)
-      return `SKILL.md is ${opened.size} bytes (at most ${discoveryBounds.fileBytes})`;
-    const bytes = readFileSync(fd);
-    // It grew past the bound after fstat: refused all the same (as a configuration file is).
-    if (bytes.length > discoveryBounds.fileBytes)
-      return `SKILL.md is ${bytes.length} bytes (at most ${discoveryBounds.fileBytes})`;
-    if (bytes.includes(0)) return "SKILL.md holds a NUL byte";
-    if (firstInvalidUtf8(bytes) !== -1) return "SKILL.md is not UTF-8 text";
-    return { bytes, text: bytes.toString("utf8") };
-  } finally {
-    closeSync(fd);
-  }
-}
-
-const lstatOf = (path: string) => quietly(() => lstatSync(path));
+const lstatOf = (path: string) =>
+  quietly(() => lstatSync(path, { bigint: true, throwIfNoEntry: false }));
 
 /** The trust entries that would load every valid project skill not trusted now. */
 export function trustEntriesOf(set: Pick<SkillSet, "untrusted">): TrustEntry[] {

@@ -65,6 +65,7 @@ export class UpdateMapper {
       case "retry":
       case "compaction":
       case "turn_end":
+      case "skills":
         return [];
       default:
         return assertNever(event);

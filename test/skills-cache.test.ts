@@ -1,0 +1,180 @@
+import { execFileSync } from "node:child_process";
+import { chmod, mkdir, readFile, rename, stat, utimes, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { describe, expect, it } from "vitest";
+import { skillCacheFile } from "../src/skills/cache.js";
+import { discoverSkills, type SkillPlaces } from "../src/skills/discover.js";
+import { contentHash, loadTrust } from "../src/trust/trust.js";
+import { useTempDirs } from "./support/temp.js";
+
+/**
+ * The cache of each SKILL.md's reading (its parse and hash) in the state folder: used only for a
+ * file that is exactly as it was read, never a source of trust.
+ */
+
+const tempDir = useTempDirs();
+
+const skillText = (name: string, description: string) =>
+  `---\nname: ${name}\ndescription: ${description}\n---\n# ${name}\n\nDo the thing.\n`;
+
+/** A clock far enough ahead that no entry is made in the second its file last changed. */
+const later = () => Date.now() + 5000;
+
+interface CacheFile {
+  version: number;
+  entries: Record<string, { key: string; madeAt: number; hash: string; skill?: object }>;
+}
+
+async function setupProject() {
+  const home = await tempDir();
+  const workspace = await tempDir();
+  const state = join(home, "state");
+  await mkdir(state);
+  const folder = join(workspace, ".agents", "skills", "review");
+  await mkdir(folder, { recursive: true });
+  const file = join(folder, "SKILL.md");
+  await writeFile(file, skillText("review", "The project's review."));
+  const places: SkillPlaces = { workspace, home, state, now: later };
+  const cacheFile = skillCacheFile(state, join(workspace, ".agents", "skills"));
+  const readCache = async () => JSON.parse(await readFile(cacheFile, "utf8")) as CacheFile;
+  return { home, workspace, state, folder, file, places, cacheFile, readCache };
+}
+
+/** A project whose review skill is trusted and whose cache holds its entry. */
+async function trustedProject() {
+  const s = await setupProject();
+  const first = await discoverSkills(s.places);
+  await (await loadTrust(s.state, s.workspace)).trust(first.untrusted.map((u) => u.entry));
+  const second = await discoverSkills(s.places);
+  expect(second.skills.map((skill) => [skill.name, skill.scope])).toEqual([["review", "project"]]);
+  expect(Object.keys((await s.readCache()).entries)).toEqual([s.file]);
+  // Whatever changes the file next does it in a later tick of the file system's clock.
+  await sleep(50);
+  return s;
+}
+
+const untrustedWarning = (file: string) => ({
+  name: "review",
+  path: file,
+  reason:
+    "not trusted (new, or changed since it was trusted): not loaded; run `mini-agent trust` to trust it",
+});
+
+describe("the skill cache", () => {
+  it("keeps each SKILL.md's reading in a 0600 file of the state folder, and uses it while the file is as it was", async () => {
+    const s = await trustedProject();
+    expect((await stat(s.cacheFile)).mode & 0o777).toBe(0o600);
+    const cache = await s.readCache();
+    const entry = cache.entries[s.file];
+    expect(entry?.hash).toBe(contentHash(skillText("review", "The project's review.")));
+    // An entry is what the next look takes instead of the file: changed here, it shows.
+    const forged = { ...entry, skill: { name: "review", description: "From the cache." } };
+    await writeFile(s.cacheFile, JSON.stringify({ ...cache, entries: { [s.file]: forged } }));
+    const set = await discoverSkills(s.places);
+    expect(set.skills.map((skill) => skill.description)).toEqual(["From the cache."]);
+  });
+
+  it("reads again a file changed to the same size with its mtime put back (its ctime moved)", async () => {
+    const s = await trustedProject();
+    const before = await stat(s.file, { bigint: true });
+    const times = join(s.folder, "times");
+    execFileSync("touch", ["-r", s.file, times]);
+    await writeFile(s.file, skillText("review", "The project's RIVIEW."));
+    execFileSync("touch", ["-m", "-r", times, s.file]);
+    const after = await stat(s.file, { bigint: true });
+    expect([after.size, after.mtimeNs, after.ino]).toEqual([
+      before.size,
+      before.mtimeNs,
+      before.ino,
+    ]);
+    expect(after.ctimeNs).not.toBe(before.ctimeNs);
+    const set = await discoverSkills(s.places);
+    expect(set.skills).toEqual([]);
+    expect(set.warnings).toEqual([untrustedWarning(s.file)]);
+  });
+
+  it("reads again a file replaced by another (renamed over it) of the same size and times", async () => {
+    const s = await trustedProject();
+    const before = await stat(s.file);
+    const other = join(s.folder, "other.md");
+    await writeFile(other, skillText("review", "The project's RIVIEW."));
+    await utimes(other, before.atime, before.mtime);
+    await rename(other, s.file);
+    const set = await discoverSkills(s.places);
+    expect(set.skills).toEqual([]);
+    expect(set.warnings).toEqual([untrustedWarning(s.file)]);
+  });
+
+  it("never takes an entry for trust: a forged entry with an untrusted file's own hash loads nothing", async () => {
+    const s = await setupProject();
+    const first = await discoverSkills(s.places);
+    expect(first.skills).toEqual([]);
+    const cache = await s.readCache();
+    const entry = cache.entries[s.file];
+    const text = skillText("review", "The project's review.");
+    expect(entry).toMatchObject({ hash: contentHash(text) });
+    const forged = { ...entry, skill: { name: "review", description: "Trusted, says the cache." } };
+    await writeFile(
+      s.cacheFile,
+      JSON.stringify({ ...cache, trusted: true, entries: { [s.file]: forged } }),
+    );
+    const set = await discoverSkills(s.places);
+    expect(set.skills).toEqual([]);
+    expect(set.warnings).toEqual([untrustedWarning(s.file)]);
+    expect(set.untrusted.map((u) => u.entry)).toEqual([
+      { kind: "skill", name: ".agents/skills/review/SKILL.md", hash: contentHash(text) },
+    ]);
+  });
+
+  it("is not read for a trust decision: uncached, each SKILL.md's bytes are hashed", async () => {
+    const s = await setupProject();
+    await discoverSkills(s.places);
+    const cache = await s.readCache();
+    const other = contentHash("other content");
+    const forged = { ...cache.entries[s.file], hash: other };
+    await writeFile(s.cacheFile, JSON.stringify({ ...cache, entries: { [s.file]: forged } }));
+    const cached = await discoverSkills(s.places);
+    expect(cached.untrusted.map((u) => u.entry.hash)).toEqual([other]);
+    const fresh = await discoverSkills({ ...s.places, uncached: true });
+    expect(fresh.untrusted.map((u) => u.entry.hash)).toEqual([
+      contentHash(skillText("review", "The project's review.")),
+    ]);
+  });
+
+  it("does not use an entry made in the second the file last changed (the racy case)", async () => {
+    const s = await setupProject();
+    const places = { ...s.places, now: () => Date.now() };
+    await (await loadTrust(s.state, s.workspace)).trust([
+      {
+        kind: "skill",
+        name: ".agents/skills/review/SKILL.md",
+        hash: contentHash(skillText("review", "The project's review.")),
+      },
+    ]);
+    await discoverSkills(places);
+    const cache = await s.readCache();
+    const entry = cache.entries[s.file];
+    const forged = { ...entry, skill: { name: "review", description: "From the cache." } };
+    await writeFile(s.cacheFile, JSON.stringify({ ...cache, entries: { [s.file]: forged } }));
+    const set = await discoverSkills(places);
+    expect(set.skills.map((skill) => skill.description)).toEqual(["The project's review."]);
+  });
+
+  it("ignores a cache file others may write, and one that is not a cache", async () => {
+    const s = await trustedProject();
+    const cache = await s.readCache();
+    const entry = cache.entries[s.file];
+    const forged = { ...entry, skill: { name: "review", description: "From the cache." } };
+    await writeFile(s.cacheFile, JSON.stringify({ ...cache, entries: { [s.file]: forged } }));
+    await chmod(s.cacheFile, 0o666);
+    const shared = await discoverSkills(s.places);
+    expect(shared.skills.map((skill) => skill.description)).toEqual(["The project's review."]);
+    for (const damaged of ["{not json", JSON.stringify({ version: 1, entries: { [s.file]: 7 } })]) {
+      await writeFile(s.cacheFile, damaged);
+      const set = await discoverSkills(s.places);
+      expect(set.skills.map((skill) => skill.description)).toEqual(["The project's review."]);
+    }
+    expect((await stat(s.cacheFile)).mode & 0o777).toBe(0o600);
+  });
+});

@@ -34,6 +34,13 @@ export function subcommandsFrom(positionals: string[], values: FlagValues): Subc
   if (first === "mcp") return { mcpCommand: rest };
   if (first === "acp") {
     if (rest.length > 0) throw new UsageError("acp takes no task: the editor sends the prompts");
+    const terminalOnly = (
+      ["continue", "resume", "sessions", "output-format", "input-format", "skill"] as const
+    ).find((name) => values[name] !== undefined && values[name] !== false);
+    if (terminalOnly)
+      throw new UsageError(
+        `--${terminalOnly} has no use with acp: the editor opens, loads and lists sessions and reads the updates`,
+      );
     return { acpCommand: true };
   }
   if (first === "skills") {

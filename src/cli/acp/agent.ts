@@ -3,10 +3,12 @@ import { basename } from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import type { Compaction } from "../../compaction/record.js";
+import { normalizeHistory } from "../../history/normalize.js";
 import type { TurnResult } from "../../runner/events.js";
 import { sessionMessages } from "../../session/read.js";
 import { Session } from "../../session/session.js";
 import { sessionsDir, stateHome } from "../../session/store.js";
+import type { Message } from "../../types.js";
 import { type CliArgs, exitCodes } from "../args.js";
 import { describeError } from "../errors.js";
 import type { RunMcp } from "../mcp.js";
@@ -66,15 +68,11 @@ export async function acpCommand(
     .onRequest("session/load", async ({ params, client }) => {
       if (sessions.has(params.sessionId))
         throw acp.RequestError.invalidRequest(undefined, "this session is already open");
-      const workspace = await checkedFolder(params.cwd);
-      const path = await sessionFile(sessionsDir(env, workspace), params.sessionId);
-      editorServers(params.mcpServers);
-      await replay(path, workspace, (update) =>
-        client.notify("session/update", { sessionId: params.sessionId, update }),
-      );
-      const mcp = await sessionMcp(args, workspace, params.mcpServers, tell);
-      const session = await closingOnFailure(mcp, async () =>
-        openSession(share(client), workspace, mcp, await resumed(path)),
+      const session = await loadSession(
+        params,
+        { args, env, tell },
+        (update) => client.notify("session/update", { sessionId: params.sessionId, update }),
+        (workspace, mcp, opened) => openSession(share(client), workspace, mcp, opened),
       );
       sessions.set(session.id, session);
       return { modes: modeState(session) };
@@ -183,8 +181,36 @@ async function replay(
   notify: (update: acp.SessionUpdate) => Promise<unknown>,
 ): Promise<void> {
   const mapper = new UpdateMapper(workspace);
-  for await (const message of sessionMessages(path))
+  const messages: Message[] = [];
+  for await (const message of sessionMessages(path)) messages.push(message);
+  // As the history is repaired for the provider: every call answered once, stray results gone.
+  for (const message of normalizeHistory(messages).messages)
     for (const update of mapper.replay(message)) await notify(update);
+}
+
+/**
+ * `session/load`: the session file of that folder opened (so checked and locked) before
+ * anything of it is replayed, then replayed, then gone on from with its MCP servers. Loading
+ * that fails closes the file, freeing its lock.
+ */
+async function loadSession(
+  params: acp.LoadSessionRequest,
+  parts: { args: CliArgs; env: NodeJS.ProcessEnv; tell: (line: string) => void },
+  notify: (update: acp.SessionUpdate) => Promise<unknown>,
+  open: (workspace: string, mcp: RunMcp | undefined, opened: Resumed) => Promise<AcpSession>,
+): Promise<AcpSession> {
+  const workspace = await checkedFolder(params.cwd);
+  const path = await sessionFile(sessionsDir(parts.env, workspace), params.sessionId);
+  editorServers(params.mcpServers);
+  const opened = await resumed(path);
+  try {
+    await replay(path, workspace, notify);
+    const mcp = await sessionMcp(parts.args, workspace, params.mcpServers, parts.tell);
+    return await closingOnFailure(mcp, () => open(workspace, mcp, opened));
+  } catch (error) {
+    await opened.session.close();
+    throw error;
+  }
 }
 
 /** The session file opened to go on from, as `--resume` opens it; a failure is the request's. */
@@ -205,14 +231,20 @@ function modeState(session: AcpSession): acp.SessionModeState {
   };
 }
 
-/** The prompt's text: its text blocks, and the address of each resource link, a line each. */
+/**
+ * The prompt's text: its text blocks, and the address of each resource link, a line each. A
+ * prompt with none (empty, or an image alone, which this agent does not take) is the request's
+ * error: an empty user message would only make the provider refuse the turn.
+ */
 function promptText(prompt: readonly acp.ContentBlock[]): string {
-  return prompt
+  const text = prompt
     .map((block) =>
       block.type === "text" ? block.text : block.type === "resource_link" ? block.uri : "",
     )
     .filter((part) => part !== "")
     .join("\n");
+  if (text.trim() === "") throw acp.RequestError.invalidParams(undefined, "the prompt has no text");
+  return text;
 }
 
 /** Runs one prompt as a turn, its events sent as session updates in order; its stop reason. */
@@ -246,8 +278,9 @@ function answer(result: TurnResult, signal: AbortSignal): acp.StopReason {
   const reason = stopReason(result.status);
   if (reason !== undefined) return reason;
   const message = describeError(result.error, undefined);
-  // The provider's refusal is a stop reason of the protocol, not a failure of the agent.
-  if (message.includes("(stop_reason refusal)")) return "refusal";
+  // The model's own output limit and refusals are stop reasons of the protocol, not failures.
+  if (message.includes("reached its output token limit")) return "max_tokens";
+  if (/\((stop_reason refusal|finish_reason content_filter)\)/.test(message)) return "refusal";
   throw acp.RequestError.internalError(undefined, message);
 }
 

@@ -1,9 +1,13 @@
 import type { AgentContext, PermissionOption } from "@agentclientprotocol/sdk";
+import { mapStrings } from "../../map-strings.js";
+import { wellFormed } from "../../text.js";
 import type { ToolCall } from "../../types.js";
+import { visible } from "../../visible.js";
 import type { Answer, Question } from "../policy.js";
 import { toolKind } from "./updates.js";
 
 export const cancelledReason = "the editor cancelled the turn before this call was answered";
+const unoffered = "the editor answered with an option it was not offered";
 
 /** Where a question goes: the editor's connection and session, how long to wait. */
 export interface PermissionParts {
@@ -36,6 +40,10 @@ export async function askEditor(
     by: "approval-timeout",
   };
   const cancelled: Answer = { deny: cancelledReason, by: "cancelled" };
+  const withdrawn: Answer = {
+    deny: "the editor withdrew the question; the call did not run",
+    by: "cancelled",
+  };
   const stop = new AbortController();
   const onAbort = () => stop.abort();
   signal.addEventListener("abort", onAbort, { once: true });
@@ -55,20 +63,21 @@ export async function askEditor(
           sessionId: parts.sessionId,
           toolCall: {
             toolCallId: call.id,
-            title: `${call.name}: ${question.reason}`,
+            title: visible(`${call.name}: ${question.reason}`),
             kind: toolKind(call.name),
             status: "pending",
-            rawInput: call.input,
+            rawInput: mapStrings(call.input, wellFormed),
           },
           options,
         },
         { cancellationSignal: stop.signal, stopWaitingOnCancel: true },
       )
       .then(({ outcome }): Answer => {
-        if (outcome.outcome === "cancelled") return cancelled;
+        if (outcome.outcome === "cancelled") return signal.aborted ? cancelled : withdrawn;
         if (outcome.optionId === "allow_once") return "yes";
         if (outcome.optionId === "allow_always" && question.save.length > 0) return "always";
-        return "no";
+        if (outcome.optionId === "reject_once") return "no";
+        return { deny: `${unoffered}; the call did not run`, by: "editor-error" };
       });
     if (signal.aborted) return cancelled;
     // A request that failed (the editor answered with an error) is a denial: fail closed.

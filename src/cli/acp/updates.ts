@@ -6,13 +6,16 @@ import type {
   ToolCallLocation,
   ToolKind,
 } from "@agentclientprotocol/sdk";
+import { mapStrings } from "../../map-strings.js";
 import {
   assertNever,
   type McpStatus,
   type TurnEvent,
   type TurnStatus,
 } from "../../runner/events.js";
+import { wellFormed } from "../../text.js";
 import type { Message, ToolCall } from "../../types.js";
+import { visible } from "../../visible.js";
 import { mcpStatusLine } from "../notices.js";
 
 /** What kind of work each built-in tool does, as an editor shows it; any other tool is `other`. */
@@ -41,7 +44,12 @@ export class UpdateMapper {
 
   constructor(private readonly workspace: string) {}
 
+  /** The updates a turn event means, every string in them well-formed (strict parsers refuse a lone surrogate). */
   updates(event: TurnEvent): SessionUpdate[] {
+    return this.eventUpdates(event).map(wellFormedUpdate);
+  }
+
+  private eventUpdates(event: TurnEvent): SessionUpdate[] {
     switch (event.type) {
       case "text":
         return [
@@ -79,15 +87,18 @@ export class UpdateMapper {
   replay(message: Message): SessionUpdate[] {
     if (message.role === "user")
       return [
-        { sessionUpdate: "user_message_chunk", content: { type: "text", text: message.content } },
+        wellFormedUpdate({
+          sessionUpdate: "user_message_chunk",
+          content: { type: "text", text: message.content },
+        }),
       ];
-    if (message.role === "tool") return this.message(message);
+    if (message.role === "tool") return this.message(message).map(wellFormedUpdate);
     const thoughts = (message.reasoning ?? []).flatMap((part) =>
       part.type === "thinking" ? this.updates({ type: "thinking", text: part.text }) : [],
     );
     const text =
       message.content === "" ? [] : this.updates({ type: "text", text: message.content });
-    return [...thoughts, ...text, ...this.message(message)];
+    return [...thoughts, ...text, ...this.message(message).map(wellFormedUpdate)];
   }
 
   private message(message: Message): SessionUpdate[] {
@@ -112,7 +123,7 @@ export class UpdateMapper {
       type: "content",
       content: { type: "text", text: message.content },
     };
-    const diff = call && !message.isError ? this.diff(call) : undefined;
+    const diff = call && !message.isError ? this.diff(call, message.content) : undefined;
     return [
       {
         sessionUpdate: "tool_call_update",
@@ -135,13 +146,19 @@ export class UpdateMapper {
     return path === undefined ? [] : [{ path }];
   }
 
-  /** A diff of what an edit or a write changed, from its input alone (no file is read again). */
-  private diff(call: ToolCall): ToolCallContent | undefined {
+  /**
+   * A diff of what an edit or a write changed, from its input alone (no file is read again). A
+   * write that replaced a file has none: its old text is not known here, and a diff without it
+   * (`oldText: null`) would show a new file.
+   */
+  private diff(call: ToolCall, result: string): ToolCallContent | undefined {
     const path = this.path(call);
     const { input } = call;
     if (path === undefined) return undefined;
     if (call.name === "write" && typeof input.content === "string")
-      return { type: "diff", path, oldText: null, newText: input.content };
+      return result.startsWith("created ")
+        ? { type: "diff", path, oldText: null, newText: input.content }
+        : undefined;
     if (
       call.name === "edit" &&
       typeof input.oldText === "string" &&
@@ -163,8 +180,20 @@ function mcpNotice(status: McpStatus): SessionUpdate[] {
   return [{ sessionUpdate: "agent_message_chunk", content: { type: "text", text } }];
 }
 
-/** A call's title: the tool and what it works on. */
-function title(call: ToolCall): string {
+/** An update with every string in it well-formed: a lone surrogate becomes U+FFFD. */
+function wellFormedUpdate(update: SessionUpdate): SessionUpdate {
+  return mapStrings(update, wellFormed);
+}
+
+/**
+ * A call's title: the tool and what it works on, control and bidi characters made visible (an
+ * editor shows it as a line of text, where an escape sequence or a newline could hide a part).
+ */
+export function title(call: ToolCall): string {
+  return visible(rawTitle(call));
+}
+
+function rawTitle(call: ToolCall): string {
   const { input } = call;
   const what =
     typeof input.command === "string"

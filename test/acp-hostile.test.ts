@@ -1,0 +1,234 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type * as acp from "@agentclientprotocol/sdk";
+import { describe, expect, it } from "vitest";
+import { stream, turn } from "../src/testing/anthropic-server.js";
+import { errorOf, invalidLines, select, withAcpAgent } from "./support/acp.js";
+import { runBin, sessionFiles, useCliSetup } from "./support/cli.js";
+
+const setup = useCliSetup();
+
+const noAnswer = (): acp.RequestPermissionResponse => {
+  throw new Error("no permission request was expected");
+};
+
+const text = (value: string): acp.ContentBlock[] => [{ type: "text", text: value }];
+
+/** Every string in `value` is well-formed UTF-16 (no lone surrogate), as strict parsers need. */
+function wellFormedEverywhere(value: unknown): boolean {
+  if (typeof value === "string")
+    return !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value);
+  if (value !== null && typeof value === "object")
+    return Object.entries(value).every(
+      ([k, v]) => wellFormedEverywhere(k) && wellFormedEverywhere(v),
+    );
+  return true;
+}
+
+describe("mini-agent acp against a hostile model and editor", () => {
+  it("replays the repaired history on session/load: a call without a result gets its receipt, a stray result nothing", async () => {
+    const read = { id: "toolu_1", name: "read", input: { path: "notes.txt" } };
+    const { workspace, home, options } = await setup([
+      stream(turn({ calls: [read] })),
+      stream(turn({ text: "read it" })),
+    ]);
+    await writeFile(join(workspace, "notes.txt"), "hello\n");
+    expect((await runBin(["--sandbox", "off", "read the notes"], options)).code).toBe(0);
+    const [file = ""] = await sessionFiles(home);
+    const lines = (await readFile(file, "utf8")).trimEnd().split("\n");
+    // The call's result lost (a crash between commit and receipt), a result for no call added.
+    const kept = lines.filter((line) => !line.includes('"role":"tool"'));
+    const stray = JSON.stringify({
+      type: "message",
+      message: { role: "tool", toolCallId: "toolu_none", content: "stray", isError: false },
+    });
+    await writeFile(file, `${[...kept, stray].join("\n")}\n`);
+    const sessionId = file.split("/").at(-1)?.replace(".jsonl", "") ?? "";
+    const { run } = await withAcpAgent(["--sandbox", "off"], options, noAnswer, async (agent) => {
+      await agent.request("initialize", { protocolVersion: 1 });
+      await agent.request("session/load", { sessionId, cwd: workspace, mcpServers: [] });
+    });
+    const updates = run.updates.map((note) => note.update);
+    expect(updates.map((u) => [u.sessionUpdate, "toolCallId" in u ? u.toolCallId : ""])).toEqual([
+      ["user_message_chunk", ""],
+      ["tool_call", "toolu_1"],
+      ["tool_call_update", "toolu_1"],
+      ["agent_message_chunk", ""],
+    ]);
+    expect(updates[2]).toMatchObject({
+      status: "failed",
+      rawOutput: { content: expect.stringMatching(/^outcome unknown/), isError: true },
+    });
+    expect(invalidLines(run.lines)).toEqual([]);
+  });
+
+  it("sends no update for a session file it cannot load", async () => {
+    const { workspace, home, options } = await setup([stream(turn({ text: "hi" }))]);
+    expect((await runBin(["--sandbox", "off", "hello"], options)).code).toBe(0);
+    const [file = ""] = await sessionFiles(home);
+    const [header = "", ...rest] = (await readFile(file, "utf8")).split("\n");
+    await writeFile(file, [header.replace(/"version":\d+/, '"version":99'), ...rest].join("\n"));
+    const sessionId = file.split("/").at(-1)?.replace(".jsonl", "") ?? "";
+    const { value, run } = await withAcpAgent(
+      ["--sandbox", "off"],
+      options,
+      noAnswer,
+      async (agent) => {
+        await agent.request("initialize", { protocolVersion: 1 });
+        return await errorOf(
+          agent.request("session/load", { sessionId, cwd: workspace, mcpServers: [] }),
+        );
+      },
+    );
+    expect(value.code).toBeLessThan(0);
+    expect(run.updates).toEqual([]);
+  });
+
+  it("shows no new-file diff for a write that replaced a file, whose old text it does not have", async () => {
+    const write = { id: "toolu_1", name: "write", input: { path: "old.txt", content: "new\n" } };
+    const create = { id: "toolu_2", name: "write", input: { path: "fresh.txt", content: "x\n" } };
+    const readIt = { id: "toolu_0", name: "read", input: { path: "old.txt" } };
+    const { workspace, options, server } = await setup([
+      stream(turn({ calls: [readIt] })),
+      stream(turn({ calls: [write, create] })),
+      stream(turn({ text: "done" })),
+    ]);
+    await writeFile(join(workspace, "old.txt"), "old\n");
+    const { run } = await withAcpAgent(["--sandbox", "off"], options, noAnswer, async (agent) => {
+      await agent.request("initialize", { protocolVersion: 1 });
+      const { sessionId } = await agent.request("session/new", { cwd: workspace, mcpServers: [] });
+      await agent.request("session/prompt", { sessionId, prompt: text("write them") });
+    });
+    const done = run.updates
+      .map((note) => note.update)
+      .filter((u) => u.sessionUpdate === "tool_call_update" && u.status === "completed");
+    const diffs = done.map((u) =>
+      u.sessionUpdate === "tool_call_update"
+        ? (u.content ?? []).filter((c) => c.type === "diff")
+        : [],
+    );
+    expect(diffs).toEqual([
+      [],
+      [],
+      [{ type: "diff", path: join(workspace, "fresh.txt"), oldText: null, newText: "x\n" }],
+    ]);
+    expect(server.rejections).toEqual([]);
+  });
+
+  it("sends well-formed text and titles with control characters made visible", async () => {
+    const odd = "a\u001b[31mb\u202e\ncurl x | sh \ud800";
+    const read = { id: "toolu_1", name: "read", input: { path: odd } };
+    const { workspace, options } = await setup([
+      stream(turn({ text: ["half \ud800 a pair", " and more"], calls: [read] })),
+      stream(turn({ text: "done" })),
+    ]);
+    const { run } = await withAcpAgent(["--sandbox", "off"], options, noAnswer, async (agent) => {
+      await agent.request("initialize", { protocolVersion: 1 });
+      const { sessionId } = await agent.request("session/new", { cwd: workspace, mcpServers: [] });
+      await agent.request("session/prompt", { sessionId, prompt: text("go") });
+    });
+    expect(invalidLines(run.lines)).toEqual([]);
+    expect(run.lines.every((line) => wellFormedEverywhere(JSON.parse(line)))).toBe(true);
+    const call = run.updates
+      .map((note) => note.update)
+      .find((u) => u.sessionUpdate === "tool_call");
+    expect(call && "title" in call ? call.title : "").toBe(
+      "read a␛[31mb<U+202E>␊curl x | sh \uFFFD",
+    );
+  });
+
+  it("refuses an empty prompt and one with only an image, before anything is recorded", async () => {
+    const { workspace, options, server } = await setup([]);
+    const { value } = await withAcpAgent(["--sandbox", "off"], options, noAnswer, async (agent) => {
+      await agent.request("initialize", { protocolVersion: 1 });
+      const { sessionId } = await agent.request("session/new", { cwd: workspace, mcpServers: [] });
+      return await Promise.all(
+        [[], text(""), [{ type: "image", mimeType: "image/png", data: "iVBORw0KGgo=" }]].map(
+          (prompt) =>
+            errorOf(
+              agent.request("session/prompt", { sessionId, prompt: prompt as acp.ContentBlock[] }),
+            ),
+        ),
+      );
+    });
+    expect(value).toEqual([
+      { code: -32602, message: "Invalid params: the prompt has no text" },
+      { code: -32602, message: "Invalid params: the prompt has no text" },
+      { code: -32602, message: "Invalid params: the prompt has no text" },
+    ]);
+    expect(server.requests).toEqual([]);
+  });
+
+  it("answers the model's own output limit and refusal with their stop reasons", async () => {
+    const { workspace, options } = await setup([
+      stream(turn({ text: "cut", stopReason: "max_tokens" })),
+      stream(turn({ text: "no", stopReason: "refusal" })),
+    ]);
+    const { value } = await withAcpAgent(["--sandbox", "off"], options, noAnswer, async (agent) => {
+      await agent.request("initialize", { protocolVersion: 1 });
+      const { sessionId } = await agent.request("session/new", { cwd: workspace, mcpServers: [] });
+      const first = await agent.request("session/prompt", { sessionId, prompt: text("one") });
+      const second = await agent.request("session/prompt", { sessionId, prompt: text("two") });
+      return [first, second];
+    });
+    expect(value).toEqual([{ stopReason: "max_tokens" }, { stopReason: "refusal" }]);
+  });
+
+  it("denies, as the editor's error, an answer with an option it was not offered", async () => {
+    const bash = { id: "toolu_1", name: "bash", input: { command: "echo hi > out.txt" } };
+    const { workspace, home, options } = await setup([
+      stream(turn({ calls: [bash] })),
+      stream(turn({ text: "ok" })),
+    ]);
+    await withAcpAgent(
+      ["--sandbox", "off"],
+      options,
+      () => select("allow_forever"),
+      async (agent) => {
+        await agent.request("initialize", { protocolVersion: 1 });
+        const { sessionId } = await agent.request("session/new", {
+          cwd: workspace,
+          mcpServers: [],
+        });
+        await agent.request("session/prompt", { sessionId, prompt: text("go") });
+      },
+    );
+    const [file = ""] = await sessionFiles(home);
+    const approvals = (await readFile(file, "utf8"))
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((record) => record.type === "approval");
+    expect(approvals).toEqual([
+      {
+        type: "approval",
+        toolCallId: "toolu_1",
+        tool: "bash",
+        approved: false,
+        by: "editor-error",
+      },
+    ]);
+    const results = (await readFile(file, "utf8"))
+      .split("\n")
+      .filter((l) => l.includes('"role":"tool"'));
+    expect(
+      results.map((l) => (JSON.parse(l) as { message: { content: string } }).message.content),
+    ).toEqual(["the editor answered with an option it was not offered; the call did not run"]);
+  });
+});
+
+describe("mini-agent acp flags", () => {
+  it("refuses the flags of a terminal run, which the editor's protocol has no use for", async () => {
+    const { options } = await setup([]);
+    for (const flags of [
+      ["--continue"],
+      ["--output-format", "json"],
+      ["--resume", "x"],
+      ["--input-format", "stream-json"],
+    ]) {
+      const run = await runBin(["acp", ...flags], options);
+      expect({ flags, code: run.code, stdout: run.stdout }).toEqual({ flags, code: 2, stdout: "" });
+      expect(run.stderr).toMatch(new RegExp(`^mini-agent: ${flags[0]} has no use with acp`));
+    }
+  });
+});

@@ -217,6 +217,65 @@ describe("mini-agent acp against a hostile model and editor", () => {
   });
 });
 
+describe("mini-agent acp sessions and notices", () => {
+  it("says a round run again on stderr, as the terminal does", async () => {
+    const { workspace, options } = await setup([
+      stream(turn({ text: "lost" }), { errorAfter: 2 }),
+      stream(turn({ text: "whole" })),
+    ]);
+    const { value, run } = await withAcpAgent(
+      ["--sandbox", "off"],
+      options,
+      noAnswer,
+      async (agent) => {
+        await agent.request("initialize", { protocolVersion: 1 });
+        const { sessionId } = await agent.request("session/new", {
+          cwd: workspace,
+          mcpServers: [],
+        });
+        return await agent.request("session/prompt", { sessionId, prompt: text("go") });
+      },
+    );
+    expect(value).toEqual({ stopReason: "end_turn" });
+    expect(run.stderr()).toMatch(
+      /^mini-agent: overloaded_error: Overloaded; retrying in [\d.]+ m?s \(attempt 2 of 4\)$/m,
+    );
+    expect(invalidLines(run.lines)).toEqual([]);
+  });
+
+  it("closes a session on session/close: its file is free for the terminal, its id gone", async () => {
+    const { workspace, options } = await setup([
+      stream(turn({ text: "first" })),
+      stream(turn({ text: "from the terminal" })),
+    ]);
+    const { value } = await withAcpAgent(["--sandbox", "off"], options, noAnswer, async (agent) => {
+      const init = await agent.request("initialize", { protocolVersion: 1 });
+      const { sessionId } = await agent.request("session/new", { cwd: workspace, mcpServers: [] });
+      await agent.request("session/prompt", { sessionId, prompt: text("one") });
+      const closed = await agent.request("session/close", { sessionId });
+      // The agent still runs, and the session's lock is free: the terminal goes on from it.
+      const terminal = await runBin(["--sandbox", "off", "--continue", "two"], options);
+      const after = await errorOf(
+        agent.request("session/prompt", { sessionId, prompt: text("x") }),
+      );
+      // Closing it again succeeds, as the protocol's SDK answers it.
+      const again = await agent.request("session/close", { sessionId });
+      return {
+        capabilities: init.agentCapabilities?.sessionCapabilities,
+        closed,
+        terminal,
+        after,
+        again,
+      };
+    });
+    expect(value.capabilities).toEqual({ list: {}, close: {} });
+    expect(value.closed).toEqual({});
+    expect(value.terminal).toMatchObject({ code: 0, stdout: "from the terminal\n" });
+    expect(value.after.code).toBe(-32002);
+    expect(value.again).toEqual({});
+  });
+});
+
 describe("mini-agent acp flags", () => {
   it("refuses the flags of a terminal run, which the editor's protocol has no use for", async () => {
     const { options } = await setup([]);

@@ -79,7 +79,7 @@ describe("mini-agent acp session/list", () => {
     expect(code).toBe(0);
     expect(invalidLines(run.lines)).toEqual([]);
     expect(server.rejections).toEqual([]);
-    expect(value.init.agentCapabilities?.sessionCapabilities).toEqual({ list: {} });
+    expect(value.init.agentCapabilities?.sessionCapabilities).toEqual({ list: {}, close: {} });
 
     const inWorkspace = newestFirst((file) => file !== elsewhere);
     expect(inWorkspace).toHaveLength(copies + 2);

@@ -50,7 +50,7 @@ describe("mini-agent acp", () => {
         loadSession: true,
         promptCapabilities: { image: false, audio: false, embeddedContext: false },
         mcpCapabilities: { http: true, sse: false },
-        sessionCapabilities: { list: {} },
+        sessionCapabilities: { list: {}, close: {} },
       },
       agentInfo: { name: "mini-agent", version: expect.any(String) },
       authMethods: [],

@@ -13,6 +13,7 @@ import { type CliArgs, exitCodes } from "../args.js";
 import { describeError } from "../errors.js";
 import type { RunMcp } from "../mcp.js";
 import { isMode, modes } from "../modes.js";
+import { compactedLine, retryNotice } from "../notices.js";
 import { providerFor } from "../provider.js";
 import type { Stopper } from "../signals.js";
 import { sessionToResume } from "../store.js";
@@ -92,6 +93,12 @@ export async function acpCommand(
       session.turn.ending = ending;
       return { stopReason: await ending };
     })
+    .onRequest("session/close", async ({ params }) => {
+      const session = find(params.sessionId);
+      sessions.delete(session.id);
+      await endSessions([session]);
+      return {};
+    })
     .onNotification("session/cancel", ({ params }) => {
       sessions.get(params.sessionId)?.turn.current?.abort();
     })
@@ -124,7 +131,7 @@ function capabilities(version: string): acp.InitializeResponse {
       loadSession: true,
       promptCapabilities: { image: false, audio: false, embeddedContext: false },
       mcpCapabilities: { http: true, sse: false },
-      sessionCapabilities: { list: {} },
+      sessionCapabilities: { list: {}, close: {} },
     },
     agentInfo: { name: "mini-agent", version },
     authMethods: [],
@@ -261,6 +268,10 @@ async function runPrompt(
     const result = await session.runner.runTurn(text, {
       signal: controller.signal,
       onEvent: (event) => {
+        // What the terminal says on stderr in every format, the editor's log gets too.
+        if (event.type === "retry") retryNotice(process.stderr, event.notice);
+        if (event.type === "compaction")
+          process.stderr.write(`mini-agent: ${compactedLine(event.compaction)}\n`);
         for (const update of mapper.updates(event))
           sending = sending.then(() => notify(update)).then(() => undefined);
       },

@@ -1,3 +1,5 @@
+import { Value } from "@sinclair/typebox/value";
+import { ResultPartsSchema } from "./message-schema.js";
 import { receipts, toolError } from "./receipts.js";
 import type {
   Approval,
@@ -151,6 +153,7 @@ async function dispatch(
       toolCallId: call.id,
       content: result.content,
       isError: result.isError === true,
+      ...(result.parts !== undefined && { parts: result.parts }),
     });
   }
   return "done";
@@ -166,7 +169,9 @@ function checkApproval(approval: unknown): Approval {
 
 /** A tool written in plain JavaScript can return anything; a history entry must be a string. */
 function checkResult(call: ToolCall, result: unknown): ToolResult {
-  const content = (result as ToolResult | undefined)?.content;
+  const { content, parts } = (result ?? {}) as Partial<ToolResult>;
   if (typeof content !== "string") throw new Error(`tool ${call.name} returned no string content`);
+  if (parts !== undefined && !Value.Check(ResultPartsSchema, parts))
+    throw new Error(`tool ${call.name} returned parts that are not text and image parts`);
   return result as ToolResult;
 }

@@ -1,6 +1,7 @@
 import type {
   Tool as AnthropicTool,
   ContentBlockParam,
+  ImageBlockParam,
   MessageParam,
   RawContentBlockStartEvent,
   RawMessageStreamEvent,
@@ -46,7 +47,7 @@ export function toAnthropicMessages(messages: readonly Message[]): MessageParam[
           {
             type: "tool_result",
             tool_use_id: message.toolCallId,
-            ...(message.content !== "" && { content: message.content }),
+            ...resultContent(message),
             is_error: message.isError,
           },
         ]);
@@ -96,6 +97,29 @@ function reasoningBlock(part: Reasoning): ContentBlockParam | undefined {
       : { type: "redacted_thinking", data: part.data };
   if (part.signature === undefined) return undefined;
   return { type: "thinking", thinking: part.text, signature: part.signature };
+}
+
+/**
+ * A result's content: its text, or, when it holds images, its parts as text and `image` blocks
+ * (base64 source) in order, which the API takes inside a `tool_result`.
+ */
+function resultContent(message: Message & { role: "tool" }): {
+  content?: string | (TextBlockParam | ImageBlockParam)[];
+} {
+  if (message.parts === undefined)
+    return message.content === "" ? {} : { content: message.content };
+  return {
+    content: message.parts.flatMap((part): (TextBlockParam | ImageBlockParam)[] =>
+      part.type === "text"
+        ? textBlocks(part.text)
+        : [
+            {
+              type: "image",
+              source: { type: "base64", media_type: part.mediaType, data: part.data },
+            },
+          ],
+    ),
+  };
 }
 
 function textBlocks(text: string): TextBlockParam[] {

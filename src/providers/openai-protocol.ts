@@ -1,5 +1,6 @@
 import type {
   ChatCompletionChunk,
+  ChatCompletionContentPart,
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
@@ -30,7 +31,14 @@ export function toOpenAIMessages(
   const reasons =
     options.replayReasoning === true &&
     messages.some((message) => message.role === "assistant" && ownReasoning(message) !== undefined);
+  // Tool messages take text only: their images follow them in one user message.
+  let images: ChatCompletionContentPart[] = [];
+  const flushImages = () => {
+    if (images.length > 0) out.push({ role: "user", content: images });
+    images = [];
+  };
   for (const message of messages) {
+    if (message.role !== "tool") flushImages();
     switch (message.role) {
       case "user":
         out.push({ role: "user", content: message.content });
@@ -59,10 +67,24 @@ export function toOpenAIMessages(
           tool_call_id: message.toolCallId,
           content: message.isError ? `Error: ${message.content}` : message.content,
         });
+        images.push(...imageParts(message));
         break;
     }
   }
+  flushImages();
   return out;
+}
+
+/** A result's images as `image_url` parts (data URLs), after a line naming its call. */
+function imageParts(message: Message & { role: "tool" }): ChatCompletionContentPart[] {
+  const urls = (message.parts ?? []).flatMap((part) =>
+    part.type === "image" ? [`data:${part.mediaType};base64,${part.data}`] : [],
+  );
+  if (urls.length === 0) return [];
+  return [
+    { type: "text", text: `The images of tool call ${message.toolCallId}'s result:` },
+    ...urls.map((url) => ({ type: "image_url" as const, image_url: { url } })),
+  ];
 }
 
 /**

@@ -1,5 +1,6 @@
 import type {
   FunctionTool,
+  ResponseFunctionCallOutputItem,
   ResponseInputItem,
   ResponseStreamEvent,
   ResponseUsage,
@@ -40,12 +41,30 @@ export function toResponsesInput(messages: readonly Message[], model: string): R
         items.push({
           type: "function_call_output",
           call_id: message.toolCallId,
-          output: message.isError ? `Error: ${message.content}` : message.content,
+          output: outputOf(message),
         });
         break;
       default:
         assertNever(message);
     }
+  }
+  return items;
+}
+
+/**
+ * A result as the output of its call: its text, or, when it holds images, its parts as
+ * `input_text` and `input_image` (a data URL) in order, which the API takes there.
+ */
+function outputOf(message: Message & { role: "tool" }): string | ResponseFunctionCallOutputItem[] {
+  const error = message.isError ? "Error: " : "";
+  if (message.parts === undefined) return `${error}${message.content}`;
+  const items: ResponseFunctionCallOutputItem[] = error
+    ? [{ type: "input_text", text: error }]
+    : [];
+  for (const part of message.parts) {
+    if (part.type === "text") items.push({ type: "input_text", text: part.text });
+    else
+      items.push({ type: "input_image", image_url: `data:${part.mediaType};base64,${part.data}` });
   }
   return items;
 }

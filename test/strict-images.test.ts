@@ -88,14 +88,14 @@ describe("the Chat Completions server's image rules", () => {
         tool_calls: [{ id: "c1", type: "function", function: { name: "shot", arguments: "{}" } }],
       },
     ];
-    const after = (url: string) =>
+    const followedBy = (url: string) =>
       chatBody([
         ...called,
         { role: "tool", tool_call_id: "c1", content: "[image]" },
         { role: "user", content: [chatImage(url)] },
       ]);
     expect([
-      chat.validate(after(`data:image/png;base64,${data}`)),
+      chat.validate(followedBy(`data:image/png;base64,${data}`)),
       chat.validate(
         chatBody([
           ...called,
@@ -106,9 +106,9 @@ describe("the Chat Completions server's image rules", () => {
           },
         ]),
       ),
-      chat.validate(after(`data:image/bmp;base64,${data}`)),
-      chat.validate(after("data:image/png;base64,aGVsbG8=")),
-      chat.validate(after(`data:image/png;base64,${data.slice(1)}`)),
+      chat.validate(followedBy(`data:image/bmp;base64,${data}`)),
+      chat.validate(followedBy("data:image/png;base64,aGVsbG8=")),
+      chat.validate(followedBy(`data:image/png;base64,${data.slice(1)}`)),
     ]).toEqual([
       undefined,
       "Invalid value: 'image_url'. Supported values are: 'text'.",

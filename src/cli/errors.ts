@@ -56,6 +56,8 @@ function describe(error: unknown, baseURL: string | undefined): string {
   const err: ProviderError = error instanceof Error ? error : new Error(String(error));
   if (err.name === "CompactionError" && err.cause !== undefined)
     return `${err.message}: ${describe(err.cause, baseURL)}`;
+  if (err.name === "ImagesRefusedError" && err.cause !== undefined)
+    return `${describe(err.cause, baseURL)}; ${err.message}`;
   const where = baseURL === undefined ? "the provider" : shownURL(baseURL);
   const parse = httpParseError(err);
   if (parse !== undefined)

@@ -229,7 +229,8 @@ async function wire(parts: Awaited<ReturnType<typeof prepare>>) {
       return withModeLine(`${await prompts.next()}${instructions}`, parts.mode.current);
     },
     info: { model, workspace, sandbox: sandboxName(sandbox) },
-    ...(resumed && { history: resumed.messages }),
+    provider: args.provider,
+    ...(resumed && { history: resumed.messages, imagesRefused: resumed.imagesRefused }),
     ...(resumed?.compaction && { resume: resumed.compaction }),
     maxTurns: args.maxTurns,
     ...(args.tokenBudget !== undefined && { tokenBudget: args.tokenBudget }),
@@ -346,9 +347,10 @@ async function resumeSession(path: string, stderr: NodeJS.WritableStream) {
       `mini-agent: ${loaded.repaired} tool call(s) had no result; recorded as outcome unknown\n`,
     );
   }
-  const { session, messages, compaction } = loaded;
+  const { session, messages, compaction, imagesRefused } = loaded;
   return {
     id: session.id,
+    imagesRefused,
     updatedAt,
     session,
     messages: messages as Message[],

@@ -67,7 +67,8 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
           mcpStatusNotice(stderr, event.status);
           return;
         case "turn_end":
-          // The `result` line that ends the turn says how it ended.
+        // The `result` line that ends the turn says how it ended (the refusal is its error).
+        case "images_refused":
           return;
         default:
           return assertNever(event);

@@ -1,6 +1,11 @@
 import type { AgentEvent } from "../agent.js";
 import type { Compaction } from "../compaction/record.js";
-import type { ApprovalRecord, RetryRecord, TurnEndRecord } from "../session/records.js";
+import type {
+  ApprovalRecord,
+  ImagesRefusal,
+  RetryRecord,
+  TurnEndRecord,
+} from "../session/records.js";
 import type { Usage } from "../types.js";
 
 /** Who allowed or denied one call: the session's approval record, without its type. */
@@ -57,6 +62,8 @@ export type TurnEvent =
   | { type: "compaction"; compaction: Compaction }
   /** An MCP server's state changed (told at the start of a turn, when its tools join or leave). */
   | { type: "mcp_status"; status: McpStatus }
+  /** The model refused images: it is sent their text placeholders from now on (recorded). */
+  | { type: "images_refused"; refusal: ImagesRefusal }
   /** The turn is over: its status and how long it took. The last event of a turn. */
   | { type: "turn_end"; end: TurnEnd };
 

@@ -61,6 +61,8 @@ function recordOf(event: TurnEvent): Exclude<SessionRecord, SessionHeader> | und
       return { type: "compaction", ...event.compaction };
     case "turn_end":
       return { type: "turn_end", ...event.end };
+    case "images_refused":
+      return { type: "images_refused", ...event.refusal };
     case "text":
     case "thinking":
     case "tool_start":

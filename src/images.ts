@@ -1,4 +1,6 @@
 import type { IMAGE_MEDIA_TYPES } from "./message-schema.js";
+import { limits } from "./tools/limits.js";
+import type { ImagePart } from "./types.js";
 
 /**
  * Images known by their bytes, never by a name: the magic numbers say the type, the header says
@@ -53,6 +55,29 @@ export function imageHeader(bytes: Buffer): ImageHeader | undefined {
 /** The one-line text that stands where an image is: `[image: image/png, 2x2, 1.2 KB]`. */
 export function imagePlaceholder(image: ImageHeader, bytes: number): string {
   return `[image: ${image.mediaType}, ${image.width}x${image.height}, ${byteSize(bytes)}]`;
+}
+
+/**
+ * An image given as base64 (an MCP server's), as a part every provider takes, with its
+ * placeholder: undefined unless `data` is canonical base64 of a whole image of `mediaType`
+ * within the bounds `read` keeps (`limits.imageBytes`, `limits.imageSide`).
+ */
+export function imagePartOf(
+  mediaType: unknown,
+  data: unknown,
+): { part: ImagePart; placeholder: string } | undefined {
+  if (typeof data !== "string" || data.length % 4 !== 0 || data.length > limits.imageBytes * 2)
+    return undefined;
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(data)) return undefined;
+  const bytes = Buffer.from(data, "base64");
+  if (bytes.length > limits.imageBytes || bytes.toString("base64") !== data) return undefined;
+  const header = imageHeader(bytes);
+  if (header === undefined || header.mediaType !== mediaType) return undefined;
+  if (header.width > limits.imageSide || header.height > limits.imageSide) return undefined;
+  return {
+    part: { type: "image", mediaType: header.mediaType, data },
+    placeholder: imagePlaceholder(header, bytes.length),
+  };
 }
 
 /** `75 B`, `1.2 KB`, `3.8 MB` (units of 1024). */

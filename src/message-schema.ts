@@ -32,18 +32,6 @@ export const ReasoningSchema = Type.Union([
   }),
 ]);
 
-export const UserMessageSchema = Type.Object({
-  role: Type.Literal("user"),
-  content: Type.String(),
-});
-
-export const AssistantMessageSchema = Type.Object({
-  role: Type.Literal("assistant"),
-  content: Type.String(),
-  toolCalls: Type.Array(ToolCallSchema),
-  reasoning: Type.Optional(Type.Array(ReasoningSchema)),
-});
-
 /** The image types every provider takes, as media types; the bytes decide, never a file name. */
 export const IMAGE_MEDIA_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"] as const;
 
@@ -62,6 +50,21 @@ export const ImagePartSchema = Type.Object({
 /** One part of a tool result that carries more than text: text and images, in order. */
 export const ResultPartSchema = Type.Union([TextPartSchema, ImagePartSchema]);
 export const ResultPartsSchema = Type.Array(ResultPartSchema);
+
+export const UserMessageSchema = Type.Object({
+  role: Type.Literal("user"),
+  /** What the person typed; a placeholder line for each image attached (`--image`). */
+  content: Type.String(),
+  /** The text and the images attached, in order, when there are images: what adapters send. */
+  parts: Type.Optional(ResultPartsSchema),
+});
+
+export const AssistantMessageSchema = Type.Object({
+  role: Type.Literal("assistant"),
+  content: Type.String(),
+  toolCalls: Type.Array(ToolCallSchema),
+  reasoning: Type.Optional(Type.Array(ReasoningSchema)),
+});
 
 export const ToolMessageSchema = Type.Object({
   role: Type.Literal("tool"),

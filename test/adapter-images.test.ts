@@ -127,3 +127,83 @@ describe("an image in a tool result, through each adapter and its strict server"
     ]);
   });
 });
+
+describe("an image in a user message, through each adapter and its strict server", () => {
+  const prompt: Message = {
+    role: "user",
+    content: "What is this?\n[image: image/png, 2x2, 75 B]",
+    parts: [
+      { type: "text", text: "What is this?" },
+      { type: "image", mediaType: "image/png", data },
+    ],
+  };
+  const send = async (server: ScriptedServer, client: ModelClient) => {
+    for await (const _ of client.stream({ system: "", messages: [prompt], tools: [] }));
+    expect(server.rejections).toEqual([]);
+    return server.requests[0]?.body;
+  };
+
+  it("Anthropic: text and image blocks in the user message", async () => {
+    const server = track(
+      await anthropic.startAnthropicServer([
+        anthropic.stream(anthropic.turn({ text: "a square" })),
+      ]),
+    );
+    const client = new AnthropicModelClient({
+      apiKey: "k",
+      model: "local-model",
+      baseURL: server.url,
+    });
+    expect((await send(server, client))?.messages).toEqual([
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "What is this?" },
+          {
+            type: "image",
+            source: { type: "base64", media_type: "image/png", data },
+            cache_control: { type: "ephemeral" },
+          },
+        ],
+      },
+    ]);
+  });
+
+  it("Chat Completions: text and image_url parts in the user message", async () => {
+    const server = track(
+      await chat.startOpenAIServer([chat.stream(chat.completion({ text: "a square" }))]),
+    );
+    const client = new OpenAIModelClient({ baseURL: `${server.url}/v1`, model: "local-model" });
+    expect((await send(server, client))?.messages).toEqual([
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "What is this?" },
+          { type: "image_url", image_url: { url: `data:image/png;base64,${data}` } },
+        ],
+      },
+    ]);
+  });
+
+  it("Responses: input_text and input_image in the user message", async () => {
+    const server = track(
+      await responses.startResponsesServer([
+        responses.stream(responses.response({ text: ["a square"] })),
+      ]),
+    );
+    const client = new OpenAIResponsesModelClient({
+      baseURL: `${server.url}/v1`,
+      model: "local-model",
+    });
+    expect((await send(server, client))?.input).toEqual([
+      {
+        type: "message",
+        role: "user",
+        content: [
+          { type: "input_text", text: "What is this?" },
+          { type: "input_image", image_url: `data:image/png;base64,${data}`, detail: "auto" },
+        ],
+      },
+    ]);
+  });
+});

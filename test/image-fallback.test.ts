@@ -120,6 +120,24 @@ describe.each(providers)("the text-only fallback over $name", ({ refusal, start 
     expect(told).toEqual([refusal]);
   });
 
+  it("sends the placeholder of a user message's image once images were refused", async () => {
+    const { server, client } = await start(true);
+    const prompt: Message = {
+      role: "user",
+      content: "what is this?\n[image: image/png, 2x2, 75 B]",
+      parts: [
+        { type: "text", text: "what is this?" },
+        { type: "image", mediaType: "image/png", data },
+      ],
+    };
+    const fallback = new ImageFallbackClient(client, false, async () => {});
+    const error = await drain(fallback, [prompt]).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(ImagesRefusedError);
+    const events = await drain(fallback, [prompt]);
+    expect(events.filter((event) => event.type === "text")).toEqual([{ type: "text", text: "ok" }]);
+    expect(server.rejections).toHaveLength(1);
+  });
+
   it("sends placeholders from the start when the session recorded a refusal", async () => {
     const { server, client } = await start(true);
     const fallback = new ImageFallbackClient(client, true, async () => {

@@ -8,7 +8,15 @@ import type {
   TextBlockParam,
 } from "@anthropic-ai/sdk/resources/messages";
 import { admitCalls, type RoundIds } from "../history/calls.js";
-import type { Message, ModelEvent, Reasoning, ToolCall, ToolSpec, Usage } from "../types.js";
+import type {
+  Message,
+  ModelEvent,
+  Reasoning,
+  ResultPart,
+  ToolCall,
+  ToolSpec,
+  Usage,
+} from "../types.js";
 import { isResponsesReasoning } from "./responses-reasoning.js";
 import { streamErrorFrom } from "./stream-error.js";
 
@@ -37,7 +45,7 @@ export function toAnthropicMessages(messages: readonly Message[]): MessageParam[
   for (const message of messages) {
     switch (message.role) {
       case "user":
-        add("user", textBlocks(message.content));
+        add("user", message.parts ? partBlocks(message.parts) : textBlocks(message.content));
         break;
       case "assistant":
         add("assistant", assistantBlocks(message));
@@ -108,18 +116,21 @@ function resultContent(message: Message & { role: "tool" }): {
 } {
   if (message.parts === undefined)
     return message.content === "" ? {} : { content: message.content };
-  return {
-    content: message.parts.flatMap((part): (TextBlockParam | ImageBlockParam)[] =>
-      part.type === "text"
-        ? textBlocks(part.text)
-        : [
-            {
-              type: "image",
-              source: { type: "base64", media_type: part.mediaType, data: part.data },
-            },
-          ],
-    ),
-  };
+  return { content: partBlocks(message.parts) };
+}
+
+/** Text and image parts as text blocks (empty text dropped) and `image` blocks, in order. */
+function partBlocks(parts: readonly ResultPart[]): (TextBlockParam | ImageBlockParam)[] {
+  return parts.flatMap((part): (TextBlockParam | ImageBlockParam)[] =>
+    part.type === "text"
+      ? textBlocks(part.text)
+      : [
+          {
+            type: "image",
+            source: { type: "base64", media_type: part.mediaType, data: part.data },
+          },
+        ],
+  );
 }
 
 function textBlocks(text: string): TextBlockParam[] {

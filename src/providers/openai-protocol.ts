@@ -5,7 +5,15 @@ import type {
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
 import { admitCalls, callInput, type RoundIds } from "../history/calls.js";
-import type { Message, ModelEvent, Reasoning, ToolCall, ToolSpec, Usage } from "../types.js";
+import type {
+  Message,
+  ModelEvent,
+  Reasoning,
+  ResultPart,
+  ToolCall,
+  ToolSpec,
+  Usage,
+} from "../types.js";
 import { isResponsesReasoning } from "./responses-reasoning.js";
 import { streamErrorFrom } from "./stream-error.js";
 
@@ -41,7 +49,10 @@ export function toOpenAIMessages(
     if (message.role !== "tool") flushImages();
     switch (message.role) {
       case "user":
-        out.push({ role: "user", content: message.content });
+        out.push({
+          role: "user",
+          content: message.parts ? chatParts(message.parts) : message.content,
+        });
         break;
       case "assistant": {
         const reasoning = reasons ? reasoningText(ownReasoning(message)) : "";
@@ -73,6 +84,15 @@ export function toOpenAIMessages(
   }
   flushImages();
   return out;
+}
+
+/** Text and image parts as `text` and `image_url` parts (data URLs), in order. */
+function chatParts(parts: readonly ResultPart[]): ChatCompletionContentPart[] {
+  return parts.map((part) =>
+    part.type === "text"
+      ? { type: "text", text: part.text }
+      : { type: "image_url", image_url: { url: `data:${part.mediaType};base64,${part.data}` } },
+  );
 }
 
 /** A result's images as `image_url` parts (data URLs), after a line naming its call. */

@@ -2,11 +2,20 @@ import type {
   FunctionTool,
   ResponseFunctionCallOutputItem,
   ResponseInputItem,
+  ResponseInputMessageContentList,
   ResponseStreamEvent,
   ResponseUsage,
 } from "openai/resources/responses/responses";
 import { admitCalls, callInput, type RoundIds } from "../history/calls.js";
-import type { Message, ModelEvent, Reasoning, ToolCall, ToolSpec, Usage } from "../types.js";
+import type {
+  Message,
+  ModelEvent,
+  Reasoning,
+  ResultPart,
+  ToolCall,
+  ToolSpec,
+  Usage,
+} from "../types.js";
 import { responsesReasoningData, responsesReasoningFor } from "./responses-reasoning.js";
 import { streamErrorFrom } from "./stream-error.js";
 
@@ -32,7 +41,11 @@ export function toResponsesInput(messages: readonly Message[], model: string): R
   for (const message of messages) {
     switch (message.role) {
       case "user":
-        items.push({ type: "message", role: "user", content: message.content });
+        items.push({
+          type: "message",
+          role: "user",
+          content: message.parts ? inputParts(message.parts) : message.content,
+        });
         break;
       case "assistant":
         items.push(...roundItems(message, model));
@@ -67,6 +80,22 @@ function outputOf(message: Message & { role: "tool" }): string | ResponseFunctio
       items.push({ type: "input_image", image_url: `data:${part.mediaType};base64,${part.data}` });
   }
   return items;
+}
+
+/**
+ * A user message's text and image parts as `input_text` and `input_image` (a data URL, with the
+ * API's default `detail`, which the SDK's type of a message's image requires).
+ */
+function inputParts(parts: readonly ResultPart[]): ResponseInputMessageContentList {
+  return parts.map((part) =>
+    part.type === "text"
+      ? { type: "input_text", text: part.text }
+      : {
+          type: "input_image",
+          image_url: `data:${part.mediaType};base64,${part.data}`,
+          detail: "auto",
+        },
+  );
 }
 
 function roundItems(message: Assistant, model: string): ResponseInputItem[] {

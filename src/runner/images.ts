@@ -44,12 +44,12 @@ export class ImagesRefusedError extends Error {
 }
 
 const hasImages = (messages: readonly Message[]) =>
-  messages.some((message) => message.role === "tool" && message.parts !== undefined);
+  messages.some((message) => message.role !== "assistant" && message.parts !== undefined);
 
-/** The history as a model without images reads it: each result's text, placeholders included. */
+/** The history as a model without images reads it: each text, placeholders included. */
 export function withoutImages(messages: readonly Message[]): Message[] {
   return messages.map((message) => {
-    if (message.role !== "tool" || message.parts === undefined) return message;
+    if (message.role === "assistant" || message.parts === undefined) return message;
     const { parts: _, ...text } = message;
     return text;
   });

@@ -62,10 +62,7 @@ export function imagePlaceholder(image: ImageHeader, bytes: number): string {
  * placeholder: undefined unless `data` is canonical base64 of a whole image of `mediaType`
  * within the bounds `read` keeps (`limits.imageBytes`, `limits.imageSide`).
  */
-export function imagePartOf(
-  mediaType: unknown,
-  data: unknown,
-): { part: ImagePart; placeholder: string } | undefined {
+export function imagePartOf(mediaType: unknown, data: unknown): ImageAttachment | undefined {
   if (typeof data !== "string" || data.length % 4 !== 0 || data.length > limits.imageBytes * 2)
     return undefined;
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(data)) return undefined;
@@ -78,6 +75,12 @@ export function imagePartOf(
     part: { type: "image", mediaType: header.mediaType, data },
     placeholder: imagePlaceholder(header, bytes.length),
   };
+}
+
+/** An image to send, whole, with the placeholder line that stands for it in text. */
+export interface ImageAttachment {
+  part: ImagePart;
+  placeholder: string;
 }
 
 /** `75 B`, `1.2 KB`, `3.8 MB` (units of 1024). */

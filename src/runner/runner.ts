@@ -2,6 +2,7 @@ import { runAgent } from "../agent.js";
 import { CompactingClient } from "../compaction/client.js";
 import { type Compaction, CompactionError } from "../compaction/record.js";
 import { normalizeHistory } from "../history/normalize.js";
+import type { ImageAttachment } from "../images.js";
 import type { ImagesRefusal } from "../session/records.js";
 import type {
   BeforeToolCall,
@@ -56,6 +57,8 @@ export interface SessionRunnerOptions {
 
 export interface TurnOptions {
   signal?: AbortSignal;
+  /** Images attached to the prompt (`--image`): sent after its text, placeholders in its text. */
+  images?: readonly ImageAttachment[];
   /** Sees every event of the turn, each record after it was written. */
   onEvent?: TurnListener;
 }
@@ -139,7 +142,7 @@ export class SessionRunner {
     };
     try {
       this.history = normalizeHistory(this.history).messages;
-      await this.commit({ role: "user", content: prompt });
+      await this.commit(userMessage(prompt, turn.images ?? []));
       if (!this.announced) {
         this.announced = true;
         const session = { id: this.sessionId, ...this.options.info };
@@ -225,6 +228,16 @@ export class SessionRunner {
     await this.options.journal.record({ type: "message", message });
     this.history.push(message);
   }
+}
+
+/** The prompt as a user message; with images, their placeholder lines and the parts to send. */
+function userMessage(prompt: string, images: readonly ImageAttachment[]): Message {
+  if (images.length === 0) return { role: "user", content: prompt };
+  return {
+    role: "user",
+    content: [prompt, ...images.map((image) => image.placeholder)].join("\n"),
+    parts: [{ type: "text", text: prompt }, ...images.map((image) => image.part)],
+  };
 }
 
 function failedStatus(error: unknown): TurnStatus {

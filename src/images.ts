@@ -58,9 +58,33 @@ export function imagePlaceholder(image: ImageHeader, bytes: number): string {
 }
 
 /**
- * An image given as base64 (an MCP server's), as a part every provider takes, with its
- * placeholder: undefined unless `data` is canonical base64 of a whole image of `mediaType`
- * within the bounds `read` keeps (`limits.imageBytes`, `limits.imageSide`).
+ * Why bytes are not an image to send: no image's magic number; not a whole image of the type
+ * they announce; more pixels a side than `limits.imageSide`. (Callers bound the size in bytes,
+ * `limits.imageBytes`, before they read.)
+ */
+export type ImageProblem =
+  | { kind: "not_image" }
+  | { kind: "not_whole"; typeName: string }
+  | { kind: "pixels"; width: number; height: number };
+
+/** `bytes` as an image every provider takes, with its placeholder, or what is wrong with them. */
+export function checkImage(bytes: Buffer): ImageAttachment | ImageProblem {
+  const mediaType = sniffImage(bytes);
+  if (mediaType === undefined) return { kind: "not_image" };
+  const header = imageHeader(bytes);
+  if (header === undefined || header.mediaType !== mediaType)
+    return { kind: "not_whole", typeName: imageTypeNames[mediaType] };
+  if (header.width > limits.imageSide || header.height > limits.imageSide)
+    return { kind: "pixels", width: header.width, height: header.height };
+  return {
+    part: { type: "image", mediaType, data: bytes.toString("base64") },
+    placeholder: imagePlaceholder(header, bytes.length),
+  };
+}
+
+/**
+ * An image given as base64 (an MCP server's) as an attachment, or undefined unless `data` is
+ * canonical base64 of a whole image of `mediaType` within the bounds (`checkImage`).
  */
 export function imagePartOf(mediaType: unknown, data: unknown): ImageAttachment | undefined {
   if (typeof data !== "string" || data.length % 4 !== 0 || data.length > limits.imageBytes * 2)
@@ -68,13 +92,8 @@ export function imagePartOf(mediaType: unknown, data: unknown): ImageAttachment 
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(data)) return undefined;
   const bytes = Buffer.from(data, "base64");
   if (bytes.length > limits.imageBytes || bytes.toString("base64") !== data) return undefined;
-  const header = imageHeader(bytes);
-  if (header === undefined || header.mediaType !== mediaType) return undefined;
-  if (header.width > limits.imageSide || header.height > limits.imageSide) return undefined;
-  return {
-    part: { type: "image", mediaType: header.mediaType, data },
-    placeholder: imagePlaceholder(header, bytes.length),
-  };
+  const image = checkImage(bytes);
+  return "part" in image && image.part.mediaType === mediaType ? image : undefined;
 }
 
 /** An image to send, whole, with the placeholder line that stands for it in text. */

@@ -1,13 +1,6 @@
 import { open } from "node:fs/promises";
 import { resolve } from "node:path";
-import {
-  byteSize,
-  type ImageAttachment,
-  imageHeader,
-  imagePlaceholder,
-  imageTypeNames,
-  sniffImage,
-} from "../images.js";
+import { byteSize, checkImage, type ImageAttachment } from "../images.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { limits } from "../tools/limits.js";
 import { UsageError } from "./args.js";
@@ -47,17 +40,16 @@ async function attachment(path: string, cwd: string): Promise<ImageAttachment> {
     const code = (error as { code?: unknown }).code;
     throw fail(`: ${typeof code === "string" ? systemErrorMeaning(code) : "cannot be read"}`);
   }
-  const mediaType = sniffImage(bytes);
-  if (mediaType === undefined) throw fail(" is not a PNG, JPEG, GIF or WebP image");
-  const header = imageHeader(bytes);
-  if (header === undefined || header.mediaType !== mediaType)
-    throw fail(` is not a whole ${imageTypeNames[mediaType]} image (cut short or damaged)`);
-  if (header.width > limits.imageSide || header.height > limits.imageSide)
-    throw fail(
-      ` is ${header.width}x${header.height} pixels: images go up to ${limits.imageSide} pixels a side`,
-    );
-  return {
-    part: { type: "image", mediaType, data: bytes.toString("base64") },
-    placeholder: imagePlaceholder(header, bytes.length),
-  };
+  const image = checkImage(bytes);
+  if ("part" in image) return image;
+  switch (image.kind) {
+    case "not_image":
+      throw fail(" is not a PNG, JPEG, GIF or WebP image");
+    case "not_whole":
+      throw fail(` is not a whole ${image.typeName} image (cut short or damaged)`);
+    case "pixels":
+      throw fail(
+        ` is ${image.width}x${image.height} pixels: images go up to ${limits.imageSide} pixels a side`,
+      );
+  }
 }

@@ -1,11 +1,10 @@
 import type { FileHandle } from "node:fs/promises";
 import {
   byteSize,
+  checkImage,
   IMAGE_SNIFF_BYTES,
   type ImageMediaType,
-  imageHeader,
-  imagePlaceholder,
-  imageTypeNames,
+  type ImageProblem,
   sniffImage,
 } from "../images.js";
 import type { ToolResult } from "../types.js";
@@ -28,7 +27,6 @@ export async function imageTypeOf(handle: FileHandle): Promise<ImageMediaType | 
 export async function readImage(
   handle: FileHandle,
   shown: string,
-  mediaType: ImageMediaType,
   record: (seen: SeenContent) => void,
   signal?: AbortSignal,
 ): Promise<ToolResult> {
@@ -39,24 +37,25 @@ export async function readImage(
       `${shown} is a ${byteSize(size)} image: read shows images up to ${limits.imageBytes / 1024 / 1024} MB (5 MB in base64, what providers take)`,
     );
   }
-  const header = imageHeader(bytes);
-  if (header === undefined || header.mediaType !== mediaType) {
-    throw new ToolError(
-      `${shown} is not a whole ${imageTypeNames[mediaType]} image (cut short or damaged): read shows whole images only`,
-    );
-  }
-  if (header.width > limits.imageSide || header.height > limits.imageSide) {
-    throw new ToolError(
-      `${shown} is ${header.width}x${header.height} pixels: read shows images up to ${limits.imageSide} pixels a side`,
-    );
-  }
+  const image = checkImage(bytes);
+  if (!("part" in image)) throw new ToolError(`${shown} ${refusal(image)}`);
   const digest = new Digest();
   digest.update(bytes);
   record(digest.finish());
-  return {
-    content: imagePlaceholder(header, bytes.length),
-    parts: [{ type: "image", mediaType, data: bytes.toString("base64") }],
-  };
+  return { content: image.placeholder, parts: [image.part] };
+}
+
+/** What `read` says of bytes that announced an image and are not one to show. */
+function refusal(problem: ImageProblem): string {
+  switch (problem.kind) {
+    case "not_whole":
+      return `is not a whole ${problem.typeName} image (cut short or damaged): read shows whole images only`;
+    case "not_image":
+      // It announced an image when it was opened; it changed since.
+      return "is not a whole image (cut short or damaged): read shows whole images only";
+    case "pixels":
+      return `is ${problem.width}x${problem.height} pixels: read shows images up to ${limits.imageSide} pixels a side`;
+  }
 }
 
 /** The whole file, or undefined when it holds more than `max` bytes (it grew since its size was taken). */

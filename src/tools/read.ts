@@ -32,7 +32,7 @@ export function readTool(root: string, seen: SeenFiles, boundary: BoundaryOption
         }
         const image = await imageTypeOf(handle);
         if (image)
-          return await readImage(handle, shown, image, (d) => seen.record(real, d), signal);
+          return await readImage(handle, shown, (digest) => seen.record(real, digest), signal);
         if (await isBinaryFile(handle))
           throw new ToolError(`${shown} is a binary file: read shows text only`);
 

@@ -128,6 +128,35 @@ describe("an image in a tool result, through each adapter and its strict server"
   });
 });
 
+describe("an error result with an image", () => {
+  it("Anthropic: goes as its text, which is all an error's tool_result may hold", async () => {
+    const server = track(
+      await anthropic.startAnthropicServer([
+        anthropic.stream(anthropic.turn({ calls: [call] })),
+        anthropic.stream(anthropic.turn({ text: "it failed" })),
+      ]),
+    );
+    const client = new AnthropicModelClient({
+      apiKey: "k",
+      model: "local-model",
+      baseURL: server.url,
+    });
+    const failed = scriptedTool("shot", async () => ({ ...shotResult, isError: true }));
+    await runAgent({ client, tools: [failed], system: "", messages: [user] });
+    expect(server.rejections).toEqual([]);
+    const last = server.requests[1]?.body.messages as { content: unknown }[];
+    expect(last.at(-1)?.content).toEqual([
+      {
+        type: "tool_result",
+        tool_use_id: "c1",
+        content: shotResult.content,
+        is_error: true,
+        cache_control: { type: "ephemeral" },
+      },
+    ]);
+  });
+});
+
 describe("an image in a user message, through each adapter and its strict server", () => {
   const prompt: Message = {
     role: "user",

@@ -40,6 +40,13 @@ const inToolResult = (block: Record<string, unknown>) => ({
   ],
 });
 
+const erroredToolResult = (block: Record<string, unknown>) => {
+  const body = inToolResult(block);
+  const result = (body.messages[2]?.content as Record<string, unknown>[])[0] ?? {};
+  result.is_error = true;
+  return body;
+};
+
 describe("the Messages server's image rules", () => {
   it("takes each image type in a user message and in a tool_result", () => {
     const images = [
@@ -64,6 +71,8 @@ describe("the Messages server's image rules", () => {
       anthropic.validate(anthropicBody(anthropicImage("image/png", bigData))),
       anthropic.validate(inToolResult(anthropicImage("image/png", "aGVsbG8="))),
       anthropic.validate(anthropicBody(anthropicImage("image/png", data), "assistant")),
+      anthropic.validate(anthropicBody(anthropicImage("image/png", ""))),
+      anthropic.validate(erroredToolResult(anthropicImage("image/png", data))),
     ]).toEqual([
       `${at}.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`,
       `${at}.image.source.base64.data: The image data is not valid base64`,
@@ -71,6 +80,8 @@ describe("the Messages server's image rules", () => {
       `${at}.image.source.base64: image exceeds 5 MB maximum: ${bigData.length} bytes > 5242880 bytes`,
       "messages.2.content.0.tool_result.content.0.image.source.base64.data: Image does not match the provided media type image/png",
       "messages.1.content.0.type: Input tag 'image' found using 'type' does not match any of the expected tags for an assistant message",
+      `${at}.image.source.base64: image cannot be empty`,
+      "messages.2.content.0.tool_result: all content must be type 'text' if 'is_error' is true",
     ]);
   });
 });

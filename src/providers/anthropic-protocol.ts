@@ -109,12 +109,13 @@ function reasoningBlock(part: Reasoning): ContentBlockParam | undefined {
 
 /**
  * A result's content: its text, or, when it holds images, its parts as text and `image` blocks
- * (base64 source) in order, which the API takes inside a `tool_result`.
+ * (base64 source) in order, which the API takes inside a `tool_result` that is not an error.
  */
 function resultContent(message: Message & { role: "tool" }): {
   content?: string | (TextBlockParam | ImageBlockParam)[];
 } {
-  if (message.parts === undefined)
+  // An error's content must be text only: it goes as its text, placeholders included.
+  if (message.parts === undefined || message.isError)
     return message.content === "" ? {} : { content: message.content };
   return { content: partBlocks(message.parts) };
 }

@@ -67,6 +67,9 @@ export function anthropicImageProblem(body: Block, refuse: boolean): string | un
         if (problem) return problem;
       }
       if (block.type !== "tool_result" || !Array.isArray(block.content)) continue;
+      // Confirmed text (vellum-ai/vellum-assistant#18387); the path approximate.
+      if (block.is_error === true && list(block.content).some((inner) => inner.type !== "text"))
+        return `${path}.tool_result: all content must be type 'text' if 'is_error' is true`;
       for (const [k, inner] of list(block.content).entries()) {
         const at = `${path}.tool_result.content.${k}`;
         if (inner.type === "text") continue;
@@ -87,6 +90,8 @@ function anthropicImage(block: Block, path: string, refuse: boolean): string | u
     return `${path}.image.source: Input should be a valid base64 source`;
   const mediaType = String(source.media_type);
   const data = typeof source.data === "string" ? source.data : "";
+  // Confirmed (anthropics/claude-code#8947).
+  if (data === "") return `${path}.image.source.base64: image cannot be empty`;
   switch (imageFault(mediaType, data, 5 * 1024 * 1024, "base64")) {
     case "media_type":
       return `${path}.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`;

@@ -40,12 +40,18 @@ const inToolResult = (block: Record<string, unknown>) => ({
   ],
 });
 
-const erroredToolResult = (block: Record<string, unknown>) => {
-  const body = inToolResult(block);
-  const result = (body.messages[2]?.content as Record<string, unknown>[])[0] ?? {};
-  result.is_error = true;
-  return body;
-};
+const erroredToolResult = (block: Record<string, unknown>) => ({
+  model: "local-model",
+  max_tokens: 1024,
+  messages: [
+    { role: "user", content: "look" },
+    { role: "assistant", content: [{ type: "tool_use", id: "c1", name: "shot", input: {} }] },
+    {
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: "c1", content: [block], is_error: true }],
+    },
+  ],
+});
 
 describe("the Messages server's image rules", () => {
   it("takes each image type in a user message and in a tool_result", () => {

@@ -51,6 +51,14 @@ describe("an image in a CLI session", () => {
       stdout: "Still red.\n",
       stderr: "",
     });
+    // The export shows the image's placeholder, as every reader without images does.
+    const exported = await runBin(["export", "--format", "md", "-o", "-"], options);
+    expect([exported.code, exported.stderr, exported.stdout.includes(placeholder)]).toEqual([
+      0,
+      "",
+      true,
+    ]);
+    expect(exported.stdout.includes(data)).toBe(false);
     expect(server.rejections).toEqual([]);
     expect(server.requests.slice(1).map(({ body }) => toolResults(body))).toEqual([
       [imageResult],

@@ -1,5 +1,5 @@
 import { Value } from "@sinclair/typebox/value";
-import { ReasoningSchema, ToolCallSchema } from "./message-schema.js";
+import { ReasoningSchema, ResultPartsSchema, ToolCallSchema } from "./message-schema.js";
 import { receipts, toolError } from "./receipts.js";
 import type {
   Approval,
@@ -157,6 +157,7 @@ async function dispatch(
       toolCallId: call.id,
       content: result.content,
       isError: result.isError === true,
+      ...(result.parts !== undefined && { parts: result.parts }),
     });
   }
   return "done";
@@ -176,10 +177,12 @@ function checkApproval(approval: unknown): Approval {
 
 /** A tool written in plain JavaScript can return anything; a history entry must be a string. */
 function checkResult(call: ToolCall, result: unknown): ToolResult {
-  const { content, isError } = (result ?? {}) as Partial<ToolResult>;
+  const { content, isError, parts } = (result ?? {}) as Partial<ToolResult>;
   if (typeof content !== "string") throw new Error(`tool ${call.name} returned no string content`);
   if (!(isError === undefined || typeof isError === "boolean"))
     throw new Error(`tool ${call.name} returned an isError that is not a boolean`);
+  if (parts !== undefined && !Value.Check(ResultPartsSchema, parts))
+    throw new Error(`tool ${call.name} returned parts that are not text and image parts`);
   return result as ToolResult;
 }
 

@@ -32,9 +32,31 @@ export const ReasoningSchema = Type.Union([
   }),
 ]);
 
+/** The image types every provider takes, as media types; the bytes decide, never a file name. */
+export const IMAGE_MEDIA_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"] as const;
+
+export const TextPartSchema = Type.Object({ type: Type.Literal("text"), text: Type.String() });
+
+/**
+ * An image, whole: its media type and its bytes in base64 (RFC 4648, padded). The pattern is a
+ * character class, not groups of four, so a 5 MB string is checked without deep backtracking.
+ */
+export const ImagePartSchema = Type.Object({
+  type: Type.Literal("image"),
+  mediaType: Type.Union(IMAGE_MEDIA_TYPES.map((type) => Type.Literal(type))),
+  data: Type.String({ minLength: 4, pattern: "^[A-Za-z0-9+/]+={0,2}$" }),
+});
+
+/** One part of a tool result that carries more than text: text and images, in order. */
+export const ResultPartSchema = Type.Union([TextPartSchema, ImagePartSchema]);
+export const ResultPartsSchema = Type.Array(ResultPartSchema);
+
 export const UserMessageSchema = Type.Object({
   role: Type.Literal("user"),
+  /** What the person typed; a placeholder line for each image attached (`--image`). */
   content: Type.String(),
+  /** The text and the images attached, in order, when there are images: what adapters send. */
+  parts: Type.Optional(ResultPartsSchema),
 });
 
 export const AssistantMessageSchema = Type.Object({
@@ -47,8 +69,11 @@ export const AssistantMessageSchema = Type.Object({
 export const ToolMessageSchema = Type.Object({
   role: Type.Literal("tool"),
   toolCallId: Type.String(),
+  /** The whole result as text: what a text-only reader gets, a placeholder where an image is. */
   content: Type.String(),
   isError: Type.Boolean(),
+  /** Text and image parts, in order, when the result holds an image: what adapters send. */
+  parts: Type.Optional(ResultPartsSchema),
 });
 
 /**

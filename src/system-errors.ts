@@ -1,6 +1,7 @@
 /** The words for the codes of failed system calls that reach the user. */
 const systemErrors: Record<string, string> = {
   ENOSPC: "no space left on device",
+  ENOENT: "no such file or directory",
   EDQUOT: "disk quota exceeded",
   EACCES: "permission denied",
   EPERM: "operation not permitted",

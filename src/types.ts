@@ -6,8 +6,10 @@
 
 import type { Static } from "@sinclair/typebox";
 import type {
+  ImagePartSchema,
   MessageSchema,
   ReasoningSchema,
+  ResultPartSchema,
   ToolCallSchema,
   UsageSchema,
 } from "./message-schema.js";
@@ -25,11 +27,23 @@ export interface ToolSpec {
 /** One call the model declared. `input` is always an object: adapters reject anything else. */
 export type ToolCall = Static<typeof ToolCallSchema>;
 
-/** What a tool reports. Failures are values (`isError: true`), never swallowed. */
+/**
+ * What a tool reports. Failures are values (`isError: true`), never swallowed.
+ * - `content` is always the whole result as text, what a text-only reader (a model without
+ *   vision, the terminal, the export, compaction's facts) gets: where an image stands it holds a
+ *   one-line placeholder, `[image: image/png, 2x2, 1.2 KB]` (`imagePlaceholder`).
+ * - `parts`, when present, is the same result as text and image parts in order: what adapters
+ *   send to a model that sees images. A result without images has none.
+ */
 export interface ToolResult {
   content: string;
   isError?: boolean;
+  parts?: ResultPart[];
 }
+
+/** A part of a tool result: text, or an image whole (media type and base64 bytes). */
+export type ResultPart = Static<typeof ResultPartSchema>;
+export type ImagePart = Static<typeof ImagePartSchema>;
 
 /**
  * The provider-neutral history. Adapters translate it; nothing provider-specific leaks in.

@@ -114,7 +114,7 @@ describe.each([stdio, streamableHttp])(
       ]);
     }, 30_000);
 
-    it("calls echo, get-sum and get-tiny-image (an image as a placeholder), every request valid", async () => {
+    it("calls echo, get-sum and get-tiny-image (the image sent as an image), every request valid", async () => {
       const { server, home, options } = await setup([
         stream(
           turn({
@@ -131,16 +131,30 @@ describe.each([stdio, streamableHttp])(
       const file = await configFile(home, entry);
       const run = await runBin(["--mcp-config", file, ...allow, "use the server"], options);
       expect(run).toMatchObject({ code: 0, stdout: "done\n" });
-      expect(toolResults(server.requests[1]?.body ?? {})).toEqual([
+      const results = toolResults(server.requests[1]?.body ?? {});
+      const image = (results[2]?.content as { source?: { data?: string } }[] | undefined)?.[1];
+      const data = image?.source?.data ?? "";
+      expect(results).toEqual([
         { id: "toolu_1", content: "Echo: hi there", isError: false },
         { id: "toolu_2", content: "The sum of 2 and 40 is 42.", isError: false },
         {
           id: "toolu_3",
-          content:
-            "Here's the image you requested:\n[image: image/png, 3.9 KB]\nThe image above is the MCP logo.",
+          content: [
+            { type: "text", text: "Here's the image you requested:" },
+            { type: "image", source: { type: "base64", media_type: "image/png", data } },
+            { type: "text", text: "The image above is the MCP logo." },
+          ],
           isError: false,
         },
       ]);
+      // The logo itself: a 20x20 PNG of 3.9 KB.
+      const bytes = Buffer.from(data, "base64");
+      expect([
+        bytes.toString("latin1", 1, 4),
+        bytes.readUInt32BE(16),
+        bytes.readUInt32BE(20),
+      ]).toEqual(["PNG", 20, 20]);
+      expect((bytes.length / 1024).toFixed(1)).toBe("3.9");
       expectValid(server.requests);
       const calls = (await sent()).filter((message) => message.method === "tools/call");
       expect(calls.map((message) => message.params)).toEqual([

@@ -121,12 +121,28 @@ describe("the reference MCP server over stdio", () => {
     });
   });
 
-  it("turns get-tiny-image's image into a one-line placeholder", async () => {
-    expect(await tool("get-tiny-image").execute({})).toEqual({
+  it("turns get-tiny-image's image into an image part, with a placeholder line in the text", async () => {
+    const result = await tool("get-tiny-image").execute({});
+    const image = result.parts?.[1];
+    const data = image?.type === "image" ? image.data : "";
+    expect(result).toEqual({
       content:
-        "Here's the image you requested:\n[image: image/png, 3.9 KB]\nThe image above is the MCP logo.",
+        "Here's the image you requested:\n[image: image/png, 20x20, 3.9 KB]\nThe image above is the MCP logo.",
       isError: false,
+      parts: [
+        { type: "text", text: "Here's the image you requested:" },
+        { type: "image", mediaType: "image/png", data },
+        { type: "text", text: "The image above is the MCP logo." },
+      ],
     });
+    // The logo itself: a 20x20 PNG of 3.9 KB.
+    const bytes = Buffer.from(data, "base64");
+    expect([
+      bytes.toString("latin1", 1, 4),
+      bytes.readUInt32BE(16),
+      bytes.readUInt32BE(20),
+    ]).toEqual(["PNG", 20, 20]);
+    expect((bytes.length / 1024).toFixed(1)).toBe("3.9");
   });
 
   it("gives the server none of the agent's secret variables, and redacts the entry's own", async () => {

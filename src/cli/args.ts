@@ -53,6 +53,8 @@ export interface CliArgs extends Subcommands {
   skillFolders: SkillFolder[];
   /** `--skill NAME` (repeatable): the skills whose text goes before the task. */
   skills: string[];
+  /** `--image FILE` (repeatable): images attached to the task, as given. */
+  images: string[];
   /** `--mcp-config FILE`, in the order given (the first named wins a name clash). */
   mcpConfig: string[];
   /** `--no-mcp`: no MCP server is read or started. */
@@ -128,6 +130,7 @@ export function resolveArgs(
     ...(files.mcpServers && { mcpServers: files.mcpServers }),
     skillFolders: files.skills.map(({ value, scope }) => ({ path: value, scope })),
     skills: values.skill ?? [],
+    images: values.image ?? [],
     mcpConfig: mcpConfigFrom(values["mcp-config"], cwd),
     noMcp: values["no-mcp"] ?? false,
     continue: values.continue ?? false,

@@ -47,6 +47,9 @@ export function describeError(
 function describe(error: unknown, baseURL: string | undefined): string {
   if (isCompactionError(error) && error.cause !== undefined)
     return `${error.message}: ${describe(error.cause, baseURL)}`;
+  // The provider refused images: why it did, then what the session does from now on.
+  if (error instanceof Error && error.name === "ImagesRefusedError" && error.cause !== undefined)
+    return `${describe(error.cause, baseURL)}; ${error.message}`;
   if (error instanceof ProviderError) return describeProviderError(error, baseURL);
   return error instanceof Error ? error.message : String(error);
 }

@@ -17,6 +17,7 @@ export const options = {
   sandbox: { type: "string" },
   "sandbox-hide": { type: "string", multiple: true },
   skill: { type: "string", multiple: true },
+  image: { type: "string", multiple: true },
   "mcp-config": { type: "string", multiple: true },
   "no-mcp": { type: "boolean" },
   "sandbox-processes": { type: "string" },

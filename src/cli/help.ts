@@ -28,6 +28,7 @@ Options:
       --deny "WORDS"        deny commands that start with WORDS, also behind known wrappers
                             (repeatable; wins; a guard, not a boundary: see docs/rules.md)
       --skill NAME          put skill NAME's text before the task (repeatable; see docs/skills.md)
+      --image FILE          attach an image (PNG, JPEG, GIF, WebP) to the task (repeatable)
       --mcp-config FILE     also start the MCP servers FILE names (repeatable; yours: no
                             trust asked; wins a name clash; see docs/mcp.md)
       --no-mcp              read and start no MCP server

@@ -15,6 +15,7 @@ import { visible } from "../visible.js";
 import { type CliArgs, exitCodes, UsageError } from "./args.js";
 import { contextWindowFor } from "./compaction.js";
 import { createOutput } from "./formats.js";
+import { imageAttachments } from "./images.js";
 import { openTerminal, type TerminalInput, taskFromStdin } from "./input.js";
 import type { JsonInput } from "./json-input.js";
 import type { RunMcp } from "./mcp.js";
@@ -62,7 +63,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   // Why the run ends, when it ends before its input did: each user line read and not run is told.
   let ended = "the run stopped on an error";
   try {
-    if (task !== undefined) return statusCode(await cliTurn(turn, task));
+    if (task !== undefined) return statusCode(await cliTurn(turn, task, parts.images));
     const source = json ?? input?.terminal;
     if (!source) return exitCodes.done;
     const literal = json !== undefined;
@@ -151,6 +152,9 @@ async function prepare(start: RunStart) {
   if (args.skills.length > 0 && given === undefined)
     throw new UsageError("--skill needs a task; at the prompt, type /skill NAME");
   const task = args.skills.length === 0 ? given : await skills.message(args.skills, given ?? "");
+  if (args.images.length > 0 && task === undefined)
+    throw new UsageError('--image needs a task: mini-agent --image FILE "task"');
+  const images = await imageAttachments(args.images, args.cwd);
   const probed = await probing;
   const sandbox = bashCanRun || probed.kind === "bwrap" ? probed : undefined;
   warnSandbox(sandbox, stderr, workspace);
@@ -176,6 +180,7 @@ async function prepare(start: RunStart) {
     json,
     input,
     task,
+    images,
     resumed,
     skills,
   };
@@ -225,7 +230,8 @@ async function wire(parts: Awaited<ReturnType<typeof prepare>>) {
       return system;
     },
     info: { model, workspace, sandbox: sandboxName(sandbox) },
-    ...(resumed && { history: resumed.messages }),
+    provider: args.provider,
+    ...(resumed && { history: resumed.messages, imagesRefused: resumed.imagesRefused }),
     ...(resumed?.compaction && { resume: resumed.compaction }),
     maxTurns: args.maxTurns,
     ...(args.tokenBudget !== undefined && { tokenBudget: args.tokenBudget }),
@@ -342,9 +348,10 @@ async function resumeSession(path: string, stderr: NodeJS.WritableStream) {
       `mini-agent: ${loaded.repaired} tool call(s) had no result; recorded as outcome unknown\n`,
     );
   }
-  const { session, messages, compaction } = loaded;
+  const { session, messages, compaction, imagesRefused } = loaded;
   return {
     id: session.id,
+    imagesRefused,
     updatedAt,
     session,
     messages: messages as Message[],

@@ -67,7 +67,8 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
           mcpStatusNotice(stderr, event.status);
           return;
         case "turn_end":
-          // The `result` line that ends the turn says how it ended.
+        // The `result` line that ends the turn says how it ended (the refusal is its error).
+        case "images_refused":
           return;
         case "skills":
           // For the session's reader (the export); a program reads the catalog with `mini-agent

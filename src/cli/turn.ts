@@ -1,3 +1,4 @@
+import type { ImageAttachment } from "../images.js";
 import { budgetStop } from "../runner/budget.js";
 import type { TurnEvent, TurnStatus } from "../runner/events.js";
 import type { SessionRunner } from "../runner/runner.js";
@@ -53,7 +54,11 @@ export interface CliTurnParts {
  * Runs one turn through the runner, rendering its events in the output, and ends the output with
  * the turn's summary; a failure is one line on stderr (its stack with `--debug`, redacted).
  */
-export async function cliTurn(parts: CliTurnParts, prompt: string): Promise<TurnStatus> {
+export async function cliTurn(
+  parts: CliTurnParts,
+  prompt: string,
+  images: readonly ImageAttachment[] = [],
+): Promise<TurnStatus> {
   const { runner, stopper, stderr } = parts;
   const signal = stopper.beginTurn();
   const output = parts.output(signal);
@@ -65,7 +70,7 @@ export async function cliTurn(parts: CliTurnParts, prompt: string): Promise<Turn
         stderr.write(`mini-agent: ${compactedLine(event.compaction)}\n`);
       output.event(event);
     };
-    const result = await runner.runTurn(prompt, { signal, onEvent });
+    const result = await runner.runTurn(prompt, { signal, onEvent, images });
     const summary = (status: TurnSummary["status"], text: string) => ({
       status,
       text,

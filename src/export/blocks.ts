@@ -118,6 +118,8 @@ export class BlockBuilder {
   add(record: SessionRecord): Block[] {
     switch (record.type) {
       case "session":
+      // The turn's error says it; the export shows the images' placeholders as every reader does.
+      case "images_refused":
         return [];
       case "message":
         return this.message(record.message);

@@ -1,12 +1,15 @@
+import { imagePartOf } from "../images.js";
 import { headOf, wellFormed } from "../text.js";
 import { limits, truncated } from "../tools/limits.js";
-import type { ToolResult } from "../types.js";
+import type { ImagePart, ResultPart, ToolResult } from "../types.js";
 
 /**
  * An MCP `tools/call` result as a receipt like any built-in tool's: text blocks joined; the
  * `structuredContent` as JSON text when there is no text; a resource link as one line; an
- * embedded text resource inline; images, audio and binary resources as one-line placeholders
- * (`[image: image/png, 1.2 KB]`) until tool results carry images; `isError` carried over. Then
+ * embedded text resource inline; an image every provider takes (`imagePartOf`) as an image part
+ * with its placeholder line (`[image: image/png, 2x2, 1.2 KB]`) in the text; other images, audio
+ * and binary resources as one-line placeholders (`[image: image/bmp, 1.2 KB]`); `isError` carried
+ * over. Then
  * the rules of every result: secrets redacted, lone surrogates replaced, at most
  * `limits.outputChars` characters, cut between code points, with the cut said.
  */
@@ -33,16 +36,54 @@ const REDACTION_MARGIN = 64 * 1024;
 
 export function receiptOf(result: RawCallResult, redact: (text: string) => string): ToolResult {
   const blocks = Array.isArray(result.content) ? (result.content as Block[]) : [];
-  const parts = blocks.map(describeBlock);
+  const pieces = blocks.map((block) =>
+    block.type === "image"
+      ? (imagePartOf(block.mimeType, block.data) ?? describeBlock(block))
+      : describeBlock(block),
+  );
   const hasText = blocks.some((block) => block.type === "text");
   if (!hasText && result.structuredContent !== undefined) {
-    parts.push(JSON.stringify(result.structuredContent) ?? "");
+    pieces.push(JSON.stringify(result.structuredContent) ?? "");
   }
-  const joined = parts.length === 0 ? "[no content]" : parts.join("\n");
+  const lines = pieces.map((piece) => (typeof piece === "string" ? piece : piece.placeholder));
+  const joined = lines.length === 0 ? "[no content]" : lines.join("\n");
+  const images = pieces.some((piece) => typeof piece !== "string");
   return {
     content: bounded(joined, redact),
     isError: result.isError === true,
+    ...(images && { parts: partsOf(pieces, redact) }),
   };
+}
+
+/**
+ * The result as parts: the text between images joined by lines, each run redacted and made
+ * well-formed, all of it within `limits.outputChars` (the cut said), and the images whole.
+ */
+function partsOf(
+  pieces: (string | { part: ImagePart })[],
+  redact: (text: string) => string,
+): ResultPart[] {
+  const parts: ResultPart[] = [];
+  let room: number = limits.outputChars;
+  let run: string[] = [];
+  const endRun = () => {
+    if (run.length === 0) return;
+    const text = bounded(run.join("\n"), redact);
+    const head = headOf(text, room);
+    const kept = head === text ? text : `${head}\n${truncated(text.length - head.length)}`;
+    room = Math.max(0, room - kept.length);
+    parts.push({ type: "text", text: kept });
+    run = [];
+  };
+  for (const piece of pieces) {
+    if (typeof piece === "string") run.push(piece);
+    else {
+      endRun();
+      parts.push(piece.part);
+    }
+  }
+  endRun();
+  return parts;
 }
 
 /** `text` redacted, well-formed and cut to `limits.outputChars`, counting what was cut. */

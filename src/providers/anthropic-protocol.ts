@@ -1,13 +1,22 @@
 import type {
   Tool as AnthropicTool,
   ContentBlockParam,
+  ImageBlockParam,
   MessageParam,
   RawContentBlockStartEvent,
   RawMessageStreamEvent,
   TextBlockParam,
 } from "@anthropic-ai/sdk/resources/messages";
 import { admitCalls, type RoundIds } from "../history/calls.js";
-import type { Message, ModelEvent, Reasoning, ToolCall, ToolSpec, Usage } from "../types.js";
+import type {
+  Message,
+  ModelEvent,
+  Reasoning,
+  ResultPart,
+  ToolCall,
+  ToolSpec,
+  Usage,
+} from "../types.js";
 import { ProviderError, streamErrorFrom } from "./provider-error.js";
 import { isResponsesReasoning } from "./responses-reasoning.js";
 
@@ -36,7 +45,7 @@ export function toAnthropicMessages(messages: readonly Message[]): MessageParam[
   for (const message of messages) {
     switch (message.role) {
       case "user":
-        add("user", textBlocks(message.content));
+        add("user", message.parts ? partBlocks(message.parts) : textBlocks(message.content));
         break;
       case "assistant":
         add("assistant", assistantBlocks(message));
@@ -46,7 +55,7 @@ export function toAnthropicMessages(messages: readonly Message[]): MessageParam[
           {
             type: "tool_result",
             tool_use_id: message.toolCallId,
-            ...(message.content !== "" && { content: message.content }),
+            ...resultContent(message),
             is_error: message.isError,
           },
         ]);
@@ -96,6 +105,33 @@ function reasoningBlock(part: Reasoning): ContentBlockParam | undefined {
       : { type: "redacted_thinking", data: part.data };
   if (part.signature === undefined) return undefined;
   return { type: "thinking", thinking: part.text, signature: part.signature };
+}
+
+/**
+ * A result's content: its text, or, when it holds images, its parts as text and `image` blocks
+ * (base64 source) in order, which the API takes inside a `tool_result` that is not an error.
+ */
+function resultContent(message: Message & { role: "tool" }): {
+  content?: string | (TextBlockParam | ImageBlockParam)[];
+} {
+  // An error's content must be text only: it goes as its text, placeholders included.
+  if (message.parts === undefined || message.isError)
+    return message.content === "" ? {} : { content: message.content };
+  return { content: partBlocks(message.parts) };
+}
+
+/** Text and image parts as text blocks (empty text dropped) and `image` blocks, in order. */
+function partBlocks(parts: readonly ResultPart[]): (TextBlockParam | ImageBlockParam)[] {
+  return parts.flatMap((part): (TextBlockParam | ImageBlockParam)[] =>
+    part.type === "text"
+      ? textBlocks(part.text)
+      : [
+          {
+            type: "image",
+            source: { type: "base64", media_type: part.mediaType, data: part.data },
+          },
+        ],
+  );
 }
 
 function textBlocks(text: string): TextBlockParam[] {

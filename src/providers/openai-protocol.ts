@@ -1,10 +1,19 @@
 import type {
   ChatCompletionChunk,
+  ChatCompletionContentPart,
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
 import { admitCalls, callInput, type RoundIds } from "../history/calls.js";
-import type { Message, ModelEvent, Reasoning, ToolCall, ToolSpec, Usage } from "../types.js";
+import type {
+  Message,
+  ModelEvent,
+  Reasoning,
+  ResultPart,
+  ToolCall,
+  ToolSpec,
+  Usage,
+} from "../types.js";
 import { streamErrorFrom } from "./provider-error.js";
 import { isResponsesReasoning } from "./responses-reasoning.js";
 
@@ -30,10 +39,20 @@ export function toOpenAIMessages(
   const reasons =
     options.replayReasoning === true &&
     messages.some((message) => message.role === "assistant" && ownReasoning(message) !== undefined);
+  // Tool messages take text only: their images follow them in one user message.
+  let images: ChatCompletionContentPart[] = [];
+  const flushImages = () => {
+    if (images.length > 0) out.push({ role: "user", content: images });
+    images = [];
+  };
   for (const message of messages) {
+    if (message.role !== "tool") flushImages();
     switch (message.role) {
       case "user":
-        out.push({ role: "user", content: message.content });
+        out.push({
+          role: "user",
+          content: message.parts ? chatParts(message.parts) : message.content,
+        });
         break;
       case "assistant": {
         const reasoning = reasons ? reasoningText(ownReasoning(message)) : "";
@@ -59,10 +78,33 @@ export function toOpenAIMessages(
           tool_call_id: message.toolCallId,
           content: message.isError ? `Error: ${message.content}` : message.content,
         });
+        images.push(...imageParts(message));
         break;
     }
   }
+  flushImages();
   return out;
+}
+
+/** Text and image parts as `text` and `image_url` parts (data URLs), in order. */
+function chatParts(parts: readonly ResultPart[]): ChatCompletionContentPart[] {
+  return parts.map((part) =>
+    part.type === "text"
+      ? { type: "text", text: part.text }
+      : { type: "image_url", image_url: { url: `data:${part.mediaType};base64,${part.data}` } },
+  );
+}
+
+/** A result's images as `image_url` parts (data URLs), after a line naming its call. */
+function imageParts(message: Message & { role: "tool" }): ChatCompletionContentPart[] {
+  const urls = (message.parts ?? []).flatMap((part) =>
+    part.type === "image" ? [`data:${part.mediaType};base64,${part.data}`] : [],
+  );
+  if (urls.length === 0) return [];
+  return [
+    { type: "text", text: `The images of tool call ${message.toolCallId}'s result:` },
+    ...urls.map((url) => ({ type: "image_url" as const, image_url: { url } })),
+  ];
 }
 
 /**

@@ -1,11 +1,21 @@
 import type {
   FunctionTool,
+  ResponseFunctionCallOutputItem,
   ResponseInputItem,
+  ResponseInputMessageContentList,
   ResponseStreamEvent,
   ResponseUsage,
 } from "openai/resources/responses/responses";
 import { admitCalls, callInput, type RoundIds } from "../history/calls.js";
-import type { Message, ModelEvent, Reasoning, ToolCall, ToolSpec, Usage } from "../types.js";
+import type {
+  Message,
+  ModelEvent,
+  Reasoning,
+  ResultPart,
+  ToolCall,
+  ToolSpec,
+  Usage,
+} from "../types.js";
 import { streamErrorFrom } from "./provider-error.js";
 import { responsesReasoningData, responsesReasoningFor } from "./responses-reasoning.js";
 
@@ -31,7 +41,11 @@ export function toResponsesInput(messages: readonly Message[], model: string): R
   for (const message of messages) {
     switch (message.role) {
       case "user":
-        items.push({ type: "message", role: "user", content: message.content });
+        items.push({
+          type: "message",
+          role: "user",
+          content: message.parts ? inputParts(message.parts) : message.content,
+        });
         break;
       case "assistant":
         items.push(...roundItems(message, model));
@@ -40,7 +54,7 @@ export function toResponsesInput(messages: readonly Message[], model: string): R
         items.push({
           type: "function_call_output",
           call_id: message.toolCallId,
-          output: message.isError ? `Error: ${message.content}` : message.content,
+          output: outputOf(message),
         });
         break;
       default:
@@ -48,6 +62,40 @@ export function toResponsesInput(messages: readonly Message[], model: string): R
     }
   }
   return items;
+}
+
+/**
+ * A result as the output of its call: its text, or, when it holds images, its parts as
+ * `input_text` and `input_image` (a data URL) in order, which the API takes there.
+ */
+function outputOf(message: Message & { role: "tool" }): string | ResponseFunctionCallOutputItem[] {
+  const error = message.isError ? "Error: " : "";
+  if (message.parts === undefined) return `${error}${message.content}`;
+  const items: ResponseFunctionCallOutputItem[] = error
+    ? [{ type: "input_text", text: error }]
+    : [];
+  for (const part of message.parts) {
+    if (part.type === "text") items.push({ type: "input_text", text: part.text });
+    else
+      items.push({ type: "input_image", image_url: `data:${part.mediaType};base64,${part.data}` });
+  }
+  return items;
+}
+
+/**
+ * A user message's text and image parts as `input_text` and `input_image` (a data URL, with the
+ * API's default `detail`, which the SDK's type of a message's image requires).
+ */
+function inputParts(parts: readonly ResultPart[]): ResponseInputMessageContentList {
+  return parts.map((part) =>
+    part.type === "text"
+      ? { type: "input_text", text: part.text }
+      : {
+          type: "input_image",
+          image_url: `data:${part.mediaType};base64,${part.data}`,
+          detail: "auto",
+        },
+  );
 }
 
 function roundItems(message: Assistant, model: string): ResponseInputItem[] {

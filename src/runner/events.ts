@@ -2,6 +2,7 @@ import type { AgentEvent } from "../agent.js";
 import type { Compaction } from "../compaction/record.js";
 import type {
   ApprovalRecord,
+  ImagesRefusal,
   RetryRecord,
   SkillsRecord,
   TurnEndRecord,
@@ -67,6 +68,8 @@ export type TurnEvent =
   | { type: "mcp_status"; status: McpStatus }
   /** The skills loaded for the turn (when they changed) and those sent with its prompt. */
   | { type: "skills"; skills: SkillsNotice }
+  /** The model refused images: it is sent their text placeholders from now on (recorded). */
+  | { type: "images_refused"; refusal: ImagesRefusal }
   /** The turn is over: its status and how long it took. The last event of a turn. */
   | { type: "turn_end"; end: TurnEnd };
 

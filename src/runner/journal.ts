@@ -63,6 +63,8 @@ function recordOf(event: TurnEvent): Exclude<SessionRecord, SessionHeader> | und
       return { type: "turn_end", ...event.end };
     case "skills":
       return { type: "skills", ...event.skills };
+    case "images_refused":
+      return { type: "images_refused", ...event.refusal };
     case "text":
     case "thinking":
     case "tool_start":

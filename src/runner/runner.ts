@@ -2,6 +2,8 @@ import { runAgent } from "../agent.js";
 import { CompactingClient } from "../compaction/client.js";
 import { type Compaction, CompactionError } from "../compaction/record.js";
 import { normalizeHistory } from "../history/normalize.js";
+import type { ImageAttachment } from "../images.js";
+import type { ImagesRefusal } from "../session/records.js";
 import type {
   BeforeToolCall,
   Message,
@@ -13,6 +15,7 @@ import type {
 } from "../types.js";
 import { BudgetClient, budgetStop } from "./budget.js";
 import type { SessionInfo, TurnResult, TurnStatus } from "./events.js";
+import { ImageFallbackClient } from "./images.js";
 import type { Journal, TurnListener } from "./journal.js";
 import { type RetryPolicy, retryLostRound } from "./retry.js";
 import { CountingClient } from "./usage.js";
@@ -44,12 +47,18 @@ export interface SessionRunnerOptions {
   seen?: { clear(): void };
   /** Lost rounds: attempts and waits, and what removes secrets from a failure's reason. */
   retry?: { policy?: RetryPolicy; baseURL?: string; env?: NodeJS.ProcessEnv };
+  /** The provider's name, kept with a refusal of images beside `info.model` (`ImageFallbackClient`). */
+  provider?: string;
+  /** A resumed session's refusals of images: a provider and model listed gets placeholders. */
+  imagesRefused?: readonly ImagesRefusal[];
   /** Milliseconds from a fixed point, for a turn's duration (`performance.now` unless a test sets it). */
   now?: () => number;
 }
 
 export interface TurnOptions {
   signal?: AbortSignal;
+  /** Images attached to the prompt (`--image`): sent after its text, placeholders in its text. */
+  images?: readonly ImageAttachment[];
   /** Sees every event of the turn, each record after it was written. */
   onEvent?: TurnListener;
 }
@@ -74,9 +83,17 @@ export class SessionRunner {
 
   constructor(private readonly options: SessionRunnerOptions) {
     const { client, tokenBudget, contextWindow, resume, journal, seen } = options;
-    // The counter is innermost: it makes each figure whole and non-negative before the budget
-    // adds it up.
-    this.counter = new CountingClient(client, (usage) => journal.record({ type: "usage", usage }));
+    const provider = options.provider ?? "";
+    const { model } = options.info;
+    const refused = (options.imagesRefused ?? []).some(
+      (refusal) => refusal.provider === provider && refusal.model === model,
+    );
+    // Innermost, the provider sees placeholders once it refused images; then the counter makes
+    // each figure whole and non-negative before the budget adds it up.
+    const images = new ImageFallbackClient(client, refused, (reason) =>
+      journal.record({ type: "images_refused", refusal: { provider, model, reason } }),
+    );
+    this.counter = new CountingClient(images, (usage) => journal.record({ type: "usage", usage }));
     const budgeted =
       tokenBudget === undefined ? this.counter : new BudgetClient(this.counter, tokenBudget);
     const prompted: ModelClient = { stream: (request) => this.withFreshSystem(budgeted, request) };
@@ -125,7 +142,7 @@ export class SessionRunner {
     };
     try {
       this.history = normalizeHistory(this.history).messages;
-      await this.commit({ role: "user", content: prompt });
+      await this.commit(userMessage(prompt, turn.images ?? []));
       if (!this.announced) {
         this.announced = true;
         const session = { id: this.sessionId, ...this.options.info };
@@ -211,6 +228,16 @@ export class SessionRunner {
     await this.options.journal.record({ type: "message", message });
     this.history.push(message);
   }
+}
+
+/** The prompt as a user message; with images, their placeholder lines and the parts to send. */
+function userMessage(prompt: string, images: readonly ImageAttachment[]): Message {
+  if (images.length === 0) return { role: "user", content: prompt };
+  return {
+    role: "user",
+    content: [prompt, ...images.map((image) => image.placeholder)].join("\n"),
+    parts: [{ type: "text", text: prompt }, ...images.map((image) => image.part)],
+  };
 }
 
 function failedStatus(error: unknown): TurnStatus {

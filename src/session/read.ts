@@ -13,6 +13,7 @@ import {
   UnreadableSessionError,
 } from "./lines.js";
 import {
+  type ImagesRefusal,
   isTornHeader,
   parseLine,
   SESSION_FORMAT_VERSION,
@@ -33,6 +34,8 @@ export interface ReadResult extends SessionReport {
   /** From the last compaction's first kept message on, when there is a compaction. */
   messages: Message[];
   compaction?: Compaction;
+  /** Each provider and model that refused images in this session (compactions do not undo it). */
+  imagesRefused: ImagesRefusal[];
   /** Receipts for calls still open at the end of the file; `Session.open` writes them. */
   trailingRepairs: Message[];
   /** The file does not end with a newline: the last write was torn. */
@@ -69,6 +72,7 @@ export async function readSession(path: string): Promise<ReadResult> {
   let firstLine: string | undefined;
   let skipped = 0;
   let torn = false;
+  const imagesRefused: ImagesRefusal[] = [];
   const take = (line: Buffer) => {
     const text = line.toString("utf8");
     firstLine ??= text;
@@ -79,6 +83,7 @@ export async function readSession(path: string): Promise<ReadResult> {
       if (header === undefined) header = record;
       else if (record.type === "message") history.add(record.message);
       else if (record.type === "compaction" && !history.compact(record)) skipped++;
+      else if (record.type === "images_refused") imagesRefused.push(record);
     }
   };
   for await (const line of fileLines(path)) {
@@ -108,6 +113,7 @@ export async function readSession(path: string): Promise<ReadResult> {
     header,
     skipped,
     torn,
+    imagesRefused,
     ...normalizeHistory(history.messages, { startWithUser: compaction === undefined }),
     ...(compaction && { compaction }),
   };

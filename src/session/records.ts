@@ -87,6 +87,17 @@ const SkillsRecordSchema = Type.Object({
   /** The skills whose text the prompt carries (`/skill NAME`, `--skill NAME`), in its order. */
   sent: Type.Optional(Type.Array(Type.String())),
 });
+/**
+ * A model refused the images of a tool result (a 400 naming images): from then on the session
+ * sends that provider and model the images' text placeholders, after a resume too.
+ */
+const ImagesRefusedRecordSchema = Type.Object({
+  type: Type.Literal("images_refused"),
+  provider: Type.String(),
+  model: Type.String(),
+  /** What the provider said (redacted like every string). */
+  reason: Type.String(),
+});
 export const RecordSchema = Type.Union([
   HeaderSchema,
   MessageRecordSchema,
@@ -96,11 +107,14 @@ export const RecordSchema = Type.Union([
   RetryRecordSchema,
   TurnEndRecordSchema,
   SkillsRecordSchema,
+  ImagesRefusedRecordSchema,
 ]);
 
 export type SessionHeader = Static<typeof HeaderSchema>;
 export type ApprovalRecord = Static<typeof ApprovalRecordSchema>;
 export type UsageRecord = Static<typeof UsageRecordSchema>;
+/** Who refused images: a provider and a model. */
+export type ImagesRefusal = Omit<Static<typeof ImagesRefusedRecordSchema>, "type">;
 export type RetryRecord = Static<typeof RetryRecordSchema>;
 export type TurnEndRecord = Static<typeof TurnEndRecordSchema>;
 export type SkillsRecord = Static<typeof SkillsRecordSchema>;

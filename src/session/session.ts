@@ -26,7 +26,12 @@ import type { Message } from "../types.js";
 import { encodeLine } from "./encode.js";
 import { lockSession, type SessionLock } from "./lock.js";
 import { readSession, type SessionReport } from "./read.js";
-import { SESSION_FORMAT_VERSION, type SessionHeader, type SessionRecord } from "./records.js";
+import {
+  type ImagesRefusal,
+  SESSION_FORMAT_VERSION,
+  type SessionHeader,
+  type SessionRecord,
+} from "./records.js";
 
 /**
  * The session file: JSON Lines, append-only, one record per line and one `write` per record.
@@ -60,6 +65,8 @@ export interface LoadedSession extends SessionReport {
   messages: Message[];
   /** The last compaction, which covers every message before `messages`. */
   compaction?: Compaction;
+  /** Each provider and model that refused images (`images_refused` records). */
+  imagesRefused: ImagesRefusal[];
 }
 
 export interface SessionOptions {
@@ -142,8 +149,15 @@ export class Session {
       const fd = openForAppend(path);
       session = new Session(path, loaded.header, fd, lock, options, loaded.torn);
       for (const receipt of loaded.trailingRepairs) await session.append(receipt);
-      const { messages, repaired, skipped, compaction } = loaded;
-      return { session, messages, repaired, skipped, ...(compaction && { compaction }) };
+      const { messages, repaired, skipped, compaction, imagesRefused } = loaded;
+      return {
+        session,
+        messages,
+        repaired,
+        skipped,
+        imagesRefused,
+        ...(compaction && { compaction }),
+      };
     } catch (error) {
       if (session) await session.close();
       else lock.release();

@@ -4,6 +4,7 @@ import {
   omitsThinking,
   withThinkingOmitted,
 } from "./anthropic-model-rules.js";
+import { anthropicImageProblem } from "./image-rules.js";
 import {
   type Body,
   type Reply,
@@ -205,6 +206,8 @@ export interface ServerOptions {
   contextLimit?: number;
   /** The port to listen on, on 127.0.0.1; default any free one. */
   port?: number;
+  /** Refuse every request that holds an image, as a model without vision would (400). */
+  refuseImages?: boolean;
 }
 
 /** How the local servers count a request's tokens: one per 4 bytes of its body as JSON. */
@@ -228,7 +231,8 @@ export function startAnthropicServer(
       error: (code, message) =>
         errorReply(code, code === 401 ? "x-api-key header is required" : message),
       validate: (body) => {
-        const invalid = validate(body);
+        const invalid =
+          validate(body) ?? anthropicImageProblem(body, options.refuseImages === true);
         if (invalid !== undefined || limit === undefined) return invalid;
         const tokens = bodyTokens(body);
         return tokens > limit ? promptTooLong(tokens, limit) : undefined;
@@ -348,7 +352,7 @@ export function validate(body: Body): string | undefined {
       .map((b) => String(b.id));
     return unansweredCalls(i, ids);
   }
-  return undefined;
+  return anthropicImageProblem(body, false);
 }
 
 const docs = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking";

@@ -1,4 +1,5 @@
 import { bodyTokens, type ScriptedCall, type ServerOptions } from "./anthropic-server.js";
+import { chatImageProblem } from "./image-rules.js";
 import {
   type Body,
   type Reply,
@@ -248,6 +249,7 @@ export function startOpenAIServer(
       validate: (body) => {
         const invalid =
           validate(body) ??
+          chatImageProblem(body, options.refuseImages === true) ??
           reasoningProblem(body, reasoningBack) ??
           (options.reasoningModel ? reasoningModelProblem(body) : undefined);
         if (invalid !== undefined || limit === undefined) return invalid;
@@ -322,7 +324,7 @@ export function validate(body: Body): string | undefined {
     }
     open = (message.tool_calls ?? []).map((call) => String(call.id));
   }
-  return open.length > 0 ? unanswered(open) : undefined;
+  return open.length > 0 ? unanswered(open) : chatImageProblem(body, false);
 }
 
 const unanswered = (ids: string[]) =>

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { ScriptedCall } from "./anthropic-server.js";
+import { responsesImageProblem } from "./image-rules.js";
 import { notJson } from "./openai-server.js";
 import {
   type Body,
@@ -216,6 +217,8 @@ export interface ResponsesServerOptions {
    * that asks for encrypted reasoning gets `encryptedUnsupported`.
    */
   noReasoning?: boolean;
+  /** Refuse every request that holds an image, as a model without vision would (400). */
+  refuseImages?: boolean;
 }
 
 /** A model without reasoning refuses `include: ["reasoning.encrypted_content"]` (param `include`); confirmed. */
@@ -238,7 +241,7 @@ export function startResponsesServer(
         const asked =
           Array.isArray(body.include) && body.include.includes("reasoning.encrypted_content");
         if (options.noReasoning && asked) return encryptedUnsupported;
-        return validate(body);
+        return validate(body) ?? responsesImageProblem(body, options.refuseImages === true);
       },
       // Approximate: the Responses API's parser refuses the body as Chat Completions' does.
       loneSurrogate: () => notJson,
@@ -290,7 +293,12 @@ export function validate(body: Body): string | undefined {
   if (!Array.isArray(body.input))
     return "Invalid type for 'input': expected an array of input items.";
   const items = body.input as Record<string, unknown>[];
-  return itemsProblem(items, body) ?? callsProblem(items) ?? toolsProblem(body.tools);
+  return (
+    itemsProblem(items, body) ??
+    callsProblem(items) ??
+    toolsProblem(body.tools) ??
+    responsesImageProblem(body, false)
+  );
 }
 
 function itemsProblem(items: Record<string, unknown>[], body: Body): string | undefined {

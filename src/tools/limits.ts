@@ -12,6 +12,13 @@ export const limits = {
   grepLineChars: 500,
   /** Characters of any tool output before it is cut. */
   outputChars: 50_000,
+  /**
+   * `read` of an image: the biggest file, 3.75 MB, whose base64 (what every request carries) is
+   * 5 MB, Anthropic's limit per image; and pixels a side, Anthropic's limit too (8000). OpenAI
+   * takes more of both, so one bound serves every provider.
+   */
+  imageBytes: 3_932_160,
+  imageSide: 8000,
   /** Bytes looked at to decide that a file is binary (it holds a NUL byte). */
   binarySniffBytes: 8192,
   /** Largest `.gitignore` read as rules; a bigger one is ignored and counted. */

@@ -6,16 +6,18 @@ import { countLines, isBinaryFile, readLines } from "./files.js";
 import { limits } from "./limits.js";
 import { openInWorkspace } from "./open.js";
 import type { BoundaryOptions } from "./path.js";
+import { imageTypeOf, readImage } from "./read-image.js";
 import { Digest, digestFile, type SeenFiles } from "./seen.js";
 
 /**
- * `read` shows text and records in `seen` the hash of the whole file as it read it, in the same
+ * `read` shows text, or an image whole (PNG, JPEG, GIF, WebP, known by its bytes: `read-image.ts`),
+ * and records in `seen` the hash of the whole file as it read it, in the same
  * pass (a ranged read reads on to the end for it), so `edit` and `write` know what was seen.
  */
 export function readTool(root: string, seen: SeenFiles, boundary: BoundaryOptions = {}): Tool {
   return defineTool({
     name: "read",
-    description: `Read a text file. Returns up to ${limits.readLines} lines or ${limits.readChars / 1000} KB; use offset and limit for more.`,
+    description: `Read a text file, or see an image (PNG, JPEG, GIF, WebP). Returns up to ${limits.readLines} lines or ${limits.readChars / 1000} KB; use offset and limit for more.`,
     input: Type.Object({
       path: Type.String({ description: "File path in the workspace" }),
       offset: Type.Optional(Type.Integer({ minimum: 1, description: "First line, 1-based" })),
@@ -28,6 +30,9 @@ export function readTool(root: string, seen: SeenFiles, boundary: BoundaryOption
           seen.record(real, new Digest().finish());
           return { content: "(empty file)" };
         }
+        const image = await imageTypeOf(handle);
+        if (image)
+          return await readImage(handle, shown, (digest) => seen.record(real, digest), signal);
         if (await isBinaryFile(handle))
           throw new ToolError(`${shown} is a binary file: read shows text only`);
 

@@ -223,8 +223,13 @@ async function loadSession(
 /** The session file opened to go on from, as `--resume` opens it; a failure is the request's. */
 async function resumed(path: string): Promise<Resumed> {
   try {
-    const { session, messages, compaction } = await Session.open(path);
-    return { session, messages, ...(compaction && { compaction: compaction as Compaction }) };
+    const { session, messages, compaction, imagesRefused } = await Session.open(path);
+    return {
+      session,
+      messages,
+      imagesRefused,
+      ...(compaction && { compaction: compaction as Compaction }),
+    };
   } catch (error) {
     throw acp.RequestError.internalError(undefined, describeError(error, undefined));
   }

@@ -4,6 +4,7 @@ import type { Compaction } from "../../compaction/record.js";
 import { Journal } from "../../runner/journal.js";
 import { SessionRunner } from "../../runner/runner.js";
 import { resolveSandbox, sandboxName } from "../../sandbox/bwrap.js";
+import type { ImagesRefusal } from "../../session/records.js";
 import { Session } from "../../session/session.js";
 import { SessionStore, sessionsDir, stateHome } from "../../session/store.js";
 import { createWorkspaceTools } from "../../tools/index.js";
@@ -52,6 +53,8 @@ export interface Resumed {
   session: Session;
   messages: Message[];
   compaction?: Compaction;
+  /** Who refused images in it (`images_refused` records). */
+  imagesRefused: ImagesRefusal[];
 }
 
 /**
@@ -130,9 +133,10 @@ export async function openSession(
       const instructions = await mcpTurnStart(mcp, tools, own, journal);
       return withModeLine(`${await prompts.next()}${instructions}`, mode.current);
     },
-    ...(resumed && { history: resumed.messages }),
+    ...(resumed && { history: resumed.messages, imagesRefused: resumed.imagesRefused }),
     ...(resumed?.compaction && { resume: resumed.compaction }),
     info: { model: shared.model, workspace, sandbox: sandboxName(sandbox) },
+    provider: args.provider,
     maxTurns: args.maxTurns,
     ...(args.tokenBudget !== undefined && { tokenBudget: args.tokenBudget }),
     ...(contextWindow !== undefined && { contextWindow }),

@@ -68,6 +68,7 @@ export class UpdateMapper {
       case "mcp_status":
         return mcpNotice(event.status);
       case "session":
+      case "images_refused":
       case "usage":
       case "approval":
       case "retry":

@@ -1,0 +1,107 @@
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { readSession } from "../src/session/read.js";
+import { status, stream, turn } from "../src/testing/anthropic-server.js";
+import { assertValidHistory } from "../src/testing/history.js";
+import { runBin, sessionFiles, sessionRecords, toolResults, useCliSetup } from "./support/cli.js";
+import { png } from "./support/images.js";
+
+/**
+ * An image `read` showed, through the built CLI and the strict Messages server: kept in the
+ * session, valid, sent again after `--continue`; and a model that refuses images.
+ */
+
+const setup = useCliSetup();
+const bytes = png(2, 2);
+const data = bytes.toString("base64");
+const readCall = { id: "toolu_1", name: "read", input: { path: "a.png" } };
+const placeholder = `[image: image/png, 2x2, ${bytes.length} B]`;
+const imageResult = {
+  id: "toolu_1",
+  content: [{ type: "image", source: { type: "base64", media_type: "image/png", data } }],
+  isError: false,
+};
+
+describe("an image in a CLI session", () => {
+  it("is sent to the model, kept in a valid session, and sent again after --continue", async () => {
+    const { server, workspace, home, options } = await setup([
+      stream(turn({ calls: [readCall] })),
+      stream(turn({ text: "A red square." })),
+      stream(turn({ text: "Still red." })),
+    ]);
+    await writeFile(join(workspace, "a.png"), bytes);
+    expect(await runBin(["look at a.png"], options)).toEqual({
+      code: 0,
+      stdout: "A red square.\n",
+      stderr: "  ✓ read a.png\n",
+    });
+    const [file = ""] = await sessionFiles(home);
+    const loaded = await readSession(file);
+    assertValidHistory(loaded.messages);
+    expect(loaded.messages[2]).toEqual({
+      role: "tool",
+      toolCallId: "toolu_1",
+      content: placeholder,
+      isError: false,
+      parts: [{ type: "image", mediaType: "image/png", data }],
+    });
+    expect(await runBin(["--continue", "and now?"], options)).toEqual({
+      code: 0,
+      stdout: "Still red.\n",
+      stderr: "",
+    });
+    // The export shows the image's placeholder, as every reader without images does.
+    const exported = await runBin(["export", "--format", "md", "-o", "-"], options);
+    expect([exported.code, exported.stderr, exported.stdout.includes(placeholder)]).toEqual([
+      0,
+      "",
+      true,
+    ]);
+    expect(exported.stdout.includes(data)).toBe(false);
+    expect(server.rejections).toEqual([]);
+    expect(server.requests.slice(1).map(({ body }) => toolResults(body))).toEqual([
+      [imageResult],
+      [imageResult],
+    ]);
+  });
+
+  it("gives a model that refuses images one line and a valid session, then their placeholders, after --continue too", async () => {
+    const { server, workspace, home, options } = await setup(
+      [
+        stream(turn({ calls: [readCall] })),
+        status(500, undefined, "not reached: the request before is refused"),
+        stream(turn({ text: "I see a placeholder." })),
+      ],
+      { refuseImages: true },
+    );
+    await writeFile(join(workspace, "a.png"), bytes);
+    const refusal =
+      "messages.2.content.0.tool_result.content.0: this model does not support image input";
+    expect(await runBin(["look at a.png"], options)).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `  ✓ read a.png\nmini-agent: provider error 400 invalid_request_error: ${refusal} (the provider rejected the request); this model is sent text placeholders for images from now on: send your prompt again\n`,
+    });
+    const [file = ""] = await sessionFiles(home);
+    const records = await sessionRecords(file);
+    expect(records.filter((record) => record.type === "images_refused")).toEqual([
+      {
+        type: "images_refused",
+        provider: "anthropic",
+        model: "claude-sonnet-5-5",
+        reason: refusal,
+      },
+    ]);
+    assertValidHistory((await readSession(file)).messages);
+    expect(await runBin(["--continue", "what is it?"], options)).toEqual({
+      code: 0,
+      stdout: "I see a placeholder.\n",
+      stderr: "",
+    });
+    expect(server.rejections).toEqual([refusal]);
+    expect(toolResults(server.requests[2]?.body ?? {})).toEqual([
+      { id: "toolu_1", content: placeholder, isError: false },
+    ]);
+  });
+});

@@ -51,6 +51,8 @@ export interface RunAgentResult {
 
 export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult> {
   const { client, system, signal, maxTurns = Number.POSITIVE_INFINITY } = options;
+  if (!(maxTurns >= 1 && (Number.isInteger(maxTurns) || maxTurns === Number.POSITIVE_INFINITY)))
+    throw new RangeError(`maxTurns must be a whole number of at least 1, not ${maxTurns}`);
   const specs = options.tools.map((tool) => tool.spec);
   const messages = [...options.messages];
   const emit = options.onEvent ?? (() => {});

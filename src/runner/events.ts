@@ -54,7 +54,7 @@ export interface SessionInfo {
  */
 export type TurnEvent =
   | AgentEvent
-  /** The session the turn belongs to, once, before the first turn's other events. */
+  /** The session the turn belongs to, once, right after the first turn's prompt is recorded. */
   | { type: "session"; session: SessionInfo }
   /** What one model request cost (a round, a retried round, a compaction's summary). */
   | { type: "usage"; usage: Usage }

@@ -76,6 +76,7 @@ export class SessionRunner {
   readonly compacting: CompactingClient;
   private history: Message[];
   private announced = false;
+  private running = false;
   /** The system prompt the running turn was given, and the compaction in effect when built. */
   private turnSystem?: { text: string; builtFor: Compaction | undefined };
   /** That prompt built again after a compaction made during the turn. */
@@ -121,7 +122,22 @@ export class SessionRunner {
     return this.options.journal.sessionId ?? "";
   }
 
+  /**
+   * One turn for `prompt`. One at a time: a turn asked for while another runs on this runner is
+   * refused (the two would write one history and one session file).
+   */
   async runTurn(prompt: string, turn: TurnOptions = {}): Promise<TurnResult> {
+    if (this.running)
+      throw new Error("a turn is already running on this runner: wait for it to end");
+    this.running = true;
+    try {
+      return await this.oneTurn(prompt, turn);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async oneTurn(prompt: string, turn: TurnOptions): Promise<TurnResult> {
     const { journal, tools, beforeToolCall, maxTurns = 50, retry = {} } = this.options;
     const signal = turn.signal ?? new AbortController().signal;
     const stopListening = journal.listen(turn.onEvent);

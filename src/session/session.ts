@@ -281,7 +281,8 @@ function openForAppend(path: string): number {
 /**
  * The record as it is written: every string value made well-formed (a lone surrogate becomes
  * U+FFFD; strict JSON readers refuse one) and then redacted, in one walk, except the literals
- * that say what it is (`type`, `role`, a compaction's `trigger`, a reasoning part's `type`) and
+ * that say what it is (`type`, `role`, a compaction's `trigger`, a turn's `status`, a reasoning
+ * part's `type`) and
  * the opaque signatures of the model's thinking, so a secret equal to a JSON word or to `assistant` can
  * never drop or change a record. The keys of tool inputs, which the model chose, are cleaned
  * too; the record's own keys never are.
@@ -292,6 +293,8 @@ function cleanRecord<R extends SessionRecord>(record: R, redact: (text: string) 
     const cleaned: R = { ...mapStrings(record, clean), type: record.type };
     if (cleaned.type === "compaction" && record.type === "compaction")
       return { ...cleaned, trigger: record.trigger };
+    if (cleaned.type === "turn_end" && record.type === "turn_end")
+      return { ...cleaned, status: record.status };
     if (cleaned.type !== "message" || record.type !== "message") return cleaned;
     return { ...cleaned, message: { ...cleaned.message, role: record.message.role } };
   }

@@ -1,6 +1,7 @@
 import { stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import type { Compaction } from "../compaction/record.js";
+import { FileChanges } from "../rewind/changes.js";
 import { Journal } from "../runner/journal.js";
 import { SessionRunner } from "../runner/runner.js";
 import { resolveSandbox, type SandboxState, sandboxName } from "../sandbox/bwrap.js";
@@ -140,13 +141,17 @@ async function prepare(start: RunStart) {
   );
   const seen = new SeenFiles();
   const approvedWrite = approvedWrites(stateHome(env));
-  const tools = createWorkspaceTools(workspace, {
-    bash: { sandbox: sandboxOptions },
-    stateDir: stateHome(env),
-    seen,
-    protectedWrites: approvedWrite.allows,
-    readOnlyRoots: skills.roots,
-  });
+  // write and edit keep what they change, for a rewind.
+  const changes = new FileChanges({ root: workspace, stateDir: stateHome(env) });
+  const tools = changes.wrap(
+    createWorkspaceTools(workspace, {
+      bash: { sandbox: sandboxOptions },
+      stateDir: stateHome(env),
+      seen,
+      protectedWrites: approvedWrite.allows,
+      readOnlyRoots: skills.roots,
+    }),
+  );
   await skills.refresh();
   if (args.skills.length > 0 && given === undefined)
     throw new UsageError("--skill needs a task; at the prompt, type /skill NAME");
@@ -170,6 +175,7 @@ async function prepare(start: RunStart) {
     model: connect.model,
     provider,
     tools,
+    changes,
     seen,
     rules,
     sandbox,
@@ -235,6 +241,7 @@ async function wire(parts: Awaited<ReturnType<typeof prepare>>) {
     ...(args.tokenBudget !== undefined && { tokenBudget: args.tokenBudget }),
     ...(contextWindow !== undefined && { contextWindow }),
     seen: parts.seen,
+    changes: parts.changes,
     retry: { env, ...(args.baseURL !== undefined && { baseURL: args.baseURL }) },
   });
   const compactions = () => runner.compacting.current?.count ?? 0;

@@ -1,5 +1,5 @@
 import { assertNever } from "../runner/events.js";
-import { mcpStatusNotice, retryNotice } from "./notices.js";
+import { mcpStatusNotice, retryNotice, unkeptNotice } from "./notices.js";
 import type { Output, Streams } from "./output.js";
 import { type OutputEvent, STREAM_JSON_VERSION } from "./stream-json-protocol.js";
 
@@ -68,6 +68,11 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
           return;
         case "turn_end":
           // The `result` line that ends the turn says how it ended.
+          return;
+        case "file_before":
+          // File changes are not lines of the protocol yet; a change that cannot be undone is said.
+          return unkeptNotice(stderr, event.before);
+        case "file_change":
           return;
         default:
           return assertNever(event);

@@ -121,6 +121,10 @@ export class BlockBuilder {
           ...this.leftUsage(),
           { kind: "turn-end", status: record.status, durationMs: record.durationMs },
         ];
+      case "file_before":
+      case "file_change":
+        // What each call did to a file is its result; the change records are for a rewind.
+        return [];
     }
   }
 

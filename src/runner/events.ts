@@ -1,6 +1,12 @@
 import type { AgentEvent } from "../agent.js";
 import type { Compaction } from "../compaction/record.js";
-import type { ApprovalRecord, RetryRecord, TurnEndRecord } from "../session/records.js";
+import type {
+  ApprovalRecord,
+  FileBeforeRecord,
+  FileChangeRecord,
+  RetryRecord,
+  TurnEndRecord,
+} from "../session/records.js";
 import type { Usage } from "../types.js";
 
 /** Who allowed or denied one call: the session's approval record, without its type. */
@@ -8,6 +14,12 @@ export type Decision = Omit<ApprovalRecord, "type">;
 
 /** A lost round about to run again: the session's retry record, without its type. */
 export type RetryNotice = Omit<RetryRecord, "type">;
+
+/** A file about to be changed by a call: the session's `file_before` record, without its type. */
+export type FileBefore = Omit<FileBeforeRecord, "type">;
+
+/** What a call left in a file it was to change: the session's `file_change` record. */
+export type FileChange = Omit<FileChangeRecord, "type">;
 
 /** How a turn ended, with how long it took: the session's turn-end record, without its type. */
 export type TurnEnd = Omit<TurnEndRecord, "type">;
@@ -57,6 +69,10 @@ export type TurnEvent =
   | { type: "compaction"; compaction: Compaction }
   /** An MCP server's state changed (told at the start of a turn, when its tools join or leave). */
   | { type: "mcp_status"; status: McpStatus }
+  /** A `write` or `edit` is about to change a file; its old bytes are kept (or `unkept` says why not). */
+  | { type: "file_before"; before: FileBefore }
+  /** What that call left in the file. */
+  | { type: "file_change"; change: FileChange }
   /** The turn is over: its status and how long it took. The last event of a turn. */
   | { type: "turn_end"; end: TurnEnd };
 

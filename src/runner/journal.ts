@@ -23,6 +23,11 @@ export class Journal {
     return this.store?.id;
   }
 
+  /** The session file's path, once its first record made it. */
+  get sessionPath(): string | undefined {
+    return this.store?.path;
+  }
+
   /** Hands every event to `listener` until the returned function is called. */
   listen(listener: TurnListener | undefined): () => void {
     this.listener = listener;
@@ -61,6 +66,10 @@ function recordOf(event: TurnEvent): Exclude<SessionRecord, SessionHeader> | und
       return { type: "compaction", ...event.compaction };
     case "turn_end":
       return { type: "turn_end", ...event.end };
+    case "file_before":
+      return { type: "file_before", ...event.before };
+    case "file_change":
+      return { type: "file_change", ...event.change };
     case "text":
     case "thinking":
     case "tool_start":

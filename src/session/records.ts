@@ -65,6 +65,35 @@ const TurnEndRecordSchema = Type.Object({
   ),
   durationMs: Type.Number({ minimum: 0 }),
 });
+/** A file's sha256 (hex), or null: there was no file. */
+const FileHashSchema = Type.Union([Type.String(), Type.Null()]);
+/** A file's permission bits (`0o755` is 493), or null: there was no file. */
+const FileModeSchema = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]);
+/**
+ * A `write` or `edit` call about to change a file, written before it runs: the file's hash and
+ * mode then. The first call of a turn on a file kept its bytes in the session's blob store
+ * (`<id>.blobs/<before>`), unless `unkept` says why not (that change cannot be undone). A
+ * `file_before` that no `file_change` of its call follows was cut off by a crash.
+ */
+const FileBeforeRecordSchema = Type.Object({
+  type: Type.Literal("file_before"),
+  toolCallId: Type.String(),
+  tool: Type.String(),
+  /** The file's real path, relative to the workspace. */
+  path: Type.String(),
+  before: FileHashSchema,
+  mode: FileModeSchema,
+  unkept: Type.Optional(Type.String()),
+});
+/** What the call left: the hash and mode after it (equal to before when it changed nothing). */
+const FileChangeRecordSchema = Type.Object({
+  type: Type.Literal("file_change"),
+  toolCallId: Type.String(),
+  path: Type.String(),
+  before: FileHashSchema,
+  after: FileHashSchema,
+  mode: FileModeSchema,
+});
 export const RecordSchema = Type.Union([
   HeaderSchema,
   MessageRecordSchema,
@@ -73,6 +102,8 @@ export const RecordSchema = Type.Union([
   UsageRecordSchema,
   RetryRecordSchema,
   TurnEndRecordSchema,
+  FileBeforeRecordSchema,
+  FileChangeRecordSchema,
 ]);
 
 export type SessionHeader = Static<typeof HeaderSchema>;
@@ -80,6 +111,8 @@ export type ApprovalRecord = Static<typeof ApprovalRecordSchema>;
 export type UsageRecord = Static<typeof UsageRecordSchema>;
 export type RetryRecord = Static<typeof RetryRecordSchema>;
 export type TurnEndRecord = Static<typeof TurnEndRecordSchema>;
+export type FileBeforeRecord = Static<typeof FileBeforeRecordSchema>;
+export type FileChangeRecord = Static<typeof FileChangeRecordSchema>;
 export type SessionRecord = Static<typeof RecordSchema>;
 
 /** How every record line begins; a header line begins with `{"type":"session"`. */

@@ -65,6 +65,8 @@ export class UpdateMapper {
       case "retry":
       case "compaction":
       case "turn_end":
+      case "file_before":
+      case "file_change":
         return [];
       default:
         return assertNever(event);

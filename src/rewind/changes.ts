@@ -164,7 +164,7 @@ function keep(turn: Turn, real: string, before: ReadState, cap: number): string 
 
 const afterOf = (state: FileState) => ({ after: state.hash, mode: state.mode });
 
-interface ReadState extends FileState {
+export interface ReadState extends FileState {
   size: number;
   /** The bytes, when they were read (a file within the cap). */
   bytes?: Buffer;
@@ -175,7 +175,10 @@ interface ReadState extends FileState {
  * is at most `keepUpTo` bytes, its bytes; `undefined` for anything else (a FIFO, a device: the
  * tools refuse them; opened without waiting, as the tools open them).
  */
-async function readState(target: Resolved, keepUpTo: number): Promise<ReadState | undefined> {
+export async function readState(
+  target: Resolved,
+  keepUpTo: number,
+): Promise<ReadState | undefined> {
   const info = await lstat(target.path).catch((error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT" || error.code === "ENOTDIR") return null;
     throw error;

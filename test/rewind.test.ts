@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { applyRewind, planRewind } from "../src/rewind/rewind.js";
 import { call, done, text } from "../src/testing/fake-client.js";
 import { contentHash } from "../src/trust/trust.js";
-import { trackedRunner } from "./support/changes.js";
+import { fourKinds, latin1, trackedRunner } from "./support/changes.js";
 import { useTempDirs } from "./support/temp.js";
 
 /**
@@ -16,41 +16,10 @@ import { useTempDirs } from "./support/temp.js";
 
 const tempDir = useTempDirs();
 const fresh = 0o666 & ~process.umask();
-const latin1 = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]); // "café\n" in Latin-1: not UTF-8
 
 /** What the plan would do, file by file, without the bytes it holds. */
 const planned = (plan: Awaited<ReturnType<typeof planRewind>>) =>
   plan.actions.map((action) => ({ path: action.path, kind: action.kind }));
-
-async function fourKinds(home: string) {
-  const session = await trackedRunner(home, [
-    [
-      call("r1", "read", { path: "crlf.txt" }),
-      call("r2", "read", { path: "bom.txt" }),
-      call("r3", "read", { path: "latin1.txt" }),
-      call("r4", "read", { path: "run.sh" }),
-      call("e1", "edit", { path: "crlf.txt", oldText: "two", newText: "2" }),
-      call("e2", "edit", { path: "bom.txt", oldText: "hello", newText: "bye" }),
-      call("w1", "write", { path: "latin1.txt", content: "cafe\n" }),
-      call("e3", "edit", { path: "run.sh", oldText: "echo hi", newText: "echo bye" }),
-      call("w2", "write", { path: "made/new.txt", content: "new\n" }),
-      done,
-    ],
-    [text("first done"), done],
-    [call("e4", "edit", { path: "crlf.txt", oldText: "one", newText: "1" }), done],
-    [text("second done"), done],
-  ]);
-  const { workspace } = session;
-  await writeFile(join(workspace, "crlf.txt"), "one\r\ntwo\r\n");
-  await writeFile(join(workspace, "bom.txt"), "\uFEFFhello\n");
-  await writeFile(join(workspace, "latin1.txt"), latin1);
-  await writeFile(join(workspace, "run.sh"), "#!/bin/sh\necho hi\n");
-  await chmod(join(workspace, "run.sh"), 0o755);
-  await session.runner.runTurn("first");
-  await session.runner.runTurn("second");
-  await session.journal.close();
-  return session;
-}
 
 const bytesOf = (workspace: string, file: string) => readFileSync(join(workspace, file));
 const modeOf = (workspace: string, file: string) => statSync(join(workspace, file)).mode & 0o7777;

@@ -2,6 +2,7 @@
 export const usage = `Usage: mini-agent [options] ["task"]
        mini-agent rules [list | add allow|deny "WORDS" | remove N | explain "COMMAND"]
        mini-agent export [ID] [--format html|md] [-o FILE] [--force]
+       mini-agent rewind [ID] --to N --files-only [--dry-run]
        mini-agent skills         list the skills found here, with warnings
        mini-agent mcp list | trust NAME | untrust NAME   the MCP servers and their tools
        mini-agent config [path]  every setting in effect and where it came from; path: your file
@@ -61,6 +62,11 @@ Export (the newest session of this folder, or ID, as one self-contained file):
   -o, --output FILE         where to write it (- for stdout; default: ID.html in the
                             current folder for html, stdout for md)
       --force               replace FILE if it exists
+
+Rewind (the files the agent changed in the newest session of this folder, or ID):
+      --to N                back to just before the user's prompt N (1 for the first)
+      --files-only          put back the files only (the conversation is not rewound yet)
+      --dry-run             say what would be done; change nothing
 
 Trust:
       --revoke              with trust: forget every approval of this project

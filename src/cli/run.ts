@@ -353,6 +353,11 @@ async function resumeSession(path: string, stderr: NodeJS.WritableStream) {
       `mini-agent: ${loaded.repaired} tool call(s) had no result; recorded as outcome unknown\n`,
     );
   }
+  for (const { tool, path, toolCallId } of loaded.cutOff ?? []) {
+    stderr.write(
+      `mini-agent: ${visible(`${tool} ${path}`)} (call ${visible(toolCallId)}) was cut off after its file's bytes were kept: whether it changed the file is unknown (mini-agent rewind --to N --files-only --dry-run shows it)\n`,
+    );
+  }
   const { session, messages, compaction } = loaded;
   return {
     id: session.id,

@@ -44,8 +44,10 @@ export interface RewindPlan {
 }
 
 export type FileOutcome =
-  | { kind: "restored" | "deleted"; path: string }
-  | { kind: "refused" | "failed"; path: string; reason: string };
+  | { kind: "restored"; path: string }
+  | { kind: "deleted"; path: string }
+  | { kind: "refused"; path: string; reason: string }
+  | { kind: "failed"; path: string; reason: string };
 
 /** A rewind asked of what the session does not have: a prompt number out of its range. */
 export class RewindError extends Error {

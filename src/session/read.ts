@@ -37,6 +37,18 @@ export interface ReadResult extends SessionReport {
   trailingRepairs: Message[];
   /** The file does not end with a newline: the last write was torn. */
   torn: boolean;
+  /**
+   * `write` and `edit` calls a crash cut off after their `file_before` record, among the calls
+   * this load repairs (`trailingRepairs`): whether each changed its file is unknown. Only when any.
+   */
+  cutOff?: CutOffChange[];
+}
+
+/** A change whose call was cut off between its `file_before` record and its `file_change`. */
+export interface CutOffChange {
+  toolCallId: string;
+  tool: string;
+  path: string;
 }
 
 /**
@@ -69,6 +81,7 @@ export async function readSession(path: string): Promise<ReadResult> {
   let firstLine: string | undefined;
   let skipped = 0;
   let torn = false;
+  const open = new Map<string, CutOffChange>();
   const take = (line: Buffer) => {
     const text = line.toString("utf8");
     firstLine ??= text;
@@ -79,6 +92,10 @@ export async function readSession(path: string): Promise<ReadResult> {
       if (header === undefined) header = record;
       else if (record.type === "message") history.add(record.message);
       else if (record.type === "compaction" && !history.compact(record)) skipped++;
+      else if (record.type === "file_before") {
+        const { toolCallId, tool, path } = record;
+        open.set(toolCallId, { toolCallId, tool, path });
+      } else if (record.type === "file_change") open.delete(record.toolCallId);
     }
   };
   for await (const line of fileLines(path)) {
@@ -104,12 +121,18 @@ export async function readSession(path: string): Promise<ReadResult> {
     );
   }
   const { compaction } = history;
+  const normal = normalizeHistory(history.messages, { startWithUser: compaction === undefined });
+  const repairs = new Set(
+    normal.trailingRepairs.map((m) => (m.role === "tool" ? m.toolCallId : "")),
+  );
+  const cutOff = [...open.values()].filter((change) => repairs.has(change.toolCallId));
   return {
     header,
     skipped,
     torn,
-    ...normalizeHistory(history.messages, { startWithUser: compaction === undefined }),
+    ...normal,
     ...(compaction && { compaction }),
+    ...(cutOff.length > 0 && { cutOff }),
   };
 }
 

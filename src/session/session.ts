@@ -24,7 +24,7 @@ import { secretRedactor } from "../secrets.js";
 import { wellFormed } from "../text.js";
 import type { Message } from "../types.js";
 import { lockSession, type SessionLock } from "./lock.js";
-import { readSession, type SessionReport } from "./read.js";
+import { type CutOffChange, readSession, type SessionReport } from "./read.js";
 import { SESSION_FORMAT_VERSION, type SessionHeader, type SessionRecord } from "./records.js";
 
 /**
@@ -59,6 +59,8 @@ export interface LoadedSession extends SessionReport {
   messages: Message[];
   /** The last compaction, which covers every message before `messages`. */
   compaction?: Compaction;
+  /** Changes of files a crash cut off (`ReadResult.cutOff`), told once: by the load that repairs them. */
+  cutOff?: CutOffChange[];
 }
 
 export interface SessionOptions {
@@ -141,8 +143,15 @@ export class Session {
       const fd = openForAppend(path);
       session = new Session(path, loaded.header, fd, lock, options, loaded.torn);
       for (const receipt of loaded.trailingRepairs) await session.append(receipt);
-      const { messages, repaired, skipped, compaction } = loaded;
-      return { session, messages, repaired, skipped, ...(compaction && { compaction }) };
+      const { messages, repaired, skipped, compaction, cutOff } = loaded;
+      return {
+        session,
+        messages,
+        repaired,
+        skipped,
+        ...(compaction && { compaction }),
+        ...(cutOff && { cutOff }),
+      };
     } catch (error) {
       if (session) await session.close();
       else lock.release();

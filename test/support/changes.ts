@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { chmod, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { FileChanges } from "../../src/rewind/changes.js";
 import { Journal } from "../../src/runner/journal.js";
@@ -7,7 +7,7 @@ import { SessionRunner } from "../../src/runner/runner.js";
 import { parseLine, type SessionRecord } from "../../src/session/records.js";
 import { Session } from "../../src/session/session.js";
 import { SessionStore, sessionsDir } from "../../src/session/store.js";
-import { FakeClient, type ScriptRound } from "../../src/testing/fake-client.js";
+import { call, done, FakeClient, type ScriptRound, text } from "../../src/testing/fake-client.js";
 import { createWorkspaceTools } from "../../src/tools/index.js";
 
 /**
@@ -51,4 +51,42 @@ export function recordsOf(path: string): SessionRecord[] {
     .split("\n")
     .filter((line) => line !== "")
     .flatMap((line) => parseLine(line).records);
+}
+
+/** "café\n" in Latin-1: not UTF-8. */
+export const latin1 = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]);
+
+/**
+ * A session of two prompts over four kinds of file: the first edits a CRLF file, a file with a
+ * BOM and an executable script, replaces a Latin-1 file and creates `made/new.txt`; the second
+ * edits the CRLF file again.
+ */
+export async function fourKinds(home: string) {
+  const session = await trackedRunner(home, [
+    [
+      call("r1", "read", { path: "crlf.txt" }),
+      call("r2", "read", { path: "bom.txt" }),
+      call("r3", "read", { path: "latin1.txt" }),
+      call("r4", "read", { path: "run.sh" }),
+      call("e1", "edit", { path: "crlf.txt", oldText: "two", newText: "2" }),
+      call("e2", "edit", { path: "bom.txt", oldText: "hello", newText: "bye" }),
+      call("w1", "write", { path: "latin1.txt", content: "cafe\n" }),
+      call("e3", "edit", { path: "run.sh", oldText: "echo hi", newText: "echo bye" }),
+      call("w2", "write", { path: "made/new.txt", content: "new\n" }),
+      done,
+    ],
+    [text("first done"), done],
+    [call("e4", "edit", { path: "crlf.txt", oldText: "one", newText: "1" }), done],
+    [text("second done"), done],
+  ]);
+  const { workspace } = session;
+  await writeFile(join(workspace, "crlf.txt"), "one\r\ntwo\r\n");
+  await writeFile(join(workspace, "bom.txt"), "\uFEFFhello\n");
+  await writeFile(join(workspace, "latin1.txt"), latin1);
+  await writeFile(join(workspace, "run.sh"), "#!/bin/sh\necho hi\n");
+  await chmod(join(workspace, "run.sh"), 0o755);
+  await session.runner.runTurn("first");
+  await session.runner.runTurn("second");
+  await session.journal.close();
+  return session;
 }

@@ -1,0 +1,166 @@
+import { readFileSync, statSync } from "node:fs";
+import { unlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { Session } from "../src/session/session.js";
+import { contentHash } from "../src/trust/trust.js";
+import { fourKinds, latin1 } from "./support/changes.js";
+import { runBin } from "./support/cli.js";
+import { useTempDirs } from "./support/temp.js";
+
+/**
+ * `mini-agent rewind [ID] --to N --files-only [--dry-run]`, the built command, over a session the
+ * runner wrote: what it prints, what it changes, and one line for every bad input.
+ */
+
+const tempDir = useTempDirs();
+const files = ["bom.txt", "crlf.txt", "latin1.txt", "made/new.txt", "run.sh"];
+
+async function setUp() {
+  const home = await tempDir();
+  const session = await fourKinds(home);
+  const env = { PATH: process.env.PATH, HOME: home, MINI_AGENT_HOME: session.state };
+  const rewind = (...args: string[]) =>
+    runBin(["rewind", ...args], { cwd: session.workspace, env });
+  const snapshot = () =>
+    files.map((file) => {
+      const path = join(session.workspace, file);
+      return [file, readFileSync(path), statSync(path).mode];
+    });
+  return { ...session, rewind, snapshot };
+}
+
+describe("mini-agent rewind", () => {
+  it("says what it would do with --dry-run and changes nothing, then does it", async () => {
+    const { rewind, snapshot, workspace } = await setUp();
+    const before = snapshot();
+    const dry = await rewind("--to", "1", "--files-only", "--dry-run");
+    expect(dry).toEqual({
+      code: 0,
+      stderr: "",
+      stdout: [
+        'would rewind the files of session s1 to just before prompt 1 ("first"):',
+        "would restore bom.txt",
+        "would restore crlf.txt",
+        "would restore latin1.txt",
+        "would delete made/new.txt (the agent created it)",
+        "would restore run.sh",
+        "dry run: nothing was changed",
+        "",
+      ].join("\n"),
+    });
+    expect(snapshot()).toEqual(before);
+
+    const real = await rewind("s1", "--to", "1", "--files-only");
+    expect(real.stdout).toBe(
+      [
+        'rewinding the files of session s1 to just before prompt 1 ("first"):',
+        "restored bom.txt",
+        "restored crlf.txt",
+        "restored latin1.txt",
+        "deleted made/new.txt (the agent created it)",
+        "restored run.sh",
+        "",
+      ].join("\n"),
+    );
+    expect(real.code).toBe(0);
+    expect(readFileSync(join(workspace, "latin1.txt"))).toEqual(latin1);
+    expect(readFileSync(join(workspace, "crlf.txt"), "utf8")).toBe("one\r\ntwo\r\n");
+
+    const again = await rewind("--to", "1", "--files-only");
+    expect(again.stdout).toBe(
+      [
+        'rewinding the files of session s1 to just before prompt 1 ("first"):',
+        "nothing to rewind: every file the agent changed from prompt 1 on is as it was then",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("refuses a file changed since with a short diff, changes it not, and exits 1", async () => {
+    const { rewind, workspace } = await setUp();
+    await writeFile(join(workspace, "crlf.txt"), "1\r\n2\r\nthree\r\n");
+    const run = await rewind("--to", "2", "--files-only");
+    expect(run).toEqual({
+      code: 1,
+      stderr: "",
+      stdout: [
+        'rewinding the files of session s1 to just before prompt 2 ("second"):',
+        "not restored crlf.txt: it changed since the agent's last change",
+        "    --- crlf.txt before prompt 2",
+        "    +++ crlf.txt now",
+        "    -one␍",
+        "    +1␍",
+        "     2␍",
+        "    +three␍",
+        "",
+      ].join("\n"),
+    });
+    expect(readFileSync(join(workspace, "crlf.txt"), "utf8")).toBe("1\r\n2\r\nthree\r\n");
+  });
+
+  it("refuses every bad input in one line, and changes nothing", async () => {
+    const { rewind, snapshot, path, blobs } = await setUp();
+    const before = snapshot();
+    const refusals: [string[], number, string][] = [
+      [
+        ["--to", "x", "--files-only"],
+        2,
+        'mini-agent: --to needs a prompt number, 1 for the first, not "x"',
+      ],
+      [
+        ["--to", "0", "--files-only"],
+        2,
+        'mini-agent: --to needs a prompt number, 1 for the first, not "0"',
+      ],
+      [
+        ["--to", "3", "--files-only"],
+        2,
+        "mini-agent: session s1: the session has 2 prompts: --to must be from 1 to 2",
+      ],
+      [
+        ["--files-only"],
+        2,
+        "mini-agent: rewind needs --to N: the prompt to go back to just before, 1 for the first (usage: mini-agent rewind [ID] --to N --files-only [--dry-run])",
+      ],
+      [
+        ["--to", "1"],
+        2,
+        "mini-agent: rewind rewinds files only for now: add --files-only (the conversation stays as it is)",
+      ],
+      [
+        ["nope", "--to", "1", "--files-only"],
+        2,
+        'mini-agent: no session "nope" for this folder (mini-agent --sessions lists them)',
+      ],
+    ];
+    for (const [args, code, line] of refusals) {
+      const run = await rewind(...args);
+      expect({ args, code: run.code, stdout: run.stdout, stderr: run.stderr }).toEqual({
+        args,
+        code,
+        stdout: "",
+        stderr: `${line}\n`,
+      });
+    }
+    const open = await Session.open(path);
+    try {
+      const locked = await rewind("--to", "1", "--files-only");
+      expect(locked).toEqual({
+        code: 1,
+        stdout: "",
+        stderr: `mini-agent: session s1 is in use by another mini-agent (pid ${process.pid})\n`,
+      });
+    } finally {
+      await open.session.close();
+    }
+    expect(snapshot()).toEqual(before);
+
+    await unlink(join(blobs, contentHash("#!/bin/sh\necho hi\n")));
+    const missing = await rewind("--to", "1", "--files-only", "--dry-run");
+    expect(missing.code).toBe(1);
+    expect(missing.stdout.split("\n")).toContain(
+      `would not restore run.sh: its bytes before prompt 1 are missing from the session's blob store (${contentHash("#!/bin/sh\necho hi\n")})`,
+    );
+  });
+});

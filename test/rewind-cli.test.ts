@@ -31,7 +31,7 @@ async function setUp() {
 }
 
 describe("mini-agent rewind", () => {
-  it("says what it would do with --dry-run and changes nothing, then does it", async () => {
+  it("says what it would do with --dry-run and changes nothing, then does it, one prompt back and then further", async () => {
     const { rewind, snapshot, workspace } = await setUp();
     const before = snapshot();
     const dry = await rewind("--to", "1", "--files-only", "--dry-run");
@@ -51,6 +51,19 @@ describe("mini-agent rewind", () => {
     });
     expect(snapshot()).toEqual(before);
 
+    const second = await rewind("s1", "--to", "2", "--files-only");
+    expect(second).toEqual({
+      code: 0,
+      stderr: "",
+      stdout: [
+        'rewinding the files of session s1 to just before prompt 2 ("second"):',
+        "restored crlf.txt",
+        "",
+      ].join("\n"),
+    });
+    expect(readFileSync(join(workspace, "crlf.txt"), "utf8")).toBe("one\r\n2\r\n");
+
+    // The first rewind is recorded: the next one goes on from what it put back.
     const real = await rewind("s1", "--to", "1", "--files-only");
     expect(real.stdout).toBe(
       [

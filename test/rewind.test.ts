@@ -3,9 +3,10 @@ import { chmod, readFile, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { applyRewind, planRewind } from "../src/rewind/rewind.js";
+import { Session } from "../src/session/session.js";
 import { call, done, text } from "../src/testing/fake-client.js";
 import { contentHash } from "../src/trust/trust.js";
-import { fourKinds, latin1, trackedRunner } from "./support/changes.js";
+import { fourKinds, latin1, recordsOf, trackedRunner } from "./support/changes.js";
 import { useTempDirs } from "./support/temp.js";
 
 /**
@@ -206,5 +207,56 @@ describe("rewinding files", () => {
     expect(plan.prompts).toBe(3);
     await applyRewind(plan);
     expect(await readFile(join(later.workspace, "a.txt"), "utf8")).toBe("1");
+  });
+});
+
+describe("rewinding twice", () => {
+  it("records what a rewind put back, so a rewind to an earlier prompt goes on from there", async () => {
+    const home = await tempDir();
+    const session = await trackedRunner(home, [
+      [
+        call("r1", "read", { path: "a.txt" }),
+        call("e1", "edit", { path: "a.txt", oldText: "0", newText: "1" }),
+        done,
+      ],
+      [text("one"), done],
+      [call("e2", "edit", { path: "a.txt", oldText: "1", newText: "2" }), done],
+      [text("two"), done],
+    ]);
+    await writeFile(join(session.workspace, "a.txt"), "0");
+    await session.runner.runTurn("first");
+    await session.runner.runTurn("second");
+    await session.journal.close();
+    const rewind = async (to: number) => {
+      const opened = await Session.open(session.path);
+      try {
+        const plan = await planRewind({ session: session.path, workspace: session.workspace, to });
+        return await applyRewind(plan, (record) => opened.session.record(record));
+      } finally {
+        await opened.session.close();
+      }
+    };
+    expect(await rewind(2)).toEqual([{ kind: "restored", path: "a.txt" }]);
+    expect(await readFile(join(session.workspace, "a.txt"), "utf8")).toBe("1");
+    expect(await rewind(1)).toEqual([{ kind: "restored", path: "a.txt" }]);
+    expect(await readFile(join(session.workspace, "a.txt"), "utf8")).toBe("0");
+    expect(recordsOf(session.path).filter((r) => r.type === "file_restore")).toEqual([
+      {
+        type: "file_restore",
+        to: 2,
+        path: "a.txt",
+        before: contentHash("2"),
+        after: contentHash("1"),
+        mode: fresh,
+      },
+      {
+        type: "file_restore",
+        to: 1,
+        path: "a.txt",
+        before: contentHash("1"),
+        after: contentHash("0"),
+        mode: fresh,
+      },
+    ]);
   });
 });

@@ -8,7 +8,8 @@ import {
   type RewindPlan,
 } from "../rewind/rewind.js";
 import { lockSession } from "../session/lock.js";
-import { listSessions, readSession } from "../session/session.js";
+import type { FileRestoreRecord } from "../session/records.js";
+import { listSessions, readSession, Session } from "../session/session.js";
 import { sessionsDir, stateHome } from "../session/store.js";
 import { headOf } from "../text.js";
 import { visible } from "../visible.js";
@@ -31,10 +32,8 @@ export async function rewindCommand(args: RewindArgs, workspace: string): Promis
     throw new UsageError("no session to rewind for this folder");
   const path = await sessionToResume(dir, args.id);
   const id = basename(path, ".jsonl");
-  const lock = lockSession(`${path.slice(0, -".jsonl".length)}.lock`, id);
+  const held = await holdSession(path, id, args.dryRun);
   try {
-    // A damaged file or a newer format is refused here, in the words loading uses.
-    await readSession(path);
     const plan = await planRewind({
       session: path,
       workspace,
@@ -45,13 +44,36 @@ export async function rewindCommand(args: RewindArgs, workspace: string): Promis
         ? new UsageError(`session ${id}: ${error.message}`)
         : error;
     });
-    const outcomes = args.dryRun ? plan.actions.map(wouldBe) : await applyRewind(plan);
+    const outcomes = held.record ? await applyRewind(plan, held.record) : plan.actions.map(wouldBe);
     stdout.write(report(id, plan, outcomes, args.dryRun).join(""));
     const refused = outcomes.some((o) => o.kind === "refused" || o.kind === "failed");
     return refused ? exitCodes.error : exitCodes.done;
   } finally {
-    lock.release();
+    await held.release();
   }
+}
+
+/**
+ * The session held as its one writer while files change: opened for appending (each file put
+ * back is recorded), or for a dry run only locked and read, so nothing is written. A damaged
+ * file, a newer format or a session a running mini-agent holds is refused here.
+ */
+async function holdSession(path: string, id: string, dryRun: boolean) {
+  if (!dryRun) {
+    const { session } = await Session.open(path);
+    return {
+      record: (restore: FileRestoreRecord) => session.record(restore),
+      release: () => session.close(),
+    };
+  }
+  const lock = lockSession(`${path.slice(0, -".jsonl".length)}.lock`, id);
+  try {
+    await readSession(path);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+  return { record: undefined, release: async () => lock.release() };
 }
 
 /** What a dry run tells of an action: the outcome it would have, if nothing changes meanwhile. */

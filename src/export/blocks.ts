@@ -123,6 +123,7 @@ export class BlockBuilder {
         ];
       case "file_before":
       case "file_change":
+      case "file_restore":
         // What each call did to a file is its result; the change records are for a rewind.
         return [];
     }

@@ -55,6 +55,15 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
           ...(unkept !== undefined && { unkept }),
         };
         files.set(file, { path: file, original, left: undefined, cutOff: toolCallId });
+      } else if (record.type === "file_restore") {
+        // What an earlier rewind put back is the file's latest state, as a change would be.
+        const known = files.get(record.path);
+        if (!known) continue;
+        files.set(record.path, {
+          path: record.path,
+          original: known.original,
+          left: { hash: record.after, mode: record.mode },
+        });
       } else if (record.type === "file_change") {
         const known = files.get(record.path);
         if (known?.cutOff !== record.toolCallId) continue;

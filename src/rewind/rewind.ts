@@ -2,8 +2,10 @@ import { realpath, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { strictlyWithin } from "../paths.js";
 import { BlobStore } from "../session/blobs.js";
+import type { FileRestoreRecord } from "../session/records.js";
 import { writeAtomic } from "../tools/files.js";
 import { type BoundaryOptions, displayPath, type Resolved } from "../tools/path.js";
+import { contentHash } from "../trust/trust.js";
 import { DEFAULT_FILE_CAP, type FileState, type ReadState, readState } from "./changes.js";
 import { shortDiff } from "./diff.js";
 import { type FileHistory, sessionHistory } from "./history.js";
@@ -159,9 +161,13 @@ const nowBytes = (now: ReadState) => (now.hash === null ? null : now.bytes);
 /**
  * Does what the plan says, file by file: each file is checked again right before it is replaced
  * or removed (it must still hold what the plan saw), replaced atomically (a temporary file
- * beside it, then a rename), and a file that fails is told and the others go on.
+ * beside it, then a rename), and a file that fails is told and the others go on. Each file put
+ * back is then recorded through `record` (the session), so a later rewind starts from it.
  */
-export async function applyRewind(plan: RewindPlan): Promise<FileOutcome[]> {
+export async function applyRewind(
+  plan: RewindPlan,
+  record?: (restore: FileRestoreRecord) => Promise<void>,
+): Promise<FileOutcome[]> {
   const outcomes: FileOutcome[] = [];
   for (const action of plan.actions) {
     const { path } = action;
@@ -177,12 +183,15 @@ export async function applyRewind(plan: RewindPlan): Promise<FileOutcome[]> {
       if (action.kind === "delete") {
         await still();
         await unlink(action.target.path);
+        await record?.(restored(plan.to, action, { hash: null, mode: null }));
         outcomes.push({ kind: "deleted", path });
       } else {
         await writeAtomic(action.target, [action.bytes], {
           mode: action.mode,
           beforeRename: still,
         });
+        const hash = contentHash(action.bytes);
+        await record?.(restored(plan.to, action, { hash, mode: action.mode }));
         outcomes.push({ kind: "restored", path });
       }
     } catch (error) {
@@ -190,4 +199,16 @@ export async function applyRewind(plan: RewindPlan): Promise<FileOutcome[]> {
     }
   }
   return outcomes;
+}
+
+function restored(to: number, action: { path: string; expect: FileState }, now: FileState) {
+  const { path, expect } = action;
+  return {
+    type: "file_restore",
+    to,
+    path,
+    before: expect.hash,
+    after: now.hash,
+    mode: now.mode,
+  } as const;
 }

@@ -94,6 +94,19 @@ const FileChangeRecordSchema = Type.Object({
   after: FileHashSchema,
   mode: FileModeSchema,
 });
+/**
+ * A file a rewind put back as it was just before prompt `to` (`after`: null when it removed a file
+ * the agent created), and what it held then (`before`). A later rewind takes it as the file's
+ * latest state, like a `file_change`.
+ */
+const FileRestoreRecordSchema = Type.Object({
+  type: Type.Literal("file_restore"),
+  to: Type.Integer({ minimum: 1 }),
+  path: Type.String(),
+  before: FileHashSchema,
+  after: FileHashSchema,
+  mode: FileModeSchema,
+});
 export const RecordSchema = Type.Union([
   HeaderSchema,
   MessageRecordSchema,
@@ -104,6 +117,7 @@ export const RecordSchema = Type.Union([
   TurnEndRecordSchema,
   FileBeforeRecordSchema,
   FileChangeRecordSchema,
+  FileRestoreRecordSchema,
 ]);
 
 export type SessionHeader = Static<typeof HeaderSchema>;
@@ -113,6 +127,7 @@ export type RetryRecord = Static<typeof RetryRecordSchema>;
 export type TurnEndRecord = Static<typeof TurnEndRecordSchema>;
 export type FileBeforeRecord = Static<typeof FileBeforeRecordSchema>;
 export type FileChangeRecord = Static<typeof FileChangeRecordSchema>;
+export type FileRestoreRecord = Static<typeof FileRestoreRecordSchema>;
 export type SessionRecord = Static<typeof RecordSchema>;
 
 /** How every record line begins; a header line begins with `{"type":"session"`. */

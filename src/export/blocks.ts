@@ -124,6 +124,7 @@ export class BlockBuilder {
       case "file_before":
       case "file_change":
       case "file_restore":
+      case "rewind":
         // What each call did to a file is its result; the change records are for a rewind.
         return [];
     }

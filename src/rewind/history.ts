@@ -1,5 +1,7 @@
+import { Branch } from "../session/branch.js";
 import { fileLines } from "../session/lines.js";
-import { parseLine } from "../session/records.js";
+import { parseLine, type SessionRecord } from "../session/records.js";
+import { headOf } from "../text.js";
 import type { FileState } from "./changes.js";
 
 /** What the agent did to one file from prompt N on, as the session's records tell it. */
@@ -26,57 +28,70 @@ export interface SessionHistory {
 }
 
 /**
- * Reads the session file once, line by line, and gathers what `write` and `edit` changed from
- * prompt `to` on (`to` past the last prompt gathers nothing; the caller checks the range with
- * `prompts`). A `file_before` opens a change and the `file_change` of the same call closes it;
- * one left open is a call a crash cut off. Lines that hold no record are passed over.
+ * Reads the session file once, line by line, and gathers what `write` and `edit` changed (and
+ * what earlier rewinds put back) from prompt `to` of the current branch on (a `rewind` record
+ * moves the branch back; `prompts` counts along it, and the caller checks `to` against it). A
+ * `file_before` opens a change and the `file_change` of the same call closes it; one left open
+ * is a call a crash cut off. Lines that hold no record are passed over.
  */
 export async function sessionHistory(path: string, to: number): Promise<SessionHistory> {
-  let prompts = 0;
-  let prompt: string | undefined;
-  let bashCalls = 0;
-  const files = new Map<string, FileHistory>();
+  const branch = new Branch();
+  const prompts = new Map<number, string>();
+  /**
+   * The file records and each round's bash calls, with their ordinals (which of them follow
+   * prompt `to` is known only at the end); the messages themselves are not held.
+   */
+  const kept: { at: number; record: SessionRecord | undefined; bash: number }[] = [];
+  let ordinal = 0;
   for await (const line of fileLines(path)) {
-    if (!line.bytes) continue;
+    if (!line.bytes || line.bytes.length === 0) continue;
     for (const record of parseLine(line.bytes.toString("utf8")).records) {
-      if (record.type === "message" && record.message.role === "user") {
-        prompts++;
-        if (prompts === to) prompt = record.message.content;
-      }
-      if (prompts < to) continue;
-      if (record.type === "message" && record.message.role === "assistant")
-        bashCalls += record.message.toolCalls.filter((call) => call.name === "bash").length;
-      else if (record.type === "file_before") {
-        const { path: file, before, mode, unkept, toolCallId } = record;
-        const known = files.get(file);
-        const original = known?.original ?? {
-          hash: before,
-          mode,
-          ...(unkept !== undefined && { unkept }),
-        };
-        files.set(file, { path: file, original, left: undefined, cutOff: toolCallId });
-      } else if (record.type === "file_restore") {
-        // What an earlier rewind put back is the file's latest state, as a change would be.
-        const known = files.get(record.path);
-        if (!known) continue;
-        files.set(record.path, {
-          path: record.path,
-          original: known.original,
-          left: { hash: record.after, mode: record.mode },
-        });
-      } else if (record.type === "file_change") {
-        const known = files.get(record.path);
-        if (known?.cutOff !== record.toolCallId) continue;
-        files.set(record.path, {
-          path: record.path,
-          original: known.original,
-          left: { hash: record.after, mode: record.mode },
-        });
+      const at = ordinal++;
+      if (at > 0) branch.add(at, record);
+      if (record.type === "message" && record.message.role === "user")
+        prompts.set(at, headOf(record.message.content, 200));
+      if (record.type.startsWith("file_")) kept.push({ at, record, bash: 0 });
+      else if (record.type === "message" && record.message.role === "assistant") {
+        const bash = record.message.toolCalls.filter((call) => call.name === "bash").length;
+        if (bash > 0) kept.push({ at, record: undefined, bash });
       }
     }
+  }
+  const from = branch.promptOrdinal(to) ?? Number.POSITIVE_INFINITY;
+  const files = new Map<string, FileHistory>();
+  let bashCalls = 0;
+  for (const { at, record, bash } of kept) {
+    if (at < from) continue;
+    bashCalls += bash;
+    if (record) follow(files, record);
   }
   const sorted = [...files.values()].sort((a, b) =>
     a.path < b.path ? -1 : a.path > b.path ? 1 : 0,
   );
-  return { prompts, ...(prompt !== undefined && { prompt }), files: sorted, bashCalls };
+  const prompt = prompts.get(from);
+  return {
+    prompts: branch.promptCount,
+    ...(prompt !== undefined && { prompt }),
+    files: sorted,
+    bashCalls,
+  };
+}
+
+/** One file record taken into the files' histories. */
+function follow(files: Map<string, FileHistory>, record: SessionRecord): void {
+  if (record.type === "file_before") {
+    const { path, before, mode, unkept, toolCallId } = record;
+    const original = files.get(path)?.original ?? {
+      hash: before,
+      mode,
+      ...(unkept !== undefined && { unkept }),
+    };
+    files.set(path, { path, original, left: undefined, cutOff: toolCallId });
+  } else if (record.type === "file_change" || record.type === "file_restore") {
+    const known = files.get(record.path);
+    // A change closes its own call's record; what a rewind put back is the latest state too.
+    if (!known || (record.type === "file_change" && known.cutOff !== record.toolCallId)) return;
+    const left = { hash: record.after, mode: record.mode };
+    files.set(record.path, { path: record.path, original: known.original, left });
+  }
 }

@@ -5,6 +5,7 @@ import { normalizeHistory } from "../history/normalize.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { headOf, wellFormed } from "../text.js";
 import type { Message } from "../types.js";
+import { Branch } from "./branch.js";
 import { KeptHistory } from "./kept.js";
 import {
   fileLines,
@@ -77,7 +78,9 @@ export class DamagedSessionError extends Error {
  */
 export async function readSession(path: string): Promise<ReadResult> {
   let header: SessionRecord | undefined;
-  const history = new KeptHistory();
+  let history = new KeptHistory();
+  const branch = new Branch();
+  let ordinal = 0;
   let firstLine: string | undefined;
   let skipped = 0;
   let torn = false;
@@ -89,7 +92,9 @@ export async function readSession(path: string): Promise<ReadResult> {
     const parsed = parseLine(text);
     skipped += parsed.skipped;
     for (const record of parsed.records) {
+      const at = ordinal++;
       if (header === undefined) header = record;
+      else if (!branch.add(at, record)) skipped++;
       else if (record.type === "message") history.add(record.message);
       else if (record.type === "compaction" && !history.compact(record)) skipped++;
       else if (record.type === "file_before") {
@@ -107,6 +112,8 @@ export async function readSession(path: string): Promise<ReadResult> {
       skipped++;
     }
   }
+  // A rewind took the conversation back: the history is the branch's, read again.
+  if (branch.cut) history = await branchHistory(path, branch.ordinals());
 
   if (header?.type !== "session") {
     if (firstLine === undefined) throw new DamagedSessionError(path, "it is empty");
@@ -134,6 +141,27 @@ export async function readSession(path: string): Promise<ReadResult> {
     ...(compaction && { compaction }),
     ...(cutOff.length > 0 && { cutOff }),
   };
+}
+
+/**
+ * The messages since the last compaction of the branch whose records are at `ordinals`
+ * (ascending), read from the file again: the first pass could not know which records a later
+ * rewind would take off the branch.
+ */
+async function branchHistory(path: string, ordinals: readonly number[]): Promise<KeptHistory> {
+  const history = new KeptHistory();
+  let ordinal = 0;
+  let next = 0;
+  for await (const line of fileLines(path)) {
+    if (!line.bytes || line.bytes.length === 0) continue;
+    for (const record of parseLine(line.bytes.toString("utf8")).records) {
+      if (ordinal++ !== ordinals[next]) continue;
+      next++;
+      if (record.type === "message") history.add(record.message);
+      else if (record.type === "compaction") history.compact(record);
+    }
+  }
+  return history;
 }
 
 export interface SessionSummary {

@@ -107,6 +107,14 @@ const FileRestoreRecordSchema = Type.Object({
   after: FileHashSchema,
   mode: FileModeSchema,
 });
+/**
+ * The conversation goes back to just before the user's prompt `to` of the current branch: the
+ * records after it stay in the file, off the branch, and loading ends the history there.
+ */
+const RewindRecordSchema = Type.Object({
+  type: Type.Literal("rewind"),
+  to: Type.Integer({ minimum: 1 }),
+});
 export const RecordSchema = Type.Union([
   HeaderSchema,
   MessageRecordSchema,
@@ -118,6 +126,7 @@ export const RecordSchema = Type.Union([
   FileBeforeRecordSchema,
   FileChangeRecordSchema,
   FileRestoreRecordSchema,
+  RewindRecordSchema,
 ]);
 
 export type SessionHeader = Static<typeof HeaderSchema>;

@@ -2,10 +2,12 @@ import { readFileSync, statSync } from "node:fs";
 import { unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { Session } from "../src/session/session.js";
+import { readSession, Session } from "../src/session/session.js";
+import { startAnthropicServer, stream, turn } from "../src/testing/anthropic-server.js";
 import { contentHash } from "../src/trust/trust.js";
 import { fourKinds, latin1 } from "./support/changes.js";
-import { runBin } from "./support/cli.js";
+import { useCleanup } from "./support/cleanup.js";
+import { cliEnv, runBin } from "./support/cli.js";
 import { useTempDirs } from "./support/temp.js";
 
 /**
@@ -14,6 +16,7 @@ import { useTempDirs } from "./support/temp.js";
  */
 
 const tempDir = useTempDirs();
+const track = useCleanup();
 const files = ["bom.txt", "crlf.txt", "latin1.txt", "made/new.txt", "run.sh"];
 
 async function setUp() {
@@ -134,12 +137,12 @@ describe("mini-agent rewind", () => {
       [
         ["--files-only"],
         2,
-        "mini-agent: rewind needs --to N: the prompt to go back to just before, 1 for the first (usage: mini-agent rewind [ID] --to N --files-only [--dry-run])",
+        "mini-agent: rewind needs --to N: the prompt to go back to just before, 1 for the first (usage: mini-agent rewind [ID] --to N [--files-only | --conversation-only] [--dry-run])",
       ],
       [
-        ["--to", "1"],
+        ["--to", "1", "--files-only", "--conversation-only"],
         2,
-        "mini-agent: rewind rewinds files only for now: add --files-only (the conversation stays as it is)",
+        "mini-agent: --files-only and --conversation-only exclude each other: give one, or neither for both",
       ],
       [
         ["nope", "--to", "1", "--files-only"],
@@ -175,5 +178,55 @@ describe("mini-agent rewind", () => {
     expect(missing.stdout.split("\n")).toContain(
       `would not restore run.sh: its bytes before prompt 1 are missing from the session's blob store (${contentHash("#!/bin/sh\necho hi\n")})`,
     );
+  });
+
+  it("rewinds the files and the conversation by default; --continue goes on from just before prompt N", async () => {
+    const { rewind, workspace, path, state } = await setUp();
+    const dry = await rewind("--to", "2", "--dry-run");
+    expect(dry.stdout).toBe(
+      [
+        'would rewind the files and the conversation of session s1 to just before prompt 2 ("second"):',
+        "would restore crlf.txt",
+        "would take the conversation back to just before prompt 2; prompt 2 would stay in the session file as a branch",
+        "dry run: nothing was changed",
+        "",
+      ].join("\n"),
+    );
+    expect((await readSession(path)).messages.filter((m) => m.role === "user")).toHaveLength(2);
+
+    const run = await rewind("--to", "2");
+    expect(run).toEqual({
+      code: 0,
+      stderr: "",
+      stdout: [
+        'rewinding the files and the conversation of session s1 to just before prompt 2 ("second"):',
+        "restored crlf.txt",
+        "the conversation goes on from just before prompt 2 (mini-agent --continue); prompt 2 stays in the session file as a branch",
+        "",
+      ].join("\n"),
+    });
+    const server = await startAnthropicServer([stream(turn({ text: ["on the branch"] }))]);
+    track(server);
+    const env = { ...cliEnv(join(state, ".."), server.url), MINI_AGENT_HOME: state };
+    const next = await runBin(["--continue", "second, again"], { cwd: workspace, env });
+    expect(next.stdout).toBe("on the branch\n");
+    expect(server.rejections).toEqual([]);
+    const prompts = (await readSession(path)).messages.flatMap((m) =>
+      m.role === "user" ? [m.content] : [],
+    );
+    expect(prompts).toEqual(["first", "second, again"]);
+    expect(readFileSync(path, "utf8")).toContain('"content":"second"');
+
+    const only = await rewind("--to", "2", "--conversation-only");
+    expect(only.stdout).toBe(
+      [
+        'rewinding the conversation of session s1 to just before prompt 2 ("second, again"):',
+        "the conversation goes on from just before prompt 2 (mini-agent --continue); prompt 2 stays in the session file as a branch",
+        "",
+      ].join("\n"),
+    );
+    expect(
+      (await readSession(path)).messages.flatMap((m) => (m.role === "user" ? [m.content] : [])),
+    ).toEqual(["first"]);
   });
 });

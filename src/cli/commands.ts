@@ -17,6 +17,10 @@ export interface RewindArgs {
   id?: string;
   /** `--to N`: back to just before the user's prompt N (1 for the first). */
   to: number;
+  /** Put back the files the agent changed (not with `--conversation-only`). */
+  files: boolean;
+  /** Take the conversation back, the rest kept as a branch (not with `--files-only`). */
+  conversation: boolean;
   /** `--dry-run`: say what would be done, change nothing. */
   dryRun: boolean;
 }
@@ -25,7 +29,7 @@ export interface RewindArgs {
 export interface Subcommands {
   rulesCommand?: string[];
   exportCommand?: ExportArgs;
-  /** `mini-agent rewind [ID] --to N --files-only [--dry-run]`. */
+  /** `mini-agent rewind [ID] --to N [--files-only | --conversation-only] [--dry-run]`. */
   rewindCommand?: RewindArgs;
   configCommand?: "show" | "path";
   trustCommand?: "trust" | "revoke";
@@ -97,7 +101,8 @@ function exportFrom(positionals: string[], values: FlagValues): ExportArgs | und
   };
 }
 
-const rewindUsage = "usage: mini-agent rewind [ID] --to N --files-only [--dry-run]";
+const rewindUsage =
+  "usage: mini-agent rewind [ID] --to N [--files-only | --conversation-only] [--dry-run]";
 
 /** `rewind [ID] --to N` and its flags; the flags anywhere else are a mistake said as such. */
 function rewindFrom(positionals: string[], values: FlagValues): RewindArgs | undefined {
@@ -109,7 +114,9 @@ function rewindFrom(positionals: string[], values: FlagValues): RewindArgs | und
           ? "--dry-run"
           : values["files-only"]
             ? "--files-only"
-            : undefined;
+            : values["conversation-only"]
+              ? "--conversation-only"
+              : undefined;
     if (flag) throw new UsageError(`${flag} is for mini-agent rewind [ID] --to N (see --help)`);
     return undefined;
   }
@@ -122,14 +129,18 @@ function rewindFrom(positionals: string[], values: FlagValues): RewindArgs | und
     throw new UsageError(
       `--to needs a prompt number, 1 for the first, not ${JSON.stringify(values.to)}`,
     );
-  if (!values["files-only"])
+  const filesOnly = values["files-only"] ?? false;
+  const conversationOnly = values["conversation-only"] ?? false;
+  if (filesOnly && conversationOnly)
     throw new UsageError(
-      "rewind rewinds files only for now: add --files-only (the conversation stays as it is)",
+      "--files-only and --conversation-only exclude each other: give one, or neither for both",
     );
   const id = positionals[1];
   return {
     ...(id !== undefined && { id }),
     to: Number(values.to),
+    files: !conversationOnly,
+    conversation: !filesOnly,
     dryRun: values["dry-run"] ?? false,
   };
 }

@@ -40,6 +40,7 @@ export const options = {
   to: { type: "string" },
   "dry-run": { type: "boolean" },
   "files-only": { type: "boolean" },
+  "conversation-only": { type: "boolean" },
   debug: { type: "boolean" },
   version: { type: "boolean", short: "v" },
   help: { type: "boolean", short: "h" },

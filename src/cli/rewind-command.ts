@@ -8,7 +8,7 @@ import {
   type RewindPlan,
 } from "../rewind/rewind.js";
 import { lockSession } from "../session/lock.js";
-import type { FileRestoreRecord } from "../session/records.js";
+import type { FileRestoreRecord, RewindRecord } from "../session/records.js";
 import { listSessions, readSession, Session } from "../session/session.js";
 import { sessionsDir, stateHome } from "../session/store.js";
 import { headOf } from "../text.js";
@@ -18,12 +18,14 @@ import type { RewindArgs } from "./commands.js";
 import { sessionToResume } from "./store.js";
 
 /**
- * `mini-agent rewind [ID] --to N --files-only [--dry-run]`: the files the agent changed from the
- * user's prompt N on, in the newest session of this folder (or ID), put back as they were just
- * before it (see `planRewind`). Every file gets one line (and a refused one a short diff) on
- * stdout; bash calls since are counted, as what they changed is not tracked. The session's lock is
- * held meanwhile: a session a running mini-agent writes is refused. Exit 0 when every file was
- * (or would be) put back, 1 when one was refused or failed, 2 for a bad ID or N.
+ * `mini-agent rewind [ID] --to N [--files-only | --conversation-only] [--dry-run]`: in the
+ * newest session of this folder (or ID), the files the agent changed from the user's prompt N on
+ * put back as they were just before it (see `planRewind`), and the conversation taken back there,
+ * the later records kept in the file as a branch (`--continue` goes on from that point). Every
+ * file gets one line (and a refused one a short diff) on stdout; bash calls since are counted, as
+ * what they changed is not tracked. The session is held as its one writer meanwhile: one a running
+ * mini-agent writes is refused. Exit 0 when everything was (or would be) done, 1 when a file was
+ * refused or failed, 2 for a bad ID or N.
  */
 export async function rewindCommand(args: RewindArgs, workspace: string): Promise<number> {
   const { env, stdout } = process;
@@ -44,8 +46,12 @@ export async function rewindCommand(args: RewindArgs, workspace: string): Promis
         ? new UsageError(`session ${id}: ${error.message}`)
         : error;
     });
-    const outcomes = held.record ? await applyRewind(plan, held.record) : plan.actions.map(wouldBe);
-    stdout.write(report(id, plan, outcomes, args.dryRun).join(""));
+    const { record } = held;
+    let outcomes: FileOutcome[] = [];
+    if (args.files) outcomes = record ? await applyRewind(plan, record) : plan.actions.map(wouldBe);
+    // Files first: a kill in between leaves the conversation as it was, the files told as put back.
+    if (args.conversation) await record?.({ type: "rewind", to: args.to });
+    stdout.write(report(id, plan, outcomes, args).join(""));
     const refused = outcomes.some((o) => o.kind === "refused" || o.kind === "failed");
     return refused ? exitCodes.error : exitCodes.done;
   } finally {
@@ -62,7 +68,7 @@ async function holdSession(path: string, id: string, dryRun: boolean) {
   if (!dryRun) {
     const { session } = await Session.open(path);
     return {
-      record: (restore: FileRestoreRecord) => session.record(restore),
+      record: (record: FileRestoreRecord | RewindRecord) => session.record(record),
       release: () => session.close(),
     };
   }
@@ -84,11 +90,35 @@ function wouldBe(action: FileAction): FileOutcome {
 }
 
 /** The lines the command prints, each ending with a newline. */
-function report(id: string, plan: RewindPlan, outcomes: FileOutcome[], dryRun: boolean): string[] {
+function report(id: string, plan: RewindPlan, outcomes: FileOutcome[], args: RewindArgs): string[] {
+  const { dryRun, files, conversation } = args;
   const prompt = visible(headOf(plan.prompt.split("\n")[0] ?? "", 60));
+  const what =
+    files && conversation
+      ? "the files and the conversation"
+      : files
+        ? "the files"
+        : "the conversation";
   const lines = [
-    `${dryRun ? "would rewind" : "rewinding"} the files of session ${id} to just before prompt ${plan.to} ("${prompt}"):`,
+    `${dryRun ? "would rewind" : "rewinding"} ${what} of session ${id} to just before prompt ${plan.to} ("${prompt}"):`,
   ];
+  if (files) lines.push(...fileLines(plan, outcomes, dryRun));
+  if (conversation) {
+    const later =
+      plan.to === plan.prompts ? `prompt ${plan.to}` : `prompts ${plan.to} to ${plan.prompts}`;
+    lines.push(
+      dryRun
+        ? `would take the conversation back to just before prompt ${plan.to}; ${later} would stay in the session file as a branch`
+        : `the conversation goes on from just before prompt ${plan.to} (mini-agent --continue); ${later} ${plan.to === plan.prompts ? "stays" : "stay"} in the session file as a branch`,
+    );
+  }
+  if (dryRun) lines.push("dry run: nothing was changed");
+  return lines.map((line) => `${line}\n`);
+}
+
+/** A line per file (with the diff of a refused one), then what bash may have changed. */
+function fileLines(plan: RewindPlan, outcomes: FileOutcome[], dryRun: boolean): string[] {
+  const lines: string[] = [];
   const verb = (done: string, would: string) => (dryRun ? would : done);
   const diffs = new Map(plan.actions.map((a) => [a.path, a.kind === "refuse" ? a.diff : []]));
   for (const outcome of outcomes) {
@@ -116,6 +146,5 @@ function report(id: string, plan: RewindPlan, outcomes: FileOutcome[], dryRun: b
       `note: ${commands} ran from prompt ${plan.to} on; what bash changed is not tracked and not restored`,
     );
   }
-  if (dryRun) lines.push("dry run: nothing was changed");
-  return lines.map((line) => `${line}\n`);
+  return lines;
 }

@@ -137,6 +137,7 @@ export type TurnEndRecord = Static<typeof TurnEndRecordSchema>;
 export type FileBeforeRecord = Static<typeof FileBeforeRecordSchema>;
 export type FileChangeRecord = Static<typeof FileChangeRecordSchema>;
 export type FileRestoreRecord = Static<typeof FileRestoreRecordSchema>;
+export type RewindRecord = Static<typeof RewindRecordSchema>;
 export type SessionRecord = Static<typeof RecordSchema>;
 
 /** How every record line begins; a header line begins with `{"type":"session"`. */

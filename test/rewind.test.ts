@@ -260,3 +260,51 @@ describe("rewinding twice", () => {
     ]);
   });
 });
+
+describe("rewinding files on a branch", () => {
+  it("counts the prompts of the current branch, and goes back to just before prompt N on it", async () => {
+    const home = await tempDir();
+    const first = await trackedRunner(home, [
+      [
+        call("r1", "read", { path: "a.txt" }),
+        call("e1", "edit", { path: "a.txt", oldText: "0", newText: "1" }),
+        done,
+      ],
+      [text("one"), done],
+      [call("e2", "edit", { path: "a.txt", oldText: "1", newText: "2" }), done],
+      [text("two"), done],
+    ]);
+    await writeFile(join(first.workspace, "a.txt"), "0");
+    await first.runner.runTurn("first");
+    await first.runner.runTurn("second");
+    await first.journal.close();
+    // The conversation alone goes back to just before prompt 2: a.txt keeps "2".
+    const opened = await Session.open(first.path);
+    await opened.session.record({ type: "rewind", to: 2 });
+    await opened.session.close();
+    const options = { session: first.path, workspace: first.workspace, stateDir: first.state };
+    await expect(planRewind({ ...options, to: 2 })).rejects.toThrow(
+      "the session has 1 prompt: --to must be 1",
+    );
+
+    const later = await trackedRunner(
+      home,
+      [
+        [
+          call("r2", "read", { path: "a.txt" }),
+          call("e3", "edit", { path: "a.txt", oldText: "2", newText: "3" }),
+          done,
+        ],
+        [text("three"), done],
+      ],
+      { resume: true },
+    );
+    await later.runner.runTurn("second, again");
+    await later.journal.close();
+    // Prompt 2 of the branch is "second, again": just before it, a.txt held "2".
+    const plan = await planRewind({ ...options, to: 2 });
+    expect(plan.prompt).toBe("second, again");
+    expect(await applyRewind(plan)).toEqual([{ kind: "restored", path: "a.txt" }]);
+    expect(await readFile(join(later.workspace, "a.txt"), "utf8")).toBe("2");
+  });
+});

@@ -117,7 +117,7 @@ function report(id: string, plan: RewindPlan, outcomes: FileOutcome[], args: Rew
 }
 
 /** A line per file (with the diff of a refused one), then what bash may have changed. */
-function fileLines(plan: RewindPlan, outcomes: FileOutcome[], dryRun: boolean): string[] {
+export function fileLines(plan: RewindPlan, outcomes: FileOutcome[], dryRun: boolean): string[] {
   const lines: string[] = [];
   const verb = (done: string, would: string) => (dryRun ? would : done);
   const diffs = new Map(plan.actions.map((a) => [a.path, a.kind === "refuse" ? a.diff : []]));

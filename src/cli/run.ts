@@ -24,6 +24,7 @@ import { type ModeState, withModeLine } from "./modes.js";
 import { approvedWrites, cliPolicy, type Question, type RuleBook } from "./policy.js";
 import { promptLoop } from "./prompt-loop.js";
 import { providerFor } from "./provider.js";
+import { rewindAtPrompt } from "./rewind-turn.js";
 import { ruleBook, rulesFile } from "./rules-command.js";
 import type { Stopper } from "./signals.js";
 import { RunSkills } from "./skills.js";
@@ -74,6 +75,11 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
       skillPrompt: async (name, text) => {
         await parts.skills.refresh();
         return parts.skills.message(name, text);
+      },
+      rewind: (intent) => {
+        const write = (text: string) => stderr.write(text);
+        const state = stateHome(process.env);
+        return rewindAtPrompt({ runner, journal, workspace, stateDir: state, write }, intent);
       },
       baseURL: args.baseURL,
       ended: (reason) => {

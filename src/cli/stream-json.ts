@@ -73,6 +73,8 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
           // File changes are not lines of the protocol yet; a change that cannot be undone is said.
           return unkeptNotice(stderr, event.before);
         case "file_change":
+        case "file_restore":
+        case "rewind":
           return;
         default:
           return assertNever(event);

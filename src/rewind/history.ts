@@ -95,3 +95,42 @@ function follow(files: Map<string, FileHistory>, record: SessionRecord): void {
     files.set(record.path, { path: record.path, original: known.original, left });
   }
 }
+
+/** One prompt of the current branch, as `/rewind` lists it. */
+export interface BranchPrompt {
+  /** 1 for the first. */
+  number: number;
+  /** Its start, at most 200 characters. */
+  text: string;
+  /** The files `write` and `edit` were to change in its turn, in the order first changed. */
+  files: string[];
+}
+
+/**
+ * The prompts of the session's current branch, each with the files its turn changed (a change
+ * belongs to the prompt before it in the file; changes of prompts off the branch are left out).
+ */
+export async function branchPrompts(path: string): Promise<BranchPrompt[]> {
+  const branch = new Branch();
+  const prompts = new Map<number, { text: string; files: Set<string> }>();
+  let ordinal = 0;
+  let last: number | undefined;
+  for await (const line of fileLines(path)) {
+    if (!line.bytes || line.bytes.length === 0) continue;
+    for (const record of parseLine(line.bytes.toString("utf8")).records) {
+      const at = ordinal++;
+      if (at > 0) branch.add(at, record);
+      if (record.type === "message" && record.message.role === "user") {
+        prompts.set(at, { text: headOf(record.message.content, 200), files: new Set() });
+        last = at;
+      } else if (record.type === "file_before" && last !== undefined)
+        prompts.get(last)?.files.add(record.path);
+    }
+  }
+  const listed: BranchPrompt[] = [];
+  for (let number = 1; number <= branch.promptCount; number++) {
+    const prompt = prompts.get(branch.promptOrdinal(number) ?? -1);
+    if (prompt) listed.push({ number, text: prompt.text, files: [...prompt.files] });
+  }
+  return listed;
+}

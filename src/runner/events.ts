@@ -4,6 +4,7 @@ import type {
   ApprovalRecord,
   FileBeforeRecord,
   FileChangeRecord,
+  FileRestoreRecord,
   RetryRecord,
   TurnEndRecord,
 } from "../session/records.js";
@@ -20,6 +21,9 @@ export type FileBefore = Omit<FileBeforeRecord, "type">;
 
 /** What a call left in a file it was to change: the session's `file_change` record. */
 export type FileChange = Omit<FileChangeRecord, "type">;
+
+/** A file a rewind put back: the session's `file_restore` record, without its type. */
+export type FileRestore = Omit<FileRestoreRecord, "type">;
 
 /** How a turn ended, with how long it took: the session's turn-end record, without its type. */
 export type TurnEnd = Omit<TurnEndRecord, "type">;
@@ -73,6 +77,10 @@ export type TurnEvent =
   | { type: "file_before"; before: FileBefore }
   /** What that call left in the file. */
   | { type: "file_change"; change: FileChange }
+  /** A rewind put a file back as it was just before prompt `to` (`/rewind` on a terminal). */
+  | { type: "file_restore"; restore: FileRestore }
+  /** The conversation goes back to just before prompt `to` of the current branch. */
+  | { type: "rewind"; to: number }
   /** The turn is over: its status and how long it took. The last event of a turn. */
   | { type: "turn_end"; end: TurnEnd };
 

@@ -70,6 +70,10 @@ function recordOf(event: TurnEvent): Exclude<SessionRecord, SessionHeader> | und
       return { type: "file_before", ...event.before };
     case "file_change":
       return { type: "file_change", ...event.change };
+    case "file_restore":
+      return { type: "file_restore", ...event.restore };
+    case "rewind":
+      return { type: "rewind", to: event.to };
     case "text":
     case "thinking":
     case "tool_start":

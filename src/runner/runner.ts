@@ -196,6 +196,17 @@ export class SessionRunner {
   }
 
   /**
+   * The conversation goes on from `history` (a rewind took it back: the session's branch as
+   * loaded, from `resume`, its last compaction). What the agent had seen of files is forgotten:
+   * files may have been put back.
+   */
+  restart(history: Message[], resume: Compaction | undefined): void {
+    this.history = history;
+    this.compacting.restart(resume);
+    this.options.seen?.clear();
+  }
+
+  /**
    * A request of the turn made after a compaction during the turn gets the system prompt built
    * again: what it says of the compaction (the text of the skills used before it) is then in the
    * very next request. Other requests (the summary request) go as they are.

@@ -33,8 +33,9 @@ export async function trackedRunner(
   );
   const journal = new Journal(store);
   const changes = new FileChanges({ root: workspace, stateDir: state, ...options });
+  const client = new FakeClient(rounds);
   const runner = new SessionRunner({
-    client: new FakeClient(rounds),
+    client,
     tools: changes.wrap(createWorkspaceTools(workspace, { stateDir: state })),
     journal,
     changes,
@@ -43,7 +44,7 @@ export async function trackedRunner(
     ...(resumed && { history: resumed.messages }),
     ...(options.maxTurns !== undefined && { maxTurns: options.maxTurns }),
   });
-  return { workspace, state, runner, journal, path, blobs: join(sessions, "s1.blobs") };
+  return { workspace, state, runner, client, journal, path, blobs: join(sessions, "s1.blobs") };
 }
 
 export function recordsOf(path: string): SessionRecord[] {

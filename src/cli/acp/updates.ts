@@ -67,6 +67,8 @@ export class UpdateMapper {
       case "turn_end":
       case "file_before":
       case "file_change":
+      case "file_restore":
+      case "rewind":
         return [];
       default:
         return assertNever(event);

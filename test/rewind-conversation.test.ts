@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Compaction } from "../src/compaction/record.js";
+import { sessionMessages } from "../src/session/read.js";
 import { readSession, Session } from "../src/session/session.js";
 import type { Message } from "../src/types.js";
 import { useTempDirs } from "./support/temp.js";
@@ -111,5 +112,22 @@ describe("rewinding the conversation", () => {
     const loaded = await readSession(path);
     expect(loaded.messages).toEqual([user("one"), answer("a1")]);
     expect(loaded.skipped).toBe(1);
+  });
+});
+
+describe("replaying a rewound session", () => {
+  it("replays the messages of the current branch only", async () => {
+    const path = await sessionOf([
+      user("one"),
+      answer("a1"),
+      user("two"),
+      answer("a2"),
+      { rewind: 2 },
+      user("two again"),
+      answer("b2"),
+    ]);
+    const replayed: Message[] = [];
+    for await (const message of sessionMessages(path)) replayed.push(message);
+    expect(replayed).toEqual([user("one"), answer("a1"), user("two again"), answer("b2")]);
   });
 });

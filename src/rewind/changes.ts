@@ -105,7 +105,10 @@ export class FileChanges {
     );
     if (!target || target.folder) return tool.execute(input, signal);
     const cap = this.options.fileCap ?? DEFAULT_FILE_CAP;
-    const before = await readState(target, turn.kept.has(target.path) ? -1 : cap);
+    // A file this process cannot read (a folder it may not enter): the tool says why, untracked.
+    const before = await readState(target, turn.kept.has(target.path) ? -1 : cap).catch(
+      () => undefined,
+    );
     if (!before) return tool.execute(input, signal);
     const file = relative(target.realRoot, target.path);
     const unkept = keep(turn, target.path, before, cap);
@@ -121,8 +124,8 @@ export class FileChanges {
       },
     });
     const close = async () => {
-      const after = await readState(target, -1);
-      // Something not a file now (swapped in by another process): left open, told as unknown.
+      const after = await readState(target, -1).catch(() => undefined);
+      // Not a file now (swapped in by another process), or unreadable: left open, told as unknown.
       if (!after) return;
       await turn.record({
         type: "file_change",

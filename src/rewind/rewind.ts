@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { strictlyWithin } from "../paths.js";
 import { BlobStore } from "../session/blobs.js";
 import type { FileRestoreRecord } from "../session/records.js";
+import { systemErrorMeaning } from "../system-errors.js";
 import { writeAtomic } from "../tools/files.js";
 import { type BoundaryOptions, displayPath, type Resolved } from "../tools/path.js";
 import { contentHash } from "../trust/trust.js";
@@ -126,7 +127,11 @@ async function decide(file: FileHistory, context: Context): Promise<FileAction |
   const now =
     folder === undefined
       ? { hash: null, mode: null, size: 0 }
-      : await readState(target, DEFAULT_FILE_CAP);
+      : await readState(target, DEFAULT_FILE_CAP).catch((error: NodeJS.ErrnoException) => {
+          if (error.code === undefined) throw error;
+          return systemErrorMeaning(error.code);
+        });
+  if (typeof now === "string") return refuse(`it cannot be read (${now})`);
   if (!now) return refuse("it is no longer a regular file");
   if (same(original, now)) return undefined;
   const bytes = original.hash === null ? Buffer.alloc(0) : context.blobs.get(original.hash);

@@ -297,14 +297,30 @@ function promptOfCutLine(line: string): string {
 }
 
 /**
- * Every message of a session file in the order written, from its first prompt on: what an
- * editor's `session/load` replays. Compactions do not hide the messages they cover here; lines
- * that hold no record are passed over. The caller has opened the file (it is a session).
+ * Every message of a session file's current branch in the order written, from its first prompt
+ * on: what an editor's `session/load` replays. Compactions do not hide the messages they cover
+ * here; a rewind does (the prompts it went back over are off the branch). Lines that hold no
+ * record are passed over. The caller has opened the file (it is a session).
  */
 export async function* sessionMessages(path: string): AsyncGenerator<Message> {
+  const branch = new Branch();
+  let ordinal = 0;
+  for await (const record of fileRecords(path)) {
+    const at = ordinal++;
+    if (at > 0) branch.add(at, record);
+  }
+  const on = new Set(branch.ordinals());
+  ordinal = 0;
+  for await (const record of fileRecords(path)) {
+    const at = ordinal++;
+    if (record.type === "message" && (!branch.cut || on.has(at))) yield record.message;
+  }
+}
+
+/** The records of a session file, line by line; lines that hold none are passed over. */
+async function* fileRecords(path: string): AsyncGenerator<SessionRecord> {
   for await (const line of fileLines(path)) {
-    if (!line.bytes) continue;
-    for (const record of parseLine(line.bytes.toString("utf8")).records)
-      if (record.type === "message") yield record.message;
+    if (!line.bytes || line.bytes.length === 0) continue;
+    yield* parseLine(line.bytes.toString("utf8")).records;
   }
 }

@@ -3,6 +3,7 @@ import { chmod, readFile, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { applyRewind, planRewind } from "../src/rewind/rewind.js";
+import type { FileRestoreRecord } from "../src/session/records.js";
 import { Session } from "../src/session/session.js";
 import { call, done, text } from "../src/testing/fake-client.js";
 import { contentHash } from "../src/trust/trust.js";
@@ -306,5 +307,31 @@ describe("rewinding files on a branch", () => {
     expect(plan.prompt).toBe("second, again");
     expect(await applyRewind(plan)).toEqual([{ kind: "restored", path: "a.txt" }]);
     expect(await readFile(join(later.workspace, "a.txt"), "utf8")).toBe("2");
+  });
+});
+
+describe("a rewind cut off", () => {
+  it("is finished by running it again, whether the kill came before or after a file's record", async () => {
+    const { workspace, state, path } = await fourKinds(await tempDir());
+    const options = { session: path, workspace, stateDir: state, to: 1 };
+    const opened = await Session.open(path);
+    const record = (r: FileRestoreRecord) => opened.session.record(r);
+    const plan = await planRewind(options);
+    // Killed after two files and their records, then after the third file's rename, before its record.
+    await applyRewind({ ...plan, actions: plan.actions.slice(0, 2) }, record);
+    await applyRewind({ ...plan, actions: plan.actions.slice(2, 3) });
+    const again = await planRewind(options);
+    expect(planned(again)).toEqual([
+      { path: "made/new.txt", kind: "delete" },
+      { path: "run.sh", kind: "restore" },
+    ]);
+    expect(await applyRewind(again, record)).toEqual([
+      { kind: "deleted", path: "made/new.txt" },
+      { kind: "restored", path: "run.sh" },
+    ]);
+    await opened.session.close();
+    expect(bytesOf(workspace, "crlf.txt")).toEqual(Buffer.from("one\r\ntwo\r\n"));
+    expect(bytesOf(workspace, "latin1.txt")).toEqual(latin1);
+    expect(planned(await planRewind(options))).toEqual([]);
   });
 });

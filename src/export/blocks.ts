@@ -30,6 +30,10 @@ export type Block =
   | { kind: "retry"; retry: Omit<RetryRecord, "type"> }
   | { kind: "compaction"; compaction: Compaction }
   | { kind: "turn-end"; status: string; durationMs: number }
+  /** A file a rewind put back as it was just before prompt `to` (`removed`: the agent created it). */
+  | { kind: "file-restore"; path: string; to: number; removed: boolean }
+  /** The conversation went back to just before prompt `to`: what follows is a new branch. */
+  | { kind: "rewind"; to: number }
   /** A line of the file that is not a record (a torn write), left out. */
   | { kind: "unreadable" };
 
@@ -123,10 +127,14 @@ export class BlockBuilder {
         ];
       case "file_before":
       case "file_change":
-      case "file_restore":
-      case "rewind":
         // What each call did to a file is its result; the change records are for a rewind.
         return [];
+      case "file_restore": {
+        const { path, to } = record;
+        return [{ kind: "file-restore", path, to, removed: record.after === null }];
+      }
+      case "rewind":
+        return [...this.unanswered(), ...this.leftUsage(), { kind: "rewind", to: record.to }];
     }
   }
 

@@ -70,9 +70,12 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
           // The `result` line that ends the turn says how it ended.
           return;
         case "file_before":
-          // File changes are not lines of the protocol yet; a change that cannot be undone is said.
+          // Told by the file_change line after the call; a change that cannot be undone is said.
           return unkeptNotice(stderr, event.before);
-        case "file_change":
+        case "file_change": {
+          const { toolCallId: id, path, before, after, mode } = event.change;
+          return line({ type: "file_change", id, path, before, after, mode });
+        }
         case "file_restore":
         case "rewind":
           return;

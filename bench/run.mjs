@@ -21,6 +21,7 @@ import { configBench } from "./config.mjs";
 import { exportBench } from "./export.mjs";
 import { mcpBench } from "./mcp.mjs";
 import { startMockServer } from "./mock-server.mjs";
+import { rewindBench } from "./rewind.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const bin = join(
@@ -740,6 +741,7 @@ const sections = {
   mcpStartup: () => mcpBench({ run, row, ms, median, scratch, bin, runs, startMockServer }),
   configStartup: () => configBench({ run, row, ms, median, scratch, bin, runs, startMockServer }),
   acpPrompt: () => acpBench({ row, ms, median, scratch, bin, runs, startMockServer }),
+  rewindEdits: () => rewindBench({ row, ms, median, scratch, root, runs }),
 };
 const only = process.env.BENCH_ONLY?.split(",");
 process.stderr.write(

@@ -76,7 +76,7 @@ async function killedRun(
   expect(first.code).toBe(null);
   const dir = join(home, "state", "sessions");
   const [folder] = await readdir(dir);
-  const [file] = await readdir(join(dir, folder ?? ""));
+  const file = (await readdir(join(dir, folder ?? ""))).find((name) => name.endsWith(".jsonl"));
   return { server, workspace, env, file: join(dir, folder ?? "", file ?? "") };
 }
 
@@ -98,7 +98,8 @@ function sessionText(home: string): string {
   try {
     const dir = join(home, "state", "sessions");
     const [folder] = readdirSync(dir);
-    const [file] = readdirSync(join(dir, folder ?? ""));
+    // The session's file, not its lock or blob folder beside it.
+    const file = readdirSync(join(dir, folder ?? "")).find((name) => name.endsWith(".jsonl"));
     return readFileSync(join(dir, folder ?? "", file ?? ""), "utf8");
   } catch {
     return "";
@@ -303,4 +304,60 @@ describe.each(modes)("crash matrix, --sandbox %s", (mode) => {
     const { messages } = await readSession(ctx.file);
     expect(messages.map((m) => m.role)).toEqual(["user", "assistant"]);
   });
+});
+
+describe("crash matrix, a file change", () => {
+  it("killed between keeping a file's old bytes and the edit's write: the next run says so, the session resumes, a rewind finds the file as it was", async () => {
+    const workspace = await tempDir();
+    // Big enough that the edit still reads, hashes and writes it when the kill lands.
+    const old = `${"x".repeat(9 * 1024 * 1024)}\nneedle\n`;
+    await writeFile(join(workspace, "big.txt"), old);
+    const calls = [
+      { id: "toolu_r", name: "read", input: { path: "big.txt", offset: 1, limit: 1 } },
+      {
+        id: "toolu_e",
+        name: "edit",
+        input: { path: "big.txt", oldText: "needle", newText: "thread" },
+      },
+    ];
+    const server = await startAnthropicServer([
+      stream(turn({ calls })),
+      stream(turn({ text: ["resumed fine"] })),
+    ]);
+    track(server);
+    const home = await tempDir();
+    const env = cliEnv(home, server.url);
+    const first = await runBin(["--sandbox", "off", "change it"], {
+      cwd: workspace,
+      env,
+      started: (child) => {
+        const timer = setInterval(() => {
+          if (!sessionText(home).includes('"type":"file_before"')) return;
+          clearInterval(timer);
+          child.kill("SIGKILL");
+        }, 5);
+        child.on("close", () => clearInterval(timer));
+      },
+    });
+    expect(first.code).toBe(null);
+    expect(readFileSync(join(workspace, "big.txt"), "utf8") === old).toBe(true);
+
+    const next = await runBin(["--continue", "what happened?"], { cwd: workspace, env });
+    expect(next.stdout).toBe("resumed fine\n");
+    expect(next.code).toBe(0);
+    expect(next.stderr.split("\n").filter((line) => line.includes("cut off"))).toEqual([
+      "mini-agent: edit big.txt (call toolu_e) was cut off after its file's bytes were kept: whether it changed the file is unknown (mini-agent rewind --to N --files-only --dry-run shows it)",
+    ]);
+    expect(server.rejections).toEqual([]);
+    const rewind = await runBin(["rewind", "--to", "1", "--files-only", "--dry-run"], {
+      cwd: workspace,
+      env,
+    });
+    expect(rewind.stdout.split("\n").slice(1)).toEqual([
+      "nothing to rewind: every file the agent changed from prompt 1 on is as it was then",
+      "dry run: nothing was changed",
+      "",
+    ]);
+    expect(rewind.code).toBe(0);
+  }, 60_000);
 });

@@ -8,7 +8,7 @@ import { usage } from "../src/cli/help.js";
  * docs/cli.md's table names every flag too: a flag or command added without its line fails here.
  */
 
-const commands = ["rules", "export", "skills", "config", "trust", "mcp", "acp"];
+const commands = ["rules", "export", "rewind", "skills", "config", "trust", "mcp", "acp"];
 
 describe("the help", () => {
   it("names every flag the parser accepts", () => {

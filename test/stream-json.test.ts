@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { runBin, useCliSetup } from "./support/cli.js";
@@ -60,6 +61,33 @@ describe("the stream-json protocol", () => {
       status: "completed",
       denied: [{ id: "toolu_1", name: "bash", by: "no-terminal" }],
     });
+  });
+});
+
+describe("file changes in stream-json", () => {
+  it("writes a file_change line after each write or edit, with the hashes and mode", async () => {
+    const { options } = await setup([
+      stream(
+        turn({ calls: [{ id: "toolu_1", name: "write", input: { path: "a.txt", content: "x" } }] }),
+      ),
+      stream(turn({ text: ["ok"] })),
+    ]);
+    const run = await runBin(["--output-format", "stream-json", "go"], options);
+    expect(run.code).toBe(0);
+    const lines = protocolLines(run.stdout);
+    expect(lines.filter((line) => line.type === "file_change")).toEqual([
+      {
+        version: 1,
+        type: "file_change",
+        id: "toolu_1",
+        path: "a.txt",
+        before: null,
+        after: createHash("sha256").update("x").digest("hex"),
+        mode: 0o666 & ~process.umask(),
+      },
+    ]);
+    const kinds = lines.map((line) => line.type);
+    expect(kinds.indexOf("file_change")).toBe(kinds.indexOf("tool_result") - 1);
   });
 });
 

@@ -205,12 +205,14 @@ describe.skipIf(!hasScript)("the terminal view", () => {
     ]);
     expect(code).toBe(0);
     const lines = afterBanner(screenOf(screen));
-    expect(lines.slice(0, 11)).toEqual([
+    expect(lines.slice(0, 13)).toEqual([
       "› /help",
       "/compact [what to keep]  summarise the conversation so far, to free context",
       "/skill NAME [text]       send skill NAME's text, then the text (mini-agent skills lists them)",
       "/mode [code|ask|plan]    show the session mode, or switch: ask asks before every change,",
       "                         plan only reads (changes are denied), code follows the rules",
+      "/rewind [N]              the prompts and the files each changed; N: back to just before",
+      "                         prompt N (files put back, the conversation goes on from there)",
       "/help                    this list",
       "/exit                    leave the session (Ctrl-D too)",
       "A line that starts with / and a name is a command; any other line goes to the model",
@@ -257,5 +259,46 @@ describe.skipIf(!hasScript)("the terminal view", () => {
       },
     ]);
     expect(systemText(server.requests[0]?.body)).toContain("The session is in plan mode");
+  });
+
+  it("lists the prompts with /rewind and goes back to just before one with /rewind N", async () => {
+    const write = { id: "toolu_1", name: "write", input: { path: "a.txt", content: "x" } };
+    const { server, workspace, options } = await setup([
+      stream(turn({ text: ["Nothing to do."] })),
+      stream(turn({ calls: [write] })),
+      stream(turn({ text: ["Wrote it."] })),
+      stream(turn({ text: ["On the branch."] })),
+    ]);
+    const { code, screen } = await converse(options.env, workspace, [
+      ["› ", "hello\r"],
+      ["Nothing to do.", ""],
+      ["› ", "write a\r"],
+      ["Wrote it.", ""],
+      ["› ", "/rewind\r"],
+      ["/rewind N goes back", ""],
+      ["› ", "/rewind 2\r"],
+      ["as a branch", ""],
+      ["› ", "what now?\r"],
+      ["On the branch.", ""],
+      ["› ", "/exit\r"],
+    ]);
+    expect(code).toBe(0);
+    const lines = afterBanner(screenOf(screen));
+    const from = lines.indexOf("› /rewind");
+    expect(lines.slice(from, from + 7)).toEqual([
+      "› /rewind",
+      "  1  hello  (no file changed)",
+      "  2  write a  (a.txt)",
+      "/rewind N goes back to just before prompt N: the files changed since are put back, and the conversation goes on from there",
+      "› /rewind 2",
+      "deleted a.txt (the agent created it)",
+      "mini-agent: the conversation went back to just before prompt 2; prompt 2 stays in the session file as a branch",
+    ]);
+    expect(existsSync(join(workspace, "a.txt"))).toBe(false);
+    expect(lastPrompt(server.requests[3]?.body)).toBe("what now?");
+    const prompts = ((server.requests[3]?.body?.messages ?? []) as { role: string }[]).filter(
+      (m) => m.role === "user",
+    );
+    expect(prompts).toHaveLength(2);
   });
 });

@@ -12,10 +12,25 @@ export interface ExportArgs {
   force: boolean;
 }
 
+export interface RewindArgs {
+  /** The session to rewind; the newest of the folder when absent. */
+  id?: string;
+  /** `--to N`: back to just before the user's prompt N (1 for the first). */
+  to: number;
+  /** Put back the files the agent changed (not with `--conversation-only`). */
+  files: boolean;
+  /** Take the conversation back, the rest kept as a branch (not with `--files-only`). */
+  conversation: boolean;
+  /** `--dry-run`: say what would be done, change nothing. */
+  dryRun: boolean;
+}
+
 /** The subcommands: `rules …`, `export …`, `config [path]`, `trust [--revoke]`. */
 export interface Subcommands {
   rulesCommand?: string[];
   exportCommand?: ExportArgs;
+  /** `mini-agent rewind [ID] --to N [--files-only | --conversation-only] [--dry-run]`. */
+  rewindCommand?: RewindArgs;
   configCommand?: "show" | "path";
   trustCommand?: "trust" | "revoke";
   /** `mini-agent skills`: list the skills found, with warnings. */
@@ -29,6 +44,8 @@ export interface Subcommands {
 export function subcommandsFrom(positionals: string[], values: FlagValues): Subcommands {
   const [first, ...rest] = positionals;
   const exportCommand = exportFrom(positionals, values);
+  const rewindCommand = rewindFrom(positionals, values);
+  if (rewindCommand) return { rewindCommand };
   if (values.revoke && first !== "trust") throw new UsageError("--revoke is for mini-agent trust");
   if (first === "rules") return { rulesCommand: rest };
   if (first === "mcp") return { mcpCommand: rest };
@@ -88,5 +105,49 @@ function exportFrom(positionals: string[], values: FlagValues): ExportArgs | und
     format,
     ...(output !== undefined && { output }),
     force: values.force ?? false,
+  };
+}
+
+const rewindUsage =
+  "usage: mini-agent rewind [ID] --to N [--files-only | --conversation-only] [--dry-run]";
+
+/** `rewind [ID] --to N` and its flags; the flags anywhere else are a mistake said as such. */
+function rewindFrom(positionals: string[], values: FlagValues): RewindArgs | undefined {
+  if (positionals[0] !== "rewind") {
+    const flag =
+      values.to !== undefined
+        ? "--to"
+        : values["dry-run"]
+          ? "--dry-run"
+          : values["files-only"]
+            ? "--files-only"
+            : values["conversation-only"]
+              ? "--conversation-only"
+              : undefined;
+    if (flag) throw new UsageError(`${flag} is for mini-agent rewind [ID] --to N (see --help)`);
+    return undefined;
+  }
+  if (positionals.length > 2) throw new UsageError(rewindUsage);
+  if (values.to === undefined)
+    throw new UsageError(
+      `rewind needs --to N: the prompt to go back to just before, 1 for the first (${rewindUsage})`,
+    );
+  if (!/^\d+$/.test(values.to) || Number(values.to) < 1)
+    throw new UsageError(
+      `--to needs a prompt number, 1 for the first, not ${JSON.stringify(values.to)}`,
+    );
+  const filesOnly = values["files-only"] ?? false;
+  const conversationOnly = values["conversation-only"] ?? false;
+  if (filesOnly && conversationOnly)
+    throw new UsageError(
+      "--files-only and --conversation-only exclude each other: give one, or neither for both",
+    );
+  const id = positionals[1];
+  return {
+    ...(id !== undefined && { id }),
+    to: Number(values.to),
+    files: !conversationOnly,
+    conversation: !filesOnly,
+    dryRun: values["dry-run"] ?? false,
   };
 }

@@ -2,6 +2,7 @@
 export const usage = `Usage: mini-agent [options] ["task"]
        mini-agent rules [list | add allow|deny "WORDS" | remove N | explain "COMMAND"]
        mini-agent export [ID] [--format html|md] [-o FILE] [--force]
+       mini-agent rewind [ID] --to N [--files-only | --conversation-only] [--dry-run]
        mini-agent skills         list the skills found here, with warnings
        mini-agent mcp list | trust NAME | untrust NAME   the MCP servers and their tools
        mini-agent config [path]  every setting in effect and where it came from; path: your file
@@ -62,6 +63,13 @@ Export (the newest session of this folder, or ID, as one self-contained file):
   -o, --output FILE         where to write it (- for stdout; default: ID.html in the
                             current folder for html, stdout for md)
       --force               replace FILE if it exists
+
+Rewind (the newest session of this folder, or ID: the files the agent changed and the
+conversation, the later prompts kept in the session file as a branch):
+      --to N                back to just before the user's prompt N (1 for the first)
+      --files-only          put back the files only; the conversation goes on as it was
+      --conversation-only   take the conversation back only; the files stay as they are
+      --dry-run             say what would be done; change nothing
 
 Trust:
       --revoke              with trust: forget every approval of this project

@@ -60,6 +60,10 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
       const { exportCommand } = await import("./export-command.js");
       return await exportCommand(args.exportCommand, workspace);
     }
+    if (args.rewindCommand) {
+      const { rewindCommand } = await import("./rewind-command.js");
+      return await rewindCommand(args.rewindCommand, workspace);
+    }
     if (args.skillsCommand) {
       const { skillsCommand } = await import("./skills-command.js");
       return await skillsCommand(args, workspace);
@@ -89,7 +93,7 @@ function asksSandbox({ values, positionals }: ParsedFlags): boolean {
   if (values.sandbox === "off" || values.sessions) return false;
   const [first, second] = positionals;
   if (first === "rules") return second === "explain";
-  return !["export", "config", "trust", "skills", "mcp", "acp"].includes(first ?? "");
+  return !["export", "rewind", "config", "trust", "skills", "mcp", "acp"].includes(first ?? "");
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Compaction } from "../compaction/record.js";
-import type { McpStatus, RetryNotice } from "../runner/events.js";
+import type { FileBefore, McpStatus, RetryNotice } from "../runner/events.js";
 import { visible } from "../visible.js";
 
 /** `overloaded_error: Overloaded; retrying in 2 s (attempt 2 of 4)`. */
@@ -38,3 +38,15 @@ export function mcpStatusLine(status: McpStatus): string {
 /** The one stderr line that tells an MCP server's change, in every format. */
 export const mcpStatusNotice = (stderr: NodeJS.WritableStream, status: McpStatus) =>
   stderr.write(`mini-agent: ${mcpStatusLine(status)}\n`);
+
+/**
+ * The one stderr line, in every format, for a change whose old bytes were not kept (a file too
+ * big for the session's blob store): a rewind will not restore that file. Nothing for the rest.
+ */
+export function unkeptNotice(stderr: NodeJS.WritableStream, before: FileBefore): void {
+  if (before.unkept === undefined) return;
+  const what = visible(`${before.tool} ${before.path}`);
+  stderr.write(
+    `mini-agent: ${what}: its bytes before this change were not kept (${visible(before.unkept)}); a rewind cannot restore them\n`,
+  );
+}

@@ -31,6 +31,8 @@ export interface PromptLoopParts {
   skillPrompt?: (name: string, text: string) => Promise<string>;
   /** The session mode `/mode` shows and switches. */
   mode: ModeState;
+  /** `/rewind [N]`: lists the prompts, or goes back to just before prompt N. */
+  rewind?: (intent: Extract<LineIntent, { kind: "rewind" }>) => Promise<void>;
 }
 
 /** An interactive session, or one fed JSON lines: a turn per prompt, until the input ends. */
@@ -45,6 +47,7 @@ export async function promptLoop(parts: PromptLoopParts): Promise<number> {
     if (intent.kind === "help") stderr.write(`${helpText}\n`);
     else if (intent.kind === "unknown") stderr.write(`${unknownCommand(intent.name)}\n`);
     else if (intent.kind === "compact") await compactNow(parts, intent.instructions);
+    else if (intent.kind === "rewind") await parts.rewind?.(intent);
     else if (intent.kind === "mode")
       stderr.write(`mini-agent: ${modeCommand(parts.mode, intent.name)}\n`);
     else if (intent.kind === "skill" || intent.text.trim() !== "") {

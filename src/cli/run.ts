@@ -1,6 +1,7 @@
 import { stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import type { Compaction } from "../compaction/record.js";
+import { FileChanges } from "../rewind/changes.js";
 import { Journal } from "../runner/journal.js";
 import { SessionRunner } from "../runner/runner.js";
 import { resolveSandbox, type SandboxState, sandboxName } from "../sandbox/bwrap.js";
@@ -24,6 +25,7 @@ import { type ModeState, withModeLine } from "./modes.js";
 import { approvedWrites, cliPolicy, type Question, type RuleBook } from "./policy.js";
 import { promptLoop } from "./prompt-loop.js";
 import { providerFor } from "./provider.js";
+import { rewindAtPrompt } from "./rewind-turn.js";
 import { ruleBook, rulesFile } from "./rules-command.js";
 import type { Stopper } from "./signals.js";
 import { RunSkills } from "./skills.js";
@@ -74,6 +76,11 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
       skillPrompt: async (name, text) => {
         await parts.skills.refresh();
         return parts.skills.message([name], text);
+      },
+      rewind: (intent) => {
+        const write = (text: string) => stderr.write(text);
+        const state = stateHome(process.env);
+        return rewindAtPrompt({ runner, journal, workspace, stateDir: state, write }, intent);
       },
       baseURL: args.baseURL,
       ended: (reason) => {
@@ -141,13 +148,17 @@ async function prepare(start: RunStart) {
   );
   const seen = new SeenFiles();
   const approvedWrite = approvedWrites(stateHome(env));
-  const tools = createWorkspaceTools(workspace, {
-    bash: { sandbox: sandboxOptions },
-    stateDir: stateHome(env),
-    seen,
-    protectedWrites: approvedWrite.allows,
-    readOnlyRoots: skills.roots,
-  });
+  // write and edit keep what they change, for a rewind.
+  const changes = new FileChanges({ root: workspace, stateDir: stateHome(env) });
+  const tools = changes.wrap(
+    createWorkspaceTools(workspace, {
+      bash: { sandbox: sandboxOptions },
+      stateDir: stateHome(env),
+      seen,
+      protectedWrites: approvedWrite.allows,
+      readOnlyRoots: skills.roots,
+    }),
+  );
   await skills.refresh();
   if (args.skills.length > 0 && given === undefined)
     throw new UsageError("--skill needs a task; at the prompt, type /skill NAME");
@@ -174,6 +185,7 @@ async function prepare(start: RunStart) {
     model: connect.model,
     provider,
     tools,
+    changes,
     seen,
     rules,
     sandbox,
@@ -237,6 +249,7 @@ async function wire(parts: Awaited<ReturnType<typeof prepare>>) {
     ...(args.tokenBudget !== undefined && { tokenBudget: args.tokenBudget }),
     ...(contextWindow !== undefined && { contextWindow }),
     seen: parts.seen,
+    changes: parts.changes,
     retry: { env, ...(args.baseURL !== undefined && { baseURL: args.baseURL }) },
   });
   const compactions = () => runner.compacting.current?.count ?? 0;
@@ -346,6 +359,11 @@ async function resumeSession(path: string, stderr: NodeJS.WritableStream) {
   if (loaded.repaired > 0) {
     stderr.write(
       `mini-agent: ${loaded.repaired} tool call(s) had no result; recorded as outcome unknown\n`,
+    );
+  }
+  for (const { tool, path, toolCallId } of loaded.cutOff ?? []) {
+    stderr.write(
+      `mini-agent: ${visible(`${tool} ${path}`)} (call ${visible(toolCallId)}) was cut off after its file's bytes were kept: whether it changed the file is unknown (mini-agent rewind --to N --files-only --dry-run shows it)\n`,
     );
   }
   const { session, messages, compaction, imagesRefused } = loaded;

@@ -17,6 +17,8 @@ export type LineIntent =
   | { kind: "skill"; name: string; text: string }
   /** `/mode [NAME]`: shows the session mode, or switches to NAME. */
   | { kind: "mode"; name: string }
+  /** `/rewind`: the prompts and their files; `/rewind N`: back to just before prompt N. */
+  | { kind: "rewind"; to?: number; invalid?: string }
   | { kind: "unknown"; name: string };
 
 export function lineIntent(line: string): LineIntent {
@@ -28,6 +30,13 @@ export function lineIntent(line: string): LineIntent {
   const skill = /^\/skill(?:\s+(\S+)(?:\s+([\s\S]*))?)?$/.exec(line.trim());
   if (skill) return { kind: "skill", name: skill[1] ?? "", text: skill[2]?.trim() ?? "" };
   if (name === "mode") return { kind: "mode", name: line.trim().slice("/mode".length).trim() };
+  if (name === "rewind") {
+    const argument = line.trim().slice("/rewind".length).trim();
+    if (argument === "") return { kind: "rewind" };
+    return /^\d+$/.test(argument) && Number(argument) >= 1
+      ? { kind: "rewind", to: Number(argument) }
+      : { kind: "rewind", invalid: argument };
+  }
   const compact = compactCommand(line);
   if (compact) return { kind: "compact", instructions: compact.instructions };
   return { kind: "unknown", name };
@@ -39,6 +48,8 @@ export const helpText = [
   "/skill NAME [text]       send skill NAME's text, then the text (mini-agent skills lists them)",
   "/mode [code|ask|plan]    show the session mode, or switch: ask asks before every change,",
   "                         plan only reads (changes are denied), code follows the rules",
+  "/rewind [N]              the prompts and the files each changed; N: back to just before",
+  "                         prompt N (files put back, the conversation goes on from there)",
   "/help                    this list",
   "/exit                    leave the session (Ctrl-D too)",
   "A line that starts with / and a name is a command; any other line goes to the model",

@@ -115,6 +115,20 @@ export const OutputLineSchema = Type.Union(
       "The conversation was compacted.",
     ),
     line(
+      "file_change",
+      {
+        id: Type.String(),
+        /** The file's real path, relative to the workspace. */
+        path: Type.String(),
+        /** The SHA-256 of its bytes before and after the call; null: there was no file. */
+        before: Type.Union([Type.String(), Type.Null()]),
+        after: Type.Union([Type.String(), Type.Null()]),
+        /** Its permission bits after the call (420 is 0644); null: there is no file. */
+        mode: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+      },
+      "A write or edit call left its file so (after equals before when it changed nothing); mini-agent rewind can put it back.",
+    ),
+    line(
       "mcp_status",
       {
         server: Type.String(),

@@ -1,5 +1,5 @@
 import { assertNever } from "../runner/events.js";
-import { mcpStatusNotice, retryNotice } from "./notices.js";
+import { mcpStatusNotice, retryNotice, unkeptNotice } from "./notices.js";
 import type { Output, Streams } from "./output.js";
 import { type OutputEvent, STREAM_JSON_VERSION } from "./stream-json-protocol.js";
 
@@ -73,6 +73,16 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
         case "skills":
           // For the session's reader (the export); a program reads the catalog with `mini-agent
           // skills`, and sees the model read a SKILL.md in its `tool_call` line.
+          return;
+        case "file_before":
+          // Told by the file_change line after the call; a change that cannot be undone is said.
+          return unkeptNotice(stderr, event.before);
+        case "file_change": {
+          const { toolCallId: id, path, before, after, mode } = event.change;
+          return line({ type: "file_change", id, path, before, after, mode });
+        }
+        case "file_restore":
+        case "rewind":
           return;
         default:
           return assertNever(event);

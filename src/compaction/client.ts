@@ -66,7 +66,7 @@ export class CompactingClient implements ModelClient {
   /** Index, in the normalized history, of the first message kept verbatim. */
   private keptFrom = 0;
   /** The number, among user and assistant messages, of the history's first message. */
-  private readonly base: number;
+  private base: number;
   private measured: Measure | undefined;
   /** How many times more the provider counted than the estimate, at least 1. */
   private scale = 1;
@@ -81,6 +81,19 @@ export class CompactingClient implements ModelClient {
     this.compaction = options.resume;
     this.base = options.resume?.firstKept ?? 0;
     this.window = options.contextWindow;
+  }
+
+  /**
+   * The history was replaced (a rewind took the conversation back): from now on it starts at
+   * `resume`'s first kept message, or at the beginning without one, and nothing measured before
+   * counts.
+   */
+  restart(resume: Compaction | undefined): void {
+    this.compaction = resume;
+    this.base = resume?.firstKept ?? 0;
+    this.keptFrom = 0;
+    this.measured = undefined;
+    this.pending = false;
   }
 
   /** The compaction in effect, if any. */

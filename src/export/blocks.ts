@@ -35,6 +35,10 @@ export type Block =
   | { kind: "turn-end"; status: string; durationMs: number }
   /** The skills loaded from this turn on (when they changed), and those sent with its prompt. */
   | { kind: "skills"; loaded?: LoadedSkill[]; sent: string[] }
+  /** A file a rewind put back as it was just before prompt `to` (`removed`: the agent created it). */
+  | { kind: "file-restore"; path: string; to: number; removed: boolean }
+  /** The conversation went back to just before prompt `to`: what follows is a new branch. */
+  | { kind: "rewind"; to: number }
   /** A line of the file that is not a record (a torn write), left out. */
   | { kind: "unreadable" };
 
@@ -148,6 +152,16 @@ export class BlockBuilder {
         ];
       case "skills":
         return [...this.unanswered(), ...this.leftUsage(), this.skills(record)];
+      case "file_before":
+      case "file_change":
+        // What each call did to a file is its result; the change records are for a rewind.
+        return [];
+      case "file_restore": {
+        const { path, to } = record;
+        return [{ kind: "file-restore", path, to, removed: record.after === null }];
+      }
+      case "rewind":
+        return [...this.unanswered(), ...this.leftUsage(), { kind: "rewind", to: record.to }];
     }
   }
 

@@ -15,6 +15,7 @@ import {
   outcomeOf,
   outcomeWords,
   retryWords,
+  rewindWords,
   SKILLS_UNFOLDED,
   sandboxWords,
   sentWords,
@@ -146,6 +147,14 @@ ${input && block("Input", input, "input")}${result}</section>\n`;
       },
       "turn-end": (b) => html`<p class="entry turn-end">Turn ${turnEndWords(b)}</p>\n`.html,
       skills: (b) => skills(b).html,
+      "file-restore": (b) =>
+        (b.removed
+          ? html`<p class="entry rewind">A rewind removed <code>${b.path}</code>, which the agent created from prompt ${String(b.to)} on</p>\n`
+          : html`<p class="entry rewind">A rewind put back <code>${b.path}</code> as it was just before prompt ${String(b.to)}</p>\n`
+        ).html,
+      rewind: (b) =>
+        html`<section class="entry rewind"><h2>Rewound to just before prompt ${String(b.to)}</h2><p>${rewindWords(b.to)}</p></section>\n`
+          .html,
       compaction: ({ compaction: c }) =>
         html`<section class="entry compaction"><h2>Compaction ${c.count} <span class="note">${compactionWords(c)}</span></h2>
 <p>Everything above was replaced, for the model, by ${c.userMessages.length} earlier prompts kept verbatim, the facts below and this summary.</p>

@@ -13,6 +13,7 @@ import {
   outcomeOf,
   outcomeWords,
   retryWords,
+  rewindWords,
   SKILLS_UNFOLDED,
   sandboxWords,
   sentWords,
@@ -128,6 +129,11 @@ export function markdownRenderer(show: Show): Renderer {
       },
       "turn-end": (b) => `_Turn ${md.plain(turnEndWords(b))}_\n\n`,
       skills,
+      "file-restore": (b) =>
+        b.removed
+          ? `_A rewind removed ${md.code(b.path)}, which the agent created from prompt ${b.to} on_\n\n`
+          : `_A rewind put back ${md.code(b.path)} as it was just before prompt ${b.to}_\n\n`,
+      rewind: (b) => `## Rewound to just before prompt ${b.to}\n\n${rewindWords(b.to)}\n\n`,
       compaction: ({ compaction: c }) =>
         `## Compaction ${c.count} (${md.plain(compactionWords(c))})\n\nEverything above was replaced, for the model, by ${
           c.userMessages.length

@@ -240,3 +240,8 @@ export function totalsWords(t: Totals): [string, string][] {
       : []),
   ];
 }
+
+/** What a rewind of the conversation means for what follows it in the page. */
+export function rewindWords(to: number): string {
+  return `The conversation went back to just before prompt ${to}: what follows is a new branch; the prompts above from prompt ${to} on stay in the session file.`;
+}

@@ -2,6 +2,9 @@ import type { AgentEvent } from "../agent.js";
 import type { Compaction } from "../compaction/record.js";
 import type {
   ApprovalRecord,
+  FileBeforeRecord,
+  FileChangeRecord,
+  FileRestoreRecord,
   ImagesRefusal,
   RetryRecord,
   SkillsRecord,
@@ -14,6 +17,15 @@ export type Decision = Omit<ApprovalRecord, "type">;
 
 /** A lost round about to run again: the session's retry record, without its type. */
 export type RetryNotice = Omit<RetryRecord, "type">;
+
+/** A file about to be changed by a call: the session's `file_before` record, without its type. */
+export type FileBefore = Omit<FileBeforeRecord, "type">;
+
+/** What a call left in a file it was to change: the session's `file_change` record. */
+export type FileChange = Omit<FileChangeRecord, "type">;
+
+/** A file a rewind put back: the session's `file_restore` record, without its type. */
+export type FileRestore = Omit<FileRestoreRecord, "type">;
 
 /** How a turn ended, with how long it took: the session's turn-end record, without its type. */
 export type TurnEnd = Omit<TurnEndRecord, "type">;
@@ -70,6 +82,14 @@ export type TurnEvent =
   | { type: "skills"; skills: SkillsNotice }
   /** The model refused images: it is sent their text placeholders from now on (recorded). */
   | { type: "images_refused"; refusal: ImagesRefusal }
+  /** A `write` or `edit` is about to change a file; its old bytes are kept (or `unkept` says why not). */
+  | { type: "file_before"; before: FileBefore }
+  /** What that call left in the file. */
+  | { type: "file_change"; change: FileChange }
+  /** A rewind put a file back as it was just before prompt `to` (`/rewind` on a terminal). */
+  | { type: "file_restore"; restore: FileRestore }
+  /** The conversation goes back to just before prompt `to` of the current branch. */
+  | { type: "rewind"; to: number }
   /** The turn is over: its status and how long it took. The last event of a turn. */
   | { type: "turn_end"; end: TurnEnd };
 

@@ -23,6 +23,11 @@ export class Journal {
     return this.store?.id;
   }
 
+  /** The session file's path, once its first record made it. */
+  get sessionPath(): string | undefined {
+    return this.store?.path;
+  }
+
   /** Hands every event to `listener` until the returned function is called. */
   listen(listener: TurnListener | undefined): () => void {
     this.listener = listener;
@@ -65,6 +70,14 @@ function recordOf(event: TurnEvent): Exclude<SessionRecord, SessionHeader> | und
       return { type: "skills", ...event.skills };
     case "images_refused":
       return { type: "images_refused", ...event.refusal };
+    case "file_before":
+      return { type: "file_before", ...event.before };
+    case "file_change":
+      return { type: "file_change", ...event.change };
+    case "file_restore":
+      return { type: "file_restore", ...event.restore };
+    case "rewind":
+      return { type: "rewind", to: event.to };
     case "text":
     case "thinking":
     case "tool_start":

@@ -3,6 +3,7 @@ import { CompactingClient } from "../compaction/client.js";
 import { type Compaction, CompactionError } from "../compaction/record.js";
 import { normalizeHistory } from "../history/normalize.js";
 import type { ImageAttachment } from "../images.js";
+import type { FileChanges } from "../rewind/changes.js";
 import type { ImagesRefusal } from "../session/records.js";
 import type {
   BeforeToolCall,
@@ -43,6 +44,11 @@ export interface SessionRunnerOptions {
   tokenBudget?: number;
   /** The model's context window, for compaction by size; without it, only on refusal. */
   contextWindow?: number;
+  /**
+   * What the tracked `write` and `edit` change (`FileChanges`, whose `wrap` made those tools):
+   * told each turn's start and end and each call about to run, so it can record the changes.
+   */
+  changes?: FileChanges;
   /** Forgets what the agent has seen of files when a compaction cut the model's memory. */
   seen?: { clear(): void };
   /** Lost rounds: attempts and waits, and what removes secrets from a failure's reason. */
@@ -138,7 +144,7 @@ export class SessionRunner {
   }
 
   private async oneTurn(prompt: string, turn: TurnOptions): Promise<TurnResult> {
-    const { journal, tools, beforeToolCall, maxTurns = 50, retry = {} } = this.options;
+    const { journal, tools, beforeToolCall, changes, maxTurns = 50, retry = {} } = this.options;
     const signal = turn.signal ?? new AbortController().signal;
     const stopListening = journal.listen(turn.onEvent);
     const now = this.options.now ?? (() => performance.now());
@@ -164,6 +170,8 @@ export class SessionRunner {
         const session = { id: this.sessionId, ...this.options.info };
         await journal.record({ type: "session", session });
       }
+      const sessionPath = journal.sessionPath;
+      if (changes && sessionPath) changes.startTurn(sessionPath, (event) => journal.record(event));
       const builtFor = this.compacting.current;
       const system = await this.options.system();
       this.turnSystem = { text: system, builtFor };
@@ -183,14 +191,18 @@ export class SessionRunner {
             ...(beforeToolCall && { beforeToolCall }),
             signal,
             maxTurns: maxTurns - this.history.slice(start).filter(isRound).length,
-            onEvent: (event) =>
-              event.type === "message" ? this.commit(event.message) : journal.record(event),
+            onEvent: (event) => {
+              if (event.type === "message") return this.commit(event.message);
+              if (event.type === "tool_start") changes?.callStarting(event.call);
+              return journal.record(event);
+            },
           }),
       });
       return await end({ status: result.status, text: result.text });
     } catch (error) {
       return await end({ status: failedStatus(error), text: "", error });
     } finally {
+      changes?.endTurn();
       stopListening();
     }
   }
@@ -214,6 +226,17 @@ export class SessionRunner {
     } finally {
       stopListening();
     }
+  }
+
+  /**
+   * The conversation goes on from `history` (a rewind took it back: the session's branch as
+   * loaded, from `resume`, its last compaction). What the agent had seen of files is forgotten:
+   * files may have been put back.
+   */
+  restart(history: Message[], resume: Compaction | undefined): void {
+    this.history = history;
+    this.compacting.restart(resume);
+    this.options.seen?.clear();
   }
 
   /**

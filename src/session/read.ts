@@ -5,6 +5,7 @@ import { normalizeHistory } from "../history/normalize.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { headOf, wellFormed } from "../text.js";
 import type { Message } from "../types.js";
+import { Branch } from "./branch.js";
 import { KeptHistory } from "./kept.js";
 import {
   fileLines,
@@ -40,6 +41,18 @@ export interface ReadResult extends SessionReport {
   trailingRepairs: Message[];
   /** The file does not end with a newline: the last write was torn. */
   torn: boolean;
+  /**
+   * `write` and `edit` calls a crash cut off after their `file_before` record, among the calls
+   * this load repairs (`trailingRepairs`): whether each changed its file is unknown. Only when any.
+   */
+  cutOff?: CutOffChange[];
+}
+
+/** A change whose call was cut off between its `file_before` record and its `file_change`. */
+export interface CutOffChange {
+  toolCallId: string;
+  tool: string;
+  path: string;
 }
 
 /**
@@ -68,11 +81,14 @@ export class DamagedSessionError extends Error {
  */
 export async function readSession(path: string): Promise<ReadResult> {
   let header: SessionRecord | undefined;
-  const history = new KeptHistory();
+  let history = new KeptHistory();
+  const branch = new Branch();
+  let ordinal = 0;
   let firstLine: string | undefined;
   let skipped = 0;
   let torn = false;
   const imagesRefused: ImagesRefusal[] = [];
+  const open = new Map<string, CutOffChange>();
   const take = (line: Buffer) => {
     const text = line.toString("utf8");
     firstLine ??= text;
@@ -80,10 +96,16 @@ export async function readSession(path: string): Promise<ReadResult> {
     const parsed = parseLine(text);
     skipped += parsed.skipped;
     for (const record of parsed.records) {
+      const at = ordinal++;
       if (header === undefined) header = record;
+      else if (!branch.add(at, record)) skipped++;
       else if (record.type === "message") history.add(record.message);
       else if (record.type === "compaction" && !history.compact(record)) skipped++;
       else if (record.type === "images_refused") imagesRefused.push(record);
+      else if (record.type === "file_before") {
+        const { toolCallId, tool, path } = record;
+        open.set(toolCallId, { toolCallId, tool, path });
+      } else if (record.type === "file_change") open.delete(record.toolCallId);
     }
   };
   for await (const line of fileLines(path)) {
@@ -95,6 +117,8 @@ export async function readSession(path: string): Promise<ReadResult> {
       skipped++;
     }
   }
+  // A rewind took the conversation back: the history is the branch's, read again.
+  if (branch.cut) history = await branchHistory(path, branch.ordinals());
 
   if (header?.type !== "session") {
     if (firstLine === undefined) throw new DamagedSessionError(path, "it is empty");
@@ -109,14 +133,41 @@ export async function readSession(path: string): Promise<ReadResult> {
     );
   }
   const { compaction } = history;
+  const normal = normalizeHistory(history.messages, { startWithUser: compaction === undefined });
+  const repairs = new Set(
+    normal.trailingRepairs.map((m) => (m.role === "tool" ? m.toolCallId : "")),
+  );
+  const cutOff = [...open.values()].filter((change) => repairs.has(change.toolCallId));
   return {
     header,
     skipped,
     torn,
     imagesRefused,
-    ...normalizeHistory(history.messages, { startWithUser: compaction === undefined }),
+    ...normal,
     ...(compaction && { compaction }),
+    ...(cutOff.length > 0 && { cutOff }),
   };
+}
+
+/**
+ * The messages since the last compaction of the branch whose records are at `ordinals`
+ * (ascending), read from the file again: the first pass could not know which records a later
+ * rewind would take off the branch.
+ */
+async function branchHistory(path: string, ordinals: readonly number[]): Promise<KeptHistory> {
+  const history = new KeptHistory();
+  let ordinal = 0;
+  let next = 0;
+  for await (const line of fileLines(path)) {
+    if (!line.bytes || line.bytes.length === 0) continue;
+    for (const record of parseLine(line.bytes.toString("utf8")).records) {
+      if (ordinal++ !== ordinals[next]) continue;
+      next++;
+      if (record.type === "message") history.add(record.message);
+      else if (record.type === "compaction") history.compact(record);
+    }
+  }
+  return history;
 }
 
 export interface SessionSummary {
@@ -252,14 +303,30 @@ function promptOfCutLine(line: string): string {
 }
 
 /**
- * Every message of a session file in the order written, from its first prompt on: what an
- * editor's `session/load` replays. Compactions do not hide the messages they cover here; lines
- * that hold no record are passed over. The caller has opened the file (it is a session).
+ * Every message of a session file's current branch in the order written, from its first prompt
+ * on: what an editor's `session/load` replays. Compactions do not hide the messages they cover
+ * here; a rewind does (the prompts it went back over are off the branch). Lines that hold no
+ * record are passed over. The caller has opened the file (it is a session).
  */
 export async function* sessionMessages(path: string): AsyncGenerator<Message> {
+  const branch = new Branch();
+  let ordinal = 0;
+  for await (const record of fileRecords(path)) {
+    const at = ordinal++;
+    if (at > 0) branch.add(at, record);
+  }
+  const on = new Set(branch.ordinals());
+  ordinal = 0;
+  for await (const record of fileRecords(path)) {
+    const at = ordinal++;
+    if (record.type === "message" && (!branch.cut || on.has(at))) yield record.message;
+  }
+}
+
+/** The records of a session file, line by line; lines that hold none are passed over. */
+async function* fileRecords(path: string): AsyncGenerator<SessionRecord> {
   for await (const line of fileLines(path)) {
-    if (!line.bytes) continue;
-    for (const record of parseLine(line.bytes.toString("utf8")).records)
-      if (record.type === "message") yield record.message;
+    if (!line.bytes || line.bytes.length === 0) continue;
+    yield* parseLine(line.bytes.toString("utf8")).records;
   }
 }

@@ -98,6 +98,56 @@ const ImagesRefusedRecordSchema = Type.Object({
   /** What the provider said (redacted like every string). */
   reason: Type.String(),
 });
+/** A file's sha256 (hex), or null: there was no file. */
+const FileHashSchema = Type.Union([Type.String(), Type.Null()]);
+/** A file's permission bits (`0o755` is 493), or null: there was no file. */
+const FileModeSchema = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]);
+/**
+ * A `write` or `edit` call about to change a file, written before it runs: the file's hash and
+ * mode then. The first call of a turn on a file kept its bytes in the session's blob store
+ * (`<id>.blobs/<before>`), unless `unkept` says why not (that change cannot be undone). A
+ * `file_before` that no `file_change` of its call follows was cut off by a crash.
+ */
+const FileBeforeRecordSchema = Type.Object({
+  type: Type.Literal("file_before"),
+  toolCallId: Type.String(),
+  tool: Type.String(),
+  /** The file's real path, relative to the workspace. */
+  path: Type.String(),
+  before: FileHashSchema,
+  mode: FileModeSchema,
+  unkept: Type.Optional(Type.String()),
+});
+/** What the call left: the hash and mode after it (equal to before when it changed nothing). */
+const FileChangeRecordSchema = Type.Object({
+  type: Type.Literal("file_change"),
+  toolCallId: Type.String(),
+  path: Type.String(),
+  before: FileHashSchema,
+  after: FileHashSchema,
+  mode: FileModeSchema,
+});
+/**
+ * A file a rewind put back as it was just before prompt `to` (`after`: null when it removed a file
+ * the agent created), and what it held then (`before`). A later rewind takes it as the file's
+ * latest state, like a `file_change`.
+ */
+const FileRestoreRecordSchema = Type.Object({
+  type: Type.Literal("file_restore"),
+  to: Type.Integer({ minimum: 1 }),
+  path: Type.String(),
+  before: FileHashSchema,
+  after: FileHashSchema,
+  mode: FileModeSchema,
+});
+/**
+ * The conversation goes back to just before the user's prompt `to` of the current branch: the
+ * records after it stay in the file, off the branch, and loading ends the history there.
+ */
+const RewindRecordSchema = Type.Object({
+  type: Type.Literal("rewind"),
+  to: Type.Integer({ minimum: 1 }),
+});
 export const RecordSchema = Type.Union([
   HeaderSchema,
   MessageRecordSchema,
@@ -108,6 +158,10 @@ export const RecordSchema = Type.Union([
   TurnEndRecordSchema,
   SkillsRecordSchema,
   ImagesRefusedRecordSchema,
+  FileBeforeRecordSchema,
+  FileChangeRecordSchema,
+  FileRestoreRecordSchema,
+  RewindRecordSchema,
 ]);
 
 export type SessionHeader = Static<typeof HeaderSchema>;
@@ -119,6 +173,10 @@ export type RetryRecord = Static<typeof RetryRecordSchema>;
 export type TurnEndRecord = Static<typeof TurnEndRecordSchema>;
 export type SkillsRecord = Static<typeof SkillsRecordSchema>;
 export type LoadedSkill = Static<typeof LoadedSkillSchema>;
+export type FileBeforeRecord = Static<typeof FileBeforeRecordSchema>;
+export type FileChangeRecord = Static<typeof FileChangeRecordSchema>;
+export type FileRestoreRecord = Static<typeof FileRestoreRecordSchema>;
+export type RewindRecord = Static<typeof RewindRecordSchema>;
 export type SessionRecord = Static<typeof RecordSchema>;
 
 /** How every record line begins; a header line begins with `{"type":"session"`. */

@@ -25,7 +25,7 @@ import { wellFormed } from "../text.js";
 import type { Message } from "../types.js";
 import { encodeLine } from "./encode.js";
 import { lockSession, type SessionLock } from "./lock.js";
-import { readSession, type SessionReport } from "./read.js";
+import { type CutOffChange, readSession, type SessionReport } from "./read.js";
 import {
   type ImagesRefusal,
   SESSION_FORMAT_VERSION,
@@ -67,6 +67,8 @@ export interface LoadedSession extends SessionReport {
   compaction?: Compaction;
   /** Each provider and model that refused images (`images_refused` records). */
   imagesRefused: ImagesRefusal[];
+  /** Changes of files a crash cut off (`ReadResult.cutOff`), told once: by the load that repairs them. */
+  cutOff?: CutOffChange[];
 }
 
 export interface SessionOptions {
@@ -149,7 +151,7 @@ export class Session {
       const fd = openForAppend(path);
       session = new Session(path, loaded.header, fd, lock, options, loaded.torn);
       for (const receipt of loaded.trailingRepairs) await session.append(receipt);
-      const { messages, repaired, skipped, compaction, imagesRefused } = loaded;
+      const { messages, repaired, skipped, compaction, imagesRefused, cutOff } = loaded;
       return {
         session,
         messages,
@@ -157,6 +159,7 @@ export class Session {
         skipped,
         imagesRefused,
         ...(compaction && { compaction }),
+        ...(cutOff && { cutOff }),
       };
     } catch (error) {
       if (session) await session.close();

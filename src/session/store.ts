@@ -43,6 +43,11 @@ export class SessionStore {
     return this.session?.id;
   }
 
+  /** The session file's path, once it exists. */
+  get path(): string | undefined {
+    return this.session?.path;
+  }
+
   /** Writes one record, creating the session first if this is its first. */
   async record(record: Exclude<SessionRecord, SessionHeader>): Promise<void> {
     try {

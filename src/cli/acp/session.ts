@@ -1,6 +1,7 @@
 import { homedir } from "node:os";
 import type { AgentContext } from "@agentclientprotocol/sdk";
 import type { Compaction } from "../../compaction/record.js";
+import { FileChanges } from "../../rewind/changes.js";
 import { Journal } from "../../runner/journal.js";
 import { SessionRunner } from "../../runner/runner.js";
 import { resolveSandbox, sandboxName } from "../../sandbox/bwrap.js";
@@ -80,12 +81,16 @@ export async function openSession(
   const sandboxed = sandbox.kind === "bwrap";
   const seen = new SeenFiles();
   const approvedWrite = approvedWrites(stateHome(env));
-  const own = createWorkspaceTools(workspace, {
-    bash: { sandbox: sandboxOptions },
-    stateDir: stateHome(env),
-    seen,
-    protectedWrites: approvedWrite.allows,
-  });
+  // write and edit keep what they change, for a rewind.
+  const changes = new FileChanges({ root: workspace, stateDir: stateHome(env) });
+  const own = changes.wrap(
+    createWorkspaceTools(workspace, {
+      bash: { sandbox: sandboxOptions },
+      stateDir: stateHome(env),
+      seen,
+      protectedWrites: approvedWrite.allows,
+    }),
+  );
   // The runner's tool list: the workspace's, then the MCP tools of the servers up at turn start.
   const tools = [...own];
   const session =
@@ -129,6 +134,7 @@ export async function openSession(
     tools,
     beforeToolCall: policy,
     journal,
+    changes,
     system: async () => {
       const instructions = await mcpTurnStart(mcp, tools, own, journal);
       return withModeLine(`${await prompts.next()}${instructions}`, mode.current);

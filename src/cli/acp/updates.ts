@@ -75,6 +75,10 @@ export class UpdateMapper {
       case "compaction":
       case "turn_end":
       case "skills":
+      case "file_before":
+      case "file_change":
+      case "file_restore":
+      case "rewind":
         return [];
       default:
         return assertNever(event);

@@ -1,7 +1,7 @@
 import type { RetryNotice } from "../../runner/events.js";
 import type { Message, ToolCall } from "../../types.js";
 import { visible } from "../../visible.js";
-import { mcpStatusNotice, retryNotice } from "../notices.js";
+import { mcpStatusNotice, retryNotice, unkeptNotice } from "../notices.js";
 import type { Output, Streams, TerminalTurn } from "../output.js";
 import { MarkdownStream } from "./markdown.js";
 import { thinkingView } from "./thinking.js";
@@ -51,6 +51,8 @@ export function textOutput(streams: Streams, terminal?: TerminalTurn): Output {
         partial = false;
       } else if (event.type === "mcp_status") {
         mcpStatusNotice(stderr, event.status);
+      } else if (event.type === "file_before") {
+        unkeptNotice(stderr, event.before);
       }
     },
     finish(summary) {
@@ -128,6 +130,8 @@ function terminalOutput({ stderr }: Streams, view: TerminalTurn): Output {
           activity.stop();
           mcpStatusNotice(stderr, event.status);
           return awaitModel();
+        case "file_before":
+          return unkeptNotice(stderr, event.before);
       }
     },
     finish(summary) {

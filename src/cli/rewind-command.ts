@@ -1,0 +1,150 @@
+import { basename } from "node:path";
+import {
+  applyRewind,
+  type FileAction,
+  type FileOutcome,
+  planRewind,
+  RewindError,
+  type RewindPlan,
+} from "../rewind/rewind.js";
+import { lockSession } from "../session/lock.js";
+import type { FileRestoreRecord, RewindRecord } from "../session/records.js";
+import { listSessions, readSession, Session } from "../session/session.js";
+import { sessionsDir, stateHome } from "../session/store.js";
+import { headOf } from "../text.js";
+import { visible } from "../visible.js";
+import { exitCodes, UsageError } from "./args.js";
+import type { RewindArgs } from "./commands.js";
+import { sessionToResume } from "./store.js";
+
+/**
+ * `mini-agent rewind [ID] --to N [--files-only | --conversation-only] [--dry-run]`: in the
+ * newest session of this folder (or ID), the files the agent changed from the user's prompt N on
+ * put back as they were just before it (see `planRewind`), and the conversation taken back there,
+ * the later records kept in the file as a branch (`--continue` goes on from that point). Every
+ * file gets one line (and a refused one a short diff) on stdout; bash calls since are counted, as
+ * what they changed is not tracked. The session is held as its one writer meanwhile: one a running
+ * mini-agent writes is refused. Exit 0 when everything was (or would be) done, 1 when a file was
+ * refused or failed, 2 for a bad ID or N.
+ */
+export async function rewindCommand(args: RewindArgs, workspace: string): Promise<number> {
+  const { env, stdout } = process;
+  const dir = sessionsDir(env, workspace);
+  if (args.id === undefined && (await listSessions(dir)).length === 0)
+    throw new UsageError("no session to rewind for this folder");
+  const path = await sessionToResume(dir, args.id);
+  const id = basename(path, ".jsonl");
+  const held = await holdSession(path, id, args.dryRun);
+  try {
+    const plan = await planRewind({
+      session: path,
+      workspace,
+      stateDir: stateHome(env),
+      to: args.to,
+    }).catch((error: unknown) => {
+      throw error instanceof RewindError
+        ? new UsageError(`session ${id}: ${error.message}`)
+        : error;
+    });
+    const { record } = held;
+    let outcomes: FileOutcome[] = [];
+    if (args.files) outcomes = record ? await applyRewind(plan, record) : plan.actions.map(wouldBe);
+    // Files first: a kill in between leaves the conversation as it was, the files told as put back.
+    if (args.conversation) await record?.({ type: "rewind", to: args.to });
+    stdout.write(report(id, plan, outcomes, args).join(""));
+    const refused = outcomes.some((o) => o.kind === "refused" || o.kind === "failed");
+    return refused ? exitCodes.error : exitCodes.done;
+  } finally {
+    await held.release();
+  }
+}
+
+/**
+ * The session held as its one writer while files change: opened for appending (each file put
+ * back is recorded), or for a dry run only locked and read, so nothing is written. A damaged
+ * file, a newer format or a session a running mini-agent holds is refused here.
+ */
+async function holdSession(path: string, id: string, dryRun: boolean) {
+  if (!dryRun) {
+    const { session } = await Session.open(path);
+    return {
+      record: (record: FileRestoreRecord | RewindRecord) => session.record(record),
+      release: () => session.close(),
+    };
+  }
+  const lock = lockSession(`${path.slice(0, -".jsonl".length)}.lock`, id);
+  try {
+    await readSession(path);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+  return { record: undefined, release: async () => lock.release() };
+}
+
+/** What a dry run tells of an action: the outcome it would have, if nothing changes meanwhile. */
+function wouldBe(action: FileAction): FileOutcome {
+  const { path } = action;
+  if (action.kind === "refuse") return { kind: "refused", path, reason: action.reason };
+  return action.kind === "delete" ? { kind: "deleted", path } : { kind: "restored", path };
+}
+
+/** The lines the command prints, each ending with a newline. */
+function report(id: string, plan: RewindPlan, outcomes: FileOutcome[], args: RewindArgs): string[] {
+  const { dryRun, files, conversation } = args;
+  const prompt = visible(headOf(plan.prompt.split("\n")[0] ?? "", 60));
+  const what =
+    files && conversation
+      ? "the files and the conversation"
+      : files
+        ? "the files"
+        : "the conversation";
+  const lines = [
+    `${dryRun ? "would rewind" : "rewinding"} ${what} of session ${id} to just before prompt ${plan.to} ("${prompt}"):`,
+  ];
+  if (files) lines.push(...fileLines(plan, outcomes, dryRun));
+  if (conversation) {
+    const later =
+      plan.to === plan.prompts ? `prompt ${plan.to}` : `prompts ${plan.to} to ${plan.prompts}`;
+    lines.push(
+      dryRun
+        ? `would take the conversation back to just before prompt ${plan.to}; ${later} would stay in the session file as a branch`
+        : `the conversation goes on from just before prompt ${plan.to} (mini-agent --continue); ${later} ${plan.to === plan.prompts ? "stays" : "stay"} in the session file as a branch`,
+    );
+  }
+  if (dryRun) lines.push("dry run: nothing was changed");
+  return lines.map((line) => `${line}\n`);
+}
+
+/** A line per file (with the diff of a refused one), then what bash may have changed. */
+export function fileLines(plan: RewindPlan, outcomes: FileOutcome[], dryRun: boolean): string[] {
+  const lines: string[] = [];
+  const verb = (done: string, would: string) => (dryRun ? would : done);
+  const diffs = new Map(plan.actions.map((a) => [a.path, a.kind === "refuse" ? a.diff : []]));
+  for (const outcome of outcomes) {
+    const path = visible(outcome.path);
+    if (outcome.kind === "restored" || outcome.kind === "deleted") {
+      lines.push(
+        outcome.kind === "restored"
+          ? `${verb("restored", "would restore")} ${path}`
+          : `${verb("deleted", "would delete")} ${path} (the agent created it)`,
+      );
+    } else {
+      const not =
+        outcome.kind === "failed" ? "failed to restore" : verb("not restored", "would not restore");
+      lines.push(`${not} ${path}: ${visible(outcome.reason)}`);
+      for (const line of diffs.get(outcome.path) ?? []) lines.push(`    ${visible(line)}`);
+    }
+  }
+  if (outcomes.length === 0)
+    lines.push(
+      `nothing to rewind: every file the agent changed from prompt ${plan.to} on is as it was then`,
+    );
+  if (plan.bashCalls > 0) {
+    const commands = `${plan.bashCalls} bash command${plan.bashCalls === 1 ? "" : "s"}`;
+    lines.push(
+      `note: ${commands} ran from prompt ${plan.to} on; what bash changed is not tracked and not restored`,
+    );
+  }
+  return lines;
+}

@@ -1,0 +1,205 @@
+import { lstat } from "node:fs/promises";
+import { relative } from "node:path";
+import type { FileBefore, FileChange } from "../runner/events.js";
+import { BlobStore } from "../session/blobs.js";
+import { systemErrorMeaning } from "../system-errors.js";
+import { openResolved } from "../tools/open.js";
+import { type BoundaryOptions, type Resolved, resolveInWorkspace } from "../tools/path.js";
+import { digestFile } from "../tools/seen.js";
+import { contentHash } from "../trust/trust.js";
+import type { Tool, ToolCall, ToolResult } from "../types.js";
+
+/** Bytes of one file a session keeps before a change, unless the caller sets another cap. */
+export const DEFAULT_FILE_CAP = 64 * 1024 * 1024;
+
+/** The tools whose changes are tracked: each names its file in `path`. */
+const TRACKED = new Set(["write", "edit"]);
+
+/** A file as a change found or left it: null hash and mode when there was no file. */
+export interface FileState {
+  hash: string | null;
+  mode: number | null;
+}
+
+/** What a change is recorded through: the runner's journal (the session file, then the front end). */
+export type ChangeEvent =
+  | { type: "file_before"; before: FileBefore }
+  | { type: "file_change"; change: FileChange };
+
+export interface FileChangesOptions {
+  /** The workspace whose files the tools change. */
+  root: string;
+  /** mini-agent's state folder, refused as the tools refuse it. */
+  stateDir?: string;
+  /** Bytes of one file kept before a change (default 64 MiB); a bigger file is not undoable. */
+  fileCap?: number;
+  /** Bytes a session's blob store keeps in all (the store's default unless set). */
+  blobCap?: number;
+}
+
+interface Turn {
+  record: (event: ChangeEvent) => Promise<void>;
+  blobs: BlobStore;
+  /** Real paths whose bytes before this turn are kept (or were found too big to keep). */
+  kept: Set<string>;
+}
+
+/**
+ * What the agent's `write` and `edit` change, kept so that a rewind can undo it. A `Tool` that
+ * wraps each of them (`wrap`): before the call runs it records the file's hash and mode
+ * (`file_before`), and the first time a turn changes a file its old bytes go into the session's
+ * blob store, once; after the call it records what the call left (`file_change`). A rewind
+ * targets the start of a prompt, so one pre-image per file per turn is all it needs.
+ *
+ * The runner tells it when a turn starts and ends (`startTurn`, `endTurn`) and which call is
+ * about to run (`callStarting`, from the loop's `tool_start` event): the `Tool` seam carries no
+ * call id. Outside a turn, or for a call it was not told of, the tools run untracked.
+ */
+export class FileChanges {
+  private turn: Turn | undefined;
+  private call: ToolCall | undefined;
+  private readonly stores = new Map<string, BlobStore>();
+  private readonly boundary: BoundaryOptions;
+
+  constructor(private readonly options: FileChangesOptions) {
+    this.boundary = { stateDir: options.stateDir };
+  }
+
+  /** The tools, with `write` and `edit` tracked; the rest as they are. */
+  wrap(tools: readonly Tool[]): Tool[] {
+    return tools.map((tool) =>
+      TRACKED.has(tool.spec.name)
+        ? { spec: tool.spec, execute: (input, signal) => this.execute(tool, input, signal) }
+        : tool,
+    );
+  }
+
+  /** A turn of the session at `sessionPath` starts; its changes are recorded through `record`. */
+  startTurn(sessionPath: string, record: Turn["record"]): void {
+    let blobs = this.stores.get(sessionPath);
+    if (!blobs) {
+      blobs = BlobStore.forSession(sessionPath, this.options.blobCap);
+      this.stores.set(sessionPath, blobs);
+    }
+    this.turn = { record, blobs, kept: new Set() };
+  }
+
+  endTurn(): void {
+    this.turn = undefined;
+    this.call = undefined;
+  }
+
+  /** The loop is about to run `call` (its `tool_start` event). */
+  callStarting(call: ToolCall): void {
+    this.call = call;
+  }
+
+  private async execute(tool: Tool, input: unknown, signal?: AbortSignal): Promise<ToolResult> {
+    const { turn, call } = this;
+    const path = (input as { path?: unknown } | undefined)?.path;
+    if (!turn || !call || call.input !== input || typeof path !== "string")
+      return tool.execute(input, signal);
+    // A path the tool will refuse (outside, in the state folder, a folder) changes nothing.
+    const target = await resolveInWorkspace(this.options.root, path, this.boundary).catch(
+      () => undefined,
+    );
+    if (!target || target.folder) return tool.execute(input, signal);
+    const cap = this.options.fileCap ?? DEFAULT_FILE_CAP;
+    // A file this process cannot read (a folder it may not enter): the tool says why, untracked.
+    const before = await readState(target, turn.kept.has(target.path) ? -1 : cap).catch(
+      () => undefined,
+    );
+    if (!before) return tool.execute(input, signal);
+    const file = relative(target.realRoot, target.path);
+    const unkept = keep(turn, target.path, before, cap);
+    await turn.record({
+      type: "file_before",
+      before: {
+        toolCallId: call.id,
+        tool: tool.spec.name,
+        path: file,
+        before: before.hash,
+        mode: before.mode,
+        ...(unkept !== undefined && { unkept }),
+      },
+    });
+    const close = async () => {
+      const after = await readState(target, -1).catch(() => undefined);
+      // Not a file now (swapped in by another process), or unreadable: left open, told as unknown.
+      if (!after) return;
+      await turn.record({
+        type: "file_change",
+        change: { toolCallId: call.id, path: file, before: before.hash, ...afterOf(after) },
+      });
+    };
+    let result: ToolResult;
+    try {
+      result = await tool.execute(input, signal);
+    } catch (error) {
+      // The loop records the failure and rethrows; what the file holds now is still told.
+      await close().catch(() => {});
+      throw error;
+    }
+    await close();
+    return result;
+  }
+}
+
+/**
+ * Keeps the file's bytes before the turn's first change of it; a reason when they cannot be kept
+ * (too big, the store's cap reached, a disk that fails), and then the change is not undoable.
+ */
+function keep(turn: Turn, real: string, before: ReadState, cap: number): string | undefined {
+  if (turn.kept.has(real)) return undefined;
+  turn.kept.add(real);
+  if (before.hash === null) return undefined;
+  if (before.bytes === undefined)
+    return `the file is ${before.size} bytes, over the ${cap} bytes a session keeps of one file`;
+  try {
+    const put = turn.blobs.put(before.bytes);
+    return put.ok ? undefined : put.reason;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === undefined) throw error;
+    return `the session's blob store could not be written: ${systemErrorMeaning(code)}`;
+  }
+}
+
+const afterOf = (state: FileState) => ({ after: state.hash, mode: state.mode });
+
+export interface ReadState extends FileState {
+  size: number;
+  /** The bytes, when they were read (a file within the cap). */
+  bytes?: Buffer;
+}
+
+/**
+ * The file at the resolved path: absent (null hash), or a regular file's hash, mode and, when it
+ * is at most `keepUpTo` bytes, its bytes; `undefined` for anything else (a FIFO, a device: the
+ * tools refuse them; opened without waiting, as the tools open them).
+ */
+export async function readState(
+  target: Resolved,
+  keepUpTo: number,
+): Promise<ReadState | undefined> {
+  const info = await lstat(target.path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT" || error.code === "ENOTDIR") return null;
+    throw error;
+  });
+  if (info === null) return { hash: null, mode: null, size: 0 };
+  if (!info.isFile()) return undefined;
+  const opened = await openResolved(target).catch(() => undefined);
+  if (!opened) return undefined;
+  try {
+    const mode = opened.info.mode & 0o7777;
+    const size = opened.info.size;
+    if (size <= keepUpTo) {
+      const bytes = await opened.handle.readFile();
+      return { hash: contentHash(bytes), mode, size: bytes.length, bytes };
+    }
+    const digest = await digestFile(opened.handle);
+    return { hash: digest.hash, mode, size };
+  } finally {
+    await opened.handle.close();
+  }
+}

@@ -1,0 +1,136 @@
+import { Branch } from "../session/branch.js";
+import { fileLines } from "../session/lines.js";
+import { parseLine, type SessionRecord } from "../session/records.js";
+import { headOf } from "../text.js";
+import type { FileState } from "./changes.js";
+
+/** What the agent did to one file from prompt N on, as the session's records tell it. */
+export interface FileHistory {
+  /** Relative to the workspace. */
+  path: string;
+  /** The file just before prompt N: the first change's `before`, and whether its bytes were kept. */
+  original: FileState & { unkept?: string };
+  /** What the agent's last change left; undefined when that call was cut off (a crash). */
+  left: FileState | undefined;
+  /** The call that was cut off, when `left` is unknown. */
+  cutOff?: string;
+}
+
+export interface SessionHistory {
+  /** The user's prompts in the file, 1 for the first. */
+  prompts: number;
+  /** The text of prompt N, when there is one. */
+  prompt?: string;
+  /** Files changed from prompt N on, by path. */
+  files: FileHistory[];
+  /** bash calls made from prompt N on: what they changed is not tracked. */
+  bashCalls: number;
+}
+
+/**
+ * Reads the session file once, line by line, and gathers what `write` and `edit` changed (and
+ * what earlier rewinds put back) from prompt `to` of the current branch on (a `rewind` record
+ * moves the branch back; `prompts` counts along it, and the caller checks `to` against it). A
+ * `file_before` opens a change and the `file_change` of the same call closes it; one left open
+ * is a call a crash cut off. Lines that hold no record are passed over.
+ */
+export async function sessionHistory(path: string, to: number): Promise<SessionHistory> {
+  const branch = new Branch();
+  const prompts = new Map<number, string>();
+  /**
+   * The file records and each round's bash calls, with their ordinals (which of them follow
+   * prompt `to` is known only at the end); the messages themselves are not held.
+   */
+  const kept: { at: number; record: SessionRecord | undefined; bash: number }[] = [];
+  let ordinal = 0;
+  for await (const line of fileLines(path)) {
+    if (!line.bytes || line.bytes.length === 0) continue;
+    for (const record of parseLine(line.bytes.toString("utf8")).records) {
+      const at = ordinal++;
+      if (at > 0) branch.add(at, record);
+      if (record.type === "message" && record.message.role === "user")
+        prompts.set(at, headOf(record.message.content, 200));
+      if (record.type.startsWith("file_")) kept.push({ at, record, bash: 0 });
+      else if (record.type === "message" && record.message.role === "assistant") {
+        const bash = record.message.toolCalls.filter((call) => call.name === "bash").length;
+        if (bash > 0) kept.push({ at, record: undefined, bash });
+      }
+    }
+  }
+  const from = branch.promptOrdinal(to) ?? Number.POSITIVE_INFINITY;
+  const files = new Map<string, FileHistory>();
+  let bashCalls = 0;
+  for (const { at, record, bash } of kept) {
+    if (at < from) continue;
+    bashCalls += bash;
+    if (record) follow(files, record);
+  }
+  const sorted = [...files.values()].sort((a, b) =>
+    a.path < b.path ? -1 : a.path > b.path ? 1 : 0,
+  );
+  const prompt = prompts.get(from);
+  return {
+    prompts: branch.promptCount,
+    ...(prompt !== undefined && { prompt }),
+    files: sorted,
+    bashCalls,
+  };
+}
+
+/** One file record taken into the files' histories. */
+function follow(files: Map<string, FileHistory>, record: SessionRecord): void {
+  if (record.type === "file_before") {
+    const { path, before, mode, unkept, toolCallId } = record;
+    const original = files.get(path)?.original ?? {
+      hash: before,
+      mode,
+      ...(unkept !== undefined && { unkept }),
+    };
+    files.set(path, { path, original, left: undefined, cutOff: toolCallId });
+  } else if (record.type === "file_change" || record.type === "file_restore") {
+    const known = files.get(record.path);
+    // A change closes its own call's record; what a rewind put back is the latest state too.
+    if (!known || (record.type === "file_change" && known.cutOff !== record.toolCallId)) return;
+    const left = { hash: record.after, mode: record.mode };
+    files.set(record.path, { path: record.path, original: known.original, left });
+  }
+}
+
+/** One prompt of the current branch, as `/rewind` lists it. */
+export interface BranchPrompt {
+  /** 1 for the first. */
+  number: number;
+  /** Its start, at most 200 characters. */
+  text: string;
+  /** The files `write` and `edit` were to change in its turn, in the order first changed. */
+  files: string[];
+}
+
+/**
+ * The prompts of the session's current branch, each with the files its turn changed (a change
+ * belongs to the prompt before it in the file; changes of prompts off the branch are left out).
+ */
+export async function branchPrompts(path: string): Promise<BranchPrompt[]> {
+  const branch = new Branch();
+  const prompts = new Map<number, { text: string; files: Set<string> }>();
+  let ordinal = 0;
+  let last: number | undefined;
+  for await (const line of fileLines(path)) {
+    if (!line.bytes || line.bytes.length === 0) continue;
+    for (const record of parseLine(line.bytes.toString("utf8")).records) {
+      const at = ordinal++;
+      if (at > 0) branch.add(at, record);
+      if (record.type === "message" && record.message.role === "user") {
+        prompts.set(at, { text: headOf(record.message.content, 200), files: new Set() });
+        last = at;
+      } else if (record.type === "file_before" && last !== undefined)
+        prompts.get(last)?.files.add(record.path);
+    }
+  }
+  const listed: BranchPrompt[] = [];
+  for (let number = 1; number <= branch.promptCount; number++) {
+    const prompt = prompts.get(branch.promptOrdinal(number) ?? -1);
+    if (prompt) listed.push({ number, text: prompt.text, files: [...prompt.files] });
+  }
+  return listed;
+}

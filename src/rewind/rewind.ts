@@ -1,0 +1,219 @@
+import { realpath, unlink } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { strictlyWithin } from "../paths.js";
+import { BlobStore } from "../session/blobs.js";
+import type { FileRestoreRecord } from "../session/records.js";
+import { systemErrorMeaning } from "../system-errors.js";
+import { writeAtomic } from "../tools/files.js";
+import { type BoundaryOptions, displayPath, type Resolved } from "../tools/path.js";
+import { contentHash } from "../trust/trust.js";
+import { DEFAULT_FILE_CAP, type FileState, type ReadState, readState } from "./changes.js";
+import { shortDiff } from "./diff.js";
+import { type FileHistory, sessionHistory } from "./history.js";
+
+export interface RewindOptions {
+  /** The session file. */
+  session: string;
+  workspace: string;
+  /** mini-agent's state folder: never written by a rewind. */
+  stateDir?: string;
+  /** The prompt to go back to just before: 1 for the first. */
+  to: number;
+}
+
+/** What a rewind does to one file; `expect` is what the file must still hold when it is done. */
+export type FileAction =
+  | {
+      kind: "restore";
+      path: string;
+      target: Resolved;
+      bytes: Buffer;
+      mode: number;
+      expect: FileState;
+    }
+  | { kind: "delete"; path: string; target: Resolved; expect: FileState }
+  | { kind: "refuse"; path: string; reason: string; diff: string[] };
+
+export interface RewindPlan {
+  to: number;
+  /** The user's prompts in the session. */
+  prompts: number;
+  /** The text of prompt `to`. */
+  prompt: string;
+  /** One action per file the agent changed from prompt `to` on and that differs now; by path. */
+  actions: FileAction[];
+  /** bash calls from prompt `to` on: what they changed is not tracked, nor restored. */
+  bashCalls: number;
+}
+
+export type FileOutcome =
+  | { kind: "restored"; path: string }
+  | { kind: "deleted"; path: string }
+  | { kind: "refused"; path: string; reason: string }
+  | { kind: "failed"; path: string; reason: string };
+
+/** A rewind asked of what the session does not have: a prompt number out of its range. */
+export class RewindError extends Error {
+  override name = "RewindError";
+}
+
+/**
+ * What a rewind of files to just before prompt `to` would do, changing nothing: for each file
+ * the agent changed since, restore it (its bytes and mode then, from the session's blob store)
+ * or delete it (the agent created it) when it still holds exactly what the agent left, bytes
+ * and mode; refuse it, with a short diff, when anyone changed it since; pass over a file that
+ * is already as it was.
+ */
+export async function planRewind(options: RewindOptions): Promise<RewindPlan> {
+  const { to } = options;
+  const history = await sessionHistory(options.session, to);
+  if (!Number.isInteger(to) || to < 1 || to > history.prompts) {
+    const range = history.prompts === 1 ? "1" : `from 1 to ${history.prompts}`;
+    throw new RewindError(
+      history.prompts === 0
+        ? "the session has no prompt to rewind to"
+        : `the session has ${history.prompts} prompt${history.prompts === 1 ? "" : "s"}: --to must be ${range}`,
+    );
+  }
+  const blobs = BlobStore.forSession(options.session);
+  const realRoot = await realpath(options.workspace);
+  const boundary: BoundaryOptions = { stateDir: options.stateDir };
+  const actions: FileAction[] = [];
+  for (const file of history.files) {
+    const action = await decide(file, { realRoot, boundary, blobs, to });
+    if (action) actions.push(action);
+  }
+  return {
+    to,
+    prompts: history.prompts,
+    prompt: history.prompt ?? "",
+    actions,
+    bashCalls: history.bashCalls,
+  };
+}
+
+interface Context {
+  realRoot: string;
+  boundary: BoundaryOptions;
+  blobs: BlobStore;
+  to: number;
+}
+
+const same = (a: FileState, b: FileState | undefined) =>
+  b !== undefined && a.hash === b.hash && (a.hash === null || a.mode === b.mode);
+
+const octal = (mode: number | null) => (mode === null ? "none" : mode.toString(8).padStart(4, "0"));
+
+async function decide(file: FileHistory, context: Context): Promise<FileAction | undefined> {
+  const { path, original, left } = file;
+  const refuse = (reason: string, diff: string[] = []) => ({
+    kind: "refuse" as const,
+    path,
+    reason,
+    diff,
+  });
+  const abs = join(context.realRoot, path);
+  if (!strictlyWithin(context.realRoot, abs)) return refuse("its path leads outside the workspace");
+  const target: Resolved = {
+    path: abs,
+    realRoot: context.realRoot,
+    shown: displayPath(context.realRoot, abs),
+    folder: false,
+    boundary: context.boundary,
+  };
+  const folder = await realpath(dirname(abs)).catch(() => undefined);
+  if (folder !== undefined && folder !== dirname(abs))
+    return refuse("a folder on its path is now a link elsewhere");
+  const now =
+    folder === undefined
+      ? { hash: null, mode: null, size: 0 }
+      : await readState(target, DEFAULT_FILE_CAP).catch((error: NodeJS.ErrnoException) => {
+          if (error.code === undefined) throw error;
+          return systemErrorMeaning(error.code);
+        });
+  if (typeof now === "string") return refuse(`it cannot be read (${now})`);
+  if (!now) return refuse("it is no longer a regular file");
+  if (same(original, now)) return undefined;
+  const bytes = original.hash === null ? Buffer.alloc(0) : context.blobs.get(original.hash);
+  const diff = () =>
+    original.unkept === undefined && bytes !== undefined
+      ? shortDiff(path, context.to, original.hash === null ? null : bytes, nowBytes(now))
+      : [];
+  if (left === undefined)
+    return refuse(
+      `the agent's last change of it (call ${file.cutOff}) was cut off: what it left is unknown`,
+      diff(),
+    );
+  if (now.hash === null) return refuse("it was removed since the agent's last change");
+  if (now.hash !== left.hash) return refuse("it changed since the agent's last change", diff());
+  if (now.mode !== left.mode)
+    return refuse(
+      `its mode changed since the agent's last change (${octal(left.mode)} then, ${octal(now.mode)} now)`,
+    );
+  if (original.unkept !== undefined)
+    return refuse(`its bytes before prompt ${context.to} were not kept (${original.unkept})`);
+  if (original.hash === null) return { kind: "delete", path, target, expect: now };
+  if (bytes === undefined)
+    return refuse(
+      `its bytes before prompt ${context.to} are missing from the session's blob store (${original.hash})`,
+    );
+  return { kind: "restore", path, target, bytes, mode: original.mode ?? 0o644, expect: now };
+}
+
+/** The bytes of the file now: null when there is none, undefined when too big to read. */
+const nowBytes = (now: ReadState) => (now.hash === null ? null : now.bytes);
+
+/**
+ * Does what the plan says, file by file: each file is checked again right before it is replaced
+ * or removed (it must still hold what the plan saw), replaced atomically (a temporary file
+ * beside it, then a rename), and a file that fails is told and the others go on. Each file put
+ * back is then recorded through `record` (the session), so a later rewind starts from it.
+ */
+export async function applyRewind(
+  plan: RewindPlan,
+  record?: (restore: FileRestoreRecord) => Promise<void>,
+): Promise<FileOutcome[]> {
+  const outcomes: FileOutcome[] = [];
+  for (const action of plan.actions) {
+    const { path } = action;
+    if (action.kind === "refuse") {
+      outcomes.push({ kind: "refused", path, reason: action.reason });
+      continue;
+    }
+    try {
+      const still = async () => {
+        const now = await readState(action.target, -1);
+        if (!now || !same(action.expect, now)) throw new Error("it changed while the rewind ran");
+      };
+      if (action.kind === "delete") {
+        await still();
+        await unlink(action.target.path);
+        await record?.(restored(plan.to, action, { hash: null, mode: null }));
+        outcomes.push({ kind: "deleted", path });
+      } else {
+        await writeAtomic(action.target, [action.bytes], {
+          mode: action.mode,
+          beforeRename: still,
+        });
+        const hash = contentHash(action.bytes);
+        await record?.(restored(plan.to, action, { hash, mode: action.mode }));
+        outcomes.push({ kind: "restored", path });
+      }
+    } catch (error) {
+      outcomes.push({ kind: "failed", path, reason: (error as Error).message });
+    }
+  }
+  return outcomes;
+}
+
+function restored(to: number, action: { path: string; expect: FileState }, now: FileState) {
+  const { path, expect } = action;
+  return {
+    type: "file_restore",
+    to,
+    path,
+    before: expect.hash,
+    after: now.hash,
+    mode: now.mode,
+  } as const;
+}

@@ -160,12 +160,7 @@ async function prepare(start: RunStart) {
     }),
   );
   await skills.refresh();
-  if (args.skills.length > 0 && given === undefined)
-    throw new UsageError("--skill needs a task; at the prompt, type /skill NAME");
-  const task = args.skills.length === 0 ? given : await skills.message(args.skills, given ?? "");
-  if (args.images.length > 0 && task === undefined)
-    throw new UsageError('--image needs a task: mini-agent --image FILE "task"');
-  const images = await imageAttachments(args.images, args.cwd);
+  const { task, images } = await taskOf(args, skills, given);
   const probed = await probing;
   const sandbox = bashCanRun || probed.kind === "bwrap" ? probed : undefined;
   warnSandbox(sandbox, stderr, workspace);
@@ -175,11 +170,10 @@ async function prepare(start: RunStart) {
   const connecting = mcpServers(args, workspace, input?.terminal, stderr);
   const resumed = resumePath ? await resumeSession(resumePath, stderr) : undefined;
   const mcp = await connecting;
-  const mode: ModeState = { current: args.mode };
   return {
     mcp,
     ...start,
-    mode,
+    mode: { current: args.mode } satisfies ModeState as ModeState,
     session,
     approvedWrite,
     model: connect.model,
@@ -196,6 +190,19 @@ async function prepare(start: RunStart) {
     resumed,
     skills,
   };
+}
+
+/**
+ * The task as it is sent: the text of each `--skill` before it, each `--image` after it. Either
+ * flag without a task is refused in one line.
+ */
+async function taskOf(args: CliArgs, skills: RunSkills, given: string | undefined) {
+  if (args.skills.length > 0 && given === undefined)
+    throw new UsageError("--skill needs a task; at the prompt, type /skill NAME");
+  const task = args.skills.length === 0 ? given : await skills.message(args.skills, given ?? "");
+  if (args.images.length > 0 && task === undefined)
+    throw new UsageError('--image needs a task: mini-agent --image FILE "task"');
+  return { task, images: await imageAttachments(args.images, args.cwd) };
 }
 
 /** The session, the policy, the system prompt and the runner over them; how a turn is shown. */

@@ -8,9 +8,9 @@ import { resolveSandbox, sandboxName } from "../../sandbox/bwrap.js";
 import type { ImagesRefusal } from "../../session/records.js";
 import { Session } from "../../session/session.js";
 import { SessionStore, sessionsDir, stateHome } from "../../session/store.js";
-import { createWorkspaceTools } from "../../tools/index.js";
+import { createWorkspaceTools, type WorkspaceToolsOptions } from "../../tools/index.js";
 import { SeenFiles } from "../../tools/seen.js";
-import type { Message, ModelClient } from "../../types.js";
+import type { Message, ModelClient, Tool } from "../../types.js";
 import { visible } from "../../visible.js";
 import type { CliArgs } from "../args.js";
 import { contextWindowFor } from "../compaction.js";
@@ -81,16 +81,11 @@ export async function openSession(
   const sandboxed = sandbox.kind === "bwrap";
   const seen = new SeenFiles();
   const approvedWrite = approvedWrites(stateHome(env));
-  // write and edit keep what they change, for a rewind.
-  const changes = new FileChanges({ root: workspace, stateDir: stateHome(env) });
-  const own = changes.wrap(
-    createWorkspaceTools(workspace, {
-      bash: { sandbox: sandboxOptions },
-      stateDir: stateHome(env),
-      seen,
-      protectedWrites: approvedWrite.allows,
-    }),
-  );
+  const { changes, own } = workspaceTools(workspace, stateHome(env), {
+    bash: { sandbox: sandboxOptions },
+    seen,
+    protectedWrites: approvedWrite.allows,
+  });
   // The runner's tool list: the workspace's, then the MCP tools of the servers up at turn start.
   const tools = [...own];
   const session =
@@ -150,4 +145,14 @@ export async function openSession(
     retry: { env, ...(args.baseURL !== undefined && { baseURL: args.baseURL }) },
   });
   return { id: session.id, workspace, runner, journal, turn, mode, mcp };
+}
+
+/** The workspace's tools, `write` and `edit` wrapped to keep what they change, for a rewind. */
+function workspaceTools(
+  workspace: string,
+  stateDir: string,
+  options: Omit<WorkspaceToolsOptions, "stateDir">,
+): { changes: FileChanges; own: Tool[] } {
+  const changes = new FileChanges({ root: workspace, stateDir });
+  return { changes, own: changes.wrap(createWorkspaceTools(workspace, { ...options, stateDir })) };
 }

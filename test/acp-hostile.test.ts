@@ -3,14 +3,10 @@ import { join } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
-import { errorOf, invalidLines, select, withAcpAgent } from "./support/acp.js";
+import { errorOf, invalidLines, noAnswer, select, withAcpAgent } from "./support/acp.js";
 import { runBin, sessionFiles, useCliSetup } from "./support/cli.js";
 
 const setup = useCliSetup();
-
-const noAnswer = (): acp.RequestPermissionResponse => {
-  throw new Error("no permission request was expected");
-};
 
 const text = (value: string): acp.ContentBlock[] => [{ type: "text", text: value }];
 

@@ -3,14 +3,10 @@ import { basename, dirname, join } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
-import { errorOf, invalidLines, withAcpAgent } from "./support/acp.js";
+import { errorOf, invalidLines, noAnswer, withAcpAgent } from "./support/acp.js";
 import { runBin, sessionFiles, useCliSetup } from "./support/cli.js";
 
 const setup = useCliSetup();
-
-const noAnswer = (): acp.RequestPermissionResponse => {
-  throw new Error("no permission request was expected");
-};
 
 /** Every page of `session/list` with these parameters, following `nextCursor`. */
 async function allPages(agent: acp.ClientContext, params: acp.ListSessionsRequest) {

@@ -3,15 +3,11 @@ import { join } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
-import { errorOf, invalidLines, select, withAcpAgent } from "./support/acp.js";
+import { errorOf, invalidLines, noAnswer, select, withAcpAgent } from "./support/acp.js";
 import { toolResults, useCliSetup } from "./support/cli.js";
 import { everythingServer } from "./support/mcp.js";
 
 const setup = useCliSetup();
-
-const noAnswer = (): acp.RequestPermissionResponse => {
-  throw new Error("no permission request was expected");
-};
 
 describe("mini-agent acp with requests an editor gets wrong", () => {
   it("refuses a relative cwd in session/new and session/load, whatever folder the agent runs in", async () => {

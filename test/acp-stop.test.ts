@@ -1,13 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
-import { invalidLines, withAcpAgent } from "./support/acp.js";
+import { invalidLines, noAnswer, withAcpAgent } from "./support/acp.js";
 import { sessionFiles, sessionRecords, useCliSetup } from "./support/cli.js";
 
 const setup = useCliSetup();
-
-const noAnswer = () => {
-  throw new Error("no permission request was expected");
-};
 
 /** Waits until `check` holds, polling. */
 async function until(check: () => boolean): Promise<void> {

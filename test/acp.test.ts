@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { readSession } from "../src/session/session.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { assertValidHistory } from "../src/testing/history.js";
-import { invalidLines, select, withAcpAgent } from "./support/acp.js";
+import { invalidLines, noAnswer, select, withAcpAgent } from "./support/acp.js";
 import { runBin, sessionFiles, systemText, toolResults, useCliSetup } from "./support/cli.js";
 import { everythingServer } from "./support/mcp.js";
 
@@ -19,10 +19,6 @@ const prompt = (agent: acp.ClientContext, sessionId: string, text: string) =>
   agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
 
 const updatesOf = (updates: acp.SessionNotification[]) => updates.map((note) => note.update);
-
-const noAnswer = (): acp.RequestPermissionResponse => {
-  throw new Error("no permission request was expected");
-};
 
 describe("mini-agent acp", () => {
   it("initializes, opens a session in the workspace and runs a prompt with a read as updates", async () => {

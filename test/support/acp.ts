@@ -105,3 +105,8 @@ export async function errorOf(
   }
   throw new Error("the request did not fail");
 }
+
+/** The permission answer of an editor that expects no question: a question fails the test. */
+export const noAnswer = (): acp.RequestPermissionResponse => {
+  throw new Error("no permission request was expected");
+};

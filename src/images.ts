@@ -1,6 +1,12 @@
 import type { IMAGE_MEDIA_TYPES } from "./message-schema.js";
-import { limits } from "./tools/limits.js";
 import type { ImagePart } from "./types.js";
+
+/**
+ * The biggest image sent: 3.75 MB of file, whose base64 (what every request carries) is 5 MB,
+ * Anthropic's limit per image; and 8000 pixels a side, Anthropic's limit too. OpenAI takes more
+ * of both, so one bound serves every provider.
+ */
+export const imageLimits = { bytes: 3_932_160, side: 8000 } as const;
 
 /**
  * Images known by their bytes, never by a name: the magic numbers say the type, the header says
@@ -59,8 +65,8 @@ export function imagePlaceholder(image: ImageHeader, bytes: number): string {
 
 /**
  * Why bytes are not an image to send: no image's magic number; not a whole image of the type
- * they announce; more pixels a side than `limits.imageSide`. (Callers bound the size in bytes,
- * `limits.imageBytes`, before they read.)
+ * they announce; more pixels a side than `imageLimits.side`. (Callers bound the size in bytes,
+ * `imageLimits.bytes`, before they read.)
  */
 export type ImageProblem =
   | { kind: "not_image" }
@@ -74,7 +80,7 @@ export function checkImage(bytes: Buffer): ImageAttachment | ImageProblem {
   const header = imageHeader(bytes);
   if (header === undefined || header.mediaType !== mediaType)
     return { kind: "not_whole", typeName: imageTypeNames[mediaType] };
-  if (header.width > limits.imageSide || header.height > limits.imageSide)
+  if (header.width > imageLimits.side || header.height > imageLimits.side)
     return { kind: "pixels", width: header.width, height: header.height };
   return {
     part: { type: "image", mediaType, data: bytes.toString("base64") },
@@ -87,11 +93,11 @@ export function checkImage(bytes: Buffer): ImageAttachment | ImageProblem {
  * canonical base64 of a whole image of `mediaType` within the bounds (`checkImage`).
  */
 export function imagePartOf(mediaType: unknown, data: unknown): ImageAttachment | undefined {
-  if (typeof data !== "string" || data.length % 4 !== 0 || data.length > limits.imageBytes * 2)
+  if (typeof data !== "string" || data.length % 4 !== 0 || data.length > imageLimits.bytes * 2)
     return undefined;
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(data)) return undefined;
   const bytes = Buffer.from(data, "base64");
-  if (bytes.length > limits.imageBytes || bytes.toString("base64") !== data) return undefined;
+  if (bytes.length > imageLimits.bytes || bytes.toString("base64") !== data) return undefined;
   const image = checkImage(bytes);
   return "part" in image && image.part.mediaType === mediaType ? image : undefined;
 }

@@ -1,7 +1,7 @@
 import { lstat } from "node:fs/promises";
 import { relative } from "node:path";
-import type { FileBefore, FileChange } from "../runner/events.js";
 import { BlobStore } from "../session/blobs.js";
+import type { FileBefore, FileChange } from "../session/records.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { openResolved } from "../tools/open.js";
 import { type BoundaryOptions, type Resolved, resolveInWorkspace } from "../tools/path.js";

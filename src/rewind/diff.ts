@@ -1,4 +1,4 @@
-import { diffLines } from "../cli/terminal/diff.js";
+import { diffLines } from "../line-diff.js";
 import { firstInvalidUtf8 } from "../tools/utf8.js";
 
 /** The most lines of a short diff after its two headers; a count of the rest follows. */

@@ -2,8 +2,8 @@ import type { AgentEvent } from "../agent.js";
 import type { Compaction } from "../compaction/record.js";
 import type {
   ApprovalRecord,
-  FileBeforeRecord,
-  FileChangeRecord,
+  FileBefore,
+  FileChange,
   FileRestoreRecord,
   ImagesRefusal,
   RetryRecord,
@@ -18,11 +18,8 @@ export type Decision = Omit<ApprovalRecord, "type">;
 /** A lost round about to run again: the session's retry record, without its type. */
 export type RetryNotice = Omit<RetryRecord, "type">;
 
-/** A file about to be changed by a call: the session's `file_before` record, without its type. */
-export type FileBefore = Omit<FileBeforeRecord, "type">;
-
-/** What a call left in a file it was to change: the session's `file_change` record. */
-export type FileChange = Omit<FileChangeRecord, "type">;
+/** A file about to be changed by a call, and what the call left in it (`session/records.ts`). */
+export type { FileBefore, FileChange };
 
 /** A file a rewind put back: the session's `file_restore` record, without its type. */
 export type FileRestore = Omit<FileRestoreRecord, "type">;

@@ -175,6 +175,10 @@ export type SkillsRecord = Static<typeof SkillsRecordSchema>;
 export type LoadedSkill = Static<typeof LoadedSkillSchema>;
 export type FileBeforeRecord = Static<typeof FileBeforeRecordSchema>;
 export type FileChangeRecord = Static<typeof FileChangeRecordSchema>;
+/** A file about to be changed by a call: the `file_before` record without its type. */
+export type FileBefore = Omit<FileBeforeRecord, "type">;
+/** What a call left in a file it was to change: the `file_change` record without its type. */
+export type FileChange = Omit<FileChangeRecord, "type">;
 export type FileRestoreRecord = Static<typeof FileRestoreRecordSchema>;
 export type RewindRecord = Static<typeof RewindRecordSchema>;
 export type SessionRecord = Static<typeof RecordSchema>;

@@ -1,4 +1,5 @@
 import { MAX_INPUT_DEPTH } from "../history/call-ids.js";
+import { imageLimits } from "../images.js";
 
 /** Every bound on what a tool returns to the model, in one place. */
 export const limits = {
@@ -12,13 +13,9 @@ export const limits = {
   grepLineChars: 500,
   /** Characters of any tool output before it is cut. */
   outputChars: 50_000,
-  /**
-   * `read` of an image: the biggest file, 3.75 MB, whose base64 (what every request carries) is
-   * 5 MB, Anthropic's limit per image; and pixels a side, Anthropic's limit too (8000). OpenAI
-   * takes more of both, so one bound serves every provider.
-   */
-  imageBytes: 3_932_160,
-  imageSide: 8000,
+  /** `read` of an image: the biggest file and pixels a side (`imageLimits`, one bound for all). */
+  imageBytes: imageLimits.bytes,
+  imageSide: imageLimits.side,
   /** Bytes looked at to decide that a file is binary (it holds a NUL byte). */
   binarySniffBytes: 8192,
   /** Largest `.gitignore` read as rules; a bigger one is ignored and counted. */

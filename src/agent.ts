@@ -212,9 +212,14 @@ function checkedReasoning(part: Reasoning): Reasoning {
 
 const abortedWait = Symbol("aborted");
 
+/** How long a policy may still take to answer once the signal fired. */
+const POLICY_GRACE_MS = 1000;
+
 /**
- * What a policy answers, or `abortedWait` as soon as the signal fires: a policy that never
- * answers cannot hold a run past its abort. A late failure of the policy is then ignored.
+ * What a policy answers, or `abortedWait` when it has not answered within a second of the
+ * signal firing: a policy that honours the signal (the CLI's asks end at once, recording why)
+ * still has its say, and one that never answers cannot hold a run past its abort. A late failure
+ * of the policy is then ignored.
  */
 async function unlessAborted<T>(
   answer: T | Promise<T>,
@@ -222,15 +227,19 @@ async function unlessAborted<T>(
 ): Promise<T | typeof abortedWait> {
   if (signal === undefined) return await answer;
   const pending = Promise.resolve(answer);
+  let timer: NodeJS.Timeout | undefined;
   let onAbort = () => {};
-  const aborted = new Promise<typeof abortedWait>((resolve) => {
-    onAbort = () => resolve(abortedWait);
+  const late = new Promise<typeof abortedWait>((resolve) => {
+    onAbort = () => {
+      timer = setTimeout(() => resolve(abortedWait), POLICY_GRACE_MS);
+    };
     if (signal.aborted) onAbort();
     else signal.addEventListener("abort", onAbort, { once: true });
   });
   try {
-    return await Promise.race([pending, aborted]);
+    return await Promise.race([pending, late]);
   } finally {
+    clearTimeout(timer);
     signal.removeEventListener("abort", onAbort);
     pending.catch(() => {});
   }

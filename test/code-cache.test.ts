@@ -134,7 +134,8 @@ async function runTurn(
   );
   const child = spawn(process.execPath, ["--require", hook, main, "rules", "explain", "ls"], {
     cwd: dir,
-    env: { PATH: process.env.PATH, HOME: dir, MINI_AGENT_HOME: dir },
+    // The state folder beside the folder the command runs in (the state folder is no workspace).
+    env: { PATH: process.env.PATH, HOME: dir, MINI_AGENT_HOME: join(dir, "state") },
     stdio: ["ignore", "pipe", "pipe"],
     timeout: 10_000,
     killSignal: "SIGKILL",

@@ -9,6 +9,7 @@ import { sessionMessages } from "../../session/read.js";
 import { Session } from "../../session/session.js";
 import { sessionsDir, stateHome } from "../../session/store.js";
 import type { Message } from "../../types.js";
+import { visible } from "../../visible.js";
 import { type CliArgs, exitCodes } from "../args.js";
 import { describeError } from "../errors.js";
 import type { RunMcp } from "../mcp.js";
@@ -107,7 +108,18 @@ export async function acpCommand(
   await Promise.race([connection.closed, once(life, "abort")]);
   await endSessions(sessions.values());
   stopper.endTurn();
-  return life.aborted ? (stopper.exitCode ?? exitCodes.interrupted) : exitCodes.done;
+  if (life.aborted) return stopper.exitCode ?? exitCodes.interrupted;
+  return brokenConnection(connection.signal.reason, stderr) ? exitCodes.error : exitCodes.done;
+}
+
+/**
+ * Whether the connection ended for another reason than the editor closing it (a message over
+ * the protocol's bound, unreadable input): then said on stderr in one line.
+ */
+function brokenConnection(reason: unknown, stderr: NodeJS.WritableStream): boolean {
+  if (!(reason instanceof Error) || reason.message === "ACP connection closed") return false;
+  stderr.write(`mini-agent: the editor's connection ended: ${visible(reason.message)}\n`);
+  return true;
 }
 
 /**

@@ -1,14 +1,19 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
+import { JsonInput } from "../src/cli/json-input.js";
+import type { OutputEvent } from "../src/cli/stream-json-protocol.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { runBin, useCliSetup } from "./support/cli.js";
 import { jpeg, png } from "./support/images.js";
 import { protocolLines } from "./support/stream-json.js";
+import { useTempDirs } from "./support/temp.js";
 
 /** `--input-format stream-json`: user lines with `images`, inline (base64) or by path. */
 
 const setup = useCliSetup();
+const tempDir = useTempDirs();
 const jsonFlags = ["--input-format", "stream-json", "--output-format", "stream-json"];
 const shot = png(2, 2);
 const logo = jpeg(3, 5);
@@ -99,4 +104,38 @@ describe("stream-json user lines with images", () => {
       ],
     ]);
   }, 30_000);
+});
+
+describe("JsonInput with images", () => {
+  it("gives the prompts in the order of their lines while a file is read, and ends only after them", async () => {
+    const workspace = await tempDir();
+    await writeFile(join(workspace, "shot.png"), shot);
+    const stdin = new PassThrough();
+    const sent: OutputEvent[] = [];
+    const input = new JsonInput(stdin, {
+      send: (event) => sent.push(event),
+      approvalTimeoutMs: 1000,
+      workspace,
+    });
+    stdin.end(
+      `${user("first", [{ path: "shot.png" }])}\n${user("bad", [{ path: "." }])}\n${JSON.stringify({ type: "user", text: "second" })}\n`,
+    );
+    const prompts = [await input.nextPrompt(), await input.nextPrompt(), await input.nextPrompt()];
+    expect(prompts).toEqual([
+      {
+        text: "first",
+        images: [
+          {
+            part: { type: "image", mediaType: "image/png", data: shot.toString("base64") },
+            placeholder: `[image: image/png, 2x2, ${shot.length} B]`,
+          },
+        ],
+      },
+      "second",
+      undefined,
+    ]);
+    expect(sent).toEqual([
+      { type: "error", message: "input line 2 image 1 (.) is not a file; it was skipped" },
+    ]);
+  });
 });

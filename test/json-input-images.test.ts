@@ -70,7 +70,7 @@ describe("stream-json user lines with images", () => {
     ]);
   }, 30_000);
 
-  it("skips a line with bad base64, a type its bytes do not have, an oversized image or a missing file, one error each, sending nothing of it", async () => {
+  it("skips a line with bad base64, a type its bytes do not have, an oversized image, a missing file or an unknown type, one error each, sending nothing of it", async () => {
     const { server, options } = await setup([stream(turn({ text: "Fine." }))]);
     const big = png(2, 2, 4 * 1024 * 1024);
     const input = [
@@ -81,6 +81,7 @@ describe("stream-json user lines with images", () => {
         { mediaType: "image/png", data: shot.toString("base64") },
         { path: "gone.png" },
       ]),
+      user("bmp", [{ mediaType: "image/bmp", data: shot.toString("base64") }]),
       JSON.stringify({ type: "user", text: "plain" }),
     ];
     const run = await runBin([...jsonFlags, "--sandbox", "off"], {
@@ -94,6 +95,9 @@ describe("stream-json user lines with images", () => {
       error("input line 2 image 1 is a PNG image, not image/jpeg as it says; it was skipped"),
       error("input line 3 image 1 is a 4.0 MB image: images go up to 3.75 MB; it was skipped"),
       error("input line 4 image 2 (gone.png): no such file or directory; it was skipped"),
+      error(
+        'input line 5 has images that are not each {"mediaType":"image/png"|"image/jpeg"|"image/gif"|"image/webp","data":…} or {"path":…}; it was skipped',
+      ),
     ]);
     expect(server.requests.map((request) => request.body.messages)).toEqual([
       [

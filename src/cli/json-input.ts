@@ -67,12 +67,12 @@ export class JsonInput {
       line: (text) => this.take(text),
       tooLong: () => {
         this.lineNumber++;
-        this.error(`is over ${max % 2 ** 20 === 0 ? `${max / 2 ** 20} MiB` : `${max} bytes`}`);
+        this.skip(`is over ${max % 2 ** 20 === 0 ? `${max / 2 ** 20} MiB` : `${max} bytes`}`);
       },
       end: () => {
         this.closed = true;
         for (const answer of this.open.values()) answer(ended);
-        void this.reading.then(() => {
+        this.inOrder(() => {
           this.drained = true;
           this.waiting?.(undefined);
           this.waiting = undefined;
@@ -155,12 +155,12 @@ export class JsonInput {
     if (line.type === "user") {
       // Nothing to ask the model: said, like an empty text, rather than passed over in silence.
       if (line.text.trim() === "") {
-        this.error("is a user message with only whitespace as its text");
+        this.skip("is a user message with only whitespace as its text");
         return;
       }
       const at = this.lineNumber;
       const { text, images = [] } = line;
-      this.reading = this.reading.then(async () => {
+      this.inOrder(async () => {
         const prompt = images.length === 0 ? text : await this.withImages(text, images, at);
         if (prompt !== undefined) this.queue(prompt, at);
       });
@@ -168,7 +168,7 @@ export class JsonInput {
     }
     const answer = this.open.get(line.id);
     if (answer) answer(line.decision === "allow" ? "yes" : "no");
-    else this.error(`answers ${JSON.stringify(line.id)}, which no approval request waits for`);
+    else this.skip(`answers ${JSON.stringify(line.id)}, which no approval request waits for`);
   }
 
   private queue(prompt: Prompt, line: number): void {
@@ -206,17 +206,44 @@ export class JsonInput {
     try {
       value = JSON.parse(text);
     } catch {
-      this.error("is not JSON");
+      this.skip("is not JSON");
       return undefined;
     }
     if (Value.Check(InputLineSchema, value)) return value;
-    this.error(
+    if (badImagesOnly(value)) {
+      this.skip(
+        'has images that are not each {"mediaType":"image/png"|"image/jpeg"|"image/gif"|"image/webp","data":…} or {"path":…}',
+      );
+      return undefined;
+    }
+    this.skip(
       'is not {"type":"user","text":…} or {"type":"approval","id":…,"decision":"allow"|"deny"}',
     );
     return undefined;
   }
 
-  private error(what: string, line = this.lineNumber): void {
+  /**
+   * `error` for the line just read, once the user lines before it are queued (one may wait for
+   * its images to be read), so the error lines come in the order of the input lines.
+   */
+  private skip(what: string): void {
+    const line = this.lineNumber;
+    this.inOrder(() => this.error(what, line));
+  }
+
+  /**
+   * Runs `step` after the steps before it. A step that throws is thrown again outside the chain
+   * (as a throw in the input's data handler would be), so the steps after it still run.
+   */
+  private inOrder(step: () => void | Promise<void>): void {
+    this.reading = this.reading.then(step).catch((error: unknown) => {
+      queueMicrotask(() => {
+        throw error;
+      });
+    });
+  }
+
+  private error(what: string, line: number): void {
     this.options.send({
       type: "error",
       message: `input line ${line} ${what}; it was skipped`,
@@ -225,6 +252,13 @@ export class JsonInput {
 }
 
 const ended: Answer = { deny: inputEndedReason, by: "input-closed" };
+
+/** A user line that would be one without its `images`: those are what is wrong with it. */
+function badImagesOnly(value: unknown): boolean {
+  if (typeof value !== "object" || value === null || !("images" in value)) return false;
+  const { images: _, ...rest } = value;
+  return (rest as { type?: unknown }).type === "user" && Value.Check(InputLineSchema, rest);
+}
 
 /**
  * Splits `input` at each `\n` (a `\r` before it is dropped) and hands each line on as UTF-8

@@ -1,8 +1,9 @@
 import type * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
+import { readSession } from "../src/session/read.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { errorOf, invalidLines, withAcpAgent } from "./support/acp.js";
-import { useCliSetup } from "./support/cli.js";
+import { sessionFiles, useCliSetup } from "./support/cli.js";
 import { jpeg, png } from "./support/images.js";
 
 /** `mini-agent acp`: image blocks of a prompt reach the model as images of the user message. */
@@ -73,7 +74,7 @@ describe("mini-agent acp with images in prompts", () => {
   });
 
   it("refuses a bad image with -32602 and sends nothing: bad base64, a type its bytes do not have, an oversized image", async () => {
-    const { server, workspace, options } = await setup([]);
+    const { server, workspace, home, options } = await setup([]);
     const big = png(2, 2, 4 * 1024 * 1024);
     const { value, run } = await withAcpAgent(
       ["--sandbox", "off"],
@@ -108,6 +109,12 @@ describe("mini-agent acp with images in prompts", () => {
       },
     ]);
     expect(server.requests).toEqual([]);
+    // The session file session/new created holds no message: nothing of the prompts was recorded.
+    const files = await sessionFiles(home);
+    const messages = await Promise.all(
+      files.map(async (file) => (await readSession(file)).messages),
+    );
+    expect(messages).toEqual([[]]);
     expect(invalidLines(run.lines)).toEqual([]);
   });
 

@@ -93,13 +93,28 @@ export function checkImage(bytes: Buffer): ImageAttachment | ImageProblem {
  * canonical base64 of a whole image of `mediaType` within the bounds (`checkImage`).
  */
 export function imagePartOf(mediaType: unknown, data: unknown): ImageAttachment | undefined {
-  if (typeof data !== "string" || data.length % 4 !== 0 || data.length > imageLimits.bytes * 2)
-    return undefined;
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(data)) return undefined;
-  const bytes = Buffer.from(data, "base64");
-  if (bytes.length > imageLimits.bytes || bytes.toString("base64") !== data) return undefined;
-  const image = checkImage(bytes);
+  if (typeof data !== "string") return undefined;
+  const image = base64Image(data);
   return "part" in image && image.part.mediaType === mediaType ? image : undefined;
+}
+
+/** Why base64 is not an image to send: not canonical base64, too many bytes, or `ImageProblem`. */
+export type Base64ImageProblem =
+  | ImageProblem
+  | { kind: "not_base64" }
+  | { kind: "bytes"; size: number };
+
+/**
+ * Canonical, padded base64 of an image, checked as `checkImage` checks bytes; the size in bytes
+ * is known from the length, so an oversized image is never decoded.
+ */
+export function base64Image(data: string): ImageAttachment | Base64ImageProblem {
+  if (data.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(data)) return { kind: "not_base64" };
+  const size = (data.length / 4) * 3 - (data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0);
+  if (size > imageLimits.bytes) return { kind: "bytes", size };
+  const bytes = Buffer.from(data, "base64");
+  if (bytes.toString("base64") !== data) return { kind: "not_base64" };
+  return checkImage(bytes);
 }
 
 /** An image to send, whole, with the placeholder line that stands for it in text. */

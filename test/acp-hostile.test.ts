@@ -133,7 +133,7 @@ describe("mini-agent acp against a hostile model and editor", () => {
     );
   });
 
-  it("refuses an empty prompt and one with only an image, before anything is recorded", async () => {
+  it("refuses an empty prompt and one with only an image that is not whole, before anything is recorded", async () => {
     const { workspace, options, server } = await setup([]);
     const { value } = await withAcpAgent(["--sandbox", "off"], options, noAnswer, async (agent) => {
       await agent.request("initialize", { protocolVersion: 1 });
@@ -150,7 +150,11 @@ describe("mini-agent acp against a hostile model and editor", () => {
     expect(value).toEqual([
       { code: -32602, message: "Invalid params: the prompt has no text" },
       { code: -32602, message: "Invalid params: the prompt has no text" },
-      { code: -32602, message: "Invalid params: the prompt has no text" },
+      {
+        code: -32602,
+        message:
+          "Invalid params: image 1 of the prompt is not a whole PNG image (cut short or damaged)",
+      },
     ]);
     expect(server.requests).toEqual([]);
   });

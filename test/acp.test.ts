@@ -44,7 +44,7 @@ describe("mini-agent acp", () => {
       protocolVersion: 1,
       agentCapabilities: {
         loadSession: true,
-        promptCapabilities: { image: false, audio: false, embeddedContext: false },
+        promptCapabilities: { image: true, audio: false, embeddedContext: false },
         mcpCapabilities: { http: true, sse: false },
         sessionCapabilities: { list: {}, close: {} },
       },

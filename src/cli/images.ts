@@ -1,55 +1,84 @@
 import { open } from "node:fs/promises";
 import { resolve } from "node:path";
-import { byteSize, checkImage, type ImageAttachment } from "../images.js";
+import {
+  type Base64ImageProblem,
+  base64Image,
+  byteSize,
+  checkImage,
+  type ImageAttachment,
+  imageTypeNames,
+} from "../images.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { limits } from "../tools/limits.js";
 import { UsageError } from "./args.js";
 
 /**
- * `--image FILE`: each file read whole and checked as `read` checks an image (the type from its
- * bytes, whole, within `limits.imageBytes` and `limits.imageSide`). The user names the file, so
- * it may be outside the workspace. A problem is a usage error, one line, before any request.
+ * The prompt's images, from every front end: `--image FILE`, a stream-json user line's
+ * `images`, an editor's image blocks. Each is checked as `read` checks an image (the type from
+ * its bytes, whole, within `limits.imageBytes` and `limits.imageSide`); what is wrong is said
+ * in words that follow the image's name (` is not a PNG, JPEG, GIF or WebP image`).
+ */
+
+/**
+ * `--image FILE`: each file read whole and checked. The user names the file, so it may be
+ * outside the workspace. A problem is a usage error, one line, before any request.
  */
 export async function imageAttachments(
   paths: readonly string[],
   cwd: string,
 ): Promise<ImageAttachment[]> {
   const attachments: ImageAttachment[] = [];
-  for (const path of paths) attachments.push(await attachment(path, cwd));
+  for (const path of paths) {
+    const image = await imageFile(path, cwd);
+    if (typeof image === "string") throw new UsageError(`--image ${path}${image}`);
+    attachments.push(image);
+  }
   return attachments;
 }
 
-async function attachment(path: string, cwd: string): Promise<ImageAttachment> {
-  const fail = (why: string) => new UsageError(`--image ${path}${why}`);
+/** The image in the file at `path` (relative to `cwd`), or what is wrong with it. */
+export async function imageFile(path: string, cwd: string): Promise<ImageAttachment | string> {
   let bytes: Buffer;
   try {
     const handle = await open(resolve(cwd, path));
     try {
       const info = await handle.stat();
-      if (!info.isFile()) throw fail(" is not a file");
-      if (info.size > limits.imageBytes)
-        throw fail(
-          ` is a ${byteSize(info.size)} image: images go up to ${limits.imageBytes / 1024 / 1024} MB`,
-        );
+      if (!info.isFile()) return " is not a file";
+      if (info.size > limits.imageBytes) return problemText({ kind: "bytes", size: info.size });
       bytes = await handle.readFile();
     } finally {
       await handle.close();
     }
   } catch (error) {
-    if (error instanceof UsageError) throw error;
     const code = (error as { code?: unknown }).code;
-    throw fail(`: ${typeof code === "string" ? systemErrorMeaning(code) : "cannot be read"}`);
+    return `: ${typeof code === "string" ? systemErrorMeaning(code) : "cannot be read"}`;
   }
   const image = checkImage(bytes);
-  if ("part" in image) return image;
-  switch (image.kind) {
+  return "part" in image ? image : problemText(image);
+}
+
+/**
+ * An image given as base64 with its media type (a program's, an editor's), or what is wrong with
+ * it: the type its bytes have must be the one it says.
+ */
+export function inlineImage(mediaType: string, data: string): ImageAttachment | string {
+  const image = base64Image(data);
+  if (!("part" in image)) return problemText(image);
+  if (image.part.mediaType === mediaType) return image;
+  return ` is a ${imageTypeNames[image.part.mediaType]} image, not ${mediaType} as it says`;
+}
+
+function problemText(problem: Base64ImageProblem): string {
+  switch (problem.kind) {
+    case "not_base64":
+      return " is not base64";
+    case "bytes":
+      return ` is a ${byteSize(problem.size)} image: images go up to ${limits.imageBytes / 1024 / 1024} MB`;
     case "not_image":
-      throw fail(" is not a PNG, JPEG, GIF or WebP image");
+      return " is not a PNG, JPEG, GIF or WebP image";
     case "not_whole":
-      throw fail(` is not a whole ${image.typeName} image (cut short or damaged)`);
+      return ` is not a whole ${problem.typeName} image (cut short or damaged)`;
     case "pixels":
-      throw fail(
-        ` is ${image.width}x${image.height} pixels: images go up to ${limits.imageSide} pixels a side`,
-      );
+      return ` is ${problem.width}x${problem.height} pixels: images go up to ${limits.imageSide} pixels a side`;
   }
 }

@@ -1,6 +1,9 @@
 import { Value } from "@sinclair/typebox/value";
+import type { ImageAttachment } from "../images.js";
 import type { ToolCall } from "../types.js";
+import { imageFile, inlineImage } from "./images.js";
 import type { Answer, Question } from "./policy.js";
+import type { Prompt } from "./prompt-loop.js";
 import { type InputLine, InputLineSchema, type OutputEvent } from "./stream-json-protocol.js";
 
 export interface JsonInputOptions {
@@ -10,7 +13,11 @@ export interface JsonInputOptions {
   approvalTimeoutMs: number;
   /** The longest line held, in bytes (default `maxInputLineBytes`); a longer one is skipped. */
   maxLineBytes?: number;
+  /** Where a user line's image `path` is read from (default: the current directory). */
+  workspace?: string;
 }
+
+type InputImage = NonNullable<Extract<InputLine, { type: "user" }>["images"]>[number];
 
 /** Like a server-sent event, an input line is held up to 64 MiB; past that it is skipped. */
 export const maxInputLineBytes = 64 * 1024 * 1024;
@@ -27,7 +34,8 @@ export const inputEndedReason =
 /**
  * `--input-format stream-json`: a program on stdin, one JSON line at a time (the `InputLine`
  * shapes). `user` lines are the prompts, in order: one that comes while a turn runs waits for it
- * to end. `approval` lines answer the `approval_request` with the same id. A line that is not
+ * to end. Their images are read and checked (`imageFile`, `inlineImage`) before the line is
+ * queued: a line with a bad one is skipped whole, with one `error` line. `approval` lines answer the `approval_request` with the same id. A line that is not
  * JSON, not one of the shapes, a user text of only whitespace, an answer to no open request, or
  * a line over `maxLineBytes` (never held whole: skipped to its newline) is skipped with one
  * `error` line, and
@@ -37,10 +45,15 @@ export const inputEndedReason =
  */
 export class JsonInput {
   /** User lines read and not yet taken, with their input line numbers. */
-  private readonly prompts: { text: string; line: number }[] = [];
-  private waiting: ((prompt: string | undefined) => void) | undefined;
+  private readonly prompts: { prompt: Prompt; line: number }[] = [];
+  private waiting: ((prompt: Prompt | undefined) => void) | undefined;
   private readonly open = new Map<string, (answer: Answer) => void>();
+  /** Stdin ended: no answer can come. */
   private closed = false;
+  /** Stdin ended and every user line of it was queued: no prompt can come. */
+  private drained = false;
+  /** User lines whose images are being read, in order: each is queued after those before it. */
+  private reading: Promise<void> = Promise.resolve();
   /** Why the run ended, once it has: no user line runs after that. */
   private ended: string | undefined;
   private lineNumber = 0;
@@ -54,21 +67,27 @@ export class JsonInput {
       line: (text) => this.take(text),
       tooLong: () => {
         this.lineNumber++;
-        this.error(`is over ${max % 2 ** 20 === 0 ? `${max / 2 ** 20} MiB` : `${max} bytes`}`);
+        this.skip(`is over ${max % 2 ** 20 === 0 ? `${max / 2 ** 20} MiB` : `${max} bytes`}`);
       },
       end: () => {
         this.closed = true;
-        this.waiting?.(undefined);
-        this.waiting = undefined;
         for (const answer of this.open.values()) answer(ended);
+        this.inOrder(() => {
+          this.drained = true;
+          this.waiting?.(undefined);
+          this.waiting = undefined;
+        });
       },
     });
   }
 
-  /** The next user message; `undefined` once stdin has ended and every message was taken. */
-  nextPrompt(): Promise<string | undefined> {
+  /**
+   * The next user message (its text alone, or with its images); `undefined` once stdin has ended
+   * and every message was taken.
+   */
+  nextPrompt(): Promise<Prompt | undefined> {
     const next = this.prompts.shift();
-    if (next !== undefined || this.closed) return Promise.resolve(next?.text);
+    if (next !== undefined || this.drained) return Promise.resolve(next?.prompt);
     return new Promise((resolve) => {
       this.waiting = resolve;
     });
@@ -136,19 +155,50 @@ export class JsonInput {
     if (line.type === "user") {
       // Nothing to ask the model: said, like an empty text, rather than passed over in silence.
       if (line.text.trim() === "") {
-        this.error("is a user message with only whitespace as its text");
+        this.skip("is a user message with only whitespace as its text");
         return;
       }
-      if (this.ended !== undefined) this.notRun(this.lineNumber, this.ended);
-      else if (this.waiting) {
-        this.waiting(line.text);
-        this.waiting = undefined;
-      } else this.prompts.push({ text: line.text, line: this.lineNumber });
+      const at = this.lineNumber;
+      const { text, images = [] } = line;
+      this.inOrder(async () => {
+        const prompt = images.length === 0 ? text : await this.withImages(text, images, at);
+        if (prompt !== undefined) this.queue(prompt, at);
+      });
       return;
     }
     const answer = this.open.get(line.id);
     if (answer) answer(line.decision === "allow" ? "yes" : "no");
-    else this.error(`answers ${JSON.stringify(line.id)}, which no approval request waits for`);
+    else this.skip(`answers ${JSON.stringify(line.id)}, which no approval request waits for`);
+  }
+
+  private queue(prompt: Prompt, line: number): void {
+    if (this.ended !== undefined) this.notRun(line, this.ended);
+    else if (this.waiting) {
+      this.waiting(prompt);
+      this.waiting = undefined;
+    } else this.prompts.push({ prompt, line });
+  }
+
+  /** The prompt with its images, or undefined (said in one `error` line) when one is bad. */
+  private async withImages(
+    text: string,
+    images: readonly InputImage[],
+    line: number,
+  ): Promise<Prompt | undefined> {
+    const attachments: ImageAttachment[] = [];
+    for (const [at, image] of images.entries()) {
+      const checked =
+        "path" in image
+          ? await imageFile(image.path, this.options.workspace ?? process.cwd())
+          : inlineImage(image.mediaType, image.data);
+      if (typeof checked === "string") {
+        const name = "path" in image ? `image ${at + 1} (${image.path})` : `image ${at + 1}`;
+        this.error(`${name}${checked}`, line);
+        return undefined;
+      }
+      attachments.push(checked);
+    }
+    return { text, images: attachments };
   }
 
   private parse(text: string): InputLine | undefined {
@@ -156,25 +206,59 @@ export class JsonInput {
     try {
       value = JSON.parse(text);
     } catch {
-      this.error("is not JSON");
+      this.skip("is not JSON");
       return undefined;
     }
     if (Value.Check(InputLineSchema, value)) return value;
-    this.error(
+    if (badImagesOnly(value)) {
+      this.skip(
+        'has images that are not each {"mediaType":"image/png"|"image/jpeg"|"image/gif"|"image/webp","data":…} or {"path":…}',
+      );
+      return undefined;
+    }
+    this.skip(
       'is not {"type":"user","text":…} or {"type":"approval","id":…,"decision":"allow"|"deny"}',
     );
     return undefined;
   }
 
-  private error(what: string): void {
+  /**
+   * `error` for the line just read, once the user lines before it are queued (one may wait for
+   * its images to be read), so the error lines come in the order of the input lines.
+   */
+  private skip(what: string): void {
+    const line = this.lineNumber;
+    this.inOrder(() => this.error(what, line));
+  }
+
+  /**
+   * Runs `step` after the steps before it. A step that throws is thrown again outside the chain
+   * (as a throw in the input's data handler would be), so the steps after it still run.
+   */
+  private inOrder(step: () => void | Promise<void>): void {
+    this.reading = this.reading.then(step).catch((error: unknown) => {
+      queueMicrotask(() => {
+        throw error;
+      });
+    });
+  }
+
+  private error(what: string, line: number): void {
     this.options.send({
       type: "error",
-      message: `input line ${this.lineNumber} ${what}; it was skipped`,
+      message: `input line ${line} ${what}; it was skipped`,
     });
   }
 }
 
 const ended: Answer = { deny: inputEndedReason, by: "input-closed" };
+
+/** A user line that would be one without its `images`: those are what is wrong with it. */
+function badImagesOnly(value: unknown): boolean {
+  if (typeof value !== "object" || value === null || !("images" in value)) return false;
+  const { images: _, ...rest } = value;
+  return (rest as { type?: unknown }).type === "user" && Value.Check(InputLineSchema, rest);
+}
 
 /**
  * Splits `input` at each `\n` (a `\r` before it is dropped) and hands each line on as UTF-8

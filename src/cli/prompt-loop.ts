@@ -1,3 +1,4 @@
+import type { ImageAttachment } from "../images.js";
 import type { TurnStatus } from "../runner/events.js";
 import type { SessionRunner } from "../runner/runner.js";
 import { sweepOrphansOnce } from "../sandbox/reaper.js";
@@ -10,16 +11,19 @@ import { helpText, type LineIntent, lineIntent, unknownCommand } from "./slash-c
 import type { SessionStatus } from "./terminal/status-line.js";
 import { runEnds, statusCode } from "./turn.js";
 
+/** A line as typed, or a program's prompt with the images sent with it. */
+export type Prompt = string | { text: string; images: readonly ImageAttachment[] };
+
 /** Where typed lines come from: the terminal, or JSON lines on stdin. */
 export interface PromptSource {
-  nextPrompt(): Promise<string | undefined>;
+  nextPrompt(): Promise<Prompt | undefined>;
 }
 
 export interface PromptLoopParts {
   source: PromptSource;
   /** Lines are prompts as they are (a program's input), not commands for a person. */
   literal: boolean;
-  runTurn: (prompt: string) => Promise<TurnStatus>;
+  runTurn: (prompt: string, images: readonly ImageAttachment[]) => Promise<TurnStatus>;
   runner: SessionRunner;
   stopper: Stopper;
   stderr: NodeJS.WritableStream;
@@ -40,8 +44,9 @@ export async function promptLoop(parts: PromptLoopParts): Promise<number> {
   const { source, stopper, stderr } = parts;
   // A session of many turns sweeps at its start, while its first prompt is awaited.
   sweepOrphansOnce();
-  for (let line = await source.nextPrompt(); line !== undefined; line = await source.nextPrompt()) {
+  for (let next = await source.nextPrompt(); next !== undefined; next = await source.nextPrompt()) {
     stopper.resetIdle();
+    const { text: line, images } = typeof next === "string" ? { text: next, images: [] } : next;
     const intent: LineIntent = parts.literal ? { kind: "prompt", text: line } : lineIntent(line);
     if (intent.kind === "exit") break;
     if (intent.kind === "help") stderr.write(`${helpText}\n`);
@@ -53,7 +58,7 @@ export async function promptLoop(parts: PromptLoopParts): Promise<number> {
     else if (intent.kind === "skill" || intent.text.trim() !== "") {
       const text = intent.kind === "skill" ? await skillText(parts, intent) : intent.text;
       if (text === undefined) continue;
-      const status = await parts.runTurn(text);
+      const status = await parts.runTurn(text, intent.kind === "prompt" ? images : []);
       const end = runEnds[status];
       if (end !== undefined) {
         parts.ended(end);

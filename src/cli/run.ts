@@ -72,7 +72,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
     const loop = { source, literal, runner, stopper, stderr, status, mode: parts.mode };
     return await promptLoop({
       ...loop,
-      runTurn: (prompt) => cliTurn(turn, prompt),
+      runTurn: (prompt, images) => cliTurn(turn, prompt, images),
       skillPrompt: async (name, text) => {
         await parts.skills.refresh();
         return parts.skills.message([name], text);
@@ -134,7 +134,7 @@ async function prepare(start: RunStart) {
     args.continue || args.resume !== undefined
       ? await sessionToResume(dir, args.resume)
       : undefined;
-  const json = await jsonInput(args);
+  const json = await jsonInput(args, workspace);
   const interactive = args.task === undefined && stdin.isTTY === true && !json;
   const given = args.task ?? (interactive || json ? undefined : await taskFromStdin(stdin));
   const rules = await ruleBook(rulesFile(env, workspace), args.rules);
@@ -343,12 +343,13 @@ async function mcpServers(
 }
 
 /** `--input-format stream-json`: loaded only then, as it reads lines with `node:readline`. */
-async function jsonInput(args: CliArgs): Promise<JsonInput | undefined> {
+async function jsonInput(args: CliArgs, workspace: string): Promise<JsonInput | undefined> {
   if (args.inputFormat !== "stream-json") return undefined;
   const { JsonInput } = await import("./json-input.js");
   return new JsonInput(process.stdin, {
     send: (event) => streamJsonLine(process.stdout, event),
     approvalTimeoutMs: args.approvalTimeoutMs,
+    workspace,
   });
 }
 

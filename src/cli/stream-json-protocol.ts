@@ -1,4 +1,5 @@
 import { type Static, type TProperties, Type } from "@sinclair/typebox";
+import { IMAGE_MEDIA_TYPES } from "../message-schema.js";
 
 /**
  * The `stream-json` protocol, version 1: the lines mini-agent writes on stdout with
@@ -186,6 +187,24 @@ export const OutputLineSchema = Type.Union(
   { description: "One line mini-agent writes with --output-format stream-json." },
 );
 
+/** An image of a user line: its bytes in base64 with their type, or a file to read. */
+const InputImageSchema = Type.Union([
+  Type.Object(
+    {
+      mediaType: Type.Union(IMAGE_MEDIA_TYPES.map((type) => Type.Literal(type))),
+      data: Type.String(),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      /** Relative to the workspace, or absolute: read as `--image` reads its file. */
+      path: Type.String({ minLength: 1 }),
+    },
+    { additionalProperties: false },
+  ),
+]);
+
 export const InputLineSchema = Type.Union(
   [
     Type.Object(
@@ -193,6 +212,8 @@ export const InputLineSchema = Type.Union(
         version: Type.Optional(Type.Literal(STREAM_JSON_VERSION)),
         type: Type.Literal("user"),
         text: Type.String({ minLength: 1 }),
+        /** Images sent after the text, in order: PNG, JPEG, GIF or WebP, known by their bytes. */
+        images: Type.Optional(Type.Array(InputImageSchema)),
       },
       {
         additionalProperties: false,

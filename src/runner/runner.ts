@@ -269,13 +269,20 @@ export class SessionRunner {
   }
 }
 
-/** The prompt as a user message; with images, their placeholder lines and the parts to send. */
+/**
+ * The prompt as a user message; with images, their placeholder lines and the parts to send. A
+ * prompt of images alone (an editor's) has no text part: a provider refuses an empty one.
+ */
 function userMessage(prompt: string, images: readonly ImageAttachment[]): Message {
   if (images.length === 0) return { role: "user", content: prompt };
+  const text = prompt === "" ? [] : [prompt];
   return {
     role: "user",
-    content: [prompt, ...images.map((image) => image.placeholder)].join("\n"),
-    parts: [{ type: "text", text: prompt }, ...images.map((image) => image.part)],
+    content: [...text, ...images.map((image) => image.placeholder)].join("\n"),
+    parts: [
+      ...text.map((line) => ({ type: "text" as const, text: line })),
+      ...images.map((image) => image.part),
+    ],
   };
 }
 

@@ -21,6 +21,7 @@ import { sessionToResume } from "../store.js";
 import { workspaceFolder } from "../workspace.js";
 import { absolute, sessionList } from "./list.js";
 import { editorServers, sessionMcp } from "./mcp.js";
+import { type AcpPrompt, promptOf } from "./prompt.js";
 import { type AcpSession, type AcpShared, openSession, type Resumed } from "./session.js";
 import { stopReason, UpdateMapper } from "./updates.js";
 
@@ -90,7 +91,7 @@ export async function acpCommand(
         );
       const notify = (update: acp.SessionUpdate) =>
         client.notify("session/update", { sessionId: session.id, update });
-      const ending = runPrompt(session, promptText(params.prompt), notify);
+      const ending = runPrompt(session, promptOf(params.prompt), notify);
       session.turn.ending = ending;
       return { stopReason: await ending };
     })
@@ -141,7 +142,7 @@ function capabilities(version: string): acp.InitializeResponse {
     protocolVersion: acp.PROTOCOL_VERSION,
     agentCapabilities: {
       loadSession: true,
-      promptCapabilities: { image: false, audio: false, embeddedContext: false },
+      promptCapabilities: { image: true, audio: false, embeddedContext: false },
       mcpCapabilities: { http: true, sse: false },
       sessionCapabilities: { list: {}, close: {} },
     },
@@ -255,26 +256,10 @@ function modeState(session: AcpSession): acp.SessionModeState {
   };
 }
 
-/**
- * The prompt's text: its text blocks, and the address of each resource link, a line each. A
- * prompt with none (empty, or an image alone, which this agent does not take) is the request's
- * error: an empty user message would only make the provider refuse the turn.
- */
-function promptText(prompt: readonly acp.ContentBlock[]): string {
-  const text = prompt
-    .map((block) =>
-      block.type === "text" ? block.text : block.type === "resource_link" ? block.uri : "",
-    )
-    .filter((part) => part !== "")
-    .join("\n");
-  if (text.trim() === "") throw acp.RequestError.invalidParams(undefined, "the prompt has no text");
-  return text;
-}
-
 /** Runs one prompt as a turn, its events sent as session updates in order; its stop reason. */
 async function runPrompt(
   session: AcpSession,
-  text: string,
+  prompt: AcpPrompt,
   notify: (update: acp.SessionUpdate) => Promise<unknown>,
 ): Promise<acp.StopReason> {
   const controller = new AbortController();
@@ -282,8 +267,9 @@ async function runPrompt(
   const mapper = new UpdateMapper(session.workspace);
   let sending = Promise.resolve();
   try {
-    const result = await session.runner.runTurn(text, {
+    const result = await session.runner.runTurn(prompt.text, {
       signal: controller.signal,
+      images: prompt.images,
       onEvent: (event) => {
         // What the terminal says on stderr in every format, the editor's log gets too.
         if (event.type === "retry") retryNotice(process.stderr, event.notice);

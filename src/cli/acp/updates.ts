@@ -90,13 +90,19 @@ export class UpdateMapper {
    * the thinking, the text) and what it announced (the calls and their results), in that order.
    */
   replay(message: Message): SessionUpdate[] {
-    if (message.role === "user")
-      return [
+    if (message.role === "user") {
+      // With images, its parts: the text without the placeholder lines, and each image.
+      const parts = message.parts ?? [{ type: "text", text: message.content }];
+      return parts.map((part) =>
         wellFormedUpdate({
           sessionUpdate: "user_message_chunk",
-          content: { type: "text", text: message.content },
+          content:
+            part.type === "text"
+              ? { type: "text", text: part.text }
+              : { type: "image", mimeType: part.mediaType, data: part.data },
         }),
-      ];
+      );
+    }
     if (message.role === "tool") return this.message(message).map(wellFormedUpdate);
     const thoughts = (message.reasoning ?? []).flatMap((part) =>
       part.type === "thinking" ? this.updates({ type: "thinking", text: part.text }) : [],

@@ -83,6 +83,8 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
         }
         case "file_restore":
         case "rewind":
+        // For a rewind, which lists what bash changed as not restored.
+        case "bash_change":
           return;
         default:
           return assertNever(event);

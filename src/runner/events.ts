@@ -2,6 +2,7 @@ import type { AgentEvent } from "../agent.js";
 import type { Compaction } from "../compaction/record.js";
 import type {
   ApprovalRecord,
+  BashChangeRecord,
   FileBeforeRecord,
   FileChangeRecord,
   FileRestoreRecord,
@@ -26,6 +27,9 @@ export type FileChange = Omit<FileChangeRecord, "type">;
 
 /** A file a rewind put back: the session's `file_restore` record, without its type. */
 export type FileRestore = Omit<FileRestoreRecord, "type">;
+
+/** What a bash call changed, as git lists the files: the session's `bash_change` record. */
+export type BashChange = Omit<BashChangeRecord, "type">;
 
 /** How a turn ended, with how long it took: the session's turn-end record, without its type. */
 export type TurnEnd = Omit<TurnEndRecord, "type">;
@@ -86,6 +90,8 @@ export type TurnEvent =
   | { type: "file_before"; before: FileBefore }
   /** What that call left in the file. */
   | { type: "file_change"; change: FileChange }
+  /** The files a `bash` call changed (in a git repository), or why they are not known. */
+  | { type: "bash_change"; change: BashChange }
   /** A rewind put a file back as it was just before prompt `to` (`/rewind` on a terminal). */
   | { type: "file_restore"; restore: FileRestore }
   /** The conversation goes back to just before prompt `to` of the current branch. */

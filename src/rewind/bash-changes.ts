@@ -57,8 +57,10 @@ export async function lookAtFiles(workspace: string, options: LookOptions = {}):
     if (Date.now() > deadline) return over;
     if (options.signal?.aborted) return { kind: "skipped", reason: "the call was interrupted" };
     const batch = paths.slice(at, at + 256);
-    const states = await Promise.all(batch.map((path) => statOf(join(workspace, path))));
-    batch.forEach((path, index) => snapshot.set(path, states[index] ?? ""));
+    const states = await Promise.all(
+      batch.map(async (path) => [path, await statOf(join(workspace, path))] as const),
+    );
+    for (const [path, state] of states) snapshot.set(path, state);
   }
   return snapshot;
 }

@@ -1,5 +1,5 @@
 import { assertNever } from "../runner/events.js";
-import { mcpStatusNotice, retryNotice, unkeptNotice } from "./notices.js";
+import { bashSkippedNotice, mcpStatusNotice, retryNotice, unkeptNotice } from "./notices.js";
 import type { Output, Streams } from "./output.js";
 import { type OutputEvent, STREAM_JSON_VERSION } from "./stream-json-protocol.js";
 
@@ -81,10 +81,13 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
           const { toolCallId: id, path, before, after, mode } = event.change;
           return line({ type: "file_change", id, path, before, after, mode });
         }
+        case "bash_change": {
+          const { toolCallId: id, ...change } = event.change;
+          line({ type: "bash_change", id, ...change });
+          return bashSkippedNotice(stderr, event.change);
+        }
         case "file_restore":
         case "rewind":
-        // For a rewind, which lists what bash changed as not restored.
-        case "bash_change":
           return;
         default:
           return assertNever(event);

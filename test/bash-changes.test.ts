@@ -1,0 +1,86 @@
+import { execFileSync } from "node:child_process";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { call, done, text } from "../src/testing/fake-client.js";
+import { recordsOf, trackedRunner } from "./support/changes.js";
+import { useTempDirs } from "./support/temp.js";
+
+/**
+ * After each `bash` call in a git repository, a `bash_change` record names the files whose stat
+ * information changed among those git lists (tracked, and untracked ones no ignore rule leaves
+ * out), through the runner's one event stream; outside a repository there is none.
+ */
+
+const tempDir = useTempDirs();
+
+function git(cwd: string, ...args: string[]): void {
+  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], {
+    cwd,
+    env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
+  });
+}
+
+async function repository(workspace: string, files: Record<string, string>): Promise<void> {
+  await mkdir(workspace, { recursive: true });
+  git(workspace, "init", "-q");
+  for (const [name, content] of Object.entries(files))
+    await writeFile(join(workspace, name), content);
+  git(workspace, "add", ...Object.keys(files));
+  git(workspace, "commit", "-q", "-m", "start");
+}
+
+const bashRecords = (path: string) => recordsOf(path).filter((r) => r.type === "bash_change");
+
+describe("what bash changed", () => {
+  it("records the files a bash call changed, removed and made, not the ignored ones, nor the untouched", async () => {
+    const home = await tempDir();
+    await repository(join(home, "ws"), {
+      ".gitignore": "ignored.txt\n",
+      "a.txt": "a\n",
+      "b.txt": "b\n",
+      "same.txt": "same\n",
+    });
+    const { runner, path } = await trackedRunner(home, [
+      [
+        call("b1", "bash", {
+          command:
+            "echo x >> a.txt; rm b.txt; mkdir -p d; echo n > d/new.txt; echo i > ignored.txt",
+        }),
+        call("b2", "bash", { command: "true" }),
+        done,
+      ],
+      [text("done"), done],
+    ]);
+    expect(await runner.runTurn("go")).toMatchObject({ status: "completed" });
+    expect(bashRecords(path)).toEqual([
+      { type: "bash_change", toolCallId: "b1", paths: ["a.txt", "b.txt", "d/new.txt"] },
+      { type: "bash_change", toolCallId: "b2", paths: [] },
+    ]);
+  });
+
+  it("names at most 1,000 files of one call and counts the rest", async () => {
+    const home = await tempDir();
+    await repository(join(home, "ws"), { "a.txt": "a\n" });
+    const { runner, path } = await trackedRunner(home, [
+      [call("b1", "bash", { command: "for i in $(seq 1000 2004); do : > f$i; done" }), done],
+      [text("done"), done],
+    ]);
+    await runner.runTurn("go");
+    const names = Array.from({ length: 1000 }, (_, i) => `f${1000 + i}`);
+    expect(bashRecords(path)).toEqual([
+      { type: "bash_change", toolCallId: "b1", paths: names, more: 5 },
+    ]);
+  });
+
+  it("records nothing outside a git repository", async () => {
+    const home = await tempDir();
+    const { runner, path } = await trackedRunner(home, [
+      [call("b1", "bash", { command: "echo x > a.txt" }), done],
+      [text("done"), done],
+    ]);
+    await runner.runTurn("go");
+    expect(bashRecords(path)).toEqual([]);
+    expect(recordsOf(path).filter((r) => r.type === "message")).toHaveLength(4);
+  });
+});

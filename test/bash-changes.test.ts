@@ -84,3 +84,23 @@ describe("what bash changed", () => {
     expect(recordsOf(path).filter((r) => r.type === "message")).toHaveLength(4);
   });
 });
+
+describe("an interrupted bash call", () => {
+  it("records that what it changed is not known, without a look after it that would hold up the abort", async () => {
+    const home = await tempDir();
+    await repository(join(home, "ws"), { "a.txt": "a\n" });
+    const { runner, path } = await trackedRunner(home, [
+      [call("b1", "bash", { command: "echo x >> a.txt; sleep 30" }), done],
+    ]);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 500);
+    const started = Date.now();
+    expect(await runner.runTurn("go", { signal: controller.signal })).toMatchObject({
+      status: "aborted",
+    });
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(bashRecords(path)).toEqual([
+      { type: "bash_change", toolCallId: "b1", paths: [], skipped: "the call was interrupted" },
+    ]);
+  });
+});

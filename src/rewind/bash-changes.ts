@@ -45,6 +45,8 @@ export interface LookOptions {
 export async function lookAtFiles(workspace: string, options: LookOptions = {}): Promise<Look> {
   const root = await projectRoot(workspace);
   if (!root.repository) return { kind: "none" };
+  // An interrupted call gets no look after it: Ctrl-C is not held up by git.
+  if (options.signal?.aborted) return { kind: "skipped", reason: "the call was interrupted" };
   const bound = options.boundMs ?? SNAPSHOT_BOUND_MS;
   const deadline = Date.now() + bound;
   const over = { kind: "skipped" as const, reason: `git took over ${bound / 1000} s: skipped` };

@@ -1,7 +1,9 @@
 import { execFileSync } from "node:child_process";
-import { mkdir, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { chmod, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { lookAtFiles } from "../src/rewind/bash-changes.js";
 import { call, done, text } from "../src/testing/fake-client.js";
 import { recordsOf, trackedRunner } from "./support/changes.js";
 import { useTempDirs } from "./support/temp.js";
@@ -102,5 +104,31 @@ describe("an interrupted bash call", () => {
     expect(bashRecords(path)).toEqual([
       { type: "bash_change", toolCallId: "b1", paths: [], skipped: "the call was interrupted" },
     ]);
+  });
+});
+
+describe("the git that looks", () => {
+  it("is never one planted in the repository, through a relative or an inside folder of PATH", async () => {
+    const home = await tempDir();
+    const workspace = join(home, "ws");
+    await repository(workspace, { "a.txt": "a\n" });
+    const marker = join(home, "planted-git-ran");
+    await mkdir(join(workspace, "bin"));
+    for (const planted of [join(workspace, "git"), join(workspace, "bin", "git")]) {
+      await writeFile(planted, `#!/bin/sh\ntouch ${marker}\n`);
+      await chmod(planted, 0o755);
+    }
+    const path = [".", "", "bin", join(workspace, "bin"), process.env.PATH].join(":");
+    const look = await lookAtFiles(workspace, { path });
+    expect(look instanceof Map ? [...look.keys()].sort() : look).toEqual([
+      "a.txt",
+      "bin/git",
+      "git",
+    ]);
+    expect(existsSync(marker)).toBe(false);
+    expect(await lookAtFiles(workspace, { path: ".:bin" })).toEqual({
+      kind: "skipped",
+      reason: "no git outside the repository on PATH: skipped",
+    });
   });
 });

@@ -1,6 +1,8 @@
 import { spawn } from "node:child_process";
-import { lstat } from "node:fs/promises";
-import { isAbsolute, join } from "node:path";
+import { constants } from "node:fs";
+import { access, lstat, realpath } from "node:fs/promises";
+import { delimiter, dirname, isAbsolute, join } from "node:path";
+import { within } from "../paths.js";
 import { projectRoot } from "../project/root.js";
 
 /** How long one look at the workspace's files may take (git's list, then each file's stat). */
@@ -34,8 +36,8 @@ export interface LookOptions {
  * attributes name (`.gitattributes`, `.git/info/attributes`: files the model can write), a
  * program no flag turns off; `ls-files` reads no content, and the stat comparison is ours.
  *
- * git runs outside the sandbox, on a repository the model can write: with an environment of its
- * own (PATH and HOME only, none of the agent's `GIT_*`), no system or global configuration, and
+ * git runs outside the sandbox, on a repository the model can write: found on PATH outside the
+ * repository, with an environment of its own (its folder as PATH, and HOME, none of the agent's `GIT_*`), no system or global configuration, and
  * the repository's settings that name or start a program overridden on the command line
  * (`core.fsmonitor`, `core.hooksPath`; `core.untrackedCache` off so a planted cache cannot hide a
  * file), its git folder and work tree given (a planted `core.worktree` is not followed), and no
@@ -50,7 +52,10 @@ export async function lookAtFiles(workspace: string, options: LookOptions = {}):
   const bound = options.boundMs ?? SNAPSHOT_BOUND_MS;
   const deadline = Date.now() + bound;
   const over = { kind: "skipped" as const, reason: `git took over ${bound / 1000} s: skipped` };
-  const listed = await gitList(root.path, workspace, bound, options);
+  const git = await findGit(options.path ?? process.env.PATH ?? "", root.path);
+  if (git === undefined)
+    return { kind: "skipped", reason: "no git outside the repository on PATH: skipped" };
+  const listed = await gitList(git, root.path, workspace, bound, options);
   if (!listed.ok)
     return listed.reason === "timeout" ? over : { kind: "skipped", reason: listed.reason };
   const snapshot: Snapshot = new Map();
@@ -86,6 +91,26 @@ async function statOf(path: string): Promise<string> {
   return [info.mode, info.size, info.ino, info.mtimeNs, info.ctimeNs].join(":");
 }
 
+/**
+ * The git program: the first executable `git` in an absolute folder of PATH that is not inside
+ * the repository (a relative entry, `.` or an empty one, or a project's `node_modules/.bin`,
+ * would let the model plant a `git` of its own).
+ */
+async function findGit(path: string, top: string): Promise<string | undefined> {
+  for (const folder of path.split(delimiter)) {
+    if (!isAbsolute(folder)) continue;
+    const real = await realpath(folder).catch(() => undefined);
+    if (real === undefined || within(top, real)) continue;
+    const program = join(real, "git");
+    const found = await access(program, constants.X_OK).then(
+      () => true,
+      () => false,
+    );
+    if (found) return program;
+  }
+  return undefined;
+}
+
 /** The program-free settings each git run gets on its command line. */
 const SAFE_CONFIG = [
   "core.fsmonitor=false",
@@ -99,6 +124,7 @@ const SAFE_CONFIG = [
  * or why there is none ("timeout" when over the bound).
  */
 function gitList(
+  git: string,
   top: string,
   workspace: string,
   bound: number,
@@ -118,7 +144,7 @@ function gitList(
     "--exclude-standard",
   ];
   const env: NodeJS.ProcessEnv = {
-    PATH: options.path ?? process.env.PATH ?? "/usr/bin:/bin",
+    PATH: dirname(git),
     ...(process.env.HOME !== undefined && { HOME: process.env.HOME }),
     GIT_CONFIG_NOSYSTEM: "1",
     GIT_CONFIG_GLOBAL: "/dev/null",
@@ -127,7 +153,7 @@ function gitList(
     LC_ALL: "C",
   };
   return new Promise((resolve) => {
-    const child = spawn("git", args, {
+    const child = spawn(git, args, {
       cwd: workspace,
       env,
       stdio: ["ignore", "pipe", "ignore"],

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { constants } from "node:fs";
 import { access, lstat, realpath } from "node:fs/promises";
-import { delimiter, dirname, isAbsolute, join } from "node:path";
+import { delimiter, isAbsolute, join } from "node:path";
 import { within } from "../paths.js";
 import { projectRoot } from "../project/root.js";
 
@@ -37,7 +37,8 @@ export interface LookOptions {
  * program no flag turns off; `ls-files` reads no content, and the stat comparison is ours.
  *
  * git runs outside the sandbox, on a repository the model can write: found on PATH outside the
- * repository, with an environment of its own (its folder as PATH, and HOME, none of the agent's `GIT_*`), no system or global configuration, and
+ * repository, with an environment of its own (PATH without relative folders or the repository's,
+ * and HOME, none of the agent's `GIT_*`), no system or global configuration, and
  * the repository's settings that name or start a program overridden on the command line
  * (`core.fsmonitor`, `core.hooksPath`; `core.untrackedCache` off so a planted cache cannot hide a
  * file), its git folder and work tree given (a planted `core.worktree` is not followed), and no
@@ -92,21 +93,27 @@ async function statOf(path: string): Promise<string> {
 }
 
 /**
- * The git program: the first executable `git` in an absolute folder of PATH that is not inside
- * the repository (a relative entry, `.` or an empty one, or a project's `node_modules/.bin`,
- * would let the model plant a `git` of its own).
+ * The git program and the PATH it gets: the folders of PATH that are absolute and not inside the
+ * repository (a relative entry, `.` or an empty one, or a project's `node_modules/.bin` would let
+ * the model plant a `git` of its own), and the first executable `git` among them.
  */
-async function findGit(path: string, top: string): Promise<string | undefined> {
+async function findGit(
+  path: string,
+  top: string,
+): Promise<{ program: string; path: string } | undefined> {
+  const folders: string[] = [];
   for (const folder of path.split(delimiter)) {
     if (!isAbsolute(folder)) continue;
     const real = await realpath(folder).catch(() => undefined);
-    if (real === undefined || within(top, real)) continue;
-    const program = join(real, "git");
+    if (real !== undefined && !within(top, real)) folders.push(real);
+  }
+  for (const folder of folders) {
+    const program = join(folder, "git");
     const found = await access(program, constants.X_OK).then(
       () => true,
       () => false,
     );
-    if (found) return program;
+    if (found) return { program, path: folders.join(delimiter) };
   }
   return undefined;
 }
@@ -124,7 +131,7 @@ const SAFE_CONFIG = [
  * or why there is none ("timeout" when over the bound).
  */
 function gitList(
-  git: string,
+  git: { program: string; path: string },
   top: string,
   workspace: string,
   bound: number,
@@ -144,7 +151,7 @@ function gitList(
     "--exclude-standard",
   ];
   const env: NodeJS.ProcessEnv = {
-    PATH: dirname(git),
+    PATH: git.path,
     ...(process.env.HOME !== undefined && { HOME: process.env.HOME }),
     GIT_CONFIG_NOSYSTEM: "1",
     GIT_CONFIG_GLOBAL: "/dev/null",
@@ -153,7 +160,7 @@ function gitList(
     LC_ALL: "C",
   };
   return new Promise((resolve) => {
-    const child = spawn(git, args, {
+    const child = spawn(git.program, args, {
       cwd: workspace,
       env,
       stdio: ["ignore", "pipe", "ignore"],

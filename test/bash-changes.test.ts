@@ -1,8 +1,9 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { chmod, mkdir, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { rewindAtPrompt } from "../src/cli/rewind-turn.js";
 import { lookAtFiles } from "../src/rewind/bash-changes.js";
 import { call, done, text } from "../src/testing/fake-client.js";
 import { recordsOf, trackedRunner } from "./support/changes.js";
@@ -130,5 +131,54 @@ describe("the git that looks", () => {
       kind: "skipped",
       reason: "no git outside the repository on PATH: skipped",
     });
+  });
+});
+
+describe("/rewind at the prompt", () => {
+  it("lists what bash changed as not restored, beside the files it puts back, and alone when only bash changed files", async () => {
+    const home = await tempDir();
+    await repository(join(home, "ws"), { "a.txt": "0", "b.txt": "b\n" });
+    const session = await trackedRunner(home, [
+      [
+        call("r1", "read", { path: "a.txt" }),
+        call("e1", "edit", { path: "a.txt", oldText: "0", newText: "1" }),
+        call("b1", "bash", { command: "echo x >> b.txt" }),
+        done,
+      ],
+      [text("one"), done],
+      [call("b2", "bash", { command: "echo y > c.txt" }), done],
+      [text("two"), done],
+    ]);
+    const { workspace, runner, journal } = session;
+    await runner.runTurn("first");
+    await runner.runTurn("second");
+    let shown = "";
+    const parts = {
+      runner,
+      journal,
+      workspace,
+      stateDir: session.state,
+      write: (t: string) => (shown += t),
+    };
+    await rewindAtPrompt(parts, { kind: "rewind", to: 2 });
+    expect(shown).toBe(
+      [
+        "changed by bash, not restored: c.txt",
+        "mini-agent: the conversation went back to just before prompt 2; prompt 2 stays in the session file as a branch",
+        "",
+      ].join("\n"),
+    );
+    shown = "";
+    await rewindAtPrompt(parts, { kind: "rewind", to: 1 });
+    expect(shown).toBe(
+      [
+        "restored a.txt",
+        // c.txt too: the rewind to prompt 2 left it as bash made it, on the branch now off.
+        "changed by bash, not restored: b.txt, c.txt",
+        "mini-agent: the conversation went back to just before prompt 1; prompt 1 stays in the session file as a branch",
+        "",
+      ].join("\n"),
+    );
+    expect(await readFile(join(workspace, "a.txt"), "utf8")).toBe("0");
   });
 });

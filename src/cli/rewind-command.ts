@@ -136,7 +136,8 @@ export function fileLines(plan: RewindPlan, outcomes: FileOutcome[], dryRun: boo
       for (const line of diffs.get(outcome.path) ?? []) lines.push(`    ${visible(line)}`);
     }
   }
-  if (outcomes.length === 0)
+  // With files bash changed, their line says what is left as it is.
+  if (outcomes.length === 0 && plan.bash.paths.length === 0)
     lines.push(
       `nothing to rewind: every file the agent changed from prompt ${plan.to} on is as it was then`,
     );

@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { appendFile, chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { rewindAtPrompt } from "../src/cli/rewind-turn.js";
@@ -131,6 +131,22 @@ describe("the git that looks", () => {
       kind: "skipped",
       reason: "no git outside the repository on PATH: skipped",
     });
+  });
+});
+
+describe("a planted repository setting", () => {
+  it("moves not the list: core.worktree elsewhere and core.bare are not followed", async () => {
+    const home = await tempDir();
+    const workspace = join(home, "ws");
+    await repository(workspace, { "a.txt": "a\n" });
+    await mkdir(join(home, "elsewhere"));
+    await writeFile(join(home, "elsewhere", "secret.txt"), "s\n");
+    await appendFile(
+      join(workspace, ".git", "config"),
+      `[core]\n\tworktree = ${join(home, "elsewhere")}\n\tbare = true\n`,
+    );
+    const look = await lookAtFiles(workspace);
+    expect(look instanceof Map ? [...look.keys()] : look).toEqual(["a.txt"]);
   });
 });
 

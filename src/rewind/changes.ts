@@ -53,7 +53,9 @@ interface Turn {
  * wraps each of them (`wrap`): before the call runs it records the file's hash and mode
  * (`file_before`), and the first time a turn changes a file its old bytes go into the session's
  * blob store, once; after the call it records what the call left (`file_change`). A rewind
- * targets the start of a prompt, so one pre-image per file per turn is all it needs.
+ * targets the start of a prompt, so one pre-image per file per turn is all it needs. It wraps
+ * `bash` too, only to tell what a call changed (`bash_change`, in a git repository): a rewind lists
+ * those files and restores none of them.
  *
  * The runner tells it when a turn starts and ends (`startTurn`, `endTurn`) and which call is
  * about to run (`callStarting`, from the loop's `tool_start` event): the `Tool` seam carries no

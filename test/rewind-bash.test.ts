@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { runBin, sessionFiles, useCliSetup } from "./support/cli.js";
 import { realSandbox } from "./support/sandbox.js";
+import { protocolLines } from "./support/stream-json.js";
 
 /**
  * What bash changed, where the workspace is a git repository: found from git's list of files
@@ -97,6 +98,18 @@ describe("what bash changed, in a git repository", () => {
       await editAndBash("required");
     },
   );
+
+  it("is a bash_change line of stream-json, checked against the shipped schema", async () => {
+    const { workspace, options } = await setup(script);
+    await repository(workspace);
+    const args = ["--allow-bash", "--sandbox", "off", "--output-format", "stream-json", "first"];
+    const run = await runBin(args, options);
+    expect(run.code).toBe(0);
+    const lines = protocolLines(run.stdout).filter((line) => line.type === "bash_change");
+    expect(lines).toEqual([
+      { version: 1, type: "bash_change", id: "b1", paths: ["b.txt", "c.txt"] },
+    ]);
+  });
 
   it("never runs a program the repository's configuration names: fsmonitor, a clean filter, hooks", async () => {
     const { workspace, home, options } = await setup(script);

@@ -1,5 +1,5 @@
 import type { OutputFormat } from "./args.js";
-import { mcpStatusNotice, retryNotice, unkeptNotice } from "./notices.js";
+import { bashSkippedNotice, mcpStatusNotice, retryNotice, unkeptNotice } from "./notices.js";
 import { jsonLine, type Output, type Streams } from "./output.js";
 import { streamJsonOutput } from "./stream-json.js";
 import { textOutput } from "./terminal/text-output.js";
@@ -14,6 +14,7 @@ export function createOutput(format: OutputFormat, streams: Streams): Output {
           if (event.type === "retry") retryNotice(streams.stderr, event.notice);
           if (event.type === "mcp_status") mcpStatusNotice(streams.stderr, event.status);
           if (event.type === "file_before") unkeptNotice(streams.stderr, event.before);
+          if (event.type === "bash_change") bashSkippedNotice(streams.stderr, event.change);
         },
         finish: (summary) => jsonLine(streams.stdout, summary),
       };

@@ -1,5 +1,5 @@
 import type { Compaction } from "../compaction/record.js";
-import type { FileBefore, McpStatus, RetryNotice } from "../runner/events.js";
+import type { BashChange, FileBefore, McpStatus, RetryNotice } from "../runner/events.js";
 import { visible } from "../visible.js";
 
 /** `overloaded_error: Overloaded; retrying in 2 s (attempt 2 of 4)`. */
@@ -49,4 +49,10 @@ export function unkeptNotice(stderr: NodeJS.WritableStream, before: FileBefore):
   stderr.write(
     `mini-agent: ${what}: its bytes before this change were not kept (${visible(before.unkept)}); a rewind cannot restore them\n`,
   );
+}
+
+/** `mini-agent: bash: what it changed is not known (git took over 2 s: skipped)`. */
+export function bashSkippedNotice(stderr: NodeJS.WritableStream, change: BashChange): void {
+  if (change.skipped === undefined) return;
+  stderr.write(`mini-agent: bash: what it changed is not known (${visible(change.skipped)})\n`);
 }

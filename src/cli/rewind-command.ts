@@ -136,15 +136,41 @@ export function fileLines(plan: RewindPlan, outcomes: FileOutcome[], dryRun: boo
       for (const line of diffs.get(outcome.path) ?? []) lines.push(`    ${visible(line)}`);
     }
   }
-  if (outcomes.length === 0)
+  // With files bash changed, their line says what is left as it is.
+  if (outcomes.length === 0 && plan.bash.paths.length === 0)
     lines.push(
       `nothing to rewind: every file the agent changed from prompt ${plan.to} on is as it was then`,
     );
-  if (plan.bashCalls > 0) {
-    const commands = `${plan.bashCalls} bash command${plan.bashCalls === 1 ? "" : "s"}`;
-    lines.push(
-      `note: ${commands} ran from prompt ${plan.to} on; what bash changed is not tracked and not restored`,
-    );
+  lines.push(...bashLines(plan));
+  return lines;
+}
+
+/** The most files named on the line of what bash changed; a count of all follows. */
+const MOST_NAMED = 10;
+
+/**
+ * What bash changed from prompt `to` on, as the session tells it: the files (where git listed
+ * them), the calls whose changes are not known (their look was skipped), and the calls that were
+ * not tracked (outside a git repository). None of it is restored.
+ */
+function bashLines(plan: RewindPlan): string[] {
+  const { bash, bashCalls, to } = plan;
+  const lines: string[] = [];
+  const commands = (n: number) => `${n} bash command${n === 1 ? "" : "s"}`;
+  const total = bash.paths.length + bash.more;
+  if (total > 0) {
+    const named = bash.paths.slice(0, MOST_NAMED).map((path) => visible(path));
+    const count = total > named.length ? ` and ${total - named.length} more (${total} files)` : "";
+    lines.push(`changed by bash, not restored: ${named.join(", ")}${count}`);
   }
+  if (bash.skipped > 0)
+    lines.push(
+      `note: what ${commands(bash.skipped)} changed from prompt ${to} on is not known (${visible(bash.reason ?? "")}); ${bash.skipped === 1 ? "it is" : "they are"} not restored`,
+    );
+  const untracked = bashCalls - bash.tracked - bash.skipped;
+  if (untracked > 0)
+    lines.push(
+      `note: ${commands(untracked)} ran from prompt ${to} on; what bash changed is not tracked and not restored`,
+    );
   return lines;
 }

@@ -130,6 +130,19 @@ export const OutputLineSchema = Type.Union(
       "A write or edit call left its file so (after equals before when it changed nothing); mini-agent rewind can put it back.",
     ),
     line(
+      "bash_change",
+      {
+        id: Type.String(),
+        /** The files the call changed, relative to the workspace, sorted: at most 1,000. */
+        paths: Type.Array(Type.String()),
+        /** How many more files it changed than `paths` names. */
+        more: Type.Optional(Type.Integer({ minimum: 1 })),
+        /** Why what it changed is not known (git over its bound, or failed). */
+        skipped: Type.Optional(Type.String()),
+      },
+      "What a bash call changed, in a git repository; a rewind lists these files as not restored.",
+    ),
+    line(
       "mcp_status",
       {
         server: Type.String(),

@@ -1,5 +1,5 @@
 import { assertNever } from "../runner/events.js";
-import { mcpStatusNotice, retryNotice, unkeptNotice } from "./notices.js";
+import { bashSkippedNotice, mcpStatusNotice, retryNotice, unkeptNotice } from "./notices.js";
 import type { Output, Streams } from "./output.js";
 import { type OutputEvent, STREAM_JSON_VERSION } from "./stream-json-protocol.js";
 
@@ -80,6 +80,11 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
         case "file_change": {
           const { toolCallId: id, path, before, after, mode } = event.change;
           return line({ type: "file_change", id, path, before, after, mode });
+        }
+        case "bash_change": {
+          const { toolCallId: id, ...change } = event.change;
+          line({ type: "bash_change", id, ...change });
+          return bashSkippedNotice(stderr, event.change);
         }
         case "file_restore":
         case "rewind":

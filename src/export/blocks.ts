@@ -154,6 +154,7 @@ export class BlockBuilder {
         return [...this.unanswered(), ...this.leftUsage(), this.skills(record)];
       case "file_before":
       case "file_change":
+      case "bash_change":
         // What each call did to a file is its result; the change records are for a rewind.
         return [];
       case "file_restore": {

@@ -1,13 +1,14 @@
 import { lstat } from "node:fs/promises";
 import { relative } from "node:path";
 import { BlobStore } from "../session/blobs.js";
-import type { FileBefore, FileChange } from "../session/records.js";
+import type { BashChange, FileBefore, FileChange } from "../session/records.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { openResolved } from "../tools/open.js";
 import { type BoundaryOptions, type Resolved, resolveInWorkspace } from "../tools/path.js";
 import { digestFile } from "../tools/seen.js";
 import { contentHash } from "../trust/trust.js";
 import type { Tool, ToolCall, ToolResult } from "../types.js";
+import { changedPaths, type Look, lookAtFiles, MOST_PATHS } from "./bash-changes.js";
 
 /** Bytes of one file a session keeps before a change, unless the caller sets another cap. */
 export const DEFAULT_FILE_CAP = 64 * 1024 * 1024;
@@ -24,7 +25,8 @@ export interface FileState {
 /** What a change is recorded through: the runner's journal (the session file, then the front end). */
 export type ChangeEvent =
   | { type: "file_before"; before: FileBefore }
-  | { type: "file_change"; change: FileChange };
+  | { type: "file_change"; change: FileChange }
+  | { type: "bash_change"; change: BashChange };
 
 export interface FileChangesOptions {
   /** The workspace whose files the tools change. */
@@ -35,6 +37,8 @@ export interface FileChangesOptions {
   fileCap?: number;
   /** Bytes a session's blob store keeps in all (the store's default unless set). */
   blobCap?: number;
+  /** How long one look at what bash changed may take (default 2 s). */
+  bashBoundMs?: number;
 }
 
 interface Turn {
@@ -49,7 +53,9 @@ interface Turn {
  * wraps each of them (`wrap`): before the call runs it records the file's hash and mode
  * (`file_before`), and the first time a turn changes a file its old bytes go into the session's
  * blob store, once; after the call it records what the call left (`file_change`). A rewind
- * targets the start of a prompt, so one pre-image per file per turn is all it needs.
+ * targets the start of a prompt, so one pre-image per file per turn is all it needs. It wraps
+ * `bash` too, only to tell what a call changed (`bash_change`, in a git repository): a rewind lists
+ * those files and restores none of them.
  *
  * The runner tells it when a turn starts and ends (`startTurn`, `endTurn`) and which call is
  * about to run (`callStarting`, from the loop's `tool_start` event): the `Tool` seam carries no
@@ -65,13 +71,54 @@ export class FileChanges {
     this.boundary = { stateDir: options.stateDir };
   }
 
-  /** The tools, with `write` and `edit` tracked; the rest as they are. */
+  /**
+   * The tools, with `write` and `edit` tracked, and `bash` told (what it changed, where the
+   * workspace is a git repository); the rest as they are.
+   */
   wrap(tools: readonly Tool[]): Tool[] {
-    return tools.map((tool) =>
-      TRACKED.has(tool.spec.name)
-        ? { spec: tool.spec, execute: (input, signal) => this.execute(tool, input, signal) }
-        : tool,
-    );
+    return tools.map((tool) => {
+      const { spec } = tool;
+      if (TRACKED.has(spec.name))
+        return { spec, execute: (input, signal) => this.execute(tool, input, signal) };
+      if (spec.name === "bash")
+        return { spec, execute: (input, signal) => this.bash(tool, input, signal) };
+      return tool;
+    });
+  }
+
+  /**
+   * A bash call, with a look at the workspace's files before and after it (`lookAtFiles`): the
+   * files whose stat information changed are recorded (`bash_change`), or why they are not known.
+   * Outside a git repository nothing is recorded: a rewind says bash is not tracked.
+   */
+  private async bash(tool: Tool, input: unknown, signal?: AbortSignal): Promise<ToolResult> {
+    const { turn, call } = this;
+    if (!turn || !call || call.input !== input) return tool.execute(input, signal);
+    const look = (): Promise<Look> =>
+      lookAtFiles(this.options.root, {
+        ...(this.options.bashBoundMs !== undefined && { boundMs: this.options.bashBoundMs }),
+        ...(signal && { signal }),
+      }).catch((error: NodeJS.ErrnoException) => ({
+        kind: "skipped" as const,
+        reason: `the files could not be listed (${error.code ?? "error"}): skipped`,
+      }));
+    const before = await look();
+    if (!(before instanceof Map) && before.kind === "none") return tool.execute(input, signal);
+    const close = async () => {
+      // A look that was skipped before the call is not tried again after it.
+      const after = before instanceof Map ? await look() : before;
+      const change = bashChange(call.id, before, after);
+      await turn.record({ type: "bash_change", change });
+    };
+    let result: ToolResult;
+    try {
+      result = await tool.execute(input, signal);
+    } catch (error) {
+      await close().catch(() => {});
+      throw error;
+    }
+    await close();
+    return result;
   }
 
   /** A turn of the session at `sessionPath` starts; its changes are recorded through `record`. */
@@ -163,6 +210,19 @@ function keep(turn: Turn, real: string, before: ReadState, cap: number): string 
     if (code === undefined) throw error;
     return `the session's blob store could not be written: ${systemErrorMeaning(code)}`;
   }
+}
+
+/** The record of what a bash call changed, from the looks before and after it. */
+function bashChange(toolCallId: string, before: Look, after: Look): BashChange {
+  if (before instanceof Map && after instanceof Map) {
+    const paths = changedPaths(before, after);
+    const more = paths.length - MOST_PATHS;
+    return { toolCallId, paths: paths.slice(0, MOST_PATHS), ...(more > 0 && { more }) };
+  }
+  const skipped = [before, after].find((look) => !(look instanceof Map) && look.kind === "skipped");
+  const reason =
+    skipped && "reason" in skipped ? skipped.reason : "the repository went away: skipped";
+  return { toolCallId, paths: [], skipped: reason };
 }
 
 const afterOf = (state: FileState) => ({ after: state.hash, mode: state.mode });

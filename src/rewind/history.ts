@@ -23,8 +23,22 @@ export interface SessionHistory {
   prompt?: string;
   /** Files changed from prompt N on, by path. */
   files: FileHistory[];
-  /** bash calls made from prompt N on: what they changed is not tracked. */
+  /** bash calls made from prompt N on (denied ones too). */
   bashCalls: number;
+  /** What those calls changed, as far as it is known. */
+  bash: BashHistory;
+}
+
+/** What bash changed from prompt N on, from the `bash_change` records. */
+export interface BashHistory {
+  /** The files, sorted, each once (at most 1,000 per call; the rest counted in `more`). */
+  paths: string[];
+  more: number;
+  /** Calls whose changes are known (a record without `skipped`). */
+  tracked: number;
+  /** Calls whose look was skipped, and the first one's reason. */
+  skipped: number;
+  reason?: string;
 }
 
 /**
@@ -50,7 +64,8 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
       if (at > 0) branch.add(at, record);
       if (record.type === "message" && record.message.role === "user")
         prompts.set(at, headOf(record.message.content, 200));
-      if (record.type.startsWith("file_")) kept.push({ at, record, bash: 0 });
+      if (record.type.startsWith("file_") || record.type === "bash_change")
+        kept.push({ at, record, bash: 0 });
       else if (record.type === "message" && record.message.role === "assistant") {
         const bash = record.message.toolCalls.filter((call) => call.name === "bash").length;
         if (bash > 0) kept.push({ at, record: undefined, bash });
@@ -60,22 +75,35 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
   const from = branch.promptOrdinal(to) ?? Number.POSITIVE_INFINITY;
   const files = new Map<string, FileHistory>();
   let bashCalls = 0;
+  const bashHistory: BashHistory = { paths: [], more: 0, tracked: 0, skipped: 0 };
+  const bashPaths = new Set<string>();
   for (const { at, record, bash } of kept) {
     if (at < from) continue;
     bashCalls += bash;
-    if (record) follow(files, record);
+    if (record?.type !== "bash_change") {
+      if (record) follow(files, record);
+    } else if (record.skipped !== undefined) {
+      bashHistory.skipped++;
+      bashHistory.reason ??= record.skipped;
+    } else {
+      bashHistory.tracked++;
+      bashHistory.more += record.more ?? 0;
+      for (const changed of record.paths) bashPaths.add(changed);
+    }
   }
-  const sorted = [...files.values()].sort((a, b) =>
-    a.path < b.path ? -1 : a.path > b.path ? 1 : 0,
-  );
+  bashHistory.paths = [...bashPaths].sort(byPath);
+  const sorted = [...files.values()].sort((a, b) => byPath(a.path, b.path));
   const prompt = prompts.get(from);
   return {
     prompts: branch.promptCount,
     ...(prompt !== undefined && { prompt }),
     files: sorted,
     bashCalls,
+    bash: bashHistory,
   };
 }
+
+const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** One file record taken into the files' histories. */
 function follow(files: Map<string, FileHistory>, record: SessionRecord): void {

@@ -9,7 +9,7 @@ import { type BoundaryOptions, displayPath, type Resolved } from "../tools/path.
 import { contentHash } from "../trust/trust.js";
 import { DEFAULT_FILE_CAP, type FileState, type ReadState, readState } from "./changes.js";
 import { shortDiff } from "./diff.js";
-import { type FileHistory, sessionHistory } from "./history.js";
+import { type BashHistory, type FileHistory, sessionHistory } from "./history.js";
 
 export interface RewindOptions {
   /** The session file. */
@@ -42,8 +42,10 @@ export interface RewindPlan {
   prompt: string;
   /** One action per file the agent changed from prompt `to` on and that differs now; by path. */
   actions: FileAction[];
-  /** bash calls from prompt `to` on: what they changed is not tracked, nor restored. */
+  /** bash calls from prompt `to` on: what they changed is never restored. */
   bashCalls: number;
+  /** What those calls changed, where it is known (a git repository): listed, not restored. */
+  bash: BashHistory;
 }
 
 export type FileOutcome =
@@ -89,6 +91,7 @@ export async function planRewind(options: RewindOptions): Promise<RewindPlan> {
     prompt: history.prompt ?? "",
     actions,
     bashCalls: history.bashCalls,
+    bash: history.bash,
   };
 }
 

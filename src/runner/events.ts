@@ -2,6 +2,7 @@ import type { AgentEvent } from "../agent.js";
 import type { Compaction } from "../compaction/record.js";
 import type {
   ApprovalRecord,
+  BashChange,
   FileBefore,
   FileChange,
   FileRestoreRecord,
@@ -19,7 +20,7 @@ export type Decision = Omit<ApprovalRecord, "type">;
 export type RetryNotice = Omit<RetryRecord, "type">;
 
 /** A file about to be changed by a call, and what the call left in it (`session/records.ts`). */
-export type { FileBefore, FileChange };
+export type { BashChange, FileBefore, FileChange };
 
 /** A file a rewind put back: the session's `file_restore` record, without its type. */
 export type FileRestore = Omit<FileRestoreRecord, "type">;
@@ -83,6 +84,8 @@ export type TurnEvent =
   | { type: "file_before"; before: FileBefore }
   /** What that call left in the file. */
   | { type: "file_change"; change: FileChange }
+  /** The files a `bash` call changed (in a git repository), or why they are not known. */
+  | { type: "bash_change"; change: BashChange }
   /** A rewind put a file back as it was just before prompt `to` (`/rewind` on a terminal). */
   | { type: "file_restore"; restore: FileRestore }
   /** The conversation goes back to just before prompt `to` of the current branch. */

@@ -76,6 +76,8 @@ function recordOf(event: TurnEvent): Exclude<SessionRecord, SessionHeader> | und
       return { type: "file_change", ...event.change };
     case "file_restore":
       return { type: "file_restore", ...event.restore };
+    case "bash_change":
+      return { type: "bash_change", ...event.change };
     case "rewind":
       return { type: "rewind", to: event.to };
     case "text":

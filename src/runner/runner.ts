@@ -45,7 +45,7 @@ export interface SessionRunnerOptions {
   /** The model's context window, for compaction by size; without it, only on refusal. */
   contextWindow?: number;
   /**
-   * What the tracked `write` and `edit` change (`FileChanges`, whose `wrap` made those tools):
+   * What the tracked `write`, `edit` and `bash` change (`FileChanges`, whose `wrap` made those tools):
    * told each turn's start and end and each call about to run, so it can record the changes.
    */
   changes?: FileChanges;

@@ -141,6 +141,20 @@ const FileRestoreRecordSchema = Type.Object({
   mode: FileModeSchema,
 });
 /**
+ * What a `bash` call changed, where the workspace is a git repository: the files (relative to
+ * the workspace) whose stat information differed before and after it, among those git lists
+ * (tracked, and untracked ones no ignore rule leaves out), at most 1,000 named and the rest
+ * counted in `more`. `skipped` says why it is not known (git over its bound, failed). A rewind
+ * lists them as not restored. No record: the call was not tracked (outside a repository).
+ */
+const BashChangeRecordSchema = Type.Object({
+  type: Type.Literal("bash_change"),
+  toolCallId: Type.String(),
+  paths: Type.Array(Type.String()),
+  more: Type.Optional(Type.Integer({ minimum: 1 })),
+  skipped: Type.Optional(Type.String()),
+});
+/**
  * The conversation goes back to just before the user's prompt `to` of the current branch: the
  * records after it stay in the file, off the branch, and loading ends the history there.
  */
@@ -161,6 +175,7 @@ export const RecordSchema = Type.Union([
   FileBeforeRecordSchema,
   FileChangeRecordSchema,
   FileRestoreRecordSchema,
+  BashChangeRecordSchema,
   RewindRecordSchema,
 ]);
 
@@ -180,6 +195,9 @@ export type FileBefore = Omit<FileBeforeRecord, "type">;
 /** What a call left in a file it was to change: the `file_change` record without its type. */
 export type FileChange = Omit<FileChangeRecord, "type">;
 export type FileRestoreRecord = Static<typeof FileRestoreRecordSchema>;
+export type BashChangeRecord = Static<typeof BashChangeRecordSchema>;
+/** The files a bash call changed: the `bash_change` record without its type. */
+export type BashChange = Omit<BashChangeRecord, "type">;
 export type RewindRecord = Static<typeof RewindRecordSchema>;
 export type SessionRecord = Static<typeof RecordSchema>;
 

@@ -78,6 +78,7 @@ export class UpdateMapper {
       case "file_before":
       case "file_change":
       case "file_restore":
+      case "bash_change":
       case "rewind":
         return [];
       default:

@@ -1,7 +1,7 @@
 import type { RetryNotice } from "../../runner/events.js";
 import type { Message, ToolCall } from "../../types.js";
 import { visible } from "../../visible.js";
-import { mcpStatusNotice, retryNotice, unkeptNotice } from "../notices.js";
+import { bashSkippedNotice, mcpStatusNotice, retryNotice, unkeptNotice } from "../notices.js";
 import type { Output, Streams, TerminalTurn } from "../output.js";
 import { MarkdownStream } from "./markdown.js";
 import { thinkingView } from "./thinking.js";
@@ -53,6 +53,8 @@ export function textOutput(streams: Streams, terminal?: TerminalTurn): Output {
         mcpStatusNotice(stderr, event.status);
       } else if (event.type === "file_before") {
         unkeptNotice(stderr, event.before);
+      } else if (event.type === "bash_change") {
+        bashSkippedNotice(stderr, event.change);
       }
     },
     finish(summary) {
@@ -132,6 +134,8 @@ function terminalOutput({ stderr }: Streams, view: TerminalTurn): Output {
           return awaitModel();
         case "file_before":
           return unkeptNotice(stderr, event.before);
+        case "bash_change":
+          return bashSkippedNotice(stderr, event.change);
       }
     },
     finish(summary) {

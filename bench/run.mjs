@@ -858,7 +858,12 @@ const notes = `
 - The big-answer rows run the real CLI against \`mock-server.mjs\` streaming one text block in
   16 KiB deltas, stdout to \`/dev/null\`; the ratio is peak RSS over the answer's size. The answer
   is held whole (it is the round's text, committed to the history and the session file), so memory
-  grows with it; the floor column is the same run with a 1 KB answer.
+  grows with it; the floor column is the same run with a 1 KB answer. The session file's line is
+  encoded straight into one buffer, long strings escaped a slice at a time (\`session/encode.ts\`),
+  so the answer is not also held as its JSON and the joined line when it is written. What remains,
+  measured with heap statistics at each step: the streaming itself (the answer's pieces, held once,
+  and the garbage of parsing its events, which V8 keeps as resident pages), then the flat copy of
+  the text and the line's bytes when it is written.
 - Export (\`bench/export.mjs\`) reads the session line by line and writes the page in 64 KiB
   pieces, waiting for each write: it holds one round and one piece, whatever the file's size.
 `;

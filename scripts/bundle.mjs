@@ -93,6 +93,7 @@ await build({
       'export { runCli } from "./src/cli/run.ts";',
       'export { rulesCommand } from "./src/cli/rules-command.ts";',
       'export { exportCommand } from "./src/cli/export-command.ts";',
+      'export { rewindCommand } from "./src/cli/rewind-command.ts";',
       'export { skillsCommand } from "./src/cli/skills-command.ts";',
       'export { mcpCommand } from "./src/cli/mcp-command.ts";',
       'export { configuredArgs } from "./src/cli/configured.ts";',
@@ -157,6 +158,7 @@ const turn = requireWithCodeCache(join(__dirname, ${JSON.stringify(turn)}), join
 export const runCli = turn.runCli;
 export const rulesCommand = turn.rulesCommand;
 export const exportCommand = turn.exportCommand;
+export const rewindCommand = turn.rewindCommand;
 export const skillsCommand = turn.skillsCommand;
 export const mcpCommand = turn.mcpCommand;
 export const configuredArgs = turn.configuredArgs;
@@ -188,7 +190,7 @@ await build({
         bundler.onResolve(
           {
             filter:
-              /^\.\/(run|rules-command|export-command|skills-command|mcp-command|configured|config-command)\.js$/,
+              /^\.\/(run|rules-command|export-command|rewind-command|skills-command|mcp-command|configured|config-command)\.js$/,
           },
           (args) =>
             args.importer.endsWith("main.ts") ? { path: "turn", namespace: "turn" } : undefined,

@@ -2,7 +2,7 @@ import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
-import { runBin, toolResults, useCliSetup } from "./support/cli.js";
+import { bin, runBin, toolResults, useCliSetup } from "./support/cli.js";
 
 const setup = useCliSetup();
 
@@ -24,6 +24,16 @@ async function failingBwrap(home: string, env: NodeJS.ProcessEnv) {
 }
 
 describe("the CLI's start-up", () => {
+  it("keeps the entry light: every command's code is loaded from the turn's file, not inlined", async () => {
+    // `--version` and `--help` load the entry alone; a command imported from it without the
+    // bundle routing it to the turn would be inlined, with the schema library and the rest.
+    const entry = await readFile(bin, "utf8");
+    expect({
+      schemaLibrary: entry.includes("TypeBox"),
+      underLimit: entry.length < 64 * 1024,
+    }).toEqual({ schemaLibrary: false, underLimit: true });
+  });
+
   it("runs the bwrap probe once per run, started before the turn and reused by bash", async () => {
     const { server, home, options } = await setup([
       stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: "echo hi" } }] })),

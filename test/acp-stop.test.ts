@@ -1,8 +1,7 @@
-import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { invalidLines, noAnswer, withAcpAgent } from "./support/acp.js";
-import { bin, sessionFiles, sessionRecords, useCliSetup } from "./support/cli.js";
+import { runBin, sessionFiles, sessionRecords, useCliSetup } from "./support/cli.js";
 
 const setup = useCliSetup();
 
@@ -71,33 +70,18 @@ describe("mini-agent acp stopped in the middle of a turn", () => {
 describe("mini-agent acp given a message over the protocol's bound", () => {
   it("says in one line on stderr why the connection ended, and exits 1", async () => {
     const { options } = await setup([]);
-    const child = spawn(process.execPath, [bin, "acp", "--sandbox", "off"], {
-      cwd: options.cwd,
-      env: options.env,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
     const huge = JSON.stringify({
       jsonrpc: "2.0",
       id: 1,
       method: "initialize",
       params: { protocolVersion: 1, pad: "x".repeat(33 * 1024 * 1024) },
     });
-    child.stdin.on("error", () => {});
-    child.stdin.write(`${huge}\n`);
-    child.stdin.end();
-    expect(await closed).toBe(1);
-    expect(stdout).toBe("");
-    expect(stderr).toBe(
-      "mini-agent: the editor's connection ended: Incoming ACP data exceeds the configured 33554432 byte limit\n",
-    );
+    const run = await runBin(["acp", "--sandbox", "off"], { ...options, input: `${huge}\n` });
+    expect(run).toEqual({
+      code: 1,
+      stdout: "",
+      stderr:
+        "mini-agent: the editor's connection ended: Incoming ACP data exceeds the configured 33554432 byte limit\n",
+    });
   }, 30_000);
 });

@@ -211,23 +211,29 @@ describe("rewinding files", () => {
   });
 });
 
+/** A session of two prompts: the first edits a.txt from "0" to "1", the second to "2". */
+async function twoEdits(home: string) {
+  const session = await trackedRunner(home, [
+    [
+      call("r1", "read", { path: "a.txt" }),
+      call("e1", "edit", { path: "a.txt", oldText: "0", newText: "1" }),
+      done,
+    ],
+    [text("one"), done],
+    [call("e2", "edit", { path: "a.txt", oldText: "1", newText: "2" }), done],
+    [text("two"), done],
+  ]);
+  await writeFile(join(session.workspace, "a.txt"), "0");
+  await session.runner.runTurn("first");
+  await session.runner.runTurn("second");
+  await session.journal.close();
+  return session;
+}
+
 describe("rewinding twice", () => {
   it("records what a rewind put back, so a rewind to an earlier prompt goes on from there", async () => {
     const home = await tempDir();
-    const session = await trackedRunner(home, [
-      [
-        call("r1", "read", { path: "a.txt" }),
-        call("e1", "edit", { path: "a.txt", oldText: "0", newText: "1" }),
-        done,
-      ],
-      [text("one"), done],
-      [call("e2", "edit", { path: "a.txt", oldText: "1", newText: "2" }), done],
-      [text("two"), done],
-    ]);
-    await writeFile(join(session.workspace, "a.txt"), "0");
-    await session.runner.runTurn("first");
-    await session.runner.runTurn("second");
-    await session.journal.close();
+    const session = await twoEdits(home);
     const rewind = async (to: number) => {
       const opened = await Session.open(session.path);
       try {
@@ -265,20 +271,7 @@ describe("rewinding twice", () => {
 describe("rewinding files on a branch", () => {
   it("counts the prompts of the current branch, and goes back to just before prompt N on it", async () => {
     const home = await tempDir();
-    const first = await trackedRunner(home, [
-      [
-        call("r1", "read", { path: "a.txt" }),
-        call("e1", "edit", { path: "a.txt", oldText: "0", newText: "1" }),
-        done,
-      ],
-      [text("one"), done],
-      [call("e2", "edit", { path: "a.txt", oldText: "1", newText: "2" }), done],
-      [text("two"), done],
-    ]);
-    await writeFile(join(first.workspace, "a.txt"), "0");
-    await first.runner.runTurn("first");
-    await first.runner.runTurn("second");
-    await first.journal.close();
+    const first = await twoEdits(home);
     // The conversation alone goes back to just before prompt 2: a.txt keeps "2".
     const opened = await Session.open(first.path);
     await opened.session.record({ type: "rewind", to: 2 });

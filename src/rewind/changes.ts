@@ -110,15 +110,7 @@ export class FileChanges {
       const change = bashChange(call.id, before, after);
       await turn.record({ type: "bash_change", change });
     };
-    let result: ToolResult;
-    try {
-      result = await tool.execute(input, signal);
-    } catch (error) {
-      await close().catch(() => {});
-      throw error;
-    }
-    await close();
-    return result;
+    return await executeThen(tool, input, signal, close);
   }
 
   /** A turn of the session at `sessionPath` starts; its changes are recorded through `record`. */
@@ -179,16 +171,7 @@ export class FileChanges {
         change: { toolCallId: call.id, path: file, before: before.hash, ...afterOf(after) },
       });
     };
-    let result: ToolResult;
-    try {
-      result = await tool.execute(input, signal);
-    } catch (error) {
-      // The loop records the failure and rethrows; what the file holds now is still told.
-      await close().catch(() => {});
-      throw error;
-    }
-    await close();
-    return result;
+    return await executeThen(tool, input, signal, close);
   }
 }
 
@@ -262,4 +245,25 @@ export async function readState(
   } finally {
     await opened.handle.close();
   }
+}
+
+/**
+ * Runs the call, then `close` (which records what it changed), also when the call throws: the
+ * loop records the failure and rethrows, and what the files hold now is still told.
+ */
+async function executeThen(
+  tool: Tool,
+  input: unknown,
+  signal: AbortSignal | undefined,
+  close: () => Promise<void>,
+): Promise<ToolResult> {
+  let result: ToolResult;
+  try {
+    result = await tool.execute(input, signal);
+  } catch (error) {
+    await close().catch(() => {});
+    throw error;
+  }
+  await close();
+  return result;
 }

@@ -60,6 +60,8 @@ export function runBin(args: string[], options: CliOptions): Promise<CliRun> {
     });
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, stdout, stderr }));
+    // A CLI may end before it reads all its input: the broken pipe is its answer, not the test's.
+    child.stdin?.on("error", () => {});
     if (!options.openStdin) child.stdin?.end(options.input ?? "");
     options.started?.(child);
   });

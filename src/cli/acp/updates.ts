@@ -201,7 +201,7 @@ function wellFormedUpdate(update: SessionUpdate): SessionUpdate {
  * A call's title: the tool and what it works on, control and bidi characters made visible (an
  * editor shows it as a line of text, where an escape sequence or a newline could hide a part).
  */
-export function title(call: ToolCall): string {
+function title(call: ToolCall): string {
   return visible(rawTitle(call));
 }
 

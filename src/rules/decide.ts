@@ -209,11 +209,13 @@ async function denyMatches(
   return { maybe };
 }
 
+/** Redirect targets that write no file. */
+const writesNowhere = ["/dev/null", "/dev/stdout", "/dev/stderr"];
+
 /** Whether a redirect of `script` writes a file: anything but `/dev/null`, stdout or stderr. */
 function writesFile(script: Script): boolean {
   return script.writes.some(
-    (word) =>
-      word.kind === "dynamic" || !["/dev/null", "/dev/stdout", "/dev/stderr"].includes(word.value),
+    (word) => word.kind === "dynamic" || !writesNowhere.includes(word.value),
   );
 }
 
@@ -247,8 +249,7 @@ async function redirectProblems(script: Script, workspace: string): Promise<stri
       continue;
     }
     const path = word.value;
-    if (path === "/dev/null") continue;
-    if (io === "write" && (path === "/dev/stdout" || path === "/dev/stderr")) continue;
+    if (io === "write" ? writesNowhere.includes(path) : path === "/dev/null") continue;
     if (movesAround && !isAbsolute(path)) {
       problems.push(`${named} ${path} after a change of folder`);
       continue;

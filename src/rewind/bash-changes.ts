@@ -4,6 +4,7 @@ import { access, lstat, realpath } from "node:fs/promises";
 import { delimiter, isAbsolute, join } from "node:path";
 import { within } from "../paths.js";
 import { projectRoot } from "../project/root.js";
+import { headOf } from "../text.js";
 
 /** How long one look at the workspace's files may take (git's list, then each file's stat). */
 export const SNAPSHOT_BOUND_MS = 2000;
@@ -42,8 +43,10 @@ export interface LookOptions {
  * the repository's settings that name or start a program overridden on the command line
  * (`core.fsmonitor`, `core.hooksPath`; `core.untrackedCache` off so a planted cache cannot hide a
  * file), its git folder and work tree given (a planted `core.worktree` is not followed), and no
- * optional lock (it writes nothing). Over the bound, git and what it started are killed and the
- * look is skipped with a reason: never a hang.
+ * optional lock (it writes nothing). git never fetches: a partial clone, where `ls-files` could
+ * fetch a missing object through the remote (running its `uploadpack`, or `ssh` with the user's
+ * keys), is skipped with a reason, and no git gets a transport. Over the bound, git and what it
+ * started are killed and the look is skipped with a reason: never a hang.
  */
 export async function lookAtFiles(workspace: string, options: LookOptions = {}): Promise<Look> {
   const root = await projectRoot(workspace);
@@ -124,19 +127,60 @@ const SAFE_CONFIG = [
   "core.hooksPath=/dev/null",
   "core.untrackedCache=false",
   "core.splitIndex=false",
+  "protocol.allow=never",
 ];
 
 /**
- * `git ls-files` of the repository at `top`, run from the workspace: its NUL-separated output,
- * or why there is none ("timeout" when over the bound).
+ * The settings that make a repository a partial clone, whose missing objects git fetches from
+ * its promisor remote when it needs them (running `remote.NAME.uploadpack`, a remote helper, or
+ * the user's `ssh`): as `git config --get-regexp` sees names, section and key lowercased.
  */
-function gitList(
+const PARTIAL_CLONE = "^(extensions\\.partialclone|remote\\..*\\.(promisor|partialclonefilter))$";
+
+type GitOutcome = { ok: true; text: string } | { ok: false; reason: string };
+
+/**
+ * `git ls-files` of the repository at `top`, run from the workspace: its NUL-separated output,
+ * or why there is none ("timeout" when over the bound). A partial clone is never listed: git
+ * could fetch there (a skip-worktree `.gitignore` whose blob is missing is read for the ignore
+ * rules), so it is told from its settings first, read by `git config`, which runs nothing.
+ */
+async function gitList(
   git: { program: string; path: string },
   top: string,
   workspace: string,
   bound: number,
   options: LookOptions,
-): Promise<{ ok: true; text: string } | { ok: false; reason: string }> {
+): Promise<GitOutcome> {
+  const deadline = Date.now() + bound;
+  const run = (args: string[], exits: number[]) =>
+    runGit(git, top, workspace, args, exits, deadline - Date.now(), options);
+  const partial = await run(["config", "-z", "--name-only", "--get-regexp", PARTIAL_CLONE], [0, 1]);
+  if (!partial.ok) return partial;
+  const setting = partial.text.split("\0").find((name) => name !== "");
+  if (setting !== undefined)
+    return {
+      ok: false,
+      reason: `the repository is a partial clone (${headOf(setting, 100)}): git would fetch from its remote: skipped`,
+    };
+  return run(["ls-files", "-z", "--cached", "--others", "--exclude-standard"], [0]);
+}
+
+/**
+ * One git command on the repository at `top`, run from the workspace, with the safe settings and
+ * environment: its output when it exits with one of `exits`, or why not ("timeout" when over the
+ * bound). git never fetches: no protocol is allowed (`GIT_ALLOW_PROTOCOL` empty beats any
+ * `protocol.*` setting of the repository), and `GIT_NO_LAZY_FETCH` is set for a git that knows it.
+ */
+function runGit(
+  git: { program: string; path: string },
+  top: string,
+  workspace: string,
+  command: string[],
+  exits: number[],
+  bound: number,
+  options: LookOptions,
+): Promise<GitOutcome> {
   const config = SAFE_CONFIG.flatMap((setting) => ["-c", setting]);
   const args = [
     "--no-pager",
@@ -144,11 +188,7 @@ function gitList(
     ...config,
     `--git-dir=${join(top, ".git")}`,
     `--work-tree=${top}`,
-    "ls-files",
-    "-z",
-    "--cached",
-    "--others",
-    "--exclude-standard",
+    ...command,
   ];
   const env: NodeJS.ProcessEnv = {
     PATH: git.path,
@@ -157,8 +197,11 @@ function gitList(
     GIT_CONFIG_GLOBAL: "/dev/null",
     GIT_OPTIONAL_LOCKS: "0",
     GIT_TERMINAL_PROMPT: "0",
+    GIT_ALLOW_PROTOCOL: "",
+    GIT_NO_LAZY_FETCH: "1",
     LC_ALL: "C",
   };
+  if (bound <= 0) return Promise.resolve({ ok: false, reason: "timeout" });
   return new Promise((resolve) => {
     const child = spawn(git.program, args, {
       cwd: workspace,
@@ -169,7 +212,7 @@ function gitList(
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
-    const finish = (outcome: { ok: true; text: string } | { ok: false; reason: string }) => {
+    const finish = (outcome: GitOutcome) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -196,7 +239,7 @@ function gitList(
       fail(`git could not run (${error.code ?? "error"}): skipped`),
     );
     child.on("close", (code) =>
-      code === 0
+      code !== null && exits.includes(code)
         ? finish({ ok: true, text: Buffer.concat(chunks).toString("utf8") })
         : fail(`git failed (exit ${code}): skipped`),
     );

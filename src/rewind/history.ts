@@ -14,6 +14,11 @@ export interface FileHistory {
   left: FileState | undefined;
   /** The call that was cut off, when `left` is unknown. */
   cutOff?: string;
+  /**
+   * The first of the agent's calls that found the file other than the agent (or a rewind) had
+   * left it: someone else changed it in between, and putting it back would lose that change.
+   */
+  changedBefore?: string;
 }
 
 export interface SessionHistory {
@@ -103,24 +108,45 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
   };
 }
 
+/** The same file state: the same bytes, and the same mode where there is a file. */
+export const sameState = (a: FileState, b: FileState) =>
+  a.hash === b.hash && (a.hash === null || a.mode === b.mode);
+
 const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** One file record taken into the files' histories. */
 function follow(files: Map<string, FileHistory>, record: SessionRecord): void {
   if (record.type === "file_before") {
     const { path, before, mode, unkept, toolCallId } = record;
-    const original = files.get(path)?.original ?? {
+    const known = files.get(path);
+    const original = known?.original ?? {
       hash: before,
       mode,
       ...(unkept !== undefined && { unkept }),
     };
-    files.set(path, { path, original, left: undefined, cutOff: toolCallId });
+    const found = { hash: before, mode };
+    const changedBefore =
+      known?.changedBefore ??
+      (known?.left !== undefined && !sameState(known.left, found) ? toolCallId : undefined);
+    files.set(path, {
+      path,
+      original,
+      left: undefined,
+      cutOff: toolCallId,
+      ...(changedBefore !== undefined && { changedBefore }),
+    });
   } else if (record.type === "file_change" || record.type === "file_restore") {
     const known = files.get(record.path);
     // A change closes its own call's record; what a rewind put back is the latest state too.
     if (!known || (record.type === "file_change" && known.cutOff !== record.toolCallId)) return;
     const left = { hash: record.after, mode: record.mode };
-    files.set(record.path, { path: record.path, original: known.original, left });
+    const { changedBefore } = known;
+    files.set(record.path, {
+      path: record.path,
+      original: known.original,
+      left,
+      ...(changedBefore !== undefined && { changedBefore }),
+    });
   }
 }
 

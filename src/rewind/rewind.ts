@@ -153,6 +153,11 @@ async function decide(file: FileHistory, context: Context): Promise<FileAction |
     return refuse(
       `its mode changed since the agent's last change (${octal(left.mode)} then, ${octal(now.mode)} now)`,
     );
+  if (file.changedBefore !== undefined)
+    return refuse(
+      `it changed between the agent's changes (before call ${file.changedBefore}): that change would be lost`,
+      diff(),
+    );
   if (original.unkept !== undefined)
     return refuse(`its bytes before prompt ${context.to} were not kept (${original.unkept})`);
   if (original.hash === null) return { kind: "delete", path, target, expect: now };

@@ -277,9 +277,16 @@ describe("rewinding files on a branch", () => {
     await opened.session.record({ type: "rewind", to: 2 });
     await opened.session.close();
     const options = { session: first.path, workspace: first.workspace, stateDir: first.state };
-    await expect(planRewind({ ...options, to: 2 })).rejects.toThrow(
+    await expect(planRewind({ ...options, to: 3 })).rejects.toThrow(
       "the session has 1 prompt: --to must be 1",
     );
+    // Prompt 2 again, the one the conversation left last: the files of that rewind, left as they were.
+    const again = await planRewind({ ...options, to: 2 });
+    expect([again.again, again.prompt, planned(again)]).toEqual([
+      true,
+      "second",
+      [{ path: "a.txt", kind: "restore" }],
+    ]);
 
     const later = await trackedRunner(
       home,

@@ -50,7 +50,7 @@ export async function rewindCommand(args: RewindArgs, workspace: string): Promis
     let outcomes: FileOutcome[] = [];
     if (args.files) outcomes = record ? await applyRewind(plan, record) : plan.actions.map(wouldBe);
     // Files first: a kill in between leaves the conversation as it was, the files told as put back.
-    if (args.conversation) await record?.({ type: "rewind", to: args.to });
+    if (args.conversation && !plan.again) await record?.({ type: "rewind", to: args.to });
     stdout.write(report(id, plan, outcomes, args).join(""));
     const refused = outcomes.some((o) => o.kind === "refused" || o.kind === "failed");
     return refused ? exitCodes.error : exitCodes.done;
@@ -103,7 +103,9 @@ function report(id: string, plan: RewindPlan, outcomes: FileOutcome[], args: Rew
     `${dryRun ? "would rewind" : "rewinding"} ${what} of session ${id} to just before prompt ${plan.to} ("${prompt}"):`,
   ];
   if (files) lines.push(...fileLines(plan, outcomes, dryRun));
-  if (conversation) {
+  if (conversation && plan.again)
+    lines.push(`the conversation already went back to just before prompt ${plan.to}`);
+  else if (conversation) {
     const later =
       plan.to === plan.prompts ? `prompt ${plan.to}` : `prompts ${plan.to} to ${plan.prompts}`;
     lines.push(

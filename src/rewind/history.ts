@@ -30,6 +30,11 @@ export interface SessionHistory {
   files: FileHistory[];
   /** bash calls made from prompt N on (denied ones too). */
   bashCalls: number;
+  /**
+   * N is the prompt the last rewind took the conversation back to, and none came since: N counts
+   * as before that rewind, and running it again finishes it (the files of the prompts it left).
+   */
+  again: boolean;
   /** What those calls changed, as far as it is known. */
   bash: BashHistory;
 }
@@ -77,7 +82,9 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
       }
     }
   }
-  const from = branch.promptOrdinal(to) ?? Number.POSITIVE_INFINITY;
+  const { lastCut } = branch;
+  const again = lastCut?.to === to && to === branch.promptCount + 1;
+  const from = (again ? lastCut?.ordinal : branch.promptOrdinal(to)) ?? Number.POSITIVE_INFINITY;
   const files = new Map<string, FileHistory>();
   let bashCalls = 0;
   const bashHistory: BashHistory = { paths: [], more: 0, tracked: 0, skipped: 0 };
@@ -105,6 +112,7 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
     files: sorted,
     bashCalls,
     bash: bashHistory,
+    again,
   };
 }
 

@@ -46,6 +46,8 @@ export interface RewindPlan {
   bashCalls: number;
   /** What those calls changed, where it is known (a git repository): listed, not restored. */
   bash: BashHistory;
+  /** The conversation already went back to just before prompt `to`: this finishes that rewind. */
+  again: boolean;
 }
 
 export type FileOutcome =
@@ -69,7 +71,7 @@ export class RewindError extends Error {
 export async function planRewind(options: RewindOptions): Promise<RewindPlan> {
   const { to } = options;
   const history = await sessionHistory(options.session, to);
-  if (!Number.isInteger(to) || to < 1 || to > history.prompts) {
+  if (!history.again && (!Number.isInteger(to) || to < 1 || to > history.prompts)) {
     const range = history.prompts === 1 ? "1" : `from 1 to ${history.prompts}`;
     throw new RewindError(
       history.prompts === 0
@@ -92,6 +94,7 @@ export async function planRewind(options: RewindOptions): Promise<RewindPlan> {
     actions,
     bashCalls: history.bashCalls,
     bash: history.bash,
+    again: history.again,
   };
 }
 

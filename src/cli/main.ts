@@ -62,7 +62,7 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
     }
     if (args.rewindCommand) {
       const { rewindCommand } = await import("./rewind-command.js");
-      return await rewindCommand(args.rewindCommand, workspace);
+      return await rewindCommand(args.rewindCommand, workspace, stopper);
     }
     if (args.skillsCommand) {
       const { skillsCommand } = await import("./skills-command.js");

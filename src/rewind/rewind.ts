@@ -174,6 +174,13 @@ async function decide(file: FileHistory, context: Context): Promise<FileAction |
 /** The bytes of the file now: null when there is none, undefined when too big to read. */
 const nowBytes = (now: ReadState) => (now.hash === null ? null : now.bytes);
 
+export interface ApplyOptions {
+  /** Stops before the next file (the files not reached are left out of the outcomes). */
+  signal?: AbortSignal;
+  /** Told each file's outcome as soon as it is known. */
+  each?: (outcome: FileOutcome) => void;
+}
+
 /**
  * Does what the plan says, file by file: each file is checked again right before it is replaced
  * or removed (it must still hold what the plan saw), replaced atomically (a temporary file
@@ -183,12 +190,18 @@ const nowBytes = (now: ReadState) => (now.hash === null ? null : now.bytes);
 export async function applyRewind(
   plan: RewindPlan,
   record?: (restore: FileRestoreRecord) => Promise<void>,
+  options: ApplyOptions = {},
 ): Promise<FileOutcome[]> {
   const outcomes: FileOutcome[] = [];
+  const tell = (outcome: FileOutcome) => {
+    outcomes.push(outcome);
+    options.each?.(outcome);
+  };
   for (const action of plan.actions) {
+    if (options.signal?.aborted) break;
     const { path } = action;
     if (action.kind === "refuse") {
-      outcomes.push({ kind: "refused", path, reason: action.reason });
+      tell({ kind: "refused", path, reason: action.reason });
       continue;
     }
     try {
@@ -200,7 +213,7 @@ export async function applyRewind(
         await still();
         await unlink(action.target.path);
         await record?.(restored(plan.to, action, { hash: null, mode: null }));
-        outcomes.push({ kind: "deleted", path });
+        tell({ kind: "deleted", path });
       } else {
         await writeAtomic(action.target, [action.bytes], {
           mode: action.mode,
@@ -208,10 +221,11 @@ export async function applyRewind(
         });
         const hash = contentHash(action.bytes);
         await record?.(restored(plan.to, action, { hash, mode: action.mode }));
-        outcomes.push({ kind: "restored", path });
+        tell({ kind: "restored", path });
       }
     } catch (error) {
-      outcomes.push({ kind: "failed", path, reason: (error as Error).message });
+      const { code, message } = error as NodeJS.ErrnoException;
+      tell({ kind: "failed", path, reason: code ? systemErrorMeaning(code) : message });
     }
   }
   return outcomes;

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { readSession } from "../src/session/read.js";
 import { call, done, text } from "../src/testing/fake-client.js";
 import { recordsOf, trackedRunner } from "./support/changes.js";
 import { runBin } from "./support/cli.js";
@@ -68,7 +69,11 @@ describe("a rewind interrupted", () => {
     });
     const held = names.map((name) => readFileSync(join(workspace, name), "utf8") === original);
     expect(held).toEqual(names.map((_, i) => i < k));
-    expect(recordsOf(path).filter((r) => r.type === "rewind")).toEqual([]);
+    expect(recordsOf(path).filter((r) => r.type.startsWith("rewind"))).toEqual([
+      { type: "rewind_start", to: 1, files: true, conversation: true },
+    ]);
+    // The next load tells it (--continue says so, with the command that finishes it).
+    expect((await readSession(path)).openRewind).toEqual({ to: 1, conversation: true });
 
     const again = await runBin(["rewind", "--to", "1"], { cwd: workspace, env });
     expect(again).toEqual({
@@ -81,5 +86,12 @@ describe("a rewind interrupted", () => {
         "",
       ].join("\n"),
     });
+    expect((await readSession(path)).openRewind).toBeUndefined();
+    expect(recordsOf(path).filter((r) => r.type.startsWith("rewind"))).toEqual([
+      { type: "rewind_start", to: 1, files: true, conversation: true },
+      { type: "rewind_start", to: 1, files: true, conversation: true },
+      { type: "rewind", to: 1 },
+      { type: "rewind_end", to: 1 },
+    ]);
   }, 60_000);
 });

@@ -8,7 +8,12 @@ import {
   type RewindPlan,
 } from "../rewind/rewind.js";
 import { lockSession } from "../session/lock.js";
-import type { FileRestoreRecord, RewindRecord } from "../session/records.js";
+import type {
+  FileRestoreRecord,
+  RewindEndRecord,
+  RewindRecord,
+  RewindStartRecord,
+} from "../session/records.js";
 import { listSessions, readSession, Session } from "../session/session.js";
 import { sessionsDir, stateHome } from "../session/store.js";
 import { headOf } from "../text.js";
@@ -60,6 +65,12 @@ export async function rewindCommand(
     if (args.files) {
       if (!record) outcomes = plan.actions.map(wouldBe);
       else {
+        await record({
+          type: "rewind_start",
+          to: args.to,
+          files: true,
+          conversation: args.conversation,
+        });
         const each = (outcome: FileOutcome) => write(outcomeLines(plan, outcome, false));
         outcomes = await applyRewind(plan, record, { ...(signal && { signal }), each });
       }
@@ -74,6 +85,7 @@ export async function rewindCommand(
     }
     // Files first: a kill in between leaves the conversation as it was, the files told as put back.
     if (args.conversation && !plan.again) await record?.({ type: "rewind", to: args.to });
+    if (args.files) await record?.({ type: "rewind_end", to: args.to });
     write(conversationLines(plan, args));
     const refused = outcomes.some((o) => o.kind === "refused" || o.kind === "failed");
     return refused ? exitCodes.error : exitCodes.done;
@@ -92,7 +104,8 @@ async function holdSession(path: string, id: string, dryRun: boolean) {
   if (!dryRun) {
     const { session } = await Session.open(path);
     return {
-      record: (record: FileRestoreRecord | RewindRecord) => session.record(record),
+      record: (record: FileRestoreRecord | RewindRecord | RewindStartRecord | RewindEndRecord) =>
+        session.record(record),
       release: () => session.close(),
     };
   }

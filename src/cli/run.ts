@@ -374,7 +374,13 @@ async function resumeSession(path: string, stderr: NodeJS.WritableStream) {
       `mini-agent: ${visible(`${tool} ${path}`)} (call ${visible(toolCallId)}) was cut off after its file's bytes were kept: whether it changed the file is unknown (mini-agent rewind --to N --files-only --dry-run shows it)\n`,
     );
   }
-  const { session, messages, compaction, imagesRefused } = loaded;
+  const { session, messages, compaction, imagesRefused, openRewind } = loaded;
+  if (openRewind) {
+    const only = openRewind.conversation ? "" : " --files-only";
+    stderr.write(
+      `mini-agent: a rewind of this session to just before prompt ${openRewind.to} was cut off: some files may not be put back; \`mini-agent rewind ${session.id} --to ${openRewind.to}${only}\` finishes it\n`,
+    );
+  }
   return {
     id: session.id,
     imagesRefused,

@@ -155,6 +155,8 @@ export class BlockBuilder {
       case "file_before":
       case "file_change":
       case "bash_change":
+      case "rewind_start":
+      case "rewind_end":
         // What each call did to a file is its result; the change records are for a rewind.
         return [];
       case "file_restore": {

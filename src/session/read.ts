@@ -46,6 +46,14 @@ export interface ReadResult extends SessionReport {
    * this load repairs (`trailingRepairs`): whether each changed its file is unknown. Only when any.
    */
   cutOff?: CutOffChange[];
+  /** The last rewind of files, when it was cut off (no `rewind_end` after its `rewind_start`). */
+  openRewind?: OpenRewind;
+}
+
+/** A rewind cut off: its prompt, and whether it was to take the conversation back too. */
+export interface OpenRewind {
+  to: number;
+  conversation: boolean;
 }
 
 /** A change whose call was cut off between its `file_before` record and its `file_change`. */
@@ -89,6 +97,7 @@ export async function readSession(path: string): Promise<ReadResult> {
   let torn = false;
   const imagesRefused: ImagesRefusal[] = [];
   const open = new Map<string, CutOffChange>();
+  let openRewind: OpenRewind | undefined;
   const take = (line: Buffer) => {
     const text = line.toString("utf8");
     firstLine ??= text;
@@ -106,6 +115,9 @@ export async function readSession(path: string): Promise<ReadResult> {
         const { toolCallId, tool, path } = record;
         open.set(toolCallId, { toolCallId, tool, path });
       } else if (record.type === "file_change") open.delete(record.toolCallId);
+      else if (record.type === "rewind_start")
+        openRewind = { to: record.to, conversation: record.conversation };
+      else if (record.type === "rewind_end") openRewind = undefined;
     }
   };
   for await (const line of fileLines(path)) {
@@ -146,6 +158,7 @@ export async function readSession(path: string): Promise<ReadResult> {
     ...normal,
     ...(compaction && { compaction }),
     ...(cutOff.length > 0 && { cutOff }),
+    ...(openRewind && { openRewind }),
   };
 }
 

@@ -162,6 +162,21 @@ const RewindRecordSchema = Type.Object({
   type: Type.Literal("rewind"),
   to: Type.Integer({ minimum: 1 }),
 });
+/**
+ * A rewind of files begins (`mini-agent rewind`, written before it touches a file): `rewind_end`
+ * closes it once every file was tried. One left open was cut off (a kill, Ctrl-C): the next
+ * `--continue` says so and names the command that finishes it.
+ */
+const RewindStartRecordSchema = Type.Object({
+  type: Type.Literal("rewind_start"),
+  to: Type.Integer({ minimum: 1 }),
+  files: Type.Boolean(),
+  conversation: Type.Boolean(),
+});
+const RewindEndRecordSchema = Type.Object({
+  type: Type.Literal("rewind_end"),
+  to: Type.Integer({ minimum: 1 }),
+});
 export const RecordSchema = Type.Union([
   HeaderSchema,
   MessageRecordSchema,
@@ -177,6 +192,8 @@ export const RecordSchema = Type.Union([
   FileRestoreRecordSchema,
   BashChangeRecordSchema,
   RewindRecordSchema,
+  RewindStartRecordSchema,
+  RewindEndRecordSchema,
 ]);
 
 export type SessionHeader = Static<typeof HeaderSchema>;
@@ -199,6 +216,8 @@ export type BashChangeRecord = Static<typeof BashChangeRecordSchema>;
 /** The files a bash call changed: the `bash_change` record without its type. */
 export type BashChange = Omit<BashChangeRecord, "type">;
 export type RewindRecord = Static<typeof RewindRecordSchema>;
+export type RewindStartRecord = Static<typeof RewindStartRecordSchema>;
+export type RewindEndRecord = Static<typeof RewindEndRecordSchema>;
 export type SessionRecord = Static<typeof RecordSchema>;
 
 /** How every record line begins; a header line begins with `{"type":"session"`. */

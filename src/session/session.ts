@@ -25,7 +25,7 @@ import { wellFormed } from "../text.js";
 import type { Message } from "../types.js";
 import { encodeLine } from "./encode.js";
 import { lockSession, type SessionLock } from "./lock.js";
-import { type CutOffChange, readSession, type SessionReport } from "./read.js";
+import { type CutOffChange, type OpenRewind, readSession, type SessionReport } from "./read.js";
 import {
   type ImagesRefusal,
   SESSION_FORMAT_VERSION,
@@ -69,6 +69,8 @@ export interface LoadedSession extends SessionReport {
   imagesRefused: ImagesRefusal[];
   /** Changes of files a crash cut off (`ReadResult.cutOff`), told once: by the load that repairs them. */
   cutOff?: CutOffChange[];
+  /** The last rewind of files, when it was cut off (`ReadResult.openRewind`). */
+  openRewind?: OpenRewind;
 }
 
 export interface SessionOptions {
@@ -151,7 +153,7 @@ export class Session {
       const fd = openForAppend(path);
       session = new Session(path, loaded.header, fd, lock, options, loaded.torn);
       for (const receipt of loaded.trailingRepairs) await session.append(receipt);
-      const { messages, repaired, skipped, compaction, imagesRefused, cutOff } = loaded;
+      const { messages, repaired, skipped, compaction, imagesRefused, cutOff, openRewind } = loaded;
       return {
         session,
         messages,
@@ -160,6 +162,7 @@ export class Session {
         imagesRefused,
         ...(compaction && { compaction }),
         ...(cutOff && { cutOff }),
+        ...(openRewind && { openRewind }),
       };
     } catch (error) {
       if (session) await session.close();

@@ -1,4 +1,5 @@
-import { realpath, unlink } from "node:fs/promises";
+import { constants } from "node:fs";
+import { access, realpath, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { strictlyWithin } from "../paths.js";
 import { BlobStore } from "../session/blobs.js";
@@ -163,10 +164,16 @@ async function decide(file: FileHistory, context: Context): Promise<FileAction |
     );
   if (original.unkept !== undefined)
     return refuse(`its bytes before prompt ${context.to} were not kept (${original.unkept})`);
+  const writable = await access(dirname(abs), constants.W_OK).catch(
+    (error: NodeJS.ErrnoException) => systemErrorMeaning(error.code ?? "EACCES"),
+  );
+  if (writable !== undefined) return refuse(`its folder cannot be written (${writable})`);
   if (original.hash === null) return { kind: "delete", path, target, expect: now };
   if (bytes === undefined)
     return refuse(
-      `its bytes before prompt ${context.to} are missing from the session's blob store (${original.hash})`,
+      context.blobs.has(original.hash)
+        ? `its bytes before prompt ${context.to} in the session's blob store were altered (${original.hash})`
+        : `its bytes before prompt ${context.to} are missing from the session's blob store (${original.hash})`,
     );
   return { kind: "restore", path, target, bytes, mode: original.mode ?? 0o644, expect: now };
 }

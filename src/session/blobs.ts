@@ -8,7 +8,8 @@
  * and callers write the record that names it only after that. So no record names a blob a crash
  * left half written. A crash between `put` and the record leaves an unreferenced blob: harmless,
  * counted in the cap. Half-written files (`.tmp-…`) are never read and are removed by the next
- * `put`'s scan. A blob deleted or altered by hand reads as missing (`get` checks the hash).
+ * `put`'s scan. A blob deleted or altered by hand reads as missing (`get` checks the hash); `has` tells the two
+ * apart.
  */
 import { randomBytes } from "node:crypto";
 import {
@@ -105,6 +106,16 @@ export class BlobStore {
     } catch (error) {
       if (isMissing(error)) return undefined;
       throw error;
+    }
+  }
+
+  /** Whether a file is kept under the hash, whatever its bytes (`get` checks them). */
+  has(hash: string): boolean {
+    if (!HASH.test(hash)) return false;
+    try {
+      return statSync(join(this.dir, hash)).isFile();
+    } catch {
+      return false;
     }
   }
 

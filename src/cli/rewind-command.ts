@@ -1,4 +1,5 @@
 import { basename } from "node:path";
+import { removeLeftovers } from "../rewind/leftovers.js";
 import {
   applyRewind,
   type FileAction,
@@ -71,6 +72,7 @@ export async function rewindCommand(
           files: true,
           conversation: args.conversation,
         });
+        await removeLeftovers(plan.realRoot, plan.paths);
         const each = (outcome: FileOutcome) => write(outcomeLines(plan, outcome, false));
         outcomes = await applyRewind(plan, record, { ...(signal && { signal }), each });
       }

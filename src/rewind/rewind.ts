@@ -49,6 +49,9 @@ export interface RewindPlan {
   bash: BashHistory;
   /** The conversation already went back to just before prompt `to`: this finishes that rewind. */
   again: boolean;
+  /** The workspace's real path, and every file the agent changed from prompt `to` on. */
+  realRoot: string;
+  paths: string[];
 }
 
 export type FileOutcome =
@@ -96,6 +99,8 @@ export async function planRewind(options: RewindOptions): Promise<RewindPlan> {
     bashCalls: history.bashCalls,
     bash: history.bash,
     again: history.again,
+    realRoot,
+    paths: history.files.map((file) => file.path),
   };
 }
 

@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import { spawn } from "node:child_process";
 import { constants } from "node:fs";
 import { access, lstat, realpath } from "node:fs/promises";
@@ -5,6 +6,7 @@ import { delimiter, isAbsolute, join } from "node:path";
 import { within } from "../paths.js";
 import { projectRoot } from "../project/root.js";
 import { headOf } from "../text.js";
+import { showName } from "../tools/names.js";
 
 /** How long one look at the workspace's files may take (git's list, then each file's stat). */
 export const SNAPSHOT_BOUND_MS = 2000;
@@ -63,13 +65,16 @@ export async function lookAtFiles(workspace: string, options: LookOptions = {}):
   if (!listed.ok)
     return listed.reason === "timeout" ? over : { kind: "skipped", reason: listed.reason };
   const snapshot: Snapshot = new Map();
-  const paths = listed.text.split("\0").filter((path) => path !== "" && safePath(path));
+  const paths = namesOf(listed.bytes).filter((path) => safePath(path.text));
+  const folder = Buffer.from(`${workspace}/`);
   for (let at = 0; at < paths.length; at += 256) {
     if (Date.now() > deadline) return over;
     if (options.signal?.aborted) return { kind: "skipped", reason: "the call was interrupted" };
     const batch = paths.slice(at, at + 256);
     const states = await Promise.all(
-      batch.map(async (path) => [path, await statOf(join(workspace, path))] as const),
+      batch.map(
+        async (path) => [path.shown, await statOf(Buffer.concat([folder, path.bytes]))] as const,
+      ),
     );
     for (const [path, state] of states) snapshot.set(path, state);
   }
@@ -84,12 +89,29 @@ export function changedPaths(before: Snapshot, after: Snapshot): string[] {
   return [...changed].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
+/**
+ * The names of git's NUL-separated list: each one's bytes (to stat it), its text, and how it is
+ * recorded: as it is when it is UTF-8, else as odd names are shown (`\xNN` for each stray byte).
+ */
+function namesOf(list: Buffer): { bytes: Buffer; text: string; shown: string }[] {
+  const names = [];
+  for (let at = 0; at < list.length; ) {
+    const end = list.indexOf(0, at);
+    const bytes = list.subarray(at, end === -1 ? list.length : end);
+    at = end === -1 ? list.length : end + 1;
+    if (bytes.length === 0) continue;
+    const text = bytes.toString("utf8");
+    names.push({ bytes, text, shown: isUtf8(bytes) ? text : showName(bytes) });
+  }
+  return names;
+}
+
 /** A path git listed that names a file under the workspace (a planted index could hold others). */
 const safePath = (path: string) =>
   !isAbsolute(path) && !path.split("/").some((part) => part === ".." || part === ".git");
 
 /** What a change of the file shows: type and mode, size, inode, and both times to the nanosecond. */
-async function statOf(path: string): Promise<string> {
+async function statOf(path: Buffer): Promise<string> {
   const info = await lstat(path, { bigint: true }).catch(() => undefined);
   if (!info) return "";
   return [info.mode, info.size, info.ino, info.mtimeNs, info.ctimeNs].join(":");
@@ -137,7 +159,7 @@ const SAFE_CONFIG = [
  */
 const PARTIAL_CLONE = "^(extensions\\.partialclone|remote\\..*\\.(promisor|partialclonefilter))$";
 
-type GitOutcome = { ok: true; text: string } | { ok: false; reason: string };
+type GitOutcome = { ok: true; bytes: Buffer } | { ok: false; reason: string };
 
 /**
  * `git ls-files` of the repository at `top`, run from the workspace: its NUL-separated output,
@@ -157,7 +179,10 @@ async function gitList(
     runGit(git, top, workspace, args, exits, deadline - Date.now(), options);
   const partial = await run(["config", "-z", "--name-only", "--get-regexp", PARTIAL_CLONE], [0, 1]);
   if (!partial.ok) return partial;
-  const setting = partial.text.split("\0").find((name) => name !== "");
+  const setting = partial.bytes
+    .toString("utf8")
+    .split("\0")
+    .find((name) => name !== "");
   if (setting !== undefined)
     return {
       ok: false,
@@ -240,7 +265,7 @@ function runGit(
     );
     child.on("close", (code) =>
       code !== null && exits.includes(code)
-        ? finish({ ok: true, text: Buffer.concat(chunks).toString("utf8") })
+        ? finish({ ok: true, bytes: Buffer.concat(chunks) })
         : fail(`git failed (exit ${code}): skipped`),
     );
   });

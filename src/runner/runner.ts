@@ -1,6 +1,7 @@
 import { runAgent } from "../agent.js";
 import { CompactingClient } from "../compaction/client.js";
 import { type Compaction, CompactionError } from "../compaction/record.js";
+import type { ImageTokenRule } from "../compaction/size.js";
 import { normalizeHistory } from "../history/normalize.js";
 import type { ImageAttachment } from "../images.js";
 import type { FileChanges } from "../rewind/changes.js";
@@ -53,7 +54,10 @@ export interface SessionRunnerOptions {
   seen?: { clear(): void };
   /** Lost rounds: attempts and waits, and what removes secrets from a failure's reason. */
   retry?: { policy?: RetryPolicy; baseURL?: string; env?: NodeJS.ProcessEnv };
-  /** The provider's name, kept with a refusal of images beside `info.model` (`ImageFallbackClient`). */
+  /**
+   * The provider's name, kept with a refusal of images beside `info.model` (`ImageFallbackClient`);
+   * `anthropic`, `openai` and `openai-responses` also choose how compaction counts an image.
+   */
   provider?: string;
   /** A resumed session's refusals of images: a provider and model listed gets placeholders. */
   imagesRefused?: readonly ImagesRefusal[];
@@ -104,8 +108,10 @@ export class SessionRunner {
     const budgeted =
       tokenBudget === undefined ? this.counter : new BudgetClient(this.counter, tokenBudget);
     const prompted: ModelClient = { stream: (request) => this.withFreshSystem(budgeted, request) };
+    const imageRule = imageRuleOf(provider);
     this.compacting = new CompactingClient(prompted, {
       ...(contextWindow !== undefined && { contextWindow }),
+      ...(imageRule && { imageRule }),
       ...(resume && { resume }),
       onCompaction: async (compaction) => {
         await journal.record({ type: "compaction", compaction });
@@ -284,6 +290,12 @@ function userMessage(prompt: string, images: readonly ImageAttachment[]): Messag
       ...images.map((image) => image.part),
     ],
   };
+}
+
+/** Whose rule counts an image for compaction: the provider's, when the runner knows it. */
+function imageRuleOf(provider: string): ImageTokenRule | undefined {
+  if (provider === "anthropic") return "anthropic";
+  return provider === "openai" || provider === "openai-responses" ? "openai" : undefined;
 }
 
 function failedStatus(error: unknown): TurnStatus {

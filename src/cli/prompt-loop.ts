@@ -55,7 +55,7 @@ export async function promptLoop(parts: PromptLoopParts): Promise<number> {
     else if (intent.kind === "rewind") await parts.rewind?.(intent);
     else if (intent.kind === "mode")
       stderr.write(`mini-agent: ${modeCommand(parts.mode, intent.name)}\n`);
-    else if (intent.kind === "skill" || intent.text.trim() !== "") {
+    else if (intent.kind === "skill" || intent.text.trim() !== "" || images.length > 0) {
       const text = intent.kind === "skill" ? await skillText(parts, intent) : intent.text;
       if (text === undefined) continue;
       const status = await parts.runTurn(text, intent.kind === "prompt" ? images : []);

@@ -36,6 +36,7 @@ import { banner, recap } from "./terminal/banner.js";
 import { SessionStatus } from "./terminal/status-line.js";
 import { type TerminalView, terminalView } from "./terminal/view.js";
 import { cliTurn, EndAfterCall, statusCode } from "./turn.js";
+import { typedImages } from "./typed-images.js";
 
 export { defaultModel } from "./provider.js";
 
@@ -83,6 +84,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
         return rewindAtPrompt({ runner, journal, workspace, stateDir: state, write }, intent);
       },
       baseURL: args.baseURL,
+      ...(!literal && { typedImages: (text) => typedImages(text, args.cwd, homedir()) }),
       ended: (reason) => {
         ended = reason;
       },

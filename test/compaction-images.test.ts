@@ -7,7 +7,13 @@ import { summaryPrompt } from "../src/compaction/summary.js";
 import { base64ImageSize, checkImage, type ImageAttachment } from "../src/images.js";
 import { AnthropicModelClient } from "../src/providers/anthropic.js";
 import { OpenAIModelClient } from "../src/providers/openai.js";
+import type { TurnEvent } from "../src/runner/events.js";
+import { Journal } from "../src/runner/journal.js";
+import { SessionRunner } from "../src/runner/runner.js";
+import { Session } from "../src/session/session.js";
+import { SessionStore } from "../src/session/store.js";
 import { bodyTokens, startAnthropicServer, stream, turn } from "../src/testing/anthropic-server.js";
+import { FakeClient, text } from "../src/testing/fake-client.js";
 import {
   completion,
   stream as openaiStream,
@@ -17,6 +23,7 @@ import type { Body } from "../src/testing/sse-server.js";
 import type { Message, ModelClient, Tool } from "../src/types.js";
 import { useCleanup } from "./support/cleanup.js";
 import { gif, jpeg, png, webp } from "./support/images.js";
+import { useTempDirs } from "./support/temp.js";
 
 /**
  * Compaction counts an image as its provider does, from its pixel size (never by its base64), and
@@ -24,6 +31,7 @@ import { gif, jpeg, png, webp } from "./support/images.js";
  */
 
 const track = useCleanup();
+const tempDir = useTempDirs();
 
 describe("an image's tokens, by each provider's rule", () => {
   // Anthropic's table (Vision, "calculate image costs"): 200x200 ~54, 1000x1000 ~1334,
@@ -104,6 +112,47 @@ describe("image sizes and the strict servers' counts", () => {
     expect(bodies.map((body, i) => bodyTokens(body) - bodyTokens(without[i] ?? {}))).toEqual([
       1366, 1105, 1105,
     ]);
+  });
+});
+
+describe("the session runner", () => {
+  /** The size a manual compaction finds, for a history whose first prompt has a 1280x800 image or not. */
+  async function sizeBefore(provider: string | undefined, image: boolean): Promise<number> {
+    const dir = await tempDir();
+    const create = () => Session.create({ dir, workspace: "/ws", model: "m", id: "s1" });
+    const shot = screenshots[0] as ImageAttachment;
+    const history: Message[] = [
+      {
+        role: "user",
+        content: `look\n${shot.placeholder}`,
+        ...(image && { parts: [{ type: "text" as const, text: "look" }, shot.part] }),
+      },
+      { role: "assistant", content: "a red screen. ".repeat(400), toolCalls: [] },
+      { role: "user", content: "and now?" },
+      { role: "assistant", content: "nothing more", toolCalls: [] },
+    ];
+    const runner = new SessionRunner({
+      client: new FakeClient([[text(summary)]]),
+      tools: [],
+      journal: new Journal(new SessionStore(dir, create)),
+      system: async () => "be brief",
+      info: { model: "m", workspace: "/ws", sandbox: "off" },
+      history,
+      ...(provider !== undefined && { provider }),
+    });
+    const events: TurnEvent[] = [];
+    await runner.compact(undefined, { onEvent: (event) => events.push(event) });
+    const compaction = events.find((event) => event.type === "compaction");
+    if (compaction?.type !== "compaction") throw new Error("no compaction");
+    return compaction.compaction.tokensBefore;
+  }
+
+  it("counts an image by the rule of the provider it was given", async () => {
+    const providers = ["anthropic", "openai", "openai-responses", "other", undefined];
+    const counted = [];
+    for (const provider of providers)
+      counted.push((await sizeBefore(provider, true)) - (await sizeBefore(provider, false)));
+    expect(counted).toEqual([1366, 1105, 1105, 1366, 1366]);
   });
 });
 

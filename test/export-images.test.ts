@@ -3,6 +3,7 @@ import { createServer } from "node:http";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
+import { escapeHtml } from "../src/export/markup.js";
 import { contentSecurityPolicy } from "../src/export/page.js";
 import { blobDirFor } from "../src/session/blobs.js";
 import type { Session } from "../src/session/session.js";
@@ -72,7 +73,10 @@ async function exported(format: "html" | "md") {
   await unlink(join(blobDirFor(path), contentHash(lost)));
   const file = join(s.workspace, format === "html" ? "page.html" : "page.md");
   const run = await s.run(["images", "-o", file]);
-  expect([run.code, run.stderr]).toEqual([0, ""]);
+  expect([run.code, run.stderr]).toEqual([
+    0,
+    `mini-agent: exported session images (2 tool calls) to ${file}\n`,
+  ]);
   return { file, text: await readFile(file, "utf8"), s };
 }
 
@@ -86,7 +90,7 @@ describe("images in an export", () => {
       `<img src="${dataUri(shown)}" alt="${shownHolder}">`,
       `<img src="${dataUri(screenshot)}" alt="${screenshotHolder}">`,
     ]);
-    expect(text).toContain(`<p class="note image-missing">${missingNote}</p>`);
+    expect(text).toContain(`<p class="note image-missing">${escapeHtml(missingNote)}</p>`);
     expect(contentSecurityPolicy.split("; ")).toContain("img-src data:");
   });
 
@@ -149,7 +153,9 @@ describe.skipIf(!hasChromium())("images of an exported page in headless Chromium
         ],
         slipped: 0,
         missing: missingNote,
-        fetched: [],
+        // The page's own images are no fetch; the slipped one is tried, refused by the policy,
+        // and never reaches the server (below).
+        fetched: [`http://127.0.0.1:${port}/image.png`],
       });
       expect(page.messages.join("\n")).toContain("Content Security Policy");
       expect(page.messages.filter((m) => !m.includes("127.0.0.1"))).toEqual([]);

@@ -1,6 +1,6 @@
 import type { Compaction } from "../compaction/record.js";
 import type { BlobStore } from "../session/blobs.js";
-import { storedPlaceholder } from "../session/images.js";
+import { inlinePlaceholder, storedPlaceholder } from "../session/images.js";
 import type {
   ApprovalRecord,
   LoadedSkill,
@@ -244,7 +244,7 @@ export class BlockBuilder {
     const images = parts?.flatMap((part): ShownImage[] => {
       if (part.type === "text") return [];
       if ("data" in part) {
-        const placeholder = `[image: ${part.mediaType}]`;
+        const placeholder = inlinePlaceholder(part);
         return [{ mediaType: part.mediaType, placeholder, data: part.data }];
       }
       const placeholder = storedPlaceholder(part);

@@ -1,4 +1,4 @@
-import { byteSize, imageHeader, imagePlaceholder } from "../images.js";
+import { byteSize, type ImageMediaType, imageHeader, imagePlaceholder } from "../images.js";
 import type { Message, ResultPart } from "../types.js";
 import type { BlobStore } from "./blobs.js";
 import type { StoredImagePart, StoredMessage } from "./records.js";
@@ -82,6 +82,13 @@ export function inlineImages(
 /** Whether a part as a record holds it is an image kept out of line (or not kept). */
 export function isStoredImage(part: StoredPart): part is StoredImagePart {
   return part.type === "image" && !("data" in part);
+}
+
+/** The placeholder line of an image a record holds inline (a file of an earlier version). */
+export function inlinePlaceholder(part: { mediaType: ImageMediaType; data: string }): string {
+  const bytes = Buffer.from(part.data, "base64");
+  const header = imageHeader(bytes);
+  return storedPlaceholder({ ...header, mediaType: part.mediaType, size: bytes.length });
 }
 
 /** The placeholder line of an image a record describes: `[image: image/png, 2x2, 1.2 KB]`. */

@@ -7,6 +7,7 @@ import { SessionRunner } from "../runner/runner.js";
 import { resolveSandbox, type SandboxState, sandboxName } from "../sandbox/bwrap.js";
 import { homeInSandbox } from "../sandbox/home.js";
 import { sweepOrphansOnce } from "../sandbox/reaper.js";
+import { blobDirFor } from "../session/blobs.js";
 import { listSessions, Session } from "../session/session.js";
 import { SessionStore, sessionsDir, stateHome } from "../session/store.js";
 import { createWorkspaceTools } from "../tools/index.js";
@@ -210,7 +211,14 @@ async function wire(parts: Awaited<ReturnType<typeof prepare>>) {
   const { args, workspace, stopper, view, stderr, dir, model, sandbox, input, json, resumed } =
     parts;
   const env = process.env;
-  const create = () => Session.create({ dir, workspace, model, sandbox: sandboxName(sandbox) });
+  const create = () =>
+    Session.create({
+      dir,
+      workspace,
+      model,
+      sandbox: sandboxName(sandbox),
+      onImageNotKept: imageNotKept(stderr),
+    });
   const journal = new Journal(new SessionStore(stateHome(env), create, resumed?.session));
   parts.session.id = () => journal.sessionId;
   const endAfter = new EndAfterCall(stopper);
@@ -363,7 +371,12 @@ async function terminalInput(json: JsonInput | undefined, view: TerminalView | u
 async function resumeSession(path: string, stderr: NodeJS.WritableStream) {
   // When it was last used, read before opening it writes a repair.
   const updatedAt = (await stat(path)).mtime;
-  const loaded = await Session.open(path);
+  const loaded = await Session.open(path, { onImageNotKept: imageNotKept(stderr) });
+  if (loaded.missingImages) {
+    stderr.write(
+      `mini-agent: warning: ${loaded.missingImages} image(s) of this session are missing from its blob store or altered (${visible(blobDirFor(path))}); their placeholders are sent instead\n`,
+    );
+  }
   if (loaded.repaired > 0) {
     stderr.write(
       `mini-agent: ${loaded.repaired} tool call(s) had no result; recorded as outcome unknown\n`,
@@ -384,6 +397,10 @@ async function resumeSession(path: string, stderr: NodeJS.WritableStream) {
     compaction: compaction as Compaction | undefined,
   };
 }
+
+/** The one stderr line for an image the session's blob store could not take. */
+const imageNotKept = (stderr: NodeJS.WritableStream) => (note: string) =>
+  stderr.write(`mini-agent: note: ${note}\n`);
 
 function warnSandbox(
   sandbox: SandboxState | undefined,

@@ -51,6 +51,21 @@ describe("the session's blob store", () => {
     expect(new BlobStore(store.dir, 1024 * 1024).put(Buffer.alloc(400 * 1024, 3)).ok).toBe(false);
   });
 
+  it("holds one cap for every store of a folder: a session's images and a rewind's pre-images together", async () => {
+    const dir = await tempDir();
+    const images = new BlobStore(join(dir, "b"), 1024 * 1024);
+    const preImages = new BlobStore(join(dir, "b"), 1024 * 1024);
+    expect([
+      images.put(Buffer.alloc(100 * 1024, 1)).ok,
+      preImages.put(Buffer.alloc(100 * 1024, 2)).ok,
+    ]).toEqual([true, true]);
+    expect(images.put(Buffer.alloc(600 * 1024, 3)).ok).toBe(true);
+    expect(preImages.put(Buffer.alloc(400 * 1024, 4))).toEqual({
+      ok: false,
+      reason: "the session's blob store would exceed its cap of 1 MiB (0.8 MiB kept, 0.4 MiB more)",
+    });
+  });
+
   it("leaves no half-written blob readable after a kill, and the next put clears it", async () => {
     const dir = await tempDir();
     const blobs = join(dir, "s.blobs");

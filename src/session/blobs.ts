@@ -42,10 +42,14 @@ export function blobDirFor(sessionPath: string): string {
   return `${stem}.blobs`;
 }
 
-export class BlobStore {
-  /** Bytes of the blobs on disk, read from the folder at the first `put`. */
-  private used: number | undefined;
+/**
+ * Bytes of the blobs on disk per folder, read from it at the first `put` of this process and kept
+ * up to date by every store of that folder: a session's images and a rewind's pre-images go to one
+ * folder through two stores, under one cap.
+ */
+const usedByFolder = new Map<string, number>();
 
+export class BlobStore {
   constructor(
     readonly dir: string,
     readonly cap: number = DEFAULT_BLOB_CAP,
@@ -86,7 +90,7 @@ export class BlobStore {
     }
     closeSync(fd);
     renameSync(temp, path);
-    this.used = used + bytes.length;
+    usedByFolder.set(this.dir, used + bytes.length);
     return { ok: true, hash, size: bytes.length };
   }
 
@@ -110,7 +114,8 @@ export class BlobStore {
 
   /** Sums the blobs on disk and removes what a crash left half written. */
   private usedBytes(): number {
-    if (this.used !== undefined) return this.used;
+    const known = usedByFolder.get(this.dir);
+    if (known !== undefined) return known;
     let used = 0;
     let names: string[];
     try {
@@ -132,7 +137,7 @@ export class BlobStore {
         if (stats.isFile()) used += stats.size;
       } catch {}
     }
-    this.used = used;
+    usedByFolder.set(this.dir, used);
     return used;
   }
 }

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BlobStore, blobDirFor } from "../src/session/blobs.js";
@@ -64,6 +64,15 @@ describe("the session's blob store", () => {
       ok: false,
       reason: "the session's blob store would exceed its cap of 1 MiB (0.8 MiB kept, 0.4 MiB more)",
     });
+  });
+
+  it("counts a folder removed and made again anew", async () => {
+    const dir = await tempDir();
+    const store = new BlobStore(join(dir, "b"), 1024 * 1024);
+    expect(store.put(Buffer.alloc(700 * 1024, 1)).ok).toBe(true);
+    rmSync(store.dir, { recursive: true });
+    expect(store.put(Buffer.alloc(700 * 1024, 2)).ok).toBe(true);
+    expect(readdirSync(store.dir)).toHaveLength(1);
   });
 
   it("leaves no half-written blob readable after a kill, and the next put clears it", async () => {

@@ -19,6 +19,7 @@ import { fileURLToPath } from "node:url";
 import { acpBench } from "./acp.mjs";
 import { configBench } from "./config.mjs";
 import { exportBench } from "./export.mjs";
+import { imagesBench } from "./images.mjs";
 import { mcpBench } from "./mcp.mjs";
 import { startMockServer } from "./mock-server.mjs";
 import { rewindBench } from "./rewind.mjs";
@@ -742,6 +743,8 @@ const sections = {
   configStartup: () => configBench({ run, row, ms, median, scratch, bin, runs, startMockServer }),
   acpPrompt: () => acpBench({ row, ms, median, scratch, bin, runs, startMockServer }),
   rewindEdits: () => rewindBench({ row, ms, median, scratch, root, runs }),
+  resumeImages: () =>
+    imagesBench({ run, row, ms, mb, heavy, inProcess, envNote, scratch, root, bin }),
 };
 const only = process.env.BENCH_ONLY?.split(",");
 process.stderr.write(

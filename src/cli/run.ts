@@ -7,7 +7,6 @@ import { SessionRunner } from "../runner/runner.js";
 import { resolveSandbox, type SandboxState, sandboxName } from "../sandbox/bwrap.js";
 import { homeInSandbox } from "../sandbox/home.js";
 import { sweepOrphansOnce } from "../sandbox/reaper.js";
-import { blobDirFor } from "../session/blobs.js";
 import { listSessions, Session } from "../session/session.js";
 import { SessionStore, sessionsDir, stateHome } from "../session/store.js";
 import { createWorkspaceTools } from "../tools/index.js";
@@ -23,6 +22,7 @@ import type { JsonInput } from "./json-input.js";
 import type { RunMcp } from "./mcp.js";
 import { mcpTurnStart } from "./mcp-turn.js";
 import { type ModeState, withModeLine } from "./modes.js";
+import { imageNotKeptLine, missingImagesLine } from "./notices.js";
 import { approvedWrites, cliPolicy, type Question, type RuleBook } from "./policy.js";
 import { promptLoop } from "./prompt-loop.js";
 import { providerFor } from "./provider.js";
@@ -217,7 +217,7 @@ async function wire(parts: Awaited<ReturnType<typeof prepare>>) {
       workspace,
       model,
       sandbox: sandboxName(sandbox),
-      onImageNotKept: imageNotKept(stderr),
+      onImageNotKept: (note) => stderr.write(imageNotKeptLine(note)),
     });
   const journal = new Journal(new SessionStore(stateHome(env), create, resumed?.session));
   parts.session.id = () => journal.sessionId;
@@ -371,12 +371,10 @@ async function terminalInput(json: JsonInput | undefined, view: TerminalView | u
 async function resumeSession(path: string, stderr: NodeJS.WritableStream) {
   // When it was last used, read before opening it writes a repair.
   const updatedAt = (await stat(path)).mtime;
-  const loaded = await Session.open(path, { onImageNotKept: imageNotKept(stderr) });
-  if (loaded.missingImages) {
-    stderr.write(
-      `mini-agent: warning: ${loaded.missingImages} image(s) of this session are missing from its blob store or altered (${visible(blobDirFor(path))}); their placeholders are sent instead\n`,
-    );
-  }
+  const loaded = await Session.open(path, {
+    onImageNotKept: (note) => stderr.write(imageNotKeptLine(note)),
+  });
+  if (loaded.missingImages) stderr.write(missingImagesLine(loaded.missingImages, path));
   if (loaded.repaired > 0) {
     stderr.write(
       `mini-agent: ${loaded.repaired} tool call(s) had no result; recorded as outcome unknown\n`,
@@ -397,10 +395,6 @@ async function resumeSession(path: string, stderr: NodeJS.WritableStream) {
     compaction: compaction as Compaction | undefined,
   };
 }
-
-/** The one stderr line for an image the session's blob store could not take. */
-const imageNotKept = (stderr: NodeJS.WritableStream) => (note: string) =>
-  stderr.write(`mini-agent: note: ${note}\n`);
 
 function warnSandbox(
   sandbox: SandboxState | undefined,

@@ -131,6 +131,8 @@ export async function imagesBench({
     const resumed = await heavy(async () => {
       // Each run appends a turn: the session is written again, as it was, before each.
       await write(dir, shape);
+      // The mock server keeps each request it parsed: not the images' bodies of every run.
+      server.requests.length = 0;
       return run(process.execPath, ["--import", probe, bin, "--continue", "go on"], {
         cwd: work,
         env,

@@ -772,8 +772,9 @@ const intro = `# Benchmarks
 \`npm run bench\` (after \`npm ci\`) measures everything below in one run, side by side with its floor:
 \`node -e 0\` for start-up, a no-dependency agent over \`node:http\` (\`floor-agent.mjs\`) for the
 two-turn task against the same local Messages API stream (\`mock-server.mjs\`), and ripgrep for the
-file tools when it is installed. Peak RSS comes from \`process.resourceUsage().maxRSS\` of each
-measured process (\`rss-probe.mjs\`). Every measured process starts with a clean environment
+file tools when it is installed. Peak RSS comes from \`VmHWM\` (\`/proc/self/status\`) of each
+measured process (\`rss-probe.mjs\`), not \`maxRSS\`: on Linux that also holds the runner's own memory,
+folded in when the process is spawned. Every measured process starts with a clean environment
 (\`PATH\` and \`HOME\`, plus what its row sets); the last column shows what the variables that
 change how Node starts (\`NODE_*\`, \`UV_*\`, \`OPENSSL_*\`, \`SSL_CERT_*\`, e.g. \`NODE_OPTIONS\`,
 \`NODE_EXTRA_CA_CERTS\`) held in those processes, as the probe read them. Machines are shared and noisy: read the ratios,

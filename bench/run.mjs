@@ -868,6 +868,13 @@ const notes = `
   measured with heap statistics at each step: the streaming itself (the answer's pieces, held once,
   and the garbage of parsing its events, which V8 keeps as resident pages), then the flat copy of
   the text and the line's bytes when it is written.
+- Images (\`bench/images.mjs\`): a session keeps each image's bytes in its blob store, and loading
+  reads only those of the images the model still sees. With a compaction covering 100 screenshots
+  a session loads and resumes in the time and memory of the same session without them. With all
+  100 still in view, loading reads, hashes (a blob altered on disk must not be sent) and holds them
+  as base64: about the 26 MB of their base64 more; \`--continue\` then sends them with each request
+  (26 MB of body per request, two in this turn: the body as JSON text, then as bytes), which is
+  where the rest of its time and memory goes.
 - Export (\`bench/export.mjs\`) reads the session line by line and writes the page in 64 KiB
   pieces, waiting for each write: it holds one round and one piece, whatever the file's size.
 `;

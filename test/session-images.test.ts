@@ -1,4 +1,4 @@
-import { readdirSync } from "node:fs";
+import { readdirSync, writeSync } from "node:fs";
 import { readFile, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -200,6 +200,28 @@ describe("images in a session file", () => {
     });
     const loaded = await readSession(path);
     expect(loaded.messages[2]).toEqual({ ...readResult, content: `${redHolder} token [redacted]` });
+  });
+
+  it("puts an image's bytes before its record: a record that fails leaves only an unnamed blob", async () => {
+    const dir = await tempDir();
+    let fail = false;
+    const session = await Session.create({
+      dir,
+      workspace: "/ws",
+      model: "m",
+      id: "s1",
+      env: {},
+      write: (fd, data) => {
+        if (fail) throw Object.assign(new Error("no space"), { code: "ENOSPC" });
+        return writeSync(fd, data);
+      },
+    });
+    fail = true;
+    await expect(session.append(prompt)).rejects.toThrow(/ENOSPC/);
+    await session.close();
+    expect(readdirSync(blobDirFor(session.path))).toEqual([contentHash(red)]);
+    const loaded = await readSession(session.path);
+    expect(loaded.messages).toEqual([]);
   });
 
   it("reads only the images since the last compaction", async () => {

@@ -250,7 +250,11 @@ export class BlockBuilder {
       const placeholder = storedPlaceholder(part);
       if (part.blob === undefined)
         return [
-          { mediaType: part.mediaType, placeholder, missing: `not kept: ${part.unkept ?? ""}` },
+          {
+            mediaType: part.mediaType,
+            placeholder,
+            missing: `not kept in the session (${part.unkept ?? "no reason recorded"})`,
+          },
         ];
       const bytes = this.blobs?.get(part.blob);
       if (bytes === undefined)

@@ -79,11 +79,6 @@ export function inlineImages(
   return { messages: inlined, missing };
 }
 
-/** Whether a part as a record holds it is an image kept out of line (or not kept). */
-export function isStoredImage(part: StoredPart): part is StoredImagePart {
-  return part.type === "image" && !("data" in part);
-}
-
 /** The placeholder line of an image a record holds inline (a file of an earlier version). */
 export function inlinePlaceholder(part: { mediaType: ImageMediaType; data: string }): string {
   const bytes = Buffer.from(part.data, "base64");

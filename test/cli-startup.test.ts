@@ -1,5 +1,5 @@
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { bin, runBin, toolResults, useCliSetup } from "./support/cli.js";
@@ -27,11 +27,21 @@ describe("the CLI's start-up", () => {
   it("keeps the entry light: every command's code is loaded from the turn's file, not inlined", async () => {
     // `--version` and `--help` load the entry alone; a command imported from it without the
     // bundle routing it to the turn would be inlined, with the schema library and the rest.
-    const entry = await readFile(bin, "utf8");
+    // The bin itself is a few lines before the entry: Node started with `--import` scans the
+    // bin's whole source for exports, not what it requires.
+    const stub = await readFile(bin, "utf8");
+    const entry = await readFile(join(dirname(bin), "cli.cjs"), "utf8");
     expect({
+      stubRequiresEntry: stub.includes('require("./cli.cjs")'),
+      stubUnderLimit: stub.length < 1024,
       schemaLibrary: entry.includes("TypeBox"),
       underLimit: entry.length < 64 * 1024,
-    }).toEqual({ schemaLibrary: false, underLimit: true });
+    }).toEqual({
+      stubRequiresEntry: true,
+      stubUnderLimit: true,
+      schemaLibrary: false,
+      underLimit: true,
+    });
   });
 
   it("runs the bwrap probe once per run, started before the turn and reused by bash", async () => {

@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { isAbsolute, join } from "node:path";
 import { scrubURLs } from "../url.js";
 import { exitCodes } from "./args.js";
 import { describeError } from "./errors.js";
@@ -36,8 +38,11 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
     if (asksSandbox(flags)) {
       // Whether bwrap works here is known only by running it: started now, the probe runs while
       // the turn loads, and the turn awaits this same probe (one per bwrap binary).
+      // The state folder keeps bwrap's "it works here" (as `stateHome` names it; a relative one
+      // is refused later, with the arguments).
       const { resolveSandbox } = await import("../sandbox/bwrap.js");
-      void resolveSandbox({ mode: "auto" });
+      const state = process.env.MINI_AGENT_HOME || join(homedir(), ".mini-agent");
+      void resolveSandbox({ mode: "auto", ...(isAbsolute(state) && { probeCache: state }) });
     }
     const { configuredArgs } = await import("./configured.js");
     const configured = await configuredArgs(flags, process.env, process.stderr);

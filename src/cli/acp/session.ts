@@ -74,6 +74,7 @@ export async function openSession(
   const sandboxOptions = {
     mode: args.sandbox,
     readOnly: [stateHome(env)],
+    probeCache: stateHome(env),
     hide: args.sandboxHide,
     limits: args.sandboxLimits,
   };

@@ -36,10 +36,10 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
       return exitCodes.done;
     }
     if (asksSandbox(flags)) {
-      // Whether bwrap works here is known only by running it: started now, the probe runs while
-      // the turn loads, and the turn awaits this same probe (one per bwrap binary).
-      // The state folder keeps bwrap's "it works here" (as `stateHome` names it; a relative one
-      // is refused later, with the arguments).
+      // Whether bwrap works here is known only by running it, or from the answer kept in the
+      // state folder (named as `stateHome` does; a relative one is refused later, with the
+      // arguments). Started now, a probe runs while the turn loads, and the turn awaits this
+      // same answer (one per bwrap binary).
       const { resolveSandbox } = await import("../sandbox/bwrap.js");
       const state = process.env.MINI_AGENT_HOME || join(homedir(), ".mini-agent");
       void resolveSandbox({ mode: "auto", ...(isAbsolute(state) && { probeCache: state }) });

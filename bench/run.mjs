@@ -828,10 +828,15 @@ const notes = `
 - The two-turn task. Measured first (strace timestamps, CPU profiles, callgrind instruction
   counts of the main process, which repeat where the machine's load does not; clean environment,
   the bench's \`--import\` probe): 393.5 M instructions against the floor's 159.2 M (2.47×). Now
-  342.3 M (2.15×); 324 M (2.18× of 148.6 M) without \`detail::sprp\`, a primality test inside
-  Node whose count changes from run to run by up to 10 M. Paired whole-process runs (31 pairs,
-  machine under a load average of 13 to 14): CPU 0.85× of before, 2.17× the floor's CPU (2.56× before).
-  This round removed from a turn: the bwrap run (kept answer), the lexer's scan of the entry, and
+  330.3 M (2.07×); 323 M against 149 M (2.18×, 2.58× before) without \`detail::sprp\`, a
+  primality test inside Node whose count changes from run to run by up to 10 M. Paired
+  whole-process runs (31 pairs each, clean environment, a machine under a load average of 13 to
+  15, so walls 3-4 times a quiet machine's): against before, CPU 0.86×, wall 0.81×; against the
+  floor, CPU 2.11× (2.56× before), wall 1.78× (2.63× before). \`--version\` against \`node -e 0\`, both
+  with the probe: CPU 1.05×, wall 0.99× (1.47× and 1.45× before). Peak RSS 53.7 MiB against
+  42.2 MiB (1.27×; 58.3 MiB before).
+  This round removed from a turn: the bwrap run (kept answer), the lexer's scan of the entry,
+  the patterns with Unicode classes for printable ASCII text (\`visible\`, column widths), and
   \`child_process\` (now loaded where a process starts: bash, ripgrep, git, an MCP server),
   \`perf_hooks\` (durations use \`process.hrtime\`: the global \`performance\` loads it with a
   dozen modules) and \`timers/promises\` (about 10 M, 4 M and 4 M instructions on top of the floor).
@@ -839,11 +844,11 @@ const notes = `
   first call, 82.6 M against 48.1 M (Node's own modules are cached without their inner functions,
   and a turn uses many more of them: \`crypto\` with its dozen modules for ids and hashes,
   \`fs/promises\`, \`os\`, \`vm\`, \`zlib\`); deserialising the turn's 1.1 MB code cache, 38 M against
-  the floor's 7.5 M for Node's own; running the turn's top level (every module of the bundle is
-  initialised when the turn loads: the TypeBox schemas, both SDKs' classes), 17-30 ms of a run
-  under load, about as long as the deserialising; the CRC-32 of the cache, 4.2 M; regular
-  expressions compiled at first use, 6.6 M against 1.7 M (four with Unicode property classes:
-  \`visible.ts\`, \`terminal/columns.ts\`, \`search/scan.ts\`); garbage collection 5-13 M. A cache
+  the floor's 7.5 M for Node's own; running the turn's top level (the modules its commands import
+  are initialised as it loads, e.g. the TypeBox schemas of records and tools), 17-30 ms of a run
+  under load, about as long as the deserialising (timed around \`vm.Script\` and its run); the CRC-32 of the cache, 4.2 M; regular
+  expressions compiled at first use, 5.8 M against 1.7 M (the Unicode classes of \`visible.ts\`
+  are still compiled: the tool lines' \`✓\` is not ASCII); garbage collection 5-13 M. A cache
   trained a second time, from a run that used the first, changes nothing (82.8 M compiled
   lazily), nor does a cache of the top level only (625 KB, but 160 M compiled lazily, 418 M in
   all). A user-land start-up snapshot (\`node --build-snapshot\`) cannot replace the code cache:

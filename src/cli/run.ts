@@ -127,6 +127,7 @@ async function prepare(start: RunStart) {
     hide: args.sandboxHide,
     limits: args.sandboxLimits,
     readable: skills.roots,
+    probeCache: stateHome(env),
   };
   // Probing bwrap runs a process: started first, it runs while the rest is set up and the SDK
   // loads. Its answer matters when bash can run, or for the read-only set, which needs bwrap.

@@ -75,6 +75,7 @@ export async function openSession(
   const sandboxOptions = {
     mode: args.sandbox,
     readOnly: [stateHome(env)],
+    probeCache: stateHome(env),
     hide: args.sandboxHide,
     limits: args.sandboxLimits,
   };

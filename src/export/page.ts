@@ -2,8 +2,9 @@ import { createHash } from "node:crypto";
 
 /**
  * The fixed parts of an exported page: its style, its one script and the content security
- * policy that allows exactly these two (by their SHA-256) and nothing else: no other script, no
- * style attribute, no image, font, frame or connection, no form target, no base URL. The page
+ * policy that allows exactly these two (by their SHA-256), the images the page holds itself
+ * (`data:`), and nothing else: no other script, no style attribute, no image from anywhere, no
+ * font, frame or connection, no form target, no base URL. The page
  * holds no value in either, so their hashes never change with the session.
  */
 
@@ -46,6 +47,7 @@ border:1px solid var(--line);border-radius:6px}
 .controls button{padding:.35rem .7rem;font:inherit;color:inherit;background:var(--panel);
 border:1px solid var(--line);border-radius:6px;cursor:pointer}
 [hidden]{display:none!important}
+figure.image{margin:.4rem 0}figure.image img{max-width:100%;height:auto;border:1px solid var(--line)}
 `;
 
 /**
@@ -99,7 +101,7 @@ export const contentSecurityPolicy = [
   "default-src 'none'",
   `script-src ${sha256(script)}`,
   `style-src ${sha256(style)}`,
-  "img-src 'none'",
+  "img-src data:",
   "base-uri 'none'",
   "form-action 'none'",
 ].join("; ");

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { constants } from "node:fs";
 import { access, lstat, realpath } from "node:fs/promises";
 import { delimiter, isAbsolute, join } from "node:path";
@@ -130,13 +129,15 @@ const SAFE_CONFIG = [
  * `git ls-files` of the repository at `top`, run from the workspace: its NUL-separated output,
  * or why there is none ("timeout" when over the bound).
  */
-function gitList(
+async function gitList(
   git: { program: string; path: string },
   top: string,
   workspace: string,
   bound: number,
   options: LookOptions,
 ): Promise<{ ok: true; text: string } | { ok: false; reason: string }> {
+  // Loaded when git first runs: a run without bash loads no `child_process`.
+  const { spawn } = await import("node:child_process");
   const config = SAFE_CONFIG.flatMap((setting) => ["-c", setting]);
   const args = [
     "--no-pager",

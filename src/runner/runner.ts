@@ -1,4 +1,5 @@
 import { runAgent } from "../agent.js";
+import { monotonicMs } from "../clock.js";
 import { CompactingClient } from "../compaction/client.js";
 import { type Compaction, CompactionError } from "../compaction/record.js";
 import type { ImageTokenRule } from "../compaction/size.js";
@@ -61,7 +62,7 @@ export interface SessionRunnerOptions {
   provider?: string;
   /** A resumed session's refusals of images: a provider and model listed gets placeholders. */
   imagesRefused?: readonly ImagesRefusal[];
-  /** Milliseconds from a fixed point, for a turn's duration (`performance.now` unless a test sets it). */
+  /** Milliseconds from a fixed point, for a turn's duration (`monotonicMs` unless a test sets it). */
   now?: () => number;
 }
 
@@ -153,7 +154,7 @@ export class SessionRunner {
     const { journal, tools, beforeToolCall, changes, maxTurns = 50, retry = {} } = this.options;
     const signal = turn.signal ?? new AbortController().signal;
     const stopListening = journal.listen(turn.onEvent);
-    const now = this.options.now ?? (() => performance.now());
+    const now = this.options.now ?? monotonicMs;
     const started = now();
     const end = async (result: TurnResult): Promise<TurnResult> => {
       // A turn whose prompt never reached a session, or whose record could not be written,

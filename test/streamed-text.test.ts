@@ -1,9 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { Bytes } from "../src/bytes.js";
 import { StreamedText } from "../src/streamed-text.js";
 
-const joined = (pieces: string[], spill?: number) => {
-  const text = new StreamedText(spill);
+const joined = (pieces: string[], spill?: number, reserve?: (max: number) => Bytes | undefined) => {
+  const text = new StreamedText(spill, reserve);
   for (const piece of pieces) text.add(piece);
   return { text: text.toString(), length: text.length };
 };
@@ -36,6 +37,26 @@ describe("StreamedText", () => {
     const narrow = "An ordinary line, with é and ÿ.\n".repeat(1 << 16);
     const pieces = [narrow, narrow, "wide \u{1F600} ✓\n", narrow];
     expect(joined(pieces).text === pieces.join("")).toBe(true);
+  });
+
+  it("keeps the text as a string where no memory can be reserved", () => {
+    const pieces = ["abc", "d\u00e9f", "\u{1F600}", "\uD800", "xyz"];
+    let asked = 0;
+    const refuse = () => {
+      asked++;
+      return undefined;
+    };
+    expect(joined(pieces, 2, refuse)).toEqual({ text: pieces.join(""), length: 12 });
+    // Asked once: a refusal is not asked again for every piece.
+    expect(asked).toBe(1);
+  });
+
+  it("keeps the text whole where memory for its wide units cannot be reserved", () => {
+    let asked = 0;
+    const once = (max: number) => (asked++ === 0 ? Bytes.reserve(max) : undefined);
+    const pieces = ["abc", "d\u00e9f", "gh", "wide \u{1F600}", "\uDC00 and more"];
+    expect(joined(pieces, 4, once)).toEqual({ text: pieces.join(""), length: 25 });
+    expect(asked).toBe(2);
   });
 
   it("is empty until a piece comes, and an empty piece adds nothing", () => {

@@ -15,7 +15,9 @@ export class Bytes {
   /** Memory for up to `max` bytes, or undefined where the system reserves none. */
   static reserve(this: void, max: number): Bytes | undefined {
     try {
-      return new Bytes(new ResizableBuffer(0, { maxByteLength: max }));
+      const memory = new ResizableBuffer(0, { maxByteLength: max });
+      // A runtime without resizable buffers ignores the option and makes a fixed one.
+      return memory.resizable === true ? new Bytes(memory) : undefined;
     } catch {
       return undefined;
     }
@@ -66,6 +68,7 @@ const STEP = 1 << 20;
 
 /** A resizable `ArrayBuffer` (ES2024, in Node since 20; the project's types stop at ES2023). */
 interface ResizableBuffer extends ArrayBuffer {
+  readonly resizable: boolean;
   readonly maxByteLength: number;
   resize(byteLength: number): void;
 }

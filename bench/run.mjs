@@ -905,7 +905,10 @@ const notes = `
   stream's buffers. Before: the pieces as a rope of heap strings (which grew the young generation
   to 32 MB), the flat copy made at the first read while the pieces waited for a full collection,
   the line's bytes, and a MiB-slice escaping whose garbage went to the large-object space (278 MB,
-  5.8×). The answer is held twice at most: (peak − the 1 KB run) / answer is the measure.
+  5.8×). The answer is held twice at most; the measure is (peak − the 1 KB run) / answer: 2.8× for
+  50 MB (186-190 MB, three runs of three), 3.4× for 10 MB (90 MB). The ~2× target is missed by the
+  part that does not grow with the answer; going lower would take holding the answer once in the
+  history and once as the line's bytes at different times, which one \`write\` per record forbids.
 - Images (\`bench/images.mjs\`): a session keeps each image's bytes in its blob store, and loading
   reads only those of the images the model still sees. With a compaction covering 100 screenshots
   a session loads and resumes in the time and memory of the same session without them. With all

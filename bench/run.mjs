@@ -907,8 +907,9 @@ const notes = `
   the line's bytes, and a MiB-slice escaping whose garbage went to the large-object space (278 MB,
   5.8×). The answer is held twice at most; the measure is (peak − the 1 KB run) / answer: 2.8× for
   50 MB (186-190 MB, three runs of three), 3.4× for 10 MB (90 MB). The ~2× target is missed by the
-  part that does not grow with the answer; going lower would take holding the answer once in the
-  history and once as the line's bytes at different times, which one \`write\` per record forbids.
+  part that does not grow with the answer. Below 2× itself there is no way here: Node makes a
+  string from bytes only by copying them, and one \`write\` per record needs the line's bytes whole
+  while the history holds the string.
 - Images (\`bench/images.mjs\`): a session keeps each image's bytes in its blob store, and loading
   reads only those of the images the model still sees. With a compaction covering 100 screenshots
   a session loads and resumes in the time and memory of the same session without them. With all

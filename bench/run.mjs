@@ -905,8 +905,9 @@ const notes = `
   stream's buffers. Before: the pieces as a rope of heap strings (which grew the young generation
   to 32 MB), the flat copy made at the first read while the pieces waited for a full collection,
   the line's bytes, and a MiB-slice escaping whose garbage went to the large-object space (278 MB,
-  5.8×). The answer is held twice at most; the measure is (peak − the 1 KB run) / answer: 2.8× for
-  50 MB (186-190 MB, three runs of three), 3.4× for 10 MB (90 MB). The ~2× target is missed by the
+  5.8×). The answer is held twice at most; the measure is (peak − the 1 KB run) / answer: 2.8-3.2×
+  for 50 MB (186-206 MB in medians of three on a loaded machine, the 1 KB run at 53-58 MB; 278 MB
+  before), 3.4-4.1× for 10 MB (90-93 MB; 138-142 MB before). The ~2× target is missed by the
   part that does not grow with the answer. Below 2× itself there is no way here: Node makes a
   string from bytes only by copying them, and one \`write\` per record needs the line's bytes whole
   while the history holds the string.

@@ -426,8 +426,8 @@ async function bigAnswers() {
       `CLI peak RSS streaming a ${bytes / 1_000_000} MB answer (local server)`,
       `${mb(result.rss)} (${ms(result.wall)})${result.note}`,
       `${mb(small.rss)} (a 1 KB answer)`,
-      `${((result.rss * 1024) / bytes).toFixed(1)}× the answer`,
-      "",
+      `${(((result.rss - small.rss) * 1024) / bytes).toFixed(1)}× the answer above the floor (${((result.rss * 1024) / bytes).toFixed(1)}× in all)`,
+      "≤ ~2× above the floor",
       envNote(small, result),
     );
   }
@@ -780,6 +780,7 @@ change how Node starts (\`NODE_*\`, \`UV_*\`, \`OPENSSL_*\`, \`SSL_CERT_*\`, e.g
 \`NODE_EXTRA_CA_CERTS\`) held in those processes, as the probe read them. Machines are shared and noisy: read the ratios,
 not the absolute times. \`BENCH_ONLY=bigRecord,bigAnswers node bench/run.mjs\` runs only the named
 sections (see \`sections\` in \`run.mjs\`) and prints their rows without rewriting this page.
+\`BENCH_CLAUDE=/path/to/claude\` (or \`claude\` on PATH) adds Claude Code beside the MCP rows.
 
 `;
 const notes = `
@@ -890,12 +891,26 @@ const notes = `
 - The big-answer rows run the real CLI against \`mock-server.mjs\` streaming one text block in
   16 KiB deltas, stdout to \`/dev/null\`; the ratio is peak RSS over the answer's size. The answer
   is held whole (it is the round's text, committed to the history and the session file), so memory
-  grows with it; the floor column is the same run with a 1 KB answer. The session file's line is
-  encoded straight into one buffer, long strings escaped a slice at a time (\`session/encode.ts\`),
-  so the answer is not also held as its JSON and the joined line when it is written. What remains,
-  measured with heap statistics at each step: the streaming itself (the answer's pieces, held once,
-  and the garbage of parsing its events, which V8 keeps as resident pages), then the flat copy of
-  the text and the line's bytes when it is written.
+  grows with it; the floor column is the same run with a 1 KB answer. Measured with heap and
+  resident-memory marks at each step of a 50 MB answer (48 MiB), the process at about 65 MB
+  before it streams: the answer held once while it streams (48), as bytes in memory that grows
+  in place (\`src/streamed-text.ts\`: past 1 Mi units, one byte a unit for Latin-1 text, so each
+  16 KiB piece dies young and no old buffer is left behind); then, for a moment, those bytes and
+  the one string made from them (+48), the bytes given back at once; then, for the write, the
+  string and the line's bytes (+48: one \`write\` per record needs them whole), escaped in one
+  pass into the same kind of memory and given back right after the write. Both moments are twice
+  the answer; beyond them about 30 MB that does not grow with it: V8's young generation, grown
+  from 4-8 to 16 MB (sometimes 32) by the streaming's short-lived objects (with
+  \`--max-semi-space-size=2\` the peak is about 16 MB lower), and the allocator's pages of the
+  stream's buffers. Before: the pieces as a rope of heap strings (which grew the young generation
+  to 32 MB), the flat copy made at the first read while the pieces waited for a full collection,
+  the line's bytes, and a MiB-slice escaping whose garbage went to the large-object space (278 MB,
+  5.8×). The answer is held twice at most; the measure is (peak − the 1 KB run) / answer: 2.8-3.2×
+  for 50 MB (186-206 MB in medians of three on a loaded machine, the 1 KB run at 53-58 MB; 278 MB
+  before), 3.4-4.1× for 10 MB (90-93 MB; 138-142 MB before). The ~2× target is missed by the
+  part that does not grow with the answer. Below 2× itself there is no way here: Node makes a
+  string from bytes only by copying them, and one \`write\` per record needs the line's bytes whole
+  while the history holds the string.
 - Images (\`bench/images.mjs\`): a session keeps each image's bytes in its blob store, and loading
   reads only those of the images the model still sees. With a compaction covering 100 screenshots
   a session loads and resumes in the time and memory of the same session without them. With all
@@ -903,6 +918,15 @@ const notes = `
   as base64: about the 26 MB of their base64 more; \`--continue\` then sends them with each request
   (26 MB of body per request, two in this turn: the body as JSON text, then as bytes), which is
   where the rest of its time and memory goes.
+- The MCP rows beside Claude Code run \`claude -p "task" --strict-mcp-config --mcp-config FILE\`
+  with the same server files, found through \`BENCH_CLAUDE\` (the path of its \`claude\`) or on
+  PATH and never installed by the bench; without it the row says so. It gets a home of its own in
+  the scratch folder, \`CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1\` and the mock server as its API;
+  its first model request is the first that carries the prompt (it sends a \`HEAD /\` before).
+  By default it does not wait for its MCP servers before that request (a \`WaitForMcpServers\` tool
+  waits later), so the row's main figure sets \`MCP_CONNECTION_NONBLOCKING=false\`, which waits for
+  them as mini-agent does, and says how many servers' tools the request carried; its default start
+  follows.
 - Export (\`bench/export.mjs\`) reads the session line by line and writes the page in 64 KiB
   pieces, waiting for each write: it holds one round and one piece, whatever the file's size.
 `;

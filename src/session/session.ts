@@ -24,7 +24,7 @@ import { secretRedactor } from "../secrets.js";
 import { wellFormed } from "../text.js";
 import type { Message } from "../types.js";
 import { BlobStore, blobDirFor } from "./blobs.js";
-import { encodeLine } from "./encode.js";
+import { withLine } from "./encode.js";
 import { storeImages } from "./images.js";
 import { lockSession, type SessionLock } from "./lock.js";
 import { type CutOffChange, readSession, type SessionReport } from "./read.js";
@@ -231,19 +231,20 @@ export class Session {
     if (this.fd === undefined) throw new Error(`session ${this.header.id} is closed`);
     this.checkStillAtPath(this.fd);
     const record = this.outOfLine(given);
+    const fd = this.fd;
     const prefix = this.needsNewline ? "\n" : "";
-    const line = encodeLine(cleanRecord(record, this.redact), prefix);
-    // Until a write is known whole, the next record starts on a line of its own.
-    this.needsNewline = true;
-    let written: number;
-    try {
-      written = (this.options.write ?? writeSync)(this.fd, line);
-    } catch (error) {
-      throw fileError("cannot write session file", this.path, error);
-    }
-    if (written !== line.length) {
+    const { written, size } = withLine(cleanRecord(record, this.redact), prefix, (line) => {
+      // Until a write is known whole, the next record starts on a line of its own.
+      this.needsNewline = true;
+      try {
+        return { written: (this.options.write ?? writeSync)(fd, line), size: line.length };
+      } catch (error) {
+        throw fileError("cannot write session file", this.path, error);
+      }
+    });
+    if (written !== size) {
       // A regular file's write comes back short when the disk fills up in the middle of it.
-      const reason = `only ${written} of ${line.length} bytes were written`;
+      const reason = `only ${written} of ${size} bytes were written`;
       throw Object.assign(
         new Error(`cannot write session file ${this.path}: ${reason} (${SHORT_WRITE_HINT})`),
         { code: "ENOSPC" },

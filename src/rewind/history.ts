@@ -27,6 +27,8 @@ export interface SessionHistory {
   bashCalls: number;
   /** What those calls changed, as far as it is known. */
   bash: BashHistory;
+  /** Folders `write` made from prompt N on (for the files it created), each once, by path. */
+  folders: string[];
 }
 
 /** What bash changed from prompt N on, from the `bash_change` records. */
@@ -77,9 +79,12 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
   let bashCalls = 0;
   const bashHistory: BashHistory = { paths: [], more: 0, tracked: 0, skipped: 0 };
   const bashPaths = new Set<string>();
+  const folders = new Set<string>();
   for (const { at, record, bash } of kept) {
     if (at < from) continue;
     bashCalls += bash;
+    if (record?.type === "file_change")
+      for (const folder of record.folders ?? []) folders.add(folder);
     if (record?.type !== "bash_change") {
       if (record) follow(files, record);
     } else if (record.skipped !== undefined) {
@@ -100,6 +105,7 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
     files: sorted,
     bashCalls,
     bash: bashHistory,
+    folders: [...folders].sort(byPath),
   };
 }
 

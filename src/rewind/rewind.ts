@@ -9,6 +9,7 @@ import { type BoundaryOptions, displayPath, type Resolved } from "../tools/path.
 import { contentHash } from "../trust/trust.js";
 import { DEFAULT_FILE_CAP, type FileState, type ReadState, readState } from "./changes.js";
 import { shortDiff } from "./diff.js";
+import { type FolderAction, planFolders, removeFolder } from "./folders.js";
 import { type BashHistory, type FileHistory, sessionHistory } from "./history.js";
 
 export interface RewindOptions {
@@ -32,15 +33,21 @@ export type FileAction =
       expect: FileState;
     }
   | { kind: "delete"; path: string; target: Resolved; expect: FileState }
-  | { kind: "refuse"; path: string; reason: string; diff: string[] };
+  | { kind: "refuse"; path: string; reason: string; diff: string[] }
+  | FolderAction;
 
 export interface RewindPlan {
   to: number;
+  /** The workspace's real path, in which every action's path lies. */
+  realRoot: string;
   /** The user's prompts in the session. */
   prompts: number;
   /** The text of prompt `to`. */
   prompt: string;
-  /** One action per file the agent changed from prompt `to` on and that differs now; by path. */
+  /**
+   * One action per file the agent changed from prompt `to` on and that differs now, by path; then
+   * one per folder it made since that is still there (its path ends with `/`), deepest first.
+   */
   actions: FileAction[];
   /** bash calls from prompt `to` on: what they changed is never restored. */
   bashCalls: number;
@@ -51,6 +58,7 @@ export interface RewindPlan {
 export type FileOutcome =
   | { kind: "restored"; path: string }
   | { kind: "deleted"; path: string }
+  | { kind: "removed"; path: string }
   | { kind: "refused"; path: string; reason: string }
   | { kind: "failed"; path: string; reason: string };
 
@@ -85,8 +93,11 @@ export async function planRewind(options: RewindOptions): Promise<RewindPlan> {
     const action = await decide(file, { realRoot, boundary, blobs, to });
     if (action) actions.push(action);
   }
+  const deleted = new Set(actions.flatMap((a) => (a.kind === "delete" ? [a.path] : [])));
+  actions.push(...(await planFolders(history.folders, realRoot, deleted)));
   return {
     to,
+    realRoot,
     prompts: history.prompts,
     prompt: history.prompt ?? "",
     actions,
@@ -184,6 +195,11 @@ export async function applyRewind(
       continue;
     }
     try {
+      if (action.kind === "remove-folder") {
+        await removeFolder(plan.realRoot, action.target);
+        outcomes.push({ kind: "removed", path });
+        continue;
+      }
       const still = async () => {
         const now = await readState(action.target, -1);
         if (!now || !same(action.expect, now)) throw new Error("it changed while the rewind ran");

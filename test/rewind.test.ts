@@ -337,4 +337,20 @@ describe("a rewind cut off", () => {
     expect(bytesOf(workspace, "latin1.txt")).toEqual(latin1);
     expect(planned(await planRewind(options))).toEqual([]);
   });
+
+  it("removes the temporary file a killed rewind of this session left beside a file it restores, and no other", async () => {
+    const { workspace, state, path } = await fourKinds(await tempDir());
+    const left = [
+      ".mini-agent-rewind-s1-0a1b2c.tmp",
+      ".mini-agent-rewind-s2-0a1b2c.tmp",
+      ".mini-agent-0a1b2c.tmp",
+    ];
+    for (const name of left) await writeFile(join(workspace, name), "half");
+    const plan = await planRewind({ session: path, workspace, stateDir: state, to: 2 });
+    expect(await applyRewind(plan)).toEqual([{ kind: "restored", path: "crlf.txt" }]);
+    expect(left.filter((name) => existsSync(join(workspace, name)))).toEqual([
+      ".mini-agent-rewind-s2-0a1b2c.tmp",
+      ".mini-agent-0a1b2c.tmp",
+    ]);
+  });
 });

@@ -1,5 +1,5 @@
-import { realpath, unlink } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { lstat, readdir, realpath, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { strictlyWithin } from "../paths.js";
 import { BlobStore } from "../session/blobs.js";
 import type { FileRestoreRecord } from "../session/records.js";
@@ -40,6 +40,11 @@ export interface RewindPlan {
   to: number;
   /** The workspace's real path, in which every action's path lies. */
   realRoot: string;
+  /**
+   * How the names of the temporary files of this session's rewinds begin: one a killed rewind
+   * left beside a file is removed by the next (the session's lock keeps any other from writing one).
+   */
+  tempPrefix: string;
   /** The user's prompts in the session. */
   prompts: number;
   /** The text of prompt `to`. */
@@ -98,6 +103,7 @@ export async function planRewind(options: RewindOptions): Promise<RewindPlan> {
   return {
     to,
     realRoot,
+    tempPrefix: `.mini-agent-rewind-${basename(options.session, ".jsonl")}-`,
     prompts: history.prompts,
     prompt: history.prompt ?? "",
     actions,
@@ -188,6 +194,7 @@ export async function applyRewind(
   record?: (restore: FileRestoreRecord) => Promise<void>,
 ): Promise<FileOutcome[]> {
   const outcomes: FileOutcome[] = [];
+  await sweepTemporaryFiles(plan);
   for (const action of plan.actions) {
     const { path } = action;
     if (action.kind === "refuse") {
@@ -213,6 +220,7 @@ export async function applyRewind(
         await writeAtomic(action.target, [action.bytes], {
           mode: action.mode,
           beforeRename: still,
+          tempPrefix: plan.tempPrefix,
         });
         const hash = contentHash(action.bytes);
         await record?.(restored(plan.to, action, { hash, mode: action.mode }));
@@ -223,6 +231,26 @@ export async function applyRewind(
     }
   }
   return outcomes;
+}
+
+/**
+ * Removes what a killed rewind of this session left beside the files this one restores: the
+ * temporary files named with the plan's prefix (regular files only; a folder that is now a link
+ * was refused by the plan).
+ */
+async function sweepTemporaryFiles(plan: RewindPlan): Promise<void> {
+  const folders = new Set(
+    plan.actions.flatMap((a) => (a.kind === "restore" ? [dirname(a.target.path)] : [])),
+  );
+  for (const folder of folders) {
+    const names = await readdir(folder).catch(() => []);
+    for (const name of names) {
+      if (!name.startsWith(plan.tempPrefix) || !name.endsWith(".tmp")) continue;
+      const path = join(folder, name);
+      const info = await lstat(path).catch(() => undefined);
+      if (info?.isFile()) await unlink(path).catch(() => {});
+    }
+  }
 }
 
 function restored(to: number, action: { path: string; expect: FileState }, now: FileState) {

@@ -17,6 +17,8 @@ export interface FileHistory {
 }
 
 export interface SessionHistory {
+  /** The workspace the session was made in, as its header names it. */
+  workspace?: string;
   /** The user's prompts in the file, 1 for the first. */
   prompts: number;
   /** The text of prompt N, when there is one. */
@@ -59,11 +61,13 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
    */
   const kept: { at: number; record: SessionRecord | undefined; bash: number }[] = [];
   let ordinal = 0;
+  let workspace: string | undefined;
   for await (const line of fileLines(path)) {
     if (!line.bytes || line.bytes.length === 0) continue;
     for (const record of parseLine(line.bytes.toString("utf8")).records) {
       const at = ordinal++;
       if (at > 0) branch.add(at, record);
+      if (record.type === "session") workspace ??= record.workspace;
       if (record.type === "message" && record.message.role === "user")
         prompts.set(at, headOf(record.message.content, 200));
       if (record.type.startsWith("file_") || record.type === "bash_change")
@@ -100,6 +104,7 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
   const sorted = [...files.values()].sort((a, b) => byPath(a.path, b.path));
   const prompt = prompts.get(from);
   return {
+    ...(workspace !== undefined && { workspace }),
     prompts: branch.promptCount,
     ...(prompt !== undefined && { prompt }),
     files: sorted,

@@ -7,6 +7,7 @@ import { systemErrorMeaning } from "../system-errors.js";
 import { writeAtomic } from "../tools/files.js";
 import { type BoundaryOptions, displayPath, type Resolved } from "../tools/path.js";
 import { contentHash } from "../trust/trust.js";
+import { visible } from "../visible.js";
 import { DEFAULT_FILE_CAP, type FileState, type ReadState, readState } from "./changes.js";
 import { shortDiff } from "./diff.js";
 import { type FolderAction, planFolders, removeFolder } from "./folders.js";
@@ -92,6 +93,12 @@ export async function planRewind(options: RewindOptions): Promise<RewindPlan> {
   }
   const blobs = BlobStore.forSession(options.session);
   const realRoot = await realpath(options.workspace);
+  // The file's paths are relative to the folder the session was made in: never another's.
+  const made = history.workspace;
+  if (made === undefined || (await realpath(made).catch(() => made)) !== realRoot)
+    throw new RewindError(
+      `it was made in ${made === undefined ? "an unknown folder" : visible(made)}, not in this folder`,
+    );
   const boundary: BoundaryOptions = { stateDir: options.stateDir };
   const actions: FileAction[] = [];
   for (const file of history.files) {

@@ -1,0 +1,118 @@
+import { existsSync, lstatSync, readFileSync } from "node:fs";
+import { copyFile, mkdir, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { applyRewind, planRewind } from "../src/rewind/rewind.js";
+import { fourKinds } from "./support/changes.js";
+import { runBin } from "./support/cli.js";
+import { useTempDirs } from "./support/temp.js";
+
+/**
+ * A rewind against a workspace that moved under it: links swapped in for files and folders,
+ * files turned into folders. Nothing is written, removed or read through a link out of the
+ * workspace; each such file is refused or fails with its reason, and the others go on.
+ */
+
+const tempDir = useTempDirs();
+
+async function rewound() {
+  const home = await tempDir();
+  const session = await fourKinds(home);
+  const outside = join(home, "outside");
+  await mkdir(outside);
+  const options = { session: session.path, workspace: session.workspace, stateDir: session.state };
+  return { ...session, outside, options };
+}
+
+const kinds = (plan: Awaited<ReturnType<typeof planRewind>>) =>
+  plan.actions.map((a) => [a.kind, a.path, a.kind === "refuse" ? a.reason : ""]);
+
+describe("a rewind in a workspace that moved under it", () => {
+  it("refuses a file a link or a folder now stands in for, and changes neither", async () => {
+    const { workspace, outside, options } = await rewound();
+    await writeFile(join(outside, "target.txt"), "1\r\n2\r\n");
+    await rm(join(workspace, "crlf.txt"));
+    await symlink(join(outside, "target.txt"), join(workspace, "crlf.txt"));
+    await rm(join(workspace, "run.sh"));
+    await mkdir(join(workspace, "run.sh"));
+    const plan = await planRewind({ ...options, to: 2 });
+    expect(kinds(plan)).toEqual([["refuse", "crlf.txt", "it is no longer a regular file"]]);
+    const all = await planRewind({ ...options, to: 1 });
+    expect(kinds(all).filter(([kind]) => kind === "refuse")).toEqual([
+      ["refuse", "crlf.txt", "it is no longer a regular file"],
+      ["refuse", "run.sh", "it is no longer a regular file"],
+    ]);
+    await applyRewind(all);
+    expect(readFileSync(join(outside, "target.txt"), "utf8")).toBe("1\r\n2\r\n");
+    expect(lstatSync(join(workspace, "crlf.txt")).isSymbolicLink()).toBe(true);
+    expect(lstatSync(join(workspace, "run.sh")).isDirectory()).toBe(true);
+  });
+
+  it("does not write through a link swapped in for a file between the plan and the write", async () => {
+    const { workspace, outside, options } = await rewound();
+    const plan = await planRewind({ ...options, to: 2 });
+    await writeFile(join(outside, "target.txt"), "1\r\n2\r\n");
+    await rm(join(workspace, "crlf.txt"));
+    await symlink(join(outside, "target.txt"), join(workspace, "crlf.txt"));
+    expect(await applyRewind(plan)).toEqual([
+      { kind: "failed", path: "crlf.txt", reason: "it changed while the rewind ran" },
+    ]);
+    expect(readFileSync(join(outside, "target.txt"), "utf8")).toBe("1\r\n2\r\n");
+    expect(lstatSync(join(workspace, "crlf.txt")).isSymbolicLink()).toBe(true);
+  });
+
+  it("does not delete or remove through a folder swapped for a link between the plan and the rewind", async () => {
+    const { workspace, outside, options } = await rewound();
+    const plan = await planRewind({ ...options, to: 1 });
+    // made/ (the agent's folder, holding the file it created) moved aside, a link to a copy out of the workspace put in.
+    await rename(join(workspace, "made"), join(workspace, "moved"));
+    await mkdir(join(outside, "made"));
+    await writeFile(join(outside, "made", "new.txt"), "new\n");
+    await symlink(join(outside, "made"), join(workspace, "made"));
+    const outcomes = await applyRewind(plan);
+    expect(outcomes.filter((o) => o.path.startsWith("made/"))).toEqual([
+      {
+        kind: "failed",
+        path: "made/new.txt",
+        reason: "it changed while the rewind ran",
+      },
+      { kind: "failed", path: "made/", reason: "it is no longer a folder of the workspace" },
+    ]);
+    expect(readFileSync(join(outside, "made", "new.txt"), "utf8")).toBe("new\n");
+    expect(existsSync(join(workspace, "moved", "new.txt"))).toBe(true);
+  });
+});
+
+describe("mini-agent rewind given what it cannot use", () => {
+  it("refuses a prompt number it cannot have and a session of another folder, in one line each, changing nothing", async () => {
+    const home = await tempDir();
+    const session = await fourKinds(home);
+    const env = { PATH: process.env.PATH, HOME: home, MINI_AGENT_HOME: session.state };
+    const rewind = (...args: string[]) =>
+      runBin(["rewind", ...args], { cwd: session.workspace, env });
+    // The session file of another folder, copied among this folder's sessions.
+    const other = await fourKinds(await tempDir());
+    await copyFile(other.path, join(dirname(session.path), "elsewhere.jsonl"));
+    const before = readFileSync(join(session.workspace, "crlf.txt"));
+    const cases: [string[], string][] = [
+      [
+        ["s1", "--to", "9".repeat(400)],
+        "mini-agent: session s1: the session has 2 prompts: --to must be from 1 to 2",
+      ],
+      [["s1", "--to", "-1"], 'mini-agent: --to needs a prompt number, 1 for the first, not "-1"'],
+      [["s1", "--to", "1.5"], 'mini-agent: --to needs a prompt number, 1 for the first, not "1.5"'],
+      [["s1", "--to", "1e1"], 'mini-agent: --to needs a prompt number, 1 for the first, not "1e1"'],
+      [["s1", "--to", ""], 'mini-agent: --to needs a prompt number, 1 for the first, not ""'],
+      [
+        ["elsewhere", "--to", "1"],
+        `mini-agent: session elsewhere: it was made in ${other.workspace}, not in this folder`,
+      ],
+    ];
+    const runs = [];
+    for (const [args] of cases) runs.push(await rewind(...args, "--files-only"));
+    expect(runs.map((run) => [run.code, run.stdout, run.stderr])).toEqual(
+      cases.map(([, line]) => [2, "", `${line}\n`]),
+    );
+    expect(readFileSync(join(session.workspace, "crlf.txt"))).toEqual(before);
+  });
+});

@@ -1,5 +1,5 @@
 import { existsSync, lstatSync, readFileSync } from "node:fs";
-import { copyFile, mkdir, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { chmod, copyFile, mkdir, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { applyRewind, planRewind } from "../src/rewind/rewind.js";
@@ -81,6 +81,31 @@ describe("a rewind in a workspace that moved under it", () => {
     expect(readFileSync(join(outside, "made", "new.txt"), "utf8")).toBe("new\n");
     expect(existsSync(join(workspace, "moved", "new.txt"))).toBe(true);
   });
+});
+
+describe("a rewind the system refuses", () => {
+  // root may write anywhere: the refusal cannot be made here then.
+  it.skipIf(process.getuid?.() === 0)(
+    "says in words that a file could not be written, and goes on with the others",
+    async () => {
+      const { workspace, options } = await rewound();
+      const plan = await planRewind({ ...options, to: 1 });
+      await chmod(workspace, 0o555);
+      try {
+        const outcomes = await applyRewind(plan);
+        expect(outcomes.map((o) => [o.kind, o.path, "reason" in o ? o.reason : ""])).toEqual([
+          ["failed", "bom.txt", "it could not be written (permission denied)"],
+          ["failed", "crlf.txt", "it could not be written (permission denied)"],
+          ["failed", "latin1.txt", "it could not be written (permission denied)"],
+          ["deleted", "made/new.txt", ""],
+          ["failed", "run.sh", "it could not be written (permission denied)"],
+          ["failed", "made/", "it could not be removed (permission denied)"],
+        ]);
+      } finally {
+        await chmod(workspace, 0o755);
+      }
+    },
+  );
 });
 
 describe("mini-agent rewind given what it cannot use", () => {

@@ -1,6 +1,7 @@
 import { lstat, readdir, realpath, rmdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { strictlyWithin } from "../paths.js";
+import { systemErrorMeaning } from "../system-errors.js";
 
 /** What a rewind does to a folder the agent made: remove it, or keep it and say why. */
 export type FolderAction =
@@ -76,7 +77,7 @@ export async function removeFolder(realRoot: string, target: string): Promise<vo
     throw new Error(
       error.code === "ENOTEMPTY" || error.code === "EEXIST"
         ? "it is not empty now: it is kept"
-        : `it could not be removed (${error.code ?? error.message})`,
+        : `it could not be removed (${error.code === undefined ? error.message : systemErrorMeaning(error.code)})`,
     );
   });
 }

@@ -234,7 +234,13 @@ export async function applyRewind(
         outcomes.push({ kind: "restored", path });
       }
     } catch (error) {
-      outcomes.push({ kind: "failed", path, reason: (error as Error).message });
+      const code = (error as NodeJS.ErrnoException).code;
+      const verb = action.kind === "restore" ? "written" : "removed";
+      const reason =
+        code === undefined
+          ? (error as Error).message
+          : `it could not be ${verb} (${systemErrorMeaning(code)})`;
+      outcomes.push({ kind: "failed", path, reason });
     }
   }
   return outcomes;

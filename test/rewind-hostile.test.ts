@@ -3,7 +3,7 @@ import { chmod, copyFile, mkdir, rename, rm, symlink, writeFile } from "node:fs/
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { applyRewind, planRewind } from "../src/rewind/rewind.js";
-import { fourKinds } from "./support/changes.js";
+import { fourKinds, recordsOf } from "./support/changes.js";
 import { runBin } from "./support/cli.js";
 import { useTempDirs } from "./support/temp.js";
 
@@ -139,5 +139,46 @@ describe("mini-agent rewind given what it cannot use", () => {
       cases.map(([, line]) => [2, "", `${line}\n`]),
     );
     expect(readFileSync(join(session.workspace, "crlf.txt"))).toEqual(before);
+  });
+});
+
+describe("two rewinds of one session at once", () => {
+  it("puts each file back once: the second is refused while the first holds the session, or finds nothing left", async () => {
+    const home = await tempDir();
+    const session = await fourKinds(home);
+    const env = { PATH: process.env.PATH, HOME: home, MINI_AGENT_HOME: session.state };
+    const rewind = () =>
+      runBin(["rewind", "s1", "--to", "1", "--files-only"], { cwd: session.workspace, env });
+    const runs = await Promise.all([rewind(), rewind()]);
+    const done = [
+      'rewinding the files of session s1 to just before prompt 1 ("first"):',
+      "restored bom.txt",
+      "restored crlf.txt",
+      "restored latin1.txt",
+      "deleted made/new.txt (the agent created it)",
+      "restored run.sh",
+      "removed made/ (the agent made the folder)",
+      "",
+    ].join("\n");
+    const inUse = /^mini-agent: session s1 is in use by another mini-agent \(pid \d+\)\n$/;
+    const nothing = [
+      'rewinding the files of session s1 to just before prompt 1 ("first"):',
+      "nothing to rewind: every file the agent changed from prompt 1 on is as it was then",
+      "",
+    ].join("\n");
+    const [first, second] = runs[0]?.stdout === done ? runs : [...runs].reverse();
+    expect(first).toEqual({ code: 0, stdout: done, stderr: "" });
+    expect(
+      (second?.code === 1 && second.stdout === "" && inUse.test(second.stderr)) ||
+        (second?.code === 0 && second.stdout === nothing && second.stderr === ""),
+    ).toBe(true);
+    const restores = recordsOf(session.path).filter((r) => r.type === "file_restore");
+    expect(restores.map((r) => (r.type === "file_restore" ? r.path : ""))).toEqual([
+      "bom.txt",
+      "crlf.txt",
+      "latin1.txt",
+      "made/new.txt",
+      "run.sh",
+    ]);
   });
 });

@@ -1,14 +1,19 @@
-import { writeFile } from "node:fs/promises";
+import { mkdir, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
+import { ChangeDiffs } from "../src/cli/acp/diffs.js";
+import { BlobStore } from "../src/session/blobs.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
+import { contentHash } from "../src/trust/trust.js";
 import { invalidLines, noAnswer, withAcpAgent } from "./support/acp.js";
 import { useCliSetup } from "./support/cli.js";
+import { useTempDirs } from "./support/temp.js";
 
 /** The diff an editor is sent for each write and edit: from the changes the turn recorded. */
 
 const setup = useCliSetup();
+const tempDir = useTempDirs();
 
 const text = (value: string): acp.ContentBlock[] => [{ type: "text", text: value }];
 
@@ -133,5 +138,45 @@ describe("mini-agent acp diffs", () => {
     ]);
     expect(invalidLines(run.lines)).toEqual([]);
     expect(server.rejections).toEqual([]);
+  });
+});
+
+describe("ChangeDiffs", () => {
+  const hash = (text: string) => contentHash(Buffer.from(text));
+  const change = (path: string, before: string | null, after: string) => ({
+    toolCallId: "c",
+    path,
+    before: before === null ? null : hash(before),
+    after: hash(after),
+    mode: 0o644,
+  });
+
+  it("gives a diff only of bytes it can vouch for, a line for the rest, and never throws", async () => {
+    const home = await tempDir();
+    const workspace = join(home, "ws");
+    await mkdir(workspace);
+    const blobs = new BlobStore(join(home, "blobs"));
+    blobs.put(Buffer.from("old\n"));
+    await writeFile(join(workspace, "a.txt"), "new\n");
+    await writeFile(join(home, "outside.txt"), "new\n");
+    await symlink(join(home, "outside.txt"), join(workspace, "link.txt"));
+    const diffs = new ChangeDiffs(workspace, blobs);
+    const contents = [
+      diffs.content(change("a.txt", "old\n", "new\n")),
+      diffs.content(change("a.txt", "gone\n", "new\n")),
+      diffs.content(change("a.txt", "old\n", "newer\n")),
+      diffs.content(change("link.txt", null, "new\n")),
+      diffs.content(change("a.txt", "new\n", "new\n")),
+    ];
+    await rm(workspace, { recursive: true });
+    const gone = new ChangeDiffs(workspace, blobs).content(change("a.txt", "old\n", "new\n"));
+    expect([...contents, gone]).toEqual([
+      { type: "diff", path: join(workspace, "a.txt"), oldText: "old\n", newText: "new\n" },
+      line("no diff of a.txt: its bytes before the call were not kept"),
+      line("no diff of a.txt: it changed again since the call"),
+      line("no diff of link.txt: it could not be read again"),
+      undefined,
+      line("no diff of a.txt: it could not be read again (ENOENT)"),
+    ]);
   });
 });

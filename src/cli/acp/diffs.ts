@@ -36,8 +36,20 @@ export class ChangeDiffs {
     );
   }
 
-  /** The content for the change's call; none when the call left the file as it found it. */
+  /**
+   * The content for the change's call; none when the call left the file as it found it. Never
+   * throws: it runs inside the turn's event listener, where a failure would stop the turn.
+   */
   content(change: FileChange): ToolCallContent | undefined {
+    try {
+      return this.diff(change);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? "error";
+      return line(change.path, `it could not be read again (${code})`);
+    }
+  }
+
+  private diff(change: FileChange): ToolCallContent | undefined {
     const { before, after, path } = change;
     if (after === null || before === after) return undefined;
     const old = before === null ? null : this.before(path, before);

@@ -108,6 +108,29 @@ describe("a rewind the system refuses", () => {
   );
 });
 
+describe("a rewind of a folder the system will not let it read", () => {
+  it.skipIf(process.getuid?.() === 0)(
+    "refuses the folder and the file in it in words, and plans the rest",
+    async () => {
+      const { workspace, options } = await rewound();
+      await chmod(join(workspace, "made"), 0o000);
+      try {
+        const plan = await planRewind({ ...options, to: 1 });
+        expect(kinds(plan)).toEqual([
+          ["restore", "bom.txt", ""],
+          ["restore", "crlf.txt", ""],
+          ["restore", "latin1.txt", ""],
+          ["refuse", "made/new.txt", "it cannot be read (permission denied)"],
+          ["restore", "run.sh", ""],
+          ["refuse", "made/", "it cannot be read (permission denied): it is kept"],
+        ]);
+      } finally {
+        await chmod(join(workspace, "made"), 0o755);
+      }
+    },
+  );
+});
+
 describe("mini-agent rewind given what it cannot use", () => {
   it("refuses a prompt number it cannot have and a session of another folder, in one line each, changing nothing", async () => {
     const home = await tempDir();

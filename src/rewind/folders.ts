@@ -41,19 +41,29 @@ export async function planFolders(
   for (const folder of [...folders].sort(deepestFirst)) {
     const target = join(realRoot, folder);
     if (!(await isOwnFolder(realRoot, target))) continue;
-    const held = (await readdir(target)).filter((name) => !gone.has(`${folder}/${name}`)).sort();
     const path = `${folder}/`;
+    const names = await readdir(target).catch((error: NodeJS.ErrnoException) => {
+      actions.push({
+        kind: "refuse",
+        path,
+        reason: `it cannot be read (${systemErrorMeaning(error.code ?? "EIO")}): it is kept`,
+        diff: [],
+      });
+      return undefined;
+    });
+    if (!names) continue;
+    const held = names.filter((name) => !gone.has(`${folder}/${name}`)).sort();
     if (held.length === 0) {
       gone.add(folder);
       actions.push({ kind: "remove-folder", path, target });
       continue;
     }
     const more = held.length > MOST_NAMED ? ` and ${held.length - MOST_NAMED} more` : "";
-    const names = `${held.slice(0, MOST_NAMED).join(", ")}${more}`;
+    const listed = `${held.slice(0, MOST_NAMED).join(", ")}${more}`;
     actions.push({
       kind: "refuse",
       path,
-      reason: `the folder is not empty (it holds ${names}): it is kept`,
+      reason: `the folder is not empty (it holds ${listed}): it is kept`,
       diff: [],
     });
   }

@@ -136,6 +136,25 @@ describe("mini-agent acp diffs", () => {
         [{ type: "diff", path: at("a/b/new.txt"), oldText: "hello\n", newText: "bye\n" }],
       ],
     ]);
+    // The whole update of one call: the diff first, then the result's text.
+    const created = run.updates
+      .map((note) => note.update)
+      .find(
+        (u) =>
+          u.sessionUpdate === "tool_call_update" &&
+          u.toolCallId === "w1" &&
+          u.status !== "in_progress",
+      );
+    expect(created).toEqual({
+      sessionUpdate: "tool_call_update",
+      toolCallId: "w1",
+      status: "completed",
+      content: [
+        { type: "diff", path: at("a/b/new.txt"), oldText: null, newText: "hello\n" },
+        { type: "content", content: { type: "text", text: "created a/b/new.txt (6 bytes)" } },
+      ],
+      rawOutput: { content: "created a/b/new.txt (6 bytes)", isError: false },
+    });
     expect(invalidLines(run.lines)).toEqual([]);
     expect(server.rejections).toEqual([]);
   });

@@ -198,4 +198,24 @@ describe("ChangeDiffs", () => {
       line("no diff of a.txt: it could not be read again (ENOENT)"),
     ]);
   });
+
+  it("keeps at most 8 MiB of the turn's last texts: a file changed long ago falls back to the blob store", async () => {
+    const home = await tempDir();
+    const workspace = join(home, "ws");
+    await mkdir(workspace);
+    const diffs = new ChangeDiffs(workspace, new BlobStore(join(home, "blobs")));
+    const text = (n: number, v: string) => `${String(n)}${v}`.padEnd(1024 * 1024, "x");
+    const names = Array.from({ length: 9 }, (_, n) => `f${n}.txt`);
+    for (const [n, name] of names.entries()) {
+      await writeFile(join(workspace, name), text(n, "a"));
+      expect(diffs.content(change(name, null, text(n, "a")))?.type).toBe("diff");
+    }
+    const again = [];
+    for (const n of [0, 8]) {
+      const name = `f${n}.txt`;
+      await writeFile(join(workspace, name), text(n, "b"));
+      again.push(diffs.content(change(name, text(n, "a"), text(n, "b")))?.type);
+    }
+    expect(again).toEqual(["content", "diff"]);
+  });
 });

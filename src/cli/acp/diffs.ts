@@ -19,8 +19,12 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
  * or not known gives one line of text instead of a diff.
  */
 export class ChangeDiffs {
-  /** What the last change of each file left, by path: an old text for the next change of it. */
+  /**
+   * What the last change of each file left, by path: an old text for the next change of it. At
+   * most `LEFT_CAP` bytes in all, the files changed longest ago let go first.
+   */
   private readonly left = new Map<string, { hash: string; bytes: Buffer }>();
+  private leftBytes = 0;
   private realRoot: string | undefined;
 
   constructor(
@@ -55,13 +59,25 @@ export class ChangeDiffs {
     const old = before === null ? null : this.before(path, before);
     const now = this.read(path, after);
     if (typeof now === "string") return line(path, now);
-    this.left.set(path, { hash: after, bytes: now });
+    this.remember(path, after, now);
     if (typeof old === "string") return line(path, old);
     const oldText = old === null ? null : text(old);
     const newText = text(now);
     if (oldText !== null && typeof oldText !== "string") return line(path, oldText.problem);
     if (typeof newText !== "string") return line(path, newText.problem);
     return { type: "diff", path: join(this.workspace, path), oldText, newText };
+  }
+
+  private remember(path: string, hash: string, bytes: Buffer): void {
+    this.leftBytes -= this.left.get(path)?.bytes.length ?? 0;
+    this.left.delete(path);
+    this.left.set(path, { hash, bytes });
+    this.leftBytes += bytes.length;
+    for (const [oldest, kept] of this.left) {
+      if (this.leftBytes <= LEFT_CAP) break;
+      this.left.delete(oldest);
+      this.leftBytes -= kept.bytes.length;
+    }
   }
 
   /** The file's bytes before the call, by their hash; why they are not known otherwise. */
@@ -99,6 +115,9 @@ export class ChangeDiffs {
     }
   }
 }
+
+/** Bytes of the files' last texts a turn keeps for the next diffs of them. */
+const LEFT_CAP = 8 * DIFF_CAP;
 
 const over = `it is over ${DIFF_CAP / (1024 * 1024)} MiB`;
 

@@ -86,6 +86,7 @@ async function holdSession(path: string, id: string, dryRun: boolean) {
 function wouldBe(action: FileAction): FileOutcome {
   const { path } = action;
   if (action.kind === "refuse") return { kind: "refused", path, reason: action.reason };
+  if (action.kind === "remove-folder") return { kind: "removed", path };
   return action.kind === "delete" ? { kind: "deleted", path } : { kind: "restored", path };
 }
 
@@ -129,6 +130,8 @@ export function fileLines(plan: RewindPlan, outcomes: FileOutcome[], dryRun: boo
           ? `${verb("restored", "would restore")} ${path}`
           : `${verb("deleted", "would delete")} ${path} (the agent created it)`,
       );
+    } else if (outcome.kind === "removed") {
+      lines.push(`${verb("removed", "would remove")} ${path} (the agent made the folder)`);
     } else {
       const not =
         outcome.kind === "failed" ? "failed to restore" : verb("not restored", "would not restore");

@@ -56,6 +56,15 @@ export interface CallBlock {
   result?: { content: string; isError: boolean; images?: ShownImage[] };
   /** The skill whose `SKILL.md` this call read (a `read` that returned without error). */
   skill?: string;
+  /** What a `bash` call changed (its `bash_change` record): listed, never restored by a rewind. */
+  changed?: BashChanged;
+}
+
+/** The files a bash call changed, at most 1,000 named and the rest counted; or why not known. */
+export interface BashChanged {
+  paths: string[];
+  more: number;
+  skipped?: string;
 }
 
 /**
@@ -174,9 +183,15 @@ export class BlockBuilder {
         return [...this.unanswered(), ...this.leftUsage(), this.skills(record)];
       case "file_before":
       case "file_change":
-      case "bash_change":
         // What each call did to a file is its result; the change records are for a rewind.
         return [];
+      case "bash_change": {
+        // What a bash call changed is not in its result: shown with the call.
+        const call = this.open.get(record.toolCallId);
+        const { paths, more = 0, skipped } = record;
+        if (call) call.changed = { paths, more, ...(skipped !== undefined && { skipped }) };
+        return [];
+      }
       case "file_restore": {
         const { path, to } = record;
         return [{ kind: "file-restore", path, to, removed: record.after === null }];

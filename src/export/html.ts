@@ -1,6 +1,6 @@
 import type { Facts } from "../compaction/record.js";
 import { IMAGE_MEDIA_TYPES } from "../message-schema.js";
-import type { Block, CallBlock, ShownImage } from "./blocks.js";
+import type { BashChanged, Block, CallBlock, ShownImage } from "./blocks.js";
 import { escapeHtml, htmlTag, Markup } from "./markup.js";
 import { contentSecurityPolicy, script, style } from "./page.js";
 import type { Renderer } from "./renderer.js";
@@ -8,6 +8,7 @@ import type { Show } from "./shown.js";
 import {
   answerlessUsageWords,
   argumentOf,
+  bashChangedWords,
   compactionWords,
   decisionWords,
   inputText,
@@ -70,7 +71,13 @@ export function htmlRenderer(show: Show): Renderer {
     }${decisionWords(c.approval) && html` <span class="by">${decisionWords(c.approval)}</span>`}${
       c.skill !== undefined && html` <span class="skill">skill ${c.skill}</span>`
     }</h4>
-${input && block("Input", input, "input")}${result}</section>\n`;
+${input && block("Input", input, "input")}${result}${c.changed && bashChanged(c.changed)}</section>\n`;
+  };
+
+  const bashChanged = (changed: BashChanged): Markup => {
+    const [words, paths, more] = bashChangedWords(changed);
+    const listed = paths.map((path, i) => html`${i > 0 && ", "}<code>${path}</code>`);
+    return html`<p class="changed">${words}${listed}${more}</p>\n`;
   };
 
   const skills = (b: Extract<Block, { kind: "skills" }>): Markup => {

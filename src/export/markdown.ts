@@ -1,11 +1,12 @@
 import type { Facts } from "../compaction/record.js";
-import type { Block, CallBlock, ShownImage } from "./blocks.js";
+import type { BashChanged, Block, CallBlock, ShownImage } from "./blocks.js";
 import { escapeHtml } from "./markup.js";
 import type { Renderer } from "./renderer.js";
 import type { Show } from "./shown.js";
 import {
   answerlessUsageWords,
   argumentOf,
+  bashChangedWords,
   compactionWords,
   inputText,
   isLong,
@@ -65,9 +66,15 @@ export function markdownRenderer(show: Show): Renderer {
       ? `${part(c.result.isError ? "Result (error)" : "Result", c.result.content, "text")}${missing(c.result.images)}`
       : `${md.plain(missingResultWords)}\n\n`;
     const skill = c.skill === undefined ? "" : ` — skill ${md.code(c.skill)}`;
+    const changed = c.changed ? bashChanged(c.changed) : "";
     return `#### Tool call ${c.number}: ${md.code(c.call.name)}${argument && ` ${md.code(argument)}`}${
       mark && ` — **${mark.toUpperCase()}**`
-    }${decision}${skill}\n\n${input && part("Input", input, "json")}${result}`;
+    }${decision}${skill}\n\n${input && part("Input", input, "json")}${result}${changed}`;
+  };
+
+  const bashChanged = (changed: BashChanged): string => {
+    const [words, paths, more] = bashChangedWords(changed);
+    return `_${md.plain(words)}${paths.map((path) => md.code(path)).join(", ")}${more}_\n\n`;
   };
 
   const skills = (b: Extract<Block, { kind: "skills" }>): string => {

@@ -35,7 +35,7 @@ dt{color:var(--muted)}dd{margin:0;overflow-wrap:anywhere}
 .mark{display:inline-block;padding:0 .45rem;border-radius:999px;font-size:.8rem;font-weight:600;
 text-transform:uppercase;letter-spacing:.03em}
 .mark.denied{color:#fff;background:var(--deny)}.mark.error,.mark.missing{color:#000;background:var(--err)}
-.num,.by,.skill,.usage,.note{color:var(--muted);font-weight:normal;font-size:.9rem}
+.num,.by,.skill,.usage,.note,.changed{color:var(--muted);font-weight:normal;font-size:.9rem}
 .retry,.usage-only,.unreadable{color:var(--muted)}
 .compaction{border-color:var(--accent);border-left-style:double}
 .thinking{margin:.8rem 0 -.4rem;padding:0 1rem;color:var(--muted)}

@@ -1,5 +1,5 @@
-import { realpath, unlink } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { lstat, readdir, realpath, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { strictlyWithin } from "../paths.js";
 import { BlobStore } from "../session/blobs.js";
 import type { FileRestoreRecord } from "../session/records.js";
@@ -7,8 +7,10 @@ import { systemErrorMeaning } from "../system-errors.js";
 import { writeAtomic } from "../tools/files.js";
 import { type BoundaryOptions, displayPath, type Resolved } from "../tools/path.js";
 import { contentHash } from "../trust/trust.js";
+import { visible } from "../visible.js";
 import { DEFAULT_FILE_CAP, type FileState, type ReadState, readState } from "./changes.js";
 import { shortDiff } from "./diff.js";
+import { type FolderAction, planFolders, removeFolder } from "./folders.js";
 import { type BashHistory, type FileHistory, sessionHistory } from "./history.js";
 
 export interface RewindOptions {
@@ -32,15 +34,26 @@ export type FileAction =
       expect: FileState;
     }
   | { kind: "delete"; path: string; target: Resolved; expect: FileState }
-  | { kind: "refuse"; path: string; reason: string; diff: string[] };
+  | { kind: "refuse"; path: string; reason: string; diff: string[] }
+  | FolderAction;
 
 export interface RewindPlan {
   to: number;
+  /** The workspace's real path, in which every action's path lies. */
+  realRoot: string;
+  /**
+   * How the names of the temporary files of this session's rewinds begin: one a killed rewind
+   * left beside a file is removed by the next (the session's lock keeps any other from writing one).
+   */
+  tempPrefix: string;
   /** The user's prompts in the session. */
   prompts: number;
   /** The text of prompt `to`. */
   prompt: string;
-  /** One action per file the agent changed from prompt `to` on and that differs now; by path. */
+  /**
+   * One action per file the agent changed from prompt `to` on and that differs now, by path; then
+   * one per folder it made since that is still there (its path ends with `/`), deepest first.
+   */
   actions: FileAction[];
   /** bash calls from prompt `to` on: what they changed is never restored. */
   bashCalls: number;
@@ -51,6 +64,7 @@ export interface RewindPlan {
 export type FileOutcome =
   | { kind: "restored"; path: string }
   | { kind: "deleted"; path: string }
+  | { kind: "removed"; path: string }
   | { kind: "refused"; path: string; reason: string }
   | { kind: "failed"; path: string; reason: string };
 
@@ -79,14 +93,24 @@ export async function planRewind(options: RewindOptions): Promise<RewindPlan> {
   }
   const blobs = BlobStore.forSession(options.session);
   const realRoot = await realpath(options.workspace);
+  // The file's paths are relative to the folder the session was made in: never another's.
+  const made = history.workspace;
+  if (made === undefined || (await realpath(made).catch(() => made)) !== realRoot)
+    throw new RewindError(
+      `it was made in ${made === undefined ? "an unknown folder" : visible(made)}, not in this folder`,
+    );
   const boundary: BoundaryOptions = { stateDir: options.stateDir };
   const actions: FileAction[] = [];
   for (const file of history.files) {
     const action = await decide(file, { realRoot, boundary, blobs, to });
     if (action) actions.push(action);
   }
+  const deleted = new Set(actions.flatMap((a) => (a.kind === "delete" ? [a.path] : [])));
+  actions.push(...(await planFolders(history.folders, realRoot, deleted)));
   return {
     to,
+    realRoot,
+    tempPrefix: `.mini-agent-rewind-${basename(options.session, ".jsonl")}-`,
     prompts: history.prompts,
     prompt: history.prompt ?? "",
     actions,
@@ -177,6 +201,7 @@ export async function applyRewind(
   record?: (restore: FileRestoreRecord) => Promise<void>,
 ): Promise<FileOutcome[]> {
   const outcomes: FileOutcome[] = [];
+  await sweepTemporaryFiles(plan);
   for (const action of plan.actions) {
     const { path } = action;
     if (action.kind === "refuse") {
@@ -184,6 +209,11 @@ export async function applyRewind(
       continue;
     }
     try {
+      if (action.kind === "remove-folder") {
+        await removeFolder(plan.realRoot, action.target);
+        outcomes.push({ kind: "removed", path });
+        continue;
+      }
       const still = async () => {
         const now = await readState(action.target, -1);
         if (!now || !same(action.expect, now)) throw new Error("it changed while the rewind ran");
@@ -197,16 +227,43 @@ export async function applyRewind(
         await writeAtomic(action.target, [action.bytes], {
           mode: action.mode,
           beforeRename: still,
+          tempPrefix: plan.tempPrefix,
         });
         const hash = contentHash(action.bytes);
         await record?.(restored(plan.to, action, { hash, mode: action.mode }));
         outcomes.push({ kind: "restored", path });
       }
     } catch (error) {
-      outcomes.push({ kind: "failed", path, reason: (error as Error).message });
+      const code = (error as NodeJS.ErrnoException).code;
+      const verb = action.kind === "restore" ? "written" : "removed";
+      const reason =
+        code === undefined
+          ? (error as Error).message
+          : `it could not be ${verb} (${systemErrorMeaning(code)})`;
+      outcomes.push({ kind: "failed", path, reason });
     }
   }
   return outcomes;
+}
+
+/**
+ * Removes what a killed rewind of this session left beside the files this one restores: the
+ * temporary files named with the plan's prefix (regular files only; a folder that is now a link
+ * was refused by the plan).
+ */
+async function sweepTemporaryFiles(plan: RewindPlan): Promise<void> {
+  const folders = new Set(
+    plan.actions.flatMap((a) => (a.kind === "restore" ? [dirname(a.target.path)] : [])),
+  );
+  for (const folder of folders) {
+    const names = await readdir(folder).catch(() => []);
+    for (const name of names) {
+      if (!name.startsWith(plan.tempPrefix) || !name.endsWith(".tmp")) continue;
+      const path = join(folder, name);
+      const info = await lstat(path).catch(() => undefined);
+      if (info?.isFile()) await unlink(path).catch(() => {});
+    }
+  }
 }
 
 function restored(to: number, action: { path: string; expect: FileState }, now: FileState) {

@@ -157,7 +157,11 @@ const FileBeforeRecordSchema = Type.Object({
   mode: FileModeSchema,
   unkept: Type.Optional(Type.String()),
 });
-/** What the call left: the hash and mode after it (equal to before when it changed nothing). */
+/**
+ * What the call left: the hash and mode after it (equal to before when it changed nothing), and
+ * the folders on the file's path it created (relative to the workspace, outermost first), which
+ * a rewind removes once they are empty.
+ */
 const FileChangeRecordSchema = Type.Object({
   type: Type.Literal("file_change"),
   toolCallId: Type.String(),
@@ -165,6 +169,7 @@ const FileChangeRecordSchema = Type.Object({
   before: FileHashSchema,
   after: FileHashSchema,
   mode: FileModeSchema,
+  folders: Type.Optional(Type.Array(Type.String())),
 });
 /**
  * A file a rewind put back as it was just before prompt `to` (`after`: null when it removed a file

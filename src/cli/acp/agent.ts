@@ -19,6 +19,7 @@ import { providerFor } from "../provider.js";
 import type { Stopper } from "../signals.js";
 import { sessionToResume } from "../store.js";
 import { workspaceFolder } from "../workspace.js";
+import { ChangeDiffs } from "./diffs.js";
 import { absolute, sessionList } from "./list.js";
 import { editorServers, sessionMcp } from "./mcp.js";
 import { type AcpPrompt, promptOf } from "./prompt.js";
@@ -268,7 +269,8 @@ async function runPrompt(
 ): Promise<acp.StopReason> {
   const controller = new AbortController();
   session.turn.current = controller;
-  const mapper = new UpdateMapper(session.workspace);
+  const diffs = ChangeDiffs.forSession(session.workspace, session.journal.sessionPath);
+  const mapper = new UpdateMapper(session.workspace, diffs);
   let sending = Promise.resolve();
   try {
     const result = await session.runner.runTurn(prompt.text, {

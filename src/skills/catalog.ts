@@ -113,8 +113,8 @@ interface Listed {
 function listedOf(skill: Skill): Listed {
   const description = visible(oneLine(skill.description));
   const location = escapeXml(visible(skill.location));
-  const listed = { name: skill.name, description, escaped: escapeXml(description), location };
-  return { ...listed, frame: entry(listed, "").length };
+  const frame = frameSize + skill.name.length + location.length;
+  return { name: skill.name, description, escaped: escapeXml(description), location, frame };
 }
 
 /** The text's lines around its entries. */
@@ -132,6 +132,9 @@ function sizeOf(skills: readonly Listed[], cap: number): number {
   for (const skill of skills) size += entrySize(skill, cap) + 1;
   return size;
 }
+
+/** The characters of an entry but its name, description and location. */
+const frameSize = entry({ name: "", description: "", escaped: "", location: "" }, "").length;
 
 const entrySize = (skill: Listed, cap: number) =>
   skill.frame + escapedDescription(skill, cap).length;

@@ -117,6 +117,22 @@ export function base64Image(data: string): ImageAttachment | Base64ImageProblem 
   return checkImage(bytes);
 }
 
+/**
+ * The pixel size the header of an image in base64 gives, decoding only the start of it (a
+ * JPEG's frame header may come after its metadata: then more), or undefined when there is none.
+ * For estimates only: it does not check that the image is whole, as `checkImage` does.
+ */
+export function base64ImageSize(data: string): { width: number; height: number } | undefined {
+  for (const chars of [64, 96 * 1024, data.length]) {
+    const bytes = Buffer.from(data.slice(0, chars - (chars % 4)), "base64");
+    const mediaType = sniffImage(bytes);
+    if (mediaType === undefined) return undefined;
+    const size = headerSizeOf[mediaType](bytes);
+    if (size !== undefined || chars >= data.length) return size;
+  }
+  return undefined;
+}
+
 /** An image to send, whole, with the placeholder line that stands for it in text. */
 export interface ImageAttachment {
   part: ImagePart;
@@ -141,6 +157,17 @@ const sizeOf: Record<ImageMediaType, (b: Buffer) => Size> = {
   "image/webp": webpSize,
 };
 
+/** The sizes in the headers alone, from the first bytes of a file (all a JPEG's segments up to its frame header). */
+const headerSizeOf: Record<ImageMediaType, (b: Buffer) => Size> = {
+  "image/png": (b) =>
+    b.length >= 24 && b.toString("latin1", 12, 16) === "IHDR"
+      ? { width: b.readUInt32BE(16), height: b.readUInt32BE(20) }
+      : undefined,
+  "image/jpeg": (b) => jpegWalk(b, true),
+  "image/gif": gifHeader,
+  "image/webp": webpHeader,
+};
+
 /** IHDR first; every chunk whole, to `IEND`. */
 function pngSize(b: Buffer): Size {
   let size: Size;
@@ -161,6 +188,11 @@ function pngSize(b: Buffer): Size {
 
 /** Segments walked to the start of scan; a frame header (SOFn) before it; `EOI` at the end. */
 function jpegSize(b: Buffer): Size {
+  return jpegWalk(b, false);
+}
+
+/** The walk of `jpegSize`; with `header`, it ends at the frame header, whatever follows. */
+function jpegWalk(b: Buffer, header: boolean): Size {
   let size: Size;
   for (let at = 2; at + 4 <= b.length; ) {
     if (b[at] !== 0xff) return undefined;
@@ -175,6 +207,7 @@ function jpegSize(b: Buffer): Size {
     if (frame) {
       if (length < 8) return undefined;
       size = { height: b.readUInt16BE(at + 5), width: b.readUInt16BE(at + 7) };
+      if (header) return size;
     }
     if (marker === 0xda) {
       const whole = b.length >= at + 4 && b[b.length - 2] === 0xff && b[b.length - 1] === 0xd9;
@@ -188,12 +221,21 @@ function jpegSize(b: Buffer): Size {
 /** The logical screen's size; the trailer byte at the end. */
 function gifSize(b: Buffer): Size {
   if (b.length < 14 || b[b.length - 1] !== 0x3b) return undefined;
-  return { width: b.readUInt16LE(6), height: b.readUInt16LE(8) };
+  return gifHeader(b);
+}
+
+function gifHeader(b: Buffer): Size {
+  return b.length < 10 ? undefined : { width: b.readUInt16LE(6), height: b.readUInt16LE(8) };
 }
 
 /** The size the RIFF header promises is there; the first chunk (VP8, VP8L or VP8X) gives the size. */
 function webpSize(b: Buffer): Size {
   if (b.length < 30 || b.readUInt32LE(4) + 8 > b.length) return undefined;
+  return webpHeader(b);
+}
+
+function webpHeader(b: Buffer): Size {
+  if (b.length < 30) return undefined;
   const chunk = b.toString("latin1", 12, 16);
   if (chunk === "VP8 ") {
     if (b[23] !== 0x9d || b[24] !== 0x01 || b[25] !== 0x2a) return undefined;

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { mkdir, readdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { call, done, text } from "../src/testing/fake-client.js";
@@ -102,24 +102,5 @@ describe("a rewind run again", () => {
       stderr: "",
       stdout: [head("rewinding", "the conversation"), already, ""].join("\n"),
     });
-  });
-
-  it("removes the temporary files a killed rewind left beside the files it puts back, and no other", async () => {
-    const { rewind, workspace } = await twoPrompts(await tempDir());
-    const left = [".mini-agent-0123456789ab.tmp", ".mini-agent-notours.tmp", "x.tmp"];
-    for (const name of left) await writeFile(join(workspace, name), "");
-    await mkdir(join(workspace, "other"));
-    await writeFile(join(workspace, "other", ".mini-agent-0123456789ab.tmp"), "");
-    expect(await rewind("--to", "2", "--files-only", "--dry-run")).toMatchObject({ code: 0 });
-    expect((await readdir(workspace)).sort()).toEqual([...left, "a.txt", "other"].sort());
-    expect(await rewind("--to", "2", "--files-only")).toEqual({
-      code: 0,
-      stderr: "",
-      stdout: [head("rewinding", "the files"), "restored a.txt", ""].join("\n"),
-    });
-    expect((await readdir(workspace)).sort()).toEqual(
-      [".mini-agent-notours.tmp", "a.txt", "other", "x.tmp"].sort(),
-    );
-    expect(await readdir(join(workspace, "other"))).toEqual([".mini-agent-0123456789ab.tmp"]);
   });
 });

@@ -1,12 +1,14 @@
-import { open } from "node:fs/promises";
+import { open, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import {
   type Base64ImageProblem,
   base64Image,
   byteSize,
   checkImage,
+  IMAGE_SNIFF_BYTES,
   type ImageAttachment,
   imageTypeNames,
+  sniffImage,
 } from "../images.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { limits } from "../tools/limits.js";
@@ -55,6 +57,37 @@ export async function imageFile(path: string, cwd: string): Promise<ImageAttachm
   }
   const image = checkImage(bytes);
   return "part" in image ? image : problemText(image);
+}
+
+/**
+ * The image a path typed at the prompt names, a refusal when it is an image that cannot be sent
+ * (too big, not whole, too many pixels), or undefined when it is no image: no file there, not a
+ * regular file, unreadable, or bytes that are no image's (then the path is text). Known by its
+ * first bytes before the size is checked, so a big file that is no image stays text.
+ */
+export async function typedImageFile(
+  path: string,
+): Promise<ImageAttachment | { refusal: string } | undefined> {
+  try {
+    // Checked before it is opened: a FIFO or a device is never opened.
+    if (!(await stat(path)).isFile()) return undefined;
+    const handle = await open(path);
+    try {
+      const head = Buffer.alloc(IMAGE_SNIFF_BYTES);
+      const { bytesRead } = await handle.read(head, 0, head.length, 0);
+      if (sniffImage(head.subarray(0, bytesRead)) === undefined) return undefined;
+      const info = await handle.stat();
+      if (!info.isFile()) return undefined;
+      if (info.size > limits.imageBytes)
+        return { refusal: problemText({ kind: "bytes", size: info.size }) };
+      const image = checkImage(await handle.readFile());
+      return "part" in image ? image : { refusal: problemText(image) };
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -1,5 +1,4 @@
 import { basename } from "node:path";
-import { removeLeftovers } from "../rewind/leftovers.js";
 import {
   applyRewind,
   type FileAction,
@@ -72,7 +71,6 @@ export async function rewindCommand(
           files: true,
           conversation: args.conversation,
         });
-        await removeLeftovers(plan.realRoot, plan.paths);
         const each = (outcome: FileOutcome) => write(outcomeLines(plan, outcome, false));
         outcomes = await applyRewind(plan, record, { ...(signal && { signal }), each });
       }
@@ -125,6 +123,7 @@ async function holdSession(path: string, id: string, dryRun: boolean) {
 function wouldBe(action: FileAction): FileOutcome {
   const { path } = action;
   if (action.kind === "refuse") return { kind: "refused", path, reason: action.reason };
+  if (action.kind === "remove-folder") return { kind: "removed", path };
   return action.kind === "delete" ? { kind: "deleted", path } : { kind: "restored", path };
 }
 
@@ -167,6 +166,8 @@ function outcomeLines(plan: RewindPlan, outcome: FileOutcome, dryRun: boolean): 
   if (outcome.kind === "restored") return [`${verb("restored", "would restore")} ${path}`];
   if (outcome.kind === "deleted")
     return [`${verb("deleted", "would delete")} ${path} (the agent created it)`];
+  if (outcome.kind === "removed")
+    return [`${verb("removed", "would remove")} ${path} (the agent made the folder)`];
   const not =
     outcome.kind === "failed" ? "failed to restore" : verb("not restored", "would not restore");
   const action = plan.actions.find((a) => a.path === outcome.path);

@@ -1,5 +1,4 @@
 import { branchPrompts } from "../rewind/history.js";
-import { removeLeftovers } from "../rewind/leftovers.js";
 import { applyRewind, planRewind, RewindError } from "../rewind/rewind.js";
 import type { Journal } from "../runner/journal.js";
 import type { SessionRunner } from "../runner/runner.js";
@@ -57,7 +56,6 @@ export async function rewindAtPrompt(
     return undefined;
   });
   if (!plan) return;
-  await removeLeftovers(plan.realRoot, plan.paths);
   const outcomes = await applyRewind(plan, ({ type: _, ...restore }) =>
     journal.record({ type: "file_restore", restore }),
   );

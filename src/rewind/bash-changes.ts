@@ -1,5 +1,4 @@
 import { isUtf8 } from "node:buffer";
-import { spawn } from "node:child_process";
 import { constants } from "node:fs";
 import { access, lstat, realpath } from "node:fs/promises";
 import { delimiter, isAbsolute, join } from "node:path";
@@ -197,7 +196,7 @@ async function gitList(
  * bound). git never fetches: no protocol is allowed (`GIT_ALLOW_PROTOCOL` empty beats any
  * `protocol.*` setting of the repository), and `GIT_NO_LAZY_FETCH` is set for a git that knows it.
  */
-function runGit(
+async function runGit(
   git: { program: string; path: string },
   top: string,
   workspace: string,
@@ -206,6 +205,8 @@ function runGit(
   bound: number,
   options: LookOptions,
 ): Promise<GitOutcome> {
+  // Loaded when git first runs: a run without bash loads no `child_process`.
+  const { spawn } = await import("node:child_process");
   const config = SAFE_CONFIG.flatMap((setting) => ["-c", setting]);
   const args = [
     "--no-pager",

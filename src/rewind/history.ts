@@ -22,6 +22,8 @@ export interface FileHistory {
 }
 
 export interface SessionHistory {
+  /** The workspace the session was made in, as its header names it. */
+  workspace?: string;
   /** The user's prompts in the file, 1 for the first. */
   prompts: number;
   /** The text of prompt N, when there is one. */
@@ -37,6 +39,8 @@ export interface SessionHistory {
   again: boolean;
   /** What those calls changed, as far as it is known. */
   bash: BashHistory;
+  /** Folders `write` made from prompt N on (for the files it created), each once, by path. */
+  folders: string[];
 }
 
 /** What bash changed from prompt N on, from the `bash_change` records. */
@@ -67,11 +71,13 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
    */
   const kept: { at: number; record: SessionRecord | undefined; bash: number }[] = [];
   let ordinal = 0;
+  let workspace: string | undefined;
   for await (const line of fileLines(path)) {
     if (!line.bytes || line.bytes.length === 0) continue;
     for (const record of parseLine(line.bytes.toString("utf8")).records) {
       const at = ordinal++;
       if (at > 0) branch.add(at, record);
+      if (record.type === "session") workspace ??= record.workspace;
       if (record.type === "message" && record.message.role === "user")
         prompts.set(at, headOf(record.message.content, 200));
       if (record.type.startsWith("file_") || record.type === "bash_change")
@@ -89,9 +95,12 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
   let bashCalls = 0;
   const bashHistory: BashHistory = { paths: [], more: 0, tracked: 0, skipped: 0 };
   const bashPaths = new Set<string>();
+  const folders = new Set<string>();
   for (const { at, record, bash } of kept) {
     if (at < from) continue;
     bashCalls += bash;
+    if (record?.type === "file_change")
+      for (const folder of record.folders ?? []) folders.add(folder);
     if (record?.type !== "bash_change") {
       if (record) follow(files, record);
     } else if (record.skipped !== undefined) {
@@ -107,12 +116,14 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
   const sorted = [...files.values()].sort((a, b) => byPath(a.path, b.path));
   const prompt = prompts.get(from);
   return {
+    ...(workspace !== undefined && { workspace }),
     prompts: branch.promptCount,
     ...(prompt !== undefined && { prompt }),
     files: sorted,
     bashCalls,
     bash: bashHistory,
     again,
+    folders: [...folders].sort(byPath),
   };
 }
 

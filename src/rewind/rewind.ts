@@ -1,6 +1,6 @@
 import { constants } from "node:fs";
-import { access, realpath, unlink } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { access, lstat, readdir, realpath, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { strictlyWithin } from "../paths.js";
 import { BlobStore } from "../session/blobs.js";
 import type { FileRestoreRecord } from "../session/records.js";
@@ -8,8 +8,10 @@ import { systemErrorMeaning } from "../system-errors.js";
 import { writeAtomic } from "../tools/files.js";
 import { type BoundaryOptions, displayPath, type Resolved } from "../tools/path.js";
 import { contentHash } from "../trust/trust.js";
+import { visible } from "../visible.js";
 import { DEFAULT_FILE_CAP, type FileState, type ReadState, readState } from "./changes.js";
 import { shortDiff } from "./diff.js";
+import { type FolderAction, planFolders, removeFolder } from "./folders.js";
 import { type BashHistory, type FileHistory, sessionHistory } from "./history.js";
 
 export interface RewindOptions {
@@ -33,15 +35,26 @@ export type FileAction =
       expect: FileState;
     }
   | { kind: "delete"; path: string; target: Resolved; expect: FileState }
-  | { kind: "refuse"; path: string; reason: string; diff: string[] };
+  | { kind: "refuse"; path: string; reason: string; diff: string[] }
+  | FolderAction;
 
 export interface RewindPlan {
   to: number;
+  /** The workspace's real path, in which every action's path lies. */
+  realRoot: string;
+  /**
+   * How the names of the temporary files of this session's rewinds begin: one a killed rewind
+   * left beside a file is removed by the next (the session's lock keeps any other from writing one).
+   */
+  tempPrefix: string;
   /** The user's prompts in the session. */
   prompts: number;
   /** The text of prompt `to`. */
   prompt: string;
-  /** One action per file the agent changed from prompt `to` on and that differs now; by path. */
+  /**
+   * One action per file the agent changed from prompt `to` on and that differs now, by path; then
+   * one per folder it made since that is still there (its path ends with `/`), deepest first.
+   */
   actions: FileAction[];
   /** bash calls from prompt `to` on: what they changed is never restored. */
   bashCalls: number;
@@ -49,14 +62,12 @@ export interface RewindPlan {
   bash: BashHistory;
   /** The conversation already went back to just before prompt `to`: this finishes that rewind. */
   again: boolean;
-  /** The workspace's real path, and every file the agent changed from prompt `to` on. */
-  realRoot: string;
-  paths: string[];
 }
 
 export type FileOutcome =
   | { kind: "restored"; path: string }
   | { kind: "deleted"; path: string }
+  | { kind: "removed"; path: string }
   | { kind: "refused"; path: string; reason: string }
   | { kind: "failed"; path: string; reason: string };
 
@@ -85,22 +96,30 @@ export async function planRewind(options: RewindOptions): Promise<RewindPlan> {
   }
   const blobs = BlobStore.forSession(options.session);
   const realRoot = await realpath(options.workspace);
+  // The file's paths are relative to the folder the session was made in: never another's.
+  const made = history.workspace;
+  if (made === undefined || (await realpath(made).catch(() => made)) !== realRoot)
+    throw new RewindError(
+      `it was made in ${made === undefined ? "an unknown folder" : visible(made)}, not in this folder`,
+    );
   const boundary: BoundaryOptions = { stateDir: options.stateDir };
   const actions: FileAction[] = [];
   for (const file of history.files) {
     const action = await decide(file, { realRoot, boundary, blobs, to });
     if (action) actions.push(action);
   }
+  const deleted = new Set(actions.flatMap((a) => (a.kind === "delete" ? [a.path] : [])));
+  actions.push(...(await planFolders(history.folders, realRoot, deleted)));
   return {
     to,
+    realRoot,
+    tempPrefix: `.mini-agent-rewind-${basename(options.session, ".jsonl")}-`,
     prompts: history.prompts,
     prompt: history.prompt ?? "",
     actions,
     bashCalls: history.bashCalls,
     bash: history.bash,
     again: history.again,
-    realRoot,
-    paths: history.files.map((file) => file.path),
   };
 }
 
@@ -205,6 +224,7 @@ export async function applyRewind(
   options: ApplyOptions = {},
 ): Promise<FileOutcome[]> {
   const outcomes: FileOutcome[] = [];
+  await sweepTemporaryFiles(plan);
   const tell = (outcome: FileOutcome) => {
     outcomes.push(outcome);
     options.each?.(outcome);
@@ -217,6 +237,11 @@ export async function applyRewind(
       continue;
     }
     try {
+      if (action.kind === "remove-folder") {
+        await removeFolder(plan.realRoot, action.target);
+        tell({ kind: "removed", path });
+        continue;
+      }
       const still = async () => {
         const now = await readState(action.target, -1);
         if (!now || !same(action.expect, now)) throw new Error("it changed while the rewind ran");
@@ -230,17 +255,43 @@ export async function applyRewind(
         await writeAtomic(action.target, [action.bytes], {
           mode: action.mode,
           beforeRename: still,
+          tempPrefix: plan.tempPrefix,
         });
         const hash = contentHash(action.bytes);
         await record?.(restored(plan.to, action, { hash, mode: action.mode }));
         tell({ kind: "restored", path });
       }
     } catch (error) {
-      const { code, message } = error as NodeJS.ErrnoException;
-      tell({ kind: "failed", path, reason: code ? systemErrorMeaning(code) : message });
+      const code = (error as NodeJS.ErrnoException).code;
+      const verb = action.kind === "restore" ? "written" : "removed";
+      const reason =
+        code === undefined
+          ? (error as Error).message
+          : `it could not be ${verb} (${systemErrorMeaning(code)})`;
+      tell({ kind: "failed", path, reason });
     }
   }
   return outcomes;
+}
+
+/**
+ * Removes what a killed rewind of this session left beside the files this one restores: the
+ * temporary files named with the plan's prefix (regular files only; a folder that is now a link
+ * was refused by the plan).
+ */
+async function sweepTemporaryFiles(plan: RewindPlan): Promise<void> {
+  const folders = new Set(
+    plan.actions.flatMap((a) => (a.kind === "restore" ? [dirname(a.target.path)] : [])),
+  );
+  for (const folder of folders) {
+    const names = await readdir(folder).catch(() => []);
+    for (const name of names) {
+      if (!name.startsWith(plan.tempPrefix) || !name.endsWith(".tmp")) continue;
+      const path = join(folder, name);
+      const info = await lstat(path).catch(() => undefined);
+      if (info?.isFile()) await unlink(path).catch(() => {});
+    }
+  }
 }
 
 function restored(to: number, action: { path: string; expect: FileState }, now: FileState) {

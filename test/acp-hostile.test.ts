@@ -55,6 +55,10 @@ describe("mini-agent acp against a hostile model and editor", () => {
       status: "failed",
       rawOutput: { content: expect.stringMatching(/^outcome unknown/), isError: true },
     });
+    // Told on stderr as `--continue` tells it.
+    expect(run.stderr()).toContain(
+      "mini-agent: 1 tool call(s) had no result; recorded as outcome unknown\n",
+    );
     expect(invalidLines(run.lines)).toEqual([]);
   });
 

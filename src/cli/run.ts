@@ -1,6 +1,5 @@
 import { stat } from "node:fs/promises";
 import { homedir } from "node:os";
-import type { Compaction } from "../compaction/record.js";
 import { FileChanges } from "../rewind/changes.js";
 import { Journal } from "../runner/journal.js";
 import { SessionRunner } from "../runner/runner.js";
@@ -11,7 +10,7 @@ import { listSessions, Session } from "../session/session.js";
 import { SessionStore, sessionsDir, stateHome } from "../session/store.js";
 import { createWorkspaceTools } from "../tools/index.js";
 import { SeenFiles } from "../tools/seen.js";
-import type { BeforeToolCall, Message, ToolCall } from "../types.js";
+import type { BeforeToolCall, ToolCall } from "../types.js";
 import { visible } from "../visible.js";
 import { type CliArgs, exitCodes, UsageError } from "./args.js";
 import { contextWindowFor } from "./compaction.js";
@@ -22,10 +21,11 @@ import type { JsonInput } from "./json-input.js";
 import type { RunMcp } from "./mcp.js";
 import { mcpTurnStart } from "./mcp-turn.js";
 import { type ModeState, withModeLine } from "./modes.js";
-import { imageNotKeptLine, missingImagesLine } from "./notices.js";
+import { imageNotKeptLine } from "./notices.js";
 import { approvedWrites, cliPolicy, type Question, type RuleBook } from "./policy.js";
 import { promptLoop } from "./prompt-loop.js";
 import { providerFor } from "./provider.js";
+import { openToContinue } from "./resume.js";
 import { rewindAtPrompt } from "./rewind-turn.js";
 import { ruleBook, rulesFile } from "./rules-command.js";
 import type { Stopper } from "./signals.js";
@@ -370,39 +370,11 @@ async function terminalInput(json: JsonInput | undefined, view: TerminalView | u
   return openTerminal(process.stdin, process.stderr, view?.activity);
 }
 
-/** A resumed session, its calls left without a result (a crash) told as repaired. */
+/** A resumed session, with when it was last used (read before opening it writes a repair). */
 async function resumeSession(path: string, stderr: NodeJS.WritableStream) {
-  // When it was last used, read before opening it writes a repair.
   const updatedAt = (await stat(path)).mtime;
-  const loaded = await Session.open(path, {
-    onImageNotKept: (note) => stderr.write(imageNotKeptLine(note)),
-  });
-  if (loaded.missingImages) stderr.write(missingImagesLine(loaded.missingImages, path));
-  if (loaded.repaired > 0) {
-    stderr.write(
-      `mini-agent: ${loaded.repaired} tool call(s) had no result; recorded as outcome unknown\n`,
-    );
-  }
-  for (const { tool, path, toolCallId } of loaded.cutOff ?? []) {
-    stderr.write(
-      `mini-agent: ${visible(`${tool} ${path}`)} (call ${visible(toolCallId)}) was cut off after its file's bytes were kept: whether it changed the file is unknown (mini-agent rewind --to N --files-only --dry-run shows it)\n`,
-    );
-  }
-  const { session, messages, compaction, imagesRefused, openRewind } = loaded;
-  if (openRewind) {
-    const only = openRewind.conversation ? "" : " --files-only";
-    stderr.write(
-      `mini-agent: a rewind of this session to just before prompt ${openRewind.to} was cut off: some files may not be put back; \`mini-agent rewind ${session.id} --to ${openRewind.to}${only}\` finishes it\n`,
-    );
-  }
-  return {
-    id: session.id,
-    imagesRefused,
-    updatedAt,
-    session,
-    messages: messages as Message[],
-    compaction: compaction as Compaction | undefined,
-  };
+  const opened = await openToContinue(path, (line) => stderr.write(line));
+  return { id: opened.session.id, updatedAt, ...opened };
 }
 
 function warnSandbox(

@@ -6,7 +6,6 @@ import type { Compaction } from "../../compaction/record.js";
 import { normalizeHistory } from "../../history/normalize.js";
 import type { TurnResult } from "../../runner/events.js";
 import { sessionMessages } from "../../session/read.js";
-import { Session } from "../../session/session.js";
 import { sessionsDir, stateHome } from "../../session/store.js";
 import type { Message } from "../../types.js";
 import { visible } from "../../visible.js";
@@ -14,8 +13,9 @@ import { type CliArgs, exitCodes } from "../args.js";
 import { describeError } from "../errors.js";
 import type { RunMcp } from "../mcp.js";
 import { isMode, modes } from "../modes.js";
-import { compactedLine, imageNotKeptLine, missingImagesLine, retryNotice } from "../notices.js";
+import { compactedLine, retryNotice } from "../notices.js";
 import { providerFor } from "../provider.js";
+import { openToContinue } from "../resume.js";
 import type { Stopper } from "../signals.js";
 import { sessionToResume } from "../store.js";
 import { workspaceFolder } from "../workspace.js";
@@ -237,11 +237,7 @@ async function loadSession(
 /** The session file opened to go on from, as `--resume` opens it; a failure is the request's. */
 async function resumed(path: string, tell: (line: string) => void): Promise<Resumed> {
   try {
-    const opened = await Session.open(path, {
-      onImageNotKept: (note) => tell(imageNotKeptLine(note)),
-    });
-    const { session, messages, compaction, imagesRefused, missingImages } = opened;
-    if (missingImages) tell(missingImagesLine(missingImages, path));
+    const { session, messages, compaction, imagesRefused } = await openToContinue(path, tell);
     return {
       session,
       messages,

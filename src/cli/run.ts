@@ -3,7 +3,12 @@ import { homedir } from "node:os";
 import { FileChanges } from "../rewind/changes.js";
 import { Journal } from "../runner/journal.js";
 import { SessionRunner } from "../runner/runner.js";
-import { resolveSandbox, type SandboxState, sandboxName } from "../sandbox/bwrap.js";
+import {
+  keepSandboxAnswers,
+  resolveSandbox,
+  type SandboxState,
+  sandboxName,
+} from "../sandbox/bwrap.js";
 import { homeInSandbox } from "../sandbox/home.js";
 import { sweepOrphansOnce } from "../sandbox/reaper.js";
 import { listSessions, Session } from "../session/session.js";
@@ -97,6 +102,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
     await parts.mcp?.close();
     // A run that never ran bash still ends what a killed mini-agent left: once its work is done.
     sweepOrphansOnce();
+    keepSandboxAnswers();
   }
 }
 

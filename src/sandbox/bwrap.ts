@@ -115,8 +115,21 @@ async function answer(bwrap: string, state: string | undefined): Promise<string 
     return undefined;
   }
   const problem = await probeBwrap(bwrap);
-  if (problem === undefined) rememberWorks(state, key);
+  if (problem === undefined) unwritten.set(bwrap, { state, key });
   return problem;
+}
+
+/** Positive answers of this process's probes, not yet kept in the state folder. */
+const unwritten = new Map<string, { state: string; key: string }>();
+
+/**
+ * Keeps this process's positive probe answers in the state folder, for the next run. Called when
+ * a run ends, not when the probe answers: a run refused before it starts (a bad configuration, a
+ * state folder it cannot write) creates nothing. Failing to keep one costs the next run a probe.
+ */
+export function keepSandboxAnswers(): void {
+  for (const { state, key } of unwritten.values()) rememberWorks(state, key);
+  unwritten.clear();
 }
 
 /**

@@ -155,7 +155,9 @@ export function rememberWorks(state: string, key: string): void {
     renameSync(temporary, file);
   } catch {
     // An answer that cannot be kept costs the next run a probe, nothing else.
-    rmSync(temporary, { force: true });
+    try {
+      rmSync(temporary, { force: true });
+    } catch {}
   }
 }
 

@@ -5,6 +5,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import type { Compaction } from "../../compaction/record.js";
 import { normalizeHistory } from "../../history/normalize.js";
 import type { TurnResult } from "../../runner/events.js";
+import { keepSandboxAnswers } from "../../sandbox/bwrap.js";
 import { sessionMessages } from "../../session/read.js";
 import { sessionsDir, stateHome } from "../../session/store.js";
 import type { Message } from "../../types.js";
@@ -109,6 +110,7 @@ export async function acpCommand(
   // The editor leaving (stdin closed) or a signal (which aborts `life`) ends every session.
   await Promise.race([connection.closed, once(life, "abort")]);
   await endSessions(sessions.values());
+  keepSandboxAnswers();
   stopper.endTurn();
   if (life.aborted) return stopper.exitCode ?? exitCodes.interrupted;
   return brokenConnection(connection.signal.reason, stderr) ? exitCodes.error : exitCodes.done;

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -114,6 +115,7 @@ describe("JsonInput with images", () => {
   it("gives the prompts in the order of their lines while a file is read, and ends only after them", async () => {
     const workspace = await tempDir();
     await writeFile(join(workspace, "shot.png"), shot);
+    execFileSync("mkfifo", [join(workspace, "pipe.png")]);
     const stdin = new PassThrough();
     const sent: OutputEvent[] = [];
     const input = new JsonInput(stdin, {
@@ -122,7 +124,7 @@ describe("JsonInput with images", () => {
       workspace,
     });
     stdin.end(
-      `${user("first", [{ path: "shot.png" }])}\n${user("bad", [{ path: "." }])}\n${JSON.stringify({ type: "user", text: "second" })}\n`,
+      `${user("first", [{ path: "shot.png" }])}\n${user("bad", [{ path: "." }])}\n${user("fifo", [{ path: "pipe.png" }])}\n${JSON.stringify({ type: "user", text: "second" })}\n`,
     );
     const prompts = [await input.nextPrompt(), await input.nextPrompt(), await input.nextPrompt()];
     expect(prompts).toEqual([
@@ -139,7 +141,11 @@ describe("JsonInput with images", () => {
       undefined,
     ]);
     expect(sent).toEqual([
-      { type: "error", message: "input line 2 image 1 (.) is not a file; it was skipped" },
+      { type: "error", message: "input line 2 image 1 (.) is not a regular file; it was skipped" },
+      {
+        type: "error",
+        message: "input line 3 image 1 (pipe.png) is not a regular file; it was skipped",
+      },
     ]);
   });
 });

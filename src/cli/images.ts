@@ -1,3 +1,4 @@
+import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import { resolve } from "node:path";
 import {
@@ -36,14 +37,17 @@ export async function imageAttachments(
   return attachments;
 }
 
-/** The image in the file at `path` (relative to `cwd`), or what is wrong with it. */
+/**
+ * The image in the file at `path` (relative to `cwd`), or what is wrong with it. Opened without
+ * blocking, so a FIFO there is refused at once instead of waiting for a writer forever.
+ */
 export async function imageFile(path: string, cwd: string): Promise<ImageAttachment | string> {
   let bytes: Buffer;
   try {
-    const handle = await open(resolve(cwd, path));
+    const handle = await open(resolve(cwd, path), constants.O_RDONLY | constants.O_NONBLOCK);
     try {
       const info = await handle.stat();
-      if (!info.isFile()) return " is not a file";
+      if (!info.isFile()) return " is not a regular file";
       if (info.size > limits.imageBytes) return problemText({ kind: "bytes", size: info.size });
       bytes = await handle.readFile();
     } finally {

@@ -1,3 +1,4 @@
+import { imageSizeOf, PNG_SIGNATURE } from "./image-formats.js";
 import type { IMAGE_MEDIA_TYPES } from "./message-schema.js";
 import type { ImagePart } from "./types.js";
 
@@ -53,7 +54,7 @@ export function sniffImage(bytes: Uint8Array): ImageMediaType | undefined {
 export function imageHeader(bytes: Buffer): ImageHeader | undefined {
   const mediaType = sniffImage(bytes);
   if (mediaType === undefined) return undefined;
-  const size = sizeOf[mediaType](bytes);
+  const size = imageSizeOf[mediaType](bytes);
   if (size === undefined || size.width < 1 || size.height < 1) return undefined;
   return { mediaType, ...size };
 }
@@ -128,82 +129,4 @@ export function byteSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-}
-
-type Size = { width: number; height: number } | undefined;
-
-const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-
-const sizeOf: Record<ImageMediaType, (b: Buffer) => Size> = {
-  "image/png": pngSize,
-  "image/jpeg": jpegSize,
-  "image/gif": gifSize,
-  "image/webp": webpSize,
-};
-
-/** IHDR first; every chunk whole, to `IEND`. */
-function pngSize(b: Buffer): Size {
-  let size: Size;
-  for (let at = 8; at + 12 <= b.length; ) {
-    const length = b.readUInt32BE(at);
-    const type = b.toString("latin1", at + 4, at + 8);
-    const end = at + 12 + length;
-    if (end > b.length) return undefined;
-    if (at === 8) {
-      if (type !== "IHDR" || length !== 13) return undefined;
-      size = { width: b.readUInt32BE(at + 8), height: b.readUInt32BE(at + 12) };
-    }
-    if (type === "IEND") return size;
-    at = end;
-  }
-  return undefined;
-}
-
-/** Segments walked to the start of scan; a frame header (SOFn) before it; `EOI` at the end. */
-function jpegSize(b: Buffer): Size {
-  let size: Size;
-  for (let at = 2; at + 4 <= b.length; ) {
-    if (b[at] !== 0xff) return undefined;
-    const marker = b[at + 1] as number;
-    if (marker === 0xff) {
-      at++;
-      continue;
-    }
-    const length = b.readUInt16BE(at + 2);
-    if (length < 2 || at + 2 + length > b.length) return undefined;
-    const frame = marker >= 0xc0 && marker <= 0xcf && ![0xc4, 0xc8, 0xcc].includes(marker);
-    if (frame) {
-      if (length < 8) return undefined;
-      size = { height: b.readUInt16BE(at + 5), width: b.readUInt16BE(at + 7) };
-    }
-    if (marker === 0xda) {
-      const whole = b.length >= at + 4 && b[b.length - 2] === 0xff && b[b.length - 1] === 0xd9;
-      return whole ? size : undefined;
-    }
-    at += 2 + length;
-  }
-  return undefined;
-}
-
-/** The logical screen's size; the trailer byte at the end. */
-function gifSize(b: Buffer): Size {
-  if (b.length < 14 || b[b.length - 1] !== 0x3b) return undefined;
-  return { width: b.readUInt16LE(6), height: b.readUInt16LE(8) };
-}
-
-/** The size the RIFF header promises is there; the first chunk (VP8, VP8L or VP8X) gives the size. */
-function webpSize(b: Buffer): Size {
-  if (b.length < 30 || b.readUInt32LE(4) + 8 > b.length) return undefined;
-  const chunk = b.toString("latin1", 12, 16);
-  if (chunk === "VP8 ") {
-    if (b[23] !== 0x9d || b[24] !== 0x01 || b[25] !== 0x2a) return undefined;
-    return { width: b.readUInt16LE(26) & 0x3fff, height: b.readUInt16LE(28) & 0x3fff };
-  }
-  if (chunk === "VP8L") {
-    if (b[20] !== 0x2f) return undefined;
-    const bits = b.readUInt32LE(21);
-    return { width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 };
-  }
-  if (chunk === "VP8X") return { width: b.readUIntLE(24, 3) + 1, height: b.readUIntLE(27, 3) + 1 };
-  return undefined;
 }

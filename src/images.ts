@@ -65,6 +65,27 @@ export function imagePlaceholder(image: ImageHeader, bytes: number): string {
 }
 
 /**
+ * The one-line text that stands where an image was not sent, saying why, so a model knows what
+ * it did not see: `[image not shown: image/png, 2x2, 1.2 KB: the provider could not process it]`.
+ */
+export function heldBackPlaceholder(image: ImageHeader, bytes: number, why: string): string {
+  return `[image not shown: ${image.mediaType}, ${image.width}x${image.height}, ${byteSize(bytes)}: ${why}]`;
+}
+
+/**
+ * A message's text with the placeholder of the image `part` turned into `heldBackPlaceholder`
+ * (an image part the history holds is a checked one, so its header reads).
+ */
+export function holdBack(content: string, part: ImagePart, why: string): string {
+  const bytes = Buffer.from(part.data, "base64");
+  const header = imageHeader(bytes);
+  if (header === undefined) return content;
+  const shown = imagePlaceholder(header, bytes.length);
+  const held = heldBackPlaceholder(header, bytes.length, why);
+  return content.includes(shown) ? content.replace(shown, held) : `${content}\n${held}`;
+}
+
+/**
  * Why bytes are not an image to send: no image's magic number; not a whole image of the type
  * they announce; more pixels a side than `imageLimits.side`. (Callers bound the size in bytes,
  * `imageLimits.bytes`, before they read.)

@@ -92,13 +92,22 @@ export class SessionRunner {
     const { client, tokenBudget, contextWindow, resume, journal, seen } = options;
     const provider = options.provider ?? "";
     const { model } = options.info;
-    const refused = (options.imagesRefused ?? []).some(
-      (refusal) => refusal.provider === provider && refusal.model === model,
+    const refusals = options.imagesRefused ?? [];
+    const refused = refusals.some(
+      (refusal) =>
+        refusal.image === undefined && refusal.provider === provider && refusal.model === model,
     );
     // Innermost, the provider sees placeholders once it refused images; then the counter makes
     // each figure whole and non-negative before the budget adds it up.
-    const images = new ImageFallbackClient(client, refused, (reason) =>
-      journal.record({ type: "images_refused", refusal: { provider, model, reason } }),
+    const images = new ImageFallbackClient(
+      client,
+      refused,
+      (reason, image) =>
+        journal.record({
+          type: "images_refused",
+          refusal: { provider, model, reason, ...(image !== undefined && { image }) },
+        }),
+      refusals.flatMap((refusal) => (refusal.image === undefined ? [] : [refusal.image])),
     );
     this.counter = new CountingClient(images, (usage) => journal.record({ type: "usage", usage }));
     const budgeted =

@@ -1,14 +1,16 @@
+import { inflateSync } from "node:zlib";
+
 /**
  * How the strict servers check an image, as the real APIs do: one of the four media types every
  * provider takes, base64 that decodes, bytes that are an image of the type declared, a bound on
- * the size. Written apart from the product's own image reader, so a mistake in one is caught by
+ * the size, and (for a PNG) pixel data that inflates, as a decoder needs. Written apart from the product's own image reader, so a mistake in one is caught by
  * the other. Each server says where an image may stand and words the refusal as its API does.
  */
 
 export const allowedImageTypes = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
 /** What is wrong with an image's base64 `data` declared as `mediaType`. */
-export type ImageFault = "media_type" | "base64" | "mismatch" | "size";
+export type ImageFault = "media_type" | "base64" | "mismatch" | "size" | "undecodable";
 
 /**
  * The first fault of an image, or undefined when it is a good one. `maxBytes` bounds the base64
@@ -25,7 +27,25 @@ export function imageFault(
     return "base64";
   const bytes = Buffer.from(data, "base64");
   if ((bound === "base64" ? data.length : bytes.length) > maxBytes) return "size";
-  return magicType(bytes) === mediaType ? undefined : "mismatch";
+  if (magicType(bytes) !== mediaType) return "mismatch";
+  return mediaType === "image/png" && !pngInflates(bytes) ? "undecodable" : undefined;
+}
+
+/** Whether a PNG's IDAT chunks, together, are a zlib stream that inflates. */
+function pngInflates(b: Buffer): boolean {
+  const data: Buffer[] = [];
+  for (let at = 8; at + 8 <= b.length; ) {
+    const length = b.readUInt32BE(at);
+    if (b.toString("latin1", at + 4, at + 8) === "IDAT")
+      data.push(b.subarray(at + 8, at + 8 + length));
+    at += 12 + length;
+  }
+  try {
+    inflateSync(Buffer.concat(data));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function magicType(b: Buffer): string | undefined {
@@ -101,10 +121,20 @@ function anthropicImage(block: Block, path: string, refuse: boolean): string | u
       return `${path}.image.source.base64: image exceeds 5 MB maximum: ${data.length} bytes > 5242880 bytes`;
     case "mismatch":
       return `${path}.image.source.base64.data: Image does not match the provided media type ${mediaType}`;
+    case "undecodable":
+      // Confirmed text (anthropics/claude-code#8647): no path, whichever image it was.
+      return anthropicUnprocessable;
     default:
       return undefined;
   }
 }
+
+/** Anthropic's refusal of an image it cannot decode. */
+export const anthropicUnprocessable = "Could not process image";
+
+/** OpenAI's refusal of an image it cannot decode (openai/openai-node#1463). */
+export const openaiUnprocessable =
+  "You uploaded an unsupported image. Please make sure your image is valid.";
 
 /** OpenAI's refusal of an image it cannot take: a bad data URL, type, encoding or size. */
 export const unsupportedImage =
@@ -117,9 +147,9 @@ const openaiImage = (url: unknown, refuse: boolean): string | undefined => {
   if (refuse) return openaiImagesRefused;
   const image = dataUrl(url);
   if (!image) return unsupportedImage;
-  return imageFault(image.mediaType, image.data, 20 * 1024 * 1024, "decoded") === undefined
-    ? undefined
-    : unsupportedImage;
+  const fault = imageFault(image.mediaType, image.data, 20 * 1024 * 1024, "decoded");
+  if (fault === "undecodable") return openaiUnprocessable;
+  return fault === undefined ? undefined : unsupportedImage;
 };
 
 /** Chat Completions: `image_url` parts in user messages only (tool messages are text only). */

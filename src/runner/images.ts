@@ -1,7 +1,14 @@
 import { createHash } from "node:crypto";
 import { holdBack } from "../images.js";
 import { ProviderError } from "../providers/provider-error.js";
-import type { ImagePart, Message, ModelClient, ModelEvent, ModelRequest } from "../types.js";
+import type {
+  ImagePart,
+  Message,
+  ModelClient,
+  ModelEvent,
+  ModelRequest,
+  ResultPart,
+} from "../types.js";
 
 /**
  * What a provider's 400 about images means. An image it could not process (`Could not process
@@ -70,20 +77,9 @@ export class ImageFallbackClient implements ModelClient {
 
   private withoutUnprocessable(messages: readonly Message[]): readonly Message[] {
     if (this.unprocessable.size === 0) return messages;
-    return messages.map((message) => {
-      if (message.role === "assistant" || message.parts === undefined) return message;
-      let content = message.content;
-      const parts = message.parts.filter((part) => {
-        if (part.type !== "image" || !this.unprocessable.has(this.key(part))) return true;
-        content = holdBack(content, part, "the provider could not process it");
-        return false;
-      });
-      if (parts.length === message.parts.length) return message;
-      const { parts: _, ...text } = message;
-      return parts.some((part) => part.type === "image")
-        ? { ...text, content, parts }
-        : { ...text, content };
-    });
+    return holdingBack(messages, (part) =>
+      this.unprocessable.has(this.key(part)) ? "the provider could not process it" : undefined,
+    );
   }
 
   private key(part: ImagePart): string {
@@ -94,6 +90,35 @@ export class ImageFallbackClient implements ModelClient {
     }
     return key;
   }
+}
+
+/**
+ * The history with each image `why` gives a reason for left out: in its message's text and in
+ * its parts, the image stands as `[image not shown: …: why]` (`holdBack`); a message left
+ * without images is text alone.
+ */
+export function holdingBack(
+  messages: readonly Message[],
+  why: (part: ImagePart) => string | undefined,
+): readonly Message[] {
+  return messages.map((message) => {
+    if (message.role === "assistant" || message.parts === undefined) return message;
+    let content = message.content;
+    let changed = false;
+    const parts = message.parts.map((part): ResultPart => {
+      const reason = part.type === "image" ? why(part) : undefined;
+      if (reason === undefined || part.type !== "image") return part;
+      changed = true;
+      const held = holdBack("", part, reason).trim();
+      content = holdBack(content, part, reason);
+      return { type: "text", text: held };
+    });
+    if (!changed) return message;
+    const { parts: _, ...text } = message;
+    return parts.some((part) => part.type === "image")
+      ? { ...text, content, parts }
+      : { ...text, content };
+  });
 }
 
 /** How an image is named in a record: the sha256 (hex) of its base64. */

@@ -16,6 +16,7 @@ import type {
 } from "../types.js";
 import { BudgetClient, budgetStop } from "./budget.js";
 import type { SessionInfo, TurnResult, TurnStatus } from "./events.js";
+import { anthropicImageLimits, ImageBudgetClient, openaiImageLimits } from "./image-budget.js";
 import { ImageFallbackClient } from "./images.js";
 import type { Journal, TurnListener } from "./journal.js";
 import { type RetryPolicy, retryLostRound } from "./retry.js";
@@ -99,7 +100,7 @@ export class SessionRunner {
     );
     // Innermost, the provider sees placeholders once it refused images; then the counter makes
     // each figure whole and non-negative before the budget adds it up.
-    const images = new ImageFallbackClient(
+    const fallback = new ImageFallbackClient(
       client,
       refused,
       (reason, image) =>
@@ -108,6 +109,11 @@ export class SessionRunner {
           refusal: { provider, model, reason, ...(image !== undefined && { image }) },
         }),
       refusals.flatMap((refusal) => (refusal.image === undefined ? [] : [refusal.image])),
+    );
+    // Then each request keeps within its API's limits on images, the oldest held back.
+    const images = new ImageBudgetClient(
+      fallback,
+      provider === "anthropic" ? anthropicImageLimits : openaiImageLimits,
     );
     this.counter = new CountingClient(images, (usage) => journal.record({ type: "usage", usage }));
     const budgeted =

@@ -145,9 +145,22 @@ export interface ImageAttachment {
   placeholder: string;
 }
 
-/** `75 B`, `1.2 KB`, `3.8 MB` (units of 1024). */
+/** `75 B`, `1.2 KB`, `3.75 MB`, `10.00 GB` (units of 1024; MB to the hundredth, as the bound is). */
 export function byteSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  if (bytes < 1024 ** 2) return `${(bytes / 1024).toFixed(1)} KB`;
+  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(2)} MB`;
+  return `${(bytes / 1024 ** 3).toFixed(2)} GB`;
+}
+
+/**
+ * A size over `imageLimits.bytes` and the bound, in words that never read the same: `a 4.00 MB
+ * image` and `3.75 MB`; in bytes when they would (`a 3,932,161-byte image`, `3,932,160 bytes`).
+ */
+export function oversize(size: number): { size: string; bound: string } {
+  const bound = imageLimits.bytes;
+  if (byteSize(size) !== byteSize(bound))
+    return { size: `a ${byteSize(size)} image`, bound: byteSize(bound) };
+  const exact = (bytes: number) => bytes.toLocaleString("en-US");
+  return { size: `a ${exact(size)}-byte image`, bound: `${exact(bound)} bytes` };
 }

@@ -48,7 +48,7 @@ describe("the images of one request", () => {
         .slice(0, 4)
         .map(
           (_, i) =>
-            `[image not shown: image/png, ${2 + i}x2, 3.3 MB: newer images fill the 32 MB the provider takes in a request]`,
+            `[image not shown: image/png, ${2 + i}x2, 3.34 MB: newer images fill the 32 MB the provider takes in a request]`,
         ),
     );
   }, 60_000);

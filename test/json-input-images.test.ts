@@ -94,7 +94,7 @@ describe("stream-json user lines with images", () => {
     expect(lines.filter((line) => line.type === "error")).toEqual([
       error("input line 1 image 1 is not base64; it was skipped"),
       error("input line 2 image 1 is a PNG image, not image/jpeg as it says; it was skipped"),
-      error("input line 3 image 1 is a 4.0 MB image: images go up to 3.75 MB; it was skipped"),
+      error("input line 3 image 1 is a 4.00 MB image: images go up to 3.75 MB; it was skipped"),
       error("input line 4 image 2 (gone.png): no such file or directory; it was skipped"),
       error(
         'input line 5 has images that are not each {"mediaType":"image/png"|"image/jpeg"|"image/gif"|"image/webp","data":…} or {"path":…}; it was skipped',

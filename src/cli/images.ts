@@ -4,10 +4,12 @@ import { resolve } from "node:path";
 import {
   type Base64ImageProblem,
   base64Image,
-  byteSize,
   checkImage,
+  IMAGE_SNIFF_BYTES,
   type ImageAttachment,
   imageTypeNames,
+  oversize,
+  sniffImage,
 } from "../images.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { limits } from "../tools/limits.js";
@@ -48,6 +50,11 @@ export async function imageFile(path: string, cwd: string): Promise<ImageAttachm
     try {
       const info = await handle.stat();
       if (!info.isFile()) return " is not a regular file";
+      // The type from the first bytes before the size: a huge file of no image is no image.
+      const head = Buffer.alloc(IMAGE_SNIFF_BYTES);
+      const { bytesRead } = await handle.read(head, 0, head.length, 0);
+      if (sniffImage(head.subarray(0, bytesRead)) === undefined)
+        return problemText({ kind: "not_image" });
       if (info.size > limits.imageBytes) return problemText({ kind: "bytes", size: info.size });
       bytes = await handle.readFile();
     } finally {
@@ -76,8 +83,10 @@ function problemText(problem: Base64ImageProblem): string {
   switch (problem.kind) {
     case "not_base64":
       return " is not base64";
-    case "bytes":
-      return ` is a ${byteSize(problem.size)} image: images go up to ${limits.imageBytes / 1024 / 1024} MB`;
+    case "bytes": {
+      const words = oversize(problem.size);
+      return ` is ${words.size}: images go up to ${words.bound}`;
+    }
     case "not_image":
       return " is not a PNG, JPEG, GIF or WebP image";
     case "not_whole":

@@ -4,7 +4,7 @@ import type { IMAGE_MEDIA_TYPES } from "./message-schema.js";
 /**
  * The pixel size of a whole image of each type, read from its structure, or undefined when the
  * structure is cut short, damaged, or says two sizes: a PNG's chunks each whole with the right
- * checksum, to `IEND`; a JPEG's segments to the start of scan, `EOI` at the end; a GIF's blocks
+ * checksum (the critical ones), to `IEND`; a JPEG's segments to the start of scan, `EOI` at the end; a GIF's blocks
  * to its trailer, every frame counted in the size (a frame may stand outside the logical screen);
  * a WebP's chunks within its RIFF size, the extended canvas the size of the bitstream it holds.
  * Nothing is decoded: these are the bounds a header can be held to without a decoder.
@@ -21,7 +21,7 @@ export const imageSizeOf: Record<(typeof IMAGE_MEDIA_TYPES)[number], (b: Buffer)
   "image/webp": webpSize,
 };
 
-/** IHDR first; every chunk whole and its CRC right, to `IEND`. */
+/** IHDR first; every chunk whole, each critical one's CRC right, to `IEND`. */
 function pngSize(b: Buffer): ImageSize {
   let size: ImageSize;
   for (let at = 8; at + 12 <= b.length; ) {
@@ -29,7 +29,11 @@ function pngSize(b: Buffer): ImageSize {
     const type = b.toString("latin1", at + 4, at + 8);
     const end = at + 12 + length;
     if (end > b.length) return undefined;
-    if (crc32(b.subarray(at + 4, end - 4)) !== b.readUInt32BE(end - 4)) return undefined;
+    // A critical chunk's CRC (IHDR, PLTE, IDAT, IEND: an upper-case first letter) must be right;
+    // decoders skip an ancillary chunk whose CRC is wrong (real files have them), and so do we.
+    const critical = ((b[at + 4] as number) & 0x20) === 0;
+    if (critical && crc32(b.subarray(at + 4, end - 4)) !== b.readUInt32BE(end - 4))
+      return undefined;
     if (at === 8) {
       if (type !== "IHDR" || length !== 13) return undefined;
       size = { width: b.readUInt32BE(at + 8), height: b.readUInt32BE(at + 12) };

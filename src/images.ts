@@ -111,13 +111,32 @@ export function checkImage(bytes: Buffer): ImageAttachment | ImageProblem {
 }
 
 /**
- * An image given as base64 (an MCP server's) as an attachment, or undefined unless `data` is
- * canonical base64 of a whole image of `mediaType` within the bounds (`checkImage`).
+ * An image given as base64 (an MCP server's) as an attachment when `data` is canonical base64 of
+ * a whole image of `mediaType` within the bounds (`checkImage`); otherwise why it is not one, in
+ * words for its placeholder (`not a whole PNG image (cut short or damaged)`).
  */
-export function imagePartOf(mediaType: unknown, data: unknown): ImageAttachment | undefined {
-  if (typeof data !== "string") return undefined;
+export function imagePartOf(mediaType: unknown, data: unknown): ImageAttachment | string {
+  if (typeof data !== "string") return "no data";
   const image = base64Image(data);
-  return "part" in image && image.part.mediaType === mediaType ? image : undefined;
+  if (!("part" in image)) return imageProblemWords(image);
+  if (image.part.mediaType === mediaType) return image;
+  return `its bytes are a ${imageTypeNames[image.part.mediaType]} image`;
+}
+
+/** Why an image is not sent, in words a placeholder ends with. */
+export function imageProblemWords(problem: Base64ImageProblem): string {
+  switch (problem.kind) {
+    case "not_base64":
+      return "not base64";
+    case "bytes":
+      return `over ${byteSize(imageLimits.bytes)}`;
+    case "not_image":
+      return "not a PNG, JPEG, GIF or WebP image";
+    case "not_whole":
+      return `not a whole ${problem.typeName} image (cut short or damaged)`;
+    case "pixels":
+      return `over ${imageLimits.side} pixels a side`;
+  }
 }
 
 /** Why base64 is not an image to send: not canonical base64, too many bytes, or `ImageProblem`. */

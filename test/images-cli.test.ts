@@ -102,7 +102,11 @@ describe("an image in a CLI session", () => {
     });
     expect(server.rejections).toEqual([refusal]);
     expect(toolResults(server.requests[2]?.body ?? {})).toEqual([
-      { id: "toolu_1", content: placeholder, isError: false },
+      {
+        id: "toolu_1",
+        content: `[image not shown: image/png, 2x2, ${bytes.length} B: this model takes no images]`,
+        isError: false,
+      },
     ]);
   });
 

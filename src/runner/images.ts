@@ -39,7 +39,8 @@ export class ImageFallbackClient implements ModelClient {
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
     if (this.textOnly) {
-      yield* this.inner.stream({ ...request, messages: withoutImages(request.messages) });
+      const messages = holdingBack(request.messages, () => "this model takes no images");
+      yield* this.inner.stream({ ...request, messages });
       return;
     }
     for (;;) {

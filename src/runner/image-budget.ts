@@ -38,16 +38,21 @@ export class ImageBudgetClient implements ModelClient {
   constructor(
     private readonly inner: ModelClient,
     private readonly limits: ImageRequestLimits,
-    private readonly onHeldBack: (count: number) => void = () => {},
+    private readonly onHeldBack: (count: number) => Promise<void> = async () => {},
   ) {}
 
-  stream(request: ModelRequest): AsyncIterable<ModelEvent> {
+  async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
     const held = this.heldBack(request);
-    if (held.size === 0) return this.inner.stream(request);
-    if (!this.told) this.onHeldBack(held.size);
-    this.told = true;
+    if (held.size === 0) {
+      yield* this.inner.stream(request);
+      return;
+    }
+    if (!this.told) {
+      this.told = true;
+      await this.onHeldBack(held.size);
+    }
     const messages = holdingBack(request.messages, (part) => held.get(part));
-    return this.inner.stream({ ...request, messages });
+    yield* this.inner.stream({ ...request, messages });
   }
 
   /** Each image part to leave out, with why, by identity. */

@@ -114,6 +114,7 @@ export class SessionRunner {
     const images = new ImageBudgetClient(
       fallback,
       provider === "anthropic" ? anthropicImageLimits : openaiImageLimits,
+      (count) => journal.record({ type: "images_held_back", count }),
     );
     this.counter = new CountingClient(images, (usage) => journal.record({ type: "usage", usage }));
     const budgeted =

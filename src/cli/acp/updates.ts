@@ -69,6 +69,7 @@ export class UpdateMapper {
         return mcpNotice(event.status);
       case "session":
       case "images_refused":
+      case "images_held_back":
       case "usage":
       case "approval":
       case "retry":

@@ -73,16 +73,17 @@ export function heldBackPlaceholder(image: ImageHeader, bytes: number, why: stri
 }
 
 /**
- * A message's text with the placeholder of the image `part` turned into `heldBackPlaceholder`
- * (an image part the history holds is a checked one, so its header reads).
+ * The `heldBackPlaceholder` line of the image `part`, and a message's text with the image's
+ * placeholder turned into it (added at the end if the text has none).
  */
-export function holdBack(content: string, part: ImagePart, why: string): string {
+export function holdBack(content: string, part: ImagePart, why: string) {
   const bytes = Buffer.from(part.data, "base64");
-  const header = imageHeader(bytes);
-  if (header === undefined) return content;
+  // An image part the history holds was checked when it came in, so its header reads.
+  const header = imageHeader(bytes) ?? { mediaType: part.mediaType, width: 0, height: 0 };
   const shown = imagePlaceholder(header, bytes.length);
-  const held = heldBackPlaceholder(header, bytes.length, why);
-  return content.includes(shown) ? content.replace(shown, held) : `${content}\n${held}`;
+  const line = heldBackPlaceholder(header, bytes.length, why);
+  const text = content.includes(shown) ? content.replace(shown, line) : `${content}\n${line}`;
+  return { line, content: text };
 }
 
 /**

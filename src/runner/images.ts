@@ -110,9 +110,9 @@ export function holdingBack(
       const reason = part.type === "image" ? why(part) : undefined;
       if (reason === undefined || part.type !== "image") return part;
       changed = true;
-      const held = holdBack("", part, reason).trim();
-      content = holdBack(content, part, reason);
-      return { type: "text", text: held };
+      const held = holdBack(content, part, reason);
+      content = held.content;
+      return { type: "text", text: held.line };
     });
     if (!changed) return message;
     const { parts: _, ...text } = message;

@@ -42,7 +42,7 @@ export const mcpStatusNotice = (stderr: NodeJS.WritableStream, status: McpStatus
 /** The one stderr line, in every format, the first time a request holds older images back. */
 export const imagesHeldBackNotice = (stderr: NodeJS.WritableStream, count: number) =>
   stderr.write(
-    `mini-agent: ${count} older image${count === 1 ? " is" : "s are"} sent as placeholders: a request holds only as many as the provider takes\n`,
+    `mini-agent: ${count === 1 ? "1 older image is sent as a placeholder" : `${count} older images are sent as placeholders`}: a request holds only as many as the provider takes\n`,
   );
 
 /**

@@ -3,6 +3,9 @@
 // when it arrived.
 // With `answerChars`, every request is answered at once with that much text instead, streamed in
 // 16 KiB deltas with backpressure (for peak memory against answer size).
+// It also answers what other agents send beside their Messages requests (Claude Code: a `HEAD /`,
+// `count_tokens`, requests without `stream`, as a JSON message); `requests` holds only the POSTs
+// to `/v1/messages`, each with its path, `others` the method and path of the rest.
 import { once } from "node:events";
 import { createServer } from "node:http";
 
@@ -103,8 +106,31 @@ async function streamAnswer(res, model, chars) {
   );
 }
 
+/** A request that is not a streamed Messages request, answered as the API would. */
+function answerOther(req, res, raw) {
+  const json = (value) => {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify(value));
+  };
+  if (req.method !== "POST") return res.end();
+  const path = new URL(req.url, "http://mock").pathname;
+  if (path.endsWith("/count_tokens")) return json({ input_tokens: 1 });
+  const body = JSON.parse(raw.toString("utf8") || "{}");
+  json({
+    id: "msg",
+    type: "message",
+    role: "assistant",
+    model: body.model ?? "mock",
+    content: [{ type: "text", text: "Notes" }],
+    stop_reason: "end_turn",
+    stop_sequence: null,
+    usage: { input_tokens: 1, output_tokens: 1 },
+  });
+}
+
 export function startMockServer({ answerChars } = {}) {
   const requests = [];
+  const others = [];
   const server = createServer((req, res) => {
     // When the request arrived (`performance.now()` of this process), for time-to-first-request.
     const at = performance.now();
@@ -112,8 +138,13 @@ export function startMockServer({ answerChars } = {}) {
     req.on("data", (chunk) => chunks.push(chunk));
     req.on("end", () => {
       const raw = Buffer.concat(chunks);
-      const body = JSON.parse(raw.toString("utf8"));
-      requests.push({ bytes: raw.length, body, at });
+      const path = new URL(req.url, "http://mock").pathname;
+      const body = req.method === "POST" && path === "/v1/messages" ? JSON.parse(raw) : undefined;
+      if (body?.stream !== true) {
+        others.push({ method: req.method, path, at });
+        return answerOther(req, res, raw);
+      }
+      requests.push({ bytes: raw.length, body, at, path });
       res.writeHead(200, { "content-type": "text/event-stream" });
       if (answerChars === undefined) res.end(reply(body));
       else streamAnswer(res, body.model, answerChars).catch(() => res.destroy());
@@ -124,6 +155,7 @@ export function startMockServer({ answerChars } = {}) {
       resolve({
         url: `http://127.0.0.1:${server.address().port}`,
         requests,
+        others,
         close: () => server.close(),
       });
     });

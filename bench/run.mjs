@@ -19,6 +19,7 @@ import { fileURLToPath } from "node:url";
 import { acpBench } from "./acp.mjs";
 import { configBench } from "./config.mjs";
 import { exportBench } from "./export.mjs";
+import { imagesBench } from "./images.mjs";
 import { mcpBench } from "./mcp.mjs";
 import { startMockServer } from "./mock-server.mjs";
 import { rewindBench } from "./rewind.mjs";
@@ -425,8 +426,8 @@ async function bigAnswers() {
       `CLI peak RSS streaming a ${bytes / 1_000_000} MB answer (local server)`,
       `${mb(result.rss)} (${ms(result.wall)})${result.note}`,
       `${mb(small.rss)} (a 1 KB answer)`,
-      `${((result.rss * 1024) / bytes).toFixed(1)}× the answer`,
-      "",
+      `${(((result.rss - small.rss) * 1024) / bytes).toFixed(1)}× the answer above the floor (${((result.rss * 1024) / bytes).toFixed(1)}× in all)`,
+      "≤ ~2× above the floor",
       envNote(small, result),
     );
   }
@@ -742,6 +743,8 @@ const sections = {
   configStartup: () => configBench({ run, row, ms, median, scratch, bin, runs, startMockServer }),
   acpPrompt: () => acpBench({ row, ms, median, scratch, bin, runs, startMockServer }),
   rewindEdits: () => rewindBench({ row, ms, median, scratch, root, runs }),
+  resumeImages: () =>
+    imagesBench({ run, row, ms, mb, heavy, inProcess, envNote, scratch, root, bin }),
 };
 const only = process.env.BENCH_ONLY?.split(",");
 process.stderr.write(
@@ -769,22 +772,29 @@ const intro = `# Benchmarks
 \`npm run bench\` (after \`npm ci\`) measures everything below in one run, side by side with its floor:
 \`node -e 0\` for start-up, a no-dependency agent over \`node:http\` (\`floor-agent.mjs\`) for the
 two-turn task against the same local Messages API stream (\`mock-server.mjs\`), and ripgrep for the
-file tools when it is installed. Peak RSS comes from \`process.resourceUsage().maxRSS\` of each
-measured process (\`rss-probe.mjs\`). Every measured process starts with a clean environment
+file tools when it is installed. Peak RSS comes from \`VmHWM\` (\`/proc/self/status\`) of each
+measured process (\`rss-probe.mjs\`), not \`maxRSS\`: on Linux that also holds the runner's own memory,
+folded in when the process is spawned. Every measured process starts with a clean environment
 (\`PATH\` and \`HOME\`, plus what its row sets); the last column shows what the variables that
 change how Node starts (\`NODE_*\`, \`UV_*\`, \`OPENSSL_*\`, \`SSL_CERT_*\`, e.g. \`NODE_OPTIONS\`,
 \`NODE_EXTRA_CA_CERTS\`) held in those processes, as the probe read them. Machines are shared and noisy: read the ratios,
 not the absolute times. \`BENCH_ONLY=bigRecord,bigAnswers node bench/run.mjs\` runs only the named
 sections (see \`sections\` in \`run.mjs\`) and prints their rows without rewriting this page.
+\`BENCH_CLAUDE=/path/to/claude\` (or \`claude\` on PATH) adds Claude Code beside the MCP rows.
 
 `;
 const notes = `
 ## Where the time goes
 
-- \`--version\`: \`dist/bundle/main.js\` is a small CommonJS entry (the folder's \`package.json\`
-  says so: Node then starts without setting up its ES module loader), and the version alone is
-  answered before the arguments are parsed. What is left above \`node -e 0\` is resolving and
-  loading that file and writing to stdout.
+- \`--version\`: \`dist/bundle/main.js\` is a stub of ten lines that answers \`--version\` (the
+  version written in by the build) and otherwise requires the entry, \`cli.cjs\`; the folder's
+  \`package.json\` says CommonJS, so plain \`node\` starts without its ES module loader. The bench
+  starts every process with \`--import rss-probe.mjs\`, and with \`--import\` (or a preload, or
+  \`NODE_OPTIONS\`) Node runs even a CommonJS main file through the ES module loader, which first
+  scans its whole source for exports with its JavaScript lexer; a file it requires is not
+  scanned. With the 22 KB entry as the bin that scan was most of what \`--version\` cost above
+  \`node -e 0\` (callgrind, clean environment, both with the probe: 110.1 M instructions for
+  \`node -e 0\`, 191.9 M before, 116.8 M now, 1.74× to 1.06×); a turn saves it too.
 - A turn loads one more file, \`turn-<hash>.cjs\` (the agent, its tools, the CLI and both SDKs),
   with the V8 code cache the build made for it: the build runs one real two-turn task against
   \`mock-server.mjs\` and keeps what V8 compiled (\`scripts/train-code-cache.cjs\`). Node 20 has no
@@ -809,26 +819,49 @@ const notes = `
   awaited). It now finds the marker in each environment's bytes without decoding them and no
   longer reads \`/proc/<pid>/stat\` for it: about 2.4 ms at the end of the task in a CPU profile,
   with about 90 processes on the machine.
-- The bwrap probe (loading \`node:child_process\` and running bwrap once: its cost is measured
-  below) starts in the entry before the turn's file is loaded, so bwrap runs on the other core
-  while the turn loads; the turn awaits that same probe (\`sandbox.cjs\` is one module the entry
-  and the turn share). Only a turn and \`rules explain\` start it.
-- The two-turn target (at most 2× the floor) is missed: 2.21× in the table, 2.14× wall and
-  2.21× CPU (197 ms against 86 ms) in 31 paired runs on a quiet machine (farm-bench, clean
-  environment). Of the difference, the bwrap probe is about 20 ms of wall time and 26 ms of CPU:
-  the same task with \`--sandbox off\` takes 0.89× the wall time and 0.86× the CPU (21 paired runs),
-  which would be 1.84× the floor. The probe cannot be skipped: the first request's system prompt
-  says whether bash is sandboxed, and only running bwrap tells. The rest is loading the turn:
-  reading and deserialising its code cache, its top level, and the Node modules it needs that the
-  floor does not (\`child_process\` for the probe, \`crypto\` with its dozen internal modules for ids
-  and file hashes, \`zlib\` for the cache's checksum, \`vm\`, \`fs/promises\`, \`os\`); system time is 84
-  ms of the 197 (36 of the floor's 86): page faults of the 0.8 MB file and its 0.9 MB cache, the
-  fork. This round removed from a turn: \`node:v8\` and the heap modules it brings (the WebAssembly
-  flag is now set at the first shell decision), Node's web streams (the SDKs ask
-  \`instanceof ReadableStream\` of request bodies; the bundle gives them a stand-in), \`readline\`
-  (only JSON input loads it) and \`node:module\`; \`test/cli-startup.test.ts\` lists what a turn
-  loads and fails if one comes back. Left: caching the probe's answer per machine, \`crypto\`
-  loaded where ids are made, a smaller turn.
+- The bwrap probe: whether bwrap works here is known only by running it (about 20 ms of wall
+  and 26 ms of CPU, loading \`child_process\` and forking). The CLI keeps the answer "it works" in
+  the state folder (\`src/sandbox/probe-cache.ts\`, [docs/sandbox.md](../docs/sandbox.md)), keyed
+  on what could change it: bwrap's file, the kernel, the uid and gid, the namespace sysctls, the
+  namespaces and seccomp status of the process. Checking the key is a few \`stat\`s and reads of
+  \`/proc\`: 1.2-1.4 ms at its first call in a process (its code compiled then), 0.3-0.4 ms
+  after, under a load average of 14. A kept answer is tested by the first command that ends; a failure then
+  probes again and drops it. Before, the probe was meant to run while the turn loaded, but its
+  \`await import("node:child_process")\` resumed only after the turn's file had loaded (strace:
+  bwrap was started 30 ms after the entry asked for it); it now takes the module synchronously
+  (\`process.getBuiltinModule\`) and bwrap starts before the turn loads, on a first run.
+- The two-turn task. Measured first (strace timestamps, CPU profiles, callgrind instruction
+  counts of the main process, which repeat where the machine's load does not; clean environment,
+  the bench's \`--import\` probe): 393.5 M instructions against the floor's 159.2 M (2.47×). Now
+  330.3 M (2.07×); 323 M against 149 M (2.18×, 2.58× before) without \`detail::sprp\`, a
+  primality test inside Node whose count changes from run to run by up to 10 M. Paired
+  whole-process runs (31 pairs each, clean environment, a machine under a load average of 13 to
+  15, so walls 3-4 times a quiet machine's): against before, CPU 0.86×, wall 0.81×; against the
+  floor, CPU 2.11× (2.56× before), wall 1.78× (2.63× before). \`--version\` against \`node -e 0\`, both
+  with the probe: CPU 1.05×, wall 0.99× (1.47× and 1.45× before). Peak RSS 53.7 MiB against
+  42.2 MiB (1.27×; 58.3 MiB before).
+  This round removed from a turn: the bwrap run (kept answer), the lexer's scan of the entry,
+  the patterns with Unicode classes for printable ASCII text (\`visible\`, column widths), and
+  \`child_process\` (now loaded where a process starts: bash, ripgrep, git, an MCP server),
+  \`perf_hooks\` (durations use \`process.hrtime\`: the global \`performance\` loads it with a
+  dozen modules) and \`timers/promises\` (about 10 M, 4 M and 4 M instructions on top of the floor).
+  Where the rest goes, above the floor (callgrind, inclusive): V8 compiling functions at their
+  first call, 82.6 M against 48.1 M (Node's own modules are cached without their inner functions,
+  and a turn uses many more of them: \`crypto\` with its dozen modules for ids and hashes,
+  \`fs/promises\`, \`os\`, \`vm\`, \`zlib\`); deserialising the turn's 1.1 MB code cache, 38 M against
+  the floor's 7.5 M for Node's own; running the turn's top level (the modules its commands import
+  are initialised as it loads, e.g. the TypeBox schemas of records and tools), 17-30 ms of a run
+  under load, about as long as the deserialising (timed around \`vm.Script\` and its run); the CRC-32 of the cache, 4.2 M; regular
+  expressions compiled at first use, 5.8 M against 1.7 M (the Unicode classes of \`visible.ts\`
+  are still compiled: the tool lines' \`✓\` is not ASCII); garbage collection 5-13 M. A cache
+  trained a second time, from a run that used the first, changes nothing (82.8 M compiled
+  lazily), nor does a cache of the top level only (625 KB, but 160 M compiled lazily, 418 M in
+  all). A user-land start-up snapshot (\`node --build-snapshot\`) cannot replace the code cache:
+  Node 20 takes a snapshot only from its own command line (\`--snapshot-blob\`), which the bin
+  run as \`node main.js\` (or \`npx mini-agent\`) cannot set, and starting a second Node costs a
+  whole \`node -e 0\`. Left: a turn file that initialises only what the run uses (the
+  \`configured\`, \`rules\`, \`export\`, \`mcp\` and \`skills\` commands' modules in their own
+  files, as MCP's SDK already is), fewer Unicode-class regular expressions at start-up.
 - WebAssembly stays on V8's baseline compiler (\`--liftoff-only\`): the shell parser's first
   decision then takes about 0.1 s instead of 0.6 s (\`mini-agent rules explain\`). The flag is set
   just before the parser loads (\`shellRules\` in \`src/cli/policy.ts\`), after the turn was compiled
@@ -858,12 +891,42 @@ const notes = `
 - The big-answer rows run the real CLI against \`mock-server.mjs\` streaming one text block in
   16 KiB deltas, stdout to \`/dev/null\`; the ratio is peak RSS over the answer's size. The answer
   is held whole (it is the round's text, committed to the history and the session file), so memory
-  grows with it; the floor column is the same run with a 1 KB answer. The session file's line is
-  encoded straight into one buffer, long strings escaped a slice at a time (\`session/encode.ts\`),
-  so the answer is not also held as its JSON and the joined line when it is written. What remains,
-  measured with heap statistics at each step: the streaming itself (the answer's pieces, held once,
-  and the garbage of parsing its events, which V8 keeps as resident pages), then the flat copy of
-  the text and the line's bytes when it is written.
+  grows with it; the floor column is the same run with a 1 KB answer. Measured with heap and
+  resident-memory marks at each step of a 50 MB answer (48 MiB), the process at about 65 MB
+  before it streams: the answer held once while it streams (48), as bytes in memory that grows
+  in place (\`src/streamed-text.ts\`: past 1 Mi units, one byte a unit for Latin-1 text, so each
+  16 KiB piece dies young and no old buffer is left behind); then, for a moment, those bytes and
+  the one string made from them (+48), the bytes given back at once; then, for the write, the
+  string and the line's bytes (+48: one \`write\` per record needs them whole), escaped in one
+  pass into the same kind of memory and given back right after the write. Both moments are twice
+  the answer; beyond them about 30 MB that does not grow with it: V8's young generation, grown
+  from 4-8 to 16 MB (sometimes 32) by the streaming's short-lived objects (with
+  \`--max-semi-space-size=2\` the peak is about 16 MB lower), and the allocator's pages of the
+  stream's buffers. Before: the pieces as a rope of heap strings (which grew the young generation
+  to 32 MB), the flat copy made at the first read while the pieces waited for a full collection,
+  the line's bytes, and a MiB-slice escaping whose garbage went to the large-object space (278 MB,
+  5.8×). The answer is held twice at most; the measure is (peak − the 1 KB run) / answer: 2.8-3.2×
+  for 50 MB (186-206 MB in medians of three on a loaded machine, the 1 KB run at 53-58 MB; 278 MB
+  before), 3.4-4.1× for 10 MB (90-93 MB; 138-142 MB before). The ~2× target is missed by the
+  part that does not grow with the answer. Below 2× itself there is no way here: Node makes a
+  string from bytes only by copying them, and one \`write\` per record needs the line's bytes whole
+  while the history holds the string.
+- Images (\`bench/images.mjs\`): a session keeps each image's bytes in its blob store, and loading
+  reads only those of the images the model still sees. With a compaction covering 100 screenshots
+  a session loads and resumes in the time and memory of the same session without them. With all
+  100 still in view, loading reads, hashes (a blob altered on disk must not be sent) and holds them
+  as base64: about the 26 MB of their base64 more; \`--continue\` then sends them with each request
+  (26 MB of body per request, two in this turn: the body as JSON text, then as bytes), which is
+  where the rest of its time and memory goes.
+- The MCP rows beside Claude Code run \`claude -p "task" --strict-mcp-config --mcp-config FILE\`
+  with the same server files, found through \`BENCH_CLAUDE\` (the path of its \`claude\`) or on
+  PATH and never installed by the bench; without it the row says so. It gets a home of its own in
+  the scratch folder, \`CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1\` and the mock server as its API;
+  its first model request is the first that carries the prompt (it sends a \`HEAD /\` before).
+  By default it does not wait for its MCP servers before that request (a \`WaitForMcpServers\` tool
+  waits later), so the row's main figure sets \`MCP_CONNECTION_NONBLOCKING=false\`, which waits for
+  them as mini-agent does, and says how many servers' tools the request carried; its default start
+  follows.
 - Export (\`bench/export.mjs\`) reads the session line by line and writes the page in 64 KiB
   pieces, waiting for each write: it holds one round and one piece, whatever the file's size.
 `;

@@ -1,6 +1,7 @@
 import { Value } from "@sinclair/typebox/value";
 import { ReasoningSchema, ResultPartsSchema, ToolCallSchema } from "./message-schema.js";
 import { receipts, toolError } from "./receipts.js";
+import { StreamedText } from "./streamed-text.js";
 import type {
   Approval,
   BeforeToolCall,
@@ -64,14 +65,14 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
 
   for (let turn = 1; ; turn++) {
     if (signal?.aborted) return finish("aborted", "");
-    let text = "";
+    const text = new StreamedText();
     const calls: ToolCall[] = [];
     const reasoning: Reasoning[] = [];
     try {
       const request = { system, messages, tools: specs, ...(signal && { signal }) };
       for await (const event of client.stream(request)) {
         if (event.type === "text") {
-          text += event.text;
+          text.add(event.text);
           await emit(event);
         } else if (event.type === "thinking") await emit(event);
         else if (event.type === "reasoning") reasoning.push(checkedReasoning(event.part));
@@ -81,20 +82,21 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
       if (signal?.aborted) return finish("aborted", "");
       throw error;
     }
-    if (text === "" && calls.length === 0) {
+    if (text.length === 0 && calls.length === 0) {
       if (signal?.aborted) return finish("aborted", "");
       throw new Error("model completed without text or tool calls");
     }
+    const content = text.toString();
     await commit({
       role: "assistant",
-      content: text,
+      content,
       toolCalls: calls,
       ...(reasoning.length > 0 && { reasoning }),
     });
-    if (calls.length === 0) return finish("completed", text);
+    if (calls.length === 0) return finish("completed", content);
     if ((await dispatch(calls, options, commit, emit)) === "aborted")
-      return finish("aborted", text);
-    if (turn >= maxTurns) return finish("max_turns", text);
+      return finish("aborted", content);
+    if (turn >= maxTurns) return finish("max_turns", content);
   }
 }
 

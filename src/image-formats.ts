@@ -21,6 +21,24 @@ export const imageSizeOf: Record<(typeof IMAGE_MEDIA_TYPES)[number], (b: Buffer)
   "image/webp": webpSize,
 };
 
+/**
+ * The sizes the headers alone give, from the first bytes of a file (a JPEG's segments up to its
+ * frame header), for estimates: nothing says the image is whole.
+ */
+export const imageHeaderSizeOf: Record<
+  (typeof IMAGE_MEDIA_TYPES)[number],
+  (b: Buffer) => ImageSize
+> = {
+  "image/png": (b) =>
+    b.length >= 24 && b.toString("latin1", 12, 16) === "IHDR"
+      ? { width: b.readUInt32BE(16), height: b.readUInt32BE(20) }
+      : undefined,
+  "image/jpeg": (b) => jpegWalk(b, true),
+  "image/gif": (b) =>
+    b.length < 10 ? undefined : { width: b.readUInt16LE(6), height: b.readUInt16LE(8) },
+  "image/webp": webpHeader,
+};
+
 /** IHDR first; every chunk whole, each critical one's CRC right, to `IEND`. */
 function pngSize(b: Buffer): ImageSize {
   let size: ImageSize;
@@ -46,6 +64,11 @@ function pngSize(b: Buffer): ImageSize {
 
 /** Segments walked to the start of scan; a frame header (SOFn) before it; `EOI` at the end. */
 function jpegSize(b: Buffer): ImageSize {
+  return jpegWalk(b, false);
+}
+
+/** The walk of `jpegSize`; with `header`, it ends at the frame header, whatever follows. */
+function jpegWalk(b: Buffer, header: boolean): ImageSize {
   let size: ImageSize;
   for (let at = 2; at + 4 <= b.length; ) {
     if (b[at] !== 0xff) return undefined;
@@ -60,6 +83,7 @@ function jpegSize(b: Buffer): ImageSize {
     if (frame) {
       if (length < 8) return undefined;
       size = { height: b.readUInt16BE(at + 5), width: b.readUInt16BE(at + 7) };
+      if (header) return size;
     }
     if (marker === 0xda) {
       const whole = b.length >= at + 4 && b[b.length - 2] === 0xff && b[b.length - 1] === 0xd9;
@@ -131,6 +155,14 @@ function webpSize(b: Buffer): ImageSize {
   const frames = chunks.filter((chunk) => chunk.type === "ANMF");
   const framed = frames.length > 0 && frames.every((frame) => frameFits(b, frame, canvas));
   return framed ? canvas : undefined;
+}
+
+/** The size the first chunk's header says (a VP8X canvas as it claims), from the first bytes. */
+function webpHeader(b: Buffer): ImageSize {
+  if (b.length < 30) return undefined;
+  const type = b.toString("latin1", 12, 16);
+  if (type === "VP8X") return { width: b.readUIntLE(24, 3) + 1, height: b.readUIntLE(27, 3) + 1 };
+  return bitstreamSize(b, { type, at: 20, length: b.readUInt32LE(16) });
 }
 
 /** An animation frame within the canvas, its bitstream the frame's size. */

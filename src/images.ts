@@ -1,4 +1,4 @@
-import { imageSizeOf, PNG_SIGNATURE } from "./image-formats.js";
+import { imageHeaderSizeOf, imageSizeOf, PNG_SIGNATURE } from "./image-formats.js";
 import type { IMAGE_MEDIA_TYPES } from "./message-schema.js";
 import type { ImagePart } from "./types.js";
 
@@ -157,6 +157,22 @@ export function base64Image(data: string): ImageAttachment | Base64ImageProblem 
   const bytes = Buffer.from(data, "base64");
   if (bytes.toString("base64") !== data) return { kind: "not_base64" };
   return checkImage(bytes);
+}
+
+/**
+ * The pixel size the header of an image in base64 gives, decoding only the start of it (a
+ * JPEG's frame header may come after its metadata: then more), or undefined when there is none.
+ * For estimates only: it does not check that the image is whole, as `checkImage` does.
+ */
+export function base64ImageSize(data: string): { width: number; height: number } | undefined {
+  for (const chars of [64, 96 * 1024, data.length]) {
+    const bytes = Buffer.from(data.slice(0, chars - (chars % 4)), "base64");
+    const mediaType = sniffImage(bytes);
+    if (mediaType === undefined) return undefined;
+    const size = imageHeaderSizeOf[mediaType](bytes);
+    if (size !== undefined || chars >= data.length) return size;
+  }
+  return undefined;
 }
 
 /** An image to send, whole, with the placeholder line that stands for it in text. */

@@ -22,6 +22,8 @@ export function mapStrings<T>(
   options: MapStringsOptions = {},
 ): T {
   if (!isContainer(value)) return (typeof value === "string" ? change(value) : value) as T;
+  // Most values have nothing to change: a look without copying tells, and only a change is mapped.
+  if (unchanged(value, change, options.keys === true)) return value;
   const stack: Frame[] = [open(value)];
   for (;;) {
     const frame = stack[stack.length - 1] as Frame;
@@ -38,6 +40,29 @@ export function mapStrings<T>(
     if (parent === undefined) return done as T;
     parent.mapped.push(done);
   }
+}
+
+/**
+ * Whether `change` leaves every string in `value` (and every key, with `keys`) as it is: the
+ * walk of `mapStrings` without its copies, stopping at the first string that would change.
+ */
+function unchanged(value: object, change: (text: string) => string, keys: boolean): boolean {
+  const stack: object[] = [value];
+  const same = (item: unknown) => {
+    if (typeof item === "string") return change(item) === item;
+    if (isContainer(item)) stack.push(item);
+    return true;
+  };
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    if (Array.isArray(next)) {
+      for (const item of next) if (!same(item)) return false;
+      continue;
+    }
+    const record = next as Record<string, unknown>;
+    for (const key of Object.keys(record))
+      if ((keys && change(key) !== key) || !same(record[key])) return false;
+  }
+  return true;
 }
 
 function isContainer(value: unknown): value is object {

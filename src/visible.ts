@@ -18,7 +18,10 @@ export function visible(
   options: { multiline?: boolean; exact?: boolean } = {},
 ): string {
   const multiline = options.multiline === true;
-  return text.replace(options.exact === true ? EXACT : UNSAFE, (char) => {
+  // Printable ASCII (with newlines and tabs where they are kept) holds nothing to show: most text
+  // returns here, before the patterns with Unicode classes are compiled (at their first use).
+  if ((multiline ? PLAIN_LINES : PLAIN).test(text)) return text;
+  return text.replace(options.exact === true ? exactPattern() : UNSAFE, (char) => {
     if (multiline && (char === "\n" || char === "\t")) return char;
     if (char === "\r\n") return multiline ? "\n" : "␍␊";
     if (char === ZERO_WIDTH_JOINER && options.exact !== true) return char;
@@ -31,5 +34,12 @@ export function visible(
 
 const UNSAFE =
   /\r\n|[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u115f\u1160\u3164\uffa0\u2800\u17b4\u17b5\u180e]|\u034f/gu;
-const EXACT = new RegExp(`${UNSAFE.source}|[\\ufe00-\\ufe0f\\u{e0100}-\\u{e01ef}]`, "gu");
+/** `UNSAFE` and the variation selectors, made at the first text that needs it. */
+let exact: RegExp | undefined;
+function exactPattern(): RegExp {
+  exact ??= new RegExp(`${UNSAFE.source}|[\\ufe00-\\ufe0f\\u{e0100}-\\u{e01ef}]`, "gu");
+  return exact;
+}
+const PLAIN = /^[\x20-\x7e]*$/;
+const PLAIN_LINES = /^[\t\n\x20-\x7e]*$/;
 const ZERO_WIDTH_JOINER = "\u200d";

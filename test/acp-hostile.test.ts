@@ -80,7 +80,7 @@ describe("mini-agent acp against a hostile model and editor", () => {
     expect(run.updates).toEqual([]);
   });
 
-  it("shows no new-file diff for a write that replaced a file, whose old text it does not have", async () => {
+  it("shows a write that replaced a file as a diff from its old text, not as a new file", async () => {
     const write = { id: "toolu_1", name: "write", input: { path: "old.txt", content: "new\n" } };
     const create = { id: "toolu_2", name: "write", input: { path: "fresh.txt", content: "x\n" } };
     const readIt = { id: "toolu_0", name: "read", input: { path: "old.txt" } };
@@ -105,7 +105,7 @@ describe("mini-agent acp against a hostile model and editor", () => {
     );
     expect(diffs).toEqual([
       [],
-      [],
+      [{ type: "diff", path: join(workspace, "old.txt"), oldText: "old\n", newText: "new\n" }],
       [{ type: "diff", path: join(workspace, "fresh.txt"), oldText: null, newText: "x\n" }],
     ]);
     expect(server.rejections).toEqual([]);

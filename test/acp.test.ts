@@ -158,7 +158,7 @@ describe("mini-agent acp", () => {
   });
 
   it("cancels a running tool: the prompt answers cancelled, the call is recorded, the session goes on", async () => {
-    const call = { id: "toolu_1", name: "bash", input: { command: "sleep 20" } };
+    const call = { id: "toolu_1", name: "bash", input: { command: "touch started; sleep 20" } };
     const { workspace, options, server, home } = await setup([
       stream(turn({ calls: [call] })),
       stream(turn({ text: "after" })),
@@ -172,6 +172,9 @@ describe("mini-agent acp", () => {
         const session = await newSession(agent, workspace);
         const answer = prompt(agent, session.sessionId, "wait");
         await until(() => run.updates.some((note) => isStatus(note.update, "in_progress")));
+        // The call is in progress before its command starts (the look at what bash changes
+        // comes first): cancel once the command runs, so the answer is the killed one.
+        await until(() => existsSync(join(workspace, "started")));
         await agent.notify("session/cancel", { sessionId: session.sessionId });
         const cancelled = await answer;
         const next = await prompt(agent, session.sessionId, "and now?");

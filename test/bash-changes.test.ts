@@ -134,6 +134,21 @@ describe("the git that looks", () => {
   });
 });
 
+describe("a file name that is not UTF-8", () => {
+  it("is recorded as odd names are shown, \\xNN for each stray byte,, and its change is seen", async () => {
+    const home = await tempDir();
+    await repository(join(home, "ws"), { "a.txt": "a\n" });
+    const { runner, path } = await trackedRunner(home, [
+      [call("b1", "bash", { command: "printf x > \"$(printf 'caf\\351.txt')\"" }), done],
+      [text("done"), done],
+    ]);
+    await runner.runTurn("go");
+    expect(bashRecords(path)).toEqual([
+      { type: "bash_change", toolCallId: "b1", paths: ["caf\\xE9.txt"] },
+    ]);
+  });
+});
+
 describe("a planted repository setting", () => {
   it("moves not the list: core.worktree elsewhere and core.bare are not followed", async () => {
     const home = await tempDir();

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BlobStore, blobDirFor } from "../src/session/blobs.js";
@@ -49,6 +49,30 @@ describe("the session's blob store", () => {
     expect(readdirSync(store.dir)).toHaveLength(1);
     // A second store over the same folder counts what is on disk.
     expect(new BlobStore(store.dir, 1024 * 1024).put(Buffer.alloc(400 * 1024, 3)).ok).toBe(false);
+  });
+
+  it("holds one cap for every store of a folder: a session's images and a rewind's pre-images together", async () => {
+    const dir = await tempDir();
+    const images = new BlobStore(join(dir, "b"), 1024 * 1024);
+    const preImages = new BlobStore(join(dir, "b"), 1024 * 1024);
+    expect([
+      images.put(Buffer.alloc(100 * 1024, 1)).ok,
+      preImages.put(Buffer.alloc(100 * 1024, 2)).ok,
+    ]).toEqual([true, true]);
+    expect(images.put(Buffer.alloc(600 * 1024, 3)).ok).toBe(true);
+    expect(preImages.put(Buffer.alloc(400 * 1024, 4))).toEqual({
+      ok: false,
+      reason: "the session's blob store would exceed its cap of 1 MiB (0.8 MiB kept, 0.4 MiB more)",
+    });
+  });
+
+  it("counts a folder removed and made again anew", async () => {
+    const dir = await tempDir();
+    const store = new BlobStore(join(dir, "b"), 1024 * 1024);
+    expect(store.put(Buffer.alloc(700 * 1024, 1)).ok).toBe(true);
+    rmSync(store.dir, { recursive: true });
+    expect(store.put(Buffer.alloc(700 * 1024, 2)).ok).toBe(true);
+    expect(readdirSync(store.dir)).toHaveLength(1);
   });
 
   it("leaves no half-written blob readable after a kill, and the next put clears it", async () => {

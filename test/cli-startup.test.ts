@@ -1,5 +1,5 @@
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { bin, runBin, toolResults, useCliSetup } from "./support/cli.js";
@@ -27,11 +27,21 @@ describe("the CLI's start-up", () => {
   it("keeps the entry light: every command's code is loaded from the turn's file, not inlined", async () => {
     // `--version` and `--help` load the entry alone; a command imported from it without the
     // bundle routing it to the turn would be inlined, with the schema library and the rest.
-    const entry = await readFile(bin, "utf8");
+    // The bin itself is a few lines before the entry: Node started with `--import` scans the
+    // bin's whole source for exports, not what it requires.
+    const stub = await readFile(bin, "utf8");
+    const entry = await readFile(join(dirname(bin), "cli.cjs"), "utf8");
     expect({
+      stubRequiresEntry: stub.includes('require("./cli.cjs")'),
+      stubUnderLimit: stub.length < 1024,
       schemaLibrary: entry.includes("TypeBox"),
       underLimit: entry.length < 64 * 1024,
-    }).toEqual({ schemaLibrary: false, underLimit: true });
+    }).toEqual({
+      stubRequiresEntry: true,
+      stubUnderLimit: true,
+      schemaLibrary: false,
+      underLimit: true,
+    });
   });
 
   it("runs the bwrap probe once per run, started before the turn and reused by bash", async () => {
@@ -67,28 +77,40 @@ describe("the CLI's start-up", () => {
     expect(await readFile(log, "utf8").catch(() => "no probe")).toBe("no probe");
   });
 
-  it("loads none of Node's modules a turn does not use: fetch, web streams, readline, v8", async () => {
+  it("loads none of Node's modules a turn does not use: fetch, web streams, readline, v8, child_process, perf_hooks", async () => {
     const { home, workspace, options } = await setup([
+      stream(turn({ calls: [{ id: "toolu_1", name: "read", input: { path: "notes.txt" } }] })),
+      stream(turn({ text: ["hello"] })),
       stream(turn({ calls: [{ id: "toolu_1", name: "read", input: { path: "notes.txt" } }] })),
       stream(turn({ text: ["hello"] })),
     ]);
     await writeFile(join(workspace, "notes.txt"), "hello\n");
+    // A bwrap that works: the first run keeps its answer, so the second starts no process.
+    const works = join(home, "works-bin");
+    await mkdir(works);
+    await writeFile(join(works, "bwrap"), "#!/bin/sh\nexit 0\n");
+    await chmod(join(works, "bwrap"), 0o755);
     const list = join(home, "modules.txt");
     const preload = join(home, "modules.cjs");
     await writeFile(
       preload,
       `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join("\\n")));`,
     );
-    const env = { ...options.env, NODE_OPTIONS: `--require ${preload}` };
-    expect(await runBin(["what do the notes say?"], { ...options, env })).toMatchObject({
-      code: 0,
-      stdout: "hello\n",
-    });
+    const env = {
+      ...options.env,
+      PATH: `${works}:${process.env.PATH}`,
+      NODE_OPTIONS: `--require ${preload}`,
+    };
+    for (let run = 0; run < 2; run++)
+      expect(await runBin(["what do the notes say?"], { ...options, env })).toMatchObject({
+        code: 0,
+        stdout: "hello\n",
+      });
     const loaded = (await readFile(list, "utf8")).split("\n");
     // The list is real: it holds what a turn does load.
     expect(loaded).toContain("NativeModule http");
     const unwanted = loaded.filter((name) =>
-      /^NativeModule (internal\/deps\/undici|internal\/webstreams\/readablestream|readline|v8$|module$)/.test(
+      /^NativeModule (internal\/deps\/undici|internal\/webstreams\/readablestream|readline|v8$|module$|child_process$|perf_hooks$|timers\/promises$)/.test(
         name,
       ),
     );

@@ -22,6 +22,7 @@ import type { Message } from "../src/types.js";
 import { useCleanup } from "./support/cleanup.js";
 import { cliEnv, runBin } from "./support/cli.js";
 import { processesWith } from "./support/processes.js";
+import { gitRepository } from "./support/repository.js";
 import { useTempDirs } from "./support/temp.js";
 
 /**
@@ -359,5 +360,119 @@ describe("crash matrix, a file change", () => {
       "",
     ]);
     expect(rewind.code).toBe(0);
+  }, 60_000);
+});
+
+describe("crash matrix, a bash call in a git repository", () => {
+  it("killed while the command runs, between git's looks before and after it: the session resumes, a rewind says what bash did is not tracked", async () => {
+    const workspace = await tempDir();
+    await gitRepository(workspace);
+    const marker = sleeper();
+    const command = `echo made > made.txt; ${marker}`;
+    const server = await startAnthropicServer([
+      stream(turn({ calls: [{ id: "toolu_b", name: "bash", input: { command } }] })),
+      stream(turn({ text: ["resumed fine"] })),
+    ]);
+    track(server);
+    const home = await tempDir();
+    const env = cliEnv(home, server.url);
+    const first = await runBin(["--sandbox", "off", "--allow-bash", "make it"], {
+      cwd: workspace,
+      env,
+      started: (child) => {
+        const timer = setInterval(() => {
+          if (!wrote(join(workspace, "made.txt"), "made\n")) return;
+          clearInterval(timer);
+          child.kill("SIGKILL");
+        }, 10);
+        child.on("close", () => clearInterval(timer));
+      },
+    });
+    expect(first.code).toBe(null);
+    await settle();
+    expect(await processesWith(marker)).toEqual([]);
+
+    const next = await runBin(["--continue", "what happened?"], { cwd: workspace, env });
+    expect(next.stdout).toBe("resumed fine\n");
+    expect(next.code).toBe(0);
+    expect(server.rejections).toEqual([]);
+    const [dir = ""] = readdirSync(join(home, "state", "sessions"));
+    const [file = ""] = readdirSync(join(home, "state", "sessions", dir)).filter((name) =>
+      name.endsWith(".jsonl"),
+    );
+    const { messages } = await readSession(join(home, "state", "sessions", dir, file));
+    expect(toolResults(messages)).toEqual([["toolu_b", outcomeUnknown]]);
+
+    const rewind = await runBin(["rewind", "--to", "1", "--files-only", "--dry-run"], {
+      cwd: workspace,
+      env,
+    });
+    expect(rewind.stdout.split("\n").slice(1)).toEqual([
+      "nothing to rewind: every file the agent changed from prompt 1 on is as it was then",
+      "note: 1 bash command ran from prompt 1 on; what bash changed is not tracked and not restored",
+      "dry run: nothing was changed",
+      "",
+    ]);
+    expect(rewind.code).toBe(0);
+  }, 60_000);
+});
+
+describe("crash matrix, a rewind", () => {
+  it("killed in the middle of a rewind of files: the next rewind finishes it, the session resumes", async () => {
+    const workspace = await tempDir();
+    const names = ["a.txt", "b.txt", "c.txt"];
+    // Big enough that restoring each takes a while: the kill lands between or inside them.
+    const old = `${"x".repeat(9 * 1024 * 1024)}\nneedle\n`;
+    for (const name of names) await writeFile(join(workspace, name), old);
+    const calls = names.flatMap((name) => [
+      { id: `r_${name}`, name: "read", input: { path: name, offset: 1, limit: 1 } },
+      { id: `e_${name}`, name: "edit", input: { path: name, oldText: "needle", newText: "pin" } },
+    ]);
+    const server = await startAnthropicServer([
+      stream(turn({ calls })),
+      stream(turn({ text: ["changed"] })),
+      stream(turn({ text: ["resumed fine"] })),
+    ]);
+    track(server);
+    const home = await tempDir();
+    const env = cliEnv(home, server.url);
+    expect((await runBin(["--sandbox", "off", "change them"], { cwd: workspace, env })).code).toBe(
+      0,
+    );
+    const killed = await runBin(["rewind", "--to", "1", "--files-only"], {
+      cwd: workspace,
+      env,
+      started: (child) => {
+        const timer = setInterval(() => {
+          if (!sessionText(home).includes('"type":"file_restore"')) return;
+          clearInterval(timer);
+          child.kill("SIGKILL");
+        }, 2);
+        child.on("close", () => clearInterval(timer));
+      },
+    });
+    expect(killed.code).toBe(null);
+
+    const again = await runBin(["rewind", "--to", "1", "--files-only"], { cwd: workspace, env });
+    expect(again.code).toBe(0);
+    expect(names.map((name) => readFileSync(join(workspace, name), "utf8") === old)).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    // Nothing of the cut-off write is left beside the files.
+    expect((await readdir(workspace)).sort()).toEqual(names);
+    const dry = await runBin(["rewind", "--to", "1", "--files-only", "--dry-run"], {
+      cwd: workspace,
+      env,
+    });
+    expect(dry.stdout.split("\n").slice(1)).toEqual([
+      "nothing to rewind: every file the agent changed from prompt 1 on is as it was then",
+      "dry run: nothing was changed",
+      "",
+    ]);
+    const next = await runBin(["--continue", "what happened?"], { cwd: workspace, env });
+    expect(next.stdout).toBe("resumed fine\n");
+    expect(server.rejections).toEqual([]);
   }, 60_000);
 });

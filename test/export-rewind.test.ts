@@ -55,3 +55,48 @@ describe("exporting a rewound session", () => {
     );
   });
 });
+
+describe("exporting what bash changed", () => {
+  it("shows under each bash call the files it changed, that a rewind does not restore, or why they are not known", async () => {
+    const s = await setup();
+    const bash = (id: string, command: string) => ({ id, name: "bash", input: { command } });
+    await s.session("s1", async (session) => {
+      await session.append({ role: "user", content: "build" });
+      await session.append({
+        role: "assistant",
+        content: "",
+        toolCalls: [bash("b1", "make"), bash("b2", "true"), bash("b3", "sleep 9")],
+      });
+      await session.record({
+        type: "bash_change",
+        toolCallId: "b1",
+        paths: ["out/a.o", "out/b.o"],
+        more: 3,
+      });
+      await session.append({ role: "tool", toolCallId: "b1", content: "ok", isError: false });
+      await session.record({ type: "bash_change", toolCallId: "b2", paths: [] });
+      await session.append({ role: "tool", toolCallId: "b2", content: "", isError: false });
+      await session.record({
+        type: "bash_change",
+        toolCallId: "b3",
+        paths: [],
+        skipped: "git took over 2 s: skipped",
+      });
+      await session.append({ role: "tool", toolCallId: "b3", content: "done", isError: false });
+    });
+    const md = await s.run(["--format", "md"]);
+    const changedLines = md.stdout.split("\n").filter((line) => /^_(Changed|What this)/.test(line));
+    expect(changedLines).toEqual([
+      "_Changed by this call, not restored by a rewind: `out/a.o`, `out/b.o` and 3 more_",
+      "_Changed no file git lists_",
+      "_What this call changed is not known: git took over 2 s: skipped_",
+    ]);
+    const page = await s.run(["-o", "-"]);
+    const changed = page.stdout.match(/<p class="changed">.*?<\/p>/g);
+    expect(changed).toEqual([
+      '<p class="changed">Changed by this call, not restored by a rewind: <code>out/a.o</code>, <code>out/b.o</code> and 3 more</p>',
+      '<p class="changed">Changed no file git lists</p>',
+      '<p class="changed">What this call changed is not known: git took over 2 s: skipped</p>',
+    ]);
+  });
+});

@@ -286,7 +286,7 @@ describe("what the page holds", () => {
     const style = /<style>([\s\S]*?)<\/style>/.exec(page)?.[1];
     const policy = /<meta http-equiv="Content-Security-Policy" content="([^"]*)">/.exec(page)?.[1];
     expect(policy?.replaceAll("&#39;", "'")).toBe(
-      `default-src 'none'; script-src ${hash(script)}; style-src ${hash(style)}; img-src 'none'; base-uri 'none'; form-action 'none'`,
+      `default-src 'none'; script-src ${hash(script)}; style-src ${hash(style)}; img-src data:; base-uri 'none'; form-action 'none'`,
     );
     expect(page.indexOf("Content-Security-Policy")).toBeLessThan(page.indexOf("<style>"));
     expect(page).not.toMatch(/ style=|<link|https?:\/\//);

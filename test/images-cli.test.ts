@@ -1,10 +1,12 @@
 import { createHash } from "node:crypto";
-import { writeFile } from "node:fs/promises";
+import { readFile, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { blobDirFor } from "../src/session/blobs.js";
 import { readSession } from "../src/session/read.js";
 import { status, stream, turn } from "../src/testing/anthropic-server.js";
 import { assertValidHistory } from "../src/testing/history.js";
+import { contentHash } from "../src/trust/trust.js";
 import { runBin, sessionFiles, sessionRecords, toolResults, useCliSetup } from "./support/cli.js";
 import { png, undecodablePng } from "./support/images.js";
 
@@ -18,6 +20,7 @@ const bytes = png(2, 2);
 const data = bytes.toString("base64");
 const readCall = { id: "toolu_1", name: "read", input: { path: "a.png" } };
 const placeholder = `[image: image/png, 2x2, ${bytes.length} B]`;
+const hash = contentHash(bytes);
 const imageResult = {
   id: "toolu_1",
   content: [{ type: "image", source: { type: "base64", media_type: "image/png", data } }],
@@ -38,6 +41,33 @@ describe("an image in a CLI session", () => {
       stderr: "  ✓ read a.png\n",
     });
     const [file = ""] = await sessionFiles(home);
+    // The bytes are kept once, out of line; the record names them by hash.
+    expect((await readFile(file, "utf8")).includes(data)).toBe(false);
+    const results = (await sessionRecords(file)).filter(
+      (record) => (record.message as { role?: string } | undefined)?.role === "tool",
+    );
+    expect(results).toEqual([
+      {
+        type: "message",
+        message: {
+          role: "tool",
+          toolCallId: "toolu_1",
+          content: placeholder,
+          isError: false,
+          parts: [
+            {
+              type: "image",
+              mediaType: "image/png",
+              blob: hash,
+              size: bytes.length,
+              width: 2,
+              height: 2,
+            },
+          ],
+        },
+      },
+    ]);
+    expect(await readFile(join(blobDirFor(file), hash))).toEqual(bytes);
     const loaded = await readSession(file);
     assertValidHistory(loaded.messages);
     expect(loaded.messages[2]).toEqual({
@@ -64,6 +94,28 @@ describe("an image in a CLI session", () => {
     expect(server.requests.slice(1).map(({ body }) => toolResults(body))).toEqual([
       [imageResult],
       [imageResult],
+    ]);
+  });
+
+  it("sends the placeholder of an image whose bytes left the blob store after --continue, with one warning", async () => {
+    const { server, workspace, home, options } = await setup([
+      stream(turn({ calls: [readCall] })),
+      stream(turn({ text: "A red square." })),
+      stream(turn({ text: "I only see its placeholder now." })),
+    ]);
+    await writeFile(join(workspace, "a.png"), bytes);
+    expect((await runBin(["look at a.png"], options)).code).toBe(0);
+    const [file = ""] = await sessionFiles(home);
+    await unlink(join(blobDirFor(file), hash));
+    expect(await runBin(["--continue", "and now?"], options)).toEqual({
+      code: 0,
+      stdout: "I only see its placeholder now.\n",
+      stderr: `mini-agent: warning: 1 image(s) of this session are missing from its blob store or altered (${blobDirFor(file)}); their placeholders are sent instead\n`,
+    });
+    expect(server.rejections).toEqual([]);
+    expect(server.requests.slice(1).map(({ body }) => toolResults(body))).toEqual([
+      [imageResult],
+      [{ id: "toolu_1", content: placeholder, isError: false }],
     ]);
   });
 

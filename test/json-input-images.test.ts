@@ -5,8 +5,20 @@ import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { JsonInput } from "../src/cli/json-input.js";
 import type { OutputEvent } from "../src/cli/stream-json-protocol.js";
+import { readSession } from "../src/session/read.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
-import { runBin, useCliSetup } from "./support/cli.js";
+import {
+  stream as chatStream,
+  completion,
+  startOpenAIServer,
+} from "../src/testing/openai-server.js";
+import {
+  response,
+  stream as responsesStream,
+  startResponsesServer,
+} from "../src/testing/responses-server.js";
+import { useCleanup } from "./support/cleanup.js";
+import { runBin, sessionFiles, useCliSetup } from "./support/cli.js";
 import { jpeg, png } from "./support/images.js";
 import { protocolLines } from "./support/stream-json.js";
 import { useTempDirs } from "./support/temp.js";
@@ -15,6 +27,7 @@ import { useTempDirs } from "./support/temp.js";
 
 const setup = useCliSetup();
 const tempDir = useTempDirs();
+const track = useCleanup();
 const jsonFlags = ["--input-format", "stream-json", "--output-format", "stream-json"];
 const shot = png(2, 2);
 const logo = jpeg(3, 5);
@@ -108,6 +121,89 @@ describe("stream-json user lines with images", () => {
         },
       ],
     ]);
+  }, 30_000);
+});
+
+describe("stream-json user lines of images alone", () => {
+  const onlyImage = user("", [{ mediaType: "image/png", data: shot.toString("base64") }]);
+  const placeholder = `[image: image/png, 2x2, ${shot.length} B]`;
+
+  it("sends an image with empty text as a user message of the image alone, on every adapter", async () => {
+    const { server, home, options } = await setup([stream(turn({ text: "Red." }))]);
+    const chat = track(await startOpenAIServer([chatStream(completion({ text: "Red." }))]));
+    const responses = track(
+      await startResponsesServer([responsesStream(response({ text: ["Red."] }))]),
+    );
+    const openai = (provider: string, url: string) => ({
+      args: [...jsonFlags, "--sandbox", "off", "--provider", provider, "--model", "local-model"],
+      options: {
+        ...options,
+        env: { ...options.env, ANTHROPIC_API_KEY: "", OPENAI_BASE_URL: `${url}/v1` },
+        input: `${onlyImage}\n`,
+      },
+    });
+    const runs = [
+      await runBin([...jsonFlags, "--sandbox", "off"], { ...options, input: `${onlyImage}\n` }),
+      ...[openai("openai", chat.url), openai("openai-responses", responses.url)].map(
+        async ({ args, options }) => runBin(args, options),
+      ),
+    ];
+    for (const run of await Promise.all(runs)) {
+      expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(protocolLines(run.stdout).filter((line) => line.type === "error")).toEqual([]);
+    }
+    expect([server.rejections, chat.rejections, responses.rejections]).toEqual([[], [], []]);
+    const url = `data:image/png;base64,${shot.toString("base64")}`;
+    expect(server.requests[0]?.body.messages).toEqual([
+      {
+        role: "user",
+        content: [{ ...block("image/png", shot), cache_control: { type: "ephemeral" } }],
+      },
+    ]);
+    expect(chat.requests[0]?.body.messages).toEqual([
+      expect.objectContaining({ role: "system" }),
+      { role: "user", content: [{ type: "image_url", image_url: { url } }] },
+    ]);
+    expect(responses.requests[0]?.body.input).toEqual([
+      {
+        type: "message",
+        role: "user",
+        content: [{ type: "input_image", image_url: url, detail: "auto" }],
+      },
+    ]);
+    const files = await sessionFiles(home);
+    expect(files).toHaveLength(3);
+    for (const file of files)
+      expect((await readSession(file)).messages[0]).toEqual({
+        role: "user",
+        content: placeholder,
+        parts: [{ type: "image", mediaType: "image/png", data: shot.toString("base64") }],
+      });
+  }, 60_000);
+
+  it("skips a line with neither text nor images, empty or blank, as before", async () => {
+    const { server, options } = await setup([stream(turn({ text: "Fine." }))]);
+    const input = [
+      JSON.stringify({ type: "user", text: "" }),
+      user("", []),
+      user("  ", []),
+      JSON.stringify({ type: "user", text: "plain" }),
+    ];
+    const run = await runBin([...jsonFlags, "--sandbox", "off"], {
+      ...options,
+      input: `${input.join("\n")}\n`,
+    });
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
+    const notUser = (n: number) =>
+      error(
+        `input line ${n} is not {"type":"user","text":…} or {"type":"approval","id":…,"decision":"allow"|"deny"}; it was skipped`,
+      );
+    expect(protocolLines(run.stdout).filter((line) => line.type === "error")).toEqual([
+      notUser(1),
+      notUser(2),
+      error("input line 3 is a user message with only whitespace as its text; it was skipped"),
+    ]);
+    expect(server.requests).toHaveLength(1);
   }, 30_000);
 });
 

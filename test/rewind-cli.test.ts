@@ -48,6 +48,7 @@ describe("mini-agent rewind", () => {
         "would restore latin1.txt",
         "would delete made/new.txt (the agent created it)",
         "would restore run.sh",
+        "would remove made/ (the agent made the folder)",
         "dry run: nothing was changed",
         "",
       ].join("\n"),
@@ -76,6 +77,7 @@ describe("mini-agent rewind", () => {
         "restored latin1.txt",
         "deleted made/new.txt (the agent created it)",
         "restored run.sh",
+        "removed made/ (the agent made the folder)",
         "",
       ].join("\n"),
     );

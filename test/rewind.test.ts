@@ -38,6 +38,7 @@ describe("rewinding files", () => {
       { path: "latin1.txt", kind: "restore" },
       { path: "made/new.txt", kind: "delete" },
       { path: "run.sh", kind: "restore" },
+      { path: "made/", kind: "remove-folder" },
     ]);
     const outcomes = await applyRewind(plan);
     expect(outcomes.map((o) => `${o.kind} ${o.path}`)).toEqual([
@@ -46,6 +47,7 @@ describe("rewinding files", () => {
       "restored latin1.txt",
       "deleted made/new.txt",
       "restored run.sh",
+      "removed made/",
     ]);
     expect(bytesOf(workspace, "crlf.txt")).toEqual(Buffer.from("one\r\ntwo\r\n"));
     expect(bytesOf(workspace, "bom.txt")).toEqual(Buffer.from("\uFEFFhello\n"));
@@ -53,7 +55,7 @@ describe("rewinding files", () => {
     expect(bytesOf(workspace, "run.sh")).toEqual(Buffer.from("#!/bin/sh\necho hi\n"));
     expect(modeOf(workspace, "run.sh")).toBe(0o755);
     expect(modeOf(workspace, "crlf.txt")).toBe(fresh);
-    expect(existsSync(join(workspace, "made/new.txt"))).toBe(false);
+    expect(existsSync(join(workspace, "made"))).toBe(false);
   });
 
   it("goes back to just before prompt N: changes of earlier prompts stay", async () => {
@@ -95,6 +97,11 @@ describe("rewinding files", () => {
           "+mine too",
         ],
       },
+      {
+        path: "made/",
+        reason: "the folder is not empty (it holds new.txt): it is kept",
+        diff: [],
+      },
     ]);
     const outcomes = await applyRewind(plan);
     expect(outcomes.map((o) => `${o.kind} ${o.path}`)).toEqual([
@@ -103,6 +110,7 @@ describe("rewinding files", () => {
       "restored latin1.txt",
       "refused made/new.txt",
       "restored run.sh",
+      "refused made/",
     ]);
     expect(bytesOf(workspace, "bom.txt").toString()).toBe("\uFEFFbye\nadded by the user\n");
     expect(bytesOf(workspace, "made/new.txt").toString()).toBe("new\nmine too\n");
@@ -277,9 +285,16 @@ describe("rewinding files on a branch", () => {
     await opened.session.record({ type: "rewind", to: 2 });
     await opened.session.close();
     const options = { session: first.path, workspace: first.workspace, stateDir: first.state };
-    await expect(planRewind({ ...options, to: 2 })).rejects.toThrow(
+    await expect(planRewind({ ...options, to: 3 })).rejects.toThrow(
       "the session has 1 prompt: --to must be 1",
     );
+    // Prompt 2 again, the one the conversation left last: the files of that rewind, left as they were.
+    const again = await planRewind({ ...options, to: 2 });
+    expect([again.again, again.prompt, planned(again)]).toEqual([
+      true,
+      "second",
+      [{ path: "a.txt", kind: "restore" }],
+    ]);
 
     const later = await trackedRunner(
       home,
@@ -317,14 +332,32 @@ describe("a rewind cut off", () => {
     expect(planned(again)).toEqual([
       { path: "made/new.txt", kind: "delete" },
       { path: "run.sh", kind: "restore" },
+      { path: "made/", kind: "remove-folder" },
     ]);
     expect(await applyRewind(again, record)).toEqual([
       { kind: "deleted", path: "made/new.txt" },
       { kind: "restored", path: "run.sh" },
+      { kind: "removed", path: "made/" },
     ]);
     await opened.session.close();
     expect(bytesOf(workspace, "crlf.txt")).toEqual(Buffer.from("one\r\ntwo\r\n"));
     expect(bytesOf(workspace, "latin1.txt")).toEqual(latin1);
     expect(planned(await planRewind(options))).toEqual([]);
+  });
+
+  it("removes the temporary file a killed rewind of this session left beside a file it restores, and no other", async () => {
+    const { workspace, state, path } = await fourKinds(await tempDir());
+    const left = [
+      ".mini-agent-rewind-s1-0a1b2c.tmp",
+      ".mini-agent-rewind-s2-0a1b2c.tmp",
+      ".mini-agent-0a1b2c.tmp",
+    ];
+    for (const name of left) await writeFile(join(workspace, name), "half");
+    const plan = await planRewind({ session: path, workspace, stateDir: state, to: 2 });
+    expect(await applyRewind(plan)).toEqual([{ kind: "restored", path: "crlf.txt" }]);
+    expect(left.filter((name) => existsSync(join(workspace, name)))).toEqual([
+      ".mini-agent-rewind-s2-0a1b2c.tmp",
+      ".mini-agent-0a1b2c.tmp",
+    ]);
   });
 });

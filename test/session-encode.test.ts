@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { encodeLine } from "../src/session/encode.js";
+import { encodeLine, withLine } from "../src/session/encode.js";
 
 const stringified = (record: unknown, prefix = "") =>
   Buffer.from(`${prefix}${JSON.stringify(record)}\n`);
@@ -45,5 +45,24 @@ describe("encodeLine", () => {
       message: { role: "assistant", content: answer, toolCalls: [] },
     };
     expect(encodeLine(record, "\n").equals(stringified(record, "\n"))).toBe(true);
+  });
+
+  it("hands a line with a long string to its user as JSON.stringify writes it, then gives its memory back", () => {
+    const answer = `${"line of text\n".repeat(1 << 18)}\u00e9"\\\u0001${"\u{1F600}".repeat(1 << 16)}\uD800`;
+    const record = { type: "message", message: { role: "assistant", content: answer } };
+    let seen: { bytes: Buffer; view: Buffer } | undefined;
+    const returned = withLine(record, "\n", (line) => {
+      seen = { bytes: Buffer.from(line), view: line };
+      return "written";
+    });
+    expect(returned).toBe("written");
+    expect(seen?.bytes.equals(stringified(record, "\n"))).toBe(true);
+    // The memory was given back when the user returned: the view it had now holds nothing.
+    expect(seen?.view.length).toBe(0);
+  });
+
+  it("hands a line without a long string to its user as JSON.stringify writes it", () => {
+    const record = { type: "usage", inputTokens: 1, note: "short \u2713" };
+    expect(withLine(record, "", (line) => Buffer.from(line))).toEqual(stringified(record));
   });
 });

@@ -1,10 +1,22 @@
 import { execFileSync } from "node:child_process";
-import { chmod, mkdir, readFile, rename, stat, utimes, writeFile } from "node:fs/promises";
+import {
+  chmod,
+  mkdir,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  symlink,
+  utimes,
+  writeFile,
+} from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { skillCacheFile } from "../src/skills/cache.js";
+import { skillCacheFile, skillCacheFolder } from "../src/skills/cache.js";
 import { discoverSkills, type SkillPlaces } from "../src/skills/discover.js";
+import { staleAfterMs, sweepCaches, sweepLimit } from "../src/skills/sweep.js";
 import { contentHash, loadTrust } from "../src/trust/trust.js";
 import { useTempDirs } from "./support/temp.js";
 
@@ -23,7 +35,7 @@ const later = () => Date.now() + 5000;
 
 interface CacheFile {
   version: number;
-  entries: Record<string, { key: string; madeAt: number; hash: string; skill?: object }>;
+  entries: Record<string, { key: number[]; madeAt: number; hash: string; skill?: object }>;
 }
 
 async function setupProject() {
@@ -170,11 +182,105 @@ describe("the skill cache", () => {
     await chmod(s.cacheFile, 0o666);
     const shared = await discoverSkills(s.places);
     expect(shared.skills.map((skill) => skill.description)).toEqual(["The project's review."]);
-    for (const damaged of ["{not json", JSON.stringify({ version: 1, entries: { [s.file]: 7 } })]) {
+    for (const damaged of ["{not json", JSON.stringify({ version: 2, entries: { [s.file]: 7 } })]) {
       await writeFile(s.cacheFile, damaged);
       const set = await discoverSkills(s.places);
       expect(set.skills.map((skill) => skill.description)).toEqual(["The project's review."]);
     }
     expect((await stat(s.cacheFile)).mode & 0o777).toBe(0o600);
+  });
+
+  it("reads afresh a SKILL.md swapped for a link, then for a link to a file of the same size and times", async () => {
+    const s = await trustedProject();
+    const before = await stat(s.file);
+    const same = join(s.folder, "same.md");
+    const evil = join(s.folder, "evil.md");
+    await writeFile(same, skillText("review", "The project's review."));
+    await writeFile(evil, skillText("review", "The project's RIVIEW."));
+    for (const target of [same, evil]) await utimes(target, before.atime, before.mtime);
+    const link = join(s.folder, "link");
+    await symlink("same.md", link);
+    await rename(link, s.file);
+    // The link leads to the trusted bytes: loaded, read through the link.
+    const linked = await discoverSkills(s.places);
+    expect(linked.skills.map((skill) => skill.description)).toEqual(["The project's review."]);
+    await symlink("evil.md", link);
+    await rename(link, s.file);
+    const swapped = await discoverSkills(s.places);
+    expect(swapped.skills).toEqual([]);
+    expect(swapped.warnings).toEqual([untrustedWarning(s.file)]);
+  });
+});
+
+describe("the sweep of the skill caches", () => {
+  const day = 24 * 60 * 60 * 1000;
+
+  async function cacheFolder(names: string[], age: number) {
+    const dir = join(await tempDir(), "cache", "skills");
+    await mkdir(dir, { recursive: true });
+    const then = new Date(Date.now() - age);
+    for (const name of names) {
+      await writeFile(join(dir, name), "{}");
+      await utimes(join(dir, name), then, then);
+    }
+    return dir;
+  }
+
+  it("removes the caches no look used for a month and a write's leftovers, nothing else", async () => {
+    const old = ["0".repeat(32), "1".repeat(32)].map((name) => `${name}.json`);
+    const dir = await cacheFolder([...old, ".a.tmp", "notes.txt", "x.json"], staleAfterMs + day);
+    await cacheFolder([], 0);
+    const fresh = `${"2".repeat(32)}.json`;
+    await writeFile(join(dir, fresh), "{}");
+    await mkdir(join(dir, `${"3".repeat(32)}.json`));
+    await utimes(join(dir, `${"3".repeat(32)}.json`), new Date(0), new Date(0));
+    sweepCaches(dir);
+    expect((await readdir(dir)).sort()).toEqual(
+      [".swept", fresh, `${"3".repeat(32)}.json`, "notes.txt", "x.json"].sort(),
+    );
+  });
+
+  it("sweeps at most once a day, and looks at a bounded number of entries", async () => {
+    const name = (i: number) => `${i.toString(16).padStart(32, "0")}.json`;
+    const count = sweepLimit + 200;
+    const dir = await cacheFolder(
+      Array.from({ length: count }, (_, i) => name(i)),
+      staleAfterMs + day,
+    );
+    sweepCaches(dir);
+    const left = (await readdir(dir)).filter((entry) => entry !== ".swept");
+    expect(left.length).toBe(count - sweepLimit);
+    // The next sweep within the day does nothing; a day later, it takes the rest.
+    sweepCaches(dir);
+    expect((await readdir(dir)).filter((entry) => entry !== ".swept")).toEqual(left);
+    sweepCaches(dir, Date.now() + day + 1000);
+    expect(await readdir(dir)).toEqual([".swept"]);
+  });
+
+  it("is run by a look that writes a cache, and a cache in use is stamped once a day", async () => {
+    const s = await trustedProject();
+    const dir = skillCacheFolder(s.state);
+    const stale = join(dir, `${"0".repeat(32)}.json`);
+    await writeFile(stale, "{}");
+    const month = new Date(Date.now() - staleAfterMs - 24 * 60 * 60 * 1000);
+    await utimes(stale, month, month);
+    await utimes(s.cacheFile, month, month);
+    await rm(join(dir, ".swept"), { force: true });
+    // Nothing changed: the cache in use is stamped, not written; no sweep.
+    await discoverSkills(s.places);
+    expect((await stat(s.cacheFile)).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
+    expect((await readdir(dir)).sort()).toEqual(
+      [stale, s.cacheFile].map((p) => p.slice(dir.length + 1)).sort(),
+    );
+    // A new skill writes the cache, which sweeps the stale one away.
+    await mkdir(join(s.workspace, ".agents", "skills", "lint"));
+    await writeFile(
+      join(s.workspace, ".agents", "skills", "lint", "SKILL.md"),
+      skillText("lint", "Lint."),
+    );
+    await discoverSkills(s.places);
+    expect((await readdir(dir)).sort()).toEqual(
+      [".swept", s.cacheFile.slice(dir.length + 1)].sort(),
+    );
   });
 });

@@ -108,3 +108,40 @@ describe("what a run records of its skills", () => {
     });
   });
 });
+
+describe("the skills a compaction covered", () => {
+  it("gives again the text of every skill one prompt sent with several --skill flags", async () => {
+    const home = await tempDir();
+    const workspace = await tempDir();
+    const release = await userSkill(home, "release");
+    const review = await userSkill(home, "review");
+    const skills = new RunSkills(
+      { workspace, home, state: join(home, "state") },
+      undefined,
+      () => {},
+    );
+    await skills.refresh();
+    const message = await skills.message(["review", "release"], "go");
+    const facts = { filesRead: [], filesChanged: [], commands: [], refused: [], omitted: 0 };
+    const compaction = {
+      firstKept: 1,
+      count: 1,
+      trigger: "manual" as const,
+      userMessages: [message],
+      facts,
+      summary: "",
+      tokensBefore: 0,
+      tokensAfter: 0,
+    };
+    const prompt = await skills.prompt(compaction);
+    const kept = prompt.slice(prompt.indexOf("\n\nSkills read before the conversation"));
+    expect(kept).toBe(
+      [
+        "",
+        "Skills read before the conversation was compacted (read again from disk; their instructions still apply):",
+        `Skill release (${release}):\n\nSteps of release.\n`,
+        `Skill review (${review}):\n\nSteps of review.\n`,
+      ].join("\n\n"),
+    );
+  });
+});

@@ -1,5 +1,5 @@
 import { constants } from "node:fs";
-import { open } from "node:fs/promises";
+import { open, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import {
   type Base64ImageProblem,
@@ -66,6 +66,38 @@ export async function imageFile(path: string, cwd: string): Promise<ImageAttachm
   }
   const image = checkImage(bytes);
   return "part" in image ? image : problemText(image);
+}
+
+/**
+ * The image a path typed at the prompt names, a refusal when it is an image that cannot be sent
+ * (too big, not whole, too many pixels), or undefined when it is no image: no file there, not a
+ * regular file, unreadable, or bytes that are no image's (then the path is text). Known by its
+ * first bytes before the size is checked, so a big file that is no image stays text.
+ */
+export async function typedImageFile(
+  path: string,
+): Promise<ImageAttachment | { refusal: string } | undefined> {
+  try {
+    // Checked before it is opened, and opened without blocking: a FIFO swapped in between is
+    // refused by the stat of the descriptor, never waited on.
+    if (!(await stat(path)).isFile()) return undefined;
+    const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      const head = Buffer.alloc(IMAGE_SNIFF_BYTES);
+      const { bytesRead } = await handle.read(head, 0, head.length, 0);
+      if (sniffImage(head.subarray(0, bytesRead)) === undefined) return undefined;
+      const info = await handle.stat();
+      if (!info.isFile()) return undefined;
+      if (info.size > limits.imageBytes)
+        return { refusal: problemText({ kind: "bytes", size: info.size }) };
+      const image = checkImage(await handle.readFile());
+      return "part" in image ? image : { refusal: problemText(image) };
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return undefined;
+  }
 }
 
 /**

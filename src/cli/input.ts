@@ -36,6 +36,8 @@ export class TerminalInput {
   private kept: string[] = [];
   /** What Ctrl-C does when it clears nothing: the run's own handling of SIGINT. */
   private interrupted: () => void = () => {};
+  /** A prompt that was not sent, to be put back at the next prompt (`retype`). */
+  private back: string | undefined;
 
   /** `activity`: the indicator, stopped before the question is asked, so it never draws over it. */
   constructor(
@@ -110,12 +112,22 @@ export class TerminalInput {
       return Promise.resolve(early);
     }
     if (this.closed) return Promise.resolve(undefined);
+    const back = this.back?.split("\n");
+    this.back = undefined;
+    // A prompt put back: its lines but the last are kept, the last is on the line to edit.
+    if (back) this.kept = back.slice(0, -1);
     this.rl.setPrompt(this.kept.length > 0 ? continuationMark : promptMark);
     // With the cursor where it is: after what was typed ahead on the line, not before it.
     this.rl.prompt(true);
+    if (back) this.rl.write(back.at(-1) ?? "");
     return new Promise((resolve) => {
       this.waiting = resolve;
     });
+  }
+
+  /** A prompt that was not sent comes back at the next prompt, as if typed again. */
+  retype(prompt: string): void {
+    this.back = prompt;
   }
 
   /**

@@ -154,12 +154,14 @@ export class JsonInput {
     if (line === undefined) return;
     if (line.type === "user") {
       // Nothing to ask the model: said, like an empty text, rather than passed over in silence.
-      if (line.text.trim() === "") {
+      const { images = [] } = line;
+      if (line.text.trim() === "" && images.length === 0) {
         this.skip("is a user message with only whitespace as its text");
         return;
       }
       const at = this.lineNumber;
-      const { text, images = [] } = line;
+      // Images alone: the text, only blanks, is left out of the message.
+      const text = line.text.trim() === "" ? "" : line.text;
       this.inOrder(async () => {
         const prompt = images.length === 0 ? text : await this.withImages(text, images, at);
         if (prompt !== undefined) this.queue(prompt, at);

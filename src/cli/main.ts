@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { isAbsolute, join } from "node:path";
 import { scrubURLs } from "../url.js";
 import { exitCodes } from "./args.js";
 import { describeError } from "./errors.js";
@@ -34,10 +36,13 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
       return exitCodes.done;
     }
     if (asksSandbox(flags)) {
-      // Whether bwrap works here is known only by running it: started now, the probe runs while
-      // the turn loads, and the turn awaits this same probe (one per bwrap binary).
+      // Whether bwrap works here is known only by running it, or from the answer kept in the
+      // state folder (named as `stateHome` does; a relative one is refused later, with the
+      // arguments). Started now, a probe runs while the turn loads, and the turn awaits this
+      // same answer (one per bwrap binary).
       const { resolveSandbox } = await import("../sandbox/bwrap.js");
-      void resolveSandbox({ mode: "auto" });
+      const state = process.env.MINI_AGENT_HOME || join(homedir(), ".mini-agent");
+      void resolveSandbox({ mode: "auto", ...(isAbsolute(state) && { probeCache: state }) });
     }
     const { configuredArgs } = await import("./configured.js");
     const configured = await configuredArgs(flags, process.env, process.stderr);
@@ -62,7 +67,7 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
     }
     if (args.rewindCommand) {
       const { rewindCommand } = await import("./rewind-command.js");
-      return await rewindCommand(args.rewindCommand, workspace);
+      return await rewindCommand(args.rewindCommand, workspace, stopper);
     }
     if (args.skillsCommand) {
       const { skillsCommand } = await import("./skills-command.js");

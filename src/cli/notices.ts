@@ -1,5 +1,6 @@
 import type { Compaction } from "../compaction/record.js";
 import type { BashChange, FileBefore, McpStatus, RetryNotice } from "../runner/events.js";
+import { blobDirFor } from "../session/blobs.js";
 import { visible } from "../visible.js";
 
 /** `overloaded_error: Overloaded; retrying in 2 s (attempt 2 of 4)`. */
@@ -62,3 +63,10 @@ export function bashSkippedNotice(stderr: NodeJS.WritableStream, change: BashCha
   if (change.skipped === undefined) return;
   stderr.write(`mini-agent: bash: what it changed is not known (${visible(change.skipped)})\n`);
 }
+
+/** The one line, in every front end, for an image the session's blob store could not take. */
+export const imageNotKeptLine = (note: string) => `mini-agent: note: ${note}\n`;
+
+/** The one line, in every front end, for a resumed session's images whose bytes are gone. */
+export const missingImagesLine = (count: number, sessionPath: string) =>
+  `mini-agent: warning: ${count} image(s) of this session are missing from its blob store or altered (${visible(blobDirFor(sessionPath))}); their placeholders are sent instead\n`;

@@ -10,6 +10,7 @@ import type { Stopper } from "./signals.js";
 import { helpText, type LineIntent, lineIntent, unknownCommand } from "./slash-commands.js";
 import type { SessionStatus } from "./terminal/status-line.js";
 import { runEnds, statusCode } from "./turn.js";
+import type { TypedImages } from "./typed-images.js";
 
 /** A line as typed, or a program's prompt with the images sent with it. */
 export type Prompt = string | { text: string; images: readonly ImageAttachment[] };
@@ -17,6 +18,8 @@ export type Prompt = string | { text: string; images: readonly ImageAttachment[]
 /** Where typed lines come from: the terminal, or JSON lines on stdin. */
 export interface PromptSource {
   nextPrompt(): Promise<Prompt | undefined>;
+  /** Puts a prompt that was not sent back where it is typed, to be changed and sent again. */
+  retype?(prompt: string): void;
 }
 
 export interface PromptLoopParts {
@@ -37,6 +40,8 @@ export interface PromptLoopParts {
   mode: ModeState;
   /** `/rewind [N]`: lists the prompts, or goes back to just before prompt N. */
   rewind?: (intent: Extract<LineIntent, { kind: "rewind" }>) => Promise<void>;
+  /** The images a typed prompt names by their paths (`typedImages`), on a terminal. */
+  typedImages?: (text: string) => Promise<TypedImages>;
 }
 
 /** An interactive session, or one fed JSON lines: a turn per prompt, until the input ends. */
@@ -55,10 +60,15 @@ export async function promptLoop(parts: PromptLoopParts): Promise<number> {
     else if (intent.kind === "rewind") await parts.rewind?.(intent);
     else if (intent.kind === "mode")
       stderr.write(`mini-agent: ${modeCommand(parts.mode, intent.name)}\n`);
-    else if (intent.kind === "skill" || intent.text.trim() !== "") {
+    else if (intent.kind === "skill" || intent.text.trim() !== "" || images.length > 0) {
       const text = intent.kind === "skill" ? await skillText(parts, intent) : intent.text;
       if (text === undefined) continue;
-      const status = await parts.runTurn(text, intent.kind === "prompt" ? images : []);
+      const sent = intent.kind === "prompt" ? await withTyped(parts, text, images) : [];
+      if (sent === undefined) {
+        source.retype?.(line);
+        continue;
+      }
+      const status = await parts.runTurn(text, sent);
       const end = runEnds[status];
       if (end !== undefined) {
         parts.ended(end);
@@ -71,6 +81,27 @@ export async function promptLoop(parts: PromptLoopParts): Promise<number> {
     }
   }
   return exitCodes.done;
+}
+
+/**
+ * The prompt's images and those its typed paths name, each told in one line; undefined (said
+ * in one line) when a path names an image that cannot be sent: the prompt is not sent.
+ */
+async function withTyped(
+  parts: PromptLoopParts,
+  text: string,
+  images: readonly ImageAttachment[],
+): Promise<readonly ImageAttachment[] | undefined> {
+  if (!parts.typedImages) return images;
+  const typed = await parts.typedImages(text);
+  if (typed.refusal !== undefined) {
+    parts.stderr.write(
+      `mini-agent: ${typed.refusal}; nothing was sent, the prompt is back to edit\n`,
+    );
+    return undefined;
+  }
+  for (const notice of typed.notices) parts.stderr.write(`${notice}\n`);
+  return [...images, ...typed.images];
 }
 
 /** The prompt `/skill NAME [text]` stands for, or undefined (said in one line) when there is none. */

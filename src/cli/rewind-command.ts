@@ -8,13 +8,19 @@ import {
   type RewindPlan,
 } from "../rewind/rewind.js";
 import { lockSession } from "../session/lock.js";
-import type { FileRestoreRecord, RewindRecord } from "../session/records.js";
+import type {
+  FileRestoreRecord,
+  RewindEndRecord,
+  RewindRecord,
+  RewindStartRecord,
+} from "../session/records.js";
 import { listSessions, readSession, Session } from "../session/session.js";
 import { sessionsDir, stateHome } from "../session/store.js";
 import { headOf } from "../text.js";
 import { visible } from "../visible.js";
 import { exitCodes, UsageError } from "./args.js";
 import type { RewindArgs } from "./commands.js";
+import type { Stopper } from "./signals.js";
 import { sessionToResume } from "./store.js";
 
 /**
@@ -27,7 +33,11 @@ import { sessionToResume } from "./store.js";
  * mini-agent writes is refused. Exit 0 when everything was (or would be) done, 1 when a file was
  * refused or failed, 2 for a bad ID or N.
  */
-export async function rewindCommand(args: RewindArgs, workspace: string): Promise<number> {
+export async function rewindCommand(
+  args: RewindArgs,
+  workspace: string,
+  stopper?: Stopper,
+): Promise<number> {
   const { env, stdout } = process;
   const dir = sessionsDir(env, workspace);
   if (args.id === undefined && (await listSessions(dir)).length === 0)
@@ -35,6 +45,8 @@ export async function rewindCommand(args: RewindArgs, workspace: string): Promis
   const path = await sessionToResume(dir, args.id);
   const id = basename(path, ".jsonl");
   const held = await holdSession(path, id, args.dryRun);
+  // Ctrl-C stops before the next file: what was put back is told, and how to finish.
+  const signal = stopper?.beginTurn();
   try {
     const plan = await planRewind({
       session: path,
@@ -47,14 +59,38 @@ export async function rewindCommand(args: RewindArgs, workspace: string): Promis
         : error;
     });
     const { record } = held;
+    const write = (lines: string[]) => stdout.write(lines.map((line) => `${line}\n`).join(""));
+    write([heading(id, plan, args)]);
     let outcomes: FileOutcome[] = [];
-    if (args.files) outcomes = record ? await applyRewind(plan, record) : plan.actions.map(wouldBe);
+    if (args.files) {
+      if (!record) outcomes = plan.actions.map(wouldBe);
+      else {
+        await record({
+          type: "rewind_start",
+          to: args.to,
+          files: true,
+          conversation: args.conversation,
+        });
+        const each = (outcome: FileOutcome) => write(outcomeLines(plan, outcome, false));
+        outcomes = await applyRewind(plan, record, { ...(signal && { signal }), each });
+      }
+      if (signal?.aborted) {
+        const left = plan.actions.length - outcomes.length;
+        process.stderr.write(
+          `mini-agent: rewind interrupted: ${left} file${left === 1 ? "" : "s"} not reached; \`mini-agent rewind ${id} --to ${args.to}${args.conversation ? "" : " --files-only"}\` finishes it\n`,
+        );
+        return exitCodes.interrupted;
+      }
+      write(fileLines(plan, record ? [] : outcomes, args.dryRun, outcomes.length === 0));
+    }
     // Files first: a kill in between leaves the conversation as it was, the files told as put back.
-    if (args.conversation) await record?.({ type: "rewind", to: args.to });
-    stdout.write(report(id, plan, outcomes, args).join(""));
+    if (args.conversation && !plan.again) await record?.({ type: "rewind", to: args.to });
+    if (args.files) await record?.({ type: "rewind_end", to: args.to });
+    write(conversationLines(plan, args));
     const refused = outcomes.some((o) => o.kind === "refused" || o.kind === "failed");
     return refused ? exitCodes.error : exitCodes.done;
   } finally {
+    stopper?.endTurn();
     await held.release();
   }
 }
@@ -68,7 +104,8 @@ async function holdSession(path: string, id: string, dryRun: boolean) {
   if (!dryRun) {
     const { session } = await Session.open(path);
     return {
-      record: (record: FileRestoreRecord | RewindRecord) => session.record(record),
+      record: (record: FileRestoreRecord | RewindRecord | RewindStartRecord | RewindEndRecord) =>
+        session.record(record),
       release: () => session.close(),
     };
   }
@@ -86,11 +123,12 @@ async function holdSession(path: string, id: string, dryRun: boolean) {
 function wouldBe(action: FileAction): FileOutcome {
   const { path } = action;
   if (action.kind === "refuse") return { kind: "refused", path, reason: action.reason };
+  if (action.kind === "remove-folder") return { kind: "removed", path };
   return action.kind === "delete" ? { kind: "deleted", path } : { kind: "restored", path };
 }
 
-/** The lines the command prints, each ending with a newline. */
-function report(id: string, plan: RewindPlan, outcomes: FileOutcome[], args: RewindArgs): string[] {
+/** The first line: what is rewound, of which session, to just before which prompt. */
+function heading(id: string, plan: RewindPlan, args: RewindArgs): string {
   const { dryRun, files, conversation } = args;
   const prompt = visible(headOf(plan.prompt.split("\n")[0] ?? "", 60));
   const what =
@@ -99,11 +137,16 @@ function report(id: string, plan: RewindPlan, outcomes: FileOutcome[], args: Rew
       : files
         ? "the files"
         : "the conversation";
-  const lines = [
-    `${dryRun ? "would rewind" : "rewinding"} ${what} of session ${id} to just before prompt ${plan.to} ("${prompt}"):`,
-  ];
-  if (files) lines.push(...fileLines(plan, outcomes, dryRun));
-  if (conversation) {
+  return `${dryRun ? "would rewind" : "rewinding"} ${what} of session ${id} to just before prompt ${plan.to} ("${prompt}"):`;
+}
+
+/** The last lines: where the conversation goes on, and that a dry run changed nothing. */
+function conversationLines(plan: RewindPlan, args: RewindArgs): string[] {
+  const { dryRun, conversation } = args;
+  const lines: string[] = [];
+  if (conversation && plan.again)
+    lines.push(`the conversation already went back to just before prompt ${plan.to}`);
+  else if (conversation) {
     const later =
       plan.to === plan.prompts ? `prompt ${plan.to}` : `prompts ${plan.to} to ${plan.prompts}`;
     lines.push(
@@ -113,31 +156,41 @@ function report(id: string, plan: RewindPlan, outcomes: FileOutcome[], args: Rew
     );
   }
   if (dryRun) lines.push("dry run: nothing was changed");
-  return lines.map((line) => `${line}\n`);
+  return lines;
 }
 
-/** A line per file (with the diff of a refused one), then what bash may have changed. */
-export function fileLines(plan: RewindPlan, outcomes: FileOutcome[], dryRun: boolean): string[] {
-  const lines: string[] = [];
+/** The line of one file's outcome, and the short diff of a refused one. */
+function outcomeLines(plan: RewindPlan, outcome: FileOutcome, dryRun: boolean): string[] {
   const verb = (done: string, would: string) => (dryRun ? would : done);
-  const diffs = new Map(plan.actions.map((a) => [a.path, a.kind === "refuse" ? a.diff : []]));
-  for (const outcome of outcomes) {
-    const path = visible(outcome.path);
-    if (outcome.kind === "restored" || outcome.kind === "deleted") {
-      lines.push(
-        outcome.kind === "restored"
-          ? `${verb("restored", "would restore")} ${path}`
-          : `${verb("deleted", "would delete")} ${path} (the agent created it)`,
-      );
-    } else {
-      const not =
-        outcome.kind === "failed" ? "failed to restore" : verb("not restored", "would not restore");
-      lines.push(`${not} ${path}: ${visible(outcome.reason)}`);
-      for (const line of diffs.get(outcome.path) ?? []) lines.push(`    ${visible(line)}`);
-    }
-  }
+  const path = visible(outcome.path);
+  if (outcome.kind === "restored") return [`${verb("restored", "would restore")} ${path}`];
+  if (outcome.kind === "deleted")
+    return [`${verb("deleted", "would delete")} ${path} (the agent created it)`];
+  if (outcome.kind === "removed")
+    return [`${verb("removed", "would remove")} ${path} (the agent made the folder)`];
+  const not =
+    outcome.kind === "failed" ? "failed to restore" : verb("not restored", "would not restore");
+  const action = plan.actions.find((a) => a.path === outcome.path);
+  const diff = action?.kind === "refuse" ? action.diff : [];
+  return [
+    `${not} ${path}: ${visible(outcome.reason)}`,
+    ...diff.map((line) => `    ${visible(line)}`),
+  ];
+}
+
+/**
+ * A line per file (with the diff of a refused one), then what bash may have changed; `none`: no
+ * file had anything to do.
+ */
+export function fileLines(
+  plan: RewindPlan,
+  outcomes: FileOutcome[],
+  dryRun: boolean,
+  none = outcomes.length === 0,
+): string[] {
+  const lines = outcomes.flatMap((outcome) => outcomeLines(plan, outcome, dryRun));
   // With files bash changed, their line says what is left as it is.
-  if (outcomes.length === 0 && plan.bash.paths.length === 0)
+  if (none && plan.bash.paths.length === 0)
     lines.push(
       `nothing to rewind: every file the agent changed from prompt ${plan.to} on is as it was then`,
     );

@@ -59,7 +59,7 @@ export async function rewindAtPrompt(
   const outcomes = await applyRewind(plan, ({ type: _, ...restore }) =>
     journal.record({ type: "file_restore", restore }),
   );
-  await journal.record({ type: "rewind", to });
+  if (!plan.again) await journal.record({ type: "rewind", to });
   const loaded = await readSession(path);
   parts.runner.restart(loaded.messages, loaded.compaction);
   const later =
@@ -67,6 +67,8 @@ export async function rewindAtPrompt(
   const files = outcomes.length > 0 || plan.bashCalls > 0 ? fileLines(plan, outcomes, false) : [];
   lines([
     ...files,
-    `mini-agent: the conversation went back to just before prompt ${to}; ${later} in the session file as a branch`,
+    plan.again
+      ? `mini-agent: the conversation already went back to just before prompt ${to}`
+      : `mini-agent: the conversation went back to just before prompt ${to}; ${later} in the session file as a branch`,
   ]);
 }

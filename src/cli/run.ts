@@ -22,6 +22,7 @@ import type { JsonInput } from "./json-input.js";
 import type { RunMcp } from "./mcp.js";
 import { mcpTurnStart } from "./mcp-turn.js";
 import { type ModeState, withModeLine } from "./modes.js";
+import { imageNotKeptLine, missingImagesLine } from "./notices.js";
 import { approvedWrites, cliPolicy, type Question, type RuleBook } from "./policy.js";
 import { promptLoop } from "./prompt-loop.js";
 import { providerFor } from "./provider.js";
@@ -36,6 +37,7 @@ import { banner, recap } from "./terminal/banner.js";
 import { SessionStatus } from "./terminal/status-line.js";
 import { type TerminalView, terminalView } from "./terminal/view.js";
 import { cliTurn, EndAfterCall, statusCode } from "./turn.js";
+import { typedImages } from "./typed-images.js";
 
 export { defaultModel } from "./provider.js";
 
@@ -83,6 +85,7 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
         return rewindAtPrompt({ runner, journal, workspace, stateDir: state, write }, intent);
       },
       baseURL: args.baseURL,
+      ...(!literal && { typedImages: (text) => typedImages(text, args.cwd, homedir()) }),
       ended: (reason) => {
         ended = reason;
       },
@@ -126,6 +129,7 @@ async function prepare(start: RunStart) {
     hide: args.sandboxHide,
     limits: args.sandboxLimits,
     readable: skills.roots,
+    probeCache: stateHome(env),
   };
   // Probing bwrap runs a process: started first, it runs while the rest is set up and the SDK
   // loads. Its answer matters when bash can run, or for the read-only set, which needs bwrap.
@@ -210,7 +214,14 @@ async function wire(parts: Awaited<ReturnType<typeof prepare>>) {
   const { args, workspace, stopper, view, stderr, dir, model, sandbox, input, json, resumed } =
     parts;
   const env = process.env;
-  const create = () => Session.create({ dir, workspace, model, sandbox: sandboxName(sandbox) });
+  const create = () =>
+    Session.create({
+      dir,
+      workspace,
+      model,
+      sandbox: sandboxName(sandbox),
+      onImageNotKept: (note) => stderr.write(imageNotKeptLine(note)),
+    });
   const journal = new Journal(new SessionStore(stateHome(env), create, resumed?.session));
   parts.session.id = () => journal.sessionId;
   const endAfter = new EndAfterCall(stopper);
@@ -363,7 +374,10 @@ async function terminalInput(json: JsonInput | undefined, view: TerminalView | u
 async function resumeSession(path: string, stderr: NodeJS.WritableStream) {
   // When it was last used, read before opening it writes a repair.
   const updatedAt = (await stat(path)).mtime;
-  const loaded = await Session.open(path);
+  const loaded = await Session.open(path, {
+    onImageNotKept: (note) => stderr.write(imageNotKeptLine(note)),
+  });
+  if (loaded.missingImages) stderr.write(missingImagesLine(loaded.missingImages, path));
   if (loaded.repaired > 0) {
     stderr.write(
       `mini-agent: ${loaded.repaired} tool call(s) had no result; recorded as outcome unknown\n`,
@@ -374,7 +388,13 @@ async function resumeSession(path: string, stderr: NodeJS.WritableStream) {
       `mini-agent: ${visible(`${tool} ${path}`)} (call ${visible(toolCallId)}) was cut off after its file's bytes were kept: whether it changed the file is unknown (mini-agent rewind --to N --files-only --dry-run shows it)\n`,
     );
   }
-  const { session, messages, compaction, imagesRefused } = loaded;
+  const { session, messages, compaction, imagesRefused, openRewind } = loaded;
+  if (openRewind) {
+    const only = openRewind.conversation ? "" : " --files-only";
+    stderr.write(
+      `mini-agent: a rewind of this session to just before prompt ${openRewind.to} was cut off: some files may not be put back; \`mini-agent rewind ${session.id} --to ${openRewind.to}${only}\` finishes it\n`,
+    );
+  }
   return {
     id: session.id,
     imagesRefused,

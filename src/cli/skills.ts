@@ -46,7 +46,7 @@ export class RunSkills {
   private fresh = false;
   /** The skills the last prompt was built with, and the same as last told (`notice`). */
   private loaded: LoadedSkill[] = [];
-  private toldLoaded = "[]";
+  private toldLoaded: readonly LoadedSkill[] = [];
   /** Skills whose text a message carries, since the last notice. */
   private sent: string[] = [];
 
@@ -58,8 +58,9 @@ export class RunSkills {
     this.budget = catalogBudget(contextWindow);
   }
 
-  /** The real folders of the skills loaded now. */
-  readonly roots = (): readonly string[] => this.set.skills.map((skill) => skill.folder);
+  /** The real folders of the skills loaded now (the tools ask for them at every path). */
+  private folders: readonly string[] = [];
+  readonly roots = (): readonly string[] => this.folders;
 
   get skills(): readonly Skill[] {
     return this.set.skills;
@@ -72,6 +73,7 @@ export class RunSkills {
    */
   async refresh(): Promise<void> {
     this.set = await discoverSkills(this.places);
+    this.folders = this.set.skills.map((skill) => skill.folder);
     this.fresh = true;
     const fresh = this.set.warnings.map(warningLine).filter((line) => !this.told.has(line));
     for (const line of fresh.slice(0, TOLD_WARNINGS)) this.once(line);
@@ -128,12 +130,11 @@ export class RunSkills {
    * since the last notice. Undefined when there is nothing new.
    */
   notice(): SkillsNotice | undefined {
-    const loaded = JSON.stringify(this.loaded);
     const notice: SkillsNotice = {
-      ...(loaded !== this.toldLoaded && { loaded: this.loaded }),
+      ...(!sameLoaded(this.loaded, this.toldLoaded) && { loaded: this.loaded }),
       ...(this.sent.length > 0 && { sent: this.sent }),
     };
-    this.toldLoaded = loaded;
+    this.toldLoaded = this.loaded;
     this.sent = [];
     return notice.loaded || notice.sent ? notice : undefined;
   }
@@ -153,4 +154,22 @@ export class RunSkills {
     this.told.add(line);
     this.tell(line);
   }
+}
+
+/** Whether two lists of loaded skills say the same, field by field. */
+function sameLoaded(a: readonly LoadedSkill[], b: readonly LoadedSkill[]): boolean {
+  return (
+    a.length === b.length &&
+    a.every((skill, at) => {
+      const other = b[at];
+      return (
+        other !== undefined &&
+        skill.name === other.name &&
+        skill.scope === other.scope &&
+        skill.location === other.location &&
+        skill.hash === other.hash &&
+        skill.listed === other.listed
+      );
+    })
+  );
 }

@@ -236,6 +236,18 @@ export const InputLineSchema = Type.Union(
     Type.Object(
       {
         version: Type.Optional(Type.Literal(STREAM_JSON_VERSION)),
+        type: Type.Literal("user"),
+        text: Type.String(),
+        images: Type.Array(InputImageSchema, { minItems: 1 }),
+      },
+      {
+        additionalProperties: false,
+        description: "A user message of images, whose text may be empty.",
+      },
+    ),
+    Type.Object(
+      {
+        version: Type.Optional(Type.Literal(STREAM_JSON_VERSION)),
         type: Type.Literal("approval"),
         id: Type.String(),
         decision: Type.Union([Type.Literal("allow"), Type.Literal("deny")]),

@@ -5,7 +5,13 @@ import type { Message, ModelClient, ModelEvent, ModelRequest, Usage } from "../t
 import { chooseCut } from "./cut.js";
 import { factsOf, mergeFacts, noFacts } from "./facts.js";
 import { type Compaction, CompactionError } from "./record.js";
-import { charsPerToken, messagesTokens, requestTokens, textTokens } from "./size.js";
+import {
+  charsPerToken,
+  type ImageTokenRule,
+  messagesTokens,
+  requestTokens,
+  textTokens,
+} from "./size.js";
 import { requestSummary, summaryPrompt, summaryRequestText } from "./summary.js";
 import { capped, projectedMessages, userMessageCap } from "./view.js";
 
@@ -27,6 +33,11 @@ export interface CompactingOptions {
   resume?: Compaction;
   /** Characters of each covered user message kept verbatim (default 4000; head and tail beyond). */
   userMessageCap?: number;
+  /**
+   * Whose rule counts an image's tokens from its pixel size: `anthropic` or `openai` (Chat
+   * Completions and Responses); without it, the larger of the two (`imageTokens`).
+   */
+  imageRule?: ImageTokenRule;
 }
 
 /** The recent turns keep at most this share of the limit (or of the request, if smaller) verbatim. */
@@ -94,6 +105,10 @@ export class CompactingClient implements ModelClient {
     this.keptFrom = 0;
     this.measured = undefined;
     this.pending = false;
+  }
+
+  private get rule(): ImageTokenRule | undefined {
+    return this.options.imageRule;
   }
 
   /** The compaction in effect, if any. */
@@ -176,8 +191,11 @@ export class CompactingClient implements ModelClient {
   private estimate(request: ModelRequest, messages: Message[]): number {
     const last = this.measured;
     if (last && last.keptFrom === this.keptFrom && last.length <= messages.length)
-      return last.tokens + Math.ceil(this.scale * messagesTokens(messages, last.length));
-    return Math.ceil(this.scale * requestTokens(this.project(request, messages)));
+      return (
+        last.tokens +
+        Math.ceil(this.scale * messagesTokens(messages, last.length, messages.length, this.rule))
+      );
+    return Math.ceil(this.scale * requestTokens(this.project(request, messages), this.rule));
   }
 
   private measure(projected: ModelRequest, usage: Usage, messages: Message[]): void {
@@ -188,7 +206,7 @@ export class CompactingClient implements ModelClient {
 
   /** Scales estimates by how much more the provider counted for `projected` (1 to 4 times). */
   private calibrate(counted: number, projected: ModelRequest): void {
-    const estimated = requestTokens(projected);
+    const estimated = requestTokens(projected, this.rule);
     if (estimated > 0) this.scale = Math.min(4, Math.max(1, counted / estimated));
   }
 
@@ -202,7 +220,7 @@ export class CompactingClient implements ModelClient {
     const before = knownSize ?? this.estimate(request, messages);
     const limit = this.limit;
     const keep = (Math.min(limit ?? before, before) * keptShare) / this.scale;
-    const cut = chooseCut(messages, this.keptFrom, keep);
+    const cut = chooseCut(messages, this.keptFrom, keep, this.rule);
     if (cut === undefined)
       throw new CompactionError(
         trigger === "manual"
@@ -235,7 +253,7 @@ export class CompactingClient implements ModelClient {
     };
     const projected = projectedMessages(candidate, messages, cut);
     candidate.tokensAfter = Math.ceil(
-      this.scale * requestTokens({ ...request, messages: projected }),
+      this.scale * requestTokens({ ...request, messages: projected }, this.rule),
     );
     const bound = Math.floor(
       Math.min(before * afterShareOfBefore, (limit ?? Infinity) * afterShareOfLimit),

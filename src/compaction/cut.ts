@@ -1,5 +1,5 @@
 import type { Message } from "../types.js";
-import { messageTokens } from "./size.js";
+import { type ImageTokenRule, messageTokens } from "./size.js";
 
 /**
  * Where a history may be cut into a covered part and a kept part: only where every call has its
@@ -45,13 +45,14 @@ export function chooseCut(
   messages: readonly Message[],
   from: number,
   keepTokens: number,
+  rule?: ImageTokenRule,
 ): number | undefined {
   const legal = legalCuts(messages);
   let kept = 0;
   let best: number | undefined;
   let latest: number | undefined;
   for (let i = messages.length; i > from; i--) {
-    if (i < messages.length) kept += messageTokens(messages[i] as Message);
+    if (i < messages.length) kept += messageTokens(messages[i] as Message, rule);
     if (!legal[i]) continue;
     latest ??= i;
     if (kept <= keepTokens) best = i;

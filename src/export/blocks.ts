@@ -1,14 +1,17 @@
 import type { Compaction } from "../compaction/record.js";
+import type { BlobStore } from "../session/blobs.js";
+import { inlinePlaceholder, storedPlaceholder } from "../session/images.js";
 import type {
   ApprovalRecord,
   LoadedSkill,
   RetryRecord,
   SessionRecord,
   SkillsRecord,
+  StoredMessage,
   UsageRecord,
 } from "../session/records.js";
 import { readTarget } from "../skills/used.js";
-import type { Message, ToolCall, Usage } from "../types.js";
+import type { ToolCall, Usage } from "../types.js";
 
 /**
  * What an export shows, in the order it happened: one block per thing a reader looks at. Each
@@ -17,7 +20,7 @@ import type { Message, ToolCall, Usage } from "../types.js";
  * more function in each renderer.
  */
 export type Block =
-  | { kind: "prompt"; text: string }
+  | { kind: "prompt"; text: string; images?: ShownImage[] }
   /**
    * The readable reasoning of one model round, before its answer, and how many of its parts the
    * provider sent encrypted (shown as a count: their data means nothing to a reader).
@@ -50,9 +53,29 @@ export interface CallBlock {
   call: ToolCall;
   approval?: Pick<ApprovalRecord, "approved" | "by">;
   /** Absent when the file holds no result for it (the session ended first). */
-  result?: { content: string; isError: boolean };
+  result?: { content: string; isError: boolean; images?: ShownImage[] };
   /** The skill whose `SKILL.md` this call read (a `read` that returned without error). */
   skill?: string;
+  /** What a `bash` call changed (its `bash_change` record): listed, never restored by a rewind. */
+  changed?: BashChanged;
+}
+
+/** The files a bash call changed, at most 1,000 named and the rest counted; or why not known. */
+export interface BashChanged {
+  paths: string[];
+  more: number;
+  skipped?: string;
+}
+
+/**
+ * An image of a prompt or a result: its bytes in base64 (from the blob store, or inline in a file
+ * of an earlier version), or, when they cannot be shown, why not (`missing`); its placeholder.
+ */
+export interface ShownImage {
+  mediaType: string;
+  placeholder: string;
+  data?: string;
+  missing?: string;
 }
 
 /** How one skill was used in a session: its text sent with a prompt, its `SKILL.md` read. */
@@ -115,8 +138,14 @@ export class BlockBuilder {
   private readonly loadedNames = new Set<string>();
   private readonly used = new Map<string, SkillUse>();
 
-  /** `workspace`: the session's, in which a relative path of a `read` is resolved. */
-  constructor(private readonly workspace: string) {}
+  /**
+   * `workspace`: the session's, in which a relative path of a `read` is resolved; `blobs`: the
+   * session's blob store, which holds the bytes of its images.
+   */
+  constructor(
+    private readonly workspace: string,
+    private readonly blobs?: BlobStore,
+  ) {}
 
   /** The blocks one record completes. */
   add(record: SessionRecord): Block[] {
@@ -154,9 +183,17 @@ export class BlockBuilder {
         return [...this.unanswered(), ...this.leftUsage(), this.skills(record)];
       case "file_before":
       case "file_change":
-      case "bash_change":
+      case "rewind_start":
+      case "rewind_end":
         // What each call did to a file is its result; the change records are for a rewind.
         return [];
+      case "bash_change": {
+        // What a bash call changed is not in its result: shown with the call.
+        const call = this.open.get(record.toolCallId);
+        const { paths, more = 0, skipped } = record;
+        if (call) call.changed = { paths, more, ...(skipped !== undefined && { skipped }) };
+        return [];
+      }
       case "file_restore": {
         const { path, to } = record;
         return [{ kind: "file-restore", path, to, removed: record.after === null }];
@@ -177,15 +214,17 @@ export class BlockBuilder {
     return [...this.leftUsage(), ...this.unanswered()];
   }
 
-  private message(message: Message): Block[] {
+  private message(message: StoredMessage): Block[] {
     switch (message.role) {
-      case "user":
+      case "user": {
         this.totals.prompts++;
+        const images = this.images(message.parts);
         return [
           ...this.leftUsage(),
           ...this.unanswered(),
-          { kind: "prompt", text: message.content },
+          { kind: "prompt", text: message.content, ...(images && { images }) },
         ];
+      }
       case "assistant": {
         const before = this.unanswered();
         this.totals.answers++;
@@ -208,12 +247,38 @@ export class BlockBuilder {
         if (call.approval?.approved === false) this.totals.denied++;
         else if (isError) this.totals.failed++;
         const skill = isError ? undefined : this.skillRead(call.call);
-        return [
-          ...this.leftUsage(),
-          { kind: "call", ...call, result: { content, isError }, ...(skill && { skill }) },
-        ];
+        const images = this.images(message.parts);
+        const result = { content, isError, ...(images && { images }) };
+        return [...this.leftUsage(), { kind: "call", ...call, result, ...(skill && { skill }) }];
       }
     }
+  }
+
+  /** The images among a message's parts, each read from the blob store (or inline). */
+  private images(
+    parts: (StoredMessage & { role: "user" | "tool" })["parts"],
+  ): ShownImage[] | undefined {
+    const images = parts?.flatMap((part): ShownImage[] => {
+      if (part.type === "text") return [];
+      if ("data" in part) {
+        const placeholder = inlinePlaceholder(part);
+        return [{ mediaType: part.mediaType, placeholder, data: part.data }];
+      }
+      const placeholder = storedPlaceholder(part);
+      if (part.blob === undefined)
+        return [
+          {
+            mediaType: part.mediaType,
+            placeholder,
+            missing: `not kept in the session (${part.unkept ?? "no reason recorded"})`,
+          },
+        ];
+      const bytes = this.blobs?.get(part.blob);
+      if (bytes === undefined)
+        return [{ mediaType: part.mediaType, placeholder, missing: missingImageWords }];
+      return [{ mediaType: part.mediaType, placeholder, data: bytes.toString("base64") }];
+    });
+    return images && images.length > 0 ? images : undefined;
   }
 
   private request(record: UsageRecord): Block[] {
@@ -278,7 +343,10 @@ export class BlockBuilder {
   }
 }
 
-function thinkingOf(message: Message & { role: "assistant" }): Block[] {
+/** Why an image is not shown: its blob is gone or holds other bytes. */
+export const missingImageWords = "its bytes are missing from the session's blob store";
+
+function thinkingOf(message: StoredMessage & { role: "assistant" }): Block[] {
   const parts = message.reasoning ?? [];
   if (parts.length === 0) return [];
   const texts = parts.flatMap((part) => (part.type === "thinking" ? [part.text] : []));

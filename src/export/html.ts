@@ -1,5 +1,6 @@
 import type { Facts } from "../compaction/record.js";
-import type { Block, CallBlock } from "./blocks.js";
+import { IMAGE_MEDIA_TYPES } from "../message-schema.js";
+import type { BashChanged, Block, CallBlock, ShownImage } from "./blocks.js";
 import { escapeHtml, htmlTag, Markup } from "./markup.js";
 import { contentSecurityPolicy, script, style } from "./page.js";
 import type { Renderer } from "./renderer.js";
@@ -7,6 +8,7 @@ import type { Show } from "./shown.js";
 import {
   answerlessUsageWords,
   argumentOf,
+  bashChangedWords,
   compactionWords,
   decisionWords,
   inputText,
@@ -44,12 +46,24 @@ export function htmlRenderer(show: Show): Renderer {
       ? html`<details class="${className}"><summary>${label}: ${sizeWords(text)}</summary><pre>${text}</pre></details>\n`
       : html`<div class="${className}"><span class="note">${label}</span><pre>${text}</pre></div>\n`;
 
+  /**
+   * The images of a prompt or a result, each a `data:` image the page holds (its bytes are not
+   * text: never redacted), or its placeholder and why it is not shown.
+   */
+  const images = (list: ShownImage[] | undefined): Markup[] =>
+    (list ?? []).map((image) => {
+      const uri = dataUri(image);
+      return uri === undefined
+        ? html`<p class="note image-missing">${image.placeholder}: ${image.missing ?? "not an image"}</p>\n`
+        : html`<figure class="image"><img src="${new Markup(uri)}" alt="${image.placeholder}"></figure>\n`;
+    });
+
   const call = (c: CallBlock): Markup => {
     const outcome = outcomeOf(c);
     const mark = outcomeWords[outcome];
     const input = inputText(c.call);
     const result = c.result
-      ? block(c.result.isError ? "Result (error)" : "Result", c.result.content, "result")
+      ? html`${block(c.result.isError ? "Result (error)" : "Result", c.result.content, "result")}${images(c.result.images)}`
       : html`<p class="result note">${missingResultWords}</p>\n`;
     return html`<section class="entry call ${outcome}" id="call-${c.number}">
 <h4><span class="num">#${c.number}</span> ${c.call.name} <code>${argumentOf(c.call)}</code>${
@@ -57,7 +71,13 @@ export function htmlRenderer(show: Show): Renderer {
     }${decisionWords(c.approval) && html` <span class="by">${decisionWords(c.approval)}</span>`}${
       c.skill !== undefined && html` <span class="skill">skill ${c.skill}</span>`
     }</h4>
-${input && block("Input", input, "input")}${result}</section>\n`;
+${input && block("Input", input, "input")}${result}${c.changed && bashChanged(c.changed)}</section>\n`;
+  };
+
+  const bashChanged = (changed: BashChanged): Markup => {
+    const [words, paths, more] = bashChangedWords(changed);
+    const listed = paths.map((path, i) => html`${i > 0 && ", "}<code>${path}</code>`);
+    return html`<p class="changed">${words}${listed}${more}</p>\n`;
   };
 
   const skills = (b: Extract<Block, { kind: "skills" }>): Markup => {
@@ -122,7 +142,7 @@ ${input && block("Input", input, "input")}${result}</section>\n`;
 `.html,
     blocks: {
       prompt: (b) =>
-        html`<section class="entry prompt"><h2>Prompt ${++prompts}</h2><div class="text">${b.text}</div></section>\n`
+        html`<section class="entry prompt"><h2>Prompt ${++prompts}</h2><div class="text">${b.text}</div>${images(b.images)}</section>\n`
           .html,
       thinking: (b) =>
         html`<details class="thinking"><summary>Thinking: ${thinkingWords(b.text, b.redacted)}</summary>${
@@ -173,4 +193,14 @@ ${block("Summary the model wrote", c.summary, "summary")}${facts(c.facts)}</sect
 </html>
 `.html,
   };
+}
+
+const MEDIA_TYPES: readonly string[] = IMAGE_MEDIA_TYPES;
+
+/** `data:image/png;base64,…` for an image of a type every browser shows, in canonical base64. */
+function dataUri(image: ShownImage): string | undefined {
+  const { mediaType, data } = image;
+  if (data === undefined || !MEDIA_TYPES.includes(mediaType)) return undefined;
+  if (data.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(data)) return undefined;
+  return `data:${mediaType};base64,${data}`;
 }

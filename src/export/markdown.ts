@@ -1,11 +1,12 @@
 import type { Facts } from "../compaction/record.js";
-import type { Block, CallBlock } from "./blocks.js";
+import type { BashChanged, Block, CallBlock, ShownImage } from "./blocks.js";
 import { escapeHtml } from "./markup.js";
 import type { Renderer } from "./renderer.js";
 import type { Show } from "./shown.js";
 import {
   answerlessUsageWords,
   argumentOf,
+  bashChangedWords,
   compactionWords,
   inputText,
   isLong,
@@ -41,6 +42,18 @@ export function markdownRenderer(show: Show): Renderer {
       ? `<details><summary>${escapeHtml(`${label}: ${sizeWords(text)}`)}</summary>\n\n${md.fence(text, info)}\n</details>\n\n`
       : `${label}:\n\n${md.fence(text, info)}\n`;
 
+  /**
+   * Images stay their placeholder lines (in the text already): a data link is refused by most
+   * Markdown viewers and would make a review comment megabytes long. One whose bytes are gone says so.
+   */
+  const missing = (images: ShownImage[] | undefined): string =>
+    (images ?? [])
+      .filter((image) => image.data === undefined)
+      .map(
+        (image) => `_${md.plain(`${image.placeholder}: ${image.missing ?? "not an image"}`)}_\n\n`,
+      )
+      .join("");
+
   const call = (c: CallBlock): string => {
     const outcome = outcomeOf(c);
     const mark = outcomeWords[outcome];
@@ -50,12 +63,18 @@ export function markdownRenderer(show: Show): Renderer {
       : "";
     const input = inputText(c.call);
     const result = c.result
-      ? part(c.result.isError ? "Result (error)" : "Result", c.result.content, "text")
+      ? `${part(c.result.isError ? "Result (error)" : "Result", c.result.content, "text")}${missing(c.result.images)}`
       : `${md.plain(missingResultWords)}\n\n`;
     const skill = c.skill === undefined ? "" : ` — skill ${md.code(c.skill)}`;
+    const changed = c.changed ? bashChanged(c.changed) : "";
     return `#### Tool call ${c.number}: ${md.code(c.call.name)}${argument && ` ${md.code(argument)}`}${
       mark && ` — **${mark.toUpperCase()}**`
-    }${decision}${skill}\n\n${input && part("Input", input, "json")}${result}`;
+    }${decision}${skill}\n\n${input && part("Input", input, "json")}${result}${changed}`;
+  };
+
+  const bashChanged = (changed: BashChanged): string => {
+    const [words, paths, more] = bashChangedWords(changed);
+    return `_${md.plain(words)}${paths.map((path) => md.code(path)).join(", ")}${more}_\n\n`;
   };
 
   const skills = (b: Extract<Block, { kind: "skills" }>): string => {
@@ -104,7 +123,7 @@ export function markdownRenderer(show: Show): Renderer {
         h.workspace,
       )}\n- Model: ${md.code(h.model)}\n- Sandbox: ${md.plain(sandboxWords(h.sandbox))}\n\n`,
     blocks: {
-      prompt: (b) => `## Prompt ${++prompts}\n\n${md.fence(b.text, "text")}\n`,
+      prompt: (b) => `## Prompt ${++prompts}\n\n${md.fence(b.text, "text")}\n${missing(b.images)}`,
       thinking: (b) => {
         const summary = escapeHtml(`Thinking: ${thinkingWords(b.text, b.redacted)}`);
         return b.text === ""

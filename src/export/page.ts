@@ -2,8 +2,9 @@ import { createHash } from "node:crypto";
 
 /**
  * The fixed parts of an exported page: its style, its one script and the content security
- * policy that allows exactly these two (by their SHA-256) and nothing else: no other script, no
- * style attribute, no image, font, frame or connection, no form target, no base URL. The page
+ * policy that allows exactly these two (by their SHA-256), the images the page holds itself
+ * (`data:`), and nothing else: no other script, no style attribute, no image from anywhere, no
+ * font, frame or connection, no form target, no base URL. The page
  * holds no value in either, so their hashes never change with the session.
  */
 
@@ -34,7 +35,7 @@ dt{color:var(--muted)}dd{margin:0;overflow-wrap:anywhere}
 .mark{display:inline-block;padding:0 .45rem;border-radius:999px;font-size:.8rem;font-weight:600;
 text-transform:uppercase;letter-spacing:.03em}
 .mark.denied{color:#fff;background:var(--deny)}.mark.error,.mark.missing{color:#000;background:var(--err)}
-.num,.by,.skill,.usage,.note{color:var(--muted);font-weight:normal;font-size:.9rem}
+.num,.by,.skill,.usage,.note,.changed{color:var(--muted);font-weight:normal;font-size:.9rem}
 .retry,.usage-only,.unreadable{color:var(--muted)}
 .compaction{border-color:var(--accent);border-left-style:double}
 .thinking{margin:.8rem 0 -.4rem;padding:0 1rem;color:var(--muted)}
@@ -46,6 +47,7 @@ border:1px solid var(--line);border-radius:6px}
 .controls button{padding:.35rem .7rem;font:inherit;color:inherit;background:var(--panel);
 border:1px solid var(--line);border-radius:6px;cursor:pointer}
 [hidden]{display:none!important}
+figure.image{margin:.4rem 0}figure.image img{max-width:100%;height:auto;border:1px solid var(--line)}
 `;
 
 /**
@@ -99,7 +101,7 @@ export const contentSecurityPolicy = [
   "default-src 'none'",
   `script-src ${sha256(script)}`,
   `style-src ${sha256(style)}`,
-  "img-src 'none'",
+  "img-src data:",
   "base-uri 'none'",
   "form-action 'none'",
 ].join("; ");

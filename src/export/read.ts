@@ -1,3 +1,4 @@
+import { BlobStore } from "../session/blobs.js";
 import { fileLines, NotRegularFileError, UnreadableSessionError } from "../session/lines.js";
 import {
   isTornHeader,
@@ -55,7 +56,7 @@ export async function readForExport(path: string): Promise<SessionExport> {
       `session format version ${header.version} is newer than this mini-agent supports (${SESSION_FORMAT_VERSION}): ${path}`,
     );
   }
-  const builder = new BlockBuilder(header.workspace);
+  const builder = new BlockBuilder(header.workspace, BlobStore.forSession(path));
   return {
     header,
     totals: builder.totals,

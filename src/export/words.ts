@@ -1,7 +1,7 @@
 import type { LoadedSkill } from "../session/records.js";
 import { headOf } from "../text.js";
 import type { ToolCall, Usage } from "../types.js";
-import type { CallBlock, SkillUse, Totals } from "./blocks.js";
+import type { BashChanged, CallBlock, SkillUse, Totals } from "./blocks.js";
 
 /** The words both formats use, so an HTML page and a Markdown review say the same things. */
 
@@ -239,6 +239,18 @@ export function totalsWords(t: Totals): [string, string][] {
         ][])
       : []),
   ];
+}
+
+/** What a bash call changed, as a sentence's parts: the words, then the paths, then the count left. */
+export function bashChangedWords(
+  changed: BashChanged,
+): [words: string, paths: string[], more: string] {
+  if (changed.skipped !== undefined)
+    return [`What this call changed is not known: ${changed.skipped}`, [], ""];
+  if (changed.paths.length === 0 && changed.more === 0)
+    return ["Changed no file git lists", [], ""];
+  const more = changed.more > 0 ? ` and ${changed.more} more` : "";
+  return ["Changed by this call, not restored by a rewind: ", changed.paths, more];
 }
 
 /** What a rewind of the conversation means for what follows it in the page. */

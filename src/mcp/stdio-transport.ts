@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import { endCommands, newMarker, RUN_VARIABLE, trackCommand } from "../sandbox/reaper.js";
 import { headOf } from "../text.js";
@@ -41,6 +41,8 @@ export class StdioTransport implements Transport {
   /** Why the transport itself ended the process, when it did. */
   private fault?: string;
   private ended = false;
+  /** `close()` was called: a start still loading `child_process` then starts nothing. */
+  private closing = false;
   private child?: ChildProcess;
   private readonly marker = newMarker();
   private exited?: Promise<void>;
@@ -53,8 +55,11 @@ export class StdioTransport implements Transport {
     private readonly parse: (line: string) => JSONRPCMessage,
   ) {}
 
-  start(): Promise<void> {
+  async start(): Promise<void> {
     const { command, args, env, cwd } = this.options;
+    // Loaded when a server first starts: a run without MCP servers loads no `child_process`.
+    const { spawn } = await import("node:child_process");
+    if (this.closing) throw new Error("the transport was closed before its server started");
     const child = spawn(command, args, {
       env: { ...env, [RUN_VARIABLE]: this.marker },
       stdio: ["pipe", "pipe", "pipe"],
@@ -97,6 +102,7 @@ export class StdioTransport implements Transport {
 
   /** stdin closed; then SIGTERM to the group; then SIGKILL to the group, session and marker. */
   async close(): Promise<void> {
+    this.closing = true;
     const child = this.child;
     if (!child || !this.exited) return;
     const grace = () => new Promise((resolve) => setTimeout(resolve, this.options.closeGraceMs));

@@ -1,9 +1,11 @@
-import { spawn } from "node:child_process";
+import { isUtf8 } from "node:buffer";
 import { constants } from "node:fs";
 import { access, lstat, realpath } from "node:fs/promises";
 import { delimiter, isAbsolute, join } from "node:path";
 import { within } from "../paths.js";
 import { projectRoot } from "../project/root.js";
+import { headOf } from "../text.js";
+import { showName } from "../tools/names.js";
 
 /** How long one look at the workspace's files may take (git's list, then each file's stat). */
 export const SNAPSHOT_BOUND_MS = 2000;
@@ -42,8 +44,10 @@ export interface LookOptions {
  * the repository's settings that name or start a program overridden on the command line
  * (`core.fsmonitor`, `core.hooksPath`; `core.untrackedCache` off so a planted cache cannot hide a
  * file), its git folder and work tree given (a planted `core.worktree` is not followed), and no
- * optional lock (it writes nothing). Over the bound, git and what it started are killed and the
- * look is skipped with a reason: never a hang.
+ * optional lock (it writes nothing). git never fetches: a partial clone, where `ls-files` could
+ * fetch a missing object through the remote (running its `uploadpack`, or `ssh` with the user's
+ * keys), is skipped with a reason, and no git gets a transport. Over the bound, git and what it
+ * started are killed and the look is skipped with a reason: never a hang.
  */
 export async function lookAtFiles(workspace: string, options: LookOptions = {}): Promise<Look> {
   const root = await projectRoot(workspace);
@@ -60,13 +64,16 @@ export async function lookAtFiles(workspace: string, options: LookOptions = {}):
   if (!listed.ok)
     return listed.reason === "timeout" ? over : { kind: "skipped", reason: listed.reason };
   const snapshot: Snapshot = new Map();
-  const paths = listed.text.split("\0").filter((path) => path !== "" && safePath(path));
+  const paths = namesOf(listed.bytes).filter((path) => safePath(path.text));
+  const folder = Buffer.from(`${workspace}/`);
   for (let at = 0; at < paths.length; at += 256) {
     if (Date.now() > deadline) return over;
     if (options.signal?.aborted) return { kind: "skipped", reason: "the call was interrupted" };
     const batch = paths.slice(at, at + 256);
     const states = await Promise.all(
-      batch.map(async (path) => [path, await statOf(join(workspace, path))] as const),
+      batch.map(
+        async (path) => [path.shown, await statOf(Buffer.concat([folder, path.bytes]))] as const,
+      ),
     );
     for (const [path, state] of states) snapshot.set(path, state);
   }
@@ -81,12 +88,29 @@ export function changedPaths(before: Snapshot, after: Snapshot): string[] {
   return [...changed].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
+/**
+ * The names of git's NUL-separated list: each one's bytes (to stat it), its text, and how it is
+ * recorded: as it is when it is UTF-8, else as odd names are shown (`\xNN` for each stray byte).
+ */
+function namesOf(list: Buffer): { bytes: Buffer; text: string; shown: string }[] {
+  const names = [];
+  for (let at = 0; at < list.length; ) {
+    const end = list.indexOf(0, at);
+    const bytes = list.subarray(at, end === -1 ? list.length : end);
+    at = end === -1 ? list.length : end + 1;
+    if (bytes.length === 0) continue;
+    const text = bytes.toString("utf8");
+    names.push({ bytes, text, shown: isUtf8(bytes) ? text : showName(bytes) });
+  }
+  return names;
+}
+
 /** A path git listed that names a file under the workspace (a planted index could hold others). */
 const safePath = (path: string) =>
   !isAbsolute(path) && !path.split("/").some((part) => part === ".." || part === ".git");
 
 /** What a change of the file shows: type and mode, size, inode, and both times to the nanosecond. */
-async function statOf(path: string): Promise<string> {
+async function statOf(path: Buffer): Promise<string> {
   const info = await lstat(path, { bigint: true }).catch(() => undefined);
   if (!info) return "";
   return [info.mode, info.size, info.ino, info.mtimeNs, info.ctimeNs].join(":");
@@ -124,19 +148,65 @@ const SAFE_CONFIG = [
   "core.hooksPath=/dev/null",
   "core.untrackedCache=false",
   "core.splitIndex=false",
+  "protocol.allow=never",
 ];
 
 /**
- * `git ls-files` of the repository at `top`, run from the workspace: its NUL-separated output,
- * or why there is none ("timeout" when over the bound).
+ * The settings that make a repository a partial clone, whose missing objects git fetches from
+ * its promisor remote when it needs them (running `remote.NAME.uploadpack`, a remote helper, or
+ * the user's `ssh`): as `git config --get-regexp` sees names, section and key lowercased.
  */
-function gitList(
+const PARTIAL_CLONE = "^(extensions\\.partialclone|remote\\..*\\.(promisor|partialclonefilter))$";
+
+type GitOutcome = { ok: true; bytes: Buffer } | { ok: false; reason: string };
+
+/**
+ * `git ls-files` of the repository at `top`, run from the workspace: its NUL-separated output,
+ * or why there is none ("timeout" when over the bound). A partial clone is never listed: git
+ * could fetch there (a skip-worktree `.gitignore` whose blob is missing is read for the ignore
+ * rules), so it is told from its settings first, read by `git config`, which runs nothing.
+ */
+async function gitList(
   git: { program: string; path: string },
   top: string,
   workspace: string,
   bound: number,
   options: LookOptions,
-): Promise<{ ok: true; text: string } | { ok: false; reason: string }> {
+): Promise<GitOutcome> {
+  const deadline = Date.now() + bound;
+  const run = (args: string[], exits: number[]) =>
+    runGit(git, top, workspace, args, exits, deadline - Date.now(), options);
+  const partial = await run(["config", "-z", "--name-only", "--get-regexp", PARTIAL_CLONE], [0, 1]);
+  if (!partial.ok) return partial;
+  const setting = partial.bytes
+    .toString("utf8")
+    .split("\0")
+    .find((name) => name !== "");
+  if (setting !== undefined)
+    return {
+      ok: false,
+      reason: `the repository is a partial clone (${headOf(setting, 100)}): git would fetch from its remote: skipped`,
+    };
+  return run(["ls-files", "-z", "--cached", "--others", "--exclude-standard"], [0]);
+}
+
+/**
+ * One git command on the repository at `top`, run from the workspace, with the safe settings and
+ * environment: its output when it exits with one of `exits`, or why not ("timeout" when over the
+ * bound). git never fetches: no protocol is allowed (`GIT_ALLOW_PROTOCOL` empty beats any
+ * `protocol.*` setting of the repository), and `GIT_NO_LAZY_FETCH` is set for a git that knows it.
+ */
+async function runGit(
+  git: { program: string; path: string },
+  top: string,
+  workspace: string,
+  command: string[],
+  exits: number[],
+  bound: number,
+  options: LookOptions,
+): Promise<GitOutcome> {
+  // Loaded when git first runs: a run without bash loads no `child_process`.
+  const { spawn } = await import("node:child_process");
   const config = SAFE_CONFIG.flatMap((setting) => ["-c", setting]);
   const args = [
     "--no-pager",
@@ -144,11 +214,7 @@ function gitList(
     ...config,
     `--git-dir=${join(top, ".git")}`,
     `--work-tree=${top}`,
-    "ls-files",
-    "-z",
-    "--cached",
-    "--others",
-    "--exclude-standard",
+    ...command,
   ];
   const env: NodeJS.ProcessEnv = {
     PATH: git.path,
@@ -157,8 +223,11 @@ function gitList(
     GIT_CONFIG_GLOBAL: "/dev/null",
     GIT_OPTIONAL_LOCKS: "0",
     GIT_TERMINAL_PROMPT: "0",
+    GIT_ALLOW_PROTOCOL: "",
+    GIT_NO_LAZY_FETCH: "1",
     LC_ALL: "C",
   };
+  if (bound <= 0) return Promise.resolve({ ok: false, reason: "timeout" });
   return new Promise((resolve) => {
     const child = spawn(git.program, args, {
       cwd: workspace,
@@ -169,7 +238,7 @@ function gitList(
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
-    const finish = (outcome: { ok: true; text: string } | { ok: false; reason: string }) => {
+    const finish = (outcome: GitOutcome) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -196,8 +265,8 @@ function gitList(
       fail(`git could not run (${error.code ?? "error"}): skipped`),
     );
     child.on("close", (code) =>
-      code === 0
-        ? finish({ ok: true, text: Buffer.concat(chunks).toString("utf8") })
+      code !== null && exits.includes(code)
+        ? finish({ ok: true, bytes: Buffer.concat(chunks) })
         : fail(`git failed (exit ${code}): skipped`),
     );
   });

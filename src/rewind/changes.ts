@@ -1,5 +1,6 @@
 import { lstat } from "node:fs/promises";
-import { relative } from "node:path";
+import { dirname, relative } from "node:path";
+import { strictlyWithin } from "../paths.js";
 import { BlobStore } from "../session/blobs.js";
 import type { BashChange, FileBefore, FileChange } from "../session/records.js";
 import { systemErrorMeaning } from "../system-errors.js";
@@ -150,6 +151,7 @@ export class FileChanges {
     );
     if (!before) return tool.execute(input, signal);
     const file = relative(target.realRoot, target.path);
+    const absent = await absentFolders(target);
     const unkept = keep(turn, target.path, before, cap);
     await turn.record({
       type: "file_before",
@@ -166,9 +168,16 @@ export class FileChanges {
       const after = await readState(target, -1).catch(() => undefined);
       // Not a file now (swapped in by another process), or unreadable: left open, told as unknown.
       if (!after) return;
+      const folders = await madeFolders(target, absent);
       await turn.record({
         type: "file_change",
-        change: { toolCallId: call.id, path: file, before: before.hash, ...afterOf(after) },
+        change: {
+          toolCallId: call.id,
+          path: file,
+          before: before.hash,
+          ...afterOf(after),
+          ...(folders.length > 0 && { folders }),
+        },
       });
     };
     return await executeThen(tool, input, signal, close);
@@ -206,6 +215,35 @@ function bashChange(toolCallId: string, before: Look, after: Look): BashChange {
   const reason =
     skipped && "reason" in skipped ? skipped.reason : "the repository went away: skipped";
   return { toolCallId, paths: [], skipped: reason };
+}
+
+/** The folders on the way to the file that are not there yet, outermost first: a write makes them. */
+async function absentFolders(target: Resolved): Promise<string[]> {
+  const absent: string[] = [];
+  const { realRoot } = target;
+  for (
+    let folder = dirname(target.path);
+    strictlyWithin(realRoot, folder);
+    folder = dirname(folder)
+  ) {
+    const missing = await lstat(folder).then(
+      () => false,
+      (error: NodeJS.ErrnoException) => error.code === "ENOENT",
+    );
+    if (!missing) break;
+    absent.unshift(folder);
+  }
+  return absent;
+}
+
+/** Which of the folders absent before the call are folders now: the call made them. */
+async function madeFolders(target: Resolved, absent: string[]): Promise<string[]> {
+  const made: string[] = [];
+  for (const folder of absent) {
+    const info = await lstat(folder).catch(() => undefined);
+    if (info?.isDirectory()) made.push(relative(target.realRoot, folder));
+  }
+  return made;
 }
 
 const afterOf = (state: FileState) => ({ after: state.hash, mode: state.mode });

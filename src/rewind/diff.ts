@@ -1,13 +1,23 @@
 import { diffLines } from "../line-diff.js";
+import { headOf } from "../text.js";
 import { firstInvalidUtf8 } from "../tools/utf8.js";
 
 /** The most lines of a short diff after its two headers; a count of the rest follows. */
 const MOST_LINES = 12;
 
+/** The most characters of a line shown (after its `-` or `+`); a longer one is cut, and says so. */
+const MOST_CHARACTERS = 200;
+
+const cut = (line: string) =>
+  line.length <= MOST_CHARACTERS + 1
+    ? line
+    : `${headOf(line, MOST_CHARACTERS + 1)}… (cut: ${line.length - 1} characters in all)`;
+
 /**
  * What a rewind would overwrite, as a short diff of the file as it was just before prompt `to`
  * (`null`: there was no file) and as it is now (`null`: removed; `undefined`: too big to read):
- * the lines between the longest common start and end, `-` then, `+` now, at most 12 of them.
+ * the lines between the longest common start and end, `-` then, `+` now, at most 12 of them,
+ * each cut at 200 characters.
  * Raw text; whoever shows it makes it visible. A side that is not UTF-8 text is only sized.
  */
 export function shortDiff(
@@ -36,7 +46,7 @@ export function shortDiff(
   )
     end++;
   const lines = diffLines(old.slice(start, old.length - end), next.slice(start, next.length - end));
-  const shown = lines.slice(0, MOST_LINES);
+  const shown = lines.slice(0, MOST_LINES).map(cut);
   const rest = lines.length - shown.length;
   return [...headers, ...shown, ...(rest > 0 ? [`… ${rest} more lines`] : [])];
 }

@@ -14,9 +14,16 @@ export interface FileHistory {
   left: FileState | undefined;
   /** The call that was cut off, when `left` is unknown. */
   cutOff?: string;
+  /**
+   * The first of the agent's calls that found the file other than the agent (or a rewind) had
+   * left it: someone else changed it in between, and putting it back would lose that change.
+   */
+  changedBefore?: string;
 }
 
 export interface SessionHistory {
+  /** The workspace the session was made in, as its header names it. */
+  workspace?: string;
   /** The user's prompts in the file, 1 for the first. */
   prompts: number;
   /** The text of prompt N, when there is one. */
@@ -25,8 +32,15 @@ export interface SessionHistory {
   files: FileHistory[];
   /** bash calls made from prompt N on (denied ones too). */
   bashCalls: number;
+  /**
+   * N is the prompt the last rewind took the conversation back to, and none came since: N counts
+   * as before that rewind, and running it again finishes it (the files of the prompts it left).
+   */
+  again: boolean;
   /** What those calls changed, as far as it is known. */
   bash: BashHistory;
+  /** Folders `write` made from prompt N on (for the files it created), each once, by path. */
+  folders: string[];
 }
 
 /** What bash changed from prompt N on, from the `bash_change` records. */
@@ -57,11 +71,13 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
    */
   const kept: { at: number; record: SessionRecord | undefined; bash: number }[] = [];
   let ordinal = 0;
+  let workspace: string | undefined;
   for await (const line of fileLines(path)) {
     if (!line.bytes || line.bytes.length === 0) continue;
     for (const record of parseLine(line.bytes.toString("utf8")).records) {
       const at = ordinal++;
       if (at > 0) branch.add(at, record);
+      if (record.type === "session") workspace ??= record.workspace;
       if (record.type === "message" && record.message.role === "user")
         prompts.set(at, headOf(record.message.content, 200));
       if (record.type.startsWith("file_") || record.type === "bash_change")
@@ -72,14 +88,19 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
       }
     }
   }
-  const from = branch.promptOrdinal(to) ?? Number.POSITIVE_INFINITY;
+  const { lastCut } = branch;
+  const again = lastCut?.to === to && to === branch.promptCount + 1;
+  const from = (again ? lastCut?.ordinal : branch.promptOrdinal(to)) ?? Number.POSITIVE_INFINITY;
   const files = new Map<string, FileHistory>();
   let bashCalls = 0;
   const bashHistory: BashHistory = { paths: [], more: 0, tracked: 0, skipped: 0 };
   const bashPaths = new Set<string>();
+  const folders = new Set<string>();
   for (const { at, record, bash } of kept) {
     if (at < from) continue;
     bashCalls += bash;
+    if (record?.type === "file_change")
+      for (const folder of record.folders ?? []) folders.add(folder);
     if (record?.type !== "bash_change") {
       if (record) follow(files, record);
     } else if (record.skipped !== undefined) {
@@ -95,13 +116,20 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
   const sorted = [...files.values()].sort((a, b) => byPath(a.path, b.path));
   const prompt = prompts.get(from);
   return {
+    ...(workspace !== undefined && { workspace }),
     prompts: branch.promptCount,
     ...(prompt !== undefined && { prompt }),
     files: sorted,
     bashCalls,
     bash: bashHistory,
+    again,
+    folders: [...folders].sort(byPath),
   };
 }
+
+/** The same file state: the same bytes, and the same mode where there is a file. */
+export const sameState = (a: FileState, b: FileState) =>
+  a.hash === b.hash && (a.hash === null || a.mode === b.mode);
 
 const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -109,18 +137,35 @@ const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 function follow(files: Map<string, FileHistory>, record: SessionRecord): void {
   if (record.type === "file_before") {
     const { path, before, mode, unkept, toolCallId } = record;
-    const original = files.get(path)?.original ?? {
+    const known = files.get(path);
+    const original = known?.original ?? {
       hash: before,
       mode,
       ...(unkept !== undefined && { unkept }),
     };
-    files.set(path, { path, original, left: undefined, cutOff: toolCallId });
+    const found = { hash: before, mode };
+    const changedBefore =
+      known?.changedBefore ??
+      (known?.left !== undefined && !sameState(known.left, found) ? toolCallId : undefined);
+    files.set(path, {
+      path,
+      original,
+      left: undefined,
+      cutOff: toolCallId,
+      ...(changedBefore !== undefined && { changedBefore }),
+    });
   } else if (record.type === "file_change" || record.type === "file_restore") {
     const known = files.get(record.path);
     // A change closes its own call's record; what a rewind put back is the latest state too.
     if (!known || (record.type === "file_change" && known.cutOff !== record.toolCallId)) return;
     const left = { hash: record.after, mode: record.mode };
-    files.set(record.path, { path: record.path, original: known.original, left });
+    const { changedBefore } = known;
+    files.set(record.path, {
+      path: record.path,
+      original: known.original,
+      left,
+      ...(changedBefore !== undefined && { changedBefore }),
+    });
   }
 }
 

@@ -1,5 +1,6 @@
-import { realpath, unlink } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { constants } from "node:fs";
+import { access, lstat, readdir, realpath, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { strictlyWithin } from "../paths.js";
 import { BlobStore } from "../session/blobs.js";
 import type { FileRestoreRecord } from "../session/records.js";
@@ -7,8 +8,10 @@ import { systemErrorMeaning } from "../system-errors.js";
 import { writeAtomic } from "../tools/files.js";
 import { type BoundaryOptions, displayPath, type Resolved } from "../tools/path.js";
 import { contentHash } from "../trust/trust.js";
+import { visible } from "../visible.js";
 import { DEFAULT_FILE_CAP, type FileState, type ReadState, readState } from "./changes.js";
 import { shortDiff } from "./diff.js";
+import { type FolderAction, planFolders, removeFolder } from "./folders.js";
 import { type BashHistory, type FileHistory, sessionHistory } from "./history.js";
 
 export interface RewindOptions {
@@ -32,25 +35,39 @@ export type FileAction =
       expect: FileState;
     }
   | { kind: "delete"; path: string; target: Resolved; expect: FileState }
-  | { kind: "refuse"; path: string; reason: string; diff: string[] };
+  | { kind: "refuse"; path: string; reason: string; diff: string[] }
+  | FolderAction;
 
 export interface RewindPlan {
   to: number;
+  /** The workspace's real path, in which every action's path lies. */
+  realRoot: string;
+  /**
+   * How the names of the temporary files of this session's rewinds begin: one a killed rewind
+   * left beside a file is removed by the next (the session's lock keeps any other from writing one).
+   */
+  tempPrefix: string;
   /** The user's prompts in the session. */
   prompts: number;
   /** The text of prompt `to`. */
   prompt: string;
-  /** One action per file the agent changed from prompt `to` on and that differs now; by path. */
+  /**
+   * One action per file the agent changed from prompt `to` on and that differs now, by path; then
+   * one per folder it made since that is still there (its path ends with `/`), deepest first.
+   */
   actions: FileAction[];
   /** bash calls from prompt `to` on: what they changed is never restored. */
   bashCalls: number;
   /** What those calls changed, where it is known (a git repository): listed, not restored. */
   bash: BashHistory;
+  /** The conversation already went back to just before prompt `to`: this finishes that rewind. */
+  again: boolean;
 }
 
 export type FileOutcome =
   | { kind: "restored"; path: string }
   | { kind: "deleted"; path: string }
+  | { kind: "removed"; path: string }
   | { kind: "refused"; path: string; reason: string }
   | { kind: "failed"; path: string; reason: string };
 
@@ -69,7 +86,7 @@ export class RewindError extends Error {
 export async function planRewind(options: RewindOptions): Promise<RewindPlan> {
   const { to } = options;
   const history = await sessionHistory(options.session, to);
-  if (!Number.isInteger(to) || to < 1 || to > history.prompts) {
+  if (!history.again && (!Number.isInteger(to) || to < 1 || to > history.prompts)) {
     const range = history.prompts === 1 ? "1" : `from 1 to ${history.prompts}`;
     throw new RewindError(
       history.prompts === 0
@@ -79,19 +96,30 @@ export async function planRewind(options: RewindOptions): Promise<RewindPlan> {
   }
   const blobs = BlobStore.forSession(options.session);
   const realRoot = await realpath(options.workspace);
+  // The file's paths are relative to the folder the session was made in: never another's.
+  const made = history.workspace;
+  if (made === undefined || (await realpath(made).catch(() => made)) !== realRoot)
+    throw new RewindError(
+      `it was made in ${made === undefined ? "an unknown folder" : visible(made)}, not in this folder`,
+    );
   const boundary: BoundaryOptions = { stateDir: options.stateDir };
   const actions: FileAction[] = [];
   for (const file of history.files) {
     const action = await decide(file, { realRoot, boundary, blobs, to });
     if (action) actions.push(action);
   }
+  const deleted = new Set(actions.flatMap((a) => (a.kind === "delete" ? [a.path] : [])));
+  actions.push(...(await planFolders(history.folders, realRoot, deleted)));
   return {
     to,
+    realRoot,
+    tempPrefix: `.mini-agent-rewind-${basename(options.session, ".jsonl")}-`,
     prompts: history.prompts,
     prompt: history.prompt ?? "",
     actions,
     bashCalls: history.bashCalls,
     bash: history.bash,
+    again: history.again,
   };
 }
 
@@ -153,18 +181,36 @@ async function decide(file: FileHistory, context: Context): Promise<FileAction |
     return refuse(
       `its mode changed since the agent's last change (${octal(left.mode)} then, ${octal(now.mode)} now)`,
     );
+  if (file.changedBefore !== undefined)
+    return refuse(
+      `it changed between the agent's changes (before call ${file.changedBefore}): that change would be lost`,
+      diff(),
+    );
   if (original.unkept !== undefined)
     return refuse(`its bytes before prompt ${context.to} were not kept (${original.unkept})`);
+  const writable = await access(dirname(abs), constants.W_OK).catch(
+    (error: NodeJS.ErrnoException) => systemErrorMeaning(error.code ?? "EACCES"),
+  );
+  if (writable !== undefined) return refuse(`its folder cannot be written (${writable})`);
   if (original.hash === null) return { kind: "delete", path, target, expect: now };
   if (bytes === undefined)
     return refuse(
-      `its bytes before prompt ${context.to} are missing from the session's blob store (${original.hash})`,
+      context.blobs.has(original.hash)
+        ? `its bytes before prompt ${context.to} in the session's blob store were altered (${original.hash})`
+        : `its bytes before prompt ${context.to} are missing from the session's blob store (${original.hash})`,
     );
   return { kind: "restore", path, target, bytes, mode: original.mode ?? 0o644, expect: now };
 }
 
 /** The bytes of the file now: null when there is none, undefined when too big to read. */
 const nowBytes = (now: ReadState) => (now.hash === null ? null : now.bytes);
+
+export interface ApplyOptions {
+  /** Stops before the next file (the files not reached are left out of the outcomes). */
+  signal?: AbortSignal;
+  /** Told each file's outcome as soon as it is known. */
+  each?: (outcome: FileOutcome) => void;
+}
 
 /**
  * Does what the plan says, file by file: each file is checked again right before it is replaced
@@ -175,15 +221,27 @@ const nowBytes = (now: ReadState) => (now.hash === null ? null : now.bytes);
 export async function applyRewind(
   plan: RewindPlan,
   record?: (restore: FileRestoreRecord) => Promise<void>,
+  options: ApplyOptions = {},
 ): Promise<FileOutcome[]> {
   const outcomes: FileOutcome[] = [];
+  await sweepTemporaryFiles(plan);
+  const tell = (outcome: FileOutcome) => {
+    outcomes.push(outcome);
+    options.each?.(outcome);
+  };
   for (const action of plan.actions) {
+    if (options.signal?.aborted) break;
     const { path } = action;
     if (action.kind === "refuse") {
-      outcomes.push({ kind: "refused", path, reason: action.reason });
+      tell({ kind: "refused", path, reason: action.reason });
       continue;
     }
     try {
+      if (action.kind === "remove-folder") {
+        await removeFolder(plan.realRoot, action.target);
+        tell({ kind: "removed", path });
+        continue;
+      }
       const still = async () => {
         const now = await readState(action.target, -1);
         if (!now || !same(action.expect, now)) throw new Error("it changed while the rewind ran");
@@ -192,21 +250,48 @@ export async function applyRewind(
         await still();
         await unlink(action.target.path);
         await record?.(restored(plan.to, action, { hash: null, mode: null }));
-        outcomes.push({ kind: "deleted", path });
+        tell({ kind: "deleted", path });
       } else {
         await writeAtomic(action.target, [action.bytes], {
           mode: action.mode,
           beforeRename: still,
+          tempPrefix: plan.tempPrefix,
         });
         const hash = contentHash(action.bytes);
         await record?.(restored(plan.to, action, { hash, mode: action.mode }));
-        outcomes.push({ kind: "restored", path });
+        tell({ kind: "restored", path });
       }
     } catch (error) {
-      outcomes.push({ kind: "failed", path, reason: (error as Error).message });
+      const code = (error as NodeJS.ErrnoException).code;
+      const verb = action.kind === "restore" ? "written" : "removed";
+      const reason =
+        code === undefined
+          ? (error as Error).message
+          : `it could not be ${verb} (${systemErrorMeaning(code)})`;
+      tell({ kind: "failed", path, reason });
     }
   }
   return outcomes;
+}
+
+/**
+ * Removes what a killed rewind of this session left beside the files this one restores: the
+ * temporary files named with the plan's prefix (regular files only; a folder that is now a link
+ * was refused by the plan).
+ */
+async function sweepTemporaryFiles(plan: RewindPlan): Promise<void> {
+  const folders = new Set(
+    plan.actions.flatMap((a) => (a.kind === "restore" ? [dirname(a.target.path)] : [])),
+  );
+  for (const folder of folders) {
+    const names = await readdir(folder).catch(() => []);
+    for (const name of names) {
+      if (!name.startsWith(plan.tempPrefix) || !name.endsWith(".tmp")) continue;
+      const path = join(folder, name);
+      const info = await lstat(path).catch(() => undefined);
+      if (info?.isFile()) await unlink(path).catch(() => {});
+    }
+  }
 }
 
 function restored(to: number, action: { path: string; expect: FileState }, now: FileState) {

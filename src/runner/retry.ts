@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { CompactionError } from "../compaction/record.js";
 import { ProviderError } from "../providers/provider-error.js";
 import { secretRedactor } from "../secrets.js";
@@ -74,7 +73,7 @@ export async function retryLostRound<T>(options: LostRoundOptions<T>): Promise<T
       );
       const reason = redact(scrubURLs(reasonOf(error), options.baseURL));
       await options.notify({ attempt, attempts: policy.attempts, delayMs, reason });
-      await sleep(delayMs, undefined, { signal }).catch(() => {});
+      await sleep(delayMs, signal);
     }
   }
 }
@@ -133,4 +132,21 @@ function reasonOf(error: unknown): string {
     case "invalid-http":
       return said;
   }
+}
+
+/**
+ * Waits `ms`, or less when `signal` aborts. Not `node:timers/promises`, whose module a run that
+ * never retries would load for nothing.
+ */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
 }

@@ -1,6 +1,8 @@
 import { runAgent } from "../agent.js";
+import { monotonicMs } from "../clock.js";
 import { CompactingClient } from "../compaction/client.js";
 import { type Compaction, CompactionError } from "../compaction/record.js";
+import type { ImageTokenRule } from "../compaction/size.js";
 import { normalizeHistory } from "../history/normalize.js";
 import type { ImageAttachment } from "../images.js";
 import type { FileChanges } from "../rewind/changes.js";
@@ -54,11 +56,14 @@ export interface SessionRunnerOptions {
   seen?: { clear(): void };
   /** Lost rounds: attempts and waits, and what removes secrets from a failure's reason. */
   retry?: { policy?: RetryPolicy; baseURL?: string; env?: NodeJS.ProcessEnv };
-  /** The provider's name, kept with a refusal of images beside `info.model` (`ImageFallbackClient`). */
+  /**
+   * The provider's name, kept with a refusal of images beside `info.model` (`ImageFallbackClient`);
+   * `anthropic`, `openai` and `openai-responses` also choose how compaction counts an image.
+   */
   provider?: string;
   /** A resumed session's refusals of images: a provider and model listed gets placeholders. */
   imagesRefused?: readonly ImagesRefusal[];
-  /** Milliseconds from a fixed point, for a turn's duration (`performance.now` unless a test sets it). */
+  /** Milliseconds from a fixed point, for a turn's duration (`monotonicMs` unless a test sets it). */
   now?: () => number;
 }
 
@@ -120,8 +125,10 @@ export class SessionRunner {
     const budgeted =
       tokenBudget === undefined ? this.counter : new BudgetClient(this.counter, tokenBudget);
     const prompted: ModelClient = { stream: (request) => this.withFreshSystem(budgeted, request) };
+    const imageRule = imageRuleOf(provider);
     this.compacting = new CompactingClient(prompted, {
       ...(contextWindow !== undefined && { contextWindow }),
+      ...(imageRule && { imageRule }),
       ...(resume && { resume }),
       onCompaction: async (compaction) => {
         await journal.record({ type: "compaction", compaction });
@@ -163,7 +170,7 @@ export class SessionRunner {
     const { journal, tools, beforeToolCall, changes, maxTurns = 50, retry = {} } = this.options;
     const signal = turn.signal ?? new AbortController().signal;
     const stopListening = journal.listen(turn.onEvent);
-    const now = this.options.now ?? (() => performance.now());
+    const now = this.options.now ?? monotonicMs;
     const started = now();
     const end = async (result: TurnResult): Promise<TurnResult> => {
       // A turn whose prompt never reached a session, or whose record could not be written,
@@ -300,6 +307,12 @@ function userMessage(prompt: string, images: readonly ImageAttachment[]): Messag
       ...images.map((image) => image.part),
     ],
   };
+}
+
+/** Whose rule counts an image for compaction: the provider's, when the runner knows it. */
+function imageRuleOf(provider: string): ImageTokenRule | undefined {
+  if (provider === "anthropic") return "anthropic";
+  return provider === "openai" || provider === "openai-responses" ? "openai" : undefined;
 }
 
 function failedStatus(error: unknown): TurnStatus {

@@ -4,6 +4,7 @@ import type { Readable, Writable } from "node:stream";
 import { strictlyWithin, within } from "../paths.js";
 import { type HidingMounts, hidingMounts } from "./hide.js";
 import { homeMounts } from "./home.js";
+import { cachedWorks, forgetWorks, probeKey, rememberWorks } from "./probe-cache.js";
 import { protectedMounts } from "./project-files.js";
 import { seccompFilter, seccompUnsupported } from "./seccomp.js";
 
@@ -36,6 +37,11 @@ export interface SandboxOptions {
    * registered skill folders, so a skill's `scripts/` can run), asked for each command.
    */
   readable?: () => readonly string[];
+  /**
+   * The state folder, where bwrap's "it works here" is kept per machine (`probe-cache.ts`), so
+   * later runs need not start bwrap to know it. Without it bwrap is run once per process.
+   */
+  probeCache?: string;
 }
 
 /**
@@ -74,13 +80,16 @@ export function sandboxName(state: SandboxState | undefined): string {
 
 const probes = new Map<string, Promise<string | undefined>>();
 
-/** Decides once per bwrap binary whether it can build the sandbox here (namespaces may be denied). */
+/**
+ * Decides once per bwrap binary whether it can build the sandbox here (namespaces may be denied),
+ * from the state folder's kept answer when `probeCache` names one and the answer still fits.
+ */
 export async function resolveSandbox(options: SandboxOptions): Promise<SandboxState> {
   if (options.mode === "off") return { kind: "off" };
   const bwrap = options.bwrap ?? "bwrap";
   let probe = probes.get(bwrap);
   if (!probe) {
-    probe = probeBwrap(bwrap);
+    probe = answer(bwrap, options.probeCache);
     probes.set(bwrap, probe);
   }
   const problem = await probe;
@@ -89,10 +98,60 @@ export async function resolveSandbox(options: SandboxOptions): Promise<SandboxSt
     : { kind: "unavailable", mode: options.mode, reason: problem };
 }
 
-async function probeBwrap(bwrap: string): Promise<string | undefined> {
+/** An answer taken from the state folder: `check` is set once a command has tested it. */
+interface KeptAnswer {
+  state: string;
+  check?: Promise<string | undefined>;
+}
+const kept = new Map<string, KeptAnswer>();
+
+async function answer(bwrap: string, state: string | undefined): Promise<string | undefined> {
   const unsupported = seccompUnsupported();
   if (unsupported !== undefined) return unsupported;
-  const { spawn } = await import("node:child_process");
+  const key = state === undefined ? undefined : probeKey(bwrap);
+  if (state === undefined || key === undefined) return probeBwrap(bwrap);
+  if (cachedWorks(state, key)) {
+    kept.set(bwrap, { state });
+    return undefined;
+  }
+  const problem = await probeBwrap(bwrap);
+  if (problem === undefined) rememberWorks(state, key);
+  return problem;
+}
+
+/**
+ * For bash, before a command: the sentence refusing it when `bwrap` was taken to work from the
+ * state folder and has since been found not to (`settleKeptAnswer`); undefined otherwise.
+ */
+export async function staleSandbox(bwrap: string): Promise<string | undefined> {
+  return kept.get(bwrap)?.check;
+}
+
+/**
+ * For bash, after a sandboxed command ended (`failed`: with an exit code other than 0). A kept
+ * answer is tested by the first command: one that succeeds confirms it for this process; one that
+ * fails runs bwrap's probe again, and when that fails too, the kept answer is dropped (the next
+ * run decides afresh) and the returned sentence says so: from then on this process refuses bash
+ * rather than run it outside the sandbox its system prompt promised.
+ */
+export function settleKeptAnswer(bwrap: string, failed: boolean): Promise<string | undefined> {
+  const answer = kept.get(bwrap);
+  if (!answer) return Promise.resolve(undefined);
+  answer.check ??= failed
+    ? probeBwrap(bwrap).then((problem) => {
+        if (problem === undefined) return undefined;
+        forgetWorks(answer.state);
+        return `the sandbox cannot be created here any more (${problem}), though bwrap worked here before: the kept answer is dropped and bash will not run in this process; start mini-agent again to decide afresh`;
+      })
+    : Promise.resolve(undefined);
+  return answer.check;
+}
+
+async function probeBwrap(bwrap: string): Promise<string | undefined> {
+  // Synchronous where Node has it: the entry starts the probe just before it loads the turn, so
+  // bwrap runs meanwhile; an `await import` here would start it only after the turn has loaded.
+  const { spawn } =
+    process.getBuiltinModule?.("node:child_process") ?? (await import("node:child_process"));
   return new Promise((resolve) => {
     const child = spawn(bwrap, [...isolation("/"), "true"], {
       stdio: ["ignore", "ignore", "pipe", "pipe"],

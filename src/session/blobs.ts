@@ -8,7 +8,8 @@
  * and callers write the record that names it only after that. So no record names a blob a crash
  * left half written. A crash between `put` and the record leaves an unreferenced blob: harmless,
  * counted in the cap. Half-written files (`.tmp-…`) are never read and are removed by the next
- * `put`'s scan. A blob deleted or altered by hand reads as missing (`get` checks the hash).
+ * `put`'s scan. A blob deleted or altered by hand reads as missing (`get` checks the hash); `has` tells the two
+ * apart.
  */
 import { randomBytes } from "node:crypto";
 import {
@@ -19,6 +20,7 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  type Stats,
   statSync,
   unlinkSync,
   writeSync,
@@ -42,10 +44,15 @@ export function blobDirFor(sessionPath: string): string {
   return `${stem}.blobs`;
 }
 
-export class BlobStore {
-  /** Bytes of the blobs on disk, read from the folder at the first `put`. */
-  private used: number | undefined;
+/**
+ * Bytes of the blobs on disk per folder, read from it at the first `put` of this process and kept
+ * up to date by every store of that folder: a session's images and a rewind's pre-images go to one
+ * folder through two stores, under one cap. A folder removed (and made again) is counted anew:
+ * the count holds for the folder with that inode.
+ */
+const usedByFolder = new Map<string, { ino: number; dev: number; bytes: number }>();
 
+export class BlobStore {
   constructor(
     readonly dir: string,
     readonly cap: number = DEFAULT_BLOB_CAP,
@@ -86,7 +93,7 @@ export class BlobStore {
     }
     closeSync(fd);
     renameSync(temp, path);
-    this.used = used + bytes.length;
+    this.count(used + bytes.length);
     return { ok: true, hash, size: bytes.length };
   }
 
@@ -108,9 +115,27 @@ export class BlobStore {
     }
   }
 
+  /** Whether a file is kept under the hash, whatever its bytes (`get` checks them). */
+  has(hash: string): boolean {
+    if (!HASH.test(hash)) return false;
+    try {
+      return statSync(join(this.dir, hash)).isFile();
+    } catch {
+      return false;
+    }
+  }
+
   /** Sums the blobs on disk and removes what a crash left half written. */
   private usedBytes(): number {
-    if (this.used !== undefined) return this.used;
+    let folder: Stats;
+    try {
+      folder = statSync(this.dir);
+    } catch (error) {
+      if (isMissing(error)) return 0;
+      throw error;
+    }
+    const known = usedByFolder.get(this.dir);
+    if (known?.ino === folder.ino && known.dev === folder.dev) return known.bytes;
     let used = 0;
     let names: string[];
     try {
@@ -132,8 +157,14 @@ export class BlobStore {
         if (stats.isFile()) used += stats.size;
       } catch {}
     }
-    this.used = used;
+    usedByFolder.set(this.dir, { ino: folder.ino, dev: folder.dev, bytes: used });
     return used;
+  }
+
+  /** The folder now holds `bytes` of blobs. */
+  private count(bytes: number): void {
+    const { ino, dev } = statSync(this.dir);
+    usedByFolder.set(this.dir, { ino, dev, bytes });
   }
 }
 

@@ -13,12 +13,19 @@ export class Branch {
   private readonly prompts: number[] = [];
   /** Whether any rewind cut the branch: without one, the branch is the whole file. */
   cut = false;
+  /**
+   * The last rewind's prompt and where that prompt was (its ordinal), while the branch has no
+   * prompt since: that rewind is the one `--to` the same prompt again finishes.
+   */
+  lastCut: { to: number; ordinal: number } | undefined;
 
   /** Takes the record at `ordinal`; false for a rewind to a prompt the branch does not have. */
   add(ordinal: number, record: SessionRecord): boolean {
     if (record.type === "rewind") return this.rewind(record.to);
-    if (record.type === "message" && record.message.role === "user")
+    if (record.type === "message" && record.message.role === "user") {
       this.prompts.push(this.kept.length);
+      this.lastCut = undefined;
+    }
     if (record.type === "message" || record.type === "compaction") this.kept.push(ordinal);
     return true;
   }
@@ -41,7 +48,9 @@ export class Branch {
 
   private rewind(to: number): boolean {
     const at = this.prompts[to - 1];
-    if (at === undefined) return false;
+    const ordinal = at === undefined ? undefined : this.kept[at];
+    if (at === undefined || ordinal === undefined) return false;
+    this.lastCut = { to, ordinal };
     this.kept.length = at;
     this.prompts.length = to - 1;
     this.cut = true;

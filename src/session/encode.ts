@@ -1,3 +1,5 @@
+import { Bytes } from "../bytes.js";
+
 /**
  * One session record as the bytes of its line, without holding its text three times. The
  * obvious `Buffer.from(prefix + JSON.stringify(record) + "\n")` keeps, at its peak, the record's
@@ -6,27 +8,81 @@
  * is the strings and the bytes. The bytes are exactly those of `JSON.stringify` (tested against it).
  */
 
-/** Strings longer than this (UTF-16 units) are escaped a slice at a time. */
-const SLICE = 1 << 20;
+/**
+ * Strings longer than this (UTF-16 units) are escaped a slice at a time. Small enough that each
+ * slice's JSON is young garbage V8 frees at once (a MiB slice went to its large-object space and
+ * stayed until a full collection: 12 MB more at the peak of writing a 50 MB answer).
+ */
+const SLICE = 1 << 15;
 
 type Piece = string | { long: string };
 
 /** `prefix`, the record's JSON and a newline, as one buffer: what one `write` appends. */
 export function encodeLine(record: unknown, prefix = "", slice = SLICE): Buffer {
+  return bufferOf(piecesOf(record, prefix, slice), slice);
+}
+
+/**
+ * Calls `use` with the bytes `encodeLine` makes and returns what it returns. A line that holds a
+ * long string is escaped in one pass into memory that grows in place (`Bytes`) and is given back
+ * as soon as `use` returns: V8 does not count it, so making it starts no collection, and it is
+ * not kept until one. Where no memory can be reserved, `encodeLine`'s buffer is used.
+ */
+export function withLine<T>(
+  record: unknown,
+  prefix: string,
+  use: (line: Buffer) => T,
+  slice = SLICE,
+): T {
+  const pieces = piecesOf(record, prefix, slice);
+  const memory = pieces.some(isLong) ? Bytes.reserve(mostBytes(pieces)) : undefined;
+  if (memory === undefined) return use(bufferOf(pieces, slice));
+  try {
+    const put = (text: string) => memory.write(text, "utf8");
+    for (const piece of pieces)
+      if (typeof piece === "string") put(piece);
+      else jsonSlices(piece.long, slice, put);
+    return use(memory.bytes);
+  } finally {
+    memory.release();
+  }
+}
+
+function piecesOf(record: unknown, prefix: string, slice: number): Piece[] {
   const pieces: Piece[] = [prefix];
   collect(record, pieces, slice);
   pieces.push("\n");
+  return pieces;
+}
+
+/** The line in a buffer of its exact size: its bytes counted, then written. */
+function bufferOf(pieces: Piece[], slice: number): Buffer {
   let size = 0;
+  const count = (text: string) => {
+    size += Buffer.byteLength(text);
+  };
   for (const piece of pieces)
-    size += typeof piece === "string" ? Buffer.byteLength(piece) : longBytes(piece.long, slice, 0);
+    if (typeof piece === "string") count(piece);
+    else jsonSlices(piece.long, slice, count);
   const line = Buffer.allocUnsafe(size);
   let at = 0;
+  const put = (text: string) => {
+    at += line.write(text, at);
+  };
   for (const piece of pieces)
-    at =
-      typeof piece === "string"
-        ? at + line.write(piece, at)
-        : longBytes(piece.long, slice, at, line);
+    if (typeof piece === "string") put(piece);
+    else jsonSlices(piece.long, slice, put);
   return line;
+}
+
+const isLong = (piece: Piece) => typeof piece !== "string";
+
+/** The most bytes the pieces can take: three a unit, six a unit of a long string (`\u001f`). */
+function mostBytes(pieces: Piece[]): number {
+  let most = 0;
+  for (const piece of pieces)
+    most += typeof piece === "string" ? piece.length * 3 : 2 + piece.long.length * 6;
+  return most;
 }
 
 /**
@@ -76,15 +132,10 @@ function holdsLong(value: object, slice: number): boolean {
 }
 
 /**
- * The bytes of the JSON string `text`, escaped a slice at a time: written into `line` at `at`
- * when given (returns where they end), else counted (returns `at` plus their number). A slice
- * never ends between the halves of a surrogate pair, so each is escaped as the whole would be.
+ * The JSON string `text`, handed to `put` a slice at a time. A slice never ends between the
+ * halves of a surrogate pair, so each is escaped as the whole would be.
  */
-function longBytes(text: string, slice: number, at: number, line?: Buffer): number {
-  let end = at;
-  const put = (piece: string) => {
-    end += line === undefined ? Buffer.byteLength(piece) : line.write(piece, end);
-  };
+function jsonSlices(text: string, slice: number, put: (json: string) => void): void {
   put('"');
   for (let start = 0; start < text.length; ) {
     let stop = Math.min(text.length, start + slice);
@@ -93,7 +144,6 @@ function longBytes(text: string, slice: number, at: number, line?: Buffer): numb
     start = stop;
   }
   put('"');
-  return end;
 }
 
 /** Whether `at` falls between the high and the low half of a surrogate pair. */

@@ -1,5 +1,5 @@
 import type { Compaction } from "../compaction/record.js";
-import type { Message } from "../types.js";
+import type { StoredMessage } from "./records.js";
 
 /**
  * The messages since the last compaction, as a file is read. `firstKept` counts user and
@@ -7,13 +7,13 @@ import type { Message } from "../types.js";
  * last one or past the messages read so far does not fit this file and is not applied.
  */
 export class KeptHistory {
-  messages: Message[] = [];
+  messages: StoredMessage[] = [];
   compaction: Compaction | undefined;
   /** The number of the first user or assistant message in `messages`, and of the next one. */
   private first = 0;
   private next = 0;
 
-  add(message: Message): void {
+  add(message: StoredMessage): void {
     this.messages.push(message);
     if (message.role !== "tool") this.next++;
   }
@@ -23,7 +23,7 @@ export class KeptHistory {
     let number = this.first;
     let at = 0;
     for (; at < this.messages.length; at++) {
-      const message = this.messages[at] as Message;
+      const message = this.messages[at] as StoredMessage;
       if (message.role === "tool") continue;
       if (number === record.firstKept) break;
       number++;

@@ -5,7 +5,9 @@ import { normalizeHistory } from "../history/normalize.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { headOf, wellFormed } from "../text.js";
 import type { Message } from "../types.js";
+import { BlobStore } from "./blobs.js";
 import { Branch } from "./branch.js";
+import { inlineImages } from "./images.js";
 import { KeptHistory } from "./kept.js";
 import {
   fileLines,
@@ -46,6 +48,19 @@ export interface ReadResult extends SessionReport {
    * this load repairs (`trailingRepairs`): whether each changed its file is unknown. Only when any.
    */
   cutOff?: CutOffChange[];
+  /**
+   * Images of `messages` whose bytes are missing from the session's blob store or altered: each
+   * is its placeholder line instead. Only when any.
+   */
+  missingImages?: number;
+  /** The last rewind of files, when it was cut off (no `rewind_end` after its `rewind_start`). */
+  openRewind?: OpenRewind;
+}
+
+/** A rewind cut off: its prompt, and whether it was to take the conversation back too. */
+export interface OpenRewind {
+  to: number;
+  conversation: boolean;
 }
 
 /** A change whose call was cut off between its `file_before` record and its `file_change`. */
@@ -89,6 +104,7 @@ export async function readSession(path: string): Promise<ReadResult> {
   let torn = false;
   const imagesRefused: ImagesRefusal[] = [];
   const open = new Map<string, CutOffChange>();
+  let openRewind: OpenRewind | undefined;
   const take = (line: Buffer) => {
     const text = line.toString("utf8");
     firstLine ??= text;
@@ -106,6 +122,9 @@ export async function readSession(path: string): Promise<ReadResult> {
         const { toolCallId, tool, path } = record;
         open.set(toolCallId, { toolCallId, tool, path });
       } else if (record.type === "file_change") open.delete(record.toolCallId);
+      else if (record.type === "rewind_start")
+        openRewind = { to: record.to, conversation: record.conversation };
+      else if (record.type === "rewind_end") openRewind = undefined;
     }
   };
   for await (const line of fileLines(path)) {
@@ -133,7 +152,9 @@ export async function readSession(path: string): Promise<ReadResult> {
     );
   }
   const { compaction } = history;
-  const normal = normalizeHistory(history.messages, { startWithUser: compaction === undefined });
+  // Only the images the model still sees are read: none a compaction covers.
+  const images = inlineImages(history.messages, () => BlobStore.forSession(path));
+  const normal = normalizeHistory(images.messages, { startWithUser: compaction === undefined });
   const repairs = new Set(
     normal.trailingRepairs.map((m) => (m.role === "tool" ? m.toolCallId : "")),
   );
@@ -146,6 +167,8 @@ export async function readSession(path: string): Promise<ReadResult> {
     ...normal,
     ...(compaction && { compaction }),
     ...(cutOff.length > 0 && { cutOff }),
+    ...(images.missing > 0 && { missingImages: images.missing }),
+    ...(openRewind && { openRewind }),
   };
 }
 
@@ -306,7 +329,7 @@ function promptOfCutLine(line: string): string {
  * Every message of a session file's current branch in the order written, from its first prompt
  * on: what an editor's `session/load` replays. Compactions do not hide the messages they cover
  * here; a rewind does (the prompts it went back over are off the branch). Lines that hold no
- * record are passed over. The caller has opened the file (it is a session).
+ * record are passed over; images are read back from the blob store. The caller has opened the file (it is a session).
  */
 export async function* sessionMessages(path: string): AsyncGenerator<Message> {
   const branch = new Branch();
@@ -316,10 +339,14 @@ export async function* sessionMessages(path: string): AsyncGenerator<Message> {
     if (at > 0) branch.add(at, record);
   }
   const on = new Set(branch.ordinals());
+  const blobs = BlobStore.forSession(path);
   ordinal = 0;
   for await (const record of fileRecords(path)) {
     const at = ordinal++;
-    if (record.type === "message" && (!branch.cut || on.has(at))) yield record.message;
+    if (record.type !== "message" || (branch.cut && !on.has(at))) continue;
+    // Its images read back, or their placeholders where the bytes are gone.
+    const [message] = inlineImages([record.message], () => blobs).messages;
+    if (message) yield message;
   }
 }
 

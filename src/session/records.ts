@@ -1,7 +1,15 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { CompactionSchema } from "../compaction/record.js";
-import { MessageSchema, UsageSchema } from "../message-schema.js";
+import {
+  AssistantMessageSchema,
+  IMAGE_MEDIA_TYPES,
+  ImagePartSchema,
+  TextPartSchema,
+  ToolMessageSchema,
+  UsageSchema,
+  UserMessageSchema,
+} from "../message-schema.js";
 
 /**
  * The records of a session file, one schema each: the header (the first line), the messages of
@@ -23,7 +31,38 @@ const HeaderSchema = Type.Object({
   /** Where bash ran when the session began: bwrap, off, unavailable, required-unavailable. */
   sandbox: Type.Optional(Type.String()),
 });
-const MessageRecordSchema = Type.Object({ type: Type.Literal("message"), message: MessageSchema });
+/**
+ * An image kept out of line: its bytes in the session's blob store, `<id>.blobs/<blob>`, named by
+ * their SHA-256; its size in bytes and pixels give its placeholder line when the bytes are gone.
+ * An image the store could not take (over its cap) has no `blob`: `unkept` says why, and it is
+ * read back as its placeholder.
+ */
+export const StoredImagePartSchema = Type.Object({
+  type: Type.Literal("image"),
+  mediaType: Type.Union(IMAGE_MEDIA_TYPES.map((type) => Type.Literal(type))),
+  blob: Type.Optional(Type.String({ pattern: "^[0-9a-f]{64}$" })),
+  size: Type.Integer({ minimum: 0 }),
+  width: Type.Optional(Type.Integer({ minimum: 1 })),
+  height: Type.Optional(Type.Integer({ minimum: 1 })),
+  unkept: Type.Optional(Type.String()),
+});
+/** Parts as a record holds them: text, images out of line, or inline (files of earlier versions). */
+const StoredPartsSchema = Type.Array(
+  Type.Union([TextPartSchema, StoredImagePartSchema, ImagePartSchema]),
+);
+/**
+ * A message as its record holds it: the history's message (`message-schema.ts`), except that
+ * the images of user and tool messages are kept out of line (`StoredImagePartSchema`).
+ */
+export const StoredMessageSchema = Type.Union([
+  Type.Object({ ...UserMessageSchema.properties, parts: Type.Optional(StoredPartsSchema) }),
+  AssistantMessageSchema,
+  Type.Object({ ...ToolMessageSchema.properties, parts: Type.Optional(StoredPartsSchema) }),
+]);
+const MessageRecordSchema = Type.Object({
+  type: Type.Literal("message"),
+  message: StoredMessageSchema,
+});
 /** Who allowed or denied a call, written beside it: `by` names the rule or says "user". */
 const ApprovalRecordSchema = Type.Object({
   type: Type.Literal("approval"),
@@ -121,7 +160,11 @@ const FileBeforeRecordSchema = Type.Object({
   mode: FileModeSchema,
   unkept: Type.Optional(Type.String()),
 });
-/** What the call left: the hash and mode after it (equal to before when it changed nothing). */
+/**
+ * What the call left: the hash and mode after it (equal to before when it changed nothing), and
+ * the folders on the file's path it created (relative to the workspace, outermost first), which
+ * a rewind removes once they are empty.
+ */
 const FileChangeRecordSchema = Type.Object({
   type: Type.Literal("file_change"),
   toolCallId: Type.String(),
@@ -129,6 +172,7 @@ const FileChangeRecordSchema = Type.Object({
   before: FileHashSchema,
   after: FileHashSchema,
   mode: FileModeSchema,
+  folders: Type.Optional(Type.Array(Type.String())),
 });
 /**
  * A file a rewind put back as it was just before prompt `to` (`after`: null when it removed a file
@@ -165,6 +209,21 @@ const RewindRecordSchema = Type.Object({
   type: Type.Literal("rewind"),
   to: Type.Integer({ minimum: 1 }),
 });
+/**
+ * A rewind of files begins (`mini-agent rewind`, written before it touches a file): `rewind_end`
+ * closes it once every file was tried. One left open was cut off (a kill, Ctrl-C): the next
+ * `--continue` says so and names the command that finishes it.
+ */
+const RewindStartRecordSchema = Type.Object({
+  type: Type.Literal("rewind_start"),
+  to: Type.Integer({ minimum: 1 }),
+  files: Type.Boolean(),
+  conversation: Type.Boolean(),
+});
+const RewindEndRecordSchema = Type.Object({
+  type: Type.Literal("rewind_end"),
+  to: Type.Integer({ minimum: 1 }),
+});
 export const RecordSchema = Type.Union([
   HeaderSchema,
   MessageRecordSchema,
@@ -180,9 +239,13 @@ export const RecordSchema = Type.Union([
   FileRestoreRecordSchema,
   BashChangeRecordSchema,
   RewindRecordSchema,
+  RewindStartRecordSchema,
+  RewindEndRecordSchema,
 ]);
 
 export type SessionHeader = Static<typeof HeaderSchema>;
+export type StoredImagePart = Static<typeof StoredImagePartSchema>;
+export type StoredMessage = Static<typeof StoredMessageSchema>;
 export type ApprovalRecord = Static<typeof ApprovalRecordSchema>;
 export type UsageRecord = Static<typeof UsageRecordSchema>;
 /** Who refused images: a provider and a model. */
@@ -202,6 +265,8 @@ export type BashChangeRecord = Static<typeof BashChangeRecordSchema>;
 /** The files a bash call changed: the `bash_change` record without its type. */
 export type BashChange = Omit<BashChangeRecord, "type">;
 export type RewindRecord = Static<typeof RewindRecordSchema>;
+export type RewindStartRecord = Static<typeof RewindStartRecordSchema>;
+export type RewindEndRecord = Static<typeof RewindEndRecordSchema>;
 export type SessionRecord = Static<typeof RecordSchema>;
 
 /** How every record line begins; a header line begins with `{"type":"session"`. */

@@ -23,9 +23,11 @@ import { mapStrings } from "../map-strings.js";
 import { secretRedactor } from "../secrets.js";
 import { wellFormed } from "../text.js";
 import type { Message } from "../types.js";
-import { encodeLine } from "./encode.js";
+import { BlobStore, blobDirFor } from "./blobs.js";
+import { withLine } from "./encode.js";
+import { storeImages } from "./images.js";
 import { lockSession, type SessionLock } from "./lock.js";
-import { type CutOffChange, readSession, type SessionReport } from "./read.js";
+import { type CutOffChange, type OpenRewind, readSession, type SessionReport } from "./read.js";
 import {
   type ImagesRefusal,
   SESSION_FORMAT_VERSION,
@@ -69,6 +71,10 @@ export interface LoadedSession extends SessionReport {
   imagesRefused: ImagesRefusal[];
   /** Changes of files a crash cut off (`ReadResult.cutOff`), told once: by the load that repairs them. */
   cutOff?: CutOffChange[];
+  /** Images whose bytes are missing from the blob store or altered (`ReadResult.missingImages`). */
+  missingImages?: number;
+  /** The last rewind of files, when it was cut off (`ReadResult.openRewind`). */
+  openRewind?: OpenRewind;
 }
 
 export interface SessionOptions {
@@ -76,6 +82,13 @@ export interface SessionOptions {
   env?: NodeJS.ProcessEnv;
   /** How each record reaches the file; `fs.writeSync` unless a test puts a failing disk here. */
   write?: (fd: number, data: Uint8Array) => number;
+  /** Bytes the session's blob store keeps in all (its default, 256 MiB, unless set). */
+  blobCap?: number;
+  /**
+   * Told, in one line, of an image the blob store could not take (its cap): the record keeps its
+   * placeholder, which a resumed session sends instead.
+   */
+  onImageNotKept?: (note: string) => void;
 }
 
 export interface CreateSessionOptions extends SessionOptions {
@@ -151,7 +164,9 @@ export class Session {
       const fd = openForAppend(path);
       session = new Session(path, loaded.header, fd, lock, options, loaded.torn);
       for (const receipt of loaded.trailingRepairs) await session.append(receipt);
-      const { messages, repaired, skipped, compaction, imagesRefused, cutOff } = loaded;
+      const { messages, repaired, skipped, compaction, imagesRefused, cutOff, missingImages } =
+        loaded;
+      const { openRewind } = loaded;
       return {
         session,
         messages,
@@ -160,6 +175,8 @@ export class Session {
         imagesRefused,
         ...(compaction && { compaction }),
         ...(cutOff && { cutOff }),
+        ...(missingImages && { missingImages }),
+        ...(openRewind && { openRewind }),
       };
     } catch (error) {
       if (session) await session.close();
@@ -191,22 +208,47 @@ export class Session {
     this.lock.release();
   }
 
-  private write(record: SessionRecord): void {
+  /** The session's blob store, made at its first use. */
+  private get blobs(): BlobStore {
+    this.blobStore ??= BlobStore.forSession(this.path, this.options.blobCap);
+    return this.blobStore;
+  }
+  private blobStore: BlobStore | undefined;
+
+  /** A message's images go into the blob store before the record that names them is written. */
+  private outOfLine(record: SessionRecord): SessionRecord {
+    if (record.type !== "message") return record;
+    let stored: ReturnType<typeof storeImages>;
+    try {
+      stored = storeImages(record.message, () => this.blobs);
+    } catch (error) {
+      throw fileError("cannot write the session's blob store", blobDirFor(this.path), error);
+    }
+    for (const { placeholder, reason } of stored.unkept)
+      this.options.onImageNotKept?.(
+        `the image ${placeholder} was not kept in the session (${reason}): a resumed session sends its placeholder`,
+      );
+    return { ...record, message: stored.message };
+  }
+
+  private write(given: SessionRecord): void {
     if (this.fd === undefined) throw new Error(`session ${this.header.id} is closed`);
     this.checkStillAtPath(this.fd);
+    const record = this.outOfLine(given);
+    const fd = this.fd;
     const prefix = this.needsNewline ? "\n" : "";
-    const line = encodeLine(cleanRecord(record, this.redact), prefix);
-    // Until a write is known whole, the next record starts on a line of its own.
-    this.needsNewline = true;
-    let written: number;
-    try {
-      written = (this.options.write ?? writeSync)(this.fd, line);
-    } catch (error) {
-      throw fileError("cannot write session file", this.path, error);
-    }
-    if (written !== line.length) {
+    const { written, size } = withLine(cleanRecord(record, this.redact), prefix, (line) => {
+      // Until a write is known whole, the next record starts on a line of its own.
+      this.needsNewline = true;
+      try {
+        return { written: (this.options.write ?? writeSync)(fd, line), size: line.length };
+      } catch (error) {
+        throw fileError("cannot write session file", this.path, error);
+      }
+    });
+    if (written !== size) {
       // A regular file's write comes back short when the disk fills up in the middle of it.
-      const reason = `only ${written} of ${line.length} bytes were written`;
+      const reason = `only ${written} of ${size} bytes were written`;
       throw Object.assign(
         new Error(`cannot write session file ${this.path}: ${reason} (${SHORT_WRITE_HINT})`),
         { code: "ENOSPC" },
@@ -285,7 +327,7 @@ function openForAppend(path: string): number {
  * The record as it is written: every string value made well-formed (a lone surrogate becomes
  * U+FFFD; strict JSON readers refuse one) and then redacted, in one walk, except the literals
  * that say what it is (`type`, `role`, a compaction's `trigger`, a turn's `status`, a reasoning
- * part's `type`) and
+ * part's `type`), the parts of an image (its media type, the hash that names its bytes) and
  * the opaque signatures of the model's thinking, so a secret equal to a JSON word or to `assistant` can
  * never drop or change a record. The keys of tool inputs, which the model chose, are cleaned
  * too; the record's own keys never are.
@@ -299,7 +341,14 @@ function cleanRecord<R extends SessionRecord>(record: R, redact: (text: string) 
     if (cleaned.type === "turn_end" && record.type === "turn_end")
       return { ...cleaned, status: record.status };
     if (cleaned.type !== "message" || record.type !== "message") return cleaned;
-    return { ...cleaned, message: { ...cleaned.message, role: record.message.role } };
+    const message = { ...cleaned.message, role: record.message.role };
+    const parts = record.message.role === "assistant" ? undefined : record.message.parts;
+    if (!parts) return { ...cleaned, message };
+    // An image's fields are literals, a hash and sizes, its bytes not text: none is redacted.
+    const cleanParts = parts.map((part) =>
+      part.type === "text" ? { type: part.type, text: clean(part.text) } : part,
+    );
+    return { ...cleaned, message: { ...message, parts: cleanParts } };
   }
   const { toolCalls, ...message } = record.message;
   const calls = toolCalls.map(({ input, ...call }) => ({

@@ -31,8 +31,9 @@ export const keptSkillLimit = 32 * 1024;
 
 /**
  * The skills a compaction covered the use of: those whose `SKILL.md` was read (its location among
- * the facts' files read, a relative path resolved in `workspace`) or sent in a user message
- * (which begins with the skill's header). In catalog order.
+ * the facts' files read, a relative path resolved in `workspace`) or sent in a user message (which
+ * begins with a skill's header, and with several skills holds each next one's header after a
+ * blank line). In catalog order.
  */
 export function skillsUsed(
   skills: readonly Skill[],
@@ -40,11 +41,13 @@ export function skillsUsed(
   workspace: string,
 ): Skill[] {
   const read = new Set(used.filesRead.map((path) => readTarget(path, workspace)));
-  return skills.filter(
-    (skill) =>
-      read.has(skill.location) ||
-      used.userMessages.some((message) => message.startsWith(`[skill ${skill.name} (`)),
-  );
+  const sent = (skill: Skill) => {
+    const header = `[skill ${skill.name} (`;
+    return used.userMessages.some(
+      (message) => message.startsWith(header) || message.includes(`\n\n${header}`),
+    );
+  };
+  return skills.filter((skill) => read.has(skill.location) || sent(skill));
 }
 
 /**

@@ -1,6 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
 import {
-  type BigIntStats,
   closeSync,
   constants,
   fstatSync,
@@ -9,48 +8,65 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  type Stats,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
 import type { SkillFile } from "./parse.js";
+import { sweepCaches } from "./sweep.js";
 
 /** What reading one `SKILL.md` gave: its fields (no body) and sha256, or why it is not loaded. */
 export type SkillReading = { hash: string; skill: Omit<SkillFile, "body"> } | { refused: string };
 
 /** One file's reading, with the file's identity when it was read and when that was. */
 type Entry = SkillReading & {
-  /** Device, inode, size, mtime and ctime (nanoseconds) of the file that was read. */
-  key: string;
+  /** Device, inode, size, mtime and ctime (milliseconds, as `stat` gives them) of the file read. */
+  key: Key;
   /** When the reading began (milliseconds since the epoch, the clock files are stamped by). */
   madeAt: number;
 };
 
+type Key = [dev: number, ino: number, size: number, mtimeMs: number, ctimeMs: number];
+
+/** The folder of the skill caches, in the state folder. */
+export const skillCacheFolder = (state: string) => join(state, "cache", "skills");
+
 /** The cache file of one skills folder, in the state folder. */
 export function skillCacheFile(state: string, skillsFolder: string): string {
   const name = createHash("sha256").update(skillsFolder).digest("hex").slice(0, 32);
-  return join(state, "cache", "skills", `${name}.json`);
+  return join(skillCacheFolder(state), `${name}.json`);
 }
 
 /** A cache file larger than this is not read (300 skills take about 100 KB). */
 const MAX_BYTES = 8 * 1024 * 1024;
+/** The version of the cache files this reads and writes; a file of another is not read. */
+const VERSION = 2;
+/** A cache file in use is stamped again when it is older than this, so the sweep keeps it. */
+const RESTAMP_MS = 24 * 60 * 60 * 1000;
 
 /**
  * The readings of one skills folder's `SKILL.md` files, kept from run to run so a look at
  * unchanged skills is one `lstat` each. An entry is used only when the file is exactly the one
- * read: same device, inode, size, mtime and ctime to the nanosecond (an edit that keeps the size
- * and puts the mtime back still moves the ctime; a file renamed over it is another inode), and
- * when it last changed more than a second before the reading began, so a change within the same
- * tick of the file system's clock (which leaves the times as they were) cannot hide behind it.
+ * read: same device, inode, size, mtime and ctime (an edit that keeps the size and puts the
+ * mtime back still moves the ctime, which no one can set; a file renamed over it is another
+ * inode, and its ctime moves too), and when it last changed more than a second before the
+ * reading began, so a change within the same tick of the file system's clock (which leaves the
+ * times as they were) cannot hide behind it. A change after that moves the ctime by more than
+ * the second, so the milliseconds `stat` gives tell it.
  *
  * It is a cache of reading, never of trust: a project skill is loaded only when the trust record
  * holds the hash, whatever an entry says. The file is mode 0600 in the state folder, written whole
  * and renamed into place; one that is not the user's own, that others may write, or that is not
- * a cache is ignored (the skills are read as if it were empty) and replaced.
+ * a cache is ignored (the skills are read as if it were empty) and replaced. A file in use is
+ * stamped once a day; writing one sweeps away those no look used for a month (`sweep.ts`).
  */
 export class SkillCache {
   private readonly entries: Map<string, Entry>;
   private readonly kept = new Map<string, Entry>();
   private changed = false;
+  /** When the file read was last written or stamped (0: no file was read). */
+  private readonly stamped: number;
 
   constructor(
     private readonly file: string,
@@ -59,30 +75,41 @@ export class SkillCache {
     /** `read: false`: no entry is taken from the file (every file is read); it is still written. */
     { read = true }: { read?: boolean } = {},
   ) {
-    this.entries = read ? readEntries(file) : new Map();
+    const found = read ? readEntries(file) : { entries: new Map<string, Entry>(), stamped: 0 };
+    this.entries = found.entries;
+    this.stamped = found.stamped;
   }
 
   /** The reading of the file at `location` (its `lstat` is `info`), if it can be taken as it is. */
-  get(location: string, info: BigIntStats): SkillReading | undefined {
+  get(location: string, info: Stats): SkillReading | undefined {
     const entry = this.entries.get(location);
-    if (!entry || entry.key !== keyOf(info) || changedSince(info, entry.madeAt)) return undefined;
+    if (!entry || !sameFile(entry.key, info) || changedSince(info, entry.madeAt)) return undefined;
     this.kept.set(location, entry);
-    return readingOf(entry);
+    return entry;
   }
 
   /**
    * Keeps `reading` of the file at `location`: `opened` is the `fstat` of the open file, taken
    * before it was read, and `madeAt` the time before that `fstat`.
    */
-  put(location: string, opened: BigIntStats, madeAt: number, reading: SkillReading): void {
+  put(location: string, opened: Stats, madeAt: number, reading: SkillReading): void {
     this.kept.set(location, { ...reading, key: keyOf(opened), madeAt });
     this.changed = true;
   }
 
-  /** Writes the entries used or made by this look, when they differ from the file's. */
+  /**
+   * Writes the entries used or made by this look, when they differ from the file's (and then
+   * sweeps the folder); stamps a file in use that was not written for a day.
+   */
   save(): void {
-    if (!this.changed && this.kept.size === this.entries.size) return;
-    const text = JSON.stringify({ version: 1, entries: Object.fromEntries(this.kept) });
+    if (!this.changed && this.kept.size === this.entries.size) {
+      if (this.stamped > 0 && Date.now() - this.stamped > RESTAMP_MS) {
+        const now = new Date();
+        quietly(() => utimesSync(this.file, now, now));
+      }
+      return;
+    }
+    const text = JSON.stringify({ version: VERSION, entries: Object.fromEntries(this.kept) });
     const dir = join(this.file, "..");
     const temporary = join(dir, `.${randomUUID()}.tmp`);
     try {
@@ -92,76 +119,75 @@ export class SkillCache {
     } catch {
       // A cache that cannot be written costs the next run its time, nothing else.
       rmSync(temporary, { force: true });
+      return;
     }
+    sweepCaches(dir);
   }
 }
 
-const keyOf = (info: BigIntStats) =>
-  `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`;
+const keyOf = (info: Stats): Key => [info.dev, info.ino, info.size, info.mtimeMs, info.ctimeMs];
+
+const sameFile = (key: Key, info: Stats) =>
+  key[4] === info.ctimeMs &&
+  key[3] === info.mtimeMs &&
+  key[2] === info.size &&
+  key[1] === info.ino &&
+  key[0] === info.dev;
 
 /** Whether the file changed later than a second before `madeAt` (the racy case). */
-function changedSince(info: BigIntStats, madeAt: number): boolean {
-  // BigInts: no Math.max.
-  let changed = info.mtimeNs;
-  if (info.ctimeNs > changed) changed = info.ctimeNs;
-  return changed + 1_000_000_000n > BigInt(Math.floor(madeAt)) * 1_000_000n;
+const changedSince = (info: Stats, madeAt: number) =>
+  Math.max(info.mtimeMs, info.ctimeMs) + 1000 > Math.floor(madeAt);
+
+function quietly(act: () => void): void {
+  try {
+    act();
+  } catch {
+    // Best effort: a cache only ever saves time.
+  }
 }
 
-function readingOf(entry: Entry): SkillReading {
-  return "refused" in entry ? { refused: entry.refused } : { hash: entry.hash, skill: entry.skill };
-}
-
-/** The entries of a cache file; none when it is missing, foreign, too large or not a cache. */
-function readEntries(file: string): Map<string, Entry> {
+/**
+ * The entries of a cache file, and when it was last written or stamped; none when it is missing,
+ * foreign, too large or not a cache.
+ */
+function readEntries(file: string): { entries: Map<string, Entry>; stamped: number } {
   const entries = new Map<string, Entry>();
+  const none = { entries, stamped: 0 };
   let fd: number;
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
-    return entries;
+    return none;
   }
   try {
     const info = fstatSync(fd);
     const uid = process.getuid?.();
-    if (!info.isFile() || info.size > MAX_BYTES) return entries;
-    if ((uid !== undefined && info.uid !== uid) || (info.mode & 0o022) !== 0) return entries;
+    if (!info.isFile() || info.size > MAX_BYTES) return none;
+    if ((uid !== undefined && info.uid !== uid) || (info.mode & 0o022) !== 0) return none;
     const value: unknown = JSON.parse(readFileSync(fd, "utf8"));
-    if (!isObject(value) || value.version !== 1 || !isObject(value.entries)) return entries;
-    for (const [location, candidate] of Object.entries(value.entries)) {
-      const entry = entryOf(candidate);
-      if (entry) entries.set(location, entry);
-    }
-    return entries;
+    if (!isObject(value) || value.version !== VERSION || !isObject(value.entries)) return none;
+    for (const [location, candidate] of Object.entries(value.entries))
+      if (isEntry(candidate)) entries.set(location, candidate);
+    return { entries, stamped: info.mtimeMs };
   } catch {
-    return new Map();
+    return { entries: new Map(), stamped: 0 };
   } finally {
     closeSync(fd);
   }
 }
 
-function entryOf(value: unknown): Entry | undefined {
-  if (!isObject(value) || typeof value.key !== "string" || typeof value.madeAt !== "number")
-    return undefined;
-  const { key, madeAt } = value;
-  if (typeof value.refused === "string") return { key, madeAt, refused: value.refused };
-  const { hash, skill } = value;
-  if (typeof hash !== "string" || !/^[0-9a-f]{64}$/.test(hash) || !isSkillFields(skill))
-    return undefined;
-  const { name, description, license, compatibility, metadata, allowedTools, warning } = skill;
-  return {
-    key,
-    madeAt,
-    hash,
-    skill: {
-      name,
-      description,
-      ...(license !== undefined && { license }),
-      ...(compatibility !== undefined && { compatibility }),
-      ...(metadata !== undefined && { metadata: { ...metadata } }),
-      ...(allowedTools !== undefined && { allowedTools: [...allowedTools] }),
-      ...(warning !== undefined && { warning }),
-    },
-  };
+/** Whether `value` (fresh from `JSON.parse`, held by nothing else) is an entry as `put` makes them. */
+function isEntry(value: unknown): value is Entry {
+  if (!isObject(value) || typeof value.madeAt !== "number") return false;
+  const { key } = value;
+  if (!Array.isArray(key) || key.length !== 5 || !key.every((part) => typeof part === "number"))
+    return false;
+  if (typeof value.refused === "string") return true;
+  return (
+    typeof value.hash === "string" &&
+    /^[0-9a-f]{64}$/.test(value.hash) &&
+    isSkillFields(value.skill)
+  );
 }
 
 function isSkillFields(value: unknown): value is Omit<SkillFile, "body"> {

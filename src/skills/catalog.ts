@@ -44,24 +44,20 @@ const preamble = [
  * When it does not fit, descriptions are shortened first, all to one common cap (the longest
  * go first: the cap is the largest that fits), never below 60 characters; then whole skills are
  * left out from the end of the name order. The same skills and budget always give the same
- * text, and the block ends with a line saying what was cut.
+ * text, and the block ends with a line saying what was cut. The search for the cap counts the
+ * characters each cap gives; only the text chosen is made.
  */
 export function skillCatalog(skills: readonly Skill[], budget: number): Catalog {
   if (skills.length === 0) return { text: "" };
-  // What does not depend on the cap is made once: the search below renders the list many times.
-  const listing = skills.map((skill) => ({
-    name: skill.name,
-    description: visible(oneLine(skill.description)),
-    location: escapeXml(visible(skill.location)),
-  }));
-  const whole = render(listing, Number.POSITIVE_INFINITY);
-  if (whole.length <= budget) return { text: whole };
+  const listing = skills.map(listedOf);
+  const whole = sizeOf(listing, Number.POSITIVE_INFINITY);
+  if (whole <= budget) return { text: render(listing, Number.POSITIVE_INFINITY) };
   const room = budget - reportRoom;
   const longest = Math.max(...skills.map((skill) => skill.description.length));
   let cap = -1;
   for (let low = minimumCap, high = longest; low <= high; ) {
     const mid = Math.floor((low + high) / 2);
-    if (render(listing, mid).length <= room) {
+    if (sizeOf(listing, mid) <= room) {
       cap = mid;
       low = mid + 1;
     } else high = mid - 1;
@@ -69,11 +65,11 @@ export function skillCatalog(skills: readonly Skill[], budget: number): Catalog 
   let listed = skills.length;
   if (cap === -1) {
     cap = minimumCap;
-    // Each entry adds its own lines: the listing grows by them, one skill at a time.
-    let size = render([], cap).length;
+    // Each entry adds its own line: the listing grows by them, one skill at a time.
+    let size = sizeOf([], cap);
     listed = 0;
     for (const next of listing) {
-      size += entry(next, cap).length + 1;
+      size += entrySize(next, cap) + 1;
       if (size > room) break;
       listed++;
     }
@@ -107,33 +103,60 @@ export function cutLine(cut: CatalogCut): string {
 interface Listed {
   name: string;
   description: string;
+  /** The description escaped as it is when not shortened. */
+  escaped: string;
   location: string;
+  /** The characters of its entry but the description's. */
+  frame: number;
 }
+
+function listedOf(skill: Skill): Listed {
+  const description = visible(oneLine(skill.description));
+  const location = escapeXml(visible(skill.location));
+  const frame = frameSize + skill.name.length + location.length;
+  return { name: skill.name, description, escaped: escapeXml(description), location, frame };
+}
+
+/** The text's lines around its entries. */
+const head = [preamble, "<available_skills>"];
+const foot = ["</available_skills>"];
 
 function render(skills: readonly Listed[], cap: number, report?: string): string {
-  const entries = skills.map((skill) => entry(skill, cap));
-  return [
-    preamble,
-    "<available_skills>",
-    ...entries,
-    "</available_skills>",
-    ...(report ? [report] : []),
-  ].join("\n");
+  const entries = skills.map((skill) => entry(skill, escapedDescription(skill, cap)));
+  return [...head, ...entries, ...foot, ...(report ? [report] : [])].join("\n");
 }
 
-function entry(skill: Listed, cap: number): string {
+/** The characters `render(skills, cap)` gives, without making it. */
+function sizeOf(skills: readonly Listed[], cap: number): number {
+  let size = [...head, ...foot].join("\n").length;
+  for (const skill of skills) size += entrySize(skill, cap) + 1;
+  return size;
+}
+
+/** The characters of an entry but its name, description and location. */
+const frameSize = entry({ name: "", description: "", escaped: "", location: "" }, "").length;
+
+const entrySize = (skill: Listed, cap: number) =>
+  skill.frame + escapedDescription(skill, cap).length;
+
+function entry(skill: Omit<Listed, "frame">, description: string): string {
   return [
     "<skill>",
     `<name>${skill.name}</name>`,
-    `<description>${escapeXml(shorten(skill.description, cap))}</description>`,
+    `<description>${description}</description>`,
     `<location>${skill.location}</location>`,
     "</skill>",
   ].join("\n");
 }
 
+function escapedDescription(skill: Omit<Listed, "frame">, cap: number): string {
+  return skill.description.length <= cap
+    ? skill.escaped
+    : escapeXml(shorten(skill.description, cap));
+}
+
 function shorten(text: string, cap: number): string {
-  if (text.length <= cap) return text;
-  const head = Array.from(text.slice(0, cap)).join("");
+  const head = text.slice(0, cap);
   // Never half a surrogate pair.
   const safe = /[\uD800-\uDBFF]$/.test(head) ? head.slice(0, -1) : head;
   return `${safe.trimEnd()}…`;

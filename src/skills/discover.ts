@@ -1,11 +1,4 @@
-import {
-  type BigIntStats,
-  type Dirent,
-  lstatSync,
-  readdirSync,
-  realpathSync,
-  statSync,
-} from "node:fs";
+import { type Dirent, lstatSync, readdirSync, realpathSync, type Stats, statSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { basename, join, relative, resolve, sep } from "node:path";
 import { within } from "../paths.js";
@@ -278,7 +271,7 @@ function loadSkill(
   { context, cache, scope, checked }: Loading,
   folder: string,
   realFolder: string,
-  info: BigIntStats,
+  info: Stats,
 ): Skill | undefined {
   const file = `${folder}${sep}SKILL.md`;
   const folderName = basename(folder);
@@ -315,12 +308,22 @@ function loadSkill(
     }
   }
   if (skill.warning) warn(skill.warning, skill.name);
-  const { warning: _warning, ...fields } = skill;
-  return { ...fields, scope, location, folder: realFolder, hash };
+  const { name, description, license, compatibility, metadata, allowedTools } = skill;
+  return {
+    name,
+    description,
+    ...(license !== undefined && { license }),
+    ...(compatibility !== undefined && { compatibility }),
+    ...(metadata !== undefined && { metadata }),
+    ...(allowedTools !== undefined && { allowedTools }),
+    scope,
+    location,
+    folder: realFolder,
+    hash,
+  };
 }
 
-const lstatOf = (path: string) =>
-  quietly(() => lstatSync(path, { bigint: true, throwIfNoEntry: false }));
+const lstatOf = (path: string) => quietly(() => lstatSync(path, { throwIfNoEntry: false }));
 
 /** The trust entries that would load every valid project skill not trusted now. */
 export function trustEntriesOf(set: Pick<SkillSet, "untrusted">): TrustEntry[] {

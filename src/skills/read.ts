@@ -1,11 +1,11 @@
 import {
-  type BigIntStats,
   closeSync,
   constants,
   fstatSync,
   openSync,
   readFileSync,
   realpathSync,
+  type Stats,
 } from "node:fs";
 import { dirname, sep } from "node:path";
 import { firstInvalidUtf8 } from "../tools/utf8.js";
@@ -25,7 +25,7 @@ export const skillFileBytes = 256 * 1024;
  */
 export function readSkill(
   file: string,
-  info: BigIntStats,
+  info: Stats,
   realFolder: string,
   folder: string,
   cache: SkillCache,
@@ -49,7 +49,7 @@ export function readSkill(
   }
   try {
     const madeAt = cache.now();
-    const opened = fstatSync(fd, { bigint: true });
+    const opened = fstatSync(fd);
     const reading = readOpened(fd, opened, folder);
     if (!info.isSymbolicLink()) cache.put(real, opened, madeAt, reading);
     return reading;
@@ -58,7 +58,7 @@ export function readSkill(
   }
 }
 
-function readOpened(fd: number, opened: BigIntStats, folder: string): SkillReading {
+function readOpened(fd: number, opened: Stats, folder: string): SkillReading {
   const refused = (reason: string) => ({ refused: reason });
   if (!opened.isFile()) return refused("SKILL.md is not a regular file");
   if (opened.size > skillFileBytes)

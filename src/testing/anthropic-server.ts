@@ -5,6 +5,7 @@ import {
   withThinkingOmitted,
 } from "./anthropic-model-rules.js";
 import { anthropicImageProblem } from "./image-rules.js";
+import { bodyTokens } from "./image-tokens.js";
 import {
   type Body,
   type Reply,
@@ -200,7 +201,7 @@ export const status = (code: number, retryAfter?: number, message?: string): Rep
 export interface ServerOptions {
   /**
    * The model's context window in tokens, as this server counts them: one token per 4 bytes of
-   * the request body as JSON (`bodyTokens`). A request over it is refused as the real API does
+   * the request body as JSON, an image as the API counts it from its pixel size (`bodyTokens`). A request over it is refused as the real API does
    * (400 `invalid_request_error`, `prompt is too long: N tokens > M maximum`), and every streamed
    * reply reports the count as its `input_tokens`.
    */
@@ -211,8 +212,7 @@ export interface ServerOptions {
   refuseImages?: boolean;
 }
 
-/** How the local servers count a request's tokens: one per 4 bytes of its body as JSON. */
-export const bodyTokens = (body: Body) => Math.ceil(Buffer.byteLength(JSON.stringify(body)) / 4);
+export { bodyTokens };
 
 /** The real API's refusal of a request longer than the window. */
 export const promptTooLong = (tokens: number, maximum: number) =>

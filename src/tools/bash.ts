@@ -10,6 +10,8 @@ import {
   sandboxedArgv,
   sandboxHint,
   sandboxLimits,
+  settleKeptAnswer,
+  staleSandbox,
 } from "../sandbox/bwrap.js";
 import { createPidsGroup } from "../sandbox/pids-cgroup.js";
 import { removeMountPoints } from "../sandbox/project-files.js";
@@ -62,6 +64,8 @@ export function bashTool(root: string, options: BashOptions = {}): Tool {
       if (sandbox.kind === "unavailable" && sandbox.mode === "required") {
         return failure(`bash refused: the sandbox is required but unavailable: ${sandbox.reason}`);
       }
+      const stale = sandbox.kind === "bwrap" ? await staleSandbox(sandbox.bwrap) : undefined;
+      if (stale) return failure(`bash refused: ${stale}`);
       const cgroup =
         sandbox.kind === "bwrap"
           ? createPidsGroup(sandboxLimits(options.sandbox).processes)
@@ -94,6 +98,12 @@ export function bashTool(root: string, options: BashOptions = {}): Tool {
               : `[exit code ${outcome.code ?? `signal ${outcome.signal}`}]`;
       const output = outcome.output === "" ? "" : `${outcome.output}\n`;
       const failed = outcome.stopped !== undefined || outcome.code !== 0;
+      // A sandbox taken to work from the state folder is tested by the first command that ends.
+      const broken =
+        sandbox.kind === "bwrap" && outcome.stopped === undefined
+          ? await settleKeptAnswer(sandbox.bwrap, failed)
+          : undefined;
+      if (broken) return failure(`${output}${status}\nbash failed: ${broken}`);
       const hint = failed && sandbox.kind === "bwrap" ? sandboxHint(outcome.output) : undefined;
       return { content: `${output}${status}${hint ? `\n${hint}` : ""}`, isError: failed };
     },

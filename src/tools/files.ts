@@ -24,6 +24,8 @@ export interface AtomicWriteOptions {
   signal?: AbortSignal | undefined;
   /** The last check before the rename (the file still holds what the tool read); throws to stop. */
   beforeRename?: () => Promise<void>;
+  /** How the temporary file's name begins (`createTempBeside`). */
+  tempPrefix?: string;
 }
 
 /**
@@ -39,7 +41,7 @@ export async function writeAtomic(
   options: AtomicWriteOptions = {},
 ): Promise<SeenContent> {
   const { mode, signal } = options;
-  const { handle, temp } = await createTempBeside(target, mode ?? 0o666);
+  const { handle, temp } = await createTempBeside(target, mode ?? 0o666, options.tempPrefix);
   const digest = new Digest();
   try {
     try {

@@ -7,7 +7,7 @@ import { BoundedLines, limits, truncated } from "./limits.js";
 import type { BoundaryOptions } from "./path.js";
 import { Pace } from "./search/pace.js";
 import { globMatcher } from "./search/patterns.js";
-import { FilesWithout, ripgrepFor } from "./search/ripgrep.js";
+import { FilesWithout, loadSpawn, ripgrepFor } from "./search/ripgrep.js";
 import { type LineSearch, lineSearch, PatternError, searchFile } from "./search/scan.js";
 import { Skips } from "./search/skips.js";
 import { walk } from "./search/walk.js";
@@ -55,7 +55,7 @@ export function grepTool(root: string, boundary: BoundaryOptions = {}): Tool {
         isInside(rootBytes, real) && !(state && (real.equals(state) || isInside(state, real)));
       const without =
         rg !== undefined && search.literals && info.isDirectory()
-          ? new FilesWithout(rg, start, search.literals)
+          ? new FilesWithout(rg, start, search.literals, await loadSpawn())
           : undefined;
       try {
         for await (const next of files) {

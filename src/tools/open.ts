@@ -111,15 +111,17 @@ export async function sameFileAt(handle: FileHandle, expected: string): Promise<
 
 /**
  * Creates an empty temporary file beside the real path `path` for an atomic replace: a short
- * random name (it fits whatever the length of `path`'s name), created exclusively and without
+ * random name after `prefix` (it fits whatever the length of `path`'s name; a caller that sweeps
+ * what a crash left of its own writes names them by a prefix of its own), created exclusively and without
  * following a symlink, then verified through its descriptor before any byte is written. A
  * temporary file that landed elsewhere (a folder on the way was swapped) is removed again.
  */
 export async function createTempBeside(
   target: Resolved,
   mode: number,
+  prefix = ".mini-agent-",
 ): Promise<{ handle: FileHandle; temp: string }> {
-  const temp = join(dirname(target.path), `.mini-agent-${randomBytes(6).toString("hex")}.tmp`);
+  const temp = join(dirname(target.path), `${prefix}${randomBytes(6).toString("hex")}.tmp`);
   const handle = await open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
   try {
     await verifyOpened(handle, temp, target);

@@ -88,7 +88,8 @@ export async function sessionFiles(home: string): Promise<string[]> {
   const root = join(home, "state", "sessions");
   const files: string[] = [];
   for (const dir of await readdir(root).catch(() => [])) {
-    for (const name of await readdir(join(root, dir))) files.push(join(root, dir, name));
+    for (const name of await readdir(join(root, dir)))
+      if (!name.endsWith(".blobs")) files.push(join(root, dir, name));
   }
   return files;
 }

@@ -14,11 +14,18 @@ import { type CliArgs, exitCodes } from "../args.js";
 import { describeError } from "../errors.js";
 import type { RunMcp } from "../mcp.js";
 import { isMode, modes } from "../modes.js";
-import { compactedLine, imagesHeldBackNotice, retryNotice } from "../notices.js";
+import {
+  compactedLine,
+  imageNotKeptLine,
+  imagesHeldBackNotice,
+  missingImagesLine,
+  retryNotice,
+} from "../notices.js";
 import { providerFor } from "../provider.js";
 import type { Stopper } from "../signals.js";
 import { sessionToResume } from "../store.js";
 import { workspaceFolder } from "../workspace.js";
+import { ChangeDiffs } from "./diffs.js";
 import { absolute, sessionList } from "./list.js";
 import { editorServers, sessionMcp } from "./mcp.js";
 import { type AcpPrompt, promptOf } from "./prompt.js";
@@ -222,7 +229,7 @@ async function loadSession(
   const workspace = await checkedFolder(params.cwd);
   const path = await sessionFile(sessionsDir(parts.env, workspace), params.sessionId);
   editorServers(params.mcpServers);
-  const opened = await resumed(path);
+  const opened = await resumed(path, parts.tell);
   try {
     await replay(path, workspace, notify);
     const mcp = await sessionMcp(parts.args, workspace, params.mcpServers, parts.tell);
@@ -234,9 +241,13 @@ async function loadSession(
 }
 
 /** The session file opened to go on from, as `--resume` opens it; a failure is the request's. */
-async function resumed(path: string): Promise<Resumed> {
+async function resumed(path: string, tell: (line: string) => void): Promise<Resumed> {
   try {
-    const { session, messages, compaction, imagesRefused } = await Session.open(path);
+    const opened = await Session.open(path, {
+      onImageNotKept: (note) => tell(imageNotKeptLine(note)),
+    });
+    const { session, messages, compaction, imagesRefused, missingImages } = opened;
+    if (missingImages) tell(missingImagesLine(missingImages, path));
     return {
       session,
       messages,
@@ -264,7 +275,8 @@ async function runPrompt(
 ): Promise<acp.StopReason> {
   const controller = new AbortController();
   session.turn.current = controller;
-  const mapper = new UpdateMapper(session.workspace);
+  const diffs = ChangeDiffs.forSession(session.workspace, session.journal.sessionPath);
+  const mapper = new UpdateMapper(session.workspace, diffs);
   let sending = Promise.resolve();
   try {
     const result = await session.runner.runTurn(prompt.text, {

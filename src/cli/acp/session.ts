@@ -17,6 +17,7 @@ import { contextWindowFor } from "../compaction.js";
 import type { RunMcp } from "../mcp.js";
 import { mcpTurnStart } from "../mcp-turn.js";
 import { type ModeState, withModeLine } from "../modes.js";
+import { imageNotKeptLine } from "../notices.js";
 import { approvedWrites, cliPolicy } from "../policy.js";
 import { ruleBook, rulesFile } from "../rules-command.js";
 import { systemPrompts } from "../system-prompt.js";
@@ -74,6 +75,7 @@ export async function openSession(
   const sandboxOptions = {
     mode: args.sandbox,
     readOnly: [stateHome(env)],
+    probeCache: stateHome(env),
     hide: args.sandboxHide,
     limits: args.sandboxLimits,
   };
@@ -95,6 +97,7 @@ export async function openSession(
       workspace,
       model: shared.model,
       sandbox: sandboxName(sandbox),
+      onImageNotKept: (note) => shared.stderr.write(imageNotKeptLine(note)),
     }));
   const mode: ModeState = { current: args.mode };
   const journal = new Journal(new SessionStore(stateHome(env), async () => session, session));

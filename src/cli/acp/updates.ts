@@ -17,6 +17,7 @@ import { wellFormed } from "../../text.js";
 import type { Message, ToolCall } from "../../types.js";
 import { visible } from "../../visible.js";
 import { mcpStatusLine } from "../notices.js";
+import type { ChangeDiffs } from "./diffs.js";
 
 /** What kind of work each built-in tool does, as an editor shows it; any other tool is `other`. */
 const kinds: Record<string, ToolKind> = {
@@ -37,12 +38,18 @@ export function toolKind(name: string): ToolKind {
  * The editor's view of one turn's events: each `TurnEvent` becomes the `session/update`s it
  * means (none for the ones an editor has no place for: usage, approvals, retries). Calls are
  * announced when the round that declared them is committed, in progress when they start, and
- * completed or failed with their result.
+ * completed or failed with their result; a `write` or `edit` result comes with the diff of the
+ * change its call recorded (`diffs`; a replayed session has none: its files have moved on).
  */
 export class UpdateMapper {
   private readonly calls = new Map<string, ToolCall>();
+  /** The diff (or the line saying why there is none) of each call that changed a file. */
+  private readonly changed = new Map<string, ToolCallContent>();
 
-  constructor(private readonly workspace: string) {}
+  constructor(
+    private readonly workspace: string,
+    private readonly diffs?: ChangeDiffs,
+  ) {}
 
   /** The updates a turn event means, every string in them well-formed (strict parsers refuse a lone surrogate). */
   updates(event: TurnEvent): SessionUpdate[] {
@@ -67,6 +74,11 @@ export class UpdateMapper {
         return this.message(event.message);
       case "mcp_status":
         return mcpNotice(event.status);
+      case "file_change": {
+        const content = this.diffs?.content(event.change);
+        if (content) this.changed.set(event.change.toolCallId, content);
+        return [];
+      }
       case "session":
       case "images_refused":
       case "images_held_back":
@@ -77,7 +89,6 @@ export class UpdateMapper {
       case "turn_end":
       case "skills":
       case "file_before":
-      case "file_change":
       case "file_restore":
       case "bash_change":
       case "rewind":
@@ -130,13 +141,13 @@ export class UpdateMapper {
         };
       });
     }
-    const call = this.calls.get(message.toolCallId);
     this.calls.delete(message.toolCallId);
     const text: ToolCallContent = {
       type: "content",
       content: { type: "text", text: message.content },
     };
-    const diff = call && !message.isError ? this.diff(call, message.content) : undefined;
+    const diff = this.changed.get(message.toolCallId);
+    this.changed.delete(message.toolCallId);
     return [
       {
         sessionUpdate: "tool_call_update",
@@ -157,28 +168,6 @@ export class UpdateMapper {
   private locations(call: ToolCall): ToolCallLocation[] {
     const path = this.path(call) ?? (toolKind(call.name) === "search" ? this.workspace : undefined);
     return path === undefined ? [] : [{ path }];
-  }
-
-  /**
-   * A diff of what an edit or a write changed, from its input alone (no file is read again). A
-   * write that replaced a file has none: its old text is not known here, and a diff without it
-   * (`oldText: null`) would show a new file.
-   */
-  private diff(call: ToolCall, result: string): ToolCallContent | undefined {
-    const path = this.path(call);
-    const { input } = call;
-    if (path === undefined) return undefined;
-    if (call.name === "write" && typeof input.content === "string")
-      return result.startsWith("created ")
-        ? { type: "diff", path, oldText: null, newText: input.content }
-        : undefined;
-    if (
-      call.name === "edit" &&
-      typeof input.oldText === "string" &&
-      typeof input.newText === "string"
-    )
-      return { type: "diff", path, oldText: input.oldText, newText: input.newText };
-    return undefined;
   }
 }
 

@@ -1,3 +1,4 @@
+import { monotonicMs } from "../../clock.js";
 import { columnsOf, fitColumns } from "./columns.js";
 import type { Styles } from "./style.js";
 
@@ -9,7 +10,7 @@ export interface Ticker {
 }
 
 const realTicker: Ticker = {
-  now: () => performance.now(),
+  now: monotonicMs,
   every(ms, tick) {
     const timer = setInterval(tick, ms);
     timer.unref();

@@ -72,6 +72,7 @@ export function fitColumns(text: string, max: number): string {
 
 function charColumns(char: string): number {
   const code = char.codePointAt(0) ?? 0;
+  if (code >= 0x20 && code < 0x7f) return 1; // Printable ASCII: before the Unicode classes.
   if (
     COMBINING.test(char) ||
     (code >= 0x200b && code <= 0x200d) ||

@@ -1,3 +1,4 @@
+import { monotonicMs } from "../../clock.js";
 import { headOf } from "../../text.js";
 import type { Message, ToolCall } from "../../types.js";
 import { visible } from "../../visible.js";
@@ -30,7 +31,7 @@ export class ToolLines {
   }
 
   start(call: ToolCall): void {
-    this.started.set(call.id, performance.now());
+    this.started.set(call.id, monotonicMs());
   }
 
   /** Shows a result under its call's line; true when no call of the round still runs. */
@@ -39,7 +40,7 @@ export class ToolLines {
     const style = view.styles;
     const call = this.calls.get(result.toolCallId);
     const start = this.started.get(result.toolCallId);
-    const took = start === undefined ? "" : style.dim(` · ${elapsed(performance.now() - start)}`);
+    const took = start === undefined ? "" : style.dim(` · ${elapsed(monotonicMs() - start)}`);
     const mark = result.isError ? style.failed("✗") : style.ok("✓");
     const diff = call && !result.isError ? changeDiff(call, result.content) : undefined;
     const below = diff

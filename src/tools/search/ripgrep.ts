@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { accessSync, constants, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { ToolError } from "../define.js";
@@ -81,11 +81,12 @@ export class FilesWithout {
   private readonly child: ChildProcess | undefined;
   private rest = Buffer.alloc(0);
 
-  constructor(rg: string, start: Buffer, literals: Literals) {
+  constructor(rg: string, start: Buffer, literals: Literals, spawn: Spawn) {
     const folder = start.toString();
     // A folder name that is not UTF-8 cannot be passed as it is: no help then.
     if (!Buffer.from(folder).equals(start) || folder.endsWith("/")) return;
     const child = startRipgrep(
+      spawn,
       rg,
       [
         ...args(literals),
@@ -153,6 +154,7 @@ export async function* linesWith(
   signal?: AbortSignal,
 ): AsyncGenerator<ReportedLine> {
   const child = startRipgrep(
+    await loadSpawn(),
     rg,
     [
       ...args(literals),
@@ -188,11 +190,19 @@ export async function* linesWith(
   }
 }
 
+export type Spawn = typeof import("node:child_process").spawn;
+
+/** `spawn`, loaded when ripgrep first runs: a run that never starts it loads no `child_process`. */
+export async function loadSpawn(): Promise<Spawn> {
+  return (await import("node:child_process")).spawn;
+}
+
 /**
  * Starts ripgrep in a process group of its own, with an empty environment; undefined when it
  * cannot even start (a command line the system refuses, say).
  */
 function startRipgrep(
+  spawn: Spawn,
   rg: string,
   argv: string[],
   stdin: number | "ignore",

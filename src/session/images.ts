@@ -1,0 +1,97 @@
+import { byteSize, type ImageMediaType, imageHeader, imagePlaceholder } from "../images.js";
+import type { Message, ResultPart } from "../types.js";
+import type { BlobStore } from "./blobs.js";
+import type { StoredImagePart, StoredMessage } from "./records.js";
+
+/**
+ * Images in the session file are kept out of line: before a message record is written, each
+ * image's bytes go into the session's blob store (`put` returns once they are on disk, so no
+ * record names a blob a crash left half written), and the record holds a `StoredImagePart` that
+ * names them by hash. Loading reads them back (`inlineImages`) for the messages the model still
+ * sees, never for those a compaction covers. The bytes are never redacted: a secret's value is
+ * looked for in text, and an image is not text.
+ */
+
+type StoredPart = NonNullable<(StoredMessage & { role: "user" | "tool" })["parts"]>[number];
+
+/** An image the store could not take: its placeholder line and why. */
+export interface UnkeptImage {
+  placeholder: string;
+  reason: string;
+}
+
+/**
+ * The message as its record holds it: each inline image put in `blobs` and named by its hash,
+ * or, when the store refuses it (its cap), described with `unkept`. Messages without images are
+ * returned as they are. A failed system call throws, as a failed write of the record would.
+ */
+export function storeImages(
+  message: StoredMessage,
+  blobs: () => BlobStore,
+): { message: StoredMessage; unkept: UnkeptImage[] } {
+  const unkept: UnkeptImage[] = [];
+  if (message.role === "assistant" || !message.parts?.some((p) => "data" in p))
+    return { message, unkept };
+  const parts = message.parts.map((part): StoredPart => {
+    if (!("data" in part)) return part;
+    const bytes = Buffer.from(part.data, "base64");
+    const header = imageHeader(bytes);
+    const described = {
+      type: "image" as const,
+      mediaType: part.mediaType,
+      size: bytes.length,
+      ...(header && { width: header.width, height: header.height }),
+    };
+    const put = blobs().put(bytes);
+    if (put.ok) return { ...described, blob: put.hash };
+    unkept.push({ placeholder: storedPlaceholder(described), reason: put.reason });
+    return { ...described, unkept: put.reason };
+  });
+  return { message: { ...message, parts }, unkept };
+}
+
+/**
+ * The messages with their images read back from `blobs`. An image whose blob is missing or no
+ * longer has its hash (`BlobStore.get` checks), or that was never kept, becomes its placeholder
+ * line; a message left with no image loses its parts, so it reads as a text-only model reads it
+ * (`content` holds every placeholder). `missing` counts the blobs that were named but not found.
+ */
+export function inlineImages(
+  messages: readonly StoredMessage[],
+  blobs: () => BlobStore,
+): { messages: Message[]; missing: number } {
+  let missing = 0;
+  const read = (part: StoredPart): ResultPart => {
+    if (part.type === "text" || "data" in part) return part;
+    const bytes = part.blob === undefined ? undefined : blobs().get(part.blob);
+    if (bytes !== undefined)
+      return { type: "image", mediaType: part.mediaType, data: bytes.toString("base64") };
+    if (part.blob !== undefined) missing++;
+    return { type: "text", text: storedPlaceholder(part) };
+  };
+  const inlined = messages.map((message): Message => {
+    if (message.role === "assistant" || message.parts === undefined) return message as Message;
+    const parts = message.parts.map(read);
+    if (parts.some((part) => part.type === "image")) return { ...message, parts };
+    const { parts: _, ...text } = message;
+    return text;
+  });
+  return { messages: inlined, missing };
+}
+
+/** The placeholder line of an image a record holds inline (a file of an earlier version). */
+export function inlinePlaceholder(part: { mediaType: ImageMediaType; data: string }): string {
+  const bytes = Buffer.from(part.data, "base64");
+  const header = imageHeader(bytes);
+  return storedPlaceholder({ ...header, mediaType: part.mediaType, size: bytes.length });
+}
+
+/** The placeholder line of an image a record describes: `[image: image/png, 2x2, 1.2 KB]`. */
+export function storedPlaceholder(
+  image: Pick<StoredImagePart, "mediaType" | "size" | "width" | "height">,
+): string {
+  const { mediaType, width, height, size } = image;
+  if (width !== undefined && height !== undefined)
+    return imagePlaceholder({ mediaType, width, height }, size);
+  return `[image: ${mediaType}, ${byteSize(size)}]`;
+}

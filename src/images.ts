@@ -1,3 +1,4 @@
+import { imageHeaderSizeOf, imageSizeOf, PNG_SIGNATURE } from "./image-formats.js";
 import type { IMAGE_MEDIA_TYPES } from "./message-schema.js";
 import type { ImagePart } from "./types.js";
 
@@ -53,7 +54,7 @@ export function sniffImage(bytes: Uint8Array): ImageMediaType | undefined {
 export function imageHeader(bytes: Buffer): ImageHeader | undefined {
   const mediaType = sniffImage(bytes);
   if (mediaType === undefined) return undefined;
-  const size = sizeOf[mediaType](bytes);
+  const size = imageSizeOf[mediaType](bytes);
   if (size === undefined || size.width < 1 || size.height < 1) return undefined;
   return { mediaType, ...size };
 }
@@ -61,6 +62,28 @@ export function imageHeader(bytes: Buffer): ImageHeader | undefined {
 /** The one-line text that stands where an image is: `[image: image/png, 2x2, 1.2 KB]`. */
 export function imagePlaceholder(image: ImageHeader, bytes: number): string {
   return `[image: ${image.mediaType}, ${image.width}x${image.height}, ${byteSize(bytes)}]`;
+}
+
+/**
+ * The one-line text that stands where an image was not sent, saying why, so a model knows what
+ * it did not see: `[image not shown: image/png, 2x2, 1.2 KB: the provider could not process it]`.
+ */
+export function heldBackPlaceholder(image: ImageHeader, bytes: number, why: string): string {
+  return `[image not shown: ${image.mediaType}, ${image.width}x${image.height}, ${byteSize(bytes)}: ${why}]`;
+}
+
+/**
+ * The `heldBackPlaceholder` line of the image `part`, and a message's text with the image's
+ * placeholder turned into it (added at the end if the text has none).
+ */
+export function holdBack(content: string, part: ImagePart, why: string) {
+  const bytes = Buffer.from(part.data, "base64");
+  // An image part the history holds was checked when it came in, so its header reads.
+  const header = imageHeader(bytes) ?? { mediaType: part.mediaType, width: 0, height: 0 };
+  const shown = imagePlaceholder(header, bytes.length);
+  const line = heldBackPlaceholder(header, bytes.length, why);
+  const text = content.includes(shown) ? content.replace(shown, line) : `${content}\n${line}`;
+  return { line, content: text };
 }
 
 /**
@@ -89,13 +112,32 @@ export function checkImage(bytes: Buffer): ImageAttachment | ImageProblem {
 }
 
 /**
- * An image given as base64 (an MCP server's) as an attachment, or undefined unless `data` is
- * canonical base64 of a whole image of `mediaType` within the bounds (`checkImage`).
+ * An image given as base64 (an MCP server's) as an attachment when `data` is canonical base64 of
+ * a whole image of `mediaType` within the bounds (`checkImage`); otherwise why it is not one, in
+ * words for its placeholder (`not a whole PNG image (cut short or damaged)`).
  */
-export function imagePartOf(mediaType: unknown, data: unknown): ImageAttachment | undefined {
-  if (typeof data !== "string") return undefined;
+export function imagePartOf(mediaType: unknown, data: unknown): ImageAttachment | string {
+  if (typeof data !== "string") return "no data";
   const image = base64Image(data);
-  return "part" in image && image.part.mediaType === mediaType ? image : undefined;
+  if (!("part" in image)) return imageProblemWords(image);
+  if (image.part.mediaType === mediaType) return image;
+  return `its bytes are a ${imageTypeNames[image.part.mediaType]} image`;
+}
+
+/** Why an image is not sent, in words a placeholder ends with. */
+export function imageProblemWords(problem: Base64ImageProblem): string {
+  switch (problem.kind) {
+    case "not_base64":
+      return "not base64";
+    case "bytes":
+      return `over ${byteSize(imageLimits.bytes)}`;
+    case "not_image":
+      return "not a PNG, JPEG, GIF or WebP image";
+    case "not_whole":
+      return `not a whole ${problem.typeName} image (cut short or damaged)`;
+    case "pixels":
+      return `over ${imageLimits.side} pixels a side`;
+  }
 }
 
 /** Why base64 is not an image to send: not canonical base64, too many bytes, or `ImageProblem`. */
@@ -127,7 +169,7 @@ export function base64ImageSize(data: string): { width: number; height: number }
     const bytes = Buffer.from(data.slice(0, chars - (chars % 4)), "base64");
     const mediaType = sniffImage(bytes);
     if (mediaType === undefined) return undefined;
-    const size = headerSizeOf[mediaType](bytes);
+    const size = imageHeaderSizeOf[mediaType](bytes);
     if (size !== undefined || chars >= data.length) return size;
   }
   return undefined;
@@ -139,113 +181,22 @@ export interface ImageAttachment {
   placeholder: string;
 }
 
-/** `75 B`, `1.2 KB`, `3.8 MB` (units of 1024). */
+/** `75 B`, `1.2 KB`, `3.75 MB`, `10.00 GB` (units of 1024; MB to the hundredth, as the bound is). */
 export function byteSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  if (bytes < 1024 ** 2) return `${(bytes / 1024).toFixed(1)} KB`;
+  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(2)} MB`;
+  return `${(bytes / 1024 ** 3).toFixed(2)} GB`;
 }
 
-type Size = { width: number; height: number } | undefined;
-
-const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-
-const sizeOf: Record<ImageMediaType, (b: Buffer) => Size> = {
-  "image/png": pngSize,
-  "image/jpeg": jpegSize,
-  "image/gif": gifSize,
-  "image/webp": webpSize,
-};
-
-/** The sizes in the headers alone, from the first bytes of a file (all a JPEG's segments up to its frame header). */
-const headerSizeOf: Record<ImageMediaType, (b: Buffer) => Size> = {
-  "image/png": (b) =>
-    b.length >= 24 && b.toString("latin1", 12, 16) === "IHDR"
-      ? { width: b.readUInt32BE(16), height: b.readUInt32BE(20) }
-      : undefined,
-  "image/jpeg": (b) => jpegWalk(b, true),
-  "image/gif": gifHeader,
-  "image/webp": webpHeader,
-};
-
-/** IHDR first; every chunk whole, to `IEND`. */
-function pngSize(b: Buffer): Size {
-  let size: Size;
-  for (let at = 8; at + 12 <= b.length; ) {
-    const length = b.readUInt32BE(at);
-    const type = b.toString("latin1", at + 4, at + 8);
-    const end = at + 12 + length;
-    if (end > b.length) return undefined;
-    if (at === 8) {
-      if (type !== "IHDR" || length !== 13) return undefined;
-      size = { width: b.readUInt32BE(at + 8), height: b.readUInt32BE(at + 12) };
-    }
-    if (type === "IEND") return size;
-    at = end;
-  }
-  return undefined;
-}
-
-/** Segments walked to the start of scan; a frame header (SOFn) before it; `EOI` at the end. */
-function jpegSize(b: Buffer): Size {
-  return jpegWalk(b, false);
-}
-
-/** The walk of `jpegSize`; with `header`, it ends at the frame header, whatever follows. */
-function jpegWalk(b: Buffer, header: boolean): Size {
-  let size: Size;
-  for (let at = 2; at + 4 <= b.length; ) {
-    if (b[at] !== 0xff) return undefined;
-    const marker = b[at + 1] as number;
-    if (marker === 0xff) {
-      at++;
-      continue;
-    }
-    const length = b.readUInt16BE(at + 2);
-    if (length < 2 || at + 2 + length > b.length) return undefined;
-    const frame = marker >= 0xc0 && marker <= 0xcf && ![0xc4, 0xc8, 0xcc].includes(marker);
-    if (frame) {
-      if (length < 8) return undefined;
-      size = { height: b.readUInt16BE(at + 5), width: b.readUInt16BE(at + 7) };
-      if (header) return size;
-    }
-    if (marker === 0xda) {
-      const whole = b.length >= at + 4 && b[b.length - 2] === 0xff && b[b.length - 1] === 0xd9;
-      return whole ? size : undefined;
-    }
-    at += 2 + length;
-  }
-  return undefined;
-}
-
-/** The logical screen's size; the trailer byte at the end. */
-function gifSize(b: Buffer): Size {
-  if (b.length < 14 || b[b.length - 1] !== 0x3b) return undefined;
-  return gifHeader(b);
-}
-
-function gifHeader(b: Buffer): Size {
-  return b.length < 10 ? undefined : { width: b.readUInt16LE(6), height: b.readUInt16LE(8) };
-}
-
-/** The size the RIFF header promises is there; the first chunk (VP8, VP8L or VP8X) gives the size. */
-function webpSize(b: Buffer): Size {
-  if (b.length < 30 || b.readUInt32LE(4) + 8 > b.length) return undefined;
-  return webpHeader(b);
-}
-
-function webpHeader(b: Buffer): Size {
-  if (b.length < 30) return undefined;
-  const chunk = b.toString("latin1", 12, 16);
-  if (chunk === "VP8 ") {
-    if (b[23] !== 0x9d || b[24] !== 0x01 || b[25] !== 0x2a) return undefined;
-    return { width: b.readUInt16LE(26) & 0x3fff, height: b.readUInt16LE(28) & 0x3fff };
-  }
-  if (chunk === "VP8L") {
-    if (b[20] !== 0x2f) return undefined;
-    const bits = b.readUInt32LE(21);
-    return { width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 };
-  }
-  if (chunk === "VP8X") return { width: b.readUIntLE(24, 3) + 1, height: b.readUIntLE(27, 3) + 1 };
-  return undefined;
+/**
+ * A size over `imageLimits.bytes` and the bound, in words that never read the same: `a 4.00 MB
+ * image` and `3.75 MB`; in bytes when they would (`a 3,932,161-byte image`, `3,932,160 bytes`).
+ */
+export function oversize(size: number): { size: string; bound: string } {
+  const bound = imageLimits.bytes;
+  if (byteSize(size) !== byteSize(bound))
+    return { size: `a ${byteSize(size)} image`, bound: byteSize(bound) };
+  const exact = (bytes: number) => bytes.toLocaleString("en-US");
+  return { size: `a ${exact(size)}-byte image`, bound: `${exact(bound)} bytes` };
 }

@@ -31,7 +31,8 @@ export type ToolCall = Static<typeof ToolCallSchema>;
  * What a tool reports. Failures are values (`isError: true`), never swallowed.
  * - `content` is always the whole result as text, what a text-only reader (a model without
  *   vision, the terminal, the export, compaction's facts) gets: where an image stands it holds a
- *   one-line placeholder, `[image: image/png, 2x2, 1.2 KB]` (`imagePlaceholder`).
+ *   one-line placeholder, `[image: image/png, 2x2, 1.2 KB]` (`imagePlaceholder`). An image
+ *   not sent to a model stands there as `[image not shown: …: why]` (`heldBackPlaceholder`).
  * - `parts`, when present, is the same result as text and image parts in order: what adapters
  *   send to a model that sees images. A result without images has none.
  */

@@ -105,7 +105,8 @@ describe("mini-agent acp with images in prompts", () => {
       },
       {
         code: -32602,
-        message: "Invalid params: image 2 of the prompt is a 4.0 MB image: images go up to 3.75 MB",
+        message:
+          "Invalid params: image 2 of the prompt is a 4.00 MB image: images go up to 3.75 MB",
       },
     ]);
     expect(server.requests).toEqual([]);

@@ -2,14 +2,18 @@ import { describe, expect, it } from "vitest";
 import { AnthropicModelClient } from "../src/providers/anthropic.js";
 import { OpenAIModelClient } from "../src/providers/openai.js";
 import { OpenAIResponsesModelClient } from "../src/providers/openai-responses.js";
-import { ImageFallbackClient, ImagesRefusedError } from "../src/runner/images.js";
+import { ImageFallbackClient, ImagesRefusedError, imageKey } from "../src/runner/images.js";
 import * as anthropic from "../src/testing/anthropic-server.js";
-import { openaiImagesRefused } from "../src/testing/image-rules.js";
+import {
+  anthropicUnprocessable,
+  openaiImagesRefused,
+  openaiUnprocessable,
+} from "../src/testing/image-rules.js";
 import * as chat from "../src/testing/openai-server.js";
 import * as responses from "../src/testing/responses-server.js";
 import type { Message, ModelClient, ModelEvent } from "../src/types.js";
 import { useCleanup } from "./support/cleanup.js";
-import { png } from "./support/images.js";
+import { png, undecodablePng } from "./support/images.js";
 
 /**
  * `ImageFallbackClient` over each real adapter and a strict server that refuses images: the
@@ -40,6 +44,7 @@ async function drain(client: ModelClient, messages: Message[]): Promise<ModelEve
 const providers = [
   {
     name: "Anthropic",
+    unprocessable: anthropicUnprocessable,
     refusal: "messages.2.content.0.tool_result.content.0: this model does not support image input",
     async start(refuseImages: boolean, first = 500) {
       const server = track(
@@ -62,6 +67,7 @@ const providers = [
   },
   {
     name: "Chat Completions",
+    unprocessable: openaiUnprocessable,
     refusal: openaiImagesRefused,
     async start(refuseImages: boolean, first = 500) {
       const server = track(
@@ -83,6 +89,7 @@ const providers = [
   },
   {
     name: "Responses",
+    unprocessable: openaiUnprocessable,
     refusal: openaiImagesRefused,
     async start(refuseImages: boolean, first = 500) {
       const server = track(
@@ -103,6 +110,67 @@ const providers = [
     },
   },
 ];
+
+describe.each(providers)(
+  "an image the provider cannot process, over $name",
+  ({ unprocessable, start }) => {
+    const damaged = undecodablePng(3, 2);
+    const shown = `[image: image/png, 3x2, ${damaged.length} B]`;
+    const withDamaged: Message[] = [
+      ...history,
+      { role: "assistant", content: "", toolCalls: [{ id: "c2", name: "read", input: {} }] },
+      {
+        role: "tool",
+        toolCallId: "c2",
+        content: shown,
+        isError: false,
+        parts: [{ type: "image", mediaType: "image/png", data: damaged.toString("base64") }],
+      },
+    ];
+    const imagesIn = (body: unknown) =>
+      [...JSON.stringify(body).matchAll(/iVBOR[A-Za-z0-9+/=]*/g)].map(([image]) =>
+        image === data ? "good" : "damaged",
+      );
+
+    it("sends that image as a placeholder saying so, records it, and retries with images still on", async () => {
+      const { server, client } = await start(false);
+      const told: [string, string | undefined][] = [];
+      const fallback = new ImageFallbackClient(client, false, async (reason, image) => {
+        told.push([reason, image]);
+      });
+      const events = await drain(fallback, withDamaged);
+      expect(events.filter((event) => event.type === "text")).toEqual([
+        { type: "text", text: "ok" },
+      ]);
+      expect(server.rejections).toEqual([unprocessable]);
+      expect(told).toEqual([[unprocessable, imageKey(damaged.toString("base64"))]]);
+      expect(server.requests.map((request) => imagesIn(request.body))).toEqual([
+        ["good", "damaged"],
+        ["good"],
+      ]);
+      const sent = JSON.stringify(server.requests[1]?.body);
+      expect(sent).toContain(
+        `[image not shown: image/png, 3x2, ${damaged.length} B: the provider could not process it]`,
+      );
+      expect(sent).not.toContain(shown);
+    });
+
+    it("leaves out an image a session recorded as unprocessable from the start", async () => {
+      const { server, client } = await start(false);
+      const fallback = new ImageFallbackClient(
+        client,
+        false,
+        async () => {
+          throw new Error("not told again");
+        },
+        [imageKey(damaged.toString("base64"))],
+      );
+      await drain(fallback, withDamaged).catch(() => undefined);
+      expect(server.rejections).toEqual([]);
+      expect(server.requests.map((request) => imagesIn(request.body))).toEqual([["good"]]);
+    });
+  },
+);
 
 describe.each(providers)("the text-only fallback over $name", ({ refusal, start }) => {
   it("tells the refusal once, fails that request, then sends placeholders the server takes", async () => {

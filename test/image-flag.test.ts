@@ -1,4 +1,5 @@
-import { writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readSession } from "../src/session/read.js";
@@ -113,12 +114,20 @@ describe("--image", () => {
     expect((await sessionFiles(home)).length).toBe(2);
   });
 
-  it("refuses a file that is not an image, a missing file, and --image without a task, in one line, before anything is created", async () => {
+  it("refuses a file that is not an image, a missing file, a FIFO or folder without waiting on it, and --image without a task, in one line, before anything is created", async () => {
     const { server, workspace, home, options } = await setup([]);
     await workspaceWithImages(workspace);
+    execFileSync("mkfifo", [join(workspace, "pipe.png")]);
+    await truncate(join(workspace, "zeros.png"), 10 * 1024 ** 3).catch(async () => {
+      await writeFile(join(workspace, "zeros.png"), "");
+      await truncate(join(workspace, "zeros.png"), 10 * 1024 ** 3);
+    });
     const runs = [
       await runBin(["--image", "notes.png", "look"], options),
       await runBin(["--image", "gone.png", "look"], options),
+      await runBin(["--image", "pipe.png", "look"], options),
+      await runBin(["--image", ".", "look"], options),
+      await runBin(["--image", "zeros.png", "look"], options),
       await runBin(["--image", "shot.png"], { ...options, input: "" }),
     ];
     expect(runs).toEqual([
@@ -128,6 +137,13 @@ describe("--image", () => {
         stderr: "mini-agent: --image notes.png is not a PNG, JPEG, GIF or WebP image\n",
       },
       { code: 2, stdout: "", stderr: "mini-agent: --image gone.png: no such file or directory\n" },
+      { code: 2, stdout: "", stderr: "mini-agent: --image pipe.png is not a regular file\n" },
+      { code: 2, stdout: "", stderr: "mini-agent: --image . is not a regular file\n" },
+      {
+        code: 2,
+        stdout: "",
+        stderr: "mini-agent: --image zeros.png is not a PNG, JPEG, GIF or WebP image\n",
+      },
       {
         code: 2,
         stdout: "",

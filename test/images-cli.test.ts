@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFile, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -7,7 +8,7 @@ import { status, stream, turn } from "../src/testing/anthropic-server.js";
 import { assertValidHistory } from "../src/testing/history.js";
 import { contentHash } from "../src/trust/trust.js";
 import { runBin, sessionFiles, sessionRecords, toolResults, useCliSetup } from "./support/cli.js";
-import { png } from "./support/images.js";
+import { png, undecodablePng } from "./support/images.js";
 
 /**
  * An image `read` showed, through the built CLI and the strict Messages server: kept in the
@@ -153,7 +154,52 @@ describe("an image in a CLI session", () => {
     });
     expect(server.rejections).toEqual([refusal]);
     expect(toolResults(server.requests[2]?.body ?? {})).toEqual([
-      { id: "toolu_1", content: placeholder, isError: false },
+      {
+        id: "toolu_1",
+        content: `[image not shown: image/png, 2x2, ${bytes.length} B: this model takes no images]`,
+        isError: false,
+      },
+    ]);
+  });
+
+  it("sends an image the provider could not process as a placeholder saying so, keeps images on, and leaves it out after --continue", async () => {
+    const { server, workspace, home, options } = await setup([
+      stream(turn({ calls: [readCall] })),
+      status(500, undefined, "not reached: the request before is refused"),
+      stream(turn({ text: "That one was not shown." })),
+      stream(turn({ text: "Still not shown." })),
+    ]);
+    const damaged = undecodablePng(2, 2);
+    await writeFile(join(workspace, "a.png"), damaged);
+    expect(await runBin(["look at a.png"], options)).toEqual({
+      code: 0,
+      stdout: "That one was not shown.\n",
+      stderr: "  ✓ read a.png\n",
+    });
+    const [file = ""] = await sessionFiles(home);
+    expect((await sessionRecords(file)).filter((r) => r.type === "images_refused")).toEqual([
+      {
+        type: "images_refused",
+        provider: "anthropic",
+        model: "claude-sonnet-5-5",
+        reason: "Could not process image",
+        image: createHash("sha256").update(damaged.toString("base64")).digest("hex"),
+      },
+    ]);
+    expect(await runBin(["--continue", "and now?"], options)).toEqual({
+      code: 0,
+      stdout: "Still not shown.\n",
+      stderr: "",
+    });
+    const heldBack = {
+      id: "toolu_1",
+      content: `[image not shown: image/png, 2x2, ${damaged.length} B: the provider could not process it]`,
+      isError: false,
+    };
+    expect(server.rejections).toEqual(["Could not process image"]);
+    expect(server.requests.slice(2).map(({ body }) => toolResults(body))).toEqual([
+      [heldBack],
+      [heldBack],
     ]);
   });
 });

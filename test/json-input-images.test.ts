@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -106,7 +107,7 @@ describe("stream-json user lines with images", () => {
     expect(lines.filter((line) => line.type === "error")).toEqual([
       error("input line 1 image 1 is not base64; it was skipped"),
       error("input line 2 image 1 is a PNG image, not image/jpeg as it says; it was skipped"),
-      error("input line 3 image 1 is a 4.0 MB image: images go up to 3.75 MB; it was skipped"),
+      error("input line 3 image 1 is a 4.00 MB image: images go up to 3.75 MB; it was skipped"),
       error("input line 4 image 2 (gone.png): no such file or directory; it was skipped"),
       error(
         'input line 5 has images that are not each {"mediaType":"image/png"|"image/jpeg"|"image/gif"|"image/webp","data":…} or {"path":…}; it was skipped',
@@ -210,6 +211,7 @@ describe("JsonInput with images", () => {
   it("gives the prompts in the order of their lines while a file is read, and ends only after them", async () => {
     const workspace = await tempDir();
     await writeFile(join(workspace, "shot.png"), shot);
+    execFileSync("mkfifo", [join(workspace, "pipe.png")]);
     const stdin = new PassThrough();
     const sent: OutputEvent[] = [];
     const input = new JsonInput(stdin, {
@@ -218,7 +220,7 @@ describe("JsonInput with images", () => {
       workspace,
     });
     stdin.end(
-      `${user("first", [{ path: "shot.png" }])}\n${user("bad", [{ path: "." }])}\n${JSON.stringify({ type: "user", text: "second" })}\n`,
+      `${user("first", [{ path: "shot.png" }])}\n${user("bad", [{ path: "." }])}\n${user("fifo", [{ path: "pipe.png" }])}\n${JSON.stringify({ type: "user", text: "second" })}\n`,
     );
     const prompts = [await input.nextPrompt(), await input.nextPrompt(), await input.nextPrompt()];
     expect(prompts).toEqual([
@@ -235,7 +237,11 @@ describe("JsonInput with images", () => {
       undefined,
     ]);
     expect(sent).toEqual([
-      { type: "error", message: "input line 2 image 1 (.) is not a file; it was skipped" },
+      { type: "error", message: "input line 2 image 1 (.) is not a regular file; it was skipped" },
+      {
+        type: "error",
+        message: "input line 3 image 1 (pipe.png) is not a regular file; it was skipped",
+      },
     ]);
   });
 });

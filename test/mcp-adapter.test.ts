@@ -55,7 +55,7 @@ describe("an MCP result as a receipt", () => {
         "[resource: demo://a]",
         "inline text",
         "[resource: demo://b, application/zip, 3 B]",
-        "[image: image/png, 3.0 KB]",
+        "[image not shown: image/png, 3.0 KB: not a PNG, JPEG, GIF or WebP image]",
         "[audio: audio/wav, 1 B]",
         "[unsupported content: hologram]",
       ].join("\n"),

@@ -33,7 +33,7 @@ describe("an MCP result with images", () => {
     });
   });
 
-  it("leaves as placeholders an image of another type than it says, one cut short, an unsupported type and audio", () => {
+  it("leaves as placeholders saying why an image of another type than it says, one cut short, an unsupported type, and audio", () => {
     const result = {
       content: [
         { type: "image", mimeType: "image/png", data: gif().toString("base64") },
@@ -48,9 +48,9 @@ describe("an MCP result with images", () => {
     };
     expect(receiptOf(result, plain)).toEqual({
       content: [
-        `[image: image/png, ${gif().length} B]`,
-        "[image: image/png, 30 B]",
-        "[image: image/bmp, 2 B]",
+        `[image not shown: image/png, ${gif().length} B: its bytes are a GIF image]`,
+        "[image not shown: image/png, 30 B: not a whole PNG image (cut short or damaged)]",
+        "[image not shown: image/bmp, 2 B: not a PNG, JPEG, GIF or WebP image]",
         "[audio: audio/wav, 1 B]",
       ].join("\n"),
       isError: false,

@@ -70,7 +70,7 @@ describe("read of an image", () => {
     ]).toEqual([
       {
         content:
-          "big.png is a 4.0 MB image: read shows images up to 3.75 MB (5 MB in base64, what providers take)",
+          "big.png is a 4.00 MB image: read shows images up to 3.75 MB (5 MB in base64, what providers take)",
         isError: true,
       },
       {
@@ -79,6 +79,25 @@ describe("read of an image", () => {
       },
       {
         content: "tall.jpg is 1x9000 pixels: read shows images up to 8000 pixels a side",
+        isError: true,
+      },
+    ]);
+  });
+
+  it("names a size near the bound in bytes, so the size and the bound never read the same", async () => {
+    const ws = await workspace();
+    const base = png(2, 2, 1).length - 1;
+    const exact = png(2, 2, 3_932_160 - base);
+    const over = png(2, 2, 3_932_161 - base);
+    await ws.files({ "exact.png": exact, "over.png": over });
+    expect([
+      await ws.run("read", { path: "exact.png" }),
+      await ws.run("read", { path: "over.png" }),
+    ]).toEqual([
+      { ...image("image/png", exact, "2x2"), content: "[image: image/png, 2x2, 3.75 MB]" },
+      {
+        content:
+          "over.png is a 3,932,161-byte image: read shows images up to 3,932,160 bytes (5 MB in base64, what providers take)",
         isError: true,
       },
     ]);

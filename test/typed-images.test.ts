@@ -120,7 +120,7 @@ describe("typedImages", () => {
     expect(names(await typedImages("see shot.png and huge.png", cwd, home))).toEqual({
       notices: [],
       images: [],
-      refusal: "huge.png is a 4.0 MB image: images go up to 3.75 MB",
+      refusal: "huge.png is a 4.00 MB image: images go up to 3.75 MB",
     });
     expect(names(await typedImages("see cut.png", cwd, home))).toEqual({
       notices: [],
@@ -175,7 +175,7 @@ describe.skipIf(!hasScript)("an image path at the prompt of a terminal", () => {
     expect(lines.filter((line) => /attached|mini-agent:/.test(line))).toEqual([
       shotNotice,
       shotNotice,
-      "mini-agent: huge.png is a 4.0 MB image: images go up to 3.75 MB; nothing was sent, the prompt is back to edit",
+      "mini-agent: huge.png is a 4.00 MB image: images go up to 3.75 MB; nothing was sent, the prompt is back to edit",
     ]);
   });
 });
@@ -210,7 +210,7 @@ describe.skipIf(!hasTmux)("an image path at the prompt, in tmux", () => {
       "› what is in ~/My\\ Shots/shot\\ one.png?",
       shotNotice.replace("shot.png", "shot one.png"),
       "› and huge.png?",
-      "mini-agent: huge.png is a 4.0 MB image: images go up to 3.75 MB; nothing was sent, the prompt is back to edit",
+      "mini-agent: huge.png is a 4.00 MB image: images go up to 3.75 MB; nothing was sent, the prompt is back to edit",
       "› fine",
     ]);
     term.type("/exit");

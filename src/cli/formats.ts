@@ -1,5 +1,11 @@
 import type { OutputFormat } from "./args.js";
-import { bashSkippedNotice, mcpStatusNotice, retryNotice, unkeptNotice } from "./notices.js";
+import {
+  bashSkippedNotice,
+  imagesHeldBackNotice,
+  mcpStatusNotice,
+  retryNotice,
+  unkeptNotice,
+} from "./notices.js";
 import { jsonLine, type Output, type Streams } from "./output.js";
 import { streamJsonOutput } from "./stream-json.js";
 import { textOutput } from "./terminal/text-output.js";
@@ -15,6 +21,7 @@ export function createOutput(format: OutputFormat, streams: Streams): Output {
           if (event.type === "mcp_status") mcpStatusNotice(streams.stderr, event.status);
           if (event.type === "file_before") unkeptNotice(streams.stderr, event.before);
           if (event.type === "bash_change") bashSkippedNotice(streams.stderr, event.change);
+          if (event.type === "images_held_back") imagesHeldBackNotice(streams.stderr, event.count);
         },
         finish: (summary) => jsonLine(streams.stdout, summary),
       };

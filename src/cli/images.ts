@@ -1,13 +1,14 @@
+import { constants } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import {
   type Base64ImageProblem,
   base64Image,
-  byteSize,
   checkImage,
   IMAGE_SNIFF_BYTES,
   type ImageAttachment,
   imageTypeNames,
+  oversize,
   sniffImage,
 } from "../images.js";
 import { systemErrorMeaning } from "../system-errors.js";
@@ -38,14 +39,22 @@ export async function imageAttachments(
   return attachments;
 }
 
-/** The image in the file at `path` (relative to `cwd`), or what is wrong with it. */
+/**
+ * The image in the file at `path` (relative to `cwd`), or what is wrong with it. Opened without
+ * blocking, so a FIFO there is refused at once instead of waiting for a writer forever.
+ */
 export async function imageFile(path: string, cwd: string): Promise<ImageAttachment | string> {
   let bytes: Buffer;
   try {
-    const handle = await open(resolve(cwd, path));
+    const handle = await open(resolve(cwd, path), constants.O_RDONLY | constants.O_NONBLOCK);
     try {
       const info = await handle.stat();
-      if (!info.isFile()) return " is not a file";
+      if (!info.isFile()) return " is not a regular file";
+      // The type from the first bytes before the size: a huge file of no image is no image.
+      const head = Buffer.alloc(IMAGE_SNIFF_BYTES);
+      const { bytesRead } = await handle.read(head, 0, head.length, 0);
+      if (sniffImage(head.subarray(0, bytesRead)) === undefined)
+        return problemText({ kind: "not_image" });
       if (info.size > limits.imageBytes) return problemText({ kind: "bytes", size: info.size });
       bytes = await handle.readFile();
     } finally {
@@ -69,9 +78,10 @@ export async function typedImageFile(
   path: string,
 ): Promise<ImageAttachment | { refusal: string } | undefined> {
   try {
-    // Checked before it is opened: a FIFO or a device is never opened.
+    // Checked before it is opened, and opened without blocking: a FIFO swapped in between is
+    // refused by the stat of the descriptor, never waited on.
     if (!(await stat(path)).isFile()) return undefined;
-    const handle = await open(path);
+    const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
     try {
       const head = Buffer.alloc(IMAGE_SNIFF_BYTES);
       const { bytesRead } = await handle.read(head, 0, head.length, 0);
@@ -105,8 +115,10 @@ function problemText(problem: Base64ImageProblem): string {
   switch (problem.kind) {
     case "not_base64":
       return " is not base64";
-    case "bytes":
-      return ` is a ${byteSize(problem.size)} image: images go up to ${limits.imageBytes / 1024 / 1024} MB`;
+    case "bytes": {
+      const words = oversize(problem.size);
+      return ` is ${words.size}: images go up to ${words.bound}`;
+    }
     case "not_image":
       return " is not a PNG, JPEG, GIF or WebP image";
     case "not_whole":

@@ -40,6 +40,12 @@ export function mcpStatusLine(status: McpStatus): string {
 export const mcpStatusNotice = (stderr: NodeJS.WritableStream, status: McpStatus) =>
   stderr.write(`mini-agent: ${mcpStatusLine(status)}\n`);
 
+/** The one stderr line, in every format, the first time a request holds older images back. */
+export const imagesHeldBackNotice = (stderr: NodeJS.WritableStream, count: number) =>
+  stderr.write(
+    `mini-agent: ${count === 1 ? "1 older image is sent as a placeholder" : `${count} older images are sent as placeholders`}: a request holds only as many as the provider takes\n`,
+  );
+
 /**
  * The one stderr line, in every format, for a change whose old bytes were not kept (a file too
  * big for the session's blob store): a rewind will not restore that file. Nothing for the rest.

@@ -1,5 +1,11 @@
 import { assertNever } from "../runner/events.js";
-import { bashSkippedNotice, mcpStatusNotice, retryNotice, unkeptNotice } from "./notices.js";
+import {
+  bashSkippedNotice,
+  imagesHeldBackNotice,
+  mcpStatusNotice,
+  retryNotice,
+  unkeptNotice,
+} from "./notices.js";
 import type { Output, Streams } from "./output.js";
 import { type OutputEvent, STREAM_JSON_VERSION } from "./stream-json-protocol.js";
 
@@ -69,6 +75,9 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
         case "turn_end":
         // The `result` line that ends the turn says how it ended (the refusal is its error).
         case "images_refused":
+          return;
+        case "images_held_back":
+          imagesHeldBackNotice(stderr, event.count);
           return;
         case "skills":
           // For the session's reader (the export); a program reads the catalog with `mini-agent

@@ -7,8 +7,9 @@ import type { ImagePart, ResultPart, ToolResult } from "../types.js";
  * An MCP `tools/call` result as a receipt like any built-in tool's: text blocks joined; the
  * `structuredContent` as JSON text when there is no text; a resource link as one line; an
  * embedded text resource inline; an image every provider takes (`imagePartOf`) as an image part
- * with its placeholder line (`[image: image/png, 2x2, 1.2 KB]`) in the text; other images, audio
- * and binary resources as one-line placeholders (`[image: image/bmp, 1.2 KB]`); `isError` carried
+ * with its placeholder line (`[image: image/png, 2x2, 1.2 KB]`) in the text; another image as a
+ * line saying why it is not shown (`[image not shown: image/bmp, 1.2 KB: not a PNG, JPEG, GIF or
+ * WebP image]`); audio and binary resources as one-line placeholders; `isError` carried
  * over. Then
  * the rules of every result: secrets redacted, lone surrogates replaced, at most
  * `limits.outputChars` characters, cut between code points, with the cut said.
@@ -36,11 +37,13 @@ const REDACTION_MARGIN = 64 * 1024;
 
 export function receiptOf(result: RawCallResult, redact: (text: string) => string): ToolResult {
   const blocks = Array.isArray(result.content) ? (result.content as Block[]) : [];
-  const pieces = blocks.map((block) =>
-    block.type === "image"
-      ? (imagePartOf(block.mimeType, block.data) ?? describeBlock(block))
-      : describeBlock(block),
-  );
+  const pieces = blocks.map((block) => {
+    if (block.type !== "image") return describeBlock(block);
+    const image = imagePartOf(block.mimeType, block.data);
+    return typeof image === "string"
+      ? `[image not shown: ${mime(block.mimeType)}, ${size(block.data)}: ${image}]`
+      : image;
+  });
   const hasText = blocks.some((block) => block.type === "text");
   if (!hasText && result.structuredContent !== undefined) {
     pieces.push(JSON.stringify(result.structuredContent) ?? "");
@@ -99,7 +102,6 @@ function describeBlock(block: Block): string {
   switch (block.type) {
     case "text":
       return typeof block.text === "string" ? block.text : "";
-    case "image":
     case "audio":
       return `[${block.type}: ${mime(block.mimeType)}, ${size(block.data)}]`;
     case "resource_link":

@@ -80,6 +80,8 @@ export type TurnEvent =
   | { type: "skills"; skills: SkillsNotice }
   /** The model refused images: it is sent their text placeholders from now on (recorded). */
   | { type: "images_refused"; refusal: ImagesRefusal }
+  /** The first request that holds older images back to keep within the provider's limits. */
+  | { type: "images_held_back"; count: number }
   /** A `write` or `edit` is about to change a file; its old bytes are kept (or `unkept` says why not). */
   | { type: "file_before"; before: FileBefore }
   /** What that call left in the file. */

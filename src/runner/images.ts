@@ -1,37 +1,129 @@
+import { createHash } from "node:crypto";
+import { holdBack } from "../images.js";
 import { ProviderError } from "../providers/provider-error.js";
-import type { Message, ModelClient, ModelEvent, ModelRequest } from "../types.js";
+import type {
+  ImagePart,
+  Message,
+  ModelClient,
+  ModelEvent,
+  ModelRequest,
+  ResultPart,
+} from "../types.js";
 
 /**
- * The text-only fallback. A provider or model that refuses images answers a request holding one
- * with a 400 naming images, forever: resending the history would fail every turn after. The
- * first such refusal is recorded (`onRefused`, a session record, so a resumed session knows) and
- * fails the turn with `ImagesRefusedError`; from then on every request goes with the images'
- * text placeholders instead (`withoutImages`), a history that stays valid as it is.
+ * What a provider's 400 about images means. An image it could not process (`Could not process
+ * image`, `You uploaded an unsupported image`) is that image's fault: it alone is sent as a
+ * placeholder saying so from then on, recorded (`onRefused` with the image's key, so a resumed
+ * session leaves it out too), and the request is sent again at once. Any other 400 naming images
+ * (`image_url is only supported by certain models`, `does not support image input`) is the
+ * model's refusal of images: recorded, the turn fails with `ImagesRefusedError`, and from then on
+ * every request goes with the images' text placeholders instead (`withoutImages`).
+ *
+ * Which image a provider could not process it does not say: the newest one no request the
+ * provider accepted has carried yet is left out, then the next, until the request is taken.
  */
 export class ImageFallbackClient implements ModelClient {
+  /** The keys of images the provider took in a request it answered. */
+  private readonly accepted = new Set<string>();
+  private readonly unprocessable: Set<string>;
+  private readonly keys = new Map<string, string>();
+
   constructor(
     private readonly inner: ModelClient,
     private textOnly: boolean,
-    private readonly onRefused: (reason: string) => Promise<void>,
-  ) {}
+    private readonly onRefused: (reason: string, image?: string) => Promise<void>,
+    unprocessable: Iterable<string> = [],
+  ) {
+    this.unprocessable = new Set(unprocessable);
+  }
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
-    if (this.textOnly || !hasImages(request.messages)) {
-      const messages = this.textOnly ? withoutImages(request.messages) : request.messages;
+    if (this.textOnly) {
+      const messages = holdingBack(request.messages, () => "this model takes no images");
       yield* this.inner.stream({ ...request, messages });
       return;
     }
-    try {
-      yield* this.inner.stream(request);
-    } catch (error) {
-      const reason = imageRefusal(error);
-      if (reason === undefined) throw error;
-      this.textOnly = true;
-      await this.onRefused(reason);
-      throw new ImagesRefusedError(error);
+    for (;;) {
+      const messages = this.withoutUnprocessable(request.messages);
+      let answered = false;
+      try {
+        for await (const event of this.inner.stream({ ...request, messages })) {
+          if (!answered) for (const part of imagesOf(messages)) this.accepted.add(this.key(part));
+          answered = true;
+          yield event;
+        }
+        return;
+      } catch (error) {
+        const refusal = answered ? undefined : imageRefusal(error);
+        if (refusal === undefined) throw error;
+        const suspect = refusal.kind === "image" ? this.suspect(messages) : undefined;
+        if (suspect === undefined) {
+          this.textOnly = true;
+          await this.onRefused(refusal.reason);
+          throw new ImagesRefusedError(error);
+        }
+        this.unprocessable.add(suspect);
+        await this.onRefused(refusal.reason, suspect);
+      }
     }
   }
+
+  /** The key of the newest image no answered request carried, if any. */
+  private suspect(messages: readonly Message[]): string | undefined {
+    return imagesOf(messages)
+      .map((part) => this.key(part))
+      .reverse()
+      .find((key) => !this.accepted.has(key));
+  }
+
+  private withoutUnprocessable(messages: readonly Message[]): readonly Message[] {
+    if (this.unprocessable.size === 0) return messages;
+    return holdingBack(messages, (part) =>
+      this.unprocessable.has(this.key(part)) ? "the provider could not process it" : undefined,
+    );
+  }
+
+  private key(part: ImagePart): string {
+    let key = this.keys.get(part.data);
+    if (key === undefined) {
+      key = imageKey(part.data);
+      this.keys.set(part.data, key);
+    }
+    return key;
+  }
 }
+
+/**
+ * The history with each image `why` gives a reason for left out: in its message's text and in
+ * its parts, the image stands as `[image not shown: …: why]` (`holdBack`); a message left
+ * without images is text alone.
+ */
+export function holdingBack(
+  messages: readonly Message[],
+  why: (part: ImagePart) => string | undefined,
+): readonly Message[] {
+  return messages.map((message) => {
+    if (message.role === "assistant" || message.parts === undefined) return message;
+    let content = message.content;
+    let changed = false;
+    const parts = message.parts.map((part): ResultPart => {
+      const reason = part.type === "image" ? why(part) : undefined;
+      if (reason === undefined || part.type !== "image") return part;
+      changed = true;
+      const held = holdBack(content, part, reason);
+      content = held.content;
+      return { type: "text", text: held.line };
+    });
+    if (!changed) return message;
+    const { parts: _, ...text } = message;
+    return parts.some((part) => part.type === "image")
+      ? { ...text, content, parts }
+      : { ...text, content };
+  });
+}
+
+/** How an image is named in a record: the sha256 (hex) of its base64. */
+export const imageKey = (data: string): string => createHash("sha256").update(data).digest("hex");
 
 /** A turn ended by the model's refusal of images; `cause` is the provider's error. */
 export class ImagesRefusedError extends Error {
@@ -44,8 +136,12 @@ export class ImagesRefusedError extends Error {
   }
 }
 
-const hasImages = (messages: readonly Message[]) =>
-  messages.some((message) => message.role !== "assistant" && message.parts !== undefined);
+const imagesOf = (messages: readonly Message[]): ImagePart[] =>
+  messages.flatMap((message) =>
+    message.role === "assistant" || message.parts === undefined
+      ? []
+      : message.parts.filter((part): part is ImagePart => part.type === "image"),
+  );
 
 /** The history as a model without images reads it: each text, placeholders included. */
 export function withoutImages(messages: readonly Message[]): Message[] {
@@ -56,13 +152,17 @@ export function withoutImages(messages: readonly Message[]): Message[] {
   });
 }
 
+/** The providers' words for one image they could not decode, as opposed to images refused. */
+const UNPROCESSABLE = /could not process image|unsupported image|not represent a valid image/i;
+
 /**
- * The provider's words when `error` is a refusal of images: an HTTP 400 whose message names
- * images (`image_url is only supported by certain models`, `does not support image input`, an
- * image over the provider's size). Anything else is not one.
+ * The provider's words when `error` is about images: an HTTP 400 whose message names images.
+ * `image` when it says one image could not be processed, `model` otherwise. Anything else is not
+ * one.
  */
-function imageRefusal(error: unknown): string | undefined {
+function imageRefusal(error: unknown): { kind: "image" | "model"; reason: string } | undefined {
   if (!(error instanceof ProviderError) || error.status !== 400) return undefined;
   const reason = error.providerMessage.split("\n")[0]?.slice(0, 500);
-  return reason !== undefined && /image/i.test(reason) ? reason : undefined;
+  if (reason === undefined || !/image/i.test(reason)) return undefined;
+  return { kind: UNPROCESSABLE.test(reason) ? "image" : "model", reason };
 }

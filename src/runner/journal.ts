@@ -85,6 +85,7 @@ function recordOf(event: TurnEvent): Exclude<SessionRecord, SessionHeader> | und
     case "tool_start":
     case "session":
     case "mcp_status":
+    case "images_held_back":
       return undefined;
     default:
       return assertNever(event);

@@ -18,6 +18,7 @@ import type {
 } from "../types.js";
 import { BudgetClient, budgetStop } from "./budget.js";
 import type { SessionInfo, TurnResult, TurnStatus } from "./events.js";
+import { anthropicImageLimits, ImageBudgetClient, openaiImageLimits } from "./image-budget.js";
 import { ImageFallbackClient } from "./images.js";
 import type { Journal, TurnListener } from "./journal.js";
 import { type RetryPolicy, retryLostRound } from "./retry.js";
@@ -97,13 +98,28 @@ export class SessionRunner {
     const { client, tokenBudget, contextWindow, resume, journal, seen } = options;
     const provider = options.provider ?? "";
     const { model } = options.info;
-    const refused = (options.imagesRefused ?? []).some(
-      (refusal) => refusal.provider === provider && refusal.model === model,
+    const refusals = options.imagesRefused ?? [];
+    const refused = refusals.some(
+      (refusal) =>
+        refusal.image === undefined && refusal.provider === provider && refusal.model === model,
     );
     // Innermost, the provider sees placeholders once it refused images; then the counter makes
     // each figure whole and non-negative before the budget adds it up.
-    const images = new ImageFallbackClient(client, refused, (reason) =>
-      journal.record({ type: "images_refused", refusal: { provider, model, reason } }),
+    const fallback = new ImageFallbackClient(
+      client,
+      refused,
+      (reason, image) =>
+        journal.record({
+          type: "images_refused",
+          refusal: { provider, model, reason, ...(image !== undefined && { image }) },
+        }),
+      refusals.flatMap((refusal) => (refusal.image === undefined ? [] : [refusal.image])),
+    );
+    // Then each request keeps within its API's limits on images, the oldest held back.
+    const images = new ImageBudgetClient(
+      fallback,
+      provider === "anthropic" ? anthropicImageLimits : openaiImageLimits,
+      (count) => journal.record({ type: "images_held_back", count }),
     );
     this.counter = new CountingClient(images, (usage) => journal.record({ type: "usage", usage }));
     const budgeted =

@@ -128,7 +128,9 @@ const SkillsRecordSchema = Type.Object({
 });
 /**
  * A model refused the images of a tool result (a 400 naming images): from then on the session
- * sends that provider and model the images' text placeholders, after a resume too.
+ * sends that provider and model the images' text placeholders, after a resume too. With `image`,
+ * the provider could not process that one image (its key, the sha256 hex of its base64): only it
+ * is sent as a placeholder from then on, to every provider.
  */
 const ImagesRefusedRecordSchema = Type.Object({
   type: Type.Literal("images_refused"),
@@ -136,6 +138,7 @@ const ImagesRefusedRecordSchema = Type.Object({
   model: Type.String(),
   /** What the provider said (redacted like every string). */
   reason: Type.String(),
+  image: Type.Optional(Type.String({ pattern: "^[0-9a-f]{64}$" })),
 });
 /** A file's sha256 (hex), or null: there was no file. */
 const FileHashSchema = Type.Union([Type.String(), Type.Null()]);

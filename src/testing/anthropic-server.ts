@@ -170,6 +170,7 @@ const errorTypes: Record<number, [string, string]> = {
   400: ["invalid_request_error", ""],
   401: ["authentication_error", ""],
   404: ["not_found_error", ""],
+  413: ["request_too_large", "Request exceeds the maximum size"],
   429: ["rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"],
   500: ["api_error", "Internal server error"],
   529: ["overloaded_error", "Overloaded"],
@@ -237,6 +238,8 @@ export function startAnthropicServer(
         const tokens = bodyTokens(body);
         return tokens > limit ? promptTooLong(tokens, limit) : undefined;
       },
+      // Confirmed text (earendil-works/pi#401); the size is the documented 32 MB.
+      maxBody: { bytes: 32_000_000, message: "Request exceeds the maximum size" },
       loneSurrogate: ({ half, line, column, char }) =>
         `The request body is not valid JSON: ${half === "high" ? "no low" : "invalid high"} surrogate in string: line ${line} column ${column} (char ${char})`,
     },

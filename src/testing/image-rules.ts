@@ -1,14 +1,16 @@
+import { inflateSync } from "node:zlib";
+
 /**
  * How the strict servers check an image, as the real APIs do: one of the four media types every
  * provider takes, base64 that decodes, bytes that are an image of the type declared, a bound on
- * the size. Written apart from the product's own image reader, so a mistake in one is caught by
+ * the size, and (for a PNG) pixel data that inflates, as a decoder needs. Written apart from the product's own image reader, so a mistake in one is caught by
  * the other. Each server says where an image may stand and words the refusal as its API does.
  */
 
 export const allowedImageTypes = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
 /** What is wrong with an image's base64 `data` declared as `mediaType`. */
-export type ImageFault = "media_type" | "base64" | "mismatch" | "size";
+export type ImageFault = "media_type" | "base64" | "mismatch" | "size" | "undecodable";
 
 /**
  * The first fault of an image, or undefined when it is a good one. `maxBytes` bounds the base64
@@ -25,7 +27,25 @@ export function imageFault(
     return "base64";
   const bytes = Buffer.from(data, "base64");
   if ((bound === "base64" ? data.length : bytes.length) > maxBytes) return "size";
-  return magicType(bytes) === mediaType ? undefined : "mismatch";
+  if (magicType(bytes) !== mediaType) return "mismatch";
+  return mediaType === "image/png" && !pngInflates(bytes) ? "undecodable" : undefined;
+}
+
+/** Whether a PNG's IDAT chunks, together, are a zlib stream that inflates. */
+function pngInflates(b: Buffer): boolean {
+  const data: Buffer[] = [];
+  for (let at = 8; at + 8 <= b.length; ) {
+    const length = b.readUInt32BE(at);
+    if (b.toString("latin1", at + 4, at + 8) === "IDAT")
+      data.push(b.subarray(at + 8, at + 8 + length));
+    at += 12 + length;
+  }
+  try {
+    inflateSync(Buffer.concat(data));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function magicType(b: Buffer): string | undefined {
@@ -56,6 +76,43 @@ export const anthropicImagesRefused = (path: string) =>
  * content, nowhere else; at most 5 MB of base64 each.
  */
 export function anthropicImageProblem(body: Block, refuse: boolean): string | undefined {
+  return anthropicEachImageProblem(body, refuse) ?? anthropicManyImagesProblem(body);
+}
+
+/**
+ * The request's limits: at most 100 images (confirmed text, anthropics/claude-code#19822), and
+ * with more than 20, none over 2000 pixels a side (confirmed text, anthropics/claude-code#24630;
+ * the size read from a PNG's header only).
+ */
+function anthropicManyImagesProblem(body: Block): string | undefined {
+  const images: [string, Block][] = [];
+  for (const [i, message] of list(body.messages).entries()) {
+    for (const [j, block] of list(message.content).entries()) {
+      if (block.type === "image") images.push([`messages.${i}.content.${j}`, block]);
+      if (block.type !== "tool_result") continue;
+      for (const [k, inner] of list(block.content).entries())
+        if (inner.type === "image") images.push([`messages.${i}.content.${j}.content.${k}`, inner]);
+    }
+  }
+  if (images.length > 100)
+    return `Too much media: 0 document pages + ${images.length} images > 100`;
+  if (images.length <= 20) return undefined;
+  for (const [path, block] of images) {
+    const side = pngSide(String((block.source as Block | undefined)?.data ?? ""));
+    if (side > 2000)
+      return `${path}.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels`;
+  }
+  return undefined;
+}
+
+/** The longer side of a PNG given as base64 (from its IHDR), or 0 for another image. */
+function pngSide(data: string): number {
+  const head = Buffer.from(data.slice(0, 32), "base64");
+  if (head.length < 24 || magicType(head) !== "image/png") return 0;
+  return Math.max(head.readUInt32BE(16), head.readUInt32BE(20));
+}
+
+function anthropicEachImageProblem(body: Block, refuse: boolean): string | undefined {
   for (const [i, message] of list(body.messages).entries()) {
     for (const [j, block] of list(message.content).entries()) {
       const path = `messages.${i}.content.${j}`;
@@ -101,10 +158,20 @@ function anthropicImage(block: Block, path: string, refuse: boolean): string | u
       return `${path}.image.source.base64: image exceeds 5 MB maximum: ${data.length} bytes > 5242880 bytes`;
     case "mismatch":
       return `${path}.image.source.base64.data: Image does not match the provided media type ${mediaType}`;
+    case "undecodable":
+      // Confirmed text (anthropics/claude-code#8647): no path, whichever image it was.
+      return anthropicUnprocessable;
     default:
       return undefined;
   }
 }
+
+/** Anthropic's refusal of an image it cannot decode. */
+export const anthropicUnprocessable = "Could not process image";
+
+/** OpenAI's refusal of an image it cannot decode (openai/openai-node#1463). */
+export const openaiUnprocessable =
+  "You uploaded an unsupported image. Please make sure your image is valid.";
 
 /** OpenAI's refusal of an image it cannot take: a bad data URL, type, encoding or size. */
 export const unsupportedImage =
@@ -117,13 +184,28 @@ const openaiImage = (url: unknown, refuse: boolean): string | undefined => {
   if (refuse) return openaiImagesRefused;
   const image = dataUrl(url);
   if (!image) return unsupportedImage;
-  return imageFault(image.mediaType, image.data, 20 * 1024 * 1024, "decoded") === undefined
-    ? undefined
-    : unsupportedImage;
+  const fault = imageFault(image.mediaType, image.data, 20 * 1024 * 1024, "decoded");
+  if (fault === "undecodable") return openaiUnprocessable;
+  return fault === undefined ? undefined : unsupportedImage;
 };
+
+/** OpenAI's limit on a request's size: 50 MB of payload, documented (the wording approximate). */
+export const openaiMaxBody = { bytes: 50_000_000, message: "Request too large: 50 MB at most." };
+
+/** OpenAI's limit on the images of one request (documented; the wording is approximate). */
+export const openaiMaxImages = 500;
+const tooManyImages = (count: number) =>
+  count > openaiMaxImages
+    ? `Too many images in the request: ${count} > ${openaiMaxImages}.`
+    : undefined;
 
 /** Chat Completions: `image_url` parts in user messages only (tool messages are text only). */
 export function chatImageProblem(body: Block, refuse: boolean): string | undefined {
+  const count = list(body.messages).flatMap((message) =>
+    list(message.content).filter((part) => part.type === "image_url"),
+  ).length;
+  const many = tooManyImages(count);
+  if (many !== undefined) return many;
   for (const message of list(body.messages)) {
     for (const part of list(message.content)) {
       if (part.type === "text") continue;
@@ -141,6 +223,11 @@ export function chatImageProblem(body: Block, refuse: boolean): string | undefin
  * items are `input_text` and `input_image` (and files, which no adapter sends).
  */
 export function responsesImageProblem(body: Block, refuse: boolean): string | undefined {
+  const count = list(body.input).flatMap((item) =>
+    [...list(item.output), ...list(item.content)].filter((part) => part.type === "input_image"),
+  ).length;
+  const many = tooManyImages(count);
+  if (many !== undefined) return many;
   for (const item of list(body.input)) {
     const parts = item.type === "function_call_output" ? list(item.output) : list(item.content);
     const allowed =

@@ -1,5 +1,5 @@
 import { bodyTokens, type ScriptedCall, type ServerOptions } from "./anthropic-server.js";
-import { chatImageProblem } from "./image-rules.js";
+import { chatImageProblem, openaiMaxBody } from "./image-rules.js";
 import {
   type Body,
   type Reply,
@@ -257,6 +257,7 @@ export function startOpenAIServer(
         return tokens > limit ? contextTooLong(tokens, limit) : undefined;
       },
       loneSurrogate: () => notJson,
+      maxBody: openaiMaxBody,
     },
     limit === undefined ? script : script.map((entry, index) => reportingTokens(entry, index + 1)),
     options.port,

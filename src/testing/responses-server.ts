@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { ScriptedCall } from "./anthropic-server.js";
-import { responsesImageProblem } from "./image-rules.js";
+import { openaiMaxBody, responsesImageProblem } from "./image-rules.js";
 import { notJson } from "./openai-server.js";
 import {
   type Body,
@@ -245,6 +245,7 @@ export function startResponsesServer(
       },
       // Approximate: the Responses API's parser refuses the body as Chat Completions' does.
       loneSurrogate: () => notJson,
+      maxBody: openaiMaxBody,
     },
     script,
   );

@@ -74,6 +74,8 @@ export interface Protocol {
   validate(body: Body): string | undefined;
   /** The real API's message for a body that escapes half of a surrogate pair alone. */
   loneSurrogate(where: LoneSurrogate): string;
+  /** The most bytes a request body may have, and the 413 message over it. */
+  maxBody?: { bytes: number; message: string };
 }
 
 /** Where a JSON text first escapes half of a surrogate pair alone, as a JSON parser counts. */
@@ -137,6 +139,10 @@ export async function startScriptedServer(
       return send(res, protocol.error(404, `Not found: ${req.method} ${req.url}`));
     }
     if (!protocol.authorized(req)) return send(res, protocol.error(401, "missing API key"));
+    if (protocol.maxBody !== undefined && Buffer.byteLength(raw) > protocol.maxBody.bytes) {
+      rejections.push(protocol.maxBody.message);
+      return send(res, protocol.error(413, protocol.maxBody.message));
+    }
     const lone = findLoneSurrogate(raw);
     if (lone) {
       const message = protocol.loneSurrogate(lone);

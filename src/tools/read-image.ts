@@ -1,10 +1,10 @@
 import type { FileHandle } from "node:fs/promises";
 import {
-  byteSize,
   checkImage,
   IMAGE_SNIFF_BYTES,
   type ImageMediaType,
   type ImageProblem,
+  oversize,
   sniffImage,
 } from "../images.js";
 import type { ToolResult } from "../types.js";
@@ -33,8 +33,9 @@ export async function readImage(
   const { size } = await handle.stat();
   const bytes = size > limits.imageBytes ? undefined : await readBounded(handle, size, signal);
   if (bytes === undefined) {
+    const words = oversize(size);
     throw new ToolError(
-      `${shown} is a ${byteSize(size)} image: read shows images up to ${limits.imageBytes / 1024 / 1024} MB (5 MB in base64, what providers take)`,
+      `${shown} is ${words.size}: read shows images up to ${words.bound} (5 MB in base64, what providers take)`,
     );
   }
   const image = checkImage(bytes);

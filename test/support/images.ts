@@ -32,6 +32,20 @@ export function png(width: number, height: number, comment = 0): Buffer {
   ]);
 }
 
+/**
+ * A PNG whose chunks are whole and checksummed but whose pixel data is no zlib stream: what a
+ * header check takes and a decoder (a provider's) cannot process.
+ */
+export function undecodablePng(width: number, height: number): Buffer {
+  const header = png(width, height).subarray(8, 8 + 25);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    header,
+    chunk("IDAT", Buffer.from("these bytes are not deflated")),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
+}
+
 /** A grey baseline JPEG of `width` x `height` pixels (at most 8 a side: one block). */
 export function jpeg(width = 2, height = 2): Buffer {
   const frame = [8, height >> 8, height & 255, width >> 8, width & 255, 1, 1, 0x11, 0];

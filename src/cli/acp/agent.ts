@@ -14,7 +14,7 @@ import { type CliArgs, exitCodes } from "../args.js";
 import { describeError } from "../errors.js";
 import type { RunMcp } from "../mcp.js";
 import { isMode, modes } from "../modes.js";
-import { compactedLine, retryNotice } from "../notices.js";
+import { compactedLine, imagesHeldBackNotice, retryNotice } from "../notices.js";
 import { providerFor } from "../provider.js";
 import { openToContinue } from "../resume.js";
 import type { Stopper } from "../signals.js";
@@ -277,6 +277,7 @@ async function runPrompt(
       onEvent: (event) => {
         // What the terminal says on stderr in every format, the editor's log gets too.
         if (event.type === "retry") retryNotice(process.stderr, event.notice);
+        if (event.type === "images_held_back") imagesHeldBackNotice(process.stderr, event.count);
         if (event.type === "compaction")
           process.stderr.write(`mini-agent: ${compactedLine(event.compaction)}\n`);
         for (const update of mapper.updates(event))

@@ -81,6 +81,7 @@ export class UpdateMapper {
       }
       case "session":
       case "images_refused":
+      case "images_held_back":
       case "usage":
       case "approval":
       case "retry":

@@ -1,7 +1,13 @@
 import type { RetryNotice } from "../../runner/events.js";
 import type { Message, ToolCall } from "../../types.js";
 import { visible } from "../../visible.js";
-import { bashSkippedNotice, mcpStatusNotice, retryNotice, unkeptNotice } from "../notices.js";
+import {
+  bashSkippedNotice,
+  imagesHeldBackNotice,
+  mcpStatusNotice,
+  retryNotice,
+  unkeptNotice,
+} from "../notices.js";
 import type { Output, Streams, TerminalTurn } from "../output.js";
 import { MarkdownStream } from "./markdown.js";
 import { thinkingView } from "./thinking.js";
@@ -51,6 +57,8 @@ export function textOutput(streams: Streams, terminal?: TerminalTurn): Output {
         partial = false;
       } else if (event.type === "mcp_status") {
         mcpStatusNotice(stderr, event.status);
+      } else if (event.type === "images_held_back") {
+        imagesHeldBackNotice(stderr, event.count);
       } else if (event.type === "file_before") {
         unkeptNotice(stderr, event.before);
       } else if (event.type === "bash_change") {
@@ -136,6 +144,10 @@ function terminalOutput({ stderr }: Streams, view: TerminalTurn): Output {
           return unkeptNotice(stderr, event.before);
         case "bash_change":
           return bashSkippedNotice(stderr, event.change);
+        case "images_held_back":
+          activity.stop();
+          imagesHeldBackNotice(stderr, event.count);
+          return awaitModel();
       }
     },
     finish(summary) {

@@ -1,0 +1,103 @@
+import { imageHeader } from "../images.js";
+import type { ImagePart, ModelClient, ModelEvent, ModelRequest } from "../types.js";
+import { holdingBack, withoutImages } from "./images.js";
+
+/**
+ * What one request may carry of images, by API: Anthropic's Messages take at most 100 images and
+ * 32 MB a request, and no image over 2000 pixels a side once a request holds more than 20;
+ * OpenAI's, 500 images and 50 MB. (Each image alone is within `imageLimits` already.)
+ */
+export interface ImageRequestLimits {
+  images: number;
+  bytes: number;
+  many?: { over: number; side: number };
+}
+
+export const anthropicImageLimits: ImageRequestLimits = {
+  images: 100,
+  bytes: 32_000_000,
+  many: { over: 20, side: 2000 },
+};
+export const openaiImageLimits: ImageRequestLimits = { images: 500, bytes: 50_000_000 };
+
+/** Room kept for what an adapter adds around the history (its JSON, the request's fields). */
+const MARGIN = 1_000_000;
+
+/**
+ * Keeps every request within its API's limits on images, so a session with many screenshots
+ * stays valid to send: walking from the newest image back, each is sent while the request stays
+ * within the count, the bytes (the base64 of the images plus the text of the request) and the
+ * many-image side; the rest, the oldest, go as `[image not shown: …: why]` placeholders. The same
+ * history gives the same request, so the provider's prompt cache holds; `onHeldBack` is told the
+ * first time a request holds images back.
+ */
+export class ImageBudgetClient implements ModelClient {
+  private readonly sides = new Map<string, number>();
+  private told = false;
+
+  constructor(
+    private readonly inner: ModelClient,
+    private readonly limits: ImageRequestLimits,
+    private readonly onHeldBack: (count: number) => Promise<void> = async () => {},
+  ) {}
+
+  async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
+    const held = this.heldBack(request);
+    if (held.size === 0) {
+      yield* this.inner.stream(request);
+      return;
+    }
+    if (!this.told) {
+      this.told = true;
+      await this.onHeldBack(held.size);
+    }
+    const messages = holdingBack(request.messages, (part) => held.get(part));
+    yield* this.inner.stream({ ...request, messages });
+  }
+
+  /** Each image part to leave out, with why, by identity. */
+  private heldBack(request: ModelRequest): Map<ImagePart, string> {
+    const images = request.messages
+      .flatMap((message) => (message.role === "assistant" ? [] : (message.parts ?? [])))
+      .filter((part): part is ImagePart => part.type === "image");
+    const held = new Map<ImagePart, string>();
+    if (images.length === 0) return held;
+    const { images: most, bytes, many } = this.limits;
+    const text = JSON.stringify({ ...request, messages: withoutImages(request.messages) }).length;
+    let room = bytes - MARGIN - text;
+    let kept = 0;
+    let widest = 0;
+    for (const part of images.reverse()) {
+      const side = this.side(part);
+      const tooMany =
+        many !== undefined && kept + 1 > many.over && Math.max(widest, side) > many.side;
+      const why =
+        kept + 1 > most
+          ? `the request holds ${most} newer images, the provider's limit`
+          : part.data.length > room
+            ? `newer images fill the ${bytes / 1_000_000} MB the provider takes in a request`
+            : tooMany
+              ? `over ${many.side} pixels a side in a request of more than ${many.over} images`
+              : undefined;
+      if (why !== undefined) {
+        held.set(part, why);
+        continue;
+      }
+      kept++;
+      room -= part.data.length;
+      widest = Math.max(widest, side);
+    }
+    return held;
+  }
+
+  /** The longer side of an image, read once from its bytes. */
+  private side(part: ImagePart): number {
+    let side = this.sides.get(part.data);
+    if (side === undefined) {
+      const header = imageHeader(Buffer.from(part.data, "base64"));
+      side = header === undefined ? 0 : Math.max(header.width, header.height);
+      this.sides.set(part.data, side);
+    }
+    return side;
+  }
+}

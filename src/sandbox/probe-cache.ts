@@ -1,11 +1,8 @@
 import {
   accessSync,
   type BigIntStats,
-  closeSync,
   constants,
-  fstatSync,
   mkdirSync,
-  openSync,
   readFileSync,
   readlinkSync,
   renameSync,
@@ -15,6 +12,7 @@ import {
 } from "node:fs";
 import { release, version } from "node:os";
 import { delimiter, join, resolve } from "node:path";
+import { readOwnJson } from "../own-json.js";
 
 /**
  * bwrap's "it works here", kept per machine in the state folder (`cache/sandbox.json`), so a run
@@ -114,32 +112,15 @@ const MAX_BYTES = 64 * 1024;
  * own, that others may write, that is not a regular file or that is damaged says nothing.
  */
 export function cachedWorks(state: string, key: string): boolean {
-  let fd: number;
-  try {
-    const file = probeCacheFile(state);
-    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return false;
-  }
-  try {
-    const info = fstatSync(fd);
-    const uid = process.getuid?.();
-    if (!info.isFile() || info.size > MAX_BYTES || (info.mode & 0o022) !== 0) return false;
-    if (uid !== undefined && info.uid !== uid) return false;
-    const value: unknown = JSON.parse(readFileSync(fd, "utf8"));
-    return (
-      typeof value === "object" &&
-      value !== null &&
-      "works" in value &&
-      value.works === key &&
-      "version" in value &&
-      value.version === 1
-    );
-  } catch {
-    return false;
-  } finally {
-    closeSync(fd);
-  }
+  const value = readOwnJson(probeCacheFile(state), MAX_BYTES)?.value;
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    "works" in value &&
+    value.works === key &&
+    "version" in value &&
+    value.version === 1
+  );
 }
 
 /** Keeps "bwrap works under `key`" (mode 0600, written whole and renamed into place). */

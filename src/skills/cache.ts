@@ -1,18 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  type Stats,
-  utimesSync,
-  writeFileSync,
-} from "node:fs";
+import { mkdirSync, renameSync, rmSync, type Stats, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { readOwnJson } from "../own-json.js";
 import type { SkillFile } from "./parse.js";
 import { sweepCaches } from "./sweep.js";
 
@@ -152,28 +141,13 @@ function quietly(act: () => void): void {
  */
 function readEntries(file: string): { entries: Map<string, Entry>; stamped: number } {
   const entries = new Map<string, Entry>();
-  const none = { entries, stamped: 0 };
-  let fd: number;
-  try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return none;
-  }
-  try {
-    const info = fstatSync(fd);
-    const uid = process.getuid?.();
-    if (!info.isFile() || info.size > MAX_BYTES) return none;
-    if ((uid !== undefined && info.uid !== uid) || (info.mode & 0o022) !== 0) return none;
-    const value: unknown = JSON.parse(readFileSync(fd, "utf8"));
-    if (!isObject(value) || value.version !== VERSION || !isObject(value.entries)) return none;
-    for (const [location, candidate] of Object.entries(value.entries))
-      if (isEntry(candidate)) entries.set(location, candidate);
-    return { entries, stamped: info.mtimeMs };
-  } catch {
-    return { entries: new Map(), stamped: 0 };
-  } finally {
-    closeSync(fd);
-  }
+  const read = readOwnJson(file, MAX_BYTES);
+  const value = read?.value;
+  if (!read || !isObject(value) || value.version !== VERSION || !isObject(value.entries))
+    return { entries, stamped: 0 };
+  for (const [location, candidate] of Object.entries(value.entries))
+    if (isEntry(candidate)) entries.set(location, candidate);
+  return { entries, stamped: read.mtimeMs };
 }
 
 /** Whether `value` (fresh from `JSON.parse`, held by nothing else) is an entry as `put` makes them. */

@@ -71,6 +71,19 @@ describe("/rewind at the prompt", () => {
       ].join("\n"),
     );
     expect(await readFile(join(workspace, "a.txt"), "utf8")).toBe("1");
+    // Recorded as `mini-agent rewind` records it: a kill between start and end is told on --continue.
+    const records = (await readFile(journal.sessionPath ?? "", "utf8"))
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { type: string; path?: string; to?: number });
+    const rewinding = records.slice(records.findIndex((r) => r.type === "rewind_start"));
+    expect(rewinding.map(({ type, path, to }) => [type, path ?? to])).toEqual([
+      ["rewind_start", 2],
+      ["file_restore", "a.txt"],
+      ["file_restore", "b.txt"],
+      ["rewind", 2],
+      ["rewind_end", 2],
+    ]);
 
     await runner.runTurn("second, again");
     const last = client.requests.at(-1);

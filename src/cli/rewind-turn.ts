@@ -56,10 +56,12 @@ export async function rewindAtPrompt(
     return undefined;
   });
   if (!plan) return;
+  await journal.record({ type: "rewind_start", to });
   const outcomes = await applyRewind(plan, ({ type: _, ...restore }) =>
     journal.record({ type: "file_restore", restore }),
   );
   if (!plan.again) await journal.record({ type: "rewind", to });
+  await journal.record({ type: "rewind_end", to });
   const loaded = await readSession(path);
   parts.runner.restart(loaded.messages, loaded.compaction);
   const later =

@@ -97,6 +97,8 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
         }
         case "file_restore":
         case "rewind":
+        case "rewind_start":
+        case "rewind_end":
           return;
         default:
           return assertNever(event);

@@ -90,8 +90,12 @@ export type TurnEvent =
   | { type: "bash_change"; change: BashChange }
   /** A rewind put a file back as it was just before prompt `to` (`/rewind` on a terminal). */
   | { type: "file_restore"; restore: FileRestore }
+  /** A rewind to just before prompt `to` begins (`/rewind N`), before it touches a file. */
+  | { type: "rewind_start"; to: number }
   /** The conversation goes back to just before prompt `to` of the current branch. */
   | { type: "rewind"; to: number }
+  /** That rewind tried every file: a start without an end was cut off (told on `--continue`). */
+  | { type: "rewind_end"; to: number }
   /** The turn is over: its status and how long it took. The last event of a turn. */
   | { type: "turn_end"; end: TurnEnd };
 

@@ -80,6 +80,10 @@ function recordOf(event: TurnEvent): Exclude<SessionRecord, SessionHeader> | und
       return { type: "bash_change", ...event.change };
     case "rewind":
       return { type: "rewind", to: event.to };
+    case "rewind_start":
+      return { type: "rewind_start", to: event.to, files: true, conversation: true };
+    case "rewind_end":
+      return { type: "rewind_end", to: event.to };
     case "text":
     case "thinking":
     case "tool_start":

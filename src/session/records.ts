@@ -210,7 +210,7 @@ const RewindRecordSchema = Type.Object({
   to: Type.Integer({ minimum: 1 }),
 });
 /**
- * A rewind of files begins (`mini-agent rewind`, written before it touches a file): `rewind_end`
+ * A rewind of files begins (`mini-agent rewind`, `/rewind N`; written before it touches a file): `rewind_end`
  * closes it once every file was tried. One left open was cut off (a kill, Ctrl-C): the next
  * `--continue` says so and names the command that finishes it.
  */

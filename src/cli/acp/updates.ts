@@ -92,6 +92,8 @@ export class UpdateMapper {
       case "file_restore":
       case "bash_change":
       case "rewind":
+      case "rewind_start":
+      case "rewind_end":
         return [];
       default:
         return assertNever(event);

@@ -152,11 +152,17 @@ export type Base64ImageProblem =
  */
 export function base64Image(data: string): ImageAttachment | Base64ImageProblem {
   if (data.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(data)) return { kind: "not_base64" };
-  const size = (data.length / 4) * 3 - (data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0);
+  const size = base64Bytes(data);
   if (size > imageLimits.bytes) return { kind: "bytes", size };
   const bytes = Buffer.from(data, "base64");
   if (bytes.toString("base64") !== data) return { kind: "not_base64" };
   return checkImage(bytes);
+}
+
+/** The bytes that base64 text stands for, from its length and padding, without decoding it. */
+export function base64Bytes(data: string): number {
+  const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
+  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { imagePartOf } from "../images.js";
+import { base64Bytes, byteSize, imagePartOf } from "../images.js";
 import { headOf, wellFormed } from "../text.js";
 import { limits, truncated } from "../tools/limits.js";
 import type { ImagePart, ResultPart, ToolResult } from "../types.js";
@@ -126,12 +126,8 @@ function oneLine(value: unknown): string {
   return headOf(text.replace(/[\r\n\t]+/g, " "), 200);
 }
 
-/** The decoded size of base64 `data`, as people read it: `512 B`, `1.2 KB`, `3.4 MB`. */
+/** The decoded size of base64 `data`, as people read it: `512 B`, `1.2 KB`, `3.40 MB`. */
 function size(data: unknown): string {
   if (typeof data !== "string") return "unknown size";
-  const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
-  const bytes = Math.max(0, Math.floor((data.length * 3) / 4) - padding);
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  return byteSize(base64Bytes(data));
 }

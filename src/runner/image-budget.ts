@@ -1,6 +1,6 @@
 import { imageHeader } from "../images.js";
 import type { ImagePart, ModelClient, ModelEvent, ModelRequest } from "../types.js";
-import { holdingBack, withoutImages } from "./images.js";
+import { holdingBack, imagesOf, withoutImages } from "./images.js";
 
 /**
  * What one request may carry of images, by API: Anthropic's Messages take at most 100 images and
@@ -57,9 +57,7 @@ export class ImageBudgetClient implements ModelClient {
 
   /** Each image part to leave out, with why, by identity. */
   private heldBack(request: ModelRequest): Map<ImagePart, string> {
-    const images = request.messages
-      .flatMap((message) => (message.role === "assistant" ? [] : (message.parts ?? [])))
-      .filter((part): part is ImagePart => part.type === "image");
+    const images = imagesOf(request.messages);
     const held = new Map<ImagePart, string>();
     if (images.length === 0) return held;
     const { images: most, bytes, many } = this.limits;

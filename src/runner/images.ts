@@ -136,7 +136,8 @@ export class ImagesRefusedError extends Error {
   }
 }
 
-const imagesOf = (messages: readonly Message[]): ImagePart[] =>
+/** The images of a history's user and tool messages, in order. */
+export const imagesOf = (messages: readonly Message[]): ImagePart[] =>
   messages.flatMap((message) =>
     message.role === "assistant" || message.parts === undefined
       ? []

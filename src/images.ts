@@ -73,11 +73,38 @@ export function heldBackPlaceholder(image: ImageHeader, bytes: number, why: stri
 }
 
 /**
+ * Thrown when the bytes of an image part kept elsewhere (a loaded session's, in its blob store,
+ * read when first used) are gone or altered by then.
+ */
+export class ImageBytesGone extends Error {
+  override name = "ImageBytesGone";
+}
+
+/** `part.data`, or undefined when its bytes are gone (`ImageBytesGone`). */
+export function readableData(part: ImagePart): string | undefined {
+  try {
+    return part.data;
+  } catch (error) {
+    if (error instanceof ImageBytesGone) return undefined;
+    throw error;
+  }
+}
+
+/** Why an image whose bytes are gone is not shown. */
+export const IMAGE_GONE = "its bytes are gone from the session's blob store or altered";
+
+/**
  * The `heldBackPlaceholder` line of the image `part`, and a message's text with the image's
- * placeholder turned into it (added at the end if the text has none).
+ * placeholder turned into it (added at the end if the text has none, or if the image's bytes
+ * are gone, so its size is not known).
  */
 export function holdBack(content: string, part: ImagePart, why: string) {
-  const bytes = Buffer.from(part.data, "base64");
+  const data = readableData(part);
+  if (data === undefined) {
+    const line = `[image not shown: ${part.mediaType}: ${why}]`;
+    return { line, content: `${content}\n${line}` };
+  }
+  const bytes = Buffer.from(data, "base64");
   // An image part the history holds was checked when it came in, so its header reads.
   const header = imageHeader(bytes) ?? { mediaType: part.mediaType, width: 0, height: 0 };
   const shown = imagePlaceholder(header, bytes.length);

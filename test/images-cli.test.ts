@@ -119,6 +119,36 @@ describe("an image in a CLI session", () => {
     ]);
   });
 
+  it("sends the placeholder of an image whose blob was altered in place (same size), found when it is first sent", async () => {
+    const { server, workspace, home, options } = await setup([
+      stream(turn({ calls: [readCall] })),
+      stream(turn({ text: "A red square." })),
+      stream(turn({ text: "I only see its placeholder now." })),
+    ]);
+    await writeFile(join(workspace, "a.png"), bytes);
+    expect((await runBin(["look at a.png"], options)).code).toBe(0);
+    const [file = ""] = await sessionFiles(home);
+    // A load reads no image's bytes: only its size tells at load; these bytes are read when sent.
+    await writeFile(join(blobDirFor(file), hash), Buffer.alloc(bytes.length));
+    expect(await runBin(["--continue", "and now?"], options)).toEqual({
+      code: 0,
+      stdout: "I only see its placeholder now.\n",
+      stderr: "",
+    });
+    expect(server.rejections).toEqual([]);
+    expect(server.requests.slice(1).map(({ body }) => toolResults(body))).toEqual([
+      [imageResult],
+      [
+        {
+          id: "toolu_1",
+          content: `${placeholder}\n[image not shown: image/png: its bytes are gone from the session's blob store or altered]`,
+          isError: false,
+        },
+      ],
+    ]);
+    assertValidHistory((await readSession(file)).messages);
+  });
+
   it("gives a model that refuses images one line and a valid session, then their placeholders, after --continue too", async () => {
     const { server, workspace, home, options } = await setup(
       [

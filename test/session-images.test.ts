@@ -2,13 +2,14 @@ import { readdirSync, writeSync } from "node:fs";
 import { readFile, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { ImageBytesGone, readableData } from "../src/images.js";
 import { toAnthropicMessages } from "../src/providers/anthropic-protocol.js";
 import { blobDirFor } from "../src/session/blobs.js";
 import { readSession, Session } from "../src/session/session.js";
 import { validate as validateAnthropic } from "../src/testing/anthropic-server.js";
 import { toolCall } from "../src/testing/fake-client.js";
 import { contentHash } from "../src/trust/trust.js";
-import type { Message } from "../src/types.js";
+import type { ImagePart, Message } from "../src/types.js";
 import { gif, png } from "./support/images.js";
 import { useTempDirs } from "./support/temp.js";
 
@@ -157,6 +158,40 @@ describe("images in a session file", () => {
     expect(loaded.messages).toEqual([promptText, asks, readText, shotText, answer]);
     expect(loaded.missingImages).toBe(3);
     expect(validAnthropic(loaded.messages)).toBeUndefined();
+  });
+
+  it("reads an image's bytes from the blob store when it is first used, not at load, and keeps them then", async () => {
+    const path = await writeSession(history);
+    const blobs = blobDirFor(path);
+    const loaded = await readSession(path);
+    expect(loaded.missingImages).toBeUndefined();
+    const imagesOf = (message: Message | undefined): ImagePart[] =>
+      message?.role === "user" || message?.role === "tool"
+        ? (message.parts ?? []).flatMap((part) => (part.type === "image" ? [part] : []))
+        : [];
+    const [promptImage] = imagesOf(loaded.messages[0]);
+    const [shotImage] = imagesOf(loaded.messages[3]);
+    // The gif is used once, then its blob goes: the part keeps what it read.
+    expect(shotImage?.data).toBe(tinyData);
+    await unlink(join(blobs, contentHash(tiny)));
+    expect(shotImage?.data).toBe(tinyData);
+    // The png is not used before its blob changes (same size, other bytes): a load that had read
+    // it would still hold the old bytes; this part reads them now and finds them altered.
+    await writeFile(join(blobs, contentHash(red)), Buffer.alloc(red.length));
+    expect(() => promptImage?.data).toThrow(ImageBytesGone);
+    expect(() => promptImage?.data).toThrow(
+      `image/png image ${contentHash(red)} is gone from the session's blob store or altered (${blobs})`,
+    );
+    expect(promptImage && readableData(promptImage)).toBeUndefined();
+  });
+
+  it("tells at load of a blob of another size than its record says, without reading it", async () => {
+    const path = await writeSession([prompt]);
+    await writeFile(join(blobDirFor(path), contentHash(red)), Buffer.alloc(red.length + 1));
+    const loaded = await readSession(path);
+    expect(loaded.missingImages).toBe(1);
+    const { parts: _p, ...promptText } = prompt as Message & { role: "user" };
+    expect(loaded.messages).toEqual([promptText]);
   });
 
   it("keeps the placeholder of an image over the blob store's cap, with a note, and loads it as text", async () => {

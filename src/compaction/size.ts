@@ -1,4 +1,4 @@
-import { base64ImageSize, imageLimits } from "../images.js";
+import { base64ImageSize, imageLimits, readableData } from "../images.js";
 import type { ImagePart, Message, ToolSpec } from "../types.js";
 
 /**
@@ -60,9 +60,14 @@ function openaiImageTokens(width: number, height: number): number {
   return 85 + 170 * tiles(width) * tiles(height);
 }
 
-/** An image part's tokens; an image whose header cannot be read counts as the largest allowed. */
+/**
+ * An image part's tokens; an image whose header cannot be read counts as the largest allowed,
+ * one whose bytes are gone as none (it is sent as the placeholder its message's text holds).
+ */
 function imagePartTokens(part: ImagePart, rule: ImageTokenRule | undefined): number {
-  const size = base64ImageSize(part.data) ?? { width: imageLimits.side, height: imageLimits.side };
+  const data = readableData(part);
+  if (data === undefined) return 0;
+  const size = base64ImageSize(data) ?? { width: imageLimits.side, height: imageLimits.side };
   return imageTokens(size.width, size.height, rule);
 }
 

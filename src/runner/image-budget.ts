@@ -1,4 +1,4 @@
-import { imageHeader } from "../images.js";
+import { base64ImageSize, IMAGE_GONE, readableData } from "../images.js";
 import type { ImagePart, ModelClient, ModelEvent, ModelRequest } from "../types.js";
 import { holdingBack, imagesOf, withoutImages } from "./images.js";
 
@@ -29,7 +29,8 @@ const MARGIN = 1_000_000;
  * within the count, the bytes (the base64 of the images plus the text of the request) and the
  * many-image side; the rest, the oldest, go as `[image not shown: …: why]` placeholders. The same
  * history gives the same request, so the provider's prompt cache holds; `onHeldBack` is told the
- * first time a request holds images back.
+ * first time a request holds images back for its limits. An image whose bytes are gone (a loaded
+ * session's, its blob removed or altered since) goes as a placeholder saying so.
  */
 export class ImageBudgetClient implements ModelClient {
   private readonly sides = new Map<string, number>();
@@ -47,9 +48,10 @@ export class ImageBudgetClient implements ModelClient {
       yield* this.inner.stream(request);
       return;
     }
-    if (!this.told) {
+    const limited = [...held.values()].filter((why) => why !== IMAGE_GONE).length;
+    if (!this.told && limited > 0) {
       this.told = true;
-      await this.onHeldBack(held.size);
+      await this.onHeldBack(limited);
     }
     const messages = holdingBack(request.messages, (part) => held.get(part));
     yield* this.inner.stream({ ...request, messages });
@@ -66,13 +68,18 @@ export class ImageBudgetClient implements ModelClient {
     let kept = 0;
     let widest = 0;
     for (const part of images.reverse()) {
-      const side = this.side(part);
+      const data = readableData(part);
+      if (data === undefined) {
+        held.set(part, IMAGE_GONE);
+        continue;
+      }
+      const side = this.side(data);
       const tooMany =
         many !== undefined && kept + 1 > many.over && Math.max(widest, side) > many.side;
       const why =
         kept + 1 > most
           ? `the request holds ${most} newer images, the provider's limit`
-          : part.data.length > room
+          : data.length > room
             ? `newer images fill the ${bytes / 1_000_000} MB the provider takes in a request`
             : tooMany
               ? `over ${many.side} pixels a side in a request of more than ${many.over} images`
@@ -82,19 +89,19 @@ export class ImageBudgetClient implements ModelClient {
         continue;
       }
       kept++;
-      room -= part.data.length;
+      room -= data.length;
       widest = Math.max(widest, side);
     }
     return held;
   }
 
-  /** The longer side of an image, read once from its bytes. */
-  private side(part: ImagePart): number {
-    let side = this.sides.get(part.data);
+  /** The longer side of an image, read once from its header. */
+  private side(data: string): number {
+    let side = this.sides.get(data);
     if (side === undefined) {
-      const header = imageHeader(Buffer.from(part.data, "base64"));
-      side = header === undefined ? 0 : Math.max(header.width, header.height);
-      this.sides.set(part.data, side);
+      const size = base64ImageSize(data);
+      side = size === undefined ? 0 : Math.max(size.width, size.height);
+      this.sides.set(data, side);
     }
     return side;
   }

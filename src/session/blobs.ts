@@ -115,14 +115,20 @@ export class BlobStore {
     }
   }
 
+  /** The size of the file kept under the hash, whatever its bytes, without reading them. */
+  size(hash: string): number | undefined {
+    if (!HASH.test(hash)) return undefined;
+    try {
+      const stats = statSync(join(this.dir, hash));
+      return stats.isFile() ? stats.size : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Whether a file is kept under the hash, whatever its bytes (`get` checks them). */
   has(hash: string): boolean {
-    if (!HASH.test(hash)) return false;
-    try {
-      return statSync(join(this.dir, hash)).isFile();
-    } catch {
-      return false;
-    }
+    return this.size(hash) !== undefined;
   }
 
   /** Sums the blobs on disk and removes what a crash left half written. */

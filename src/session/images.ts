@@ -1,5 +1,11 @@
-import { byteSize, type ImageMediaType, imageHeader, imagePlaceholder } from "../images.js";
-import type { Message, ResultPart } from "../types.js";
+import {
+  byteSize,
+  ImageBytesGone,
+  type ImageMediaType,
+  imageHeader,
+  imagePlaceholder,
+} from "../images.js";
+import type { ImagePart, Message, ResultPart } from "../types.js";
 import type { BlobStore } from "./blobs.js";
 import type { StoredImagePart, StoredMessage } from "./records.js";
 
@@ -7,9 +13,10 @@ import type { StoredImagePart, StoredMessage } from "./records.js";
  * Images in the session file are kept out of line: before a message record is written, each
  * image's bytes go into the session's blob store (`put` returns once they are on disk, so no
  * record names a blob a crash left half written), and the record holds a `StoredImagePart` that
- * names them by hash. Loading reads them back (`inlineImages`) for the messages the model still
- * sees, never for those a compaction covers. The bytes are never redacted: a secret's value is
- * looked for in text, and an image is not text.
+ * names them by hash. Loading makes them image parts again (`inlineImages`) for the messages the
+ * model still sees, never for those a compaction covers, and each reads its bytes when first
+ * used. The bytes are never redacted: a secret's value is looked for in text, and an image is
+ * not text.
  */
 
 type StoredPart = NonNullable<(StoredMessage & { role: "user" | "tool" })["parts"]>[number];
@@ -51,10 +58,12 @@ export function storeImages(
 }
 
 /**
- * The messages with their images read back from `blobs`. An image whose blob is missing or no
- * longer has its hash (`BlobStore.get` checks), or that was never kept, becomes its placeholder
- * line; a message left with no image loses its parts, so it reads as a text-only model reads it
- * (`content` holds every placeholder). `missing` counts the blobs that were named but not found.
+ * The messages with their images to be read back from `blobs`: each image whose blob is there
+ * with the size its record gives becomes an image part whose bytes are read when first used
+ * (`storedImage`), so a load reads none of them. An image whose blob is missing or of another
+ * size, or that was never kept, becomes its placeholder line; a message left with no image
+ * loses its parts, so it reads as a text-only model reads it (`content` holds every
+ * placeholder). `missing` counts the blobs that were named but not found whole.
  */
 export function inlineImages(
   messages: readonly StoredMessage[],
@@ -63,10 +72,10 @@ export function inlineImages(
   let missing = 0;
   const read = (part: StoredPart): ResultPart => {
     if (part.type === "text" || "data" in part) return part;
-    const bytes = part.blob === undefined ? undefined : blobs().get(part.blob);
-    if (bytes !== undefined)
-      return { type: "image", mediaType: part.mediaType, data: bytes.toString("base64") };
-    if (part.blob !== undefined) missing++;
+    const { blob } = part;
+    if (blob !== undefined && blobs().size(blob) === part.size)
+      return storedImage(part.mediaType, blob, blobs());
+    if (blob !== undefined) missing++;
     return { type: "text", text: storedPlaceholder(part) };
   };
   const inlined = messages.map((message): Message => {
@@ -77,6 +86,30 @@ export function inlineImages(
     return text;
   });
   return { messages: inlined, missing };
+}
+
+/**
+ * An image part whose `data` is read from `store` when first asked for and kept from then on.
+ * Asked for once its blob is gone or no longer has its hash (`BlobStore.get` checks), it throws
+ * `ImageBytesGone`; `readableData` tells that apart, and a request holds such an image back.
+ */
+function storedImage(mediaType: ImageMediaType, hash: string, store: BlobStore): ImagePart {
+  let data: string | undefined;
+  return {
+    type: "image",
+    mediaType,
+    get data(): string {
+      if (data === undefined) {
+        const bytes = store.get(hash);
+        if (bytes === undefined)
+          throw new ImageBytesGone(
+            `${mediaType} image ${hash} is gone from the session's blob store or altered (${store.dir})`,
+          );
+        data = bytes.toString("base64");
+      }
+      return data;
+    },
+  };
 }
 
 /** The placeholder line of an image a record holds inline (a file of an earlier version). */

@@ -1,11 +1,13 @@
 import { isAbsolute, join } from "node:path";
 import type {
+  ContentBlock,
   SessionUpdate,
   StopReason,
   ToolCallContent,
   ToolCallLocation,
   ToolKind,
 } from "@agentclientprotocol/sdk";
+import { IMAGE_GONE, readableData } from "../../images.js";
 import { mapStrings } from "../../map-strings.js";
 import {
   assertNever,
@@ -14,7 +16,7 @@ import {
   type TurnStatus,
 } from "../../runner/events.js";
 import { wellFormed } from "../../text.js";
-import type { Message, ToolCall } from "../../types.js";
+import type { ImagePart, Message, ToolCall } from "../../types.js";
 import { visible } from "../../visible.js";
 import { mcpStatusLine } from "../notices.js";
 import type { ChangeDiffs } from "./diffs.js";
@@ -111,10 +113,7 @@ export class UpdateMapper {
       return parts.map((part) =>
         wellFormedUpdate({
           sessionUpdate: "user_message_chunk",
-          content:
-            part.type === "text"
-              ? { type: "text", text: part.text }
-              : { type: "image", mimeType: part.mediaType, data: part.data },
+          content: part.type === "text" ? { type: "text", text: part.text } : imageContent(part),
         }),
       );
     }
@@ -230,4 +229,12 @@ export function stopReason(status: TurnStatus): StopReason | undefined {
     default:
       return assertNever(status);
   }
+}
+
+/** An image of a saved prompt as an editor shows it; its bytes gone, a line that says so. */
+function imageContent(part: ImagePart): ContentBlock {
+  const data = readableData(part);
+  return data === undefined
+    ? { type: "text", text: `[image not shown: ${part.mediaType}: ${IMAGE_GONE}]` }
+    : { type: "image", mimeType: part.mediaType, data };
 }

@@ -1,6 +1,6 @@
 // A session of 100 screenshots: a prompt, then 100 `read` rounds each returning a ~200 KB PNG
 // (noise, so it does not compress), written through `Session` (the bytes go to the session's blob
-// store, the records name them). Measured: loading it (`readSession`) and the CLI's `--continue`
+// store, the records name them; a load reads none). Measured: loading it (`readSession`) and the CLI's `--continue`
 // (one turn, two requests to the mock server), against the same session whose results are the
 // placeholders alone; and the same two with a compaction after the screenshots, which covers them.
 
@@ -153,13 +153,13 @@ export async function imagesBench({
   row(
     `session: load ${IMAGES} screenshots still in view (\`readSession\`; ${file})`,
     ...sides(images.loaded, plain.loaded, `without the images, ${kb(plain.bytes)}`),
-    "the images' bytes and no more",
+    "close to 1×",
     envNote(images.loaded, plain.loaded),
   );
   row(
     `CLI \`--continue\` of that session (one turn: two requests, each sending the ${IMAGES} images)`,
     ...sides(images.resumed, plain.resumed, "without the images"),
-    "the images' bytes and no more",
+    "the bytes it sends",
     envNote(images.resumed, plain.resumed),
   );
   row(

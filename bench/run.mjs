@@ -914,12 +914,12 @@ const notes = `
   string from bytes only by copying them, and one \`write\` per record needs the line's bytes whole
   while the history holds the string.
 - Images (\`bench/images.mjs\`): a session keeps each image's bytes in its blob store, and loading
-  reads only those of the images the model still sees. With a compaction covering 100 screenshots
-  a session loads and resumes in the time and memory of the same session without them. With all
-  100 still in view, loading reads, hashes (a blob altered on disk must not be sent) and holds them
-  as base64: about the 26 MB of their base64 more; \`--continue\` then sends them with each request
-  (26 MB of body per request, two in this turn: the body as JSON text, then as bytes), which is
-  where the rest of its time and memory goes.
+  reads none of them: each image still in view is checked by its blob's size and read (its hash
+  checked) when a request first sends it. So 100 screenshots in view load in about the time and
+  memory of the same session without them, and with a compaction covering them the session
+  also resumes so. \`--continue\` with all 100 in view sends them with each request: their base64
+  (26 MB, kept once read), and per request the body as JSON text and then as bytes (26 MB each;
+  two requests in this turn), which is where its time and memory go.
 - The MCP rows beside Claude Code run \`claude -p "task" --strict-mcp-config --mcp-config FILE\`
   with the same server files, found through \`BENCH_CLAUDE\` (the path of its \`claude\`) or on
   PATH and never installed by the bench; without it the row says so. It gets a home of its own in

@@ -59,25 +59,74 @@ export function imageHeader(bytes: Buffer): ImageHeader | undefined {
   return { mediaType, ...size };
 }
 
+/** An image as far as it is known: its type and, when its header gave them, its pixels. */
+export type ImageShape = Pick<ImageHeader, "mediaType"> & Partial<ImageHeader>;
+
+/** `image/png, 2x2, 1.2 KB`; without the pixels when they are not known. */
+function described(image: ImageShape, bytes: number): string {
+  const { mediaType, width, height } = image;
+  const pixels = width !== undefined && height !== undefined ? `${width}x${height}, ` : "";
+  return `${mediaType}, ${pixels}${byteSize(bytes)}`;
+}
+
 /** The one-line text that stands where an image is: `[image: image/png, 2x2, 1.2 KB]`. */
-export function imagePlaceholder(image: ImageHeader, bytes: number): string {
-  return `[image: ${image.mediaType}, ${image.width}x${image.height}, ${byteSize(bytes)}]`;
+export function imagePlaceholder(image: ImageShape, bytes: number): string {
+  return `[image: ${described(image, bytes)}]`;
 }
 
 /**
  * The one-line text that stands where an image was not sent, saying why, so a model knows what
  * it did not see: `[image not shown: image/png, 2x2, 1.2 KB: the provider could not process it]`.
  */
-export function heldBackPlaceholder(image: ImageHeader, bytes: number, why: string): string {
-  return `[image not shown: ${image.mediaType}, ${image.width}x${image.height}, ${byteSize(bytes)}: ${why}]`;
+export function heldBackPlaceholder(image: ImageShape, bytes: number, why: string): string {
+  return `[image not shown: ${described(image, bytes)}: ${why}]`;
+}
+
+/** What is known of an image without reading its bytes: their size, its type and pixels. */
+export type ImageFacts = ImageShape & { bytes: number };
+
+/** The facts of each image part: given when it was made (`deferredImage`), or read once. */
+const factsOf = new WeakMap<ImagePart, ImageFacts>();
+
+/**
+ * An image's size and pixels without decoding it: those it was made with (`deferredImage`,
+ * from a session's record), or read once from its base64's header (then kept by the part).
+ */
+export function imageFacts(part: ImagePart): ImageFacts {
+  let facts = factsOf.get(part);
+  if (facts === undefined) {
+    const { data, mediaType } = part;
+    facts = { mediaType, bytes: base64Bytes(data), ...base64ImageSize(data) };
+    factsOf.set(part, facts);
+  }
+  return facts;
 }
 
 /**
  * Thrown when the bytes of an image part kept elsewhere (a loaded session's, in its blob store,
- * read when first used) are gone or altered by then.
+ * read when first sent) are gone, altered or unreadable by then.
  */
 export class ImageBytesGone extends Error {
   override name = "ImageBytesGone";
+}
+
+/**
+ * An image part whose `data` is `read` when first asked for, then kept; `facts` (what its record
+ * knew) answer `imageFacts` without reading. `read` throws `ImageBytesGone` when it cannot give
+ * the bytes, and so does `data` then. A getter, so `ImagePart` keeps its shape for every reader.
+ */
+export function deferredImage(facts: ImageFacts, read: () => Buffer): ImagePart {
+  let data: string | undefined;
+  const part: ImagePart = {
+    type: "image",
+    mediaType: facts.mediaType,
+    get data(): string {
+      data ??= read().toString("base64");
+      return data;
+    },
+  };
+  factsOf.set(part, facts);
+  return part;
 }
 
 /** `part.data`, or undefined when its bytes are gone (`ImageBytesGone`). */
@@ -91,24 +140,16 @@ export function readableData(part: ImagePart): string | undefined {
 }
 
 /** Why an image whose bytes are gone is not shown. */
-export const IMAGE_GONE = "its bytes are gone from the session's blob store or altered";
+export const IMAGE_GONE = "its bytes are gone from the session's blob store, altered or unreadable";
 
 /**
  * The `heldBackPlaceholder` line of the image `part`, and a message's text with the image's
- * placeholder turned into it (added at the end if the text has none, or if the image's bytes
- * are gone, so its size is not known).
+ * placeholder turned into it (added at the end if the text has none). Its bytes are not read.
  */
 export function holdBack(content: string, part: ImagePart, why: string) {
-  const data = readableData(part);
-  if (data === undefined) {
-    const line = `[image not shown: ${part.mediaType}: ${why}]`;
-    return { line, content: `${content}\n${line}` };
-  }
-  const bytes = Buffer.from(data, "base64");
-  // An image part the history holds was checked when it came in, so its header reads.
-  const header = imageHeader(bytes) ?? { mediaType: part.mediaType, width: 0, height: 0 };
-  const shown = imagePlaceholder(header, bytes.length);
-  const line = heldBackPlaceholder(header, bytes.length, why);
+  const facts = imageFacts(part);
+  const shown = imagePlaceholder(facts, facts.bytes);
+  const line = heldBackPlaceholder(facts, facts.bytes, why);
   const text = content.includes(shown) ? content.replace(shown, line) : `${content}\n${line}`;
   return { line, content: text };
 }

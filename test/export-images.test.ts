@@ -1,4 +1,4 @@
-import { readFile, unlink, writeFile } from "node:fs/promises";
+import { readFile, symlink, unlink, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -67,10 +67,11 @@ async function withImages(session: Session): Promise<void> {
   await session.append({ role: "assistant", content: "The CSS says red.", toolCalls: [] });
 }
 
-async function exported(format: "html" | "md") {
+/** Unlinks the lost image's blob, or puts in its place what cannot be read. */
+async function exported(format: "html" | "md", spoil = (blob: string) => unlink(blob)) {
   const s = await setup();
   const path = await s.session("images", withImages);
-  await unlink(join(blobDirFor(path), contentHash(lost)));
+  await spoil(join(blobDirFor(path), contentHash(lost)));
   const file = join(s.workspace, format === "html" ? "page.html" : "page.md");
   const run = await s.run(["images", "-o", file]);
   expect([run.code, run.stderr]).toEqual([
@@ -99,6 +100,17 @@ describe("images in an export", () => {
     for (const line of [shownHolder, screenshotHolder, lostHolder]) expect(text).toContain(line);
     expect(text.includes(shown.toString("base64"))).toBe(false);
     expect(text).toContain(`_${missingNote.replace(/[[\]()._-]/g, (c) => `\\${c}`)}_`);
+  });
+
+  it("says which is missing when its blob cannot be read (a link to itself), in both formats", async () => {
+    const loop = async (blob: string) => {
+      await unlink(blob);
+      await symlink(blob, blob);
+    };
+    const html = await exported("html", loop);
+    expect(html.text).toContain(`<p class="note image-missing">${escapeHtml(missingNote)}</p>`);
+    const md = await exported("md", loop);
+    expect(md.text).toContain(`_${missingNote.replace(/[[\]()._-]/g, (c) => `\\${c}`)}_`);
   });
 
   it("shows the images of a session written with images inline, as earlier versions did", async () => {

@@ -141,7 +141,7 @@ describe("an image in a CLI session", () => {
       [
         {
           id: "toolu_1",
-          content: `${placeholder}\n[image not shown: image/png: its bytes are gone from the session's blob store or altered]`,
+          content: `[image not shown: image/png, 2x2, ${bytes.length} B: its bytes are gone from the session's blob store, altered or unreadable]`,
           isError: false,
         },
       ],

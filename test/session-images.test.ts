@@ -180,7 +180,7 @@ describe("images in a session file", () => {
     await writeFile(join(blobs, contentHash(red)), Buffer.alloc(red.length));
     expect(() => promptImage?.data).toThrow(ImageBytesGone);
     expect(() => promptImage?.data).toThrow(
-      `image/png image ${contentHash(red)} is gone from the session's blob store or altered (${blobs})`,
+      `image/png image ${contentHash(red)} is gone from the session's blob store, altered or unreadable (${blobs})`,
     );
     expect(promptImage && readableData(promptImage)).toBeUndefined();
   });

@@ -1,4 +1,4 @@
-import { base64ImageSize, imageLimits, readableData } from "../images.js";
+import { imageFacts, imageLimits } from "../images.js";
 import type { ImagePart, Message, ToolSpec } from "../types.js";
 
 /**
@@ -61,13 +61,15 @@ function openaiImageTokens(width: number, height: number): number {
 }
 
 /**
- * An image part's tokens; an image whose header cannot be read counts as the largest allowed,
- * one whose bytes are gone as none (it is sent as the placeholder its message's text holds).
+ * An image part's tokens, from its size (read from its header, or what its record knew, never
+ * its bytes); an image whose pixels are not known counts as the largest allowed.
  */
 function imagePartTokens(part: ImagePart, rule: ImageTokenRule | undefined): number {
-  const data = readableData(part);
-  if (data === undefined) return 0;
-  const size = base64ImageSize(data) ?? { width: imageLimits.side, height: imageLimits.side };
+  const { width, height } = imageFacts(part);
+  const size =
+    width !== undefined && height !== undefined
+      ? { width, height }
+      : { width: imageLimits.side, height: imageLimits.side };
   return imageTokens(size.width, size.height, rule);
 }
 

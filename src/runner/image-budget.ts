@@ -1,4 +1,4 @@
-import { base64ImageSize, IMAGE_GONE, readableData } from "../images.js";
+import { IMAGE_GONE, imageFacts, readableData } from "../images.js";
 import type { ImagePart, ModelClient, ModelEvent, ModelRequest } from "../types.js";
 import { holdingBack, imagesOf, withoutImages } from "./images.js";
 
@@ -33,7 +33,6 @@ const MARGIN = 1_000_000;
  * session's, its blob removed or altered since) goes as a placeholder saying so.
  */
 export class ImageBudgetClient implements ModelClient {
-  private readonly sides = new Map<string, number>();
   private told = false;
 
   constructor(
@@ -68,41 +67,31 @@ export class ImageBudgetClient implements ModelClient {
     let kept = 0;
     let widest = 0;
     for (const part of images.reverse()) {
-      const data = readableData(part);
-      if (data === undefined) {
-        held.set(part, IMAGE_GONE);
-        continue;
-      }
-      const side = this.side(data);
+      // What the request needs to know of an image, without reading its bytes.
+      const facts = imageFacts(part);
+      const length = 4 * Math.ceil(facts.bytes / 3);
+      const side = Math.max(facts.width ?? 0, facts.height ?? 0);
       const tooMany =
         many !== undefined && kept + 1 > many.over && Math.max(widest, side) > many.side;
       const why =
         kept + 1 > most
           ? `the request holds ${most} newer images, the provider's limit`
-          : data.length > room
+          : length > room
             ? `newer images fill the ${bytes / 1_000_000} MB the provider takes in a request`
             : tooMany
               ? `over ${many.side} pixels a side in a request of more than ${many.over} images`
-              : undefined;
+              : // Sent: read now, so an image whose bytes are gone is found before the request.
+                readableData(part) === undefined
+                ? IMAGE_GONE
+                : undefined;
       if (why !== undefined) {
         held.set(part, why);
         continue;
       }
       kept++;
-      room -= data.length;
+      room -= length;
       widest = Math.max(widest, side);
     }
     return held;
-  }
-
-  /** The longer side of an image, read once from its header. */
-  private side(data: string): number {
-    let side = this.sides.get(data);
-    if (side === undefined) {
-      const size = base64ImageSize(data);
-      side = size === undefined ? 0 : Math.max(size.width, size.height);
-      this.sides.set(data, side);
-    }
-    return side;
   }
 }

@@ -14,11 +14,13 @@
 import { randomBytes } from "node:crypto";
 import {
   closeSync,
+  constants,
+  fstatSync,
   fsyncSync,
   mkdirSync,
   openSync,
   readdirSync,
-  readFileSync,
+  readSync,
   renameSync,
   type Stats,
   statSync,
@@ -98,20 +100,32 @@ export class BlobStore {
   }
 
   /**
-   * The bytes of a blob, or `undefined` when the hash is not one, the blob is missing, or its
-   * bytes no longer have that hash (altered on disk). At most `cap` bytes are read.
+   * The bytes of a blob, or `undefined` when the hash is not one, the blob is missing or cannot
+   * be read (a link to itself, no permission, not a regular file), or its bytes no longer have
+   * that hash (altered on disk). At most `cap` bytes are read.
    */
   get(hash: string): Buffer | undefined {
     if (!HASH.test(hash)) return undefined;
-    const path = join(this.dir, hash);
+    let fd: number | undefined;
     try {
-      const stats = statSync(path);
+      // Never waits on a FIFO put in a blob's place; reads what the open file holds, no more.
+      fd = openSync(join(this.dir, hash), constants.O_RDONLY | constants.O_NONBLOCK);
+      const stats = fstatSync(fd);
       if (!stats.isFile() || stats.size > this.cap) return undefined;
-      const bytes = readFileSync(path);
+      const bytes = Buffer.alloc(stats.size);
+      let read = 0;
+      while (read < bytes.length) {
+        const got = readSync(fd, bytes, read, bytes.length - read, read);
+        if (got === 0) return undefined;
+        read += got;
+      }
       return contentHash(bytes) === hash ? bytes : undefined;
     } catch (error) {
-      if (isMissing(error)) return undefined;
+      // Gone, a link to nowhere or to itself, not ours to read: all read as missing.
+      if ((error as NodeJS.ErrnoException).code !== undefined) return undefined;
       throw error;
+    } finally {
+      if (fd !== undefined) closeSync(fd);
     }
   }
 

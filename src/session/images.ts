@@ -1,5 +1,5 @@
 import {
-  byteSize,
+  deferredImage,
   ImageBytesGone,
   type ImageMediaType,
   imageHeader,
@@ -74,7 +74,7 @@ export function inlineImages(
     if (part.type === "text" || "data" in part) return part;
     const { blob } = part;
     if (blob !== undefined && blobs().size(blob) === part.size)
-      return storedImage(part.mediaType, blob, blobs());
+      return storedImage(part, blob, blobs());
     if (blob !== undefined) missing++;
     return { type: "text", text: storedPlaceholder(part) };
   };
@@ -89,27 +89,20 @@ export function inlineImages(
 }
 
 /**
- * An image part whose `data` is read from `store` when first asked for and kept from then on.
- * Asked for once its blob is gone or no longer has its hash (`BlobStore.get` checks), it throws
- * `ImageBytesGone`; `readableData` tells that apart, and a request holds such an image back.
+ * The image a record names, its bytes read from `store` (their hash checked) when first sent;
+ * what the record knew of it answers the rest. A blob gone, altered or unreadable by then is
+ * `ImageBytesGone`.
  */
-function storedImage(mediaType: ImageMediaType, hash: string, store: BlobStore): ImagePart {
-  let data: string | undefined;
-  return {
-    type: "image",
-    mediaType,
-    get data(): string {
-      if (data === undefined) {
-        const bytes = store.get(hash);
-        if (bytes === undefined)
-          throw new ImageBytesGone(
-            `${mediaType} image ${hash} is gone from the session's blob store or altered (${store.dir})`,
-          );
-        data = bytes.toString("base64");
-      }
-      return data;
-    },
-  };
+function storedImage(part: StoredImagePart, hash: string, store: BlobStore): ImagePart {
+  const { mediaType } = part;
+  return deferredImage({ ...part, bytes: part.size }, () => {
+    const bytes = store.get(hash);
+    if (bytes === undefined)
+      throw new ImageBytesGone(
+        `${mediaType} image ${hash} is gone from the session's blob store, altered or unreadable (${store.dir})`,
+      );
+    return bytes;
+  });
 }
 
 /** The placeholder line of an image a record holds inline (a file of an earlier version). */
@@ -123,8 +116,5 @@ export function inlinePlaceholder(part: { mediaType: ImageMediaType; data: strin
 export function storedPlaceholder(
   image: Pick<StoredImagePart, "mediaType" | "size" | "width" | "height">,
 ): string {
-  const { mediaType, width, height, size } = image;
-  if (width !== undefined && height !== undefined)
-    return imagePlaceholder({ mediaType, width, height }, size);
-  return `[image: ${mediaType}, ${byteSize(size)}]`;
+  return imagePlaceholder(image, image.size);
 }

@@ -7,7 +7,7 @@ import type {
   ToolCallLocation,
   ToolKind,
 } from "@agentclientprotocol/sdk";
-import { IMAGE_GONE, readableData } from "../../images.js";
+import { holdBack, IMAGE_GONE, readableData } from "../../images.js";
 import { mapStrings } from "../../map-strings.js";
 import {
   assertNever,
@@ -235,6 +235,6 @@ export function stopReason(status: TurnStatus): StopReason | undefined {
 function imageContent(part: ImagePart): ContentBlock {
   const data = readableData(part);
   return data === undefined
-    ? { type: "text", text: `[image not shown: ${part.mediaType}: ${IMAGE_GONE}]` }
+    ? { type: "text", text: holdBack("", part, IMAGE_GONE).line }
     : { type: "image", mimeType: part.mediaType, data };
 }

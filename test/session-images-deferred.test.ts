@@ -1,0 +1,142 @@
+import { symlink, unlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { messageTokens } from "../src/compaction/size.js";
+import { ImageBytesGone, readableData } from "../src/images.js";
+import { anthropicImageLimits, ImageBudgetClient } from "../src/runner/image-budget.js";
+import { ImageFallbackClient } from "../src/runner/images.js";
+import { blobDirFor } from "../src/session/blobs.js";
+import { readSession, Session } from "../src/session/session.js";
+import { done, FakeClient, text, toolCall } from "../src/testing/fake-client.js";
+import { contentHash } from "../src/trust/trust.js";
+import type { ImagePart, Message, ModelClient } from "../src/types.js";
+import { png } from "./support/images.js";
+import { useTempDirs } from "./support/temp.js";
+
+/**
+ * A loaded session's images read their bytes from the blob store only when a request sends
+ * them: what is known without them (their size and pixels, from the record) answers the image
+ * budget, the compaction's count and a placeholder, and a blob that cannot be read by then, for
+ * whatever reason, costs that image alone.
+ */
+
+const tempDir = useTempDirs();
+const red = png(3, 2);
+const holder = `[image: image/png, 3x2, ${red.length} B]`;
+const prompt: Message = {
+  role: "user",
+  content: `what is this?\n${holder}`,
+  parts: [
+    { type: "text", text: "what is this?" },
+    { type: "image", mediaType: "image/png", data: red.toString("base64") },
+  ],
+};
+
+async function writeSession(messages: Message[]): Promise<string> {
+  const dir = await tempDir();
+  const session = await Session.create({ dir, workspace: "/ws", model: "m", id: "s1", env: {} });
+  for (const message of messages) await session.append(message);
+  await session.close();
+  return session.path;
+}
+
+const imagesIn = (messages: readonly Message[]): ImagePart[] =>
+  messages.flatMap((message) =>
+    message.role === "assistant"
+      ? []
+      : (message.parts ?? []).flatMap((part) => (part.type === "image" ? [part] : [])),
+  );
+
+/** The messages `client` passes on to the model for `messages`. */
+async function passedOn(
+  wrap: (inner: ModelClient) => ModelClient,
+  messages: readonly Message[],
+): Promise<readonly Message[]> {
+  const inner = new FakeClient([[text("ok"), done]]);
+  for await (const _ of wrap(inner).stream({ system: "", messages, tools: [] })) {
+  }
+  return inner.requests[0]?.messages ?? [];
+}
+
+describe("a loaded session's images", () => {
+  it("take a blob that cannot be read (a link to itself) as gone, not as an error", async () => {
+    const path = await writeSession([prompt]);
+    const loaded = await readSession(path);
+    const blob = join(blobDirFor(path), contentHash(red));
+    await unlink(blob);
+    await symlink(blob, blob);
+    const [image] = imagesIn(loaded.messages);
+    expect(() => image?.data).toThrow(ImageBytesGone);
+    expect(image && readableData(image)).toBeUndefined();
+  });
+
+  it("are counted by the compaction from their record, without their bytes", async () => {
+    const path = await writeSession([prompt]);
+    const loaded = await readSession(path);
+    // Same size, other bytes: counting must not read them (it would find them gone).
+    await writeFile(join(blobDirFor(path), contentHash(red)), Buffer.alloc(red.length));
+    const [message] = loaded.messages;
+    expect(message && messageTokens(message)).toBe(messageTokens(prompt));
+  });
+
+  it("are held back for the request's limits by their record, without reading their bytes", async () => {
+    // 101 prompts of an image each: the request takes the newest 100.
+    const shots = Array.from({ length: 101 }, (_, i) => png(1 + i, 1));
+    const history = shots.flatMap((shot, i): Message[] => [
+      {
+        role: "user",
+        content: `[image: image/png, ${1 + i}x1, ${shot.length} B]`,
+        parts: [{ type: "image", mediaType: "image/png", data: shot.toString("base64") }],
+      },
+      { role: "assistant", content: "seen", toolCalls: [] },
+    ]);
+    const path = await writeSession(history);
+    const loaded = await readSession(path);
+    const oldest = shots[0] ?? Buffer.alloc(0);
+    // The oldest blob is altered in place: only a read would find it out.
+    await writeFile(join(blobDirFor(path), contentHash(oldest)), Buffer.alloc(oldest.length));
+    const sent = await passedOn(
+      (inner) => new ImageBudgetClient(inner, anthropicImageLimits),
+      loaded.messages,
+    );
+    expect(sent[0]).toEqual({
+      role: "user",
+      content: `[image not shown: image/png, 1x1, ${oldest.length} B: the request holds 100 newer images, the provider's limit]`,
+    });
+    expect(imagesIn(sent)).toHaveLength(100);
+  });
+
+  it("whose bytes are gone keep their size in the placeholder a model that takes no images gets", async () => {
+    const path = await writeSession([prompt]);
+    const loaded = await readSession(path);
+    await writeFile(join(blobDirFor(path), contentHash(red)), Buffer.alloc(red.length));
+    const sent = await passedOn(
+      (inner) => new ImageFallbackClient(inner, true, async () => {}),
+      loaded.messages,
+    );
+    expect(sent).toEqual([
+      {
+        role: "user",
+        content: `what is this?\n[image not shown: image/png, 3x2, ${red.length} B: this model takes no images]`,
+      },
+    ]);
+  });
+
+  it("whose bytes are gone when a request would send them go as a placeholder with their size", async () => {
+    const path = await writeSession([
+      prompt,
+      { role: "assistant", content: "", toolCalls: [toolCall("c1", "read", { path: "a" })] },
+      { role: "tool", toolCallId: "c1", content: "done", isError: false },
+    ]);
+    const loaded = await readSession(path);
+    await unlink(join(blobDirFor(path), contentHash(red)));
+    const sent = await passedOn(
+      (inner) => new ImageBudgetClient(inner, anthropicImageLimits),
+      loaded.messages,
+    );
+    expect(sent[0]).toEqual({
+      role: "user",
+      content: `what is this?\n[image not shown: image/png, 3x2, ${red.length} B: its bytes are gone from the session's blob store, altered or unreadable]`,
+    });
+  });
+});

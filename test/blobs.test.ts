@@ -1,4 +1,13 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BlobStore, blobDirFor } from "../src/session/blobs.js";
@@ -49,6 +58,23 @@ describe("the session's blob store", () => {
     expect(readdirSync(store.dir)).toHaveLength(1);
     // A second store over the same folder counts what is on disk.
     expect(new BlobStore(store.dir, 1024 * 1024).put(Buffer.alloc(400 * 1024, 3)).ok).toBe(false);
+  });
+
+  it("counts only blobs in its cap: not a link to a big file, not a file of another name", async () => {
+    const dir = await tempDir();
+    const folder = join(dir, "b");
+    mkdirSync(folder);
+    const big = join(dir, "big");
+    writeFileSync(big, "");
+    truncateSync(big, 8 * 1024 * 1024);
+    symlinkSync(big, join(folder, "a".repeat(64)));
+    writeFileSync(join(folder, "notes.txt"), Buffer.alloc(2 * 1024 * 1024));
+    const store = new BlobStore(folder, 1024 * 1024);
+    expect(store.put(Buffer.alloc(100 * 1024, 1)).ok).toBe(true);
+    expect(store.put(Buffer.alloc(1000 * 1024, 2))).toEqual({
+      ok: false,
+      reason: "the session's blob store would exceed its cap of 1 MiB (0.1 MiB kept, 1 MiB more)",
+    });
   });
 
   it("holds one cap for every store of a folder: a session's images and a rewind's pre-images together", async () => {

@@ -214,6 +214,22 @@ describe("a session that cannot be written", () => {
     expect(await attempt(code)).toBe(`cannot write the session in /state: ${text}`);
   });
 
+  it("names the file in the state folder that failed when it is not the folder itself", async () => {
+    const blobs = "/state/sessions/w/s1.blobs";
+    const store = new SessionStore("/state", async () => {
+      throw Object.assign(new Error("EACCES: permission denied, open"), {
+        code: "EACCES",
+        path: `${blobs}/.tmp-1`,
+      });
+    });
+    const error = await store
+      .record({ type: "message", message: { role: "user", content: "x" } })
+      .catch((e: Error) => e);
+    expect(describeError(error, undefined)).toBe(
+      `cannot write the session in /state: permission denied: ${blobs}/.tmp-1 (make it writable, or set MINI_AGENT_HOME to a folder you can write)`,
+    );
+  });
+
   it("lets an error that is not a failed system call through as it is", async () => {
     expect(await attempt(undefined)).toBe("undefined: failed, open");
   });

@@ -17,6 +17,7 @@ import {
   constants,
   fstatSync,
   fsyncSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -172,8 +173,10 @@ export class BlobStore {
         } catch {}
         continue;
       }
+      // Only blobs count: a file of another name, or a link to a big file, is not one.
+      if (!HASH.test(name)) continue;
       try {
-        const stats = statSync(path);
+        const stats = lstatSync(path);
         if (stats.isFile()) used += stats.size;
       } catch {}
     }

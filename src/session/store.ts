@@ -54,11 +54,18 @@ export class SessionStore {
       this.session ??= await this.create();
       await this.session.record(record);
     } catch (error) {
-      const code = systemCode(error);
-      if (code === undefined) throw error;
-      const hint = stateHints[code] ?? "set MINI_AGENT_HOME to a folder you can write";
+      const failed = systemFailure(error);
+      if (failed === undefined) throw error;
+      const { code, path } = failed;
+      // A file in the folder not ours to write (a blob store a run as root made) is named.
+      const denied = code === "EACCES" || code === "EPERM";
+      const inside = path?.startsWith(`${this.state}/`) === true;
+      const file = denied && inside ? `: ${path}` : "";
+      const hint =
+        stateHints[code] ??
+        `${file ? "make it writable, or " : ""}set MINI_AGENT_HOME to a folder you can write`;
       throw new SessionWriteError(
-        `cannot write the session in ${this.state}: ${systemErrorMeaning(code)} (${hint})`,
+        `cannot write the session in ${this.state}: ${systemErrorMeaning(code)}${file} (${hint})`,
         { cause: error },
       );
     }
@@ -69,11 +76,12 @@ export class SessionStore {
   }
 }
 
-/** The code of a failed system call (`ENOSPC`), on the error or on its cause. */
-function systemCode(error: unknown): string | undefined {
+/** The code of a failed system call (`ENOSPC`) and its path, on the error or on its cause. */
+function systemFailure(error: unknown): { code: string; path?: string } | undefined {
   for (let e = error; e instanceof Error; e = e.cause) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (typeof code === "string" && /^E[A-Z]+$/.test(code)) return code;
+    const { code, path } = e as NodeJS.ErrnoException;
+    if (typeof code === "string" && /^E[A-Z]+$/.test(code))
+      return { code, ...(typeof path === "string" && { path }) };
   }
   return undefined;
 }

@@ -6,14 +6,16 @@ import type { TurnEvent } from "../runner/events.js";
  * V8 doubles its young generation each time enough of it has survived its collections, up to
  * 32 MB on 64-bit Node. A long streamed answer keeps some of every collection alive (the events
  * in flight), so the young generation grows to its largest on the way, and the network buffers
- * that die young wait that much longer for a collection to free them: about 50 MB more at the
+ * that die young wait that much longer for a collection to free them: 30-50 MB more at the
  * peak of a 50 MB answer, on top of the answer itself. Told to grow it no more
- * (`--semi-space-growth-factor=1`), V8 collects it more often, each time as quickly (a
+ * (`--semi-space-growth-factor=1`), V8 collects it more often, each time about as quickly (a
  * collection's work is what survives, not what died).
  *
- * Set when the answers streamed in this process pass `LONG` units, not at start-up: V8 then
- * rejects Node's code cache of every built-in module loaded after (7 MB more and tens of
- * milliseconds for a short run), and by the time an answer streams, the CLI has loaded them.
+ * Set when the answers streamed in this process pass `LONG` units, not when a run or a turn
+ * starts: any flag set then cost a short run 7 MB and tens of milliseconds (V8 checks a code
+ * cache against its flags, so Node's built-in modules loaded after are compiled anew), and by
+ * the time an answer streams, the CLI has loaded them. `--max-semi-space-size` is not taken up
+ * at run time.
  */
 export class YoungGeneration {
   private streamed = 0;

@@ -9,7 +9,7 @@ import { describeError } from "./errors.js";
 import { compactedLine } from "./notices.js";
 import type { Output, TurnSummary } from "./output.js";
 import type { Stopper } from "./signals.js";
-import { YoungGeneration } from "./young-generation.js";
+import { youngGeneration } from "./young-generation.js";
 
 /**
  * A call denied because the person closed the input (Ctrl-D at the question) ends its turn,
@@ -99,9 +99,6 @@ export async function cliTurn(
     stopper.endTurn();
   }
 }
-
-/** One per process, as V8's flags are. */
-const youngGeneration = new YoungGeneration();
 
 /** The outcomes of a turn that end the run, as each user line then not run is told. */
 export const runEnds: Partial<Record<TurnStatus, string>> = {

@@ -47,3 +47,6 @@ const HOLD = "--semi-space-growth-factor=1";
 async function setV8Flags(flags: string): Promise<void> {
   (await import("node:v8")).setFlagsFromString(flags);
 }
+
+/** The one of this process, as V8's flags are: the CLI's turns and the editor's prompts tell it. */
+export const youngGeneration = new YoungGeneration();

@@ -915,10 +915,13 @@ const notes = `
   cost the 1 KB run 7 MB (57 → 64) and tens of ms, loading \`node:v8\` alone nothing: V8 checks a
   code cache against its flags, so Node's built-in modules loaded after are most likely compiled
   anew. \`--max-semi-space-size\` set at run time is not taken up. What is left above the two copies,
-  at the 50 MB peak (smaps): about 3 MB of V8 heap, 8 MB of the C allocator's heap that a full
-  collection does not give back (memory it keeps after frees, most likely of the stream's network
-  buffers; 3-4 MB of them are still alive before the answer's string is made), and about 9 MB of
-  other anonymous memory not traced further. In medians of five alternated runs on a loaded machine: 50 MB,
+  at the 50 MB peak (smaps): about 3 MB of V8 heap; 8 MB more of the C allocator's main heap,
+  which a full collection does not give back: Node's HTTP client copies each body chunk into a
+  buffer of its own there, freed only when a collection finds it dead (3-4 MB of them still alive
+  before the answer's string is made; a bare \`node:http\` read of the same stream that drops each
+  chunk leaves that heap at 31 MB); and about 7 MB in four arenas of that allocator made during
+  the stream by background threads (V8's collector's helpers, most likely: turning parallel
+  scavenges off at run time left them, and turning concurrent marking off at run time crashed V8). In medians of five alternated runs on a loaded machine: 50 MB,
   199 MB (199-222) → 170 MB (169-170), 3.0× → 2.4× above the floor; 10 MB, 95 MB (94-96) →
   88 MB (84-89), 4.0× → 3.0× (the part that does not grow with the answer weighs more there);
   the 1 KB run stays at 57 MB. \`--output-format json\` and \`stream-json\` wrote the answer once more

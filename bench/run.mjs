@@ -919,7 +919,7 @@ const notes = `
   which a full collection does not give back: Node's HTTP client copies each body chunk into a
   buffer of its own there, freed only when a collection finds it dead (3-4 MB of them still alive
   before the answer's string is made; a bare \`node:http\` read of the same stream that drops each
-  chunk leaves that heap at 31 MB); and about 7 MB in four arenas of that allocator made during
+  chunk leaves that heap at 31 MB); and about 5-7 MB in three or four arenas of that allocator made during
   the stream by background threads (V8's collector's helpers, most likely: turning parallel
   scavenges off at run time left them, and turning concurrent marking off at run time crashed V8). In medians of five alternated runs on a loaded machine: 50 MB,
   199 MB (199-222) → 170 MB (169-170), 3.0× → 2.4× above the floor; 10 MB, 95 MB (94-96) →

@@ -399,9 +399,15 @@ async function bigRecord() {
 async function bigAnswers() {
   const work = join(scratch, "answers");
   mkdirSync(work, { recursive: true });
-  const sizes = [1_000, 10_000_000, 50_000_000];
+  // The default output, then the one that writes the answer once more, whole, in its result line.
+  const cases = [
+    [1_000, []],
+    [10_000_000, []],
+    [50_000_000, []],
+    [50_000_000, ["--output-format", "stream-json"]],
+  ];
   const measured = [];
-  for (const chars of sizes) {
+  for (const [chars, flags] of cases) {
     const server = await startMockServer({ answerChars: chars });
     const env = {
       ANTHROPIC_BASE_URL: server.url,
@@ -410,7 +416,7 @@ async function bigAnswers() {
     };
     measured.push(
       await heavy(() =>
-        run(process.execPath, ["--import", probe, bin, "say a lot"], {
+        run(process.execPath, ["--import", probe, bin, ...flags, "say a lot"], {
           cwd: work,
           env,
           discardStdout: true,
@@ -421,9 +427,10 @@ async function bigAnswers() {
   }
   const [small, ...big] = measured;
   for (const [i, result] of big.entries()) {
-    const bytes = sizes[i + 1];
+    const [bytes, flags] = cases[i + 1];
+    const format = flags.length > 0 ? `, \`${flags.join(" ")}\`` : "";
     row(
-      `CLI peak RSS streaming a ${bytes / 1_000_000} MB answer (local server)`,
+      `CLI peak RSS streaming a ${bytes / 1_000_000} MB answer (local server${format})`,
       `${mb(result.rss)} (${ms(result.wall)})${result.note}`,
       `${mb(small.rss)} (a 1 KB answer)`,
       `${(((result.rss - small.rss) * 1024) / bytes).toFixed(1)}× the answer above the floor (${((result.rss * 1024) / bytes).toFixed(1)}× in all)`,
@@ -893,26 +900,35 @@ const notes = `
 - The big-answer rows run the real CLI against \`mock-server.mjs\` streaming one text block in
   16 KiB deltas, stdout to \`/dev/null\`; the ratio is peak RSS over the answer's size. The answer
   is held whole (it is the round's text, committed to the history and the session file), so memory
-  grows with it; the floor column is the same run with a 1 KB answer. Measured with heap and
-  resident-memory marks at each step of a 50 MB answer (48 MiB), the process at about 65 MB
-  before it streams: the answer held once while it streams (48), as bytes in memory that grows
-  in place (\`src/streamed-text.ts\`: past 1 Mi units, one byte a unit for Latin-1 text, so each
-  16 KiB piece dies young and no old buffer is left behind); then, for a moment, those bytes and
-  the one string made from them (+48), the bytes given back at once; then, for the write, the
-  string and the line's bytes (+48: one \`write\` per record needs them whole), escaped in one
-  pass into the same kind of memory and given back right after the write. Both moments are twice
-  the answer; beyond them about 30 MB that does not grow with it: V8's young generation, grown
-  from 4-8 to 16 MB (sometimes 32) by the streaming's short-lived objects (with
-  \`--max-semi-space-size=2\` the peak is about 16 MB lower), and the allocator's pages of the
-  stream's buffers. Before: the pieces as a rope of heap strings (which grew the young generation
-  to 32 MB), the flat copy made at the first read while the pieces waited for a full collection,
-  the line's bytes, and a MiB-slice escaping whose garbage went to the large-object space (278 MB,
-  5.8×). The answer is held twice at most; the measure is (peak − the 1 KB run) / answer: 2.8-3.2×
-  for 50 MB (186-206 MB in medians of three on a loaded machine, the 1 KB run at 53-58 MB; 278 MB
-  before), 3.4-4.1× for 10 MB (90-93 MB; 138-142 MB before). The ~2× target is missed by the
-  part that does not grow with the answer. Below 2× itself there is no way here: Node makes a
-  string from bytes only by copying them, and one \`write\` per record needs the line's bytes whole
-  while the history holds the string.
+  grows with it; the floor column is the same run with a 1 KB answer. Measured with heap, smaps
+  and peak-resident marks at each step of a 50 MB answer (48 MiB): the answer held once while it
+  streams (48), as bytes in memory that grows in place (\`src/streamed-text.ts\`: past 1 Mi units,
+  one byte a unit for Latin-1 text, so each 16 KiB piece dies young and no old buffer is left
+  behind); then, for a moment, those bytes and the one string made from them (+48), the bytes
+  given back at once; then, for the write, the string and the line's bytes (+48: one \`write\` per
+  record needs them whole), escaped in one pass into the same kind of memory and given back right
+  after the write. Both moments are twice the answer, and they now reach the same peak. Beyond
+  them: V8's young generation, which the streaming grew from 1-2 to 16 MB a semi-space (32 MB in
+  all, 4-22 MB more of the stream's dead network buffers waiting for it). Past 64 Ki units of
+  streamed text the CLI now tells V8 to grow it no more (\`--semi-space-growth-factor=1\`,
+  \`src/cli/young-generation.ts\`): set when a turn starts instead, any flag (even \`--liftoff-only\`)
+  cost the 1 KB run 7 MB (57 → 64) and tens of ms, loading \`node:v8\` alone nothing: V8 checks a
+  code cache against its flags, so Node's built-in modules loaded after are most likely compiled
+  anew. \`--max-semi-space-size\` set at run time is not taken up. What is left above the two copies,
+  at the 50 MB peak (smaps): about 3 MB of V8 heap; 8 MB more of the C allocator's main heap,
+  which a full collection does not give back: Node's HTTP client copies each body chunk into a
+  buffer of its own there, freed only when a collection finds it dead (3-4 MB of them still alive
+  before the answer's string is made; a bare \`node:http\` read of the same stream that drops each
+  chunk leaves that heap at 31 MB); and about 5-7 MB in three or four arenas of that allocator made during
+  the stream by background threads (V8's collector's helpers, most likely: turning parallel
+  scavenges off at run time left them, and turning concurrent marking off at run time crashed V8). In medians of five alternated runs on a loaded machine: 50 MB,
+  199 MB (199-222) → 170 MB (169-170), 3.0× → 2.4× above the floor; 10 MB, 95 MB (94-96) →
+  88 MB (84-89), 4.0× → 3.0× (the part that does not grow with the answer weighs more there);
+  the 1 KB run stays at 57 MB. \`--output-format json\` and \`stream-json\` wrote the answer once more
+  as a JSON string of the whole result line, then its bytes (263 and 309 MB for 50 MB); they now
+  write the line's bytes made by \`encodeLine\` (169 and 166 MB). Below 2× itself there is no way
+  here: Node makes a string from bytes only by copying them, and one \`write\` per record needs the
+  line's bytes whole while the history holds the string.
 - Images (\`bench/images.mjs\`): a session keeps each image's bytes in its blob store, and loading
   reads none of them: each image still in view is checked by its blob's size and read (its hash
   checked) when a request first sends it. So 100 screenshots in view load in about the time and

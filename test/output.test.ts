@@ -36,3 +36,37 @@ describe("the tool lines on stderr", () => {
     );
   });
 });
+
+describe("the json and stream-json lines of a long answer", () => {
+  // Past the 32 Ki units escaped at a time, with line breaks some readers split at, at the edges
+  // of those slices and between them, and text that JSON escapes.
+  const answer = [0, 1, 2, 3]
+    .map((i) => `${"\u2028".repeat(i)}${'ab"\\\n\u0001'.repeat(5461)}\u0085\u2029é\u{1F600}`)
+    .join("");
+  const summary = {
+    status: "completed" as const,
+    text: answer,
+    sessionId: "s1",
+    usage: { inputTokens: 3, outputTokens: 4, cacheReadTokens: 0, cacheWriteTokens: 0 },
+  };
+  const finished = (format: "json" | "stream-json") => {
+    const stdout = new PassThrough();
+    createOutput(format, { stdout, stderr: new PassThrough() }).finish(summary);
+    return collected(stdout);
+  };
+
+  it("is the whole summary on one line in json", () => {
+    expect(answer.length).toBeGreaterThan(4 * 32_768);
+    expect(finished("json")).toBe(`${JSON.stringify(summary)}\n`);
+  });
+
+  it("is the result with the breaks escaped in stream-json, the answer whole", () => {
+    const line = finished("stream-json");
+    const expected = JSON.stringify({ version: 1, type: "result", ...summary, denied: [] })
+      .replaceAll("\u2028", "\\u2028")
+      .replaceAll("\u2029", "\\u2029")
+      .replaceAll("\u0085", "\\u0085");
+    expect(line).toBe(`${expected}\n`);
+    expect(JSON.parse(line).text).toBe(answer);
+  });
+});

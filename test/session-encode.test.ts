@@ -32,6 +32,28 @@ describe("encodeLine", () => {
     );
   });
 
+  it("applies an escape to the JSON text, never to the prefix, as if applied to the whole line", () => {
+    // U+2028 and its kin, in keys, short values and long strings cut anywhere.
+    const text = fc.string({
+      unit: fc.constantFrom("a", "\u2028", "\u0085", "\n", "\\", '"'),
+      maxLength: 30,
+    });
+    const escaped = (json: string) =>
+      json.replace(/[\u0085\u2028]/g, (char) => `<${char.charCodeAt(0)}>`);
+    fc.assert(
+      fc.property(
+        fc.dictionary(text, fc.oneof(text, fc.array(text, { maxLength: 3 })), { maxKeys: 4 }),
+        fc.integer({ min: 1, max: 8 }),
+        text,
+        (record, slice, prefix) => {
+          const line = Buffer.from(`${prefix}${escaped(JSON.stringify(record))}\n`);
+          expect(encodeLine(record, prefix, slice, escaped)).toEqual(line);
+        },
+      ),
+      { seed: 20261205, numRuns: 1000 },
+    );
+  });
+
   it("keeps a surrogate pair whole when a slice would end between its halves", () => {
     const record = { type: "message", content: "a\u{1F600}b\u{1F600}\u{1F600}" };
     for (const slice of [1, 2, 3, 4])

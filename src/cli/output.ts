@@ -1,4 +1,5 @@
 import type { TurnEvent } from "../runner/events.js";
+import { encodeLine } from "../session/encode.js";
 import type { Usage } from "../types.js";
 import type { Activity } from "./terminal/activity.js";
 import type { SessionStatus } from "./terminal/status-line.js";
@@ -28,9 +29,12 @@ export interface Streams {
   stderr: NodeJS.WritableStream;
 }
 
-/** One JSON value on its own line. */
+/**
+ * One JSON value on its own line, written as its bytes, made without a JSON string of the whole
+ * (`encodeLine`): the line of a long answer holds the answer once more, not three times.
+ */
 export const jsonLine = (stream: NodeJS.WritableStream, value: unknown) =>
-  stream.write(`${JSON.stringify(value)}\n`);
+  stream.write(encodeLine(value));
 
 /**
  * What the text output of one turn uses on a terminal beyond plain text: the styles, the

@@ -1,4 +1,5 @@
 import { assertNever } from "../runner/events.js";
+import { encodeLine } from "../session/encode.js";
 import {
   bashSkippedNotice,
   imagesHeldBackNotice,
@@ -12,14 +13,16 @@ import { type OutputEvent, STREAM_JSON_VERSION } from "./stream-json-protocol.js
 /**
  * One protocol line on `stdout`: the version first, then the event. U+0085, U+2028 and U+2029 are
  * escaped (`JSON.stringify` leaves them as they are, and some JSON-lines readers end a line at
- * them), so every reader sees one JSON object per line.
+ * them), so every reader sees one JSON object per line. Written as the line's bytes, made
+ * without a JSON string of the whole (`encodeLine`): the `result` line of a long answer holds the
+ * answer once more, not three times.
  */
 export function streamJsonLine(stdout: NodeJS.WritableStream, event: OutputEvent): void {
-  const json = JSON.stringify({ version: STREAM_JSON_VERSION, ...event });
-  stdout.write(
-    `${json.replace(LINE_BREAKS, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`)}\n`,
-  );
+  stdout.write(encodeLine({ version: STREAM_JSON_VERSION, ...event }, "", undefined, escapeBreaks));
 }
+
+const escapeBreaks = (json: string) =>
+  json.replace(LINE_BREAKS, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
 /** The characters other than `\n` that some line readers break lines at; JSON escapes the rest. */
 const LINE_BREAKS = /[\u0085\u2028\u2029]/g;

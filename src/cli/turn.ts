@@ -9,6 +9,7 @@ import { describeError } from "./errors.js";
 import { compactedLine } from "./notices.js";
 import type { Output, TurnSummary } from "./output.js";
 import type { Stopper } from "./signals.js";
+import { youngGeneration } from "./young-generation.js";
 
 /**
  * A call denied because the person closed the input (Ctrl-D at the question) ends its turn,
@@ -66,6 +67,7 @@ export async function cliTurn(
   try {
     const onEvent = (event: TurnEvent) => {
       parts.endAfter.watch(event);
+      youngGeneration.watch(event);
       if (event.type === "compaction")
         stderr.write(`mini-agent: ${compactedLine(event.compaction)}\n`);
       output.event(event);

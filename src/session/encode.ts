@@ -17,9 +17,23 @@ const SLICE = 1 << 15;
 
 type Piece = string | { long: string };
 
-/** `prefix`, the record's JSON and a newline, as one buffer: what one `write` appends. */
-export function encodeLine(record: unknown, prefix = "", slice = SLICE): Buffer {
-  return bufferOf(piecesOf(record, prefix, slice), slice);
+/** A change made to the JSON text (never to the prefix), a piece at a time. */
+type Escape = (json: string) => string;
+const asIs: Escape = (json) => json;
+
+/**
+ * `prefix`, the record's JSON and a newline, as one buffer: what one `write` appends. `escapeJson`
+ * changes the JSON text a piece at a time (a key, a value, a slice of a long string): it must give
+ * for each piece what it would give for the piece within the whole text, as replacing characters
+ * that appear only inside JSON strings does.
+ */
+export function encodeLine(
+  record: unknown,
+  prefix = "",
+  slice = SLICE,
+  escapeJson: Escape = asIs,
+): Buffer {
+  return bufferOf(piecesOf(record, prefix, slice, escapeJson), slice, escapeJson);
 }
 
 /**
@@ -34,36 +48,36 @@ export function withLine<T>(
   use: (line: Buffer) => T,
   slice = SLICE,
 ): T {
-  const pieces = piecesOf(record, prefix, slice);
+  const pieces = piecesOf(record, prefix, slice, asIs);
   const memory = pieces.some(isLong) ? Bytes.reserve(mostBytes(pieces)) : undefined;
-  if (memory === undefined) return use(bufferOf(pieces, slice));
+  if (memory === undefined) return use(bufferOf(pieces, slice, asIs));
   try {
     const put = (text: string) => memory.write(text, "utf8");
     for (const piece of pieces)
       if (typeof piece === "string") put(piece);
-      else jsonSlices(piece.long, slice, put);
+      else jsonSlices(piece.long, slice, asIs, put);
     return use(memory.bytes);
   } finally {
     memory.release();
   }
 }
 
-function piecesOf(record: unknown, prefix: string, slice: number): Piece[] {
+function piecesOf(record: unknown, prefix: string, slice: number, escapeJson: Escape): Piece[] {
   const pieces: Piece[] = [prefix];
-  collect(record, pieces, slice);
+  collect(record, pieces, slice, escapeJson);
   pieces.push("\n");
   return pieces;
 }
 
 /** The line in a buffer of its exact size: its bytes counted, then written. */
-function bufferOf(pieces: Piece[], slice: number): Buffer {
+function bufferOf(pieces: Piece[], slice: number, escapeJson: Escape): Buffer {
   let size = 0;
   const count = (text: string) => {
     size += Buffer.byteLength(text);
   };
   for (const piece of pieces)
     if (typeof piece === "string") count(piece);
-    else jsonSlices(piece.long, slice, count);
+    else jsonSlices(piece.long, slice, escapeJson, count);
   const line = Buffer.allocUnsafe(size);
   let at = 0;
   const put = (text: string) => {
@@ -71,7 +85,7 @@ function bufferOf(pieces: Piece[], slice: number): Buffer {
   };
   for (const piece of pieces)
     if (typeof piece === "string") put(piece);
-    else jsonSlices(piece.long, slice, put);
+    else jsonSlices(piece.long, slice, escapeJson, put);
   return line;
 }
 
@@ -90,20 +104,20 @@ function mostBytes(pieces: Piece[]): number {
  * else the object or array spelled out around its long strings, as `JSON.stringify` spells it
  * (plain data only: records hold no `toJSON`, functions or symbols).
  */
-function collect(value: unknown, pieces: Piece[], slice: number): void {
+function collect(value: unknown, pieces: Piece[], slice: number, escapeJson: Escape): void {
   if (typeof value === "string" && value.length > slice) {
     pieces.push({ long: value });
     return;
   }
   if (value === null || typeof value !== "object" || !holdsLong(value, slice)) {
-    pieces.push(JSON.stringify(value) ?? "null");
+    pieces.push(escapeJson(JSON.stringify(value) ?? "null"));
     return;
   }
   if (Array.isArray(value)) {
     pieces.push("[");
     value.forEach((item: unknown, index) => {
       if (index > 0) pieces.push(",");
-      collect(item, pieces, slice);
+      collect(item, pieces, slice, escapeJson);
     });
     pieces.push("]");
     return;
@@ -112,9 +126,9 @@ function collect(value: unknown, pieces: Piece[], slice: number): void {
   let first = true;
   for (const [key, item] of Object.entries(value)) {
     if (item === undefined || typeof item === "function" || typeof item === "symbol") continue;
-    pieces.push(`${first ? "" : ","}${JSON.stringify(key)}:`);
+    pieces.push(`${first ? "" : ","}${escapeJson(JSON.stringify(key))}:`);
     first = false;
-    collect(item, pieces, slice);
+    collect(item, pieces, slice, escapeJson);
   }
   pieces.push("}");
 }
@@ -135,12 +149,17 @@ function holdsLong(value: object, slice: number): boolean {
  * The JSON string `text`, handed to `put` a slice at a time. A slice never ends between the
  * halves of a surrogate pair, so each is escaped as the whole would be.
  */
-function jsonSlices(text: string, slice: number, put: (json: string) => void): void {
+function jsonSlices(
+  text: string,
+  slice: number,
+  escapeJson: Escape,
+  put: (json: string) => void,
+): void {
   put('"');
   for (let start = 0; start < text.length; ) {
     let stop = Math.min(text.length, start + slice);
     if (splitsPair(text, stop)) stop += stop - 1 > start ? -1 : 1;
-    put(JSON.stringify(text.slice(start, stop)).slice(1, -1));
+    put(escapeJson(JSON.stringify(text.slice(start, stop)).slice(1, -1)));
     start = stop;
   }
   put('"');

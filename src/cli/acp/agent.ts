@@ -20,6 +20,7 @@ import { openToContinue } from "../resume.js";
 import type { Stopper } from "../signals.js";
 import { sessionToResume } from "../store.js";
 import { workspaceFolder } from "../workspace.js";
+import { youngGeneration } from "../young-generation.js";
 import { ChangeDiffs } from "./diffs.js";
 import { absolute, sessionList } from "./list.js";
 import { editorServers, sessionMcp } from "./mcp.js";
@@ -275,6 +276,7 @@ async function runPrompt(
       signal: controller.signal,
       images: prompt.images,
       onEvent: (event) => {
+        youngGeneration.watch(event);
         // What the terminal says on stderr in every format, the editor's log gets too.
         if (event.type === "retry") retryNotice(process.stderr, event.notice);
         if (event.type === "images_held_back") imagesHeldBackNotice(process.stderr, event.count);

@@ -82,6 +82,21 @@ const common = {
   logLevel: "warning",
 };
 
+/**
+ * The commands besides a turn, each a function that loads its module when called: in the bundle
+ * a module's top level runs only when something imports it, so a turn never runs theirs (the
+ * export page's hashes, their schemas), and the code cache, made by a turn, holds none of it.
+ */
+const commands = {
+  rulesCommand: "rules-command",
+  exportCommand: "export-command",
+  rewindCommand: "rewind-command",
+  skillsCommand: "skills-command",
+  mcpCommand: "mcp-command",
+  configCommand: "config-command",
+  trustCommand: "config-command",
+};
+
 // The turn: the agent, its tools, the CLI around them and both providers' SDKs. The SDKs'
 // `new Headers()` gets a small class instead of the global, whose first use loads Node's fetch
 // stack; the CLI gives the SDKs `httpFetch` over node:http. `import()` becomes `require`, which
@@ -91,13 +106,11 @@ await build({
   stdin: {
     contents: [
       'export { runCli } from "./src/cli/run.ts";',
-      'export { rulesCommand } from "./src/cli/rules-command.ts";',
-      'export { exportCommand } from "./src/cli/export-command.ts";',
-      'export { rewindCommand } from "./src/cli/rewind-command.ts";',
-      'export { skillsCommand } from "./src/cli/skills-command.ts";',
-      'export { mcpCommand } from "./src/cli/mcp-command.ts";',
       'export { configuredArgs } from "./src/cli/configured.ts";',
-      'export { configCommand, trustCommand } from "./src/cli/config-command.ts";',
+      ...Object.entries(commands).map(
+        ([name, file]) =>
+          `export const ${name} = async (...args) => (await import("./src/cli/${file}.ts")).${name}(...args);`,
+      ),
     ].join("\n"),
     resolveDir: ".",
     loader: "ts",

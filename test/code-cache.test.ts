@@ -25,21 +25,28 @@ async function commonJs(dir: string): Promise<string> {
       "exports.near = require('./near.cjs');",
       "exports.where = basename(__filename) + ' in ' + basename(__dirname);",
       "exports.twice = (n) => n * 2;",
+      "exports.word = 'naïve ✓';",
     ].join("\n"),
   );
   return file;
 }
 
 const exported = (value: unknown) => {
-  const { near, where, twice } = value as { near: string; where: string; twice(n: number): number };
-  return { near, where, four: twice(2) };
+  const { near, where, twice, word } = value as {
+    near: string;
+    where: string;
+    twice(n: number): number;
+    word: string;
+  };
+  return { near, where, four: twice(2), word };
 };
 
 describe("loading a CommonJS bundle with V8's code cache", () => {
   it("runs the file as CommonJS, with or without its cache, and with a cache V8 rejects", async () => {
     const dir = await tempDir();
     const file = await commonJs(dir);
-    const expected = { near: "near", where: `main.cjs in ${dir.split("/").at(-1)}`, four: 4 };
+    const where = `main.cjs in ${dir.split("/").at(-1)}`;
+    const expected = { near: "near", where, four: 4, word: "naïve ✓" };
     expect(
       exported(requireWithCodeCache(file, join(dir, "missing.cache"), createRequire(file))),
     ).toEqual(expected);

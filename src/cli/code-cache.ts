@@ -86,7 +86,9 @@ function compile(file: string, cachedData: Buffer | undefined): Script {
   // The bundle is ASCII (esbuild escapes the rest), and Latin-1 makes the same text from ASCII
   // without the UTF-8 decoder's work (about a millisecond for the turn); other text is UTF-8.
   const bytes = readFileSync(file);
-  const source = bytes.toString(isAscii(bytes) ? "latin1" : "utf8");
+  // A hashbang (the entry's) is a comment of the same length inside the wrapper.
+  const text = bytes.toString(isAscii(bytes) ? "latin1" : "utf8");
+  const source = text.startsWith("#!") ? `//${text.slice(2)}` : text;
   // The CommonJS wrapper, on the first line, so positions in stack traces stay the file's own.
   return new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
     filename: file,

@@ -793,8 +793,9 @@ sections (see \`sections\` in \`run.mjs\`) and prints their rows without rewriti
 const notes = `
 ## Where the time goes
 
-- \`--version\`: \`dist/bundle/main.js\` is a stub of ten lines that answers \`--version\` (the
-  version written in by the build) and otherwise requires the entry, \`cli.cjs\`; the folder's
+- \`--version\`: \`dist/bundle/main.js\` is a stub of a few lines that answers \`--version\` (the
+  version written in by the build) and otherwise loads the entry, \`cli-<hash>.cjs\`, with its
+  code cache (through \`load.cjs\`, the loader the turn's file uses too); the folder's
   \`package.json\` says CommonJS, so plain \`node\` starts without its ES module loader. The bench
   starts every process with \`--import rss-probe.mjs\`, and with \`--import\` (or a preload, or
   \`NODE_OPTIONS\`) Node runs even a CommonJS main file through the ES module loader, which first
@@ -868,9 +869,38 @@ const notes = `
   all). A user-land start-up snapshot (\`node --build-snapshot\`) cannot replace the code cache:
   Node 20 takes a snapshot only from its own command line (\`--snapshot-blob\`), which the bin
   run as \`node main.js\` (or \`npx mini-agent\`) cannot set, and starting a second Node costs a
-  whole \`node -e 0\`. Left: a turn file that initialises only what the run uses (the
-  \`configured\`, \`rules\`, \`export\`, \`mcp\` and \`skills\` commands' modules in their own
-  files, as MCP's SDK already is), fewer Unicode-class regular expressions at start-up.
+  whole \`node -e 0\` (a trivial user snapshot alone starts 1.08× the CPU of \`node -e 0\`: its
+  4 MB blob is read from disk; and Node 20's snapshot builder refuses the turn as it is, e.g.
+  \`Array.prototype.toSorted\` is missing there).
+  The next round measured the turn's top level module by module (a mark before and after each
+  module's code in an instrumented build) and what V8 compiled for the cache (\`--log-function-events\`,
+  mapped back through the bundle's source map). In the turn's file every module is initialised
+  only when something imports it, so it now exports the other commands as functions that load
+  their module when called (the export page's two SHA-256 hashes, 0.7 ms, were the largest of
+  theirs); the PNG CRC table, needed only on a Node without \`zlib.crc32\`, is built at its first
+  use (1.2 ms in the interpreter); \`re2js\` is loaded by the first search (\`find\`, \`grep\`,
+  a \`.gitignore\`), not by every run (0.9 ms of top level, and the code cache 1.18 to 1.08 MB);
+  the turn, ASCII as esbuild writes it, is read as Latin-1 (0.7 ms less than UTF-8 decoding);
+  and the entry is loaded with a code cache of its own (about 1% of the task's CPU and 4 M
+  instructions less; \`--help\`, which compiles little of it, 4 M more, 121 M to 125 M). Paired runs
+  (60 pairs, clean environment, load average 6.5): CPU 0.95× of before; against the floor CPU
+  1.99× (2.09× before), wall 1.95× (2.04×). Instructions (callgrind, the whole process, medians of 5):
+  316.0 M before, 300.9 M now, the floor 157.5 M (2.01× to 1.91×); of the 143 M above the floor,
+  Node's own modules loaded and compiled 26 M (43.7 M against 18.1 M), the two code caches
+  deserialised 30 M (37.1 M against Node's own 7.6 M), functions compiled at their first call 23 M
+  (76.6 M against 53.3 M), garbage collection about 8 M; the rest is the turn's own work. A cache made without the training run (646 KB)
+  costs 18% more CPU: what it leaves out is compiled at first call. A turn built without the
+  OpenAI SDK (the Anthropic provider never initialises it, but its 171 KB sit in the file and
+  add 42 KB to the cache) was 2-4% faster: moving it to its own file needs that file's own
+  trained cache, or OpenAI runs start slower. Where a run goes now, in ms after Node's own
+  start (marks in the code, medians of 25 runs, load average 2, so about 1.5× a quiet machine,
+  before the entry had its cache): the entry about 4 (parsing the flags 0.9), \`sandbox.cjs\` and the kept bwrap answer 2.8 (a dozen
+  reads of \`/proc\`), reading the turn and its cache with the CRC 2.7, deserialising the cache
+  7-14, the turn's top level 12 (of it Node's modules: \`http\` 1.8, \`crypto\` 2, \`fs/promises\`
+  0.7; garbage collection about 1.2; the TypeBox schemas of records, messages, configuration and
+  stream-json about 1), the configuration and workspace 3.5, the client, rules, tools, skills and
+  MCP 3.5, the session and system prompt 0.9, to the first request 5.5, the first answer, the
+  \`read\` call and the second request 14, the rest of the turn 4.3, the orphan sweep 1.75.
 - WebAssembly stays on V8's baseline compiler (\`--liftoff-only\`): the shell parser's first
   decision then takes about 0.1 s instead of 0.6 s (\`mini-agent rules explain\`). The flag is set
   just before the parser loads (\`shellRules\` in \`src/cli/policy.ts\`), after the turn was compiled

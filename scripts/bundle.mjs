@@ -82,6 +82,21 @@ const common = {
   logLevel: "warning",
 };
 
+/**
+ * The commands besides a turn, each a function that loads its module when called: in the bundle
+ * a module's top level runs only when something imports it, so a turn never runs theirs (the
+ * export page's hashes, their schemas), and the code cache, made by a turn, holds none of it.
+ */
+const commands = {
+  rulesCommand: "rules-command",
+  exportCommand: "export-command",
+  rewindCommand: "rewind-command",
+  skillsCommand: "skills-command",
+  mcpCommand: "mcp-command",
+  configCommand: "config-command",
+  trustCommand: "config-command",
+};
+
 // The turn: the agent, its tools, the CLI around them and both providers' SDKs. The SDKs'
 // `new Headers()` gets a small class instead of the global, whose first use loads Node's fetch
 // stack; the CLI gives the SDKs `httpFetch` over node:http. `import()` becomes `require`, which
@@ -91,13 +106,11 @@ await build({
   stdin: {
     contents: [
       'export { runCli } from "./src/cli/run.ts";',
-      'export { rulesCommand } from "./src/cli/rules-command.ts";',
-      'export { exportCommand } from "./src/cli/export-command.ts";',
-      'export { rewindCommand } from "./src/cli/rewind-command.ts";',
-      'export { skillsCommand } from "./src/cli/skills-command.ts";',
-      'export { mcpCommand } from "./src/cli/mcp-command.ts";',
       'export { configuredArgs } from "./src/cli/configured.ts";',
-      'export { configCommand, trustCommand } from "./src/cli/config-command.ts";',
+      ...Object.entries(commands).map(
+        ([name, file]) =>
+          `export const ${name} = async (...args) => (await import("./src/cli/${file}.ts")).${name}(...args);`,
+      ),
     ].join("\n"),
     resolveDir: ".",
     loader: "ts",
@@ -141,20 +154,35 @@ await build({
   format: "cjs",
   supported: { "dynamic-import": false },
 });
-const hash = createHash("sha256")
-  .update(readFileSync(`${out}/turn.cjs`))
-  .digest("hex")
-  .slice(0, 16);
-const turn = `turn-${hash}.cjs`;
-renameSync(`${out}/turn.cjs`, `${out}/${turn}`);
+const turn = hashedName("turn");
+// The loader of the cached files (src/cli/code-cache.ts), one file the bin and the entry require.
+await build({
+  ...common,
+  entryPoints: ["src/cli/code-cache.ts"],
+  outfile: `${out}/load.cjs`,
+  format: "cjs",
+});
 
-// The entry's code, `cli.cjs`, CommonJS too (Node starts a CommonJS entry without setting up its
-// ES module loader; the folder's package.json says which). Its `import("./run.js")`,
-// `import("./rules-command.js")` and the rest load the turn above; `--version` and `--help`
-// never do.
+/**
+ * Renames `<name>.cjs` to `<name>-<hash of its content>.cjs`: V8 checks a cache's source by its
+ * length only, so a cache is named after the one content it was made for.
+ */
+function hashedName(name) {
+  const hash = createHash("sha256")
+    .update(readFileSync(`${out}/${name}.cjs`))
+    .digest("hex")
+    .slice(0, 16);
+  renameSync(`${out}/${name}.cjs`, `${out}/${name}-${hash}.cjs`);
+  return `${name}-${hash}.cjs`;
+}
+
+// The entry's code, `cli-<hash>.cjs`, CommonJS too (Node starts a CommonJS entry without setting
+// up its ES module loader; the folder's package.json says which), loaded by the bin with its own
+// code cache. Its `import("./run.js")`, `import("./rules-command.js")` and the rest load the turn
+// above; `--version` and `--help` never do.
 const loader = `
 import { join } from "node:path";
-import { requireWithCodeCache } from ${JSON.stringify(resolve("src/cli/code-cache.ts"))};
+import { requireWithCodeCache } from "./load.cjs";
 const turn = requireWithCodeCache(join(__dirname, ${JSON.stringify(turn)}), join(__dirname, ${JSON.stringify(`${turn}.cache`)}), require);
 export const runCli = turn.runCli;
 export const rulesCommand = turn.rulesCommand;
@@ -176,6 +204,15 @@ await build({
   banner: { js: 'var __bundleURL=require("node:url").pathToFileURL(__filename).href;' },
   plugins: [
     sharedSandbox,
+    {
+      name: "load",
+      setup(bundler) {
+        bundler.onResolve({ filter: /^\.\/load\.cjs$/ }, () => ({
+          path: "./load.cjs",
+          external: true,
+        }));
+      },
+    },
     {
       name: "acp",
       setup(bundler) {
@@ -205,27 +242,35 @@ await build({
     },
   ],
 });
+const entry = hashedName("cli");
 writeFileSync(`${out}/package.json`, `${JSON.stringify({ type: "commonjs" })}\n`);
-// The bin: a few lines that answer `--version` and otherwise require `cli.cjs`. Node run with
-// `--import` or `--require` (NODE_OPTIONS, a preload) starts even a CommonJS entry through its ES
-// module loader, which scans the whole entry's source for its exports first (about 10% of a bare
-// `node`'s start-up for the 22 KB entry); a file it requires is not scanned. The version comes
-// from package.json, as the entry's own answer does; when it cannot be written at once (a closed
-// or full stdout), the entry runs and answers as it always does, with its exit codes and words.
+// The bin: a few lines that answer `--version` and otherwise load the entry with its code cache.
+// Node run with `--import` or `--require` (NODE_OPTIONS, a preload) starts even a CommonJS entry
+// through its ES module loader, which scans the whole entry's source for its exports first (about
+// 10% of a bare `node`'s start-up for the 22 KB entry); a file it requires is not scanned. The
+// version comes from package.json, as the entry's own answer does; when it cannot be written at
+// once (a closed or full stdout), the entry runs and answers as it always does, with its exit
+// codes and words.
 const { version } = JSON.parse(readFileSync("package.json", "utf8"));
 writeFileSync(
   `${out}/main.js`,
   `#!/usr/bin/env node
 "use strict";
 const argv = process.argv;
+const entry = () =>
+  require("./load.cjs").requireWithCodeCache(
+    \`\${__dirname}/${entry}\`,
+    \`\${__dirname}/${entry}.cache\`,
+    require,
+  );
 if (argv.length === 3 && (argv[2] === "--version" || argv[2] === "-v")) {
   try {
     require("node:fs").writeSync(1, ${JSON.stringify(`${version}
 `)});
   } catch {
-    require("./cli.cjs");
+    entry();
   }
-} else require("./cli.cjs");
+} else entry();
 `,
 );
 chmodSync(`${out}/main.js`, 0o755);
@@ -246,10 +291,11 @@ writeFileSync("dist/stream-json.schema.json", `${JSON.stringify(streamJsonSchema
 const { configJsonSchema } = await import("../dist/config/schema.js");
 writeFileSync("dist/config.schema.json", `${JSON.stringify(configJsonSchema(), null, 2)}\n`);
 
-// V8's code for the turn, made by the Node that builds (children, so their flags are the default):
-// first what compiling and loading it makes, then, replacing it, what one real two-turn run
-// against a local server compiled (so the functions a turn calls are cached too). Each is written
-// after its CRC-32 (`writeCodeCache`), which the CLI checks before handing the cache to V8.
+// V8's code for the turn and the entry, made by the Node that builds (children, so their flags are
+// the default): first, for the turn, what compiling and loading it makes, then, replacing it, what
+// one real two-turn run against a local server compiled for each (so the functions a turn calls
+// are cached too). Each is written after its CRC-32 (`writeCodeCache`), which the CLI checks
+// before handing the cache to V8.
 const turnFile = resolve(out, turn);
 const cacheFile = `${turnFile}.cache`;
 const made = spawnSync(
@@ -269,7 +315,8 @@ await trainedCache();
 async function trainedCache() {
   const server = await startMockServer();
   const scratch = mkdtempSync(join(tmpdir(), "mini-agent-build-"));
-  const trained = join(scratch, "turn.cache");
+  const files = [resolve(out, turn), resolve(out, entry)];
+  const trained = Object.fromEntries(files.map((file, n) => [file, join(scratch, `${n}.cache`)]));
   try {
     writeFileSync(join(scratch, "notes.txt"), "hello\n");
     // One user skill, so the code that finds, reads, caches and lists skills is compiled too.
@@ -297,8 +344,7 @@ async function trainedCache() {
           ANTHROPIC_BASE_URL: server.url,
           ANTHROPIC_API_KEY: "build-key",
           MINI_AGENT_HOME: join(scratch, "state"),
-          TRAIN_TURN_FILE: turnFile,
-          TRAIN_TURN_CACHE: trained,
+          TRAIN_CACHES: JSON.stringify(trained),
         },
       },
     );
@@ -311,7 +357,7 @@ async function trainedCache() {
     if (run.status !== 0 || server.requests.length !== 2)
       throw new Error(`the code cache's training run failed: ${run.stderr}`);
     const { writeCodeCache } = await import("../dist/cli/code-cache.js");
-    writeCodeCache(cacheFile, readFileSync(trained));
+    for (const file of files) writeCodeCache(`${file}.cache`, readFileSync(trained[file]));
   } finally {
     server.close();
     rmSync(scratch, { recursive: true, force: true });

@@ -215,13 +215,21 @@ function bitstreamSize(b: Buffer, chunk: Chunk): ImageSize {
 /** CRC-32 as PNG computes it: zlib's where Node has it (20.15 and later), a table otherwise. */
 function crc32(bytes: Buffer): number {
   if (typeof zlib.crc32 === "function") return zlib.crc32(bytes);
+  crcTable ??= makeCrcTable();
   let crc = 0xffffffff;
-  for (const byte of bytes) crc = (CRC_TABLE[(crc ^ byte) & 0xff] as number) ^ (crc >>> 8);
+  for (const byte of bytes) crc = (crcTable[(crc ^ byte) & 0xff] as number) ^ (crc >>> 8);
   return (crc ^ 0xffffffff) >>> 0;
 }
 
-const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
+/** Made at the first use, never on a Node with zlib's: building it is a millisecond at start-up. */
+let crcTable: Uint32Array | undefined;
+
+function makeCrcTable(): Uint32Array {
+  const table = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[n] = c >>> 0;
+  }
+  return table;
+}

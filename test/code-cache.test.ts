@@ -25,21 +25,28 @@ async function commonJs(dir: string): Promise<string> {
       "exports.near = require('./near.cjs');",
       "exports.where = basename(__filename) + ' in ' + basename(__dirname);",
       "exports.twice = (n) => n * 2;",
+      "exports.word = 'naïve ✓';",
     ].join("\n"),
   );
   return file;
 }
 
 const exported = (value: unknown) => {
-  const { near, where, twice } = value as { near: string; where: string; twice(n: number): number };
-  return { near, where, four: twice(2) };
+  const { near, where, twice, word } = value as {
+    near: string;
+    where: string;
+    twice(n: number): number;
+    word: string;
+  };
+  return { near, where, four: twice(2), word };
 };
 
 describe("loading a CommonJS bundle with V8's code cache", () => {
   it("runs the file as CommonJS, with or without its cache, and with a cache V8 rejects", async () => {
     const dir = await tempDir();
     const file = await commonJs(dir);
-    const expected = { near: "near", where: `main.cjs in ${dir.split("/").at(-1)}`, four: 4 };
+    const where = `main.cjs in ${dir.split("/").at(-1)}`;
+    const expected = { near: "near", where, four: 4, word: "naïve ✓" };
     expect(
       exported(requireWithCodeCache(file, join(dir, "missing.cache"), createRequire(file))),
     ).toEqual(expected);
@@ -56,20 +63,24 @@ describe("loading a CommonJS bundle with V8's code cache", () => {
     ).toEqual(expected);
   });
 
-  it("ships the turn under its content's hash, and the CLI loads it with the cache accepted", async () => {
+  it("ships the entry and the turn under their content's hash, and the CLI loads both with their caches accepted", async () => {
     const names = readdirSync(bundle);
-    const turns = names.filter((name) => /^turn-[0-9a-f]{16}\.cjs$/.test(name));
-    expect(turns).toHaveLength(1);
-    const source = readFileSync(join(bundle, turns[0] ?? ""));
-    const hash = createHash("sha256").update(source).digest("hex").slice(0, 16);
-    expect(turns[0]).toBe(`turn-${hash}.cjs`);
+    const hashed = (file: string) =>
+      createHash("sha256")
+        .update(readFileSync(join(bundle, file)))
+        .digest("hex")
+        .slice(0, 16);
+    for (const kind of ["cli", "turn"]) {
+      const files = names.filter((name) => new RegExp(`^${kind}-[0-9a-f]{16}\\.cjs$`).test(name));
+      expect(files).toEqual([`${kind}-${hashed(files[0] ?? "")}.cjs`]);
+    }
     expect(JSON.parse(readFileSync(join(bundle, "package.json"), "utf8"))).toEqual({
       type: "commonjs",
     });
 
     // A real run of the bin, told by a preload what V8 said of each cache it was given.
     const run = await runTurn(bin);
-    expect(run).toEqual({ ...explained, stderr: "cache rejected: false\n" });
+    expect(run).toEqual({ ...explained, stderr: "cache rejected: false\n".repeat(2) });
   }, 20_000);
 
   // V8 checks a cache's version, flags and source hash, but not its bytes (release builds): code
@@ -85,13 +96,14 @@ describe("loading a CommonJS bundle with V8's code cache", () => {
     ["is a sparse 1 GiB file", (cache) => truncate(cache, 2 ** 30)],
   ];
   it.each(spoiled)(
-    "runs a turn's command, compiled without the cache, when the cache %s",
+    "runs a turn's command, compiled without the caches, when each cache %s",
     async (_, spoil) => {
       const dir = await tempDir();
       await cp(bundle, join(dir, "bundle"), { recursive: true });
       const main = join(dir, "bundle", "main.js");
-      const turn = readdirSync(join(dir, "bundle")).find((name) => name.endsWith(".cjs.cache"));
-      await spoil(join(dir, "bundle", turn ?? ""));
+      const caches = readdirSync(join(dir, "bundle")).filter((name) => name.endsWith(".cjs.cache"));
+      expect(caches).toHaveLength(2); // The entry's and the turn's.
+      for (const cache of caches) await spoil(join(dir, "bundle", cache));
       const run = await runTurn(main);
       expect(run).toEqual({ ...explained, stderr: "" });
     },

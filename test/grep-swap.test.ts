@@ -1,8 +1,9 @@
 import { spawn } from "node:child_process";
 import { mkdir, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Pace } from "../src/tools/search/pace.js";
+import { loadRE2 } from "../src/tools/search/re2.js";
 import { lineSearch, searchFile } from "../src/tools/search/scan.js";
 import { Skips } from "../src/tools/search/skips.js";
 import { listFolder, walk } from "../src/tools/search/walk.js";
@@ -15,6 +16,8 @@ import { useWorkspace } from "./support/workspace.js";
  */
 
 const workspace = useWorkspace();
+// The grep tool loads re2js before it compiles a pattern; these tests call the compiler.
+beforeAll(loadRE2);
 
 afterEach(() => {
   vi.unstubAllEnvs();

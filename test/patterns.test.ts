@@ -1,7 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { compileIgnore } from "../src/tools/search/gitignore.js";
 import { Pace } from "../src/tools/search/pace.js";
 import { globMatcher } from "../src/tools/search/patterns.js";
+import { loadRE2 } from "../src/tools/search/re2.js";
 import { useWorkspace } from "./support/workspace.js";
 
 /** [glob, path relative to the searched folder, matches] for `find` and `grep`'s `glob`. */
@@ -106,6 +107,9 @@ const ignoreCases: [string, string, boolean, boolean][] = [
   ["/", "anything", false, false],
   ["*", ".env", false, true],
 ];
+
+// The search tools load re2js before they compile a pattern; these tests call the compilers.
+beforeAll(loadRE2);
 
 describe("glob patterns", () => {
   it.each(globCases)("%s matches %s: %s", (glob, path, expected) => {

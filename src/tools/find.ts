@@ -5,6 +5,7 @@ import { defineTool, ToolError } from "./define.js";
 import { BoundedLines, limits } from "./limits.js";
 import type { BoundaryOptions } from "./path.js";
 import { globMatcher } from "./search/patterns.js";
+import { loadRE2 } from "./search/re2.js";
 import { Skips } from "./search/skips.js";
 import { walk } from "./search/walk.js";
 import { resolveShown } from "./shown-path.js";
@@ -19,6 +20,7 @@ export function findTool(root: string, boundary: BoundaryOptions = {}): Tool {
       path: Type.Optional(Type.String({ description: "Folder to search (default .)" })),
     }),
     async run({ pattern, path = "." }, signal) {
+      await loadRE2();
       const matches = globMatcher(pattern);
       const {
         path: start,

@@ -7,6 +7,7 @@ import { BoundedLines, limits, truncated } from "./limits.js";
 import type { BoundaryOptions } from "./path.js";
 import { Pace } from "./search/pace.js";
 import { globMatcher } from "./search/patterns.js";
+import { loadRE2 } from "./search/re2.js";
 import { FilesWithout, loadSpawn, ripgrepFor } from "./search/ripgrep.js";
 import { type LineSearch, lineSearch, PatternError, searchFile } from "./search/scan.js";
 import { Skips } from "./search/skips.js";
@@ -27,6 +28,7 @@ export function grepTool(root: string, boundary: BoundaryOptions = {}): Tool {
       ignoreCase: Type.Optional(Type.Boolean()),
     }),
     async run({ pattern, path = ".", glob, ignoreCase = false }, signal) {
+      await loadRE2();
       const out = new BoundedLines(limits.grepMatches);
       let file = "";
       const search = compilePattern(pattern, ignoreCase, (lineNo, line) =>

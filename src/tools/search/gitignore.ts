@@ -1,6 +1,7 @@
 import type { RE2JS } from "re2js";
 import type { Pace } from "./pace.js";
 import { compile, GlobError, globSource } from "./patterns.js";
+import { loadRE2 } from "./re2.js";
 
 /**
  * The rules of one `.gitignore`, compiled once. `decide` answers for a path relative to the
@@ -29,6 +30,7 @@ const BATCH = 200;
 
 /** Parses and compiles `text`; `pace` lets the event loop run between batches of rules. */
 export async function compileIgnore(text: string, pace: Pace): Promise<IgnoreRules> {
+  await loadRE2();
   const runs: Run[] = [];
   for (const line of text.replace(/^\uFEFF/, "").split("\n")) {
     const rule = parseRule(line);

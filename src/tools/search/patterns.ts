@@ -1,5 +1,6 @@
-import { RE2JS } from "re2js";
+import type { RE2JS } from "re2js";
 import { ToolError } from "../define.js";
+import { re2 } from "./re2.js";
 
 /**
  * Globs, translated to RE2 regular expressions: no glob, whoever wrote it (the model, a
@@ -48,7 +49,8 @@ export function globMatcher(pattern: string): (path: string) => boolean {
 
 /** Compiles RE2 source where `.` also matches a newline. */
 export function compile(source: string): RE2JS {
-  return RE2JS.compile(source, RE2JS.DOTALL);
+  const RE2 = re2();
+  return RE2.compile(source, RE2.DOTALL);
 }
 
 /** Most alternatives one `{…}` set of a glob may expand to. */

@@ -1,10 +1,11 @@
 import { closeSync, constants, fstatSync, openSync, read, readSync, realpathSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import { promisify } from "node:util";
-import { RE2JS } from "re2js";
+import type { RE2JS } from "re2js";
 import { limits } from "../limits.js";
 import { descriptorPath } from "../shown-path.js";
 import type { Pace } from "./pace.js";
+import { re2 } from "./re2.js";
 import { type Literals, linesWith, RipgrepError } from "./ripgrep.js";
 
 /**
@@ -33,21 +34,22 @@ export function lineSearch(
   ignoreCase: boolean,
   onMatch: LineSearch["onMatch"],
 ): LineSearch {
-  const flags = ignoreCase ? RE2JS.CASE_INSENSITIVE : 0;
+  const RE2 = re2();
+  const flags = ignoreCase ? RE2.CASE_INSENSITIVE : 0;
   let regex: RE2JS;
   try {
-    regex = RE2JS.compile(pattern, flags);
+    regex = RE2.compile(pattern, flags);
   } catch (error) {
     throw new PatternError((error as Error).message.replace(/^error parsing regexp: /, ""));
   }
   // In a chunk, `$` does not match before the `\r` of a CRLF line, and `\A`, `\z` match only
   // at the chunk's ends: such patterns are tested line by line only.
   const anchored = /\$|\\[Az]/.test(pattern);
-  const literals = literalsOf(ignoreCase ? RE2JS.compile(pattern) : regex, ignoreCase);
+  const literals = literalsOf(ignoreCase ? RE2.compile(pattern) : regex, ignoreCase);
   return {
     regex,
     onMatch,
-    ...(!anchored && { prefilter: RE2JS.compile(pattern, flags | RE2JS.MULTILINE) }),
+    ...(!anchored && { prefilter: RE2.compile(pattern, flags | RE2.MULTILINE) }),
     ...(literals && { literals }),
   };
 }

@@ -3,10 +3,14 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { messageTokens } from "../src/compaction/size.js";
 import { ImageBytesGone, readableData } from "../src/images.js";
+import type { TurnEvent } from "../src/runner/events.js";
 import { anthropicImageLimits, ImageBudgetClient } from "../src/runner/image-budget.js";
 import { ImageFallbackClient } from "../src/runner/images.js";
+import { Journal } from "../src/runner/journal.js";
+import { SessionRunner } from "../src/runner/runner.js";
 import { blobDirFor } from "../src/session/blobs.js";
 import { readSession, Session } from "../src/session/session.js";
+import { SessionStore } from "../src/session/store.js";
 import { done, FakeClient, text, toolCall } from "../src/testing/fake-client.js";
 import { contentHash } from "../src/trust/trust.js";
 import type { ImagePart, Message, ModelClient } from "../src/types.js";
@@ -38,6 +42,21 @@ async function writeSession(messages: Message[]): Promise<string> {
   for (const message of messages) await session.append(message);
   await session.close();
   return session.path;
+}
+
+/** 101 prompts of an image each (a session over the request's 100), written and loaded. */
+async function manyShots() {
+  const shots = Array.from({ length: 101 }, (_, i) => png(1 + i, 1));
+  const history = shots.flatMap((shot, i): Message[] => [
+    {
+      role: "user",
+      content: `[image: image/png, ${1 + i}x1, ${shot.length} B]`,
+      parts: [{ type: "image", mediaType: "image/png", data: shot.toString("base64") }],
+    },
+    { role: "assistant", content: "seen", toolCalls: [] },
+  ]);
+  const path = await writeSession(history);
+  return { shots, path, loaded: await readSession(path) };
 }
 
 const imagesIn = (messages: readonly Message[]): ImagePart[] =>
@@ -80,18 +99,8 @@ describe("a loaded session's images", () => {
   });
 
   it("are held back for the request's limits by their record, without reading their bytes", async () => {
-    // 101 prompts of an image each: the request takes the newest 100.
-    const shots = Array.from({ length: 101 }, (_, i) => png(1 + i, 1));
-    const history = shots.flatMap((shot, i): Message[] => [
-      {
-        role: "user",
-        content: `[image: image/png, ${1 + i}x1, ${shot.length} B]`,
-        parts: [{ type: "image", mediaType: "image/png", data: shot.toString("base64") }],
-      },
-      { role: "assistant", content: "seen", toolCalls: [] },
-    ]);
-    const path = await writeSession(history);
-    const loaded = await readSession(path);
+    // The request takes the newest 100.
+    const { shots, path, loaded } = await manyShots();
     const oldest = shots[0] ?? Buffer.alloc(0);
     // The oldest blob is altered in place: only a read would find it out.
     await writeFile(join(blobDirFor(path), contentHash(oldest)), Buffer.alloc(oldest.length));
@@ -138,5 +147,37 @@ describe("a loaded session's images", () => {
       role: "user",
       content: `what is this?\n[image not shown: image/png, 3x2, ${red.length} B: its bytes are gone from the session's blob store, altered or unreadable]`,
     });
+  });
+
+  it("are neither read nor held back for the request's limits when the model takes no images", async () => {
+    const { shots, path, loaded } = await manyShots();
+    // Every blob altered in place: a read of any would say its bytes are gone.
+    for (const shot of shots)
+      await writeFile(join(blobDirFor(path), contentHash(shot)), Buffer.alloc(shot.length));
+    const dir = await tempDir();
+    const client = new FakeClient([[text("ok"), done]]);
+    const runner = new SessionRunner({
+      client,
+      tools: [],
+      journal: new Journal(
+        new SessionStore(dir, () => Session.create({ dir, workspace: "/ws", model: "m" })),
+      ),
+      system: async () => "",
+      info: { model: "m", workspace: "/ws", sandbox: "off" },
+      history: loaded.messages,
+      provider: "anthropic",
+      imagesRefused: [{ provider: "anthropic", model: "m", reason: "no images" }],
+    });
+    const events: TurnEvent[] = [];
+    await runner.runTurn("and now?", { onEvent: (event) => events.push(event) });
+    expect(events.filter((event) => event.type === "images_held_back")).toEqual([]);
+    const sent = client.requests[0]?.messages ?? [];
+    expect(sent.slice(0, 2).map((message) => message.content)).toEqual([
+      `[image not shown: image/png, 1x1, ${shots[0]?.length} B: this model takes no images]`,
+      "seen",
+    ]);
+    expect(imagesIn(sent)).toEqual([]);
+    const reasons = sent.flatMap((m) => m.content.match(/: [^:\]]*\]$/) ?? []);
+    expect(new Set(reasons)).toEqual(new Set([": this model takes no images]"]));
   });
 });

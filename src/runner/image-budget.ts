@@ -30,7 +30,8 @@ const MARGIN = 1_000_000;
  * many-image side; the rest, the oldest, go as `[image not shown: …: why]` placeholders. The same
  * history gives the same request, so the provider's prompt cache holds; `onHeldBack` is told the
  * first time a request holds images back for its limits. An image whose bytes are gone (a loaded
- * session's, its blob removed or altered since) goes as a placeholder saying so.
+ * session's, its blob removed or altered since) goes as a placeholder saying so. Nothing is done
+ * while `sendsImages` says the model takes none (the client inside sends placeholders then).
  */
 export class ImageBudgetClient implements ModelClient {
   private told = false;
@@ -39,10 +40,12 @@ export class ImageBudgetClient implements ModelClient {
     private readonly inner: ModelClient,
     private readonly limits: ImageRequestLimits,
     private readonly onHeldBack: (count: number) => Promise<void> = async () => {},
+    private readonly sendsImages: () => boolean = () => true,
   ) {}
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
-    const held = this.heldBack(request);
+    // A model that takes no images gets none: nothing to fit, nothing to read.
+    const held = this.sendsImages() ? this.heldBack(request) : new Map<ImagePart, string>();
     if (held.size === 0) {
       yield* this.inner.stream(request);
       return;

@@ -37,6 +37,11 @@ export class ImageFallbackClient implements ModelClient {
     this.unprocessable = new Set(unprocessable);
   }
 
+  /** Whether requests carry images: not once the model refused them. */
+  get sendsImages(): boolean {
+    return !this.textOnly;
+  }
+
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
     if (this.textOnly) {
       const messages = holdingBack(request.messages, () => "this model takes no images");

@@ -120,6 +120,7 @@ export class SessionRunner {
       fallback,
       provider === "anthropic" ? anthropicImageLimits : openaiImageLimits,
       (count) => journal.record({ type: "images_held_back", count }),
+      () => fallback.sendsImages,
     );
     this.counter = new CountingClient(images, (usage) => journal.record({ type: "usage", usage }));
     const budgeted =

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { cutNotice } from "../src/cli/skills.js";
-import { catalogBudget, skillCatalog } from "../src/skills/catalog.js";
+import { type CatalogCut, catalogBudget, cutLine, skillCatalog } from "../src/skills/catalog.js";
 import type { Skill } from "../src/skills/discover.js";
+import { visible } from "../src/visible.js";
 
 const skill = (name: string, description: string): Skill => ({
   name,
@@ -109,5 +110,83 @@ describe("the line that tells the user what was cut", () => {
     expect(
       cutNotice({ budget: 16_000, shortened: 0, descriptionCap: 60, omitted: ["a"] }),
     ).toContain("(not listed: a)");
+  });
+});
+
+describe("the catalog's cut, counted without making the text", () => {
+  // Descriptions whose cuts fall on a space, inside a surrogate pair, on text escaping changes
+  // and on characters shown as marks: from 60 characters to the longest, every cap is taken.
+  const descriptions = [
+    "Plain words, and a cut that falls on a space or not: every cap says which one. ",
+    "Emoji 😀😀😀 between words 😀 and pairs 😀😀 where a cut may fall inside one 😀 of them.",
+    "Escaped: <tags> & ampersands & more <of> them, so a shortened text grows when escaped.",
+    "Tabs\tand\nnewlines  and  double  spaces\u00a0and\u3000wide ones, all made single spaces.",
+    "Marks\u202e shown as <U+…> and\u0085 controls␛ among words, cut anywhere across them too.",
+    "  Leading and trailing spaces around a plain description, longer than the cap at 60.  ",
+  ].map((text) => text.repeat(3));
+  const skills = descriptions.map((description, at) => skill(`s-${at}`, description));
+  const escapeXml = (text: string) =>
+    text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+  const shown = (text: string) => visible(text.replace(/\s+/g, " ").trim());
+  const cutTo = (text: string, cap: number) => {
+    if (text.length <= cap) return text;
+    const head = text.slice(0, cap);
+    return `${(/[\uD800-\uDBFF]$/.test(head) ? head.slice(0, -1) : head).trimEnd()}…`;
+  };
+  const [preambleText = ""] = skillCatalog(skills, 1_000_000).text.split("\n<skill>\n");
+  /** The listing a cap gives, made entry by entry (the catalog's text without its last line). */
+  const listing = (cap: number, count = skills.length) =>
+    [
+      preambleText,
+      ...skills
+        .slice(0, count)
+        .map((s) =>
+          [
+            "<skill>",
+            `<name>${s.name}</name>`,
+            `<description>${escapeXml(cutTo(shown(s.description), cap))}</description>`,
+            `<location>${s.location}</location>`,
+            "</skill>",
+          ].join("\n"),
+        ),
+      "</available_skills>",
+    ].join("\n");
+  const longest = Math.max(...skills.map((s) => shown(s.description).length));
+  const caps = Array.from({ length: longest - 59 }, (_, at) => 60 + at);
+  const reportOf = ({ cut }: { cut?: CatalogCut }) => (cut ? cutLine(cut) : "(nothing cut)");
+  const sizes = new Map(caps.map((cap) => [cap, listing(cap).length]));
+
+  it("takes the largest cap whose text fits, for every budget", () => {
+    expect(listing(longest)).toBe(skillCatalog(skills, 1_000_000).text);
+    const taken = new Set<number>();
+    for (let budget = listing(60).length + 200; budget < listing(longest).length; budget++) {
+      const cap = caps.filter((c) => (sizes.get(c) ?? 0) <= budget - 200).at(-1) ?? -1;
+      const catalog = skillCatalog(skills, budget);
+      expect(catalog.cut, `budget ${budget}`).toEqual({
+        budget,
+        shortened: skills.filter((s) => shown(s.description).length > cap).length,
+        descriptionCap: cap,
+        omitted: [],
+      });
+      expect(catalog.text).toBe(`${listing(cap)}\n${reportOf(catalog)}`);
+      taken.add(cap);
+    }
+    // Every cap whose text is longer than the one below it, up to 200 characters (the room kept
+    // for the report) short of the whole listing: 158 of them.
+    expect(taken.size).toBe(158);
+    expect(skillCatalog(skills, listing(longest).length)).toEqual({ text: listing(longest) });
+  });
+
+  it("leaves out whole skills at 60 characters when no cap fits, as many as the text allows", () => {
+    const omittedCounts = new Set<number>();
+    for (let budget = 600; budget < listing(60).length + 200; budget++) {
+      const catalog = skillCatalog(skills, budget);
+      const listed = skills.length - (catalog.cut?.omitted.length ?? 0);
+      expect(catalog.cut?.descriptionCap).toBe(60);
+      expect(catalog.text).toBe(`${listing(60, listed)}\n${reportOf(catalog)}`);
+      expect(listing(60, listed + 1).length, `budget ${budget}`).toBeGreaterThan(budget - 200);
+      omittedCounts.add(skills.length - listed);
+    }
+    expect([...omittedCounts].sort()).toEqual([1, 2, 3, 4, 5, 6]);
   });
 });

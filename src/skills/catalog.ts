@@ -102,19 +102,33 @@ export function cutLine(cut: CatalogCut): string {
 /** A skill as the catalog lists it: its description on one line and its location, shown safely. */
 interface Listed {
   name: string;
+  /** The description on one line, shown safely (not yet escaped). */
   description: string;
-  /** The description escaped as it is when not shortened. */
-  escaped: string;
+  /** Whether the description holds no `&`, `<` or `>`: escaping leaves it, and its cuts, as they are. */
+  plain: boolean;
+  /** The characters of the description escaped whole. */
+  escapedLength: number;
   location: string;
   /** The characters of its entry but the description's. */
   frame: number;
 }
 
+/** Printable ASCII words, single spaces between them: a line as shown, with nothing to escape. */
+const PLAIN_LINE = /^[!-%'-;=?-~]+(?: [!-%'-;=?-~]+)*$/;
+/** Printable ASCII with nothing to escape. */
+const PLAIN_TEXT = /^[ !-%'-;=?-~]*$/;
+
 function listedOf(skill: Skill): Listed {
-  const description = visible(oneLine(skill.description));
-  const location = escapeXml(visible(skill.location));
+  const description = PLAIN_LINE.test(skill.description)
+    ? skill.description
+    : visible(oneLine(skill.description));
+  const plain = !/[&<>]/.test(description);
+  const location = PLAIN_TEXT.test(skill.location)
+    ? skill.location
+    : escapeXml(visible(skill.location));
   const frame = frameSize + skill.name.length + location.length;
-  return { name: skill.name, description, escaped: escapeXml(description), location, frame };
+  const escapedLength = plain ? description.length : escapeXml(description).length;
+  return { name: skill.name, description, plain, escapedLength, location, frame };
 }
 
 /** The text's lines around its entries. */
@@ -134,12 +148,19 @@ function sizeOf(skills: readonly Listed[], cap: number): number {
 }
 
 /** The characters of an entry but its name, description and location. */
-const frameSize = entry({ name: "", description: "", escaped: "", location: "" }, "").length;
+const frameSize = entry({ name: "", location: "" }, "").length;
 
-const entrySize = (skill: Listed, cap: number) =>
-  skill.frame + escapedDescription(skill, cap).length;
+/**
+ * The characters of an entry whose description is cut to `cap`: counted, not made, when escaping
+ * changes nothing in it (`shortEnd` says where a cut ends, and the mark adds one).
+ */
+function entrySize(skill: Listed, cap: number): number {
+  if (skill.description.length <= cap) return skill.frame + skill.escapedLength;
+  if (skill.plain) return skill.frame + shortEnd(skill.description, cap) + 1;
+  return skill.frame + escapedDescription(skill, cap).length;
+}
 
-function entry(skill: Omit<Listed, "frame">, description: string): string {
+function entry(skill: Pick<Listed, "name" | "location">, description: string): string {
   return [
     "<skill>",
     `<name>${skill.name}</name>`,
@@ -149,17 +170,24 @@ function entry(skill: Omit<Listed, "frame">, description: string): string {
   ].join("\n");
 }
 
-function escapedDescription(skill: Omit<Listed, "frame">, cap: number): string {
-  return skill.description.length <= cap
-    ? skill.escaped
-    : escapeXml(shorten(skill.description, cap));
+function escapedDescription(skill: Listed, cap: number): string {
+  const text =
+    skill.description.length <= cap ? skill.description : shorten(skill.description, cap);
+  return skill.plain ? text : escapeXml(text);
 }
 
-function shorten(text: string, cap: number): string {
-  const head = text.slice(0, cap);
-  // Never half a surrogate pair.
-  const safe = /[\uD800-\uDBFF]$/.test(head) ? head.slice(0, -1) : head;
-  return `${safe.trimEnd()}…`;
+const shorten = (text: string, cap: number) => `${text.slice(0, shortEnd(text, cap))}…`;
+
+/**
+ * Where a description on one line (single spaces, none at its ends: `oneLine`) cut to `cap`
+ * characters ends: never after half a surrogate pair, nor after a space.
+ */
+function shortEnd(text: string, cap: number): number {
+  let end = cap;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  if (text.charCodeAt(end - 1) === 0x20) end--;
+  return end;
 }
 
 const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();

@@ -33,10 +33,20 @@ const skillText = (name: string, description: string) =>
 /** A clock far enough ahead that no entry is made in the second its file last changed. */
 const later = () => Date.now() + 5000;
 
+/**
+ * A cache file: each entry an array of its file's path below the skills folder, device, inode,
+ * size, mtime, ctime and when the reading began, then its hash, name and description (or why it
+ * was refused).
+ */
 interface CacheFile {
   version: number;
-  entries: Record<string, { key: number[]; madeAt: number; hash: string; skill?: object }>;
+  entries: (string | number | object)[][];
 }
+const HASH = 7;
+const DESCRIPTION = 9;
+/** The entry with its part `at` made `value`. */
+const forge = (entry: CacheFile["entries"][number] | undefined, at: number, value: string) =>
+  (entry ?? []).map((part, index) => (index === at ? value : part));
 
 async function setupProject() {
   const home = await tempDir();
@@ -60,7 +70,7 @@ async function trustedProject() {
   await (await loadTrust(s.state, s.workspace)).trust(first.untrusted.map((u) => u.entry));
   const second = await discoverSkills(s.places);
   expect(second.skills.map((skill) => [skill.name, skill.scope])).toEqual([["review", "project"]]);
-  expect(Object.keys((await s.readCache()).entries)).toEqual([s.file]);
+  expect((await s.readCache()).entries.map((entry) => entry[0])).toEqual(["review/SKILL.md"]);
   // Whatever changes the file next does it in a later tick of the file system's clock.
   await sleep(50);
   return s;
@@ -78,11 +88,11 @@ describe("the skill cache", () => {
     const s = await trustedProject();
     expect((await stat(s.cacheFile)).mode & 0o777).toBe(0o600);
     const cache = await s.readCache();
-    const entry = cache.entries[s.file];
-    expect(entry?.hash).toBe(contentHash(skillText("review", "The project's review.")));
+    const [entry] = cache.entries;
+    expect(entry?.[HASH]).toBe(contentHash(skillText("review", "The project's review.")));
     // An entry is what the next look takes instead of the file: changed here, it shows.
-    const forged = { ...entry, skill: { name: "review", description: "From the cache." } };
-    await writeFile(s.cacheFile, JSON.stringify({ ...cache, entries: { [s.file]: forged } }));
+    const forged = forge(entry, DESCRIPTION, "From the cache.");
+    await writeFile(s.cacheFile, JSON.stringify({ ...cache, entries: [forged] }));
     const set = await discoverSkills(s.places);
     expect(set.skills.map((skill) => skill.description)).toEqual(["From the cache."]);
   });
@@ -123,14 +133,11 @@ describe("the skill cache", () => {
     const first = await discoverSkills(s.places);
     expect(first.skills).toEqual([]);
     const cache = await s.readCache();
-    const entry = cache.entries[s.file];
+    const [entry] = cache.entries;
     const text = skillText("review", "The project's review.");
-    expect(entry).toMatchObject({ hash: contentHash(text) });
-    const forged = { ...entry, skill: { name: "review", description: "Trusted, says the cache." } };
-    await writeFile(
-      s.cacheFile,
-      JSON.stringify({ ...cache, trusted: true, entries: { [s.file]: forged } }),
-    );
+    expect(entry?.[HASH]).toBe(contentHash(text));
+    const forged = forge(entry, DESCRIPTION, "Trusted, says the cache.");
+    await writeFile(s.cacheFile, JSON.stringify({ ...cache, trusted: true, entries: [forged] }));
     const set = await discoverSkills(s.places);
     expect(set.skills).toEqual([]);
     expect(set.warnings).toEqual([untrustedWarning(s.file)]);
@@ -144,8 +151,8 @@ describe("the skill cache", () => {
     await discoverSkills(s.places);
     const cache = await s.readCache();
     const other = contentHash("other content");
-    const forged = { ...cache.entries[s.file], hash: other };
-    await writeFile(s.cacheFile, JSON.stringify({ ...cache, entries: { [s.file]: forged } }));
+    const forged = forge(cache.entries[0], HASH, other);
+    await writeFile(s.cacheFile, JSON.stringify({ ...cache, entries: [forged] }));
     const cached = await discoverSkills(s.places);
     expect(cached.untrusted.map((u) => u.entry.hash)).toEqual([other]);
     const fresh = await discoverSkills({ ...s.places, uncached: true });
@@ -166,9 +173,8 @@ describe("the skill cache", () => {
     ]);
     await discoverSkills(places);
     const cache = await s.readCache();
-    const entry = cache.entries[s.file];
-    const forged = { ...entry, skill: { name: "review", description: "From the cache." } };
-    await writeFile(s.cacheFile, JSON.stringify({ ...cache, entries: { [s.file]: forged } }));
+    const forged = forge(cache.entries[0], DESCRIPTION, "From the cache.");
+    await writeFile(s.cacheFile, JSON.stringify({ ...cache, entries: [forged] }));
     const set = await discoverSkills(places);
     expect(set.skills.map((skill) => skill.description)).toEqual(["The project's review."]);
   });
@@ -176,13 +182,20 @@ describe("the skill cache", () => {
   it("ignores a cache file others may write, and one that is not a cache", async () => {
     const s = await trustedProject();
     const cache = await s.readCache();
-    const entry = cache.entries[s.file];
-    const forged = { ...entry, skill: { name: "review", description: "From the cache." } };
-    await writeFile(s.cacheFile, JSON.stringify({ ...cache, entries: { [s.file]: forged } }));
+    const forged = forge(cache.entries[0], DESCRIPTION, "From the cache.");
+    await writeFile(s.cacheFile, JSON.stringify({ ...cache, entries: [forged] }));
     await chmod(s.cacheFile, 0o666);
     const shared = await discoverSkills(s.places);
     expect(shared.skills.map((skill) => skill.description)).toEqual(["The project's review."]);
-    for (const damaged of ["{not json", JSON.stringify({ version: 2, entries: { [s.file]: 7 } })]) {
+    const entry = cache.entries[0] ?? [];
+    for (const damaged of [
+      "{not json",
+      JSON.stringify({ version: 2, entries: { [s.file]: 7 } }),
+      JSON.stringify({ version: 3, entries: { "review/SKILL.md": forged } }),
+      JSON.stringify({ version: 3, entries: [forge(entry, HASH, "not a hash")] }),
+      JSON.stringify({ version: 3, entries: [[...forged, "more"]] }),
+      JSON.stringify({ version: 3, entries: [forge(entry, 4, "7")] }),
+    ]) {
       await writeFile(s.cacheFile, damaged);
       const set = await discoverSkills(s.places);
       expect(set.skills.map((skill) => skill.description)).toEqual(["The project's review."]);

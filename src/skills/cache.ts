@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { mkdirSync, renameSync, rmSync, type Stats, utimesSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 import { readOwnJson } from "../own-json.js";
 import type { SkillFile } from "./parse.js";
 import { sweepCaches } from "./sweep.js";
@@ -8,15 +8,30 @@ import { sweepCaches } from "./sweep.js";
 /** What reading one `SKILL.md` gave: its fields (no body) and sha256, or why it is not loaded. */
 export type SkillReading = { hash: string; skill: Omit<SkillFile, "body"> } | { refused: string };
 
-/** One file's reading, with the file's identity when it was read and when that was. */
-type Entry = SkillReading & {
-  /** Device, inode, size, mtime and ctime (milliseconds, as `stat` gives them) of the file read. */
-  key: Key;
-  /** When the reading began (milliseconds since the epoch, the clock files are stamped by). */
-  madeAt: number;
-};
-
+/** Device, inode, size, mtime and ctime (milliseconds, as `stat` gives them) of the file read. */
 type Key = [dev: number, ino: number, size: number, mtimeMs: number, ctimeMs: number];
+
+/** The fields of a reading but the name and description, when it has any. */
+type MoreFields = Omit<SkillFile, "body" | "name" | "description">;
+
+/**
+ * One file's reading as the cache file keeps it, one array a file: its path (below the skills
+ * folder, or absolute outside it), its identity when it was read, when the reading began
+ * (milliseconds since the epoch, the clock files are stamped by), then either its sha256, name,
+ * description and other fields, or why it was refused.
+ */
+type Entry =
+  | [path: string, ...key: Key, madeAt: number, hash: string, name: string, description: string]
+  | [
+      path: string,
+      ...key: Key,
+      madeAt: number,
+      hash: string,
+      name: string,
+      description: string,
+      more: MoreFields,
+    ]
+  | [path: string, ...key: Key, madeAt: number, refused: string];
 
 /** The folder of the skill caches, in the state folder. */
 export const skillCacheFolder = (state: string) => join(state, "cache", "skills");
@@ -27,10 +42,10 @@ export function skillCacheFile(state: string, skillsFolder: string): string {
   return join(skillCacheFolder(state), `${name}.json`);
 }
 
-/** A cache file larger than this is not read (300 skills take about 100 KB). */
+/** A cache file larger than this is not read (300 skills take about 70 KB). */
 const MAX_BYTES = 8 * 1024 * 1024;
 /** The version of the cache files this reads and writes; a file of another is not read. */
-const VERSION = 2;
+const VERSION = 3;
 /** A cache file in use is stamped again when it is older than this, so the sweep keeps it. */
 const RESTAMP_MS = 24 * 60 * 60 * 1000;
 
@@ -48,9 +63,14 @@ const RESTAMP_MS = 24 * 60 * 60 * 1000;
  * holds the hash, whatever an entry says. The file is mode 0600 in the state folder, written whole
  * and renamed into place; one that is not the user's own, that others may write, or that is not
  * a cache is ignored (the skills are read as if it were empty) and replaced. A file in use is
- * stamped once a day; writing one sweeps away those no look used for a month (`sweep.ts`).
+ * stamped once a day; writing one sweeps away those no look used for a month (`sweep.ts`). Its
+ * entries are arrays (`Entry`), each path below the skills folder: 300 skills are read in a
+ * fraction of the time objects keyed by absolute paths took.
  */
 export class SkillCache {
+  private readonly file: string;
+  /** The skills folder and a separator: the start of the paths kept relative. */
+  private readonly prefix: string;
   private readonly entries: Map<string, Entry>;
   private readonly kept = new Map<string, Entry>();
   private changed = false;
@@ -58,23 +78,28 @@ export class SkillCache {
   private readonly stamped: number;
 
   constructor(
-    private readonly file: string,
+    state: string,
+    /** The real path of the skills folder. */
+    folder: string,
     /** The clock a reading's start is taken from. */
     readonly now: () => number = Date.now,
     /** `read: false`: no entry is taken from the file (every file is read); it is still written. */
     { read = true }: { read?: boolean } = {},
   ) {
-    const found = read ? readEntries(file) : { entries: new Map<string, Entry>(), stamped: 0 };
+    this.file = skillCacheFile(state, folder);
+    this.prefix = `${folder}${sep}`;
+    const found = read ? readEntries(this.file) : { entries: new Map<string, Entry>(), stamped: 0 };
     this.entries = found.entries;
     this.stamped = found.stamped;
   }
 
   /** The reading of the file at `location` (its `lstat` is `info`), if it can be taken as it is. */
   get(location: string, info: Stats): SkillReading | undefined {
-    const entry = this.entries.get(location);
-    if (!entry || !sameFile(entry.key, info) || changedSince(info, entry.madeAt)) return undefined;
-    this.kept.set(location, entry);
-    return entry;
+    const path = this.pathOf(location);
+    const entry = this.entries.get(path);
+    if (!entry || !sameFile(entry, info) || changedSince(info, entry[6])) return undefined;
+    this.kept.set(path, entry);
+    return readingOf(entry);
   }
 
   /**
@@ -82,7 +107,15 @@ export class SkillCache {
    * before it was read, and `madeAt` the time before that `fstat`.
    */
   put(location: string, opened: Stats, madeAt: number, reading: SkillReading): void {
-    this.kept.set(location, { ...reading, key: keyOf(opened), madeAt });
+    const path = this.pathOf(location);
+    const { dev, ino, size, mtimeMs, ctimeMs } = opened;
+    const head = [path, dev, ino, size, mtimeMs, ctimeMs, madeAt] as const;
+    if ("refused" in reading) this.kept.set(path, [...head, reading.refused]);
+    else {
+      const { name, description, ...more } = reading.skill;
+      const fields = [...head, reading.hash, name, description] as const;
+      this.kept.set(path, Object.keys(more).length > 0 ? [...fields, more] : [...fields]);
+    }
     this.changed = true;
   }
 
@@ -98,7 +131,7 @@ export class SkillCache {
       }
       return;
     }
-    const text = JSON.stringify({ version: VERSION, entries: Object.fromEntries(this.kept) });
+    const text = JSON.stringify({ version: VERSION, entries: [...this.kept.values()] });
     const dir = join(this.file, "..");
     const temporary = join(dir, `.${randomUUID()}.tmp`);
     try {
@@ -112,16 +145,24 @@ export class SkillCache {
     }
     sweepCaches(dir);
   }
+
+  private pathOf(location: string): string {
+    return location.startsWith(this.prefix) ? location.slice(this.prefix.length) : location;
+  }
 }
 
-const keyOf = (info: Stats): Key => [info.dev, info.ino, info.size, info.mtimeMs, info.ctimeMs];
+function readingOf(entry: Entry): SkillReading {
+  if (entry.length === 8) return { refused: entry[7] };
+  const [, , , , , , , hash, name, description, more] = entry;
+  return { hash, skill: more ? { name, description, ...more } : { name, description } };
+}
 
-const sameFile = (key: Key, info: Stats) =>
-  key[4] === info.ctimeMs &&
-  key[3] === info.mtimeMs &&
-  key[2] === info.size &&
-  key[1] === info.ino &&
-  key[0] === info.dev;
+const sameFile = (entry: Entry, info: Stats) =>
+  entry[5] === info.ctimeMs &&
+  entry[4] === info.mtimeMs &&
+  entry[3] === info.size &&
+  entry[2] === info.ino &&
+  entry[1] === info.dev;
 
 /** Whether the file changed later than a second before `madeAt` (the racy case). */
 const changedSince = (info: Stats, madeAt: number) =>
@@ -136,37 +177,39 @@ function quietly(act: () => void): void {
 }
 
 /**
- * The entries of a cache file, and when it was last written or stamped; none when it is missing,
- * foreign, too large or not a cache.
+ * The entries of a cache file by their paths, and when it was last written or stamped; none when
+ * it is missing, foreign, too large or not a cache. An entry not as `put` makes them is left out.
  */
 function readEntries(file: string): { entries: Map<string, Entry>; stamped: number } {
   const entries = new Map<string, Entry>();
   const read = readOwnJson(file, MAX_BYTES);
   const value = read?.value;
-  if (!read || !isObject(value) || value.version !== VERSION || !isObject(value.entries))
+  if (!read || !isObject(value) || value.version !== VERSION || !Array.isArray(value.entries))
     return { entries, stamped: 0 };
-  for (const [location, candidate] of Object.entries(value.entries))
-    if (isEntry(candidate)) entries.set(location, candidate);
+  for (const candidate of value.entries as unknown[])
+    if (isEntry(candidate)) entries.set(candidate[0], candidate);
   return { entries, stamped: read.mtimeMs };
 }
 
+const HASH = /^[0-9a-f]{64}$/;
+
 /** Whether `value` (fresh from `JSON.parse`, held by nothing else) is an entry as `put` makes them. */
 function isEntry(value: unknown): value is Entry {
-  if (!isObject(value) || typeof value.madeAt !== "number") return false;
-  const { key } = value;
-  if (!Array.isArray(key) || key.length !== 5 || !key.every((part) => typeof part === "number"))
+  if (!Array.isArray(value) || (value.length !== 8 && value.length !== 10 && value.length !== 11))
     return false;
-  if (typeof value.refused === "string") return true;
+  if (typeof value[0] !== "string" || typeof value[7] !== "string") return false;
+  for (let at = 1; at <= 6; at++) if (typeof value[at] !== "number") return false;
+  if (value.length === 8) return true;
   return (
-    typeof value.hash === "string" &&
-    /^[0-9a-f]{64}$/.test(value.hash) &&
-    isSkillFields(value.skill)
+    HASH.test(value[7]) &&
+    typeof value[8] === "string" &&
+    typeof value[9] === "string" &&
+    (value.length === 10 || isMoreFields(value[10]))
   );
 }
 
-function isSkillFields(value: unknown): value is Omit<SkillFile, "body"> {
-  if (!isObject(value) || typeof value.name !== "string" || typeof value.description !== "string")
-    return false;
+function isMoreFields(value: unknown): value is MoreFields {
+  if (!isObject(value)) return false;
   const optionalText = (field: unknown) => field === undefined || typeof field === "string";
   const texts = (field: unknown) =>
     Array.isArray(field) && field.every((item) => typeof item === "string");

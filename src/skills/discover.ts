@@ -4,7 +4,7 @@ import { basename, join, relative, resolve, sep } from "node:path";
 import { within } from "../paths.js";
 import { foldersDown, projectRoot } from "../project/root.js";
 import { loadTrust, type TrustEntry, type WorkspaceTrust } from "../trust/trust.js";
-import { SkillCache, skillCacheFile } from "./cache.js";
+import { SkillCache } from "./cache.js";
 import type { SkillFile } from "./parse.js";
 import { quietly, readSkill, skillFileBytes } from "./read.js";
 
@@ -175,9 +175,7 @@ function skillsIn(context: Context, top: string, scope: SkillScope): Skill[] {
     });
     return [];
   }
-  const cache = new SkillCache(skillCacheFile(context.state, realTop), context.now, {
-    read: !context.uncached,
-  });
+  const cache = new SkillCache(context.state, realTop, context.now, { read: !context.uncached });
   // Whether every folder below the top that is not reached through a link passes the checks
   // of `loadSkill` as the top does: then they are not made again for each skill.
   const stateSkills = join(context.state, "skills");

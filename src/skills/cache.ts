@@ -153,8 +153,8 @@ export class SkillCache {
 
 function readingOf(entry: Entry): SkillReading {
   if (entry.length === 8) return { refused: entry[7] };
-  const [, , , , , , , hash, name, description, more] = entry;
-  return { hash, skill: more ? { name, description, ...more } : { name, description } };
+  const skill = { name: entry[8], description: entry[9] };
+  return { hash: entry[7], skill: entry.length === 11 ? { ...skill, ...entry[10] } : skill };
 }
 
 const sameFile = (entry: Entry, info: Stats) =>

@@ -185,7 +185,8 @@ function skillsIn(context: Context, top: string, scope: SkillScope): Skill[] {
     (!within(context.state, realTop) && !within(realTop, context.state));
   const found: Skill[] = [];
   const seen = new Set<string>();
-  const visit = ({ path: folder, real: known }: Folder, depth: number): void => {
+  const loading: Loading = { context, cache, scope, belowIsChecked };
+  const visit = ({ path: folder, real: known, name }: Folder, depth: number): void => {
     if (++context.folders > discoveryBounds.folders) {
       if (context.folders === discoveryBounds.folders + 1)
         context.warnings.push({
@@ -198,10 +199,10 @@ function skillsIn(context: Context, top: string, scope: SkillScope): Skill[] {
     const real = known ?? realOf(folder);
     if (real === undefined || seen.has(real)) return;
     seen.add(real);
-    const info = lstatOf(`${folder}${sep}SKILL.md`);
+    const file = `${folder}${sep}SKILL.md`;
+    const info = lstatOf(file);
     if (info) {
-      const checked = known !== undefined && belowIsChecked;
-      const skill = loadSkill({ context, cache, scope, checked }, folder, real, info);
+      const skill = loadSkill(loading, { file, name, real, linked: known === undefined }, info);
       if (skill) found.push(skill);
       return;
     }
@@ -223,9 +224,10 @@ function skillsIn(context: Context, top: string, scope: SkillScope): Skill[] {
   return found;
 }
 
-/** A folder to look in, and its real path when known without asking (it is not a link). */
+/** A folder to look in, its name, and its real path when known without asking (it is not a link). */
 interface Folder {
   path: string;
+  name: string;
   real?: string;
 }
 
@@ -236,15 +238,17 @@ const entriesOf = (folder: string): Dirent[] =>
 
 /** The folders (or links to folders) among `entries` of `folder` (real path `real`), but hidden ones, by name. */
 function foldersOf(folder: string, real: string, entries: Dirent[]): Folder[] {
-  return entries
-    .filter((entry) => !entry.name.startsWith("."))
-    .sort((a, b) => (a.name < b.name ? -1 : 1))
-    .flatMap((entry) => {
-      // Names from `readdir` hold no separator: joined as they are, with nothing to normalise.
-      const path = `${folder}${sep}${entry.name}`;
-      if (entry.isDirectory()) return [{ path, real: `${real}${sep}${entry.name}` }];
-      return entry.isSymbolicLink() && statOf(path)?.isDirectory() === true ? [{ path }] : [];
-    });
+  const folders: Folder[] = [];
+  for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const { name } = entry;
+    if (name.startsWith(".")) continue;
+    // Names from `readdir` hold no separator: joined as they are, with nothing to normalise.
+    const path = `${folder}${sep}${name}`;
+    if (entry.isDirectory()) folders.push({ path, name, real: `${real}${sep}${name}` });
+    else if (entry.isSymbolicLink() && statOf(path)?.isDirectory() === true)
+      folders.push({ path, name });
+  }
+  return folders;
 }
 
 /** Whether a folder past the bound holds a `SKILL.md` anywhere within a few levels (for the warning). */
@@ -257,26 +261,34 @@ function hasSkillBelow(folder: string, levels = 4): boolean {
   );
 }
 
-/** How one skill is loaded: `checked` when its folder is known to pass the checks of where it lies. */
+/** How the skills of one skills folder are loaded. */
 interface Loading {
   context: Context;
   cache: SkillCache;
   scope: SkillScope;
-  checked: boolean;
+  /** Every folder below it not reached through a link passes the checks of where it lies. */
+  belowIsChecked: boolean;
+}
+
+/** A skill's folder as found: its `SKILL.md` (not resolved), its name and real path. */
+interface Found {
+  file: string;
+  name: string;
+  real: string;
+  /** Reached through a link: its real path is checked. */
+  linked: boolean;
 }
 
 function loadSkill(
-  { context, cache, scope, checked }: Loading,
-  folder: string,
-  realFolder: string,
+  { context, cache, scope, belowIsChecked }: Loading,
+  { file, name: folderName, real: realFolder, linked }: Found,
   info: Stats,
 ): Skill | undefined {
-  const file = `${folder}${sep}SKILL.md`;
-  const folderName = basename(folder);
   const warn = (reason: string, name = folderName) => {
     context.warnings.push({ name, path: file, reason });
     return undefined;
   };
+  const checked = !linked && belowIsChecked;
   if (!checked && scope === "project" && !within(context.projectRoot, realFolder))
     return warn("its folder links outside the project: not loaded");
   if (
@@ -286,10 +298,10 @@ function loadSkill(
     !within(join(context.state, "skills"), realFolder)
   )
     return warn("its folder links into the state folder: not loaded");
-  const read = readSkill(file, info, realFolder, folderName, cache);
+  const location = `${realFolder}${sep}SKILL.md`;
+  const read = readSkill({ file, location, info }, realFolder, folderName, cache);
   if ("refused" in read) return warn(`${read.refused}: not loaded`);
   const { hash, skill } = read;
-  const location = `${realFolder}${sep}SKILL.md`;
   if (scope === "project") {
     const name = relative(context.projectRoot, location);
     // The trust record decides, by the hash of the content: never the cache.
@@ -306,22 +318,34 @@ function loadSkill(
     }
   }
   if (skill.warning) warn(skill.warning, skill.name);
-  const { name, description, license, compatibility, metadata, allowedTools } = skill;
-  return {
-    name,
-    description,
-    ...(license !== undefined && { license }),
-    ...(compatibility !== undefined && { compatibility }),
-    ...(metadata !== undefined && { metadata }),
-    ...(allowedTools !== undefined && { allowedTools }),
-    scope,
-    location,
-    folder: realFolder,
-    hash,
-  };
+  return skillOf(skill, { scope, location, folder: realFolder, hash });
 }
 
-const lstatOf = (path: string) => quietly(() => lstatSync(path, { throwIfNoEntry: false }));
+/** The skill a reading gave (its fields but the warning), where it was found. */
+function skillOf(
+  fields: Omit<SkillFile, "body">,
+  found: Pick<Skill, "scope" | "location" | "folder" | "hash">,
+): Skill {
+  const { name, description, license, compatibility, metadata, allowedTools } = fields;
+  const { scope, location, folder, hash } = found;
+  const skill: Skill = { name, description, scope, location, folder, hash };
+  // Set one by one (not spread): 300 skills are made at every look.
+  if (license !== undefined) skill.license = license;
+  if (compatibility !== undefined) skill.compatibility = compatibility;
+  if (metadata !== undefined) skill.metadata = metadata;
+  if (allowedTools !== undefined) skill.allowedTools = allowedTools;
+  return skill;
+}
+
+const NO_THROW = { throwIfNoEntry: false } as const;
+
+function lstatOf(path: string): Stats | undefined {
+  try {
+    return lstatSync(path, NO_THROW);
+  } catch {
+    return undefined;
+  }
+}
 
 /** The trust entries that would load every valid project skill not trusted now. */
 export function trustEntriesOf(set: Pick<SkillSet, "untrusted">): TrustEntry[] {

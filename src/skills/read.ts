@@ -7,7 +7,7 @@ import {
   realpathSync,
   type Stats,
 } from "node:fs";
-import { dirname, sep } from "node:path";
+import { dirname } from "node:path";
 import { firstInvalidUtf8 } from "../tools/utf8.js";
 import { contentHash } from "../trust/trust.js";
 import type { SkillCache, SkillReading } from "./cache.js";
@@ -15,6 +15,13 @@ import { parseSkill } from "./parse.js";
 
 /** The largest `SKILL.md` read. */
 export const skillFileBytes = 256 * 1024;
+
+/** A `SKILL.md` as found: its path (not resolved), its `lstat`, and its real path if it is no link. */
+export interface SkillFileFound {
+  file: string;
+  info: Stats;
+  location: string;
+}
 
 /**
  * Reads the `SKILL.md` at `file` (whose `lstat` is `info`) of the skill folder named `folder`,
@@ -24,13 +31,12 @@ export const skillFileBytes = 256 * 1024;
  * A link is followed only to a file in the same folder, and never cached.
  */
 export function readSkill(
-  file: string,
-  info: Stats,
+  { file, info, location }: SkillFileFound,
   realFolder: string,
   folder: string,
   cache: SkillCache,
 ): SkillReading {
-  let real = `${realFolder}${sep}SKILL.md`;
+  let real = location;
   if (info.isSymbolicLink()) {
     real = quietly(() => realpathSync(file)) ?? "";
     if (real === "") return { refused: "SKILL.md is a dangling link" };

@@ -148,8 +148,13 @@ export const IMAGE_GONE = "its bytes are gone from the session's blob store, alt
  */
 export function holdBack(content: string, part: ImagePart, why: string) {
   const facts = imageFacts(part);
-  const shown = imagePlaceholder(facts, facts.bytes);
-  const line = heldBackPlaceholder(facts, facts.bytes, why);
+  return heldBackIn(content, facts, facts.bytes, why);
+}
+
+/** `holdBack` of an image known by its shape and size (a record's, whose bytes are gone). */
+export function heldBackIn(content: string, image: ImageShape, bytes: number, why: string) {
+  const shown = imagePlaceholder(image, bytes);
+  const line = heldBackPlaceholder(image, bytes, why);
   const text = content.includes(shown) ? content.replace(shown, line) : `${content}\n${line}`;
   return { line, content: text };
 }

@@ -8,6 +8,7 @@ const systemErrors: Record<string, string> = {
   EROFS: "read-only file system",
   ENOTDIR: "a part of the path is not a folder",
   EEXIST: "a file is in the way",
+  EISDIR: "a folder is in the way",
   EIO: "input/output error",
   EPIPE: "the reader went away",
 };

@@ -115,7 +115,13 @@ describe("an image in a CLI session", () => {
     expect(server.rejections).toEqual([]);
     expect(server.requests.slice(1).map(({ body }) => toolResults(body))).toEqual([
       [imageResult],
-      [{ id: "toolu_1", content: placeholder, isError: false }],
+      [
+        {
+          id: "toolu_1",
+          content: `[image not shown: image/png, 2x2, ${bytes.length} B: its bytes are missing from the session's blob store]`,
+          isError: false,
+        },
+      ],
     ]);
   });
 

@@ -1,5 +1,5 @@
 import { readdirSync, writeSync } from "node:fs";
-import { readFile, unlink, writeFile } from "node:fs/promises";
+import { mkdir, readFile, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ImageBytesGone, readableData } from "../src/images.js";
@@ -152,10 +152,19 @@ describe("images in a session file", () => {
     await writeFile(join(blobs, contentHash(tiny)), Buffer.from("not the same bytes"));
     const loaded = await Session.open(path, { env: {} });
     await loaded.session.close();
-    const { parts: _p, ...promptText } = prompt as Message & { role: "user" };
+    // Each image's placeholder says it is not shown, and why.
+    const missing = "its bytes are missing from the session's blob store";
+    const gone = (holder: string) =>
+      holder.replace("[image: ", "[image not shown: ").replace(/\]$/, `: ${missing}]`);
     const { parts: _r, ...readText } = readResult as Message & { role: "tool" };
     const { parts: _s, ...shotText } = shotResult as Message & { role: "tool" };
-    expect(loaded.messages).toEqual([promptText, asks, readText, shotText, answer]);
+    expect(loaded.messages).toEqual([
+      { role: "user", content: `what is this?\n${gone(redHolder)}` },
+      asks,
+      { ...readText, content: gone(redHolder) },
+      { ...shotText, content: `the page:\n${gone(tinyHolder)}` },
+      answer,
+    ]);
     expect(loaded.missingImages).toBe(3);
     expect(validAnthropic(loaded.messages)).toBeUndefined();
   });
@@ -190,8 +199,8 @@ describe("images in a session file", () => {
     await writeFile(join(blobDirFor(path), contentHash(red)), Buffer.alloc(red.length + 1));
     const loaded = await readSession(path);
     expect(loaded.missingImages).toBe(1);
-    const { parts: _p, ...promptText } = prompt as Message & { role: "user" };
-    expect(loaded.messages).toEqual([promptText]);
+    const line = `[image not shown: image/png, 3x2, ${red.length} B: its bytes are missing from the session's blob store]`;
+    expect(loaded.messages).toEqual([{ role: "user", content: `what is this?\n${line}` }]);
   });
 
   it("keeps the placeholder of an image over the blob store's cap, with a note, and loads it as text", async () => {
@@ -217,7 +226,8 @@ describe("images in a session file", () => {
     });
     expect(readdirSync(join(path, "..")).includes("s1.blobs")).toBe(false);
     const loaded = await readSession(path);
-    expect(loaded.messages).toEqual([{ role: "user", content: prompt.content }]);
+    const line = `[image not shown: image/png, 3x2, ${red.length} B: it was not kept in the session (the session's blob store would exceed its cap of 0 MiB (0 MiB kept, 0 MiB more))]`;
+    expect(loaded.messages).toEqual([{ role: "user", content: `what is this?\n${line}` }]);
     expect(loaded.missingImages).toBeUndefined();
   });
 
@@ -257,6 +267,37 @@ describe("images in a session file", () => {
     expect(readdirSync(blobDirFor(session.path))).toEqual([contentHash(red)]);
     const loaded = await readSession(session.path);
     expect(loaded.messages).toEqual([]);
+  });
+
+  it("goes on when the blob store cannot be written: the image is not kept, with why, and nothing half written stays", async () => {
+    for (const spoil of ["a file for the folder", "a folder for the blob"] as const) {
+      const dir = await tempDir();
+      const blobs = join(dir, "s1.blobs");
+      const blob = join(blobs, contentHash(red));
+      if (spoil === "a file for the folder") await writeFile(blobs, "");
+      else await mkdir(blob, { recursive: true });
+      const notes: string[] = [];
+      const session = await Session.create({
+        dir,
+        workspace: "/ws",
+        model: "m",
+        id: "s1",
+        env: {},
+        onImageNotKept: (note) => notes.push(note),
+      });
+      await session.append(prompt);
+      await session.close();
+      const why =
+        spoil === "a file for the folder"
+          ? `the session's blob store cannot be written (a file is in the way: ${blobs})`
+          : `the session's blob store cannot be written (a folder is in the way: ${blob})`;
+      expect(notes).toEqual([
+        `the image ${redHolder} was not kept in the session (${why}): a resumed session sends its placeholder`,
+      ]);
+      const [, record] = await records(session.path);
+      expect(record?.message).toMatchObject({ parts: [{}, { unkept: why }] });
+      if (spoil === "a folder for the blob") expect(readdirSync(blobs)).toEqual([contentHash(red)]);
+    }
   });
 
   it("reads only the images since the last compaction", async () => {

@@ -1,6 +1,11 @@
 import type { Compaction } from "../compaction/record.js";
 import type { BlobStore } from "../session/blobs.js";
-import { inlinePlaceholder, storedPlaceholder } from "../session/images.js";
+import {
+  inlinePlaceholder,
+  missingImageWords,
+  storedPlaceholder,
+  unkeptImageWords,
+} from "../session/images.js";
 import type {
   ApprovalRecord,
   LoadedSkill,
@@ -270,7 +275,7 @@ export class BlockBuilder {
           {
             mediaType: part.mediaType,
             placeholder,
-            missing: `not kept in the session (${part.unkept ?? "no reason recorded"})`,
+            missing: unkeptImageWords(part.unkept),
           },
         ];
       const bytes = this.blobs?.get(part.blob);
@@ -342,9 +347,6 @@ export class BlockBuilder {
     return calls.map((call) => ({ kind: "call", ...call }));
   }
 }
-
-/** Why an image is not shown: its blob is gone or holds other bytes. */
-export const missingImageWords = "its bytes are missing from the session's blob store";
 
 function thinkingOf(message: StoredMessage & { role: "assistant" }): Block[] {
   const parts = message.reasoning ?? [];

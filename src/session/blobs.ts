@@ -95,7 +95,14 @@ export class BlobStore {
       throw error;
     }
     closeSync(fd);
-    renameSync(temp, path);
+    try {
+      renameSync(temp, path);
+    } catch (error) {
+      try {
+        unlinkSync(temp);
+      } catch {}
+      throw error;
+    }
     this.count(used + bytes.length);
     return { ok: true, hash, size: bytes.length };
   }

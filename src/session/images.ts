@@ -1,12 +1,14 @@
 import {
   deferredImage,
+  heldBackIn,
   ImageBytesGone,
   type ImageMediaType,
   imageHeader,
   imagePlaceholder,
 } from "../images.js";
+import { systemErrorMeaning } from "../system-errors.js";
 import type { ImagePart, Message, ResultPart } from "../types.js";
-import type { BlobStore } from "./blobs.js";
+import type { BlobStore, PutResult } from "./blobs.js";
 import type { StoredImagePart, StoredMessage } from "./records.js";
 
 /**
@@ -29,8 +31,8 @@ export interface UnkeptImage {
 
 /**
  * The message as its record holds it: each inline image put in `blobs` and named by its hash,
- * or, when the store refuses it (its cap), described with `unkept`. Messages without images are
- * returned as they are. A failed system call throws, as a failed write of the record would.
+ * or, when the store refuses it (its cap, or it cannot be written), described with `unkept`.
+ * Messages without images are returned as they are.
  */
 export function storeImages(
   message: StoredMessage,
@@ -49,7 +51,7 @@ export function storeImages(
       size: bytes.length,
       ...(header && { width: header.width, height: header.height }),
     };
-    const put = blobs().put(bytes);
+    const put = putImage(blobs, bytes);
     if (put.ok) return { ...described, blob: put.hash };
     unkept.push({ placeholder: storedPlaceholder(described), reason: put.reason });
     return { ...described, unkept: put.reason };
@@ -58,32 +60,60 @@ export function storeImages(
 }
 
 /**
+ * Puts an image's bytes in the store; a store that cannot be written (a file or folder in the
+ * way, no permission, a full disk) refuses it with why, as its cap does, and the turn goes on.
+ */
+function putImage(blobs: () => BlobStore, bytes: Buffer): PutResult {
+  try {
+    return blobs().put(bytes);
+  } catch (error) {
+    const { code, path, dest } = error as NodeJS.ErrnoException & { dest?: string };
+    if (code === undefined) throw error;
+    const where = dest ?? path;
+    return {
+      ok: false,
+      reason: `the session's blob store cannot be written (${systemErrorMeaning(code)}${where ? `: ${where}` : ""})`,
+    };
+  }
+}
+
+/** Why an image a record names is not shown: its blob is gone or holds other bytes. */
+export const missingImageWords = "its bytes are missing from the session's blob store";
+
+/** Why an image the session could not keep is not shown. */
+export const unkeptImageWords = (reason: string | undefined) =>
+  `it was not kept in the session (${reason ?? "no reason recorded"})`;
+
+/**
  * The messages with their images to be read back from `blobs`: each image whose blob is there
  * with the size its record gives becomes an image part whose bytes are read when first used
  * (`storedImage`), so a load reads none of them. An image whose blob is missing or of another
- * size, or that was never kept, becomes its placeholder line; a message left with no image
- * loses its parts, so it reads as a text-only model reads it (`content` holds every
- * placeholder). `missing` counts the blobs that were named but not found whole.
+ * size, or that was never kept, is not shown: its placeholder line in the text becomes
+ * `[image not shown: …: why]`, and a message left with no image loses its parts, so it reads
+ * as a text-only model reads it. `missing` counts the blobs that were named but not found whole.
  */
 export function inlineImages(
   messages: readonly StoredMessage[],
   blobs: () => BlobStore,
 ): { messages: Message[]; missing: number } {
   let missing = 0;
-  const read = (part: StoredPart): ResultPart => {
-    if (part.type === "text" || "data" in part) return part;
-    const { blob } = part;
-    if (blob !== undefined && blobs().size(blob) === part.size)
-      return storedImage(part, blob, blobs());
-    if (blob !== undefined) missing++;
-    return { type: "text", text: storedPlaceholder(part) };
-  };
   const inlined = messages.map((message): Message => {
     if (message.role === "assistant" || message.parts === undefined) return message as Message;
-    const parts = message.parts.map(read);
-    if (parts.some((part) => part.type === "image")) return { ...message, parts };
+    let content = message.content;
+    const parts = message.parts.map((part): ResultPart => {
+      if (part.type === "text" || "data" in part) return part;
+      const { blob } = part;
+      if (blob !== undefined && blobs().size(blob) === part.size)
+        return storedImage(part, blob, blobs());
+      if (blob !== undefined) missing++;
+      const why = blob === undefined ? unkeptImageWords(part.unkept) : missingImageWords;
+      const held = heldBackIn(content, part, part.size, why);
+      content = held.content;
+      return { type: "text", text: held.line };
+    });
+    if (parts.some((part) => part.type === "image")) return { ...message, content, parts };
     const { parts: _, ...text } = message;
-    return text;
+    return { ...text, content };
   });
   return { messages: inlined, missing };
 }

@@ -105,7 +105,7 @@ async function sideBySide(contenders, count = runs) {
       }
     }
   }
-  return samples.map((s, j) => ({
+  return samples.map((s) => ({
     wall: median(s.wall),
     rss: median(s.rss),
     env: s.env,

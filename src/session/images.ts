@@ -124,8 +124,9 @@ export function inlineImages(
  * `ImageBytesGone`.
  */
 function storedImage(part: StoredImagePart, hash: string, store: BlobStore): ImagePart {
-  const { mediaType } = part;
-  return deferredImage({ ...part, bytes: part.size }, () => {
+  const { mediaType, size, width, height } = part;
+  const pixels = width !== undefined && height !== undefined ? { width, height } : {};
+  return deferredImage({ mediaType, bytes: size, ...pixels }, () => {
     const bytes = store.get(hash);
     if (bytes === undefined)
       throw new ImageBytesGone(

@@ -7,6 +7,7 @@ export { type AgentEvent, type RunAgentOptions, type RunAgentResult, runAgent } 
 export { denyBashByDefault } from "./approval.js";
 export { CompactingClient, type CompactingOptions } from "./compaction/client.js";
 export { type Compaction, CompactionError } from "./compaction/record.js";
+export { ImageBytesGone, readableData } from "./images.js";
 export {
   type ConnectMcpOptions,
   connectMcpServers,

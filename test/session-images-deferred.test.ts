@@ -5,7 +5,7 @@ import { messageTokens } from "../src/compaction/size.js";
 import { ImageBytesGone, readableData } from "../src/images.js";
 import type { TurnEvent } from "../src/runner/events.js";
 import { anthropicImageLimits, ImageBudgetClient } from "../src/runner/image-budget.js";
-import { ImageFallbackClient } from "../src/runner/images.js";
+import { ImageFallbackClient, imageKey } from "../src/runner/images.js";
 import { Journal } from "../src/runner/journal.js";
 import { SessionRunner } from "../src/runner/runner.js";
 import { blobDirFor } from "../src/session/blobs.js";
@@ -179,5 +179,38 @@ describe("a loaded session's images", () => {
     expect(imagesIn(sent)).toEqual([]);
     const reasons = sent.flatMap((m) => m.content.match(/: [^:\]]*\]$/) ?? []);
     expect(new Set(reasons)).toEqual(new Set([": this model takes no images]"]));
+  });
+
+  it("give the room of an image the provider could not process to the next older one", async () => {
+    const { shots, loaded } = await manyShots();
+    const newest = shots[100]?.toString("base64") ?? "";
+    const dir = await tempDir();
+    const client = new FakeClient([[text("ok"), done]]);
+    const runner = new SessionRunner({
+      client,
+      tools: [],
+      journal: new Journal(
+        new SessionStore(dir, () => Session.create({ dir, workspace: "/ws", model: "m" })),
+      ),
+      system: async () => "",
+      info: { model: "m", workspace: "/ws", sandbox: "off" },
+      history: loaded.messages,
+      provider: "anthropic",
+      imagesRefused: [
+        {
+          provider: "anthropic",
+          model: "m",
+          reason: "Could not process image",
+          image: imageKey(newest),
+        },
+      ],
+    });
+    await runner.runTurn("and now?");
+    const sent = client.requests[0]?.messages ?? [];
+    // The request takes 100 images: the newest is left out, so all 100 older ones go.
+    expect(imagesIn(sent)).toHaveLength(100);
+    expect(sent[200]?.content).toBe(
+      `[image not shown: image/png, 101x1, ${shots[100]?.length} B: the provider could not process it]`,
+    );
   });
 });

@@ -30,8 +30,9 @@ const MARGIN = 1_000_000;
  * many-image side; the rest, the oldest, go as `[image not shown: …: why]` placeholders. The same
  * history gives the same request, so the provider's prompt cache holds; `onHeldBack` is told the
  * first time a request holds images back for its limits. An image whose bytes are gone (a loaded
- * session's, its blob removed or altered since) goes as a placeholder saying so. Nothing is done
- * while `sendsImages` says the model takes none (the client inside sends placeholders then).
+ * session's, its blob removed or altered since) goes as a placeholder saying so. An image `sends`
+ * says the client inside leaves out (the model takes no images, or the provider could not
+ * process that one) is passed over: it takes no room, and its bytes are not read here.
  */
 export class ImageBudgetClient implements ModelClient {
   private told = false;
@@ -40,12 +41,11 @@ export class ImageBudgetClient implements ModelClient {
     private readonly inner: ModelClient,
     private readonly limits: ImageRequestLimits,
     private readonly onHeldBack: (count: number) => Promise<void> = async () => {},
-    private readonly sendsImages: () => boolean = () => true,
+    private readonly sends: (part: ImagePart) => boolean = () => true,
   ) {}
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
-    // A model that takes no images gets none: nothing to fit, nothing to read.
-    const held = this.sendsImages() ? this.heldBack(request) : new Map<ImagePart, string>();
+    const held = this.heldBack(request);
     if (held.size === 0) {
       yield* this.inner.stream(request);
       return;
@@ -70,6 +70,8 @@ export class ImageBudgetClient implements ModelClient {
     let kept = 0;
     let widest = 0;
     for (const part of images.reverse()) {
+      // One the client inside leaves out takes no room (the model takes no images, or not it).
+      if (!this.sends(part)) continue;
       // What the request needs to know of an image, without reading its bytes.
       const facts = imageFacts(part);
       const length = 4 * Math.ceil(facts.bytes / 3);

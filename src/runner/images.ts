@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { holdBack } from "../images.js";
+import { holdBack, readableData } from "../images.js";
 import { ProviderError } from "../providers/provider-error.js";
 import type {
   ImagePart,
@@ -37,9 +37,15 @@ export class ImageFallbackClient implements ModelClient {
     this.unprocessable = new Set(unprocessable);
   }
 
-  /** Whether requests carry images: not once the model refused them. */
-  get sendsImages(): boolean {
-    return !this.textOnly;
+  /**
+   * Whether a request would carry the image: not once the model refused images, nor an image
+   * the provider could not process.
+   */
+  sends(part: ImagePart): boolean {
+    if (this.textOnly) return false;
+    if (this.unprocessable.size === 0) return true;
+    const data = readableData(part);
+    return data === undefined || !this.unprocessable.has(this.key(data));
   }
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
@@ -53,7 +59,8 @@ export class ImageFallbackClient implements ModelClient {
       let answered = false;
       try {
         for await (const event of this.inner.stream({ ...request, messages })) {
-          if (!answered) for (const part of imagesOf(messages)) this.accepted.add(this.key(part));
+          if (!answered)
+            for (const part of imagesOf(messages)) this.accepted.add(this.key(part.data));
           answered = true;
           yield event;
         }
@@ -76,7 +83,7 @@ export class ImageFallbackClient implements ModelClient {
   /** The key of the newest image no answered request carried, if any. */
   private suspect(messages: readonly Message[]): string | undefined {
     return imagesOf(messages)
-      .map((part) => this.key(part))
+      .map((part) => this.key(part.data))
       .reverse()
       .find((key) => !this.accepted.has(key));
   }
@@ -84,15 +91,16 @@ export class ImageFallbackClient implements ModelClient {
   private withoutUnprocessable(messages: readonly Message[]): readonly Message[] {
     if (this.unprocessable.size === 0) return messages;
     return holdingBack(messages, (part) =>
-      this.unprocessable.has(this.key(part)) ? "the provider could not process it" : undefined,
+      this.unprocessable.has(this.key(part.data)) ? "the provider could not process it" : undefined,
     );
   }
 
-  private key(part: ImagePart): string {
-    let key = this.keys.get(part.data);
+  /** The key of an image by its base64, made once. */
+  private key(data: string): string {
+    let key = this.keys.get(data);
     if (key === undefined) {
-      key = imageKey(part.data);
-      this.keys.set(part.data, key);
+      key = imageKey(data);
+      this.keys.set(data, key);
     }
     return key;
   }

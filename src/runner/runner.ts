@@ -120,7 +120,7 @@ export class SessionRunner {
       fallback,
       provider === "anthropic" ? anthropicImageLimits : openaiImageLimits,
       (count) => journal.record({ type: "images_held_back", count }),
-      () => fallback.sendsImages,
+      (part) => fallback.sends(part),
     );
     this.counter = new CountingClient(images, (usage) => journal.record({ type: "usage", usage }));
     const budgeted =

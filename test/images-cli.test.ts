@@ -27,6 +27,22 @@ const imageResult = {
   isError: false,
 };
 
+/**
+ * A session whose model read `a.png` (kept in its blob store), the server ready for a
+ * `--continue` answered "I only see its placeholder now.".
+ */
+async function readThenResume() {
+  const { server, workspace, home, options } = await setup([
+    stream(turn({ calls: [readCall] })),
+    stream(turn({ text: "A red square." })),
+    stream(turn({ text: "I only see its placeholder now." })),
+  ]);
+  await writeFile(join(workspace, "a.png"), bytes);
+  expect((await runBin(["look at a.png"], options)).code).toBe(0);
+  const [file = ""] = await sessionFiles(home);
+  return { server, file, options };
+}
+
 describe("an image in a CLI session", () => {
   it("is sent to the model, kept in a valid session, and sent again after --continue", async () => {
     const { server, workspace, home, options } = await setup([
@@ -98,14 +114,7 @@ describe("an image in a CLI session", () => {
   });
 
   it("sends the placeholder of an image whose bytes left the blob store after --continue, with one warning", async () => {
-    const { server, workspace, home, options } = await setup([
-      stream(turn({ calls: [readCall] })),
-      stream(turn({ text: "A red square." })),
-      stream(turn({ text: "I only see its placeholder now." })),
-    ]);
-    await writeFile(join(workspace, "a.png"), bytes);
-    expect((await runBin(["look at a.png"], options)).code).toBe(0);
-    const [file = ""] = await sessionFiles(home);
+    const { server, file, options } = await readThenResume();
     await unlink(join(blobDirFor(file), hash));
     expect(await runBin(["--continue", "and now?"], options)).toEqual({
       code: 0,
@@ -126,14 +135,7 @@ describe("an image in a CLI session", () => {
   });
 
   it("sends the placeholder of an image whose blob was altered in place (same size), found when it is first sent", async () => {
-    const { server, workspace, home, options } = await setup([
-      stream(turn({ calls: [readCall] })),
-      stream(turn({ text: "A red square." })),
-      stream(turn({ text: "I only see its placeholder now." })),
-    ]);
-    await writeFile(join(workspace, "a.png"), bytes);
-    expect((await runBin(["look at a.png"], options)).code).toBe(0);
-    const [file = ""] = await sessionFiles(home);
+    const { server, file, options } = await readThenResume();
     // A load reads no image's bytes: only its size tells at load; these bytes are read when sent.
     await writeFile(join(blobDirFor(file), hash), Buffer.alloc(bytes.length));
     expect(await runBin(["--continue", "and now?"], options)).toEqual({

@@ -9,6 +9,7 @@ import { ImageFallbackClient, imageKey } from "../src/runner/images.js";
 import { Journal } from "../src/runner/journal.js";
 import { SessionRunner } from "../src/runner/runner.js";
 import { blobDirFor } from "../src/session/blobs.js";
+import type { ImagesRefusal } from "../src/session/records.js";
 import { readSession, Session } from "../src/session/session.js";
 import { SessionStore } from "../src/session/store.js";
 import { done, FakeClient, text, toolCall } from "../src/testing/fake-client.js";
@@ -57,6 +58,30 @@ async function manyShots() {
   ]);
   const path = await writeSession(history);
   return { shots, path, loaded: await readSession(path) };
+}
+
+/**
+ * One turn of a session runner over `history` for Anthropic's model "m", which refused what
+ * `imagesRefused` says; the turn's events and the messages of its request.
+ */
+async function oneTurn(history: Message[], imagesRefused: ImagesRefusal[]) {
+  const dir = await tempDir();
+  const client = new FakeClient([[text("ok"), done]]);
+  const runner = new SessionRunner({
+    client,
+    tools: [],
+    journal: new Journal(
+      new SessionStore(dir, () => Session.create({ dir, workspace: "/ws", model: "m" })),
+    ),
+    system: async () => "",
+    info: { model: "m", workspace: "/ws", sandbox: "off" },
+    history,
+    provider: "anthropic",
+    imagesRefused,
+  });
+  const events: TurnEvent[] = [];
+  await runner.runTurn("and now?", { onEvent: (event) => events.push(event) });
+  return { events, sent: client.requests[0]?.messages ?? [] };
 }
 
 const imagesIn = (messages: readonly Message[]): ImagePart[] =>
@@ -154,24 +179,10 @@ describe("a loaded session's images", () => {
     // Every blob altered in place: a read of any would say its bytes are gone.
     for (const shot of shots)
       await writeFile(join(blobDirFor(path), contentHash(shot)), Buffer.alloc(shot.length));
-    const dir = await tempDir();
-    const client = new FakeClient([[text("ok"), done]]);
-    const runner = new SessionRunner({
-      client,
-      tools: [],
-      journal: new Journal(
-        new SessionStore(dir, () => Session.create({ dir, workspace: "/ws", model: "m" })),
-      ),
-      system: async () => "",
-      info: { model: "m", workspace: "/ws", sandbox: "off" },
-      history: loaded.messages,
-      provider: "anthropic",
-      imagesRefused: [{ provider: "anthropic", model: "m", reason: "no images" }],
-    });
-    const events: TurnEvent[] = [];
-    await runner.runTurn("and now?", { onEvent: (event) => events.push(event) });
+    const { events, sent } = await oneTurn(loaded.messages, [
+      { provider: "anthropic", model: "m", reason: "no images" },
+    ]);
     expect(events.filter((event) => event.type === "images_held_back")).toEqual([]);
-    const sent = client.requests[0]?.messages ?? [];
     expect(sent.slice(0, 2).map((message) => message.content)).toEqual([
       `[image not shown: image/png, 1x1, ${shots[0]?.length} B: this model takes no images]`,
       "seen",
@@ -184,29 +195,14 @@ describe("a loaded session's images", () => {
   it("give the room of an image the provider could not process to the next older one", async () => {
     const { shots, loaded } = await manyShots();
     const newest = shots[100]?.toString("base64") ?? "";
-    const dir = await tempDir();
-    const client = new FakeClient([[text("ok"), done]]);
-    const runner = new SessionRunner({
-      client,
-      tools: [],
-      journal: new Journal(
-        new SessionStore(dir, () => Session.create({ dir, workspace: "/ws", model: "m" })),
-      ),
-      system: async () => "",
-      info: { model: "m", workspace: "/ws", sandbox: "off" },
-      history: loaded.messages,
-      provider: "anthropic",
-      imagesRefused: [
-        {
-          provider: "anthropic",
-          model: "m",
-          reason: "Could not process image",
-          image: imageKey(newest),
-        },
-      ],
-    });
-    await runner.runTurn("and now?");
-    const sent = client.requests[0]?.messages ?? [];
+    const { sent } = await oneTurn(loaded.messages, [
+      {
+        provider: "anthropic",
+        model: "m",
+        reason: "Could not process image",
+        image: imageKey(newest),
+      },
+    ]);
     // The request takes 100 images: the newest is left out, so all 100 older ones go.
     expect(imagesIn(sent)).toHaveLength(100);
     expect(sent[200]?.content).toBe(

@@ -1,6 +1,7 @@
 import { symlink, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { UpdateMapper } from "../src/cli/acp/updates.js";
 import { messageTokens } from "../src/compaction/size.js";
 import { ImageBytesGone, readableData } from "../src/images.js";
 import type { TurnEvent } from "../src/runner/events.js";
@@ -208,5 +209,23 @@ describe("a loaded session's images", () => {
     expect(sent[200]?.content).toBe(
       `[image not shown: image/png, 101x1, ${shots[100]?.length} B: the provider could not process it]`,
     );
+  });
+
+  it("replay to an editor as a line saying why when their bytes are gone", async () => {
+    const path = await writeSession([prompt]);
+    const loaded = await readSession(path);
+    await writeFile(join(blobDirFor(path), contentHash(red)), Buffer.alloc(red.length));
+    const [message] = loaded.messages;
+    if (message === undefined) throw new Error("no message loaded");
+    expect(new UpdateMapper("/ws").replay(message)).toEqual([
+      { sessionUpdate: "user_message_chunk", content: { type: "text", text: "what is this?" } },
+      {
+        sessionUpdate: "user_message_chunk",
+        content: {
+          type: "text",
+          text: `[image not shown: image/png, 3x2, ${red.length} B: its bytes are gone from the session's blob store, altered or unreadable]`,
+        },
+      },
+    ]);
   });
 });

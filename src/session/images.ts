@@ -1,3 +1,4 @@
+import { dirname } from "node:path";
 import {
   deferredImage,
   heldBackIn,
@@ -64,12 +65,14 @@ export function storeImages(
  * way, no permission, a full disk) refuses it with why, as its cap does, and the turn goes on.
  */
 function putImage(blobs: () => BlobStore, bytes: Buffer): PutResult {
+  const store = blobs();
   try {
-    return blobs().put(bytes);
+    return store.put(bytes);
   } catch (error) {
     const { code, path, dest } = error as NodeJS.ErrnoException & { dest?: string };
     if (code === undefined) throw error;
-    const where = dest ?? path;
+    // A file the store was making in its folder is named by the folder: the file is not there.
+    const where = dest ?? (path !== undefined && dirname(path) === store.dir ? store.dir : path);
     return {
       ok: false,
       reason: `the session's blob store cannot be written (${systemErrorMeaning(code)}${where ? `: ${where}` : ""})`,

@@ -62,7 +62,7 @@ export function storeImages(
 
 /**
  * Puts an image's bytes in the store; a store that cannot be written (a file or folder in the
- * way, no permission, a full disk) refuses it with why, as its cap does, and the turn goes on.
+ * way, no permission, any failed write) refuses it with why, as its cap does, and the turn goes on.
  */
 function putImage(blobs: () => BlobStore, bytes: Buffer): PutResult {
   const store = blobs();

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { chmod, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { chmod, mkdir, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { TurnEvent } from "../src/runner/events.js";
 import { call, done, type ScriptRound, text } from "../src/testing/fake-client.js";
@@ -166,5 +166,31 @@ describe("file changes and their pre-images", () => {
     });
     expect(readFileSync(join(workspace, "big.txt"), "utf8")).toBe(`${"x".repeat(1999)}y`);
     expect(existsSync(blobs)).toBe(false);
+  });
+
+  it("marks a file whose old bytes the blob store cannot write as not undoable, says why, and still lets the edit run", async () => {
+    const { workspace, runner, path, blobs } = await trackedRunner(await tempDir(), [
+      [
+        call("r1", "read", { path: "a.txt" }),
+        call("e1", "edit", { path: "a.txt", oldText: "z", newText: "y" }),
+        done,
+      ],
+      [text("ok"), done],
+    ]);
+    await writeFile(join(workspace, "a.txt"), "z");
+    // A file where the blob store's folder goes.
+    await mkdir(dirname(blobs), { recursive: true });
+    await writeFile(blobs, "");
+    await runner.runTurn("go");
+    expect(fileRecords(path)[0]).toEqual({
+      type: "file_before",
+      toolCallId: "e1",
+      tool: "edit",
+      path: "a.txt",
+      before: hash("z"),
+      mode: fresh,
+      unkept: `the session's blob store cannot be written (a file is in the way: ${blobs})`,
+    });
+    expect(readFileSync(join(workspace, "a.txt"), "utf8")).toBe("y");
   });
 });

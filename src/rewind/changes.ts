@@ -3,7 +3,6 @@ import { dirname, relative } from "node:path";
 import { strictlyWithin } from "../paths.js";
 import { BlobStore } from "../session/blobs.js";
 import type { BashChange, FileBefore, FileChange } from "../session/records.js";
-import { systemErrorMeaning } from "../system-errors.js";
 import { openResolved } from "../tools/open.js";
 import { type BoundaryOptions, type Resolved, resolveInWorkspace } from "../tools/path.js";
 import { digestFile } from "../tools/seen.js";
@@ -194,14 +193,8 @@ function keep(turn: Turn, real: string, before: ReadState, cap: number): string 
   if (before.hash === null) return undefined;
   if (before.bytes === undefined)
     return `the file is ${before.size} bytes, over the ${cap} bytes a session keeps of one file`;
-  try {
-    const put = turn.blobs.put(before.bytes);
-    return put.ok ? undefined : put.reason;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === undefined) throw error;
-    return `the session's blob store could not be written: ${systemErrorMeaning(code)}`;
-  }
+  const put = turn.blobs.put(before.bytes);
+  return put.ok ? undefined : put.reason;
 }
 
 /** The record of what a bash call changed, from the looks before and after it. */

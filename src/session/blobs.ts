@@ -28,7 +28,8 @@ import {
   unlinkSync,
   writeSync,
 } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { systemErrorMeaning } from "../system-errors.js";
 import { contentHash } from "../trust/trust.js";
 
 /** Bytes a session keeps out of line, all blobs together, unless the caller sets another cap. */
@@ -69,9 +70,25 @@ export class BlobStore {
    * Keeps the bytes (once: a blob already there with those bytes is not written again; one altered on disk is
    * written anew) and returns their hash.
    * Bytes that would take the store over its cap are refused with a one-line reason; nothing is
-   * written then. A failed system call throws, as the session's own writes do.
+   * written then. So are bytes the store cannot write (a file or folder in the way, no
+   * permission, any failed system call): the reason names the code's meaning and the path.
    */
   put(bytes: Uint8Array): PutResult {
+    try {
+      return this.write(bytes);
+    } catch (error) {
+      const { code, path, dest } = error as NodeJS.ErrnoException & { dest?: string };
+      if (code === undefined) throw error;
+      // A file the store was making in its folder is named by the folder: the file is not there.
+      const where = dest ?? (path !== undefined && dirname(path) === this.dir ? this.dir : path);
+      return {
+        ok: false,
+        reason: `the session's blob store cannot be written (${systemErrorMeaning(code)}${where ? `: ${where}` : ""})`,
+      };
+    }
+  }
+
+  private write(bytes: Uint8Array): PutResult {
     const hash = contentHash(bytes);
     const path = join(this.dir, hash);
     if (this.get(hash) !== undefined) return { ok: true, hash, size: bytes.length };

@@ -1,4 +1,3 @@
-import { dirname } from "node:path";
 import {
   deferredImage,
   heldBackIn,
@@ -7,9 +6,8 @@ import {
   imageHeader,
   imagePlaceholder,
 } from "../images.js";
-import { systemErrorMeaning } from "../system-errors.js";
 import type { ImagePart, Message, ResultPart } from "../types.js";
-import type { BlobStore, PutResult } from "./blobs.js";
+import type { BlobStore } from "./blobs.js";
 import type { StoredImagePart, StoredMessage } from "./records.js";
 
 /**
@@ -52,32 +50,12 @@ export function storeImages(
       size: bytes.length,
       ...(header && { width: header.width, height: header.height }),
     };
-    const put = putImage(blobs, bytes);
+    const put = blobs().put(bytes);
     if (put.ok) return { ...described, blob: put.hash };
     unkept.push({ placeholder: storedPlaceholder(described), reason: put.reason });
     return { ...described, unkept: put.reason };
   });
   return { message: { ...message, parts }, unkept };
-}
-
-/**
- * Puts an image's bytes in the store; a store that cannot be written (a file or folder in the
- * way, no permission, any failed write) refuses it with why, as its cap does, and the turn goes on.
- */
-function putImage(blobs: () => BlobStore, bytes: Buffer): PutResult {
-  const store = blobs();
-  try {
-    return store.put(bytes);
-  } catch (error) {
-    const { code, path, dest } = error as NodeJS.ErrnoException & { dest?: string };
-    if (code === undefined) throw error;
-    // A file the store was making in its folder is named by the folder: the file is not there.
-    const where = dest ?? (path !== undefined && dirname(path) === store.dir ? store.dir : path);
-    return {
-      ok: false,
-      reason: `the session's blob store cannot be written (${systemErrorMeaning(code)}${where ? `: ${where}` : ""})`,
-    };
-  }
 }
 
 /** Why an image a record names is not shown: its blob is gone or holds other bytes. */

@@ -23,7 +23,7 @@ import { mapStrings } from "../map-strings.js";
 import { secretRedactor } from "../secrets.js";
 import { wellFormed } from "../text.js";
 import type { Message } from "../types.js";
-import { BlobStore, blobDirFor } from "./blobs.js";
+import { BlobStore } from "./blobs.js";
 import { withLine } from "./encode.js";
 import { storeImages } from "./images.js";
 import { lockSession, type SessionLock } from "./lock.js";
@@ -218,12 +218,8 @@ export class Session {
   /** A message's images go into the blob store before the record that names them is written. */
   private outOfLine(record: SessionRecord): SessionRecord {
     if (record.type !== "message") return record;
-    let stored: ReturnType<typeof storeImages>;
-    try {
-      stored = storeImages(record.message, () => this.blobs);
-    } catch (error) {
-      throw fileError("cannot write the session's blob store", blobDirFor(this.path), error);
-    }
+    // A store that cannot write an image keeps it out with why (`BlobStore.put`): no throw here.
+    const stored = storeImages(record.message, () => this.blobs);
     for (const { placeholder, reason } of stored.unkept)
       this.options.onImageNotKept?.(
         `the image ${placeholder} was not kept in the session (${reason}): a resumed session sends its placeholder`,

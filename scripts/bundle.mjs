@@ -21,6 +21,8 @@ import { join, resolve } from "node:path";
 import { build } from "esbuild";
 import { startMockServer } from "../bench/mock-server.mjs";
 
+const { wrapCommonJs } = await import("../dist/cli/code-cache.js");
+
 /**
  * web-tree-sitter loads `module` with `await import("module")` inside a function that declares
  * its own `require`; made into `require("module")`, that call would find the local one, not yet
@@ -163,11 +165,17 @@ await build({
   format: "cjs",
 });
 
+/** Writes a file loaded by `requireWithCodeCache` as the function it compiles (see `wrapCommonJs`). */
+function wrapped(file) {
+  writeFileSync(file, wrapCommonJs(readFileSync(file, "latin1")), "latin1");
+}
+
 /**
  * Renames `<name>.cjs` to `<name>-<hash of its content>.cjs`: V8 checks a cache's source by its
  * length only, so a cache is named after the one content it was made for.
  */
 function hashedName(name) {
+  wrapped(`${out}/${name}.cjs`);
   const hash = createHash("sha256")
     .update(readFileSync(`${out}/${name}.cjs`))
     .digest("hex")

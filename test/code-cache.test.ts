@@ -5,9 +5,10 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { cp, rm, symlink, truncate, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { getHeapSpaceStatistics } from "node:v8";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { makeCodeCache, requireWithCodeCache } from "../src/cli/code-cache.js";
+import { makeCodeCache, requireWithCodeCache, wrapCommonJs } from "../src/cli/code-cache.js";
 import { bin } from "./support/cli.js";
 import { useTempDirs } from "./support/temp.js";
 
@@ -63,6 +64,24 @@ describe("loading a CommonJS bundle with V8's code cache", () => {
     ).toEqual(expected);
   });
 
+  // The turn is a megabyte of ASCII, which Node reads into an external string (off V8's heap). Put
+  // inside the wrapper at load, it was copied onto the heap whole: a collection at start-up.
+  it("compiles a file the build wrapped as it reads it, without copying its text onto V8's heap", async () => {
+    const dir = await tempDir();
+    const body = `/*${"x".repeat(4 * 2 ** 20)}*/\nexports.one = () => 1;\n`;
+    const grownLoading = async (name: string, text: string) => {
+      const file = join(dir, name);
+      await writeFile(file, text);
+      const before = largeObjectBytes();
+      const loaded = requireWithCodeCache(file, join(dir, "none.cache"), createRequire(file));
+      const grown = largeObjectBytes() - before;
+      expect((loaded as { one(): number }).one()).toBe(1); // Keeps the script, and its text, alive.
+      return grown;
+    };
+    expect(await grownLoading("plain.cjs", body)).toBeGreaterThan(4 * 2 ** 20);
+    expect(await grownLoading("wrapped.cjs", wrapCommonJs(body))).toBeLessThan(2 ** 20);
+  });
+
   it("ships the entry and the turn under their content's hash, and the CLI loads both with their caches accepted", async () => {
     const names = readdirSync(bundle);
     const hashed = (file: string) =>
@@ -73,6 +92,9 @@ describe("loading a CommonJS bundle with V8's code cache", () => {
     for (const kind of ["cli", "turn"]) {
       const files = names.filter((name) => new RegExp(`^${kind}-[0-9a-f]{16}\\.cjs$`).test(name));
       expect(files).toEqual([`${kind}-${hashed(files[0] ?? "")}.cjs`]);
+      // Written as the function it is compiled as, so its text is not copied to be wrapped.
+      const text = readFileSync(join(bundle, files[0] ?? ""), "latin1");
+      expect(wrapCommonJs(text)).toBe(text);
     }
     expect(JSON.parse(readFileSync(join(bundle, "package.json"), "utf8"))).toEqual({
       type: "commonjs",
@@ -110,6 +132,13 @@ describe("loading a CommonJS bundle with V8's code cache", () => {
     20_000,
   );
 });
+
+/** Bytes in V8's spaces for large objects, young and old. */
+function largeObjectBytes(): number {
+  return getHeapSpaceStatistics()
+    .filter((space) => space.space_name.endsWith("large_object_space"))
+    .reduce((sum, space) => sum + space.space_used_size, 0);
+}
 
 /** What `rules explain ls` answers, the command used here because it loads the turn. */
 const explained = {

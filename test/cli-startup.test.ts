@@ -118,4 +118,36 @@ describe("the CLI's start-up", () => {
     );
     expect(unwanted).toEqual([]);
   });
+  // Node makes `process.stdin` (a stream over the pipe, file or terminal) when it is first read:
+  // a millisecond of a short run. Whether it is a terminal is asked of the descriptor instead.
+  it("opens no stream on stdin for a task given on the command line", async () => {
+    const { home, options } = await setup([stream(turn({ text: ["done"] }))]);
+    const watch = join(home, "watch-stdin.cjs");
+    await writeFile(
+      watch,
+      `const made = Object.getOwnPropertyDescriptor(process, "stdin");
+Object.defineProperty(process, "stdin", {
+  configurable: true,
+  get() {
+    require("node:fs").writeSync(2, "stdin opened\\n");
+    return made.get.call(process);
+  },
+});
+`,
+    );
+    const env = { ...options.env, NODE_OPTIONS: `--require ${watch}` };
+    expect(await runBin(["task"], { ...options, env })).toEqual({
+      code: 0,
+      stdout: "done\n",
+      stderr: "",
+    });
+    // The watch can fail: a run that reads its task from stdin opens it.
+    const { options: again } = await setup([stream(turn({ text: ["done"] }))]);
+    const piped = await runBin([], {
+      ...again,
+      env: { ...again.env, NODE_OPTIONS: env.NODE_OPTIONS },
+      input: "task",
+    });
+    expect(piped).toMatchObject({ code: 0, stderr: "stdin opened\n" });
+  });
 });

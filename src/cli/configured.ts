@@ -1,5 +1,6 @@
 import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
+import { isatty } from "node:tty";
 import { type ConfigLayer, type LoadedConfig, loadConfig } from "../config/load.js";
 import { type FileSettings, mergeConfig } from "../config/merge.js";
 import { ConfigError } from "../config/parse.js";
@@ -90,9 +91,7 @@ function homePath(path: string, file: string, field: string): string {
 /** Whether someone at a terminal can answer: stdin and stderr are terminals, prompts are not JSON. */
 function asksHere(parsed: ParsedFlags): boolean {
   return (
-    process.stdin.isTTY === true &&
-    process.stderr.isTTY === true &&
-    parsed.values["input-format"] !== "stream-json"
+    isatty(0) && process.stderr.isTTY === true && parsed.values["input-format"] !== "stream-json"
   );
 }
 

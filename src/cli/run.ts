@@ -1,5 +1,6 @@
 import { stat } from "node:fs/promises";
 import { homedir } from "node:os";
+import { isatty } from "node:tty";
 import { FileChanges } from "../rewind/changes.js";
 import { Journal } from "../runner/journal.js";
 import { SessionRunner } from "../runner/runner.js";
@@ -122,7 +123,7 @@ interface RunStart {
  */
 async function prepare(start: RunStart) {
   const { args, workspace, stopper, view, stderr, dir } = start;
-  const { stdin, env } = process;
+  const { env } = process;
   const connect = providerFor(args, env);
   const skills = new RunSkills(
     { workspace, home: homedir(), state: stateHome(env), folders: args.skillFolders },
@@ -145,11 +146,13 @@ async function prepare(start: RunStart) {
       ? await sessionToResume(dir, args.resume)
       : undefined;
   const json = await jsonInput(args, workspace);
-  const interactive = args.task === undefined && stdin.isTTY === true && !json;
-  const given = args.task ?? (interactive || json ? undefined : await taskFromStdin(stdin));
+  // Asked of the descriptor: `process.stdin`, a stream, is made only when stdin is read.
+  const terminal = isatty(0);
+  const interactive = args.task === undefined && terminal && !json;
+  const given = args.task ?? (interactive || json ? undefined : await taskFromStdin(process.stdin));
   const rules = await ruleBook(rulesFile(env, workspace), args.rules);
   const allowRules = rules.current().some((rule) => rule.effect === "allow");
-  const bashCanRun = args.allowBash || stdin.isTTY === true || json !== undefined || allowRules;
+  const bashCanRun = args.allowBash || terminal || json !== undefined || allowRules;
   // The session's id, for a provider that keys its prompt cache by it, once the session exists.
   const session: { id?: () => string | undefined } = {};
   const provider = await connect.client(
@@ -372,7 +375,7 @@ async function jsonInput(args: CliArgs, workspace: string): Promise<JsonInput | 
 
 /** The terminal's prompts and questions, when stdin is one and no JSON comes on it. */
 async function terminalInput(json: JsonInput | undefined, view: TerminalView | undefined) {
-  if (!process.stdin.isTTY || json) return undefined;
+  if (!isatty(0) || json) return undefined;
   return openTerminal(process.stdin, process.stderr, view?.activity);
 }
 

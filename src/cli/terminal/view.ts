@@ -30,11 +30,14 @@ export interface TerminalView {
  */
 export function terminalView(
   format: OutputFormat,
-  { stdin, stdout, stderr }: Pick<NodeJS.Process, "stdin" | "stdout" | "stderr">,
+  io: Pick<NodeJS.Process, "stdin" | "stdout" | "stderr">,
   env: NodeJS.ProcessEnv,
   showThinking = true,
 ): TerminalView | undefined {
+  // `stdin` is read only here: Node makes its stream when it is first read.
+  const { stdout, stderr } = io;
   if (format !== "text" || !stdout.isTTY || !stderr.isTTY) return undefined;
+  const stdin = io.stdin;
   const style = styles(colourWanted(env, true));
   const columns = () => stderr.columns || 80;
   const fit = (line: string) => fitColumns(line, columns() - 1);

@@ -1,8 +1,7 @@
-import { parseArgs } from "node:util";
 import { type Rule, RuleError, ruleWords } from "../rules/rule.js";
 import { UsageError } from "./usage.js";
 
-/** The command line as Node's parser reads it, with one-line errors. */
+/** The command line's flags: their definitions (`--help` lists them) and their parser. */
 
 export const options = {
   print: { type: "string", short: "p" },
@@ -47,80 +46,113 @@ export const options = {
   help: { type: "boolean", short: "h" },
 } as const;
 
-function parse(argv: string[]) {
-  return parseArgs({ args: argv, allowPositionals: true, strict: true, tokens: true, options });
+type Options = typeof options;
+type OptionName = keyof Options;
+
+/** Each flag's value as given: a boolean, a string, or the strings of a flag given many times. */
+export type FlagValues = {
+  -readonly [Name in OptionName]?: Options[Name] extends { type: "boolean" }
+    ? boolean
+    : Options[Name] extends { multiple: true }
+      ? string[]
+      : string;
+};
+
+export interface ParsedFlags {
+  values: FlagValues;
+  /** The words that are no flag's: the command and the task. */
+  positionals: string[];
+  /** Every flag with a value, in the order given (`rulesFrom` keeps the rules' order). */
+  tokens: { name: OptionName; value: string }[];
 }
 
-export type ParsedFlags = ReturnType<typeof parse>;
-export type FlagValues = ParsedFlags["values"];
+const shortNames = new Map<string, OptionName>(
+  Object.entries(options).flatMap(([name, option]) =>
+    "short" in option ? [[option.short, name as OptionName]] : [],
+  ),
+);
 
-/** Parses `argv`; a mistake Node's parser finds is one `UsageError` line with a hint. */
+/**
+ * Parses `argv` as Node's `util.parseArgs` does in strict mode with positionals (its module and
+ * the checking of 45 option definitions cost about a millisecond of a short run's start), with
+ * three changes: a value that starts with `-` followed by a digit is taken as the value
+ * (`--max-turns -1`, then refused as a number), `--resume` (or `-r`) with no id after it asks for
+ * the picker, and each mistake is one `UsageError` line with a hint.
+ *
+ * `--name=VALUE`, `--name VALUE`, `-xVALUE`, `-x VALUE`, `-abc` (boolean short flags together);
+ * `--` ends the flags; `-` alone is a word. A value of the next word is refused when that word
+ * starts with `-` (write `--name=-VALUE`); a flag given twice keeps its last value, or every value
+ * of a flag that takes many.
+ */
 export function parseFlags(argv: string[]): ParsedFlags {
-  try {
-    return parse(withNegativeValues(argv));
-  } catch (error) {
-    throw parseError(error as Error & { code?: string });
-  }
-}
-
-/** `--max-turns -1` means the value -1 (then refused as a number), not a missing value. */
-function withNegativeValues(argv: string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? "";
-    const next = argv[i + 1];
-    if (arg === "--") return [...out, ...argv.slice(i)];
-    // `--resume` without an id (last, or before another option) asks for the picker.
-    if ((arg === "--resume" || arg === "-r") && (next === undefined || next.startsWith("-"))) {
-      out.push("--resume=");
-      continue;
+  const parsed: ParsedFlags = { values: {}, positionals: [], tokens: [] };
+  const values = parsed.values as Record<string, boolean | string | string[]>;
+  const set = (name: OptionName, value: string) => {
+    const earlier = values[name];
+    values[name] =
+      "multiple" in options[name] ? [...(Array.isArray(earlier) ? earlier : []), value] : value;
+    parsed.tokens.push({ name, value });
+  };
+  for (let at = 0; at < argv.length; at++) {
+    const arg = argv[at] ?? "";
+    // The next word as `name`'s value: taken, or why it cannot be.
+    const valueAfter = (name: OptionName) => {
+      const next = argv[at + 1];
+      const flagLike = next !== undefined && next.length > 1 && next.startsWith("-");
+      if (name === "resume" && (next === undefined || next.startsWith("-"))) return set(name, "");
+      if (next === undefined) throw new UsageError(`--${name} needs a value`);
+      if (flagLike && !/^-\d/.test(next)) {
+        throw new UsageError(
+          `--${name} needs a value (to give one that starts with "-", write --${name}=VALUE)`,
+        );
+      }
+      set(name, next);
+      at++;
+    };
+    if (arg === "--") {
+      parsed.positionals.push(...argv.slice(at + 1));
+      break;
     }
-    const flag = /^--([\w-]+)$|^-(\w)$/.exec(arg);
-    const name = flag && optionName(flag[1] ?? flag[2] ?? "");
-    if (name && options[name].type === "string" && next !== undefined && /^-\d/.test(next)) {
-      out.push(`--${name}=${next}`);
-      i++;
-    } else out.push(arg);
+    if (arg.length < 2 || !arg.startsWith("-")) {
+      parsed.positionals.push(arg);
+    } else if (arg.startsWith("--")) {
+      const equals = arg.indexOf("=");
+      const flag = equals === -1 ? arg.slice(2) : arg.slice(2, equals);
+      const name = Object.hasOwn(options, flag) ? (flag as OptionName) : undefined;
+      if (name === undefined) throw unknown(`--${flag}`);
+      if (options[name].type === "boolean") {
+        if (equals !== -1) throw new UsageError(`--${name} takes no value`);
+        values[name] = true;
+      } else if (equals !== -1) set(name, arg.slice(equals + 1));
+      else valueAfter(name);
+    } else {
+      // `-x`, `-xVALUE`, or boolean short flags together (`-ch`).
+      for (let letter = 1; letter < arg.length; letter++) {
+        const name = shortNames.get(arg[letter] ?? "");
+        if (name === undefined) throw unknown(`-${arg[letter]}`);
+        if (options[name].type === "boolean") {
+          values[name] = true;
+          continue;
+        }
+        if (letter + 1 < arg.length) set(name, arg.slice(letter + 1));
+        else valueAfter(name);
+        break;
+      }
+    }
   }
-  return out;
+  return parsed;
 }
 
-type OptionName = keyof typeof options;
-
-function optionName(flag: string): OptionName | undefined {
-  if (flag in options) return flag as OptionName;
-  const entry = Object.entries(options).find(
-    ([, option]) => "short" in option && option.short === flag,
-  );
-  return entry?.[0] as OptionName | undefined;
-}
-
-/** Node's parser explains in three sentences; one line with a hint is enough. */
-function parseError(error: Error & { code?: string }): UsageError {
-  const quoted = /'(-[^' ,<]+)/.exec(error.message)?.[1] ?? "";
-  if (error.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
-    return new UsageError(`unknown option ${quoted} (mini-agent --help lists the options)`);
-  }
-  const long = /--([\w-]+)/.exec(error.message)?.[1];
-  const name = `--${long ?? optionName(quoted.replace(/^-+/, "")) ?? quoted}`;
-  if (/does not take an argument/.test(error.message))
-    return new UsageError(`${name} takes no value`);
-  if (/ambiguous/.test(error.message)) {
-    return new UsageError(
-      `${name} needs a value (to give one that starts with "-", write ${name}=VALUE)`,
-    );
-  }
-  if (/argument missing/.test(error.message)) return new UsageError(`${name} needs a value`);
-  return new UsageError(error.message.split("\n")[0] ?? "invalid arguments");
-}
+const unknown = (flag: string) =>
+  new UsageError(`unknown option ${flag} (mini-agent --help lists the options)`);
 
 /** `--allow` and `--deny` rules in the order given: the order they are listed and explained in. */
 export function rulesFrom(tokens: ParsedFlags["tokens"]): Rule[] {
   const rules: Rule[] = [];
   for (const token of tokens) {
-    if (token.kind !== "option" || (token.name !== "allow" && token.name !== "deny")) continue;
+    if (token.name !== "allow" && token.name !== "deny") continue;
     try {
-      rules.push({ effect: token.name, words: ruleWords(token.value ?? "") });
+      rules.push({ effect: token.name, words: ruleWords(token.value) });
     } catch (error) {
       throw error instanceof RuleError
         ? new UsageError(`--${token.name}: ${error.message}`)

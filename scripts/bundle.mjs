@@ -60,6 +60,21 @@ const sharedSandbox = {
 };
 
 /**
+ * `node:crypto` loaded at its first use (see `src/node-crypto.ts`): its fifteen modules are about
+ * 2.5 ms of a short run, which may need none of them (`src/crypto.ts`).
+ */
+const lazyNodeCrypto = {
+  name: "lazy-node-crypto",
+  setup(bundler) {
+    bundler.onLoad({ filter: /[\\/]src[\\/]node-crypto\.ts$/ }, () => ({
+      contents:
+        'let loaded; export function nodeCrypto() { return (loaded ??= require("node:crypto")); }',
+      loader: "js",
+    }));
+  },
+};
+
+/**
  * The MCP SDK, its own file (`mcp-sdk.cjs`) the turn requires only when a server is to start:
  * a run without MCP configuration never reads it.
  */
@@ -125,7 +140,7 @@ await build({
   banner: {
     js: 'var __cjsRequire=require,__bundleURL=require("node:url").pathToFileURL(__filename).href;',
   },
-  plugins: [treeSitterInCommonJS, sharedSandbox, mcpSdkApart],
+  plugins: [treeSitterInCommonJS, sharedSandbox, mcpSdkApart, lazyNodeCrypto],
 });
 await build({
   ...common,
@@ -147,7 +162,7 @@ await build({
   banner: {
     js: 'var __cjsRequire=require,__bundleURL=require("node:url").pathToFileURL(__filename).href;',
   },
-  plugins: [treeSitterInCommonJS, sharedSandbox],
+  plugins: [treeSitterInCommonJS, sharedSandbox, lazyNodeCrypto],
 });
 await build({
   ...common,

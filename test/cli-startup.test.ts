@@ -79,7 +79,7 @@ describe("the CLI's start-up", () => {
     expect(await readFile(log, "utf8").catch(() => "no probe")).toBe("no probe");
   });
 
-  it("loads none of Node's modules a turn does not use: fetch, web streams, readline, v8, child_process, perf_hooks, the argument parser", async () => {
+  it("loads none of Node's modules a turn does not use: fetch, web streams, readline, v8, child_process, perf_hooks, the argument parser, crypto", async () => {
     const { home, workspace, options } = await setup([
       stream(turn({ calls: [{ id: "toolu_1", name: "read", input: { path: "notes.txt" } }] })),
       stream(turn({ text: ["hello"] })),
@@ -112,7 +112,7 @@ describe("the CLI's start-up", () => {
     // The list is real: it holds what a turn does load.
     expect(loaded).toContain("NativeModule http");
     const unwanted = loaded.filter((name) =>
-      /^NativeModule (internal\/deps\/undici|internal\/webstreams\/readablestream|readline|v8$|module$|child_process$|perf_hooks$|timers\/promises$|internal\/util\/parse_args)/.test(
+      /^NativeModule (internal\/deps\/undici|internal\/webstreams\/readablestream|readline|v8$|module$|child_process$|perf_hooks$|timers\/promises$|internal\/util\/parse_args|crypto$)/.test(
         name,
       ),
     );

@@ -1,7 +1,7 @@
-import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { copyFile, link, lstat, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
+import { randomHex } from "../crypto.js";
 import { ExportError, readForExport, writeExport } from "../export/export.js";
 import { sessionsDir } from "../session/store.js";
 import { systemErrorMeaning } from "../system-errors.js";
@@ -112,7 +112,7 @@ async function writeWhole<T>(
   force: boolean,
   work: (write: (text: string) => Promise<void>) => Promise<T>,
 ): Promise<T> {
-  const temporary = join(dirname(file), `.${basename(file)}.${randomBytes(4).toString("hex")}.tmp`);
+  const temporary = join(dirname(file), `.${basename(file)}.${randomHex(4)}.tmp`);
   const handle = await open(temporary, "wx", 0o600).catch((error: NodeJS.ErrnoException) => {
     throw new UsageError(`cannot write ${visible(file)}: ${systemErrorMeaning(error.code ?? "")}`);
   });

@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import { basename, join } from "node:path";
+import { sha256Hex } from "../crypto.js";
 import { addRules, readRules, removeRule } from "../rules/file.js";
 import { type Rule, RuleError, ruleWords, showRule } from "../rules/rule.js";
 import { resolveSandbox } from "../sandbox/bwrap.js";
@@ -13,7 +13,7 @@ import { type RuleBook, serverPattern, shellRules, toolRuleVerdict } from "./pol
  * user's state (which the file tools refuse and the sandbox hides), never in the workspace.
  */
 export function rulesFile(env: NodeJS.ProcessEnv, workspace: string): string {
-  const hash = createHash("sha256").update(workspace).digest("hex").slice(0, 12);
+  const hash = sha256Hex(workspace).slice(0, 12);
   const name = basename(workspace).replace(/[^\w.-]/g, "_") || "root";
   return join(stateHome(env), "workspaces", `${name}-${hash}`, "rules.json");
 }

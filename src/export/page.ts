@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { nodeCrypto } from "../crypto.js";
 
 /**
  * The fixed parts of an exported page: its style, its one script and the content security
@@ -95,7 +95,8 @@ export const script = `
 })();
 `;
 
-const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
+const sha256 = (text: string) =>
+  `'sha256-${nodeCrypto().createHash("sha256").update(text).digest("base64")}'`;
 
 export const contentSecurityPolicy = [
   "default-src 'none'",

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../crypto.js";
 
 /**
  * One rule for the ids and names of tool calls, used by both adapters as a call arrives and by
@@ -22,7 +22,7 @@ export function isValidCallId(id: string): boolean {
 
 /** A fresh id within the rule: `call_` and 24 hex digits. */
 export function newCallId(): string {
-  return `call_${randomBytes(12).toString("hex")}`;
+  return `call_${randomHex(12)}`;
 }
 
 /** `name` if the provider takes it, else the same with every other character as `_` (at most 64). */

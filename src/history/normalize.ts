@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../crypto.js";
 import { mapStrings } from "../map-strings.js";
 import { receipts, toolError } from "../receipts.js";
 import { wellFormed } from "../text.js";
@@ -119,7 +119,7 @@ function openIndex(open: OpenCall[], toolCallId: string): number {
 }
 
 function hashedId(seed: string): string {
-  return `call_${createHash("sha256").update(seed).digest("hex").slice(0, 24)}`;
+  return `call_${sha256Hex(seed).slice(0, 24)}`;
 }
 
 /**

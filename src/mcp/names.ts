@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../crypto.js";
 
 /**
  * The names the model sees for MCP tools: `mcp__<server>__<tool>`, fitted to what every
@@ -32,7 +32,7 @@ function fitted(server: string, raw: string): string {
 }
 
 function hashed(server: string, raw: string): string {
-  const digest = createHash("sha256").update(`${server}\0${raw}`).digest("hex");
+  const digest = sha256Hex(`${server}\0${raw}`);
   const base = fitted(server, raw).slice(0, MAX_TOOL_NAME - HASH_CHARS - 1);
   return `${base}_${digest.slice(0, HASH_CHARS)}`;
 }

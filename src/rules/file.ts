@@ -1,6 +1,6 @@
-import { randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
+import { randomHex } from "../crypto.js";
 import { type Rule, RuleError, sameRule } from "./rule.js";
 
 /**
@@ -93,7 +93,7 @@ export async function removeRule(path: string, n: number): Promise<Rule> {
 /** Written whole to a temporary file, then renamed: a reader sees the old file or the new one. */
 async function writeRules(path: string, rules: Rule[]): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const temporary = `${path}.${randomBytes(6).toString("hex")}.tmp`;
+  const temporary = `${path}.${randomHex(6)}.tmp`;
   try {
     await writeFile(
       temporary,

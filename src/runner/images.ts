@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../crypto.js";
 import { holdBack, readableData } from "../images.js";
 import { ProviderError } from "../providers/provider-error.js";
 import type {
@@ -136,7 +136,7 @@ export function holdingBack(
 }
 
 /** How an image is named in a record: the sha256 (hex) of its base64. */
-export const imageKey = (data: string): string => createHash("sha256").update(data).digest("hex");
+export const imageKey = (data: string): string => sha256Hex(data);
 
 /** A turn ended by the model's refusal of images; `cause` is the provider's error. */
 export class ImagesRefusedError extends Error {

@@ -1,5 +1,5 @@
-import { randomUUID } from "node:crypto";
 import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync } from "node:fs";
+import { nodeCrypto } from "../crypto.js";
 
 /**
  * Ends every process a bash command started, on every way out: the command's end, a timeout,
@@ -26,7 +26,7 @@ let hooked = false;
  * whose agent died (in this PID namespace) from one whose agent still runs.
  */
 export function newMarker(): string {
-  return `${pidNamespace()}:${process.pid}:${randomUUID()}`;
+  return `${pidNamespace()}:${process.pid}:${nodeCrypto().randomUUID()}`;
 }
 
 /** Records a running command; its processes are ended at exit if it has not ended by then. */

@@ -11,7 +11,7 @@
  * `put`'s scan. A blob deleted or altered by hand reads as missing (`get` checks the hash); `has` tells the two
  * apart.
  */
-import { randomBytes } from "node:crypto";
+
 import {
   closeSync,
   constants,
@@ -29,6 +29,7 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
+import { randomHex } from "../crypto.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { contentHash } from "../trust/trust.js";
 
@@ -100,7 +101,7 @@ export class BlobStore {
       };
     }
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const temp = join(this.dir, `${TEMP_PREFIX}${randomBytes(6).toString("hex")}`);
+    const temp = join(this.dir, `${TEMP_PREFIX}${randomHex(6)}`);
     const fd = openSync(temp, "wx", 0o600);
     try {
       let written = 0;

@@ -5,7 +5,6 @@
  * U+FFFD before anything is written.
  * This module writes it; `read.ts` reads it, `records.ts` holds the records.
  */
-import { randomBytes } from "node:crypto";
 import {
   closeSync,
   fstatSync,
@@ -365,8 +364,13 @@ function cleanRecord<R extends SessionRecord>(record: R, redact: (text: string) 
   };
 }
 
-/** Sortable by time, unique enough for one user: `20261130-125419-3f9a1c`. */
+/**
+ * Sortable by time, unique enough for one user: `20261130-125419-3f9a1c`. The six hex digits
+ * only tell apart the sessions of one second (the file is created exclusively: a clash is
+ * refused, never shared), and are no secret: `Math.random`, not `node:crypto` (see `crypto.ts`).
+ */
 export function newSessionId(now: Date): string {
   const stamp = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
-  return `${stamp}-${randomBytes(3).toString("hex")}`;
+  const suffix = Math.floor(Math.random() * 0x1000000);
+  return `${stamp}-${suffix.toString(16).padStart(6, "0")}`;
 }

@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
 import { homedir } from "node:os";
 import { basename, join } from "node:path";
+import { sha256Hex } from "../crypto.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import type { SessionHeader, SessionRecord } from "./records.js";
 import type { Session } from "./session.js";
@@ -12,7 +12,7 @@ export function stateHome(env: NodeJS.ProcessEnv): string {
 
 /** One folder of sessions per workspace: `sessions/<name>-<hash of the real path>`. */
 export function sessionsDir(env: NodeJS.ProcessEnv, workspace: string): string {
-  const hash = createHash("sha256").update(workspace).digest("hex").slice(0, 12);
+  const hash = sha256Hex(workspace).slice(0, 12);
   const name = basename(workspace).replace(/[^\w.-]/g, "_") || "root";
   return join(stateHome(env), "sessions", `${name}-${hash}`);
 }

@@ -1,6 +1,6 @@
-import { createHash, randomUUID } from "node:crypto";
 import { mkdirSync, renameSync, rmSync, type Stats, utimesSync, writeFileSync } from "node:fs";
 import { join, sep } from "node:path";
+import { nodeCrypto, sha256Hex } from "../crypto.js";
 import { readOwnJson } from "../own-json.js";
 import type { SkillFile } from "./parse.js";
 import { sweepCaches } from "./sweep.js";
@@ -38,7 +38,7 @@ export const skillCacheFolder = (state: string) => join(state, "cache", "skills"
 
 /** The cache file of one skills folder, in the state folder. */
 export function skillCacheFile(state: string, skillsFolder: string): string {
-  const name = createHash("sha256").update(skillsFolder).digest("hex").slice(0, 32);
+  const name = sha256Hex(skillsFolder).slice(0, 32);
   return join(skillCacheFolder(state), `${name}.json`);
 }
 
@@ -133,7 +133,7 @@ export class SkillCache {
     }
     const text = JSON.stringify({ version: VERSION, entries: [...this.kept.values()] });
     const dir = join(this.file, "..");
-    const temporary = join(dir, `.${randomUUID()}.tmp`);
+    const temporary = join(dir, `.${nodeCrypto().randomUUID()}.tmp`);
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       writeFileSync(temporary, text, { flag: "wx", mode: 0o600 });

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { constants, type Stats } from "node:fs";
 import {
   type FileHandle,
@@ -11,6 +10,7 @@ import {
   unlink,
 } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { randomHex } from "../crypto.js";
 import { ToolError } from "./define.js";
 import { type BoundaryOptions, checkInside, type Resolved, resolveInWorkspace } from "./path.js";
 
@@ -121,7 +121,7 @@ export async function createTempBeside(
   mode: number,
   prefix = ".mini-agent-",
 ): Promise<{ handle: FileHandle; temp: string }> {
-  const temp = join(dirname(target.path), `${prefix}${randomBytes(6).toString("hex")}.tmp`);
+  const temp = join(dirname(target.path), `${prefix}${randomHex(6)}.tmp`);
   const handle = await open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
   try {
     await verifyOpened(handle, temp, target);

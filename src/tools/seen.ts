@@ -1,5 +1,5 @@
-import { createHash, type Hash } from "node:crypto";
 import type { FileHandle } from "node:fs/promises";
+import { Sha256 } from "../crypto.js";
 import { pause } from "./define.js";
 import { limits } from "./limits.js";
 
@@ -48,7 +48,7 @@ const FNV_PRIME = 0x01000193;
 
 /** Folds bytes, given a piece at a time, into a `SeenContent`. */
 export class Digest {
-  private readonly sha: Hash = createHash("sha256");
+  private readonly sha = new Sha256();
   private lines: number[] | undefined = [];
   private line = FNV_OFFSET;
   /** The last line has bytes but no newline yet. */
@@ -82,7 +82,7 @@ export class Digest {
     const lines = this.lines;
     if (lines && this.open) lines.push(this.line);
     const tooMany = !lines || lines.length > limits.seenLines;
-    return { hash: this.sha.digest("hex"), lines: tooMany ? undefined : Uint32Array.from(lines) };
+    return { hash: this.sha.digest(), lines: tooMany ? undefined : Uint32Array.from(lines) };
   }
 }
 

@@ -1,8 +1,8 @@
-import { createHash, randomUUID } from "node:crypto";
 import { lstat, mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { nodeCrypto, sha256Hex } from "../crypto.js";
 
 /**
  * The workspace trust record: which of a project's files that can run code or change what runs
@@ -54,7 +54,7 @@ const KINDS: readonly TrustKind[] = ["mcp", "config", "skill"];
 
 /** sha256 (hex) of a text, or of a JSON value in canonical form (`canonicalJson`). */
 export function contentHash(content: string | Uint8Array): string {
-  return createHash("sha256").update(content).digest("hex");
+  return sha256Hex(content);
 }
 
 /**
@@ -168,7 +168,7 @@ function foreign(info: { uid: number; mode: number }): string | undefined {
 async function writeAtomically(file: string, text: string): Promise<void> {
   const dir = join(file, "..");
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const temporary = join(dir, `.${randomUUID()}.tmp`);
+  const temporary = join(dir, `.${nodeCrypto().randomUUID()}.tmp`);
   const handle = await open(temporary, "wx", 0o600);
   try {
     await handle.writeFile(text);

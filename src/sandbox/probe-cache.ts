@@ -83,7 +83,8 @@ function executable(bwrap: string, path: string): string | undefined {
     : path.split(delimiter).map((dir) => resolve(dir || ".", bwrap));
   for (const candidate of candidates) {
     try {
-      if (!statSync(candidate).isFile()) continue;
+      // Most folders of PATH lack it: asked without an error made and thrown for each.
+      if (!statSync(candidate, { throwIfNoEntry: false })?.isFile()) continue;
       accessSync(candidate, constants.X_OK);
       return candidate;
     } catch {}

@@ -11,7 +11,7 @@ import { useTempDirs } from "./support/temp.js";
  * The sweep for what a killed mini-agent left running reads every process's environment in
  * `/proc`, so it is not part of making the bash tool: it runs once per process, before the
  * first command, and a run that used no bash still sweeps before it exits (the CLI; see the
- * crash matrix's resume). Any other mini-agent of this PID namespace may sweep a test's orphan
+ * crash matrix's resume); and it reads the processes only when a recorded agent is gone. Any other mini-agent of this PID namespace may sweep a test's orphan
  * first, so these tests show the sweep happened, not which agent did it: run in a PID namespace
  * of their own (`unshare -pf --mount-proc`) they show which.
  */
@@ -36,6 +36,13 @@ function procListings(): number {
   spy.mockClear();
   return count;
 }
+
+/** This process's PID namespace and start time, as the records name them. */
+const namespace = () => fs.readlinkSync("/proc/self/ns/pid").replace(/\D/g, "");
+const startTime = () => {
+  const stat = fs.readFileSync("/proc/self/stat", "latin1");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+};
 
 const script = (name: string) => fileURLToPath(new URL(`./support/${name}`, import.meta.url));
 
@@ -70,11 +77,95 @@ describe("the sweep of a killed agent's leftovers", () => {
   it("runs once per process", async () => {
     vi.resetModules();
     const { sweepOrphansOnce } = await import("../src/sandbox/reaper.js");
+    const folder = join(await tempDir(), "mini-agent", "agents");
     procListings();
-    sweepOrphansOnce();
+    sweepOrphansOnce(folder); // A folder made now: every process is read.
     expect(procListings()).toBeGreaterThan(0);
-    sweepOrphansOnce();
+    fs.writeFileSync(join(folder, `${namespace()}-999999999-1`), "");
+    sweepOrphansOnce(folder);
     expect(procListings()).toBe(0);
+  });
+
+  it("reads every process only when an agent that recorded itself is gone", async () => {
+    const { sweepOrphans } = await import("../src/sandbox/reaper.js");
+    const folder = join(await tempDir(), "mini-agent", "agents");
+    const record = (name: string) => fs.writeFileSync(join(folder, name), "");
+    const sweep = () => {
+      procListings();
+      sweepOrphans(folder);
+      return { read: procListings() > 0, left: fs.readdirSync(folder).sort() };
+    };
+    const ns = namespace();
+    const self = `${ns}-${process.pid}-${startTime()}`;
+    const seen: Record<string, unknown> = { first: sweep() }; // Missing: made, and read.
+    seen.none = sweep();
+    record(self);
+    seen.alive = sweep();
+    record(`${ns}-999999999-1`);
+    seen.gone = sweep();
+    record(`${ns}-${process.pid}-1`);
+    seen.reusedPid = sweep();
+    record("junk");
+    seen.junk = sweep();
+    record(`${ns}1-999999999-1`);
+    seen.otherNamespace = sweep();
+    expect(seen).toEqual({
+      first: { read: true, left: [] },
+      none: { read: false, left: [] },
+      alive: { read: false, left: [self] },
+      gone: { read: true, left: [self] },
+      reusedPid: { read: true, left: [self] },
+      junk: { read: true, left: [self] },
+      otherNamespace: { read: false, left: [`${ns}1-999999999-1`, self].sort() },
+    });
+  });
+
+  it("reads every process when the records' folder is not the user's alone", async () => {
+    const { sweepOrphans } = await import("../src/sandbox/reaper.js");
+    const root = await tempDir();
+    const folder = join(root, "mini-agent", "agents");
+    const reads = () => {
+      procListings();
+      sweepOrphans(folder);
+      return procListings() > 0;
+    };
+    reads();
+    const seen: Record<string, boolean> = { own: reads() };
+    fs.chmodSync(folder, 0o777);
+    seen.writableByOthers = reads();
+    fs.chmodSync(folder, 0o700);
+    fs.chmodSync(join(root, "mini-agent"), 0o777);
+    seen.parentWritableByOthers = reads();
+    fs.chmodSync(join(root, "mini-agent"), 0o700);
+    fs.renameSync(folder, join(root, "mini-agent", "real"));
+    fs.symlinkSync(join(root, "mini-agent", "real"), folder);
+    seen.link = reads();
+    fs.rmSync(folder);
+    fs.writeFileSync(folder, "");
+    seen.file = reads();
+    expect(seen).toEqual({
+      own: false,
+      writableByOthers: true,
+      parentWritableByOthers: true,
+      link: true,
+      file: true,
+    });
+  });
+
+  it("records an agent before its first command and forgets it when it exits", async () => {
+    const root = await tempDir();
+    const mine = (pid: number | undefined) =>
+      fs
+        .readdirSync(join("/tmp", `mini-agent-${process.getuid?.() ?? 0}`, "agents"))
+        .filter((name) => name.split("-")[1] === String(pid));
+    const agent = node([script("bash-once.mjs"), root, "touch begun; sleep 1"]);
+    while (!fs.existsSync(join(root, "begun"))) await new Promise((r) => setTimeout(r, 20));
+    const during = mine(agent.child.pid);
+    await agent.exited;
+    expect({ during: during.length, after: mine(agent.child.pid) }).toEqual({
+      during: 1,
+      after: [],
+    });
   });
 
   /** A setsid `sleep` left running by an agent killed with SIGKILL; returns its command line. */

@@ -1,5 +1,14 @@
-import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync } from "node:fs";
+import {
+  closeSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  readSync,
+  rmSync,
+} from "node:fs";
 import { nodeCrypto } from "../crypto.js";
+import { agentsFolder, forgetAgents, goneAgents, recordAgent } from "./agents.js";
 
 /**
  * Ends every process a bash command started, on every way out: the command's end, a timeout,
@@ -26,16 +35,21 @@ let hooked = false;
  * whose agent died (in this PID namespace) from one whose agent still runs.
  */
 export function newMarker(): string {
+  if (!hooked) {
+    hooked = true;
+    // Recorded before the first process starts (`agents.ts`); forgotten once its processes end.
+    const record = recordAgent(agentsFolder(), pidNamespace());
+    process.on("exit", () => {
+      endCommands([...live.keys()]);
+      if (record) rmSync(record, { force: true });
+    });
+  }
   return `${pidNamespace()}:${process.pid}:${nodeCrypto().randomUUID()}`;
 }
 
 /** Records a running command; its processes are ended at exit if it has not ended by then. */
 export function trackCommand(marker: string, group: number): void {
   live.set(marker, group);
-  if (!hooked) {
-    hooked = true;
-    process.on("exit", () => endCommands([...live.keys()]));
-  }
 }
 
 /**
@@ -43,6 +57,7 @@ export function trackCommand(marker: string, group: number): void {
  * carrying one of their markers.
  */
 export function endCommands(markers: string[]): void {
+  if (markers.length === 0) return;
   const sessions = new Set<number>();
   for (const marker of markers) {
     const group = live.get(marker);
@@ -64,14 +79,18 @@ export function endCommands(markers: string[]): void {
  * Ends processes left by a mini-agent that died without running its exit hook (SIGKILL, a
  * crash): those whose marker names an agent pid of this PID namespace that no longer runs.
  * It reads the environment of every process on the machine, so its cost grows with their
- * number: callers run it once, off the start-up path (`sweepOrphansOnce`).
+ * number: it does so only when an agent recorded in `folder` is gone (`agents.ts`), and callers
+ * run it once, off the start-up path (`sweepOrphansOnce`).
  */
-export function sweepOrphans(): void {
+export function sweepOrphans(folder = agentsFolder()): void {
   const namespace = pidNamespace();
+  const { scan, gone } = goneAgents(folder, namespace);
+  if (!scan) return;
   killFound(({ marker }) => {
     const [space, agent] = marker?.split(":") ?? [];
     return space === namespace && agent !== undefined && !running(Number(agent));
   }, false);
+  forgetAgents(folder, gone);
 }
 
 let swept = false;
@@ -80,10 +99,10 @@ let swept = false;
  * `sweepOrphans`, the first time it is called in this process: before the first command bash
  * runs, and wherever else a caller wants the sweep done at the latest (the CLI: before it exits).
  */
-export function sweepOrphansOnce(): void {
+export function sweepOrphansOnce(folder = agentsFolder()): void {
   if (swept) return;
   swept = true;
-  sweepOrphans();
+  sweepOrphans(folder);
 }
 
 /** A process as the scan sees it: what of its marker and session could be read. */

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
@@ -46,6 +46,31 @@ describe("configuration errors", () => {
     }
     expect(existsSync(join(home, "state"))).toBe(false);
     expect(server.requests).toEqual([]);
+  });
+
+  // A wrapper that runs `mini-agent -- "$TASK"` must never run a command because of the task's
+  // word: `trust` would trust the project's configuration and servers.
+  it("takes the words after -- as the task, never as a command", async () => {
+    const { server, workspace, home, options } = await setup([
+      stream(turn({ text: ["done"] })),
+      stream(turn({ text: ["done"] })),
+    ]);
+    await mkdir(join(workspace, ".mini-agent"));
+    await writeFile(join(workspace, ".mini-agent", "config.json"), '{"maxTurns": 3}');
+    const runs = [
+      await runBin(["--", "trust"], options),
+      await runBin(["--max-turns", "2", "--", "export", "--force"], options),
+    ];
+    const tasks = server.requests.map((request) =>
+      (request.body as { messages: { content: { text: string }[] }[] }).messages[0]?.content
+        .map((block) => block.text)
+        .join(""),
+    );
+    expect({ runs: runs.map((run) => run.stdout), tasks }).toEqual({
+      runs: ["done\n", "done\n"],
+      tasks: ["trust", "export --force"],
+    });
+    expect(existsSync(join(home, "state", "trust"))).toBe(false);
   });
 
   it("refuses a relative MINI_AGENT_HOME, which would put the state inside the workspace", async () => {

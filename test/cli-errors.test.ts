@@ -105,6 +105,7 @@ describe("configuration errors", () => {
       '--model needs a value (to give one that starts with "-", write --model=VALUE)',
     ],
     [["--allow-bash=yes", "task"], "--allow-bash takes no value"],
+    [["-p", "a", "--print", "b"], "--print is given twice: give the task once"],
     [["-m", "", "task"], "--model is empty: name a model, or leave the flag out"],
     [
       ["--base-url", "notaurl", "task"],
@@ -117,6 +118,15 @@ describe("configuration errors", () => {
     [["--cwd", "", "task"], "--cwd is empty: name a folder, or leave the flag out"],
   ])("%j is refused: %s", (argv, message) => {
     expect(parse(argv)).toBe(message);
+  });
+
+  it("names a command only before --: after it every word is the task's", () => {
+    expect(parseCliArgs(["--", "trust"], {})).toMatchObject({ task: "trust" });
+    expect(parseCliArgs(["--", "trust"], {})).not.toHaveProperty("trustCommand");
+    expect(parseCliArgs(["--", "export", "x"], {})).not.toHaveProperty("exportCommand");
+    expect(parseCliArgs(["rules", "explain", "--", "-rf /"], {})).toMatchObject({
+      rulesCommand: ["explain", "-rf /"],
+    });
   });
 
   it("reads a negative number after a flag as its value, and leaves words that look like flags alone", () => {

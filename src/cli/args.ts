@@ -8,7 +8,7 @@ import type { SkillFolder } from "../skills/discover.js";
 import type { ThinkingLevel } from "../types.js";
 import { shownURL } from "../url.js";
 import { type Subcommands, subcommandsFrom } from "./commands.js";
-import { type FlagValues, type ParsedFlags, parseFlags, rulesFrom } from "./flags.js";
+import { commandWords, type FlagValues, type ParsedFlags, parseFlags, rulesFrom } from "./flags.js";
 import { isMode, type Mode, modes } from "./modes.js";
 import { UsageError } from "./usage.js";
 
@@ -103,7 +103,9 @@ export function resolveArgs(
   files: FileSettings = noFiles,
 ): CliArgs {
   const { values, positionals } = parsed;
-  const commands = subcommandsFrom(positionals, values);
+  const commands = subcommandsFrom(commandWords(parsed), values);
+  if (parsed.tokens.filter((token) => token.name === "print").length > 1)
+    throw new UsageError("--print is given twice: give the task once");
   const task = taskFrom(values, positionals, Object.keys(commands).length > 0);
   const sources: ArgSources = {};
   const pick = picker(sources);

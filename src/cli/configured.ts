@@ -9,7 +9,7 @@ import { defaultLimits } from "../sandbox/bwrap.js";
 import { stateHome } from "../session/store.js";
 import { visible } from "../visible.js";
 import { type CliArgs, resolveArgs, UsageError } from "./args.js";
-import type { ParsedFlags } from "./flags.js";
+import { commandWords, type ParsedFlags } from "./flags.js";
 import { workspaceFolder } from "./workspace.js";
 
 /** The arguments of a run with the configuration files under them, and what the files said. */
@@ -37,12 +37,12 @@ export async function configuredArgs(
   if (parsed.values.cwd === "")
     throw new UsageError("--cwd is empty: name a folder, or leave the flag out");
   const workspace = await workspaceFolder(parsed.values.cwd ?? process.cwd(), stateHome(env));
-  const [first] = parsed.positionals;
+  const [first, second] = commandWords(parsed);
   const command = ["config", "trust", "export", "rules"].includes(first ?? "");
   const ask = !command && asksHere(parsed) ? askOnTerminal : undefined;
   // The commands that fix things need nothing of the user's file: a bad one must not stop them.
   const fixing =
-    (first === "config" && parsed.positionals[1] === "path") ||
+    (first === "config" && second === "path") ||
     (first === "trust" && parsed.values.revoke === true);
   try {
     const config = await loadConfig({

@@ -62,6 +62,8 @@ export interface ParsedFlags {
   values: FlagValues;
   /** The words that are no flag's: the command and the task. */
   positionals: string[];
+  /** How many of them came before `--` (all, without one): a command is named only there. */
+  beforeDashes: number;
   /** Every flag with a value, in the order given (`rulesFrom` keeps the rules' order). */
   tokens: { name: OptionName; value: string }[];
 }
@@ -80,12 +82,12 @@ const shortNames = new Map<string, OptionName>(
  * the picker, and each mistake is one `UsageError` line with a hint.
  *
  * `--name=VALUE`, `--name VALUE`, `-xVALUE`, `-x VALUE`, `-abc` (boolean short flags together);
- * `--` ends the flags; `-` alone is a word. A value of the next word is refused when that word
+ * `--` ends the flags (`commandWords`); `-` alone is a word. A value of the next word is refused when that word
  * starts with `-` (write `--name=-VALUE`); a flag given twice keeps its last value, or every value
  * of a flag that takes many.
  */
 export function parseFlags(argv: string[]): ParsedFlags {
-  const parsed: ParsedFlags = { values: {}, positionals: [], tokens: [] };
+  const parsed: ParsedFlags = { values: {}, positionals: [], beforeDashes: 0, tokens: [] };
   const values = parsed.values as Record<string, boolean | string | string[]>;
   const set = (name: OptionName, value: string) => {
     const earlier = values[name];
@@ -110,8 +112,9 @@ export function parseFlags(argv: string[]): ParsedFlags {
       at++;
     };
     if (arg === "--") {
+      parsed.beforeDashes = parsed.positionals.length;
       parsed.positionals.push(...argv.slice(at + 1));
-      break;
+      return parsed;
     }
     if (arg.length < 2 || !arg.startsWith("-")) {
       parsed.positionals.push(arg);
@@ -140,7 +143,16 @@ export function parseFlags(argv: string[]): ParsedFlags {
       }
     }
   }
+  parsed.beforeDashes = parsed.positionals.length;
   return parsed;
+}
+
+/**
+ * The words that may name a command (`trust`, `export`, `rules explain …`): none when `--` came
+ * before the first word, so `mini-agent -- "$TASK"` runs the task whatever word it is.
+ */
+export function commandWords(parsed: ParsedFlags): string[] {
+  return parsed.beforeDashes > 0 ? parsed.positionals : [];
 }
 
 const unknown = (flag: string) =>

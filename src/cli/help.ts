@@ -10,7 +10,8 @@ export const usage = `Usage: mini-agent [options] ["task"]
        mini-agent acp            an Agent Client Protocol agent on stdio, for an editor
 
 Runs one task in the current folder and prints the answer; with no task on a terminal,
-starts an interactive session (/exit or Ctrl-D to leave).
+starts an interactive session (/exit or Ctrl-D to leave). After --, every word is the task's,
+never an option or a command: mini-agent -- "$TASK".
 
 Options:
   -p, --print TASK          run TASK once (same as giving it as an argument)

@@ -5,7 +5,7 @@ import { isAbsolute, join } from "node:path";
 import { scrubURLs } from "../url.js";
 import { exitCodes } from "./args.js";
 import { describeError } from "./errors.js";
-import { type ParsedFlags, parseFlags } from "./flags.js";
+import { commandWords, type ParsedFlags, parseFlags } from "./flags.js";
 import { usage } from "./help.js";
 import { Stopper } from "./signals.js";
 
@@ -94,9 +94,10 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
  * unless a flag turns the sandbox off (a configuration file may too, later: the probe is then
  * only wasted).
  */
-function asksSandbox({ values, positionals }: ParsedFlags): boolean {
+function asksSandbox(parsed: ParsedFlags): boolean {
+  const { values } = parsed;
   if (values.sandbox === "off" || values.sessions) return false;
-  const [first, second] = positionals;
+  const [first, second] = commandWords(parsed);
   if (first === "rules") return second === "explain";
   return !["export", "rewind", "config", "trust", "skills", "mcp", "acp"].includes(first ?? "");
 }

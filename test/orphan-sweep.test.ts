@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -149,6 +149,70 @@ describe("the sweep of a killed agent's leftovers", () => {
       parentWritableByOthers: true,
       link: true,
       file: true,
+    });
+  });
+
+  it("reads every process, and fails nothing, when the records' folder is in the way", async () => {
+    const { sweepOrphans } = await import("../src/sandbox/reaper.js");
+    const root = await tempDir();
+    const reads = (folder: string) => {
+      procListings();
+      sweepOrphans(folder);
+      return procListings() > 0;
+    };
+    // A file, or a FIFO, where the user's folder should be: lstat of the folder below it fails.
+    fs.writeFileSync(join(root, "file"), "");
+    spawnSync("mkfifo", [join(root, "fifo")]);
+    fs.mkdirSync(join(root, "locked", "agents"), { recursive: true, mode: 0o700 });
+    expect({
+      file: reads(join(root, "file", "agents")),
+      fifo: reads(join(root, "fifo", "agents")),
+      missingParent: reads(join(root, "gone", "deeper", "agents")),
+    }).toEqual({ file: true, fifo: true, missingParent: true });
+  });
+
+  it("ends what stays in a dead agent's command session without the marker, with the marked", async () => {
+    const root = await tempDir();
+    const unmarked = `sleep ${3000 + Math.floor(Math.random() * 6000)}`;
+    const marked = `sleep ${10000 + Math.floor(Math.random() * 6000)}`;
+    markers.push(unmarked, marked);
+    const killed = node([
+      script("bash-once.mjs"),
+      root,
+      `env -u MINI_AGENT_RUN ${unmarked} & touch begun; ${marked}`,
+    ]);
+    while (!fs.existsSync(join(root, "begun"))) await new Promise((r) => setTimeout(r, 20));
+    killed.child.kill("SIGKILL");
+    await killed.exited;
+    const next = node([script("bash-once.mjs"), root, "echo next"]);
+    await next.exited;
+    await new Promise((r) => setTimeout(r, 200));
+    expect({
+      unmarked: await processesWith(unmarked),
+      marked: await processesWith(marked),
+    }).toEqual({ unmarked: [], marked: [] });
+  });
+
+  it("tells a dead agent from a process that took its pid, by its start time", async () => {
+    const { newMarker, sweepOrphans } = await import("../src/sandbox/reaper.js");
+    const folder = join(await tempDir(), "mini-agent", "agents");
+    // A marker naming this (live) process but another start time: its agent is gone.
+    const [space, pid] = newMarker().split(":");
+    const sleeper = `sleep ${20000 + Math.floor(Math.random() * 6000)}`;
+    markers.push(sleeper);
+    const child = spawn("sh", ["-c", `exec ${sleeper}`], {
+      env: { ...process.env, MINI_AGENT_RUN: `${space}:${pid}:1:forged` },
+      detached: true,
+      stdio: "ignore",
+    });
+    child.unref();
+    fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
+    fs.writeFileSync(join(folder, `${space}-${pid}-1`), "");
+    sweepOrphans(folder);
+    await new Promise((r) => setTimeout(r, 200));
+    expect({ left: await processesWith(sleeper), records: fs.readdirSync(folder) }).toEqual({
+      left: [],
+      records: [],
     });
   });
 

@@ -48,7 +48,13 @@ export function goneAgents(folder: string, namespace: string): AgentsSeen {
 
 /** Removes the records of agents a sweep has just dealt with. */
 export function forgetAgents(folder: string, names: string[]): void {
-  for (const name of names) rmSync(join(folder, name), { force: true });
+  for (const name of names) {
+    try {
+      rmSync(join(folder, name), { force: true });
+    } catch {
+      // Not a file (a folder of that name): it starts the next sweep too.
+    }
+  }
 }
 
 /**
@@ -78,18 +84,22 @@ function makeFolder(folder: string): [] {
   return [];
 }
 
-/** A folder (not a link) this user owns, that no one else may write; both its parents too. */
+/** A folder (not a link) this user owns, that no one else may write; its parent too. */
 function ownFolder(folder: string): boolean {
   const uid = process.getuid?.() ?? 0;
-  for (const path of [folder, join(folder, "..")]) {
-    const info = lstatSync(path, { throwIfNoEntry: false });
-    if (!info?.isDirectory() || info.uid !== uid || (info.mode & 0o022) !== 0) return false;
+  try {
+    for (const path of [folder, join(folder, "..")]) {
+      const info = lstatSync(path, { throwIfNoEntry: false });
+      if (!info?.isDirectory() || info.uid !== uid || (info.mode & 0o022) !== 0) return false;
+    }
+    return true;
+  } catch {
+    return false; // A file or a folder not ours in the way (ENOTDIR, EACCES).
   }
-  return true;
 }
 
 /** When process `pid` started (clock ticks since boot, `/proc/<pid>/stat`), if it runs. */
-function startTime(pid: number): string | undefined {
+export function startTime(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
     return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];

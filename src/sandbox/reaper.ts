@@ -8,7 +8,7 @@ import {
   rmSync,
 } from "node:fs";
 import { nodeCrypto } from "../crypto.js";
-import { agentsFolder, forgetAgents, goneAgents, recordAgent } from "./agents.js";
+import { agentsFolder, forgetAgents, goneAgents, recordAgent, startTime } from "./agents.js";
 
 /**
  * Ends every process a bash command started, on every way out: the command's end, a timeout,
@@ -31,8 +31,9 @@ const live = new Map<string, number>();
 let hooked = false;
 
 /**
- * A new marker: `<pid namespace>:<agent pid>:<random>`, so `sweepOrphans` can tell a command
- * whose agent died (in this PID namespace) from one whose agent still runs.
+ * A new marker: `<pid namespace>:<agent pid>:<its start time>:<random>`, so `sweepOrphans` can
+ * tell a command whose agent died (in this PID namespace) from one whose agent still runs, also
+ * when another process has since taken the agent's pid.
  */
 export function newMarker(): string {
   if (!hooked) {
@@ -44,7 +45,7 @@ export function newMarker(): string {
       if (record) rmSync(record, { force: true });
     });
   }
-  return `${pidNamespace()}:${process.pid}:${nodeCrypto().randomUUID()}`;
+  return `${pidNamespace()}:${process.pid}:${startTime(process.pid) ?? ""}:${nodeCrypto().randomUUID()}`;
 }
 
 /** Records a running command; its processes are ended at exit if it has not ended by then. */
@@ -86,11 +87,24 @@ export function sweepOrphans(folder = agentsFolder()): void {
   const namespace = pidNamespace();
   const { scan, gone } = goneAgents(folder, namespace);
   if (!scan) return;
-  killFound(({ marker }) => {
-    const [space, agent] = marker?.split(":") ?? [];
-    return space === namespace && agent !== undefined && !running(Number(agent));
-  }, false);
+  // A dead agent's marked process; then what shares its command's session, marked or not.
+  const sessions = new Set<number>();
+  killFound(({ marker, session }) => {
+    if (marker !== undefined && agentGone(marker, namespace)) {
+      if (session !== undefined) sessions.add(session);
+      return true;
+    }
+    return session !== undefined && sessions.has(session);
+  });
   forgetAgents(folder, gone);
+}
+
+/** Whether the agent a marker of this namespace names is gone (a marker of before: its pid). */
+function agentGone(marker: string, namespace: string): boolean {
+  const [space, agent, started, random] = marker.split(":");
+  if (space !== namespace || agent === undefined) return false;
+  if (random === undefined) return !running(Number(agent));
+  return startTime(Number(agent)) !== started;
 }
 
 let swept = false;

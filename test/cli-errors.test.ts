@@ -106,6 +106,10 @@ describe("configuration errors", () => {
     ],
     [["--allow-bash=yes", "task"], "--allow-bash takes no value"],
     [["-p", "a", "--print", "b"], "--print is given twice: give the task once"],
+    [
+      ["--sandbox", "off", "--sandbox-hide", "secrets", "task"],
+      "--sandbox-hide hides nothing with --sandbox off: bash can read every file",
+    ],
     [["-m", "", "task"], "--model is empty: name a model, or leave the flag out"],
     [
       ["--base-url", "notaurl", "task"],

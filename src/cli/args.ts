@@ -290,6 +290,11 @@ function sandboxFrom(values: FlagValues, files: FileSettings, cwd: string, pick:
     if (path === "") throw new UsageError("--sandbox-hide is empty: name a file or folder to hide");
     return resolve(cwd, path);
   });
+  // Hiding is the sandbox's: without one the flag would promise what nothing keeps.
+  if (sandbox === "off" && flagged.length > 0)
+    throw new UsageError(
+      "--sandbox-hide hides nothing with --sandbox off: bash can read every file",
+    );
   const sandboxHide = [...files.hide.map((path) => path.value), ...flagged];
   const flags = limitsFrom(values["sandbox-processes"], values["sandbox-memory"]);
   const processes = pick(

@@ -38,6 +38,7 @@ let hooked = false;
 export function newMarker(): string {
   if (!hooked) {
     hooked = true;
+    started = startTime(process.pid) ?? "";
     // Recorded before the first process starts (`agents.ts`); forgotten once its processes end.
     const record = recordAgent(agentsFolder(), pidNamespace());
     process.on("exit", () => {
@@ -45,8 +46,11 @@ export function newMarker(): string {
       if (record) rmSync(record, { force: true });
     });
   }
-  return `${pidNamespace()}:${process.pid}:${startTime(process.pid) ?? ""}:${nodeCrypto().randomUUID()}`;
+  return `${pidNamespace()}:${process.pid}:${started}:${nodeCrypto().randomUUID()}`;
 }
+
+/** This process's start time, as its markers carry it. */
+let started = "";
 
 /** Records a running command; its processes are ended at exit if it has not ended by then. */
 export function trackCommand(marker: string, group: number): void {

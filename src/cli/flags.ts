@@ -82,9 +82,9 @@ const shortNames = new Map<string, OptionName>(
  * the picker, and each mistake is one `UsageError` line with a hint.
  *
  * `--name=VALUE`, `--name VALUE`, `-xVALUE`, `-x VALUE`, `-abc` (boolean short flags together);
- * `--` ends the flags (`commandWords`); `-` alone is a word. A value of the next word is refused when that word
- * starts with `-` (write `--name=-VALUE`); a flag given twice keeps its last value, or every value
- * of a flag that takes many.
+ * `--` ends the flags (`commandWords`); `-` alone is a word. A value of the next word is refused
+ * when that word starts with `-` (write `--name=-VALUE`); a flag given twice keeps its last value,
+ * or every value of a flag that takes many.
  */
 export function parseFlags(argv: string[]): ParsedFlags {
   const parsed: ParsedFlags = { values: {}, positionals: [], beforeDashes: 0, tokens: [] };

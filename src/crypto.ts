@@ -79,9 +79,7 @@ const K = new Int32Array([
   0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 ]);
 
-const rotate = (word: number, by: number) => (word >>> by) | (word << (32 - by));
-
-/** FIPS 180-4's SHA-256, for a few blocks (see `SMALL`). */
+/** FIPS 180-4's SHA-256, for a few blocks (see `SMALL`): written flat, for V8's interpreter. */
 function sha256Small(bytes: Uint8Array): string {
   // The message, a 1 bit, zeros, and its length in bits as a 64-bit big-endian number.
   const padded = new Uint8Array(Math.ceil((bytes.length + 9) / 64) * 64);
@@ -97,17 +95,24 @@ function sha256Small(bytes: Uint8Array): string {
   for (let block = 0; block < padded.length; block += 64) {
     for (let i = 0; i < 16; i++) w[i] = view.getInt32(block + i * 4);
     for (let i = 16; i < 64; i++) {
-      const a = w[i - 15] ?? 0;
-      const b = w[i - 2] ?? 0;
-      const s0 = rotate(a, 7) ^ rotate(a, 18) ^ (a >>> 3);
-      const s1 = rotate(b, 17) ^ rotate(b, 19) ^ (b >>> 10);
-      w[i] = ((w[i - 16] ?? 0) + s0 + (w[i - 7] ?? 0) + s1) | 0;
+      const a = w[i - 15] as number;
+      const b = w[i - 2] as number;
+      const s0 = ((a >>> 7) | (a << 25)) ^ ((a >>> 18) | (a << 14)) ^ (a >>> 3);
+      const s1 = ((b >>> 17) | (b << 15)) ^ ((b >>> 19) | (b << 13)) ^ (b >>> 10);
+      w[i] = ((w[i - 16] as number) + s0 + (w[i - 7] as number) + s1) | 0;
     }
-    let [a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, g = 0, h = 0] = state;
+    let a = state[0] as number;
+    let b = state[1] as number;
+    let c = state[2] as number;
+    let d = state[3] as number;
+    let e = state[4] as number;
+    let f = state[5] as number;
+    let g = state[6] as number;
+    let h = state[7] as number;
     for (let i = 0; i < 64; i++) {
-      const s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25);
-      const t1 = (h + s1 + ((e & f) ^ (~e & g)) + (K[i] ?? 0) + (w[i] ?? 0)) | 0;
-      const s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22);
+      const s1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
+      const t1 = (h + s1 + ((e & f) ^ (~e & g)) + (K[i] as number) + (w[i] as number)) | 0;
+      const s0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
       const t2 = (s0 + ((a & b) ^ (a & c) ^ (b & c))) | 0;
       h = g;
       g = f;
@@ -118,8 +123,14 @@ function sha256Small(bytes: Uint8Array): string {
       b = a;
       a = (t1 + t2) | 0;
     }
-    const added = [a, b, c, d, e, f, g, h];
-    for (let i = 0; i < 8; i++) state[i] = ((state[i] ?? 0) + (added[i] ?? 0)) | 0;
+    state[0] = (state[0] as number) + a;
+    state[1] = (state[1] as number) + b;
+    state[2] = (state[2] as number) + c;
+    state[3] = (state[3] as number) + d;
+    state[4] = (state[4] as number) + e;
+    state[5] = (state[5] as number) + f;
+    state[6] = (state[6] as number) + g;
+    state[7] = (state[7] as number) + h;
   }
   let hex = "";
   for (const word of state) hex += (word >>> 0).toString(16).padStart(8, "0");

@@ -916,6 +916,32 @@ const notes = `
   side had swung from 1.93× to 2.27× between runs on the same quiet machine): 2.06×, 2.09× and
   2.07× in three runs, so the 2× target is missed by about 3 ms. The next lever measured is the
   OpenAI SDK in a file of its own (2-4%, above).
+  The round after measured each piece a short run pays and the floor does not (CPU profiles,
+  \`--trace-gc\`, \`strace\`, the modules loaded), and removed six, each a paired comparison of 100
+  runs against the build before it (clean environment, medians of per-pair ratios): \`node:crypto\`,
+  loaded for the SHA-256 of a few paths, a session id's random digits and the digest of what
+  \`read\` shows, now loads at its first real use (SHA-256 of up to 256 bytes is computed in
+  JavaScript, the same digest; \`src/crypto.ts\`): 2.5%; the wrapper the turn's text was joined to
+  at load is written into the file by the build, so V8 compiles the megabyte as read instead of a
+  heap copy of it (that copy filled the young generation: a collection less, the three
+  scavenges' pauses 3.4 to 2.3 ms): 1.5%; the sweep for a killed agent's leftovers, which opened
+  the environment of every process on the machine (about 70 here, 9 µs an \`open\`; a desktop has
+  hundreds), runs only when a recorded agent is gone (docs/sandbox.md): 1.3%; the command line is
+  parsed by a parser of its own, not \`util.parseArgs\` (its module and the checking of 45 option
+  definitions): 1.3%; whether stdin is a terminal is asked of the descriptor (\`process.stdin\`,
+  a stream, was made for it): 0.7%; and the search of \`PATH\` for bwrap no longer throws an error
+  per folder. Measured and not taken: \`projectRoot\` with synchronous calls (it runs four times per
+  start, each a few thread-pool round trips; 0.75%, but a hung mount would then hold off Ctrl-C)
+  and \`sandbox.cjs\` inside the cached files (within noise). What a run still pays above the floor:
+  deserialising the code caches (about 12% of a profiled run), the turn's top level (\`http\` and
+  its streams, which the floor loads too, the TypeBox schemas, the esbuild module wrappers: about
+  12%), three scavenges of the objects the top level makes (about 3%: they live for the whole
+  run), and the thread-pool round trips of the start-up's file checks (about 3 ms idle before the
+  first request). The row, from a quiet machine: 1.95×; four more runs of the section gave 1.92×,
+  1.91×, 2.01× and 2.00× (the last two while another process used the second core). The
+  configuration row read 1.05-1.12× in five runs (1.01-1.05× before): the run with nothing
+  configured lost the 2.5 ms of \`node:crypto\`, the configured one 1.5 ms, as it hashes its file
+  and the project root in JavaScript (trust by hash), cold in V8's interpreter.
 - WebAssembly stays on V8's baseline compiler (\`--liftoff-only\`): the shell parser's first
   decision then takes about 0.1 s instead of 0.6 s (\`mini-agent rules explain\`). The flag is set
   just before the parser loads (\`shellRules\` in \`src/cli/policy.ts\`), after the turn was compiled

@@ -146,7 +146,7 @@ async function prepare(start: RunStart) {
       ? await sessionToResume(dir, args.resume)
       : undefined;
   const json = await jsonInput(args, workspace);
-  // Asked of the descriptor: `process.stdin`, a stream, is made only when stdin is read.
+  // Asked of the descriptor: Node makes `process.stdin`, a stream, when it is first asked for.
   const terminal = isatty(0);
   const interactive = args.task === undefined && terminal && !json;
   const given = args.task ?? (interactive || json ? undefined : await taskFromStdin(process.stdin));

@@ -34,7 +34,7 @@ export function terminalView(
   env: NodeJS.ProcessEnv,
   showThinking = true,
 ): TerminalView | undefined {
-  // `stdin` is read only here: Node makes its stream when it is first read.
+  // `io.stdin` is touched only past this check: Node makes the stream when it is first asked for.
   const { stdout, stderr } = io;
   if (format !== "text" || !stdout.isTTY || !stderr.isTTY) return undefined;
   const stdin = io.stdin;

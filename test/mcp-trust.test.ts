@@ -66,6 +66,24 @@ describe("trust of a project's MCP servers", () => {
     expect(await exists(join(workspace, "rewritten.marker"))).toBe(false);
   }, 40_000);
 
+  it("says what untrust did: a trusted server is no longer trusted, any other name was not", async () => {
+    const { workspace, options } = await setup([]);
+    const entry = { command: process.execPath, args: ["srv.js"], cwd: "." };
+    await writeFile(join(workspace, "srv.js"), "");
+    await writeFile(join(workspace, ".mcp.json"), JSON.stringify({ mcpServers: { local: entry } }));
+    expect((await runBin(["mcp", "trust", "local"], options)).code).toBe(0);
+    const said = [];
+    for (const name of ["local", "local", "NOSUCH"]) {
+      const run = await runBin(["mcp", "untrust", name], options);
+      said.push([run.code, run.stdout.replace(/ in \/.*?(:|$)/m, "$1")]);
+    }
+    expect(said).toEqual([
+      [0, "local: no longer trusted\n"],
+      [0, "local: not trusted: nothing to untrust\n"],
+      [0, "NOSUCH: not trusted: nothing to untrust\n"],
+    ]);
+  });
+
   it("covers a workspace file an env value names (NODE_OPTIONS=--require ./pre.js) the same way", async () => {
     const { workspace, home, options } = await setup([]);
     const marker = join(home, "preloaded");

@@ -75,6 +75,13 @@ async function trustOne(verb: "trust" | "untrust", name: string, workspace: stri
   const project = await projectMcpServers(root, workspace);
   const server = project.servers.find((known) => known.name === name);
   if (verb === "untrust") {
+    const held = trust.entries().some((entry) => entry.kind === "mcp" && entry.name === name);
+    if (!held) {
+      process.stdout.write(
+        `${visible(name)}: not trusted in ${visible(root)}: nothing to untrust\n`,
+      );
+      return exitCodes.done;
+    }
     await trust.revoke([{ kind: "mcp", name }]);
     process.stdout.write(`${visible(name)}: no longer trusted in ${visible(root)}\n`);
     return exitCodes.done;

@@ -3,10 +3,14 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readableData } from "../src/images.js";
 import { blobDirFor } from "../src/session/blobs.js";
-import { readSession, Session } from "../src/session/session.js";
+import { readSession } from "../src/session/session.js";
 import { contentHash } from "../src/trust/trust.js";
-import type { Message } from "../src/types.js";
-import { png } from "./support/images.js";
+import {
+  redHolder as holder,
+  redPrompt as prompt,
+  red,
+  writeSession,
+} from "./support/image-sessions.js";
 import { useTempDirs } from "./support/temp.js";
 
 /**
@@ -17,27 +21,14 @@ import { useTempDirs } from "./support/temp.js";
  */
 
 const tempDir = useTempDirs();
-const red = png(3, 2);
-const holder = `[image: image/png, 3x2, ${red.length} B]`;
-const prompt: Message = {
-  role: "user",
-  content: `what is this?\n${holder}`,
-  parts: [
-    { type: "text", text: "what is this?" },
-    { type: "image", mediaType: "image/png", data: red.toString("base64") },
-  ],
-};
 const asRoot = process.getuid?.() === 0;
 
 describe("a blob store not this user's to read or write", () => {
   it.skipIf(asRoot)("takes an image whose blob cannot be read as gone", async () => {
-    const dir = await tempDir();
-    const session = await Session.create({ dir, workspace: "/ws", model: "m", id: "s1", env: {} });
-    await session.append(prompt);
-    await session.close();
-    const blob = join(blobDirFor(session.path), contentHash(red));
+    const path = await writeSession(await tempDir(), [prompt]);
+    const blob = join(blobDirFor(path), contentHash(red));
     await chmod(blob, 0o000);
-    const loaded = await readSession(session.path);
+    const loaded = await readSession(path);
     expect(loaded.missingImages).toBeUndefined();
     const [message] = loaded.messages;
     const image = message?.role === "user" ? message.parts?.[1] : undefined;
@@ -50,21 +41,12 @@ describe("a blob store not this user's to read or write", () => {
     const blobs = join(dir, "s1.blobs");
     await mkdir(blobs, { mode: 0o500 });
     const notes: string[] = [];
-    const session = await Session.create({
-      dir,
-      workspace: "/ws",
-      model: "m",
-      id: "s1",
-      env: {},
-      onImageNotKept: (note) => notes.push(note),
-    });
-    await session.append(prompt);
-    await session.close();
+    const path = await writeSession(dir, [prompt], { notes });
     await chmod(blobs, 0o700);
     expect(notes).toEqual([
       `the image ${holder} was not kept in the session (the session's blob store cannot be written (permission denied: ${blobs})): a resumed session sends its placeholder`,
     ]);
-    const loaded = await readSession(session.path);
+    const loaded = await readSession(path);
     expect(loaded.messages).toEqual([
       {
         role: "user",

@@ -16,6 +16,7 @@ import { SessionStore } from "../src/session/store.js";
 import { done, FakeClient, text, toolCall } from "../src/testing/fake-client.js";
 import { contentHash } from "../src/trust/trust.js";
 import type { ImagePart, Message, ModelClient } from "../src/types.js";
+import { redPrompt as prompt, red, writeSession as writeTo } from "./support/image-sessions.js";
 import { png } from "./support/images.js";
 import { useTempDirs } from "./support/temp.js";
 
@@ -27,24 +28,7 @@ import { useTempDirs } from "./support/temp.js";
  */
 
 const tempDir = useTempDirs();
-const red = png(3, 2);
-const holder = `[image: image/png, 3x2, ${red.length} B]`;
-const prompt: Message = {
-  role: "user",
-  content: `what is this?\n${holder}`,
-  parts: [
-    { type: "text", text: "what is this?" },
-    { type: "image", mediaType: "image/png", data: red.toString("base64") },
-  ],
-};
-
-async function writeSession(messages: Message[]): Promise<string> {
-  const dir = await tempDir();
-  const session = await Session.create({ dir, workspace: "/ws", model: "m", id: "s1", env: {} });
-  for (const message of messages) await session.append(message);
-  await session.close();
-  return session.path;
-}
+const writeSession = async (messages: Message[]) => writeTo(await tempDir(), messages);
 
 /** 101 prompts of an image each (a session over the request's 100), written and loaded. */
 async function manyShots() {

@@ -10,7 +10,8 @@ import { validate as validateAnthropic } from "../src/testing/anthropic-server.j
 import { toolCall } from "../src/testing/fake-client.js";
 import { contentHash } from "../src/trust/trust.js";
 import type { ImagePart, Message } from "../src/types.js";
-import { gif, png } from "./support/images.js";
+import { red, redHolder, redPrompt, writeSession as writeTo } from "./support/image-sessions.js";
+import { gif } from "./support/images.js";
 import { useTempDirs } from "./support/temp.js";
 
 /**
@@ -19,21 +20,11 @@ import { useTempDirs } from "./support/temp.js";
  */
 
 const tempDir = useTempDirs();
-const red = png(3, 2);
 const tiny = gif();
 const redData = red.toString("base64");
 const tinyData = tiny.toString("base64");
-const redHolder = `[image: image/png, 3x2, ${red.length} B]`;
 const tinyHolder = `[image: image/gif, 1x1, ${tiny.length} B]`;
-
-const prompt: Message = {
-  role: "user",
-  content: `what is this?\n${redHolder}`,
-  parts: [
-    { type: "text", text: "what is this?" },
-    { type: "image", mediaType: "image/png", data: redData },
-  ],
-};
+const prompt = redPrompt;
 const asks: Message = {
   role: "assistant",
   content: "",
@@ -59,25 +50,10 @@ const shotResult: Message = {
 const answer: Message = { role: "assistant", content: "A red square.", toolCalls: [] };
 const history = [prompt, asks, readResult, shotResult, answer];
 
-async function writeSession(
+const writeSession = async (
   messages: Message[],
-  options: { env?: NodeJS.ProcessEnv; blobCap?: number; notes?: string[] } = {},
-) {
-  const dir = await tempDir();
-  const session = await Session.create({
-    dir,
-    workspace: "/ws",
-    model: "m",
-    id: "s1",
-    env: options.env ?? {},
-    now: new Date(0),
-    ...(options.blobCap !== undefined && { blobCap: options.blobCap }),
-    ...(options.notes && { onImageNotKept: (note: string) => options.notes?.push(note) }),
-  });
-  for (const message of messages) await session.append(message);
-  await session.close();
-  return session.path;
-}
+  options?: { env?: NodeJS.ProcessEnv; blobCap?: number; notes?: string[] },
+) => writeTo(await tempDir(), messages, options);
 
 async function records(path: string): Promise<Record<string, unknown>[]> {
   const text = await readFile(path, "utf8");
@@ -277,16 +253,7 @@ describe("images in a session file", () => {
       if (spoil === "a file for the folder") await writeFile(blobs, "");
       else await mkdir(blob, { recursive: true });
       const notes: string[] = [];
-      const session = await Session.create({
-        dir,
-        workspace: "/ws",
-        model: "m",
-        id: "s1",
-        env: {},
-        onImageNotKept: (note) => notes.push(note),
-      });
-      await session.append(prompt);
-      await session.close();
+      const path = await writeTo(dir, [prompt], { notes });
       const why =
         spoil === "a file for the folder"
           ? `the session's blob store cannot be written (a file is in the way: ${blobs})`
@@ -294,7 +261,7 @@ describe("images in a session file", () => {
       expect(notes).toEqual([
         `the image ${redHolder} was not kept in the session (${why}): a resumed session sends its placeholder`,
       ]);
-      const [, record] = await records(session.path);
+      const [, record] = await records(path);
       expect(record?.message).toMatchObject({ parts: [{}, { unkept: why }] });
       if (spoil === "a folder for the blob") expect(readdirSync(blobs)).toEqual([contentHash(red)]);
     }

@@ -216,6 +216,46 @@ describe("the sweep of a killed agent's leftovers", () => {
     });
   });
 
+  it("judges a marker of before (no start time) by its agent's pid alone", async () => {
+    const { sweepOrphans } = await import("../src/sandbox/reaper.js");
+    const folder = join(await tempDir(), "mini-agent", "agents");
+    const ns = namespace();
+    const start = (marker: string) => {
+      const sleeper = `sleep ${30000 + Math.floor(Math.random() * 6000)}`;
+      markers.push(sleeper);
+      spawn("sh", ["-c", `exec ${sleeper}`], {
+        env: { ...process.env, MINI_AGENT_RUN: marker },
+        detached: true,
+        stdio: "ignore",
+      }).unref();
+      return sleeper;
+    };
+    const ofDead = start(`${ns}:999999999:old-random`);
+    const ofLive = start(`${ns}:${process.pid}:old-random`);
+    fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
+    fs.writeFileSync(join(folder, `${ns}-999999999-1`), "");
+    await new Promise((r) => setTimeout(r, 100));
+    sweepOrphans(folder);
+    await new Promise((r) => setTimeout(r, 200));
+    expect({
+      ofDead: await processesWith(ofDead),
+      ofLive: (await processesWith(ofLive)).length,
+    }).toEqual({ ofDead: [], ofLive: 1 });
+  });
+
+  it("sweeps again while a record cannot be removed", async () => {
+    const { sweepOrphans } = await import("../src/sandbox/reaper.js");
+    const folder = join(await tempDir(), "mini-agent", "agents");
+    const stuck = `${namespace()}-999999999-1`;
+    fs.mkdirSync(join(folder, stuck), { recursive: true });
+    const reads = () => {
+      procListings();
+      sweepOrphans(folder);
+      return procListings() > 0;
+    };
+    expect([reads(), reads(), fs.readdirSync(folder)]).toEqual([true, true, [stuck]]);
+  });
+
   it("records an agent before its first command and forgets it when it exits", async () => {
     const root = await tempDir();
     const mine = (pid: number | undefined) =>

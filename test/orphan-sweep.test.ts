@@ -152,6 +152,24 @@ describe("the sweep of a killed agent's leftovers", () => {
     });
   });
 
+  // Only root can give a folder to another user here.
+  it.skipIf(process.getuid?.() !== 0)(
+    "reads every process when another user owns the records' folder",
+    async () => {
+      const { sweepOrphans } = await import("../src/sandbox/reaper.js");
+      const folder = join(await tempDir(), "mini-agent", "agents");
+      const reads = () => {
+        procListings();
+        sweepOrphans(folder);
+        return procListings() > 0;
+      };
+      reads();
+      const own = reads();
+      fs.chownSync(folder, 65534, 65534);
+      expect({ own, another: reads() }).toEqual({ own: false, another: true });
+    },
+  );
+
   it("reads every process, and fails nothing, when the records' folder is in the way", async () => {
     const { sweepOrphans } = await import("../src/sandbox/reaper.js");
     const root = await tempDir();

@@ -39,6 +39,18 @@ async function writeSession(dir: string, messages: Message[], id = "s1") {
 }
 
 describe("session file", () => {
+  // Ids tell apart the sessions of one second by six random hex digits: a clash must never share
+  // a file.
+  it("refuses a session whose id another session already has, and leaves that one whole", async () => {
+    const dir = await tempDir();
+    const path = await writeSession(dir, [user]);
+    const before = await readFile(path, "utf8");
+    await expect(
+      Session.create({ dir, workspace: "/ws", model: "m", id: "s1", env }),
+    ).rejects.toThrow(/a session with this id exists/);
+    expect(await readFile(path, "utf8")).toBe(before);
+  });
+
   it("round-trips the header and the history", async () => {
     const dir = await tempDir();
     const path = await writeSession(dir, [user, asks, result1, result2, answer]);

@@ -11,6 +11,9 @@ const systemErrors: Record<string, string> = {
   EISDIR: "a folder is in the way",
   EIO: "input/output error",
   EPIPE: "the reader went away",
+  ENXIO: "no such device or address",
+  ELOOP: "too many links in the path",
+  ENAMETOOLONG: "the name is too long",
 };
 
 /** What a failed system call's code means, in words: `no space left on device`. */

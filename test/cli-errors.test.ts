@@ -5,6 +5,7 @@ import { describeError } from "../src/cli/errors.js";
 import { providerErrorFrom } from "../src/providers/provider-error.js";
 import type { Session } from "../src/session/session.js";
 import { SessionStore } from "../src/session/store.js";
+import { systemErrorMeaning } from "../src/system-errors.js";
 import { scrubURLs, shownURL } from "../src/url.js";
 import { streamError } from "./support/provider-errors.js";
 
@@ -120,8 +121,26 @@ describe("configuration errors", () => {
       '--base-url must be an http(s) address such as http://127.0.0.1:11434/v1, not "ftp://***@host/"',
     ],
     [["--cwd", "", "task"], "--cwd is empty: name a folder, or leave the flag out"],
+    [["--skill", "", "task"], "--skill is empty: name a skill (mini-agent skills lists them)"],
+    [["--sessions", "hi"], "--sessions lists the sessions: it takes no task"],
+    [["--sessions", "-p", "hi"], "--sessions lists the sessions: it takes no task"],
+    [
+      ["--approval-timeout", "5", "task"],
+      "--approval-timeout goes with --input-format stream-json (the approvals asked on stdin) or acp",
+    ],
   ])("%j is refused: %s", (argv, message) => {
     expect(parse(argv)).toBe(message);
+  });
+
+  it("takes --approval-timeout where approvals are asked of a program: stream-json input, acp", () => {
+    const json = ["--input-format", "stream-json", "--output-format", "stream-json"];
+    expect(parseCliArgs([...json, "--approval-timeout", "5"], {})).toMatchObject({
+      approvalTimeoutMs: 5000,
+    });
+    expect(parseCliArgs(["acp", "--approval-timeout", "60"], {})).toMatchObject({
+      acpCommand: true,
+      approvalTimeoutMs: 60_000,
+    });
   });
 
   it("names a command only before --: after it every word is the task's", () => {
@@ -246,5 +265,16 @@ describe("a session that cannot be written", () => {
 
   it("lets an error that is not a failed system call through as it is", async () => {
     expect(await attempt(undefined)).toBe("undefined: failed, open");
+  });
+});
+
+describe("system errors in words", () => {
+  it.each([
+    ["ENXIO", "no such device or address"],
+    ["ELOOP", "too many links in the path"],
+    ["ENAMETOOLONG", "the name is too long"],
+    ["EWHATEVER", "EWHATEVER"],
+  ])("%s reads as %s", (code, words) => {
+    expect(systemErrorMeaning(code)).toBe(words);
   });
 });

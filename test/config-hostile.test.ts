@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { mkdir, symlink, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/load.js";
@@ -321,6 +322,20 @@ describe("a second hostile pass", () => {
     expect((await runBin(["config"], options)).stderr).toBe(
       `mini-agent: ${userFile(home)}: is a link that leads back to itself\n`,
     );
+  });
+
+  it("says in words why a user file cannot be opened (a socket there: ENXIO)", async () => {
+    const { home, options } = await setup([]);
+    await mkdir(join(home, "state"), { recursive: true });
+    const socket = createServer();
+    await new Promise<void>((listening) => socket.listen(userFile(home), listening));
+    try {
+      expect((await runBin(["config"], options)).stderr).toBe(
+        `mini-agent: ${userFile(home)}: cannot be read (no such device or address, ENXIO)\n`,
+      );
+    } finally {
+      socket.close();
+    }
   });
 
   it("refuses at trust a project skills folder that is a link out of the project", async () => {

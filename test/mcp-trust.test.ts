@@ -1,4 +1,4 @@
-import { access, mkdir, readFile, writeFile } from "node:fs/promises";
+import { access, mkdir, readFile, realpath, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
@@ -65,6 +65,15 @@ describe("trust of a project's MCP servers", () => {
     expect(after.stderr).toContain('MCP server "local": untrusted');
     expect(await exists(join(workspace, "rewritten.marker"))).toBe(false);
   }, 40_000);
+
+  it("says there is nothing to trust where the project has no .mcp.json", async () => {
+    const { workspace, options } = await setup([]);
+    const run = await runBin(["mcp", "trust", "local"], options);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(
+      `mini-agent: no .mcp.json in ${await realpath(workspace)}: no MCP server "local" to trust\n`,
+    );
+  });
 
   it("says what untrust did: a trusted server is no longer trusted, any other name was not", async () => {
     const { workspace, options } = await setup([]);

@@ -112,6 +112,7 @@ export function resolveArgs(
   const provider = providerFrom(values, files, pick);
   const formats = formatsFrom(values, task);
   checkEmpty(values);
+  checkTogether(values, task, formats.inputFormat === "stream-json" || "acpCommand" in commands);
   const state = env.MINI_AGENT_HOME;
   if (state && !isAbsolute(state))
     throw new UsageError(`MINI_AGENT_HOME must be an absolute path, not ${JSON.stringify(state)}`);
@@ -231,6 +232,18 @@ function checkEmpty(values: FlagValues): void {
     throw new UsageError("--model is empty: name a model, or leave the flag out");
   if (values.cwd === "")
     throw new UsageError("--cwd is empty: name a folder, or leave the flag out");
+  if (values.skill?.includes(""))
+    throw new UsageError("--skill is empty: name a skill (mini-agent skills lists them)");
+}
+
+/** Flags that mean something only with others: alone they would be dropped in silence. */
+function checkTogether(values: FlagValues, task: string | undefined, asksProgram: boolean): void {
+  if (values.sessions && task !== undefined)
+    throw new UsageError("--sessions lists the sessions: it takes no task");
+  if (values["approval-timeout"] !== undefined && !asksProgram)
+    throw new UsageError(
+      "--approval-timeout goes with --input-format stream-json (the approvals asked on stdin) or acp",
+    );
 }
 
 function modelFrom(

@@ -46,8 +46,8 @@ Options:
                             (one event per line; the schema ships in the package)
       --input-format FMT    text (default) or stream-json: user messages and approval
                             answers as JSON lines on stdin (needs --output-format stream-json)
-      --approval-timeout S  with --input-format stream-json, deny a call whose approval
-                            request has no answer after S seconds (default 300;
+      --approval-timeout S  with --input-format stream-json or acp, deny a call whose
+                            approval request has no answer after S seconds (default 300;
                             S above 0, at most 2147483: almost 25 days)
       --token-budget N      stop before a model request once the tokens used (input plus
                             output) and the previous request's would pass N (exit 5)

@@ -87,6 +87,10 @@ async function trustOne(verb: "trust" | "untrust", name: string, workspace: stri
     return exitCodes.done;
   }
   if (!server) {
+    if (!project.found)
+      throw new UsageError(
+        `no .mcp.json in ${root}: no MCP server ${JSON.stringify(name)} to trust`,
+      );
     const problem = project.problems.find((line) => line.includes(JSON.stringify(name)));
     throw new UsageError(problem ?? `${project.file} has no MCP server ${JSON.stringify(name)}`);
   }

@@ -53,7 +53,7 @@ export async function userMcpServers(state: string): Promise<McpServerConfig[]> 
 export async function projectMcpServers(
   root: string,
   workspace: string,
-): Promise<{ file: string; servers: McpServerConfig[]; problems: string[] }> {
+): Promise<{ file: string; servers: McpServerConfig[]; problems: string[]; found: boolean }> {
   const file = join(root, ".mcp.json");
   // Only a regular UTF-8 file of at most 1 MiB, never through a link: the configuration's rule.
   let text: string | undefined;
@@ -61,14 +61,14 @@ export async function projectMcpServers(
     text = await readConfigFile(file, false);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    return { file, servers: [], problems: [`${error.message}: skipped`] };
+    return { file, servers: [], problems: [`${error.message}: skipped`], found: true };
   }
-  if (text === undefined) return { file, servers: [], problems: [] };
+  if (text === undefined) return { file, servers: [], problems: [], found: false };
   const { servers, problems } = parseMcpConfigText(text, file);
   const covered = await Promise.all(
     servers.map((server) => withPrograms(server, { root, workspace })),
   );
-  return { file, servers: covered, problems };
+  return { file, servers: covered, problems, found: true };
 }
 
 /** The project root's folder of a workspace (the AGENTS.md rule). */

@@ -2,6 +2,7 @@ import { constants } from "node:fs";
 import { lstat, open, readlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { projectRoot } from "../project/root.js";
+import { systemErrorMeaning } from "../system-errors.js";
 import { firstInvalidUtf8 } from "../tools/utf8.js";
 import { contentHash, loadTrust, type TrustEntry } from "../trust/trust.js";
 import { visible } from "../visible.js";
@@ -149,7 +150,10 @@ export async function readConfigFile(file: string, follow: boolean): Promise<str
       throw new ConfigError(`${file}: is a link that leads back to itself`);
     if (code === "ELOOP")
       throw new ConfigError(`${file}: is a symbolic link; make it a regular file`);
-    throw new ConfigError(`${file}: cannot be read (${code ?? "unknown error"})`);
+    const meaning = code === undefined ? "unknown error" : systemErrorMeaning(code);
+    throw new ConfigError(
+      `${file}: cannot be read (${meaning === code ? code : `${meaning}, ${code}`})`,
+    );
   }
   try {
     const info = await handle.stat();

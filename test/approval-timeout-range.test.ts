@@ -30,8 +30,8 @@ describe("--approval-timeout range", () => {
     const help = await runBin(["--help"], options);
     expect(help.stdout).toContain(
       [
-        "      --approval-timeout S  with --input-format stream-json, deny a call whose approval",
-        "                            request has no answer after S seconds (default 300;",
+        "      --approval-timeout S  with --input-format stream-json or acp, deny a call whose",
+        "                            approval request has no answer after S seconds (default 300;",
         "                            S above 0, at most 2147483: almost 25 days)",
       ].join("\n"),
     );

@@ -123,6 +123,32 @@ describe("configuration errors", () => {
     [["--cwd", "", "task"], "--cwd is empty: name a folder, or leave the flag out"],
     [["--skill", "", "task"], "--skill is empty: name a skill (mini-agent skills lists them)"],
     [["--sessions", "hi"], "--sessions lists the sessions: it takes no task"],
+    [["--sessions", "-c"], "--continue has no use with --sessions: it lists the sessions"],
+    [["--sessions", "-r", "abc"], "--resume has no use with --sessions: it lists the sessions"],
+    [
+      ["--sessions", "--output-format", "json"],
+      "--output-format has no use with --sessions: it lists the sessions",
+    ],
+    [
+      ["--sessions", "--image", "x.png"],
+      "--image has no use with --sessions: it lists the sessions",
+    ],
+    [["acp", "--image", "x.png"], "--image has no use with acp"],
+    [["acp", "--hide-thinking"], "--hide-thinking has no use with acp"],
+    [["acp", "--print=x"], "--print has no use with acp"],
+    [["rules", "-p", "hi"], "--print has no use with rules"],
+    [["config", "--image", "x.png"], "--image has no use with config"],
+    [["skills", "-c"], "--continue has no use with skills"],
+    [["mcp", "list", "-r", "zzz"], "--resume has no use with mcp"],
+    [["export", "--sessions"], "--sessions has no use with export"],
+    [["rewind", "--to", "1", "--model", "m"], "--model has no use with rewind"],
+    [["trust", "--model", "m"], "--model has no use with trust"],
+    [["-c=1"], "-c takes no value"],
+    [
+      ["--skill", "x", "--input-format", "stream-json", "--output-format", "stream-json"],
+      "--skill goes with a task on the command line, which --input-format stream-json does not take",
+    ],
+    [["-vc=1"], "-c takes no value"],
     [["--sessions", "-p", "hi"], "--sessions lists the sessions: it takes no task"],
     [
       ["--approval-timeout", "5", "task"],
@@ -141,6 +167,34 @@ describe("configuration errors", () => {
       acpCommand: true,
       approvalTimeoutMs: 60_000,
     });
+  });
+
+  it.each([
+    [["--sessions", "--all", "--cwd", "/tmp", "--debug"]],
+    [["acp", "--model", "x", "--mode", "plan", "--allow-bash", "--token-budget", "5"]],
+    [["acp", "--max-turns", "2", "--no-mcp", "--sandbox", "off", "--thinking", "high"]],
+    [
+      [
+        "acp",
+        "--allow",
+        "ls",
+        "--deny",
+        "rm",
+        "--context-window",
+        "8192",
+        "--base-url",
+        "http://h",
+      ],
+    ],
+    [["config", "--model", "m", "--sandbox", "off", "--max-turns", "3", "--allow", "ls"]],
+    [["rules", "explain", "--allow-bash", "--sandbox", "off", "--deny", "rm", "ls"]],
+    [["skills", "--model", "m", "--context-window", "8192"]],
+    [["mcp", "list", "--mcp-config", "f.json"]],
+    [["export", "--format", "md", "-o", "x.md", "--force"]],
+    [["rewind", "--to", "1", "--dry-run", "--files-only"]],
+    [["trust", "--revoke", "--cwd", "/tmp"]],
+  ])("%j is taken: each flag has a use there", (argv) => {
+    expect(parse(argv)).toBe("parsed");
   });
 
   it("names a command only before --: after it every word is the task's", () => {
@@ -269,8 +323,26 @@ describe("a session that cannot be written", () => {
 });
 
 describe("system errors in words", () => {
+  it("says what a system call that failed was doing, where, why, and names the state folder", () => {
+    const failed = (code: string, syscall: string, path: string) =>
+      Object.assign(new Error(`${code}: raw, ${syscall} '${path}'`), { code, syscall, path });
+    const env = { MINI_AGENT_HOME: "/h/state" };
+    expect(describeError(failed("ENOTDIR", "scandir", "/h/state/sessions/w"), undefined, env)).toBe(
+      "cannot list /h/state/sessions/w: a part of the path is not a folder (ENOTDIR); it is in the state folder /h/state (MINI_AGENT_HOME)",
+    );
+    expect(describeError(failed("EACCES", "open", "/elsewhere/f"), undefined, env)).toBe(
+      "cannot open /elsewhere/f: permission denied (EACCES)",
+    );
+    expect(describeError(failed("EIO", "fsync", "/h/state/x"), undefined, env)).toBe(
+      "cannot fsync /h/state/x: input/output error (EIO); it is in the state folder /h/state (MINI_AGENT_HOME)",
+    );
+    // An error that is not a failed call's keeps its own words.
+    expect(describeError(new Error("plain"), undefined, env)).toBe("plain");
+  });
+
   it.each([
     ["ENXIO", "no such device or address"],
+    ["ENOTDIR", "a part of the path is not a folder"],
     ["ELOOP", "too many links in the path"],
     ["ENAMETOOLONG", "the name is too long"],
     ["EWHATEVER", "EWHATEVER"],

@@ -324,6 +324,23 @@ describe("a second hostile pass", () => {
     );
   });
 
+  it("says which folder of the state folder is a file when the sessions are listed", async () => {
+    const { home, options } = await setup([]);
+    const listed = (state: string, folder: string) =>
+      new RegExp(
+        `^mini-agent: cannot list ${folder}: a part of the path is not a folder \\(ENOTDIR\\); it is in the state folder ${state} \\(MINI_AGENT_HOME\\)\n$`,
+      );
+    const state = join(home, "state");
+    await mkdir(state);
+    await writeFile(join(state, "sessions"), "not a folder");
+    const listing = await runBin(["--sessions"], options);
+    expect(listing.code).toBe(1);
+    expect(listing.stderr).toMatch(listed(state, `${join(state, "sessions")}/\\S+`));
+    const every = await runBin(["--sessions", "--all"], options);
+    expect(every.code).toBe(1);
+    expect(every.stderr).toMatch(listed(state, join(state, "sessions")));
+  });
+
   it("says in words why a user file cannot be opened (a socket there: ENXIO)", async () => {
     const { home, options } = await setup([]);
     await mkdir(join(home, "state"), { recursive: true });
@@ -331,7 +348,7 @@ describe("a second hostile pass", () => {
     await new Promise<void>((listening) => socket.listen(userFile(home), listening));
     try {
       expect((await runBin(["config"], options)).stderr).toBe(
-        `mini-agent: ${userFile(home)}: cannot be read (no such device or address, ENXIO)\n`,
+        `mini-agent: ${userFile(home)}: is not a regular file\n`,
       );
     } finally {
       socket.close();

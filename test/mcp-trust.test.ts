@@ -75,6 +75,25 @@ describe("trust of a project's MCP servers", () => {
     );
   });
 
+  it("says why a .mcp.json that cannot be used has no server to trust, and refuses an empty name", async () => {
+    const { workspace, options } = await setup([]);
+    await writeFile(join(workspace, ".mcp.json"), '{"mcpServers":{"a":{"command":"true"}}');
+    const broken = await runBin(["mcp", "trust", "a"], options);
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toMatch(
+      /^mini-agent: cannot trust "a": \/.*\/\.mcp\.json: not valid JSON \(.*\)\n$/,
+    );
+    await writeFile(join(workspace, ".mcp.json"), '{"mcpServers":[]}');
+    expect((await runBin(["mcp", "trust", "a"], options)).stderr).toMatch(
+      /^mini-agent: cannot trust "a": \/.*\/\.mcp\.json: .*mcpServers.*\n$/,
+    );
+    for (const verb of ["trust", "untrust"])
+      expect(await runBin(["mcp", verb, ""], options)).toMatchObject({
+        code: 2,
+        stderr: `mini-agent: mcp ${verb} needs a server's name\n`,
+      });
+  });
+
   it("says what untrust did: a trusted server is no longer trusted, any other name was not", async () => {
     const { workspace, options } = await setup([]);
     const entry = { command: process.execPath, args: ["srv.js"], cwd: "." };

@@ -171,8 +171,11 @@ describe("skills in the CLI", () => {
     expect(unknown).toEqual({
       code: 2,
       stdout: "",
-      stderr: "mini-agent: no skill named nope: mini-agent skills lists them\n",
+      stderr: 'mini-agent: no skill named "nope": mini-agent skills lists them\n',
     });
+    expect((await runBin(["--skill", " ", "go"], options)).stderr).toBe(
+      'mini-agent: no skill named " ": mini-agent skills lists them\n',
+    );
   });
 
   it("does not load an untrusted project skill, says how to trust it, and loads it once trusted", async () => {

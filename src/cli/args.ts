@@ -7,7 +7,7 @@ import type { SandboxLimits } from "../sandbox/bwrap.js";
 import type { SkillFolder } from "../skills/discover.js";
 import type { ThinkingLevel } from "../types.js";
 import { shownURL } from "../url.js";
-import { type Subcommands, subcommandsFrom } from "./commands.js";
+import { checkFlagsUsed, type Subcommands, subcommandsFrom } from "./commands.js";
 import { commandWords, type FlagValues, type ParsedFlags, parseFlags, rulesFrom } from "./flags.js";
 import { isMode, type Mode, modes } from "./modes.js";
 import { UsageError } from "./usage.js";
@@ -112,7 +112,7 @@ export function resolveArgs(
   const provider = providerFrom(values, files, pick);
   const formats = formatsFrom(values, task);
   checkEmpty(values);
-  checkTogether(values, task, formats.inputFormat === "stream-json" || "acpCommand" in commands);
+  checkTogether(values, task, formats.inputFormat === "stream-json", "acpCommand" in commands);
   const state = env.MINI_AGENT_HOME;
   if (state && !isAbsolute(state))
     throw new UsageError(`MINI_AGENT_HOME must be an absolute path, not ${JSON.stringify(state)}`);
@@ -237,10 +237,20 @@ function checkEmpty(values: FlagValues): void {
 }
 
 /** Flags that mean something only with others: alone they would be dropped in silence. */
-function checkTogether(values: FlagValues, task: string | undefined, asksProgram: boolean): void {
+function checkTogether(
+  values: FlagValues,
+  task: string | undefined,
+  jsonInput: boolean,
+  acp: boolean,
+): void {
   if (values.sessions && task !== undefined)
     throw new UsageError("--sessions lists the sessions: it takes no task");
-  if (values["approval-timeout"] !== undefined && !asksProgram)
+  if (values.sessions) checkFlagsUsed("--sessions", values, ": it lists the sessions");
+  if (values.skill !== undefined && jsonInput)
+    throw new UsageError(
+      "--skill goes with a task on the command line, which --input-format stream-json does not take",
+    );
+  if (values["approval-timeout"] !== undefined && !jsonInput && !acp)
     throw new UsageError(
       "--approval-timeout goes with --input-format stream-json (the approvals asked on stdin) or acp",
     );

@@ -1,4 +1,4 @@
-import type { FlagValues } from "./flags.js";
+import type { FlagValues, OptionName } from "./flags.js";
 import { UsageError } from "./usage.js";
 
 export interface ExportArgs {
@@ -41,7 +41,77 @@ export interface Subcommands {
   acpCommand?: true;
 }
 
+/**
+ * The subcommand the words name, with its arguments. A flag the subcommand has no use for is
+ * refused in one line (`flagsUsedBy`), never dropped in silence.
+ */
 export function subcommandsFrom(positionals: string[], values: FlagValues): Subcommands {
+  const commands = commandFrom(positionals, values);
+  const named = Object.keys(commands)[0]?.replace(/Command$/, "");
+  if (named !== undefined) checkFlagsUsed(named, values);
+  return commands;
+}
+
+/** The flags that drive a turn's set-up: the provider, the policy, the sandbox, MCP, the limits. */
+const turnFlags = [
+  "provider",
+  "model",
+  "base-url",
+  "thinking",
+  "context-window",
+  "allow-bash",
+  "mode",
+  "allow",
+  "deny",
+  "sandbox",
+  "sandbox-hide",
+  "sandbox-processes",
+  "sandbox-memory",
+  "mcp-config",
+  "no-mcp",
+  "token-budget",
+  "max-turns",
+] as const satisfies readonly OptionName[];
+
+/**
+ * The flags each command reads (besides `--cwd`, `--debug`, `--help`, `--version`, which every
+ * one takes): a positive list, so a flag added later is refused by every command until one uses
+ * it. A run of a task takes every flag but those of the other commands.
+ */
+const flagsUsedBy: Record<string, readonly OptionName[]> = {
+  acp: [...turnFlags, "approval-timeout"],
+  config: [
+    ...(["provider", "model", "base-url", "thinking", "context-window", "max-turns"] as const),
+    ...([
+      "allow",
+      "deny",
+      "sandbox",
+      "sandbox-hide",
+      "sandbox-processes",
+      "sandbox-memory",
+    ] as const),
+  ],
+  trust: ["revoke"],
+  skills: ["provider", "model", "context-window"],
+  rules: ["allow-bash", "allow", "deny", "sandbox", "sandbox-hide"],
+  mcp: ["mcp-config"],
+  export: ["format", "output", "force"],
+  rewind: ["to", "dry-run", "files-only", "conversation-only"],
+  "--sessions": ["sessions", "all"],
+};
+const everyCommand = new Set<string>(["cwd", "debug", "help", "version"]);
+
+/** Refuses the first flag given that `command` has no use for: `--image has no use with acp`. */
+export function checkFlagsUsed(command: string, values: FlagValues, why = ""): void {
+  const used = new Set<string>(flagsUsedBy[command]);
+  const unused = Object.keys(values).find(
+    (name) =>
+      values[name as OptionName] !== undefined && !used.has(name) && !everyCommand.has(name),
+  );
+  if (unused !== undefined) throw new UsageError(`--${unused} has no use with ${command}${why}`);
+}
+
+function commandFrom(positionals: string[], values: FlagValues): Subcommands {
   const [first, ...rest] = positionals;
   const exportCommand = exportFrom(positionals, values);
   const rewindCommand = rewindFrom(positionals, values);

@@ -1,5 +1,7 @@
+import { sep } from "node:path";
 import { ProviderError, type ProviderName } from "../providers/provider-error.js";
 import { secretRedactor } from "../secrets.js";
+import { stateHome } from "../state-home.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { scrubURLs, shownURL } from "../url.js";
 import { visible } from "../visible.js";
@@ -41,17 +43,60 @@ export function describeError(
   baseURL: string | undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): string {
-  return visible(secretRedactor(env)(scrubURLs(describe(error, baseURL), baseURL)));
+  return visible(secretRedactor(env)(scrubURLs(describe(error, baseURL, env), baseURL)));
 }
 
-function describe(error: unknown, baseURL: string | undefined): string {
+function describe(error: unknown, baseURL: string | undefined, env: NodeJS.ProcessEnv): string {
   if (isCompactionError(error) && error.cause !== undefined)
-    return `${error.message}: ${describe(error.cause, baseURL)}`;
+    return `${error.message}: ${describe(error.cause, baseURL, env)}`;
   // The provider refused images: why it did, then what the session does from now on.
   if (error instanceof Error && error.name === "ImagesRefusedError" && error.cause !== undefined)
-    return `${describe(error.cause, baseURL)}; ${error.message}`;
+    return `${describe(error.cause, baseURL, env)}; ${error.message}`;
   if (error instanceof ProviderError) return describeProviderError(error, baseURL);
+  if (isFailedCall(error)) return describeFailedCall(error, stateHome(env));
   return error instanceof Error ? error.message : String(error);
+}
+
+/** A system call's failure as Node words it (`ENOTDIR: not a directory, scandir '/x'`). */
+interface FailedCall extends Error {
+  code: string;
+  syscall: string;
+  path: string;
+}
+
+function isFailedCall(error: unknown): error is FailedCall {
+  if (!(error instanceof Error)) return false;
+  const { code, syscall, path } = error as Partial<FailedCall>;
+  return (
+    typeof code === "string" &&
+    typeof syscall === "string" &&
+    typeof path === "string" &&
+    error.message.startsWith(`${code}: `)
+  );
+}
+
+const callVerbs: Record<string, string> = {
+  scandir: "list",
+  opendir: "list",
+  mkdir: "make the folder",
+  unlink: "remove",
+  rmdir: "remove",
+  stat: "look at",
+  lstat: "look at",
+  realpath: "resolve",
+  readlink: "read the link",
+};
+
+/**
+ * What a call that nothing else described was doing, where, and why, in words; a path in the
+ * state folder names it (`MINI_AGENT_HOME` chooses another).
+ */
+function describeFailedCall(error: FailedCall, state: string): string {
+  const { code, syscall, path } = error;
+  const verb = callVerbs[syscall] ?? syscall;
+  const inState = path === state || path.startsWith(`${state}${sep}`);
+  const where = inState ? `; it is in the state folder ${state} (MINI_AGENT_HOME)` : "";
+  return `cannot ${verb} ${path}: ${systemErrorMeaning(code)} (${code})${where}`;
 }
 
 /**

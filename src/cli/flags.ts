@@ -47,7 +47,7 @@ export const options = {
 } as const;
 
 type Options = typeof options;
-type OptionName = keyof Options;
+export type OptionName = keyof Options;
 
 /** Each flag's value as given: a boolean, a string, or the strings of a flag given many times. */
 export type FlagValues = {
@@ -134,6 +134,7 @@ export function parseFlags(argv: string[]): ParsedFlags {
         const name = shortNames.get(arg[letter] ?? "");
         if (name === undefined) throw unknown(`-${arg[letter]}`);
         if (options[name].type === "boolean") {
+          if (arg[letter + 1] === "=") throw new UsageError(`-${arg[letter]} takes no value`);
           values[name] = true;
           continue;
         }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { isAbsolute, join } from "node:path";
+import { isAbsolute } from "node:path";
+import { stateHome } from "../state-home.js";
 import { scrubURLs } from "../url.js";
 import { exitCodes } from "./args.js";
 import { describeError } from "./errors.js";
@@ -41,7 +41,7 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
       // arguments). Started now, a probe runs while the turn loads, and the turn awaits this
       // same answer (one per bwrap binary).
       const { resolveSandbox } = await import("../sandbox/bwrap.js");
-      const state = process.env.MINI_AGENT_HOME || join(homedir(), ".mini-agent");
+      const state = stateHome(process.env);
       void resolveSandbox({ mode: "auto", ...(isAbsolute(state) && { probeCache: state }) });
     }
     const { configuredArgs } = await import("./configured.js");

@@ -21,6 +21,8 @@ export async function mcpCommand(args: CliArgs, workspace: string): Promise<numb
   const [verb, name, ...rest] = args.mcpCommand ?? [];
   const usage = "usage: mini-agent mcp list | mcp trust NAME | mcp untrust NAME";
   if (verb === "list" && name === undefined) return await list(args, workspace);
+  if ((verb === "trust" || verb === "untrust") && name === "")
+    throw new UsageError(`mcp ${verb} needs a server's name`);
   if ((verb === "trust" || verb === "untrust") && name !== undefined && rest.length === 0)
     return await trustOne(verb, name, workspace);
   throw new UsageError(usage);
@@ -92,7 +94,14 @@ async function trustOne(verb: "trust" | "untrust", name: string, workspace: stri
         `no .mcp.json in ${root}: no MCP server ${JSON.stringify(name)} to trust`,
       );
     const problem = project.problems.find((line) => line.includes(JSON.stringify(name)));
-    throw new UsageError(problem ?? `${project.file} has no MCP server ${JSON.stringify(name)}`);
+    if (problem !== undefined) throw new UsageError(problem);
+    // Nothing was read of the file (not JSON, no server list, not a regular file): say why.
+    const unread = project.servers.length === 0 ? project.problems[0] : undefined;
+    if (unread !== undefined)
+      throw new UsageError(
+        `cannot trust ${JSON.stringify(name)}: ${unread.replace(/: skipped$/, "")}`,
+      );
+    throw new UsageError(`${project.file} has no MCP server ${JSON.stringify(name)}`);
   }
   await trust.trust(trustEntriesOf([server]));
   process.stdout.write(

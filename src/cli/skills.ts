@@ -142,7 +142,9 @@ export class RunSkills {
   private async oneMessage(name: string, text: string): Promise<string> {
     const skill = this.set.skills.find((candidate) => candidate.name === name);
     if (!skill)
-      throw new UsageError(`no skill named ${visible(name)}: mini-agent skills lists them`);
+      throw new UsageError(
+        `no skill named ${visible(JSON.stringify(name))}: mini-agent skills lists them`,
+      );
     const message = await skillMessage(skill, text);
     if (message === undefined)
       throw new UsageError(`skill ${name} changed since it was found: try again`);

@@ -146,6 +146,8 @@ export async function readConfigFile(file: string, follow: boolean): Promise<str
     if (code === "ENOENT" && follow && (await lstat(file).catch(() => undefined))?.isSymbolicLink())
       throw new ConfigError(`${file}: is a link to a file that does not exist`);
     if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+    // A socket (or a device with nothing behind it) cannot be opened: no regular file either.
+    if (code === "ENXIO") throw new ConfigError(`${file}: is not a regular file`);
     if (code === "ELOOP" && follow)
       throw new ConfigError(`${file}: is a link that leads back to itself`);
     if (code === "ELOOP")

@@ -1,14 +1,11 @@
-import { homedir } from "node:os";
 import { basename, join } from "node:path";
 import { sha256Hex } from "../crypto.js";
+import { stateHome } from "../state-home.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import type { SessionHeader, SessionRecord } from "./records.js";
 import type { Session } from "./session.js";
 
-/** `$MINI_AGENT_HOME` (default `~/.mini-agent`): the user's state, never inside the workspace. */
-export function stateHome(env: NodeJS.ProcessEnv): string {
-  return env.MINI_AGENT_HOME || join(homedir(), ".mini-agent");
-}
+export { stateHome } from "../state-home.js";
 
 /** One folder of sessions per workspace: `sessions/<name>-<hash of the real path>`. */
 export function sessionsDir(env: NodeJS.ProcessEnv, workspace: string): string {

@@ -52,26 +52,10 @@ export function subcommandsFrom(positionals: string[], values: FlagValues): Subc
   return commands;
 }
 
-/** The flags that drive a turn's set-up: the provider, the policy, the sandbox, MCP, the limits. */
-const turnFlags = [
-  "provider",
-  "model",
-  "base-url",
-  "thinking",
-  "context-window",
-  "allow-bash",
-  "mode",
-  "allow",
-  "deny",
-  "sandbox",
-  "sandbox-hide",
-  "sandbox-processes",
-  "sandbox-memory",
-  "mcp-config",
-  "no-mcp",
-  "token-budget",
-  "max-turns",
-] as const satisfies readonly OptionName[];
+/** The flags of the provider's client, of the approval rules, and of the sandbox. */
+const providerFlags = ["provider", "model", "base-url", "thinking", "context-window"] as const;
+const ruleFlags = ["allow", "deny"] as const;
+const sandboxFlags = ["sandbox", "sandbox-hide", "sandbox-processes", "sandbox-memory"] as const;
 
 /**
  * The flags each command reads (besides `--cwd`, `--debug`, `--help`, `--version`, which every
@@ -79,18 +63,15 @@ const turnFlags = [
  * it. A run of a task takes every flag but those of the other commands.
  */
 const flagsUsedBy: Record<string, readonly OptionName[]> = {
-  acp: [...turnFlags, "approval-timeout"],
-  config: [
-    ...(["provider", "model", "base-url", "thinking", "context-window", "max-turns"] as const),
-    ...([
-      "allow",
-      "deny",
-      "sandbox",
-      "sandbox-hide",
-      "sandbox-processes",
-      "sandbox-memory",
-    ] as const),
+  // What sets up a turn: the client, the policy, the sandbox, MCP, the limits.
+  acp: [
+    ...providerFlags,
+    ...ruleFlags,
+    ...sandboxFlags,
+    ...(["allow-bash", "mode", "mcp-config", "no-mcp", "token-budget", "max-turns"] as const),
+    "approval-timeout",
   ],
+  config: [...providerFlags, "max-turns", ...ruleFlags, ...sandboxFlags],
   trust: ["revoke"],
   skills: ["provider", "model", "context-window"],
   rules: ["allow-bash", "allow", "deny", "sandbox", "sandbox-hide"],

@@ -219,6 +219,13 @@ describe.skipIf(!hasScript)("always on a terminal, and mini-agent rules", () => 
       stdout: "1  allow touch a (exactly)\n",
       stderr: "",
     });
+    // Only a rule's number removes it: "0x1", "1.0" or "1e0" would read as 1 to Number.
+    for (const loose of ["0x1", "1.0", "1e0", "abc", "", "01x"])
+      expect(await runBin(["rules", "remove", loose], options)).toEqual({
+        code: 2,
+        stdout: "",
+        stderr: `mini-agent: rules remove needs a rule's number, as mini-agent rules lists them, not ${JSON.stringify(loose)}\n`,
+      });
     expect(await runBin(["rules", "remove", "1"], options)).toEqual({
       code: 0,
       stdout: "removed: allow touch a (exactly)\n",

@@ -95,7 +95,7 @@ describe("--sessions --all", () => {
     await sessionsIn(sessionsDir(env, "/two"), ["20261202-000000-bbbb"], "/two");
     const older = join(sessionsDir(env, "/one"), "20261201-000000-aaaa.jsonl");
     await utimes(older, new Date("2026-12-01T00:00:00Z"), new Date("2026-12-01T00:00:00Z"));
-    const all = await allSessions(state);
+    const all = await allSessions(state, (line) => expect.fail(line));
     expect(all.map((s) => `${s.id} ${s.workspace}`)).toEqual([
       "20261202-000000-bbbb /two",
       "20261201-000000-aaaa /one",

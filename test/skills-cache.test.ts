@@ -179,6 +179,18 @@ describe("the skill cache", () => {
     expect(set.skills.map((skill) => skill.description)).toEqual(["The project's review."]);
   });
 
+  it("finds the skills all the same where no cache can be written (a file in the way)", async () => {
+    const { places, state } = await setupProject();
+    // The cache's folder cannot be made: a file stands where it would be.
+    await writeFile(join(state, "cache"), "in the way");
+    const user = join(state, "skills", "notes");
+    await mkdir(user, { recursive: true });
+    await writeFile(join(user, "SKILL.md"), skillText("notes", "The user's notes."));
+    const set = await discoverSkills(places);
+    expect(set.skills.map((skill) => skill.name)).toEqual(["notes"]);
+    expect(await readFile(join(state, "cache"), "utf8")).toBe("in the way");
+  });
+
   it("ignores a cache file others may write, and one that is not a cache", async () => {
     const s = await trustedProject();
     const cache = await s.readCache();

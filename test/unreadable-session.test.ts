@@ -73,6 +73,15 @@ describe("a newest session file the CLI cannot read", () => {
     expect(before.sort()).toEqual([basename(newer), basename(older)].sort());
   });
 
+  it("makes rewind refuse in one line that names rewind's own way to choose", async () => {
+    const { newer, options } = await newestUnreadable();
+    expect(await runBin(["rewind", "--to", "1", "--dry-run"], options)).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `mini-agent: cannot rewind the newest session ${basename(newer, ".jsonl")}: its file ${newer} cannot be read (permission denied); fix its owner or mode, or choose one with mini-agent rewind ID --to N (mini-agent --sessions lists them)\n`,
+    });
+  });
+
   it("makes --resume and export of it refuse in one line", async () => {
     const { server, newer, options } = await newestUnreadable();
     const line = `mini-agent: session file ${newer} cannot be read (permission denied): fix its owner or mode\n`;

@@ -246,6 +246,8 @@ function checkTogether(
   if (values.sessions && task !== undefined)
     throw new UsageError("--sessions lists the sessions: it takes no task");
   if (values.sessions) checkFlagsUsed("--sessions", values, ": it lists the sessions");
+  if (values["no-mcp"] && values["mcp-config"] !== undefined)
+    throw new UsageError("--mcp-config has no use with --no-mcp: no MCP server is started");
   if (values.skill !== undefined && jsonInput)
     throw new UsageError(
       "--skill goes with a task on the command line, which --input-format stream-json does not take",

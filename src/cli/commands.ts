@@ -48,7 +48,13 @@ export interface Subcommands {
 export function subcommandsFrom(positionals: string[], values: FlagValues): Subcommands {
   const commands = commandFrom(positionals, values);
   const named = Object.keys(commands)[0]?.replace(/Command$/, "");
-  if (named !== undefined) checkFlagsUsed(named, values);
+  if (named === undefined) return commands;
+  // `rules explain`, `mcp list` and `config path` read flags of their own; the other actions
+  // of their command take the command's list, and are named as typed.
+  const { rulesCommand, mcpCommand, configCommand } = commands;
+  const action = rulesCommand?.[0] ?? mcpCommand?.[0] ?? (configCommand === "path" ? "path" : "");
+  const words = action === "" ? named : `${named} ${action}`;
+  checkFlagsUsed(words in flagsUsedBy ? words : named, values, "", words);
   return commands;
 }
 
@@ -72,24 +78,42 @@ const flagsUsedBy: Record<string, readonly OptionName[]> = {
     "approval-timeout",
   ],
   config: [...providerFlags, "max-turns", ...ruleFlags, ...sandboxFlags],
+  "config path": [],
   trust: ["revoke"],
   skills: ["provider", "model", "context-window"],
-  rules: ["allow-bash", "allow", "deny", "sandbox", "sandbox-hide"],
-  mcp: ["mcp-config"],
+  rules: [],
+  "rules explain": ["allow-bash", "allow", "deny", "sandbox", "sandbox-hide"],
+  mcp: [],
+  "mcp list": ["mcp-config"],
   export: ["format", "output", "force"],
   rewind: ["to", "dry-run", "files-only", "conversation-only"],
   "--sessions": ["sessions", "all"],
 };
 const everyCommand = new Set<string>(["cwd", "debug", "help", "version"]);
 
-/** Refuses the first flag given that `command` has no use for: `--image has no use with acp`. */
-export function checkFlagsUsed(command: string, values: FlagValues, why = ""): void {
+/** Why a flag a command refuses is not read there, where the refusal alone would puzzle. */
+const notRead: Record<string, string> = {
+  "rules explain --mode": ": it answers as a session in code mode does",
+};
+
+/**
+ * Refuses the first flag given that `command` (its list in `flagsUsedBy`) has no use for, named
+ * as the user typed it (`shown`): `--image has no use with acp`.
+ */
+export function checkFlagsUsed(
+  command: string,
+  values: FlagValues,
+  why = "",
+  shown = command,
+): void {
   const used = new Set<string>(flagsUsedBy[command]);
   const unused = Object.keys(values).find(
     (name) =>
       values[name as OptionName] !== undefined && !used.has(name) && !everyCommand.has(name),
   );
-  if (unused !== undefined) throw new UsageError(`--${unused} has no use with ${command}${why}`);
+  if (unused === undefined) return;
+  const because = notRead[`${shown} --${unused}`] ?? why;
+  throw new UsageError(`--${unused} has no use with ${shown}${because}`);
 }
 
 function commandFrom(positionals: string[], values: FlagValues): Subcommands {

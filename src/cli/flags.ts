@@ -138,7 +138,13 @@ export function parseFlags(argv: string[]): ParsedFlags {
           values[name] = true;
           continue;
         }
-        if (letter + 1 < arg.length) set(name, arg.slice(letter + 1));
+        const value = arg.slice(letter + 1);
+        // `-o=-` is `=-` to Node's parser and to getopt, a file named `=-`: asked instead.
+        if (value.startsWith("="))
+          throw new UsageError(
+            `-${arg[letter]}${value} is unclear: write -${arg[letter]} ${value.slice(1)} or --${name}${value}`,
+          );
+        if (value !== "") set(name, value);
         else valueAfter(name);
         break;
       }

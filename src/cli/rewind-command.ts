@@ -42,7 +42,10 @@ export async function rewindCommand(
   const dir = sessionsDir(env, workspace);
   if (args.id === undefined && (await listSessions(dir)).length === 0)
     throw new UsageError("no session to rewind for this folder");
-  const path = await sessionToResume(dir, args.id);
+  const path = await sessionToResume(dir, args.id, {
+    verb: "rewind",
+    choose: "mini-agent rewind ID --to N",
+  });
   const id = basename(path, ".jsonl");
   const held = await holdSession(path, id, args.dryRun);
   // Ctrl-C stops before the next file: what was put back is told, and how to finish.

@@ -41,7 +41,13 @@ export async function rulesCommand(args: CliArgs, workspace: string): Promise<nu
     return exitCodes.done;
   }
   if (action === "remove" && rest.length === 1) {
-    const removed = await asUsage(removeRule(file, Number(rest[0])));
+    const number = rest[0] ?? "";
+    // Only digits: `Number` would take "0x1", "1.0" or "1e0" for rule 1.
+    if (!/^\d+$/.test(number))
+      throw new UsageError(
+        `rules remove needs a rule's number, as mini-agent rules lists them, not ${JSON.stringify(number)}`,
+      );
+    const removed = await asUsage(removeRule(file, Number(number)));
     out(`removed: ${visible(showRule(removed))}\n`);
     return exitCodes.done;
   }

@@ -54,7 +54,8 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   const dir = sessionsDir(process.env, workspace);
   if (args.sessions) {
     const state = stateHome(process.env);
-    const listed = args.allSessions ? await allSessions(state) : await listSessions(dir);
+    const tell = (line: string) => stderr.write(`mini-agent: ${visible(line)}\n`);
+    const listed = args.allSessions ? await allSessions(state, tell) : await listSessions(dir);
     process.stdout.write(formatSessions(listed, { folders: args.allSessions }));
     return exitCodes.done;
   }

@@ -2,6 +2,7 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { NotRegularFileError, openSessionFile } from "../session/lines.js";
 import { listSessions, type SessionSummary } from "../session/session.js";
+import { systemErrorMeaning } from "../system-errors.js";
 import { headOf } from "../text.js";
 import { visible } from "../visible.js";
 import { UsageError } from "./args.js";
@@ -13,13 +14,18 @@ import { UsageError } from "./args.js";
  * `--continue` takes the newest session or none: one it cannot read is refused by name, never
  * passed over.
  */
-export async function sessionToResume(dir: string, resume: string | undefined): Promise<string> {
+export async function sessionToResume(
+  dir: string,
+  resume: string | undefined,
+  /** What the newest session is taken for, and how another is named, in the refusals. */
+  use: { verb: string; choose: string } = { verb: "continue", choose: "--resume ID" },
+): Promise<string> {
   if (resume !== undefined) return await namedSession(dir, resume);
   const [newest] = await listSessions(dir);
-  if (!newest) throw new UsageError("no session to continue for this folder");
+  if (!newest) throw new UsageError(`no session to ${use.verb} for this folder`);
   if (newest.unreadable !== undefined) {
     throw new Error(
-      `cannot continue the newest session ${newest.id}: its file ${newest.path} cannot be read (${newest.unreadable}); fix its owner or mode, or choose one with --resume ID (mini-agent --sessions lists them)`,
+      `cannot ${use.verb} the newest session ${newest.id}: its file ${newest.path} cannot be read (${newest.unreadable}); fix its owner or mode, or choose one with ${use.choose} (mini-agent --sessions lists them)`,
     );
   }
   return newest.path;
@@ -54,7 +60,10 @@ async function namedSession(dir: string, resume: string): Promise<string> {
 }
 
 /** `--sessions --all`: the sessions of every folder under the state folder, newest first. */
-export async function allSessions(state: string): Promise<SessionSummary[]> {
+export async function allSessions(
+  state: string,
+  tell: (line: string) => void,
+): Promise<SessionSummary[]> {
   const root = join(state, "sessions");
   const folders = await readdir(root, { withFileTypes: true }).catch(
     (error: NodeJS.ErrnoException) => {
@@ -65,7 +74,17 @@ export async function allSessions(state: string): Promise<SessionSummary[]> {
   const lists = await Promise.all(
     folders
       .filter((entry) => entry.isDirectory())
-      .map((entry) => listSessions(join(root, entry.name))),
+      .map((entry) => {
+        const folder = join(root, entry.name);
+        // One folder that cannot be listed (another user's, no permission) hides no other.
+        return listSessions(folder).catch((error: NodeJS.ErrnoException) => {
+          if (typeof error.code !== "string") throw error;
+          tell(
+            `cannot list ${folder}: ${systemErrorMeaning(error.code)} (${error.code}): its sessions are left out`,
+          );
+          return [];
+        });
+      }),
   );
   return lists
     .flat()

@@ -139,8 +139,9 @@ export class SkillCache {
       writeFileSync(temporary, text, { flag: "wx", mode: 0o600 });
       renameSync(temporary, this.file);
     } catch {
-      // A cache that cannot be written costs the next run its time, nothing else.
-      rmSync(temporary, { force: true });
+      // A cache that cannot be written costs the next run its time, nothing else (its folder
+      // may not even be reachable: a file in the way, no permission).
+      quietly(() => rmSync(temporary, { force: true }));
       return;
     }
     sweepCaches(dir);

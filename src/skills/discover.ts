@@ -3,6 +3,7 @@ import { realpath } from "node:fs/promises";
 import { basename, join, relative, resolve, sep } from "node:path";
 import { within } from "../paths.js";
 import { foldersDown, projectRoot } from "../project/root.js";
+import { systemErrorMeaning } from "../system-errors.js";
 import { loadTrust, type TrustEntry, type WorkspaceTrust } from "../trust/trust.js";
 import { SkillCache } from "./cache.js";
 import type { SkillFile } from "./parse.js";
@@ -206,7 +207,7 @@ function skillsIn(context: Context, top: string, scope: SkillScope): Skill[] {
       if (skill) found.push(skill);
       return;
     }
-    const subfolders = foldersOf(folder, real, entriesOf(folder));
+    const subfolders = foldersOf(folder, real, entriesOf(folder, context));
     if (depth < discoveryBounds.depth) {
       for (const sub of subfolders) visit(sub, depth + 1);
       return;
@@ -219,7 +220,7 @@ function skillsIn(context: Context, top: string, scope: SkillScope): Skill[] {
           reason: `nested deeper than ${discoveryBounds.depth} folders below ${top}: not searched`,
         });
   };
-  for (const sub of foldersOf(top, realTop, entriesOf(top))) visit(sub, 1);
+  for (const sub of foldersOf(top, realTop, entriesOf(top, context))) visit(sub, 1);
   cache.save();
   return found;
 }
@@ -233,8 +234,24 @@ interface Folder {
 
 const statOf = (path: string) => quietly(() => statSync(path));
 const realOf = (path: string) => quietly(() => realpathSync(path));
-const entriesOf = (folder: string): Dirent[] =>
-  quietly(() => readdirSync(folder, { withFileTypes: true })) ?? [];
+/**
+ * The entries of `folder`; none where it is gone or no folder. One that is there but cannot be
+ * read (no permission) is a warning in `context`: its skills are not taken for none.
+ */
+function entriesOf(folder: string, context?: Context): Dirent[] {
+  try {
+    return readdirSync(folder, { withFileTypes: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "error";
+    if (context && code !== "ENOENT" && code !== "ENOTDIR")
+      context.warnings.push({
+        name: "-",
+        path: folder,
+        reason: `cannot be read (${systemErrorMeaning(code)}): the skills in it are not loaded`,
+      });
+    return [];
+  }
+}
 
 /** The folders (or links to folders) among `entries` of `folder` (real path `real`), but hidden ones, by name. */
 function foldersOf(folder: string, real: string, entries: Dirent[]): Folder[] {

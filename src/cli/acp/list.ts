@@ -25,7 +25,8 @@ export async function sessionList(
   const after = params.cursor == null ? undefined : cursorPlace(params.cursor);
   const sessions = (
     params.cwd == null
-      ? await allSessions(stateHome(env))
+      ? // A folder that cannot be listed is left out, as a session that cannot be resumed is.
+        await allSessions(stateHome(env), () => {})
       : await listSessions(sessionsDir(env, await folderOf(params.cwd)))
   ).filter((s) => s.damaged === undefined && s.unreadable === undefined);
   const start = after === undefined ? 0 : sessions.findIndex((s) => comesAfter(s, after));

@@ -7,7 +7,13 @@ import type { SandboxLimits } from "../sandbox/bwrap.js";
 import type { SkillFolder } from "../skills/discover.js";
 import type { ThinkingLevel } from "../types.js";
 import { shownURL } from "../url.js";
-import { checkFlagsUsed, type Subcommands, subcommandsFrom } from "./commands.js";
+import {
+  checkEmpty,
+  checkTogether,
+  formatsFrom,
+  type Subcommands,
+  subcommandsFrom,
+} from "./commands.js";
 import { commandWords, type FlagValues, type ParsedFlags, parseFlags, rulesFrom } from "./flags.js";
 import { isMode, type Mode, modes } from "./modes.js";
 import { UsageError } from "./usage.js";
@@ -195,67 +201,6 @@ function providerFrom(values: FlagValues, files: FileSettings, pick: Pick): CliA
     );
   }
   return provider;
-}
-
-function formatsFrom(values: FlagValues, task: string | undefined) {
-  const outputFormat = values["output-format"] ?? "text";
-  if (outputFormat !== "text" && outputFormat !== "json" && outputFormat !== "stream-json") {
-    throw new UsageError(
-      `unknown output format ${JSON.stringify(outputFormat)} (text, json or stream-json)`,
-    );
-  }
-  const inputFormat = values["input-format"] ?? "text";
-  if (inputFormat !== "text" && inputFormat !== "stream-json") {
-    throw new UsageError(
-      `unknown input format ${JSON.stringify(inputFormat)} (text or stream-json)`,
-    );
-  }
-  if (inputFormat === "stream-json" && outputFormat !== "stream-json") {
-    throw new UsageError(
-      "--input-format stream-json needs --output-format stream-json (approval requests are events)",
-    );
-  }
-  if (inputFormat === "stream-json" && task !== undefined) {
-    throw new UsageError(
-      'with --input-format stream-json the prompts come on stdin as {"type":"user","text":…} lines, not as a task',
-    );
-  }
-  return { outputFormat, inputFormat } as const;
-}
-
-function checkEmpty(values: FlagValues): void {
-  if (values.continue && values.resume !== undefined) {
-    throw new UsageError("use either --continue or --resume, not both");
-  }
-  if (values.all && !values.sessions) throw new UsageError("--all goes with --sessions");
-  if (values.model === "")
-    throw new UsageError("--model is empty: name a model, or leave the flag out");
-  if (values.cwd === "")
-    throw new UsageError("--cwd is empty: name a folder, or leave the flag out");
-  if (values.skill?.includes(""))
-    throw new UsageError("--skill is empty: name a skill (mini-agent skills lists them)");
-}
-
-/** Flags that mean something only with others: alone they would be dropped in silence. */
-function checkTogether(
-  values: FlagValues,
-  task: string | undefined,
-  jsonInput: boolean,
-  acp: boolean,
-): void {
-  if (values.sessions && task !== undefined)
-    throw new UsageError("--sessions lists the sessions: it takes no task");
-  if (values.sessions) checkFlagsUsed("--sessions", values, ": it lists the sessions");
-  if (values["no-mcp"] && values["mcp-config"] !== undefined)
-    throw new UsageError("--mcp-config has no use with --no-mcp: no MCP server is started");
-  if (values.skill !== undefined && jsonInput)
-    throw new UsageError(
-      "--skill goes with a task on the command line, which --input-format stream-json does not take",
-    );
-  if (values["approval-timeout"] !== undefined && !jsonInput && !acp)
-    throw new UsageError(
-      "--approval-timeout goes with --input-format stream-json (the approvals asked on stdin) or acp",
-    );
 }
 
 function modelFrom(

@@ -158,6 +158,19 @@ describe("configuration errors", () => {
     [["rewind", "--to", "1", "--model", "m"], "--model has no use with rewind"],
     [["trust", "--model", "m"], "--model has no use with trust"],
     [["-c=1"], "-c takes no value"],
+    [["--image=", "look"], "--image is empty: name an image file"],
+    [
+      ["--hide-thinking", "--output-format", "json", "task"],
+      "--hide-thinking has no use with --output-format json: thinking is shown only on a terminal",
+    ],
+    [
+      ["--sandbox", "off", "--sandbox-processes", "5", "task"],
+      "--sandbox-processes limits nothing with --sandbox off: only the sandbox applies it",
+    ],
+    [
+      ["--sandbox", "off", "--sandbox-memory", "1G", "task"],
+      "--sandbox-memory limits nothing with --sandbox off: only the sandbox applies it",
+    ],
     [
       ["--skill", "x", "--input-format", "stream-json", "--output-format", "stream-json"],
       "--skill goes with a task on the command line, which --input-format stream-json does not take",

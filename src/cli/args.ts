@@ -265,6 +265,11 @@ function sandboxFrom(values: FlagValues, files: FileSettings, cwd: string, pick:
     throw new UsageError(
       "--sandbox-hide hides nothing with --sandbox off: bash can read every file",
     );
+  for (const limit of ["sandbox-processes", "sandbox-memory"] as const)
+    if (sandbox === "off" && values[limit] !== undefined)
+      throw new UsageError(
+        `--${limit} limits nothing with --sandbox off: only the sandbox applies it`,
+      );
   const sandboxHide = [...files.hide.map((path) => path.value), ...flagged];
   const flags = limitsFrom(values["sandbox-processes"], values["sandbox-memory"]);
   const processes = pick(

@@ -251,6 +251,10 @@ export function formatsFrom(values: FlagValues, task: string | undefined) {
       'with --input-format stream-json the prompts come on stdin as {"type":"user","text":…} lines, not as a task',
     );
   }
+  if (values["hide-thinking"] && outputFormat !== "text")
+    throw new UsageError(
+      `--hide-thinking has no use with --output-format ${outputFormat}: thinking is shown only on a terminal`,
+    );
   return { outputFormat, inputFormat } as const;
 }
 
@@ -266,6 +270,7 @@ export function checkEmpty(values: FlagValues): void {
     throw new UsageError("--cwd is empty: name a folder, or leave the flag out");
   if (values.skill?.includes(""))
     throw new UsageError("--skill is empty: name a skill (mini-agent skills lists them)");
+  if (values.image?.includes("")) throw new UsageError("--image is empty: name an image file");
 }
 
 /** Flags that mean something only with others: alone they would be dropped in silence. */

@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { canonicalJson, contentHash, loadTrust, trustFile } from "../src/trust/trust.js";
@@ -96,6 +96,18 @@ describe("the workspace trust record", () => {
       expect((await loadTrust(state, root)).warning).toBeUndefined();
     });
   }
+
+  it("says a record that cannot be read is unreadable, not damaged (a link loop on its path)", async () => {
+    const [state, root] = [await tempDir(), await tempDir()];
+    const file = trustFile(state, root);
+    // The records' folder a link to itself: looking at the record fails with ELOOP.
+    await symlink(join(state, "trust"), join(state, "trust"));
+    const trust = await loadTrust(state, root);
+    expect(trust.entries()).toEqual([]);
+    expect(trust.warning).toBe(
+      `the trust record ${file} cannot be read (too many links in the path, ELOOP): nothing in this project is trusted until it can be`,
+    );
+  });
 
   it("does not read a FIFO in place of the record (it would block)", async () => {
     const [state, root] = [await tempDir(), await tempDir()];

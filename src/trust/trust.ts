@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { nodeCrypto, sha256Hex } from "../crypto.js";
+import { systemErrorMeaning } from "../system-errors.js";
 
 /**
  * The workspace trust record: which of a project's files that can run code or change what runs
@@ -152,7 +153,12 @@ async function readRecord(
     // No record: none was written (a state folder that is not there, or whose path runs through a file).
     if (code === "ENOENT" || code === "ENOTDIR") return { record: empty(root) };
     if (error instanceof SyntaxError) return damaged("not valid JSON");
-    return damaged(code ?? "unreadable");
+    if (code === undefined) return damaged("unreadable");
+    // It could not be read (no permission, a link loop): nothing says it is damaged.
+    return {
+      record: empty(root),
+      warning: `the trust record ${file} cannot be read (${systemErrorMeaning(code)}, ${code}): nothing in this project is trusted until it can be`,
+    };
   }
 }
 

@@ -363,8 +363,14 @@ describe("system errors in words", () => {
     expect(describeError(failed("EIO", "fsync", "/h/state/x"), undefined, env)).toBe(
       "cannot fsync /h/state/x: input/output error (EIO); it is in the state folder /h/state (MINI_AGENT_HOME)",
     );
-    // An error that is not a failed call's keeps its own words.
+    // An error that is not a failed call's keeps its own words, even one that carries a call's fields.
     expect(describeError(new Error("plain"), undefined, env)).toBe("plain");
+    const own = Object.assign(new Error("cannot write the session: disk full"), {
+      code: "ENOSPC",
+      syscall: "write",
+      path: "/h/state/s.jsonl",
+    });
+    expect(describeError(own, undefined, env)).toBe("cannot write the session: disk full");
   });
 
   it.each([

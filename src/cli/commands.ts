@@ -82,7 +82,7 @@ const flagsUsedBy: Record<string, readonly OptionName[]> = {
   trust: ["revoke"],
   skills: ["provider", "model", "context-window"],
   rules: [],
-  "rules explain": ["allow-bash", "allow", "deny", "sandbox", "sandbox-hide"],
+  "rules explain": [...ruleFlags, "allow-bash", "sandbox", "sandbox-hide"],
   mcp: [],
   "mcp list": ["mcp-config"],
   export: ["format", "output", "force"],

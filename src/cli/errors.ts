@@ -1,4 +1,4 @@
-import { sep } from "node:path";
+import { within } from "../paths.js";
 import { ProviderError, type ProviderName } from "../providers/provider-error.js";
 import { secretRedactor } from "../secrets.js";
 import { stateHome } from "../state-home.js";
@@ -92,11 +92,10 @@ const callVerbs: Record<string, string> = {
  * state folder names it (`MINI_AGENT_HOME` chooses another).
  */
 function describeFailedCall(error: FailedCall, state: string): string {
-  const { code, syscall, path } = error;
+  const { syscall, path } = error;
   const verb = callVerbs[syscall] ?? syscall;
-  const inState = path === state || path.startsWith(`${state}${sep}`);
-  const where = inState ? `; it is in the state folder ${state} (MINI_AGENT_HOME)` : "";
-  return `cannot ${verb} ${path}: ${systemErrorMeaning(code)} (${code})${where}`;
+  const where = within(state, path) ? `; it is in the state folder ${state} (MINI_AGENT_HOME)` : "";
+  return `cannot ${verb} ${path}: ${systemErrorText(error)}${where}`;
 }
 
 /**
@@ -142,6 +141,6 @@ function describeProviderError(error: ProviderError, baseURL: string | undefined
 }
 
 /** `no space left on device (ENOSPC)`: what a failed system call means, and its code. */
-export function systemErrorText(error: Error & { code?: string }): string {
+export function systemErrorText(error: Error & { code?: string | undefined }): string {
   return error.code ? `${systemErrorMeaning(error.code)} (${error.code})` : error.message;
 }

@@ -2,10 +2,10 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { NotRegularFileError, openSessionFile } from "../session/lines.js";
 import { listSessions, type SessionSummary } from "../session/session.js";
-import { systemErrorMeaning } from "../system-errors.js";
 import { headOf } from "../text.js";
 import { visible } from "../visible.js";
 import { UsageError } from "./args.js";
+import { systemErrorText } from "./errors.js";
 
 /**
  * The file of the session to resume, from `--continue` or `--resume ID`. `ID` may be a unique
@@ -79,9 +79,7 @@ export async function allSessions(
         // One folder that cannot be listed (another user's, no permission) hides no other.
         return listSessions(folder).catch((error: NodeJS.ErrnoException) => {
           if (typeof error.code !== "string") throw error;
-          tell(
-            `cannot list ${folder}: ${systemErrorMeaning(error.code)} (${error.code}): its sessions are left out`,
-          );
+          tell(`cannot list ${folder}: ${systemErrorText(error)}: its sessions are left out`);
           return [];
         });
       }),

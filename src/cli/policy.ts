@@ -1,8 +1,8 @@
 import { bashDeniedReason, denyBashByDefault } from "../approval.js";
+import { protectedWhy } from "../protected/files.js";
 import type { Verdict } from "../rules/decide.js";
 import { prefixRule, type Rule, showRule } from "../rules/rule.js";
 import { resolveInWorkspace } from "../tools/path.js";
-import { protectedWhy } from "../tools/protected.js";
 import type { Approval, BeforeToolCall, ToolCall } from "../types.js";
 import { askModeNoSave, type Mode, planDenial } from "./modes.js";
 

@@ -1,6 +1,7 @@
 import { lstat, readlink, realpath } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { within } from "../paths.js";
+import { protectedWhy } from "../protected/files.js";
 import { hiddenByVariable } from "./hidden-code.js";
 import { readOnlyEntry } from "./read-only.js";
 import { type Rule, showRule } from "./rule.js";
@@ -38,11 +39,16 @@ const codeDepth = 3;
  */
 export async function decideCommand(command: string, context: RulesContext): Promise<Verdict> {
   const denyRules = context.rules.filter((rule) => rule.effect === "deny");
-  // --allow-bash with no deny rule allows everything: nothing to read, no parser to load.
-  if (context.allowAll && denyRules.length === 0)
+  // --allow-bash with no deny rule allows everything but a redirect into a protected file: with
+  // no `>` in the line there is nothing to read, no parser to load.
+  if (context.allowAll && denyRules.length === 0 && !command.includes(">"))
     return { decision: "allow", by: "allow-bash-flag" };
   const script = await parseScript(command);
-  if (!script) return ask("the command is not valid shell syntax, so the rules cannot read it");
+  if (!script) {
+    if (context.allowAll && denyRules.length === 0)
+      return { decision: "allow", by: "allow-bash-flag" };
+    return ask("the command is not valid shell syntax, so the rules cannot read it");
+  }
   return decideScript(script, context);
 }
 
@@ -61,6 +67,8 @@ export async function decideScript(script: Script, context: RulesContext): Promi
     ...deny.maybe,
     ...script.commands.flatMap((c) => c.assigns.flatMap((name) => hiddenByVariable(name) ?? [])),
   ];
+  const intoProtected = await protectedWrites(script, context.workspace);
+  if (intoProtected.length > 0) return ask(`the rules cannot allow ${intoProtected[0]}`);
   if (context.allowAll) {
     if (denyRules.length === 0 || hidden.length === 0)
       return { decision: "allow", by: "allow-bash-flag" };
@@ -261,6 +269,43 @@ async function redirectProblems(script: Script, workspace: string): Promise<stri
     if (!inside) problems.push(`${what} outside the workspace (${path})`);
   }
   return problems;
+}
+
+/**
+ * Redirects that write a protected file (`protectedWhy`: git's configuration and hooks, the
+ * files other tools run), by the real path the shell will open: they ask in every configuration,
+ * under the read-only set, an allow rule or `--allow-bash` alike. A target known only at run
+ * time, or after a change of folder, is left to `redirectProblems` (it asks there, except under
+ * `--allow-bash`, where the sandbox's check after the command is what remains).
+ */
+async function protectedWrites(script: Script, workspace: string): Promise<string[]> {
+  if (script.writes.length === 0) return [];
+  const realWorkspace = await realpath(workspace).catch(() => undefined);
+  if (realWorkspace === undefined) return [];
+  const problems: string[] = [];
+  for (const word of script.writes) {
+    if (word.kind === "dynamic" || writesNowhere.includes(word.value)) continue;
+    const real = await realTarget(
+      isAbsolute(word.value) ? word.value : join(workspace, word.value),
+    );
+    if (real === undefined || !within(realWorkspace, real)) continue;
+    const why = await protectedWhy(realWorkspace, real);
+    if (why !== undefined)
+      problems.push(`a redirect that writes the protected file ${word.value} (${why})`);
+  }
+  return problems;
+}
+
+/** The real path `path` opens: its nearest existing folder resolved, the missing names after. */
+async function realTarget(path: string): Promise<string | undefined> {
+  const names = path.split("/");
+  for (let absent = 0; absent < names.length; absent++) {
+    const head = names.slice(0, names.length - absent).join("/") || "/";
+    const real = await resolveLinks(head);
+    if (real === undefined) return undefined;
+    if (real !== "missing") return join(real, ...names.slice(names.length - absent));
+  }
+  return undefined;
 }
 
 /**

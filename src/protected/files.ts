@@ -1,0 +1,170 @@
+import { lstat } from "node:fs/promises";
+import { join, relative, sep } from "node:path";
+
+/**
+ * The protected-file set: the workspace's files that git, an MCP launcher, an editor or another
+ * agent later runs, or reads as configuration that names a program, outside the sandbox. One
+ * rule for every writer: `write` and `edit`, a redirect's target, the sandbox's read-only mounts
+ * and the check after each sandboxed call all ask `protectedWhy` (or `whyByNames`, its pure core).
+ * Names are compared without case (on a case-insensitive disk `.GIT/Config` is `.git/config`), at
+ * any depth (a nested repository, a folder of clones, a subfolder that becomes a workspace).
+ *
+ * - A git folder (a folder named `.git`, or one holding a `HEAD`: a bare repository, a submodule's
+ *   or a linked worktree's folder) is protected whole, except what git writes while it adds,
+ *   commits, stashes, merges or rebases (`gitWrites`): git reads every other file there as a
+ *   location or as configuration (`config*`, `commondir`, `gitdir`, `hooks/`, `info/`,
+ *   `objects/info/alternates`, …), and a name git adds later is protected until it is known.
+ * - A `.git` entry (a `gitdir:` file says where the repository is), and a `HEAD` that would make
+ *   a folder a git folder.
+ * - `toolFiles`: mini-agent's own project files, and the files other tools start programs from
+ *   when the project is opened or committed.
+ */
+export function whyByNames(
+  names: readonly string[],
+  gitFolder: (at: number) => boolean,
+): string | undefined {
+  const lower = names.map((name) => name.toLowerCase());
+  // The deepest git folder the path lies in: its index in `names`, -1 for the root itself.
+  for (let at = lower.length - 2; at >= -1; at--) {
+    if (at >= 0 ? lower[at] === ".git" || gitFolder(at) : gitFolder(-1))
+      return gitFolderWhy(lower.slice(at + 1));
+  }
+  const last = lower.at(-1) ?? "";
+  if (last === ".git") return dotGitWhy;
+  if (last === "head") return headWhy;
+  return toolWhy(lower);
+}
+
+/**
+ * Why writing the real path `real`, inside the real workspace root `realRoot`, changes a
+ * protected file, or `undefined`. A folder on its path is a git folder when it is named `.git` or
+ * holds a `HEAD` now.
+ */
+export async function protectedWhy(realRoot: string, real: string): Promise<string | undefined> {
+  const rel = relative(realRoot, real);
+  if (rel === "") return undefined;
+  const names = rel.split(sep);
+  const heads = await Promise.all(
+    names.slice(0, -1).map((_, at) => holdsHead(join(realRoot, ...names.slice(0, at + 1)))),
+  );
+  const rootHead = await holdsHead(realRoot);
+  return whyByNames(names, (at) => (at === -1 ? rootHead : heads[at] === true));
+}
+
+/** A folder with a `HEAD` entry is a git folder, whatever its name. */
+async function holdsHead(folder: string): Promise<boolean> {
+  return (await lstat(join(folder, "HEAD")).catch(() => undefined)) !== undefined;
+}
+
+const dotGitWhy = "a .git file tells git where the repository and its configuration are";
+const headWhy = "a HEAD file makes its folder a git repository, whose configuration git reads";
+const hookWhy = "git runs the files in a hooks folder as programs";
+const configWhy = "git reads it as configuration, which can name programs git runs";
+const placeWhy = "git reads it as the place of the repository's files and configuration";
+const gitWhy = "git reads the files of a git folder as configuration, except what it writes itself";
+
+/**
+ * What git itself writes in a git folder while it adds, commits, stashes, merges, rebases,
+ * cherry-picks, bisects, fetches into refs or packs objects: the one part of a git folder that
+ * may change. By the first name inside the git folder; `objects/` but its `info/` alternates.
+ */
+const gitWrites = new Set([
+  "objects",
+  "refs",
+  "logs",
+  "index",
+  "head",
+  "orig_head",
+  "fetch_head",
+  "merge_head",
+  "merge_msg",
+  "merge_mode",
+  "merge_rr",
+  "merge_autostash",
+  "auto_merge",
+  "cherry_pick_head",
+  "revert_head",
+  "rebase_head",
+  "bisect_log",
+  "bisect_start",
+  "bisect_terms",
+  "bisect_names",
+  "bisect_expected_rev",
+  "bisect_ancestors_ok",
+  "bisect_first_parent",
+  "commit_editmsg",
+  "tag_editmsg",
+  "squash_msg",
+  "notes_editmsg",
+  "packed-refs",
+  "shallow",
+  "rebase-merge",
+  "rebase-apply",
+  "sequencer",
+  "rr-cache",
+  "lfs",
+  "gc.pid",
+  "gc.log",
+]);
+
+/** Why a path inside a git folder (`inner`: its lower-cased names there) is protected. */
+function gitFolderWhy(inner: string[]): string | undefined {
+  const [first = "", second, third] = inner;
+  const base = first.endsWith(".lock") ? first.slice(0, -".lock".length) : first;
+  if (first === "objects")
+    return second === "info" && (third === "alternates" || third === "http-alternates")
+      ? "git reads objects from the folders it names"
+      : undefined;
+  if (gitWrites.has(base)) return undefined;
+  const last = inner.at(-1) ?? "";
+  if (inner.includes("hooks")) return hookWhy;
+  if (last.startsWith("config")) return configWhy;
+  if (last === "commondir" || last === "gitdir") return placeWhy;
+  return gitWhy;
+}
+
+/**
+ * Files other programs run, or read as configuration that starts programs, when the project is
+ * opened, committed or given to an agent: by a folder name anywhere on the path (all inside it)
+ * or a file name, each with why. docs/sandbox.md lists them.
+ */
+const toolFolders: ReadonlyMap<string, string> = new Map([
+  [".mini-agent", "mini-agent reads it as the project's configuration"],
+  [".claude", "Claude Code runs the hooks and MCP servers it names, and reads it as instructions"],
+  [".gemini", "Gemini CLI runs the commands and MCP servers its settings name"],
+  [".codex", "Codex reads it as configuration that names programs"],
+  [".cursor", "Cursor starts the MCP servers and rules it names"],
+  [".vscode", "the editor runs the tasks, launch and MCP servers its settings name"],
+  [".zed", "Zed runs the tasks and context servers its settings name"],
+  [".husky", "git runs these hooks when core.hooksPath names the folder (husky)"],
+  [".opencode", "OpenCode runs the plugins, commands and MCP servers it names"],
+]);
+
+const toolFileNames: ReadonlyMap<string, string> = new Map([
+  [".mcp.json", "it names the MCP servers mini-agent starts"],
+  [".pre-commit-config.yaml", "git's pre-commit hook runs the commands it names"],
+  ["lefthook.yml", "git's hooks run the commands it names (lefthook)"],
+  [".lefthook.yml", "git's hooks run the commands it names (lefthook)"],
+  ["lefthook-local.yml", "git's hooks run the commands it names (lefthook)"],
+  ["opencode.json", "OpenCode starts the MCP servers it names"],
+  ["opencode.jsonc", "OpenCode starts the MCP servers it names"],
+  ["crush.json", "Crush starts the MCP servers it names"],
+  [".crush.json", "Crush starts the MCP servers it names"],
+  [".aider.conf.yml", "aider runs the lint and test commands it names"],
+]);
+
+const skillsWhy = "project skills become the agent's instructions";
+const commandsWhy = "project commands become the agent's instructions";
+
+function toolWhy(lower: string[]): string | undefined {
+  for (const [at, name] of lower.entries()) {
+    if (name === ".agents" || name === ".claude") {
+      if (lower[at + 1] === "skills") return skillsWhy;
+      if (lower[at + 1] === "commands") return commandsWhy;
+    }
+    const folder = toolFolders.get(name);
+    if (folder !== undefined && at < lower.length - 1) return folder;
+  }
+  const last = lower.at(-1) ?? "";
+  return toolFileNames.get(last) ?? toolFolders.get(last);
+}

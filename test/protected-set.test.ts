@@ -1,0 +1,307 @@
+import { chmod, lstat, mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { protectedWhy, whyByNames } from "../src/protected/files.js";
+import { guardProtected } from "../src/protected/guard.js";
+import { findProtected } from "../src/protected/scan.js";
+import { decideCommand } from "../src/rules/decide.js";
+
+import { createWorkspaceTools } from "../src/tools/index.js";
+import { useWorkspace } from "./support/workspace.js";
+
+const workspace = useWorkspace();
+
+/**
+ * Every entry of the protected set, as a file that exists in a repository laid out below, and
+ * each name that only looks alike, which stays writable. docs/sandbox.md lists the set.
+ */
+const layout = {
+  ".git/HEAD": "ref: refs/heads/main\n",
+  ".git/objects/ab/cdef": "object\n",
+  ".git/refs/heads/main": "0000\n",
+  ".git/modules/m/HEAD": "ref: refs/heads/main\n",
+  ".git/worktrees/w/HEAD": "ref: refs/heads/main\n",
+  "sub/.git/HEAD": "ref: refs/heads/main\n",
+  "clones/a/.git/HEAD": "ref: refs/heads/main\n",
+  "store/repo/HEAD": "ref: refs/heads/main\n",
+};
+
+const protectedPaths = [
+  ".git/config",
+  ".git/config.worktree",
+  ".git/hooks/pre-commit",
+  ".git/commondir",
+  ".git/info/attributes",
+  ".git/info/exclude",
+  ".git/objects/info/alternates",
+  ".git/objects/info/http-alternates",
+  ".git/description",
+  ".git/branches/origin",
+  ".git/new-name-git-reads-later",
+  ".git/modules/m/config",
+  ".git/modules/m/hooks/post-checkout",
+  ".git/modules/new/config",
+  ".git/worktrees/w/commondir",
+  ".git/worktrees/w/gitdir",
+  "sub/.git/config",
+  "sub/.git/commondir",
+  "sub/.git/hooks/pre-commit",
+  "clones/a/.git/config",
+  "clones/a/.git/info/attributes",
+  "vendor/.git",
+  "store/repo/config",
+  "store/repo/hooks/pre-push",
+  "bare/HEAD",
+  ".GIT/Config",
+  ".mcp.json",
+  "deep/er/.mcp.json",
+  ".mini-agent/config.json",
+  ".agents/skills/x/SKILL.md",
+  ".agents/commands/review.md",
+  ".claude/settings.json",
+  ".claude/settings.local.json",
+  ".claude/skills/x/SKILL.md",
+  ".claude/commands/x.md",
+  ".vscode/tasks.json",
+  ".vscode/settings.json",
+  ".vscode/mcp.json",
+  "app/.vscode/tasks.json",
+  ".gemini/settings.json",
+  ".codex/config.toml",
+  ".cursor/mcp.json",
+  ".zed/settings.json",
+  ".husky/pre-commit",
+  ".opencode/plugin/x.js",
+  ".pre-commit-config.yaml",
+  "lefthook.yml",
+  "opencode.json",
+  ".aider.conf.yml",
+];
+
+const writablePaths = [
+  ".git/objects/ab/new",
+  ".git/objects/info/commit-graph",
+  ".git/refs/heads/feature",
+  ".git/logs/HEAD",
+  ".git/index",
+  ".git/index.lock",
+  ".git/COMMIT_EDITMSG",
+  ".git/ORIG_HEAD",
+  ".git/packed-refs",
+  ".git/modules/m/objects/ab/cd",
+  "sub/.git/refs/heads/x",
+  "notes.txt",
+  "config",
+  "hooks/pre-commit",
+  "git/config",
+  ".github/workflows/ci.yml",
+  ".gitignore",
+  ".gitattributes",
+  ".agents/notes.md",
+  "docs/.mcp.json.md",
+  "src/skills/a.ts",
+  "store/hooks/x",
+];
+
+async function laidOut() {
+  const ws = await workspace();
+  await ws.files(layout);
+  return ws;
+}
+
+describe("the protected-file set", () => {
+  it("names each entry with a reason, and leaves what git writes and look-alikes alone", async () => {
+    const ws = await laidOut();
+    const why = async (path: string) => protectedWhy(ws.root, join(ws.root, path));
+    const found = await Promise.all(protectedPaths.map(async (path) => [path, await why(path)]));
+    expect(found.filter(([, reason]) => reason === undefined)).toEqual([]);
+    const free = await Promise.all(writablePaths.map(async (path) => [path, await why(path)]));
+    expect(free.filter(([, reason]) => reason !== undefined)).toEqual([]);
+  });
+
+  it("says why in words of the entry", () => {
+    const none = () => false;
+    expect(whyByNames([".git", "hooks", "pre-commit"], none)).toBe(
+      "git runs the files in a hooks folder as programs",
+    );
+    expect(whyByNames([".git", "commondir"], none)).toBe(
+      "git reads it as the place of the repository's files and configuration",
+    );
+    expect(whyByNames(["x", "HEAD"], none)).toBe(
+      "a HEAD file makes its folder a git repository, whose configuration git reads",
+    );
+    expect(whyByNames([".vscode", "tasks.json"], none)).toBe(
+      "the editor runs the tasks, launch and MCP servers its settings name",
+    );
+    expect(whyByNames(["srv", "config"], (at) => at === 0)).toBe(
+      "git reads it as configuration, which can name programs git runs",
+    );
+  });
+
+  it("refuses write and edit of every entry, by every spelling the tools resolve", async () => {
+    const ws = await laidOut();
+    const existing = protectedPaths.filter((path) => path !== "bare/HEAD");
+    await ws.files(Object.fromEntries(existing.map((path) => [path, "was\n"])));
+    const tools = new Map(createWorkspaceTools(ws.root).map((tool) => [tool.spec.name, tool]));
+    const run = (name: string, input: unknown) => {
+      const tool = tools.get(name);
+      if (!tool) throw new Error(`no tool ${name}`);
+      return tool.execute(input);
+    };
+    // A HEAD that would make a folder a git repository is refused before it exists.
+    expect(
+      (await run("write", { path: "bare/HEAD", content: "ref: refs/heads/x\n" })).isError,
+    ).toBe(true);
+    const results: string[] = [];
+    for (const path of existing) {
+      await run("read", { path });
+      const wrote = await run("write", { path, content: "model's\n" });
+      const edited = await run("edit", { path, oldText: "was", newText: "model's" });
+      for (const result of [wrote, edited])
+        if (!(result.isError && result.content.includes(" is protected (")))
+          results.push(`${path}: ${result.content}`);
+    }
+    expect(results).toEqual([]);
+    for (const path of existing) expect(await readFile(join(ws.root, path), "utf8")).toBe("was\n");
+    // A link named like nothing protected, leading to an entry, is the entry.
+    await symlink(".git/commondir", join(ws.root, "innocent"));
+    expect((await run("write", { path: "innocent", content: "../cd\n" })).isError).toBe(true);
+  });
+
+  it("asks for a redirect into any entry, under the read-only set, an allow rule and --allow-bash", async () => {
+    const ws = await laidOut();
+    const configs = [
+      { rules: [], sandboxed: true },
+      {
+        rules: [
+          { effect: "allow" as const, words: ["ls"] },
+          { effect: "allow" as const, words: ["echo"] },
+        ],
+        sandboxed: false,
+      },
+      { rules: [], sandboxed: false, allowAll: true },
+    ];
+    const allowed: string[] = [];
+    for (const config of configs)
+      for (const path of protectedPaths)
+        for (const command of [`echo x > ${path}`, `ls src >> ./${path}`, `echo x 2>${path}`]) {
+          const verdict = await decideCommand(command, { ...config, workspace: ws.root });
+          if (verdict.decision !== "ask") allowed.push(`${JSON.stringify(config)}: ${command}`);
+        }
+    expect(allowed).toEqual([]);
+    // What git writes, and other files, are still written without a question.
+    const verdicts = [];
+    for (const path of [".git/COMMIT_EDITMSG", "notes.txt", "sub/.git/refs/heads/x"])
+      verdicts.push(
+        (
+          await decideCommand(`echo x > ${path}`, {
+            rules: [],
+            sandboxed: true,
+            workspace: ws.root,
+          })
+        ).decision,
+      );
+    expect(verdicts).toEqual(["allow", "allow", "allow"]);
+  });
+
+  it("asks for a redirect through a link to an entry", async () => {
+    const ws = await laidOut();
+    await symlink("sub/.git", join(ws.root, "g"));
+    const verdict = await decideCommand("echo x >> g/config", {
+      rules: [],
+      sandboxed: true,
+      workspace: ws.root,
+    });
+    expect(verdict.decision).toBe("ask");
+  });
+});
+
+describe("the check after a sandboxed command", () => {
+  it("finds every entry at any depth, and nothing else", async () => {
+    const ws = await laidOut();
+    const existing = protectedPaths.filter(
+      (path) => path !== "bare/HEAD" && path !== ".GIT/Config",
+    );
+    await ws.files(Object.fromEntries([...existing, ...writablePaths].map((p) => [p, "x\n"])));
+    const found = await findProtected(ws.root);
+    const shown = [...found.files.keys()].map((path) => path.slice(ws.root.length + 1)).sort();
+    expect(shown).toEqual([...existing].sort());
+  });
+
+  it("restores what a command changed or removed, and removes what it created", async () => {
+    const ws = await laidOut();
+    await ws.files({
+      ".git/config": "[core]\n",
+      "sub/.git/config": "[core]\n",
+      "notes.txt": "n\n",
+    });
+    await mkdir(join(ws.root, "sub/.git/hooks"));
+    await writeFile(join(ws.root, "sub/.git/hooks/pre-push"), "#!/bin/sh\n", { mode: 0o755 });
+    const guard = await guardProtected(ws.root);
+    // What a command in the sandbox could do below the top-level mounts.
+    await writeFile(join(ws.root, "sub/.git/config"), "[core]\n\tfsmonitor = id\n");
+    await rm(join(ws.root, "sub/.git/hooks/pre-push"));
+    await writeFile(join(ws.root, "sub/.git/commondir"), "../../cd\n");
+    await mkdir(join(ws.root, "new/.git"), { recursive: true });
+    await writeFile(join(ws.root, "new/.git/config"), "[core]\n\tfsmonitor = id\n");
+    await mkdir(join(ws.root, "app/.vscode"), { recursive: true });
+    await writeFile(join(ws.root, "app/.vscode/tasks.json"), "{}\n");
+    await writeFile(join(ws.root, "notes.txt"), "changed\n");
+    const lines = await guard.settle();
+    expect(lines.sort()).toEqual(
+      [
+        "removed app/.vscode/tasks.json, which the command created (the editor runs the tasks, launch and MCP servers its settings name)",
+        "removed new/.git/config, which the command created (git reads it as configuration, which can name programs git runs)",
+        "removed sub/.git/commondir, which the command created (git reads it as the place of the repository's files and configuration)",
+        "restored sub/.git/config, which the command changed (git reads it as configuration, which can name programs git runs)",
+        "restored sub/.git/hooks/pre-push, which the command removed (git runs the files in a hooks folder as programs)",
+      ].sort(),
+    );
+    expect(await readFile(join(ws.root, "sub/.git/config"), "utf8")).toBe("[core]\n");
+    expect((await lstat(join(ws.root, "sub/.git/hooks/pre-push"))).mode & 0o777).toBe(0o755);
+    for (const gone of ["sub/.git/commondir", "new/.git/config", "app/.vscode/tasks.json"])
+      expect(await lstat(join(ws.root, gone)).catch(() => "absent")).toBe("absent");
+    expect(await readFile(join(ws.root, "notes.txt"), "utf8")).toBe("changed\n");
+    expect(await guard.settle()).toEqual([]);
+  });
+
+  it("puts a file back in place of a link or folder the command left there", async () => {
+    const ws = await laidOut();
+    await ws.files({ "sub/.git/config": "[core]\n" });
+    const guard = await guardProtected(ws.root);
+    await rm(join(ws.root, "sub/.git/config"));
+    await mkdir(join(ws.root, "sub/.git/config"));
+    await writeFile(join(ws.root, "sub/.git/config/x"), "x\n");
+    const lines = await guard.settle();
+    expect(lines).toContain(
+      "restored sub/.git/config, which the command changed (git reads it as configuration, which can name programs git runs)",
+    );
+    expect(await readFile(join(ws.root, "sub/.git/config"), "utf8")).toBe("[core]\n");
+  });
+
+  it("never writes through a folder the command turned into a link", async () => {
+    const ws = await laidOut();
+    await ws.files({ "sub/.git/config": "[core]\n" });
+    const guard = await guardProtected(ws.root);
+    await rm(join(ws.root, "sub/.git"), { recursive: true });
+    await symlink(ws.outside, join(ws.root, "sub/.git"));
+    const lines = await guard.settle();
+    expect(lines[0]).toBe(
+      "removed sub/.git, which the command created (a .git file tells git where the repository and its configuration are)",
+    );
+    expect(await lstat(join(ws.outside, "config")).catch(() => "absent")).toBe("absent");
+    expect(await readFile(join(ws.root, "sub/.git/config"), "utf8")).toBe("[core]\n");
+  });
+
+  // Root reads every folder: this runs in the pass without privileges (.ci/as-nobody).
+  it.skipIf(process.getuid?.() === 0)("says which folders it could not look into", async () => {
+    const ws = await laidOut();
+    const guard = await guardProtected(ws.root);
+    await mkdir(join(ws.root, "hidden/.git"), { recursive: true });
+    await writeFile(join(ws.root, "hidden/.git/config"), "[core]\n");
+    await chmod(join(ws.root, "hidden"), 0);
+    const lines = await guard.settle();
+    await chmod(join(ws.root, "hidden"), 0o755);
+    expect(lines).toEqual(["could not look into hidden: a protected file there is not checked"]);
+  });
+});

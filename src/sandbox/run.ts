@@ -1,0 +1,149 @@
+import { withoutSecrets } from "../secrets.js";
+import type { CommandOutput } from "./bounded-output.js";
+import {
+  CLOSE_INHERITED,
+  resolveSandbox,
+  type SandboxOptions,
+  type SandboxState,
+  sandboxedArgv,
+  sandboxHint,
+  sandboxLimits,
+  settleKeptAnswer,
+  staleSandbox,
+} from "./bwrap.js";
+import { createPidsGroup } from "./pids-cgroup.js";
+import { type CommandEnd, type GroupOptions, runInGroup } from "./process-group.js";
+import { removeMountPoints } from "./project-files.js";
+import { sweepOrphansOnce } from "./reaper.js";
+
+export interface RunOptions {
+  /** The folder the command starts in: the workspace, which the sandbox makes writable. */
+  cwd: string;
+  /**
+   * The environment the command starts from. Secrets are removed and pagers and prompts turned
+   * off; in the sandbox its `HOME` and `MINI_AGENT_HOME` also say what to hide.
+   */
+  env: NodeJS.ProcessEnv;
+  /** Default `{ mode: "auto" }`: in bubblewrap when it works here, else plain bash. */
+  sandbox?: SandboxOptions;
+  timeoutMs: number;
+  /** Between TERM and KILL when the command is stopped. */
+  graceMs: number;
+  /** Characters of output kept: the first and last halves. */
+  maxOutputChars: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * What became of a command: refused before it started (`reason` says why, in a sentence), or
+ * run, in the sandbox or plainly, and ended.
+ */
+export type CommandOutcome =
+  | { kind: "refused"; reason: string }
+  | {
+      kind: "ran";
+      sandboxed: boolean;
+      output: CommandOutput;
+      end: CommandEnd;
+      /** For a sandboxed command that failed: the sandbox as the likely cause, in a sentence. */
+      hint?: string;
+      /**
+       * The sandbox was taken to work from the state folder and this command found it cannot be
+       * made here any more: the sentence saying that bash will not run again in this process.
+       */
+      lost?: string;
+    };
+
+/**
+ * The sandbox's one entry: runs `command` with bash in `options.cwd`, in bubblewrap or plainly as
+ * `options.sandbox` and this machine decide, in its own process group that ends with it.
+ */
+export async function runCommand(command: string, options: RunOptions): Promise<CommandOutcome> {
+  // Before the command: what a killed mini-agent left running ends before the first command
+  // starts; the sandbox is decided, and may refuse it.
+  sweepOrphansOnce();
+  const sandbox = await resolveSandbox(options.sandbox ?? { mode: "auto" });
+  const refused = await refusal(sandbox);
+  if (refused !== undefined) return { kind: "refused", reason: refused };
+  const outcome =
+    sandbox.kind === "bwrap"
+      ? await inSandbox(sandbox.bwrap, command, options)
+      : await plainly(command, options);
+  // After the command: its processes have ended, and the sandbox's mount points are removed.
+  return outcome;
+}
+
+/** Why a command may not run at all, or undefined when it may. */
+async function refusal(sandbox: SandboxState): Promise<string | undefined> {
+  if (sandbox.kind === "unavailable" && sandbox.mode === "required") {
+    return `the sandbox is required but unavailable: ${sandbox.reason}`;
+  }
+  return sandbox.kind === "bwrap" ? await staleSandbox(sandbox.bwrap) : undefined;
+}
+
+async function plainly(command: string, options: RunOptions): Promise<CommandOutcome> {
+  const argv = ["bash", "-c", `${CLOSE_INHERITED}exec bash -c "$1"`, "bash", command];
+  const { output, end } = await runInGroup(argv, groupOptions(options, false));
+  return { kind: "ran", sandboxed: false, output, end };
+}
+
+async function inSandbox(
+  bwrap: string,
+  command: string,
+  options: RunOptions,
+): Promise<CommandOutcome> {
+  const cgroup = createPidsGroup(sandboxLimits(options.sandbox).processes);
+  const { argv, made } = sandboxedArgv(
+    bwrap,
+    options.cwd,
+    command,
+    options.sandbox ?? {},
+    options.env,
+    cgroup?.procs,
+  );
+  const { output, end } = await runInGroup(argv, groupOptions(options, true));
+  cgroup?.kill();
+  await cgroup?.remove();
+  removeMountPoints(made);
+  const ended = end.kind === "exit" || end.kind === "signal";
+  const failed = !(end.kind === "exit" && end.code === 0);
+  // A sandbox taken to work from the state folder is tested by the first command that ends.
+  const lost = ended ? await settleKeptAnswer(bwrap, failed) : undefined;
+  // The hint reads the output as shown: the cut marker matches none of its phrases.
+  const hint = failed
+    ? sandboxHint(output.cut === 0 ? output.head + output.tail : `${output.head}\n${output.tail}`)
+    : undefined;
+  return {
+    kind: "ran",
+    sandboxed: true,
+    output,
+    end,
+    ...(hint && { hint }),
+    ...(lost && { lost }),
+  };
+}
+
+function groupOptions(options: RunOptions, filter: boolean): GroupOptions {
+  return {
+    filter,
+    cwd: options.cwd,
+    env: commandEnv(options.env),
+    timeoutMs: options.timeoutMs,
+    graceMs: options.graceMs,
+    maxOutputChars: options.maxOutputChars,
+    ...(options.signal && { signal: options.signal }),
+  };
+}
+
+/** The parent's environment without secrets, set up for a command nobody can answer. */
+function commandEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const clean = withoutSecrets(env);
+  return {
+    ...clean,
+    PAGER: "cat",
+    GIT_PAGER: "cat",
+    GIT_TERMINAL_PROMPT: "0",
+    NO_COLOR: "1",
+    TERM: "dumb",
+  };
+}

@@ -23,6 +23,7 @@ import { imagesBench } from "./images.mjs";
 import { mcpBench } from "./mcp.mjs";
 import { startMockServer } from "./mock-server.mjs";
 import { rewindBench } from "./rewind.mjs";
+import { rulesBench, rulesSection } from "./rules.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const bin = join(
@@ -35,6 +36,8 @@ const runs = Number(process.env.BENCH_RUNS ?? 7);
 const PAIRS = Math.max(runs, 31);
 const scratch = mkdtempSync(join(tmpdir(), "mini-agent-bench-"));
 const rows = [];
+/** The rules bench's tables for the page, when its section ran. */
+let rulesTables;
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -763,6 +766,9 @@ const sections = {
   rewindEdits: () => rewindBench({ row, ms, median, scratch, root, runs }),
   resumeImages: () =>
     imagesBench({ run, row, ms, mb, heavy, inProcess, envNote, scratch, root, bin }),
+  rulesCorpus: async () => {
+    rulesTables = await rulesBench({ row, root });
+  },
 };
 const only = process.env.BENCH_ONLY?.split(",");
 process.stderr.write(
@@ -1031,4 +1037,6 @@ const notes = `
 - Export (\`bench/export.mjs\`) reads the session line by line and writes the page in 64 KiB
   pieces, waiting for each write: it holds one round and one piece, whatever the file's size.
 `;
-writeFileSync(readme, `${intro}${table}\n\n${machine}\n${notes}`);
+// The rules bench's part of the page (its classes, sources and notes) is written by hand and kept.
+const rulesPart = rulesSection(readFileSync(readme, "utf8"), rulesTables);
+writeFileSync(readme, `${intro}${table}\n\n${machine}\n${notes}${rulesPart}`);

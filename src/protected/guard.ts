@@ -61,8 +61,15 @@ export async function guardProtected(realRoot: string): Promise<ProtectedGuard> 
       const shown = (path: string) => relative(realRoot, path);
       for (const [path, why] of after.files) {
         if (kept.has(path)) continue;
-        await rm(path, { force: true, recursive: true });
-        lines.push(`removed ${shown(path)}, which the command created (${why})`);
+        const failed = await rm(path, { force: true, recursive: true }).then(
+          () => undefined,
+          (error: Error) => error.message,
+        );
+        lines.push(
+          failed === undefined
+            ? `removed ${shown(path)}, which the command created (${why})`
+            : `could not remove ${shown(path)}, which the command created (${why}): ${failed}`,
+        );
       }
       for (const [path, was] of kept) {
         const now = await lstat(path).catch(() => undefined);
@@ -135,7 +142,7 @@ async function putBack(path: string, was: Kept & { kind: "file" | "link" }): Pro
   await mkdir(dirname(path), { recursive: true });
   // A folder on the path that is now a link leads elsewhere: nothing is written through it.
   if ((await realpath(dirname(path)).catch(() => undefined)) !== dirname(path))
-    throw new Error(`cannot put back ${path}: a folder on its path is a link now`);
+    throw new Error("a folder on its path is a link now");
   const aside = join(dirname(path), `.mini-agent-restore-${process.pid}-${Date.now()}`);
   if (was.kind === "link") await symlink(was.target, aside);
   else {

@@ -1,3 +1,5 @@
+import { realpath } from "node:fs/promises";
+import { guardProtected } from "../protected/guard.js";
 import { withoutSecrets } from "../secrets.js";
 import type { CommandOutput } from "./bounded-output.js";
 import {
@@ -48,6 +50,11 @@ export type CommandOutcome =
       /** For a sandboxed command that failed: the sandbox as the likely cause, in a sentence. */
       hint?: string;
       /**
+       * For a sandboxed command: each protected file it created, changed or removed, and what was
+       * done about it (`guardProtected`), one line each; absent when it touched none.
+       */
+      undone?: string[];
+      /**
        * The sandbox was taken to work from the state folder and this command found it cannot be
        * made here any more: the sentence saying that bash will not run again in this process.
        */
@@ -92,6 +99,9 @@ async function inSandbox(
   command: string,
   options: RunOptions,
 ): Promise<CommandOutcome> {
+  // Protected files below the read-only mounts (a nested repository, one the command makes) are
+  // looked at before and settled after: the sandbox's writable workspace is not a way around them.
+  const guard = await guardProtected(await realpath(options.cwd));
   const cgroup = createPidsGroup(sandboxLimits(options.sandbox).processes);
   const { argv, made } = sandboxedArgv(
     bwrap,
@@ -105,6 +115,7 @@ async function inSandbox(
   cgroup?.kill();
   await cgroup?.remove();
   removeMountPoints(made);
+  const undone = await guard.settle();
   const ended = end.kind === "exit" || end.kind === "signal";
   const failed = !(end.kind === "exit" && end.code === 0);
   // A sandbox taken to work from the state folder is tested by the first command that ends.
@@ -120,6 +131,7 @@ async function inSandbox(
     end,
     ...(hint && { hint }),
     ...(lost && { lost }),
+    ...(undone.length > 0 && { undone }),
   };
 }
 

@@ -46,8 +46,9 @@ export function bashTool(root: string, options: BashOptions = {}): Tool {
       const end = status(outcome.end, timeout);
       if (outcome.lost) return failure(`${text}${end}\nbash failed: ${outcome.lost}`);
       const failed = !(outcome.end.kind === "exit" && outcome.end.code === 0);
+      const undone = outcome.undone ? `\n${protectedNote(outcome.undone)}` : "";
       return {
-        content: `${text}${end}${outcome.hint ? `\n${outcome.hint}` : ""}`,
+        content: `${text}${end}${outcome.hint ? `\n${outcome.hint}` : ""}${undone}`,
         isError: failed,
       };
     },
@@ -60,6 +61,13 @@ type Ran = Extract<CommandOutcome, { kind: "ran" }>;
 function shown({ head, cut, tail }: Ran["output"]): string {
   const body = cut === 0 ? head + tail : `${head}\n${truncated(cut)}\n${tail}`;
   return body.replace(/\n$/, "");
+}
+
+/** What the check after a sandboxed command did to protected files, for the model and the user. */
+function protectedNote(lines: string[]): string {
+  const intro =
+    "[protected files: a command in the sandbox may not change what runs outside it; undone]";
+  return [intro, ...lines.map((line) => `- ${line}`)].join("\n");
 }
 
 /** The last line of every result: how the command ended. */

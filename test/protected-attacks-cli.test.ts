@@ -78,8 +78,8 @@ describe.skipIf(!hasGit)("a file the model writes never becomes git's configurat
       ["toolu_2", true],
       ["toolu_3", !sandboxed],
     ]);
-    expect(results[0]?.content).toContain(
-      "the rules cannot allow a redirect that writes the protected file sub/.git/config (git reads it as configuration, which can name programs git runs)",
+    expect(results[0]?.content).toBe(
+      "bash is denied: the rules cannot allow a redirect that writes the protected file sub/.git/config (git reads it as configuration, which can name programs git runs); changing it needs the user's approval, and no one can be asked here",
     );
     expect(await readFile(join(workspace, "sub/.git/config"), "utf8")).toBe(config);
     usersGitStatus(join(workspace, "sub"), options.env);

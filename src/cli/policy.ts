@@ -309,6 +309,9 @@ async function protectedTarget(
  * it is more than a command no rule names (a substitution, a redirect outside the workspace).
  */
 function noTerminalReason(question: Question): string {
+  // No flag allows a redirect into a protected file: only a person's yes does.
+  if (question.reason.includes("writes the protected file"))
+    return `bash is denied: ${question.reason}; changing it needs the user's approval, and no one can be asked here`;
   if (!question.reason.startsWith("no rule allows"))
     return `${bashDeniedReason} (${question.reason})`;
   const words = question.save.map((rule) => prefixRule(rule).words);

@@ -22,6 +22,7 @@ import { exportBench } from "./export.mjs";
 import { imagesBench } from "./images.mjs";
 import { mcpBench } from "./mcp.mjs";
 import { startMockServer } from "./mock-server.mjs";
+import { protectedBench } from "./protected.mjs";
 import { rewindBench } from "./rewind.mjs";
 import { rulesBench, rulesSection } from "./rules.mjs";
 
@@ -764,6 +765,7 @@ const sections = {
   configStartup: () => configBench({ run, row, ms, median, scratch, bin, runs, startMockServer }),
   acpPrompt: () => acpBench({ row, ms, median, scratch, bin, runs, startMockServer }),
   rewindEdits: () => rewindBench({ row, ms, median, scratch, root, runs }),
+  protectedCheck: () => protectedBench({ row, ms, median, scratch, root, runs }),
   resumeImages: () =>
     imagesBench({ run, row, ms, mb, heavy, inProcess, envNote, scratch, root, bin }),
   rulesCorpus: async () => {

@@ -45,21 +45,23 @@ export interface ProtectedGuard {
   settle(): Promise<string[]>;
 }
 
+/** Files read at once when their bytes are kept. */
+const READS = 32;
+
 /** Looks at every protected file under `realRoot` (a real path) and keeps what it holds. */
 export async function guardProtected(realRoot: string): Promise<ProtectedGuard> {
   const before = await findProtected(realRoot);
   const kept = new Map<string, Kept>();
-  for (const path of before.files.keys()) {
-    const entry = await keep(path);
-    if (entry !== undefined) kept.set(path, entry);
-  }
+  await inBatches([...before.files], async ([path, { info }]) => {
+    kept.set(path, await keep(path, info));
+  });
   for (const path of keptBefore.keys()) if (!kept.has(path)) keptBefore.delete(path);
   return {
     async settle() {
       const after = await findProtected(realRoot);
       const lines: string[] = [];
       const shown = (path: string) => relative(realRoot, path);
-      for (const [path, why] of after.files) {
+      for (const [path, { why }] of after.files) {
         if (kept.has(path)) continue;
         const failed = await rm(path, { force: true, recursive: true }).then(
           () => undefined,
@@ -72,10 +74,12 @@ export async function guardProtected(realRoot: string): Promise<ProtectedGuard> 
         );
       }
       for (const [path, was] of kept) {
-        const now = await lstat(path).catch(() => undefined);
+        const found = after.files.get(path);
+        // Not found by the walk: gone, or no longer a protected entry (a folder in its place).
+        const now = found?.info ?? (await lstat(path).catch(() => undefined));
         if (now !== undefined && identity(now) === was.identity) continue;
         if (now !== undefined && (await same(path, now, was))) continue;
-        const why = before.files.get(path) ?? after.files.get(path) ?? "";
+        const why = before.files.get(path)?.why ?? "";
         if (was.kind === "unkept") {
           await rm(path, { force: true, recursive: true });
           lines.push(
@@ -83,7 +87,14 @@ export async function guardProtected(realRoot: string): Promise<ProtectedGuard> 
           );
           continue;
         }
-        await putBack(path, was);
+        const failed = await putBack(path, was).then(
+          () => undefined,
+          (error: Error) => error.message,
+        );
+        if (failed !== undefined) {
+          lines.push(`could not put back ${shown(path)} (${why}): ${failed}`);
+          continue;
+        }
         lines.push(
           `restored ${shown(path)}, which the command ${now ? "changed" : "removed"} (${why})`,
         );
@@ -97,13 +108,17 @@ export async function guardProtected(realRoot: string): Promise<ProtectedGuard> 
   };
 }
 
+/** Runs `job` on each item, `READS` at a time. */
+async function inBatches<T>(items: T[], job: (item: T) => Promise<void>): Promise<void> {
+  for (let at = 0; at < items.length; at += READS)
+    await Promise.all(items.slice(at, at + READS).map(job));
+}
+
 function identity(info: Stats): string {
   return [info.dev, info.ino, info.size, info.mode, info.mtimeMs, info.ctimeMs].join(":");
 }
 
-async function keep(path: string): Promise<Kept | undefined> {
-  const info = await lstat(path).catch(() => undefined);
-  if (info === undefined) return undefined;
+async function keep(path: string, info: Stats): Promise<Kept> {
   const id = identity(info);
   const known = keptBefore.get(path);
   if (known?.identity === id) return known;

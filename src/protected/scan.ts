@@ -1,11 +1,12 @@
+import type { Stats } from "node:fs";
 import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { whyByNames } from "./files.js";
 
 /** What a walk of the workspace found: each protected entry that is not a folder, and why. */
 export interface Found {
-  /** Absolute path (under the real root) of each protected file, link or other entry. */
-  files: Map<string, string>;
+  /** Each protected file, link or other entry by absolute path (under the real root): why, and its `lstat`. */
+  files: Map<string, { why: string; info: Stats }>;
   /** Folders that could not be read: what lies in them is unknown. */
   unread: string[];
 }
@@ -19,7 +20,7 @@ const CONCURRENCY = 16;
  * `objects/` (only its `info/alternates` files are protected, and they are looked at directly).
  */
 export async function findProtected(realRoot: string): Promise<Found> {
-  const files = new Map<string, string>();
+  const files: Found["files"] = new Map();
   const unread: string[] = [];
   const queue: { path: string; names: string[]; gitAt: readonly number[] }[] = [
     { path: realRoot, names: [], gitAt: [] },
@@ -33,18 +34,25 @@ export async function findProtected(realRoot: string): Promise<Found> {
     const isGit = entries.some((entry) => entry.name.toLowerCase() === "head");
     const gitAt = isGit ? [...folder.gitAt, folder.names.length - 1] : folder.gitAt;
     const gitFolder = (at: number) => gitAt.includes(at);
+    const found: Promise<void>[] = [];
     for (const entry of entries) {
       const names = [...folder.names, entry.name];
       const path = join(folder.path, entry.name);
       if (entry.isDirectory()) {
         if (isGit && entry.name.toLowerCase() === "objects")
-          await alternates(path, names, gitFolder);
+          found.push(alternates(path, names, gitFolder));
         else queue.push({ path, names, gitAt });
         continue;
       }
       const why = whyByNames(names, gitFolder);
-      if (why !== undefined) files.set(path, why);
+      if (why !== undefined) found.push(add(path, why));
     }
+    await Promise.all(found);
+  };
+  /** Notes a protected entry with its `lstat`: gone since the folder was read, it is no entry. */
+  const add = async (path: string, why: string) => {
+    const info = await lstat(path).catch(() => undefined);
+    if (info !== undefined) files.set(path, { why, info });
   };
   const alternates = async (
     objects: string,
@@ -52,10 +60,8 @@ export async function findProtected(realRoot: string): Promise<Found> {
     gitFolder: (at: number) => boolean,
   ) => {
     for (const name of ["alternates", "http-alternates"]) {
-      const path = join(objects, "info", name);
-      if ((await lstat(path).catch(() => undefined)) === undefined) continue;
       const why = whyByNames([...names, "info", name], gitFolder);
-      if (why !== undefined) files.set(path, why);
+      if (why !== undefined) await add(join(objects, "info", name), why);
     }
   };
   const running = new Set<Promise<void>>();

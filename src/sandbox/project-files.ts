@@ -1,17 +1,21 @@
-import { lstatSync, readFileSync, rmdirSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, rmdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { strictlyWithin } from "../paths.js";
+import { whyByNames } from "../protected/files.js";
 
 /**
- * The bwrap mounts that keep, inside the sandbox, the workspace's files that become code or
- * instructions outside it read-only: git's `config` and `hooks/` (of the `.git` folder, or of
- * the folder a `.git` file names when it lies in the workspace, and of its `commondir`), the
- * `.git` file itself, and mini-agent's project files (`.mcp.json`, `.mini-agent/`,
- * `.agents/skills/`, `.claude/skills/`). A folder holding them (`.git`, `.agents`, `.claude`)
- * is bound onto itself, so it cannot be renamed away and made again. One that does not exist
- * gets an empty read-only folder, so it cannot be created: bwrap makes its mount point in the
- * workspace, and `made` lists those for `removeMountPoints` once the command is over. A
- * repository's `modules/` (submodules) is kept read-only where it exists.
+ * The bwrap mounts that keep, inside the sandbox, the protected files (`whyByNames`, the one set
+ * in `src/protected/`) at the workspace's top read-only: in the `.git` folder (or the folder a
+ * `.git` file names when it lies in the workspace, and its `commondir`) every entry git does not
+ * write itself (`config`, `hooks/`, `info/`, `modules/`, …), the `.git` file itself, and each
+ * other tool's file or folder at the top (`.mcp.json`, `.mini-agent/`, `.claude/`, `.vscode/`, …).
+ * A folder holding them (`.git`, `.agents`) is bound onto itself, so it cannot be renamed away
+ * and made again. Where `.git`'s `config` and `hooks/`, `.mcp.json`, `.mini-agent/`,
+ * `.agents/skills/` or `.claude/` do not exist, an empty read-only folder stands in their place,
+ * so they cannot be created: bwrap makes its mount point in the workspace, and `made` lists those
+ * for `removeMountPoints` once the command is over. Deeper protected files are settled by the
+ * check after the command (`guardProtected`): a mount each would make bwrap's start grow with
+ * the square of their number.
  */
 export function protectedMounts(workspace: string): { args: string[]; made: string[] } {
   const args: string[] = [];
@@ -26,8 +30,13 @@ export function protectedMounts(workspace: string): { args: string[]; made: stri
     args.push("--bind", folder, folder);
     keepOrRefuse(join(folder, "config"));
     keepOrRefuse(join(folder, "hooks"));
-    for (const name of ["config.worktree", "modules"])
-      if (kind(join(folder, name)) !== "absent") readOnly(join(folder, name));
+    for (const name of names(folder)) {
+      const lower = name.toLowerCase();
+      if (lower === "config" || lower === "hooks") continue;
+      const what = kind(join(folder, name));
+      if (what !== "file" && what !== "folder") continue;
+      if (whyByNames([".git", name], () => false) !== undefined) readOnly(join(folder, name));
+    }
   };
   const dotGit = join(workspace, ".git");
   const git = kind(dotGit);
@@ -38,17 +47,34 @@ export function protectedMounts(workspace: string): { args: string[]; made: stri
     for (const folder of gitFolders(dotGit, git))
       if (strictlyWithin(workspace, folder)) gitFolder(folder);
   }
-  keepOrRefuse(join(workspace, ".mcp.json"));
-  keepOrRefuse(join(workspace, ".mini-agent"));
-  for (const home of [".agents", ".claude"]) {
-    const path = join(workspace, home);
-    if (kind(path) !== "folder") keepOrRefuse(path);
-    else {
-      args.push("--bind", path, path);
-      keepOrRefuse(join(path, "skills"));
-    }
+  const top = names(workspace);
+  for (const name of [".mcp.json", ".mini-agent", ".claude"])
+    if (!top.includes(name)) keepOrRefuse(join(workspace, name));
+  const agents = join(workspace, ".agents");
+  if (kind(agents) !== "folder") keepOrRefuse(agents);
+  else {
+    args.push("--bind", agents, agents);
+    keepOrRefuse(join(agents, "skills"));
+    if (kind(join(agents, "commands")) !== "absent") readOnly(join(agents, "commands"));
+  }
+  for (const name of top) {
+    if (name === ".git" || name === ".agents") continue;
+    const mine = whyByNames([name], () => false) ?? whyByNames([name, "x"], () => false);
+    const what = kind(join(workspace, name));
+    // A link is left to the check after the command: bwrap would follow it.
+    if (mine !== undefined && (what === "file" || what === "folder"))
+      readOnly(join(workspace, name));
   }
   return { args, made };
+}
+
+/** The names in `folder`, none when it cannot be read. */
+function names(folder: string): string[] {
+  try {
+    return readdirSync(folder);
+  } catch {
+    return [];
+  }
 }
 
 /** Removes the empty mount points bwrap made for `protectedMounts`, deepest first. */

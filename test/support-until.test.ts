@@ -1,5 +1,7 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { describe, expect, it } from "vitest";
-import { sampleEvery, until, watchdog } from "./support/until.js";
+import { sampleEvery, signalWhen, until, watchdog } from "./support/until.js";
 
 describe("until", () => {
   it("resolves once the fact holds, after looking as often as it took", async () => {
@@ -21,7 +23,7 @@ describe("until", () => {
   });
 
   it("rejects with the fact's name when it is given one", async () => {
-    await expect(until(() => false, 50, "the file `begun`")).rejects.toThrow(
+    await expect(until(() => false, 50, { what: "the file `begun`" })).rejects.toThrow(
       new Error("until: the file `begun` did not hold after 50 ms"),
     );
   });
@@ -31,6 +33,27 @@ describe("until", () => {
       throw new Error("no such process");
     };
     await expect(until(check)).rejects.toThrow(new Error("no such process"));
+  });
+});
+
+describe("signalWhen", () => {
+  it("sends the signal once the fact holds, not before", async () => {
+    const child = spawn("sleep", ["30"], { stdio: "ignore" });
+    let ready = false;
+    let looks = 0;
+    signalWhen(
+      child,
+      () => {
+        looks++;
+        return ready;
+      },
+      "SIGTERM",
+    );
+    await until(() => looks >= 3);
+    expect(child.signalCode).toBe(null);
+    ready = true;
+    await once(child, "exit");
+    expect(child.signalCode).toBe("SIGTERM");
   });
 });
 

@@ -1,3 +1,4 @@
+import type { ChildProcess } from "node:child_process";
 import { setTimeout as pause } from "node:timers/promises";
 
 /**
@@ -7,25 +8,55 @@ import { setTimeout as pause } from "node:timers/promises";
  * test: it only turns a hang into a failure that names what never came.
  */
 
-/** How often a fact is looked at again. */
-const pollMs = 20;
+export interface UntilOptions {
+  /** The fact in words, for the error; the check's own source when not given. */
+  what?: string;
+  /** How often the fact is looked at again: 20 ms unless a race needs a closer look. */
+  everyMs?: number;
+}
 
 /**
- * Resolves once `check` holds, looking again every 20 ms; rejects, naming the fact (`what`, or
- * the check's own source), when it still does not hold after `timeoutMs`.
+ * Resolves once `check` holds, looking again every `everyMs`; rejects, naming the fact, when it
+ * still does not hold after `timeoutMs`.
  */
 export async function until(
   check: () => boolean | Promise<boolean>,
   timeoutMs = 20_000,
-  what = check.toString(),
+  { what = check.toString(), everyMs = 20 }: UntilOptions = {},
 ): Promise<void> {
   const end = performance.now() + timeoutMs;
   for (;;) {
     if (await check()) return;
     if (performance.now() >= end)
       throw new Error(`until: ${what} did not hold after ${timeoutMs} ms`);
-    await pause(pollMs);
+    await pause(everyMs);
   }
+}
+
+/**
+ * Sends `signal` to `child` once `fact` holds, unless the child has ended first: how a test stops
+ * a process at a chosen point (a request received, a line written). When the fact never comes
+ * the child is killed and the run fails with `until`'s error.
+ */
+export function signalWhen(
+  child: ChildProcess,
+  fact: () => boolean | Promise<boolean>,
+  signal: NodeJS.Signals,
+  options: UntilOptions = {},
+): void {
+  const ended = () => child.exitCode !== null || child.signalCode !== null;
+  void until(async () => ended() || (await fact()), 20_000, {
+    what: fact.toString(),
+    ...options,
+  }).then(
+    () => {
+      if (!ended()) child.kill(signal);
+    },
+    (error: unknown) => {
+      child.kill("SIGKILL");
+      throw error;
+    },
+  );
 }
 
 /**

@@ -2,16 +2,9 @@ import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { invalidLines, noAnswer, withAcpAgent } from "./support/acp.js";
 import { runBin, sessionFiles, sessionRecords, useCliSetup } from "./support/cli.js";
+import { until } from "./support/until.js";
 
 const setup = useCliSetup();
-
-/** Waits until `check` holds, polling. */
-async function until(check: () => boolean): Promise<void> {
-  for (let tries = 0; !check(); tries++) {
-    if (tries > 400) throw new Error("waited 20 s for the agent");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe("mini-agent acp stopped in the middle of a turn", () => {
   for (const [how, code] of [

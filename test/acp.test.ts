@@ -9,6 +9,7 @@ import { assertValidHistory } from "../src/testing/history.js";
 import { invalidLines, noAnswer, select, withAcpAgent } from "./support/acp.js";
 import { runBin, sessionFiles, systemText, toolResults, useCliSetup } from "./support/cli.js";
 import { everythingServer } from "./support/mcp.js";
+import { until } from "./support/until.js";
 
 const setup = useCliSetup();
 
@@ -450,10 +451,3 @@ describe("mini-agent acp with the editor's MCP servers", () => {
 
 const isStatus = (update: acp.SessionUpdate, status: string) =>
   update.sessionUpdate === "tool_call_update" && update.status === status;
-
-async function until(done: () => boolean): Promise<void> {
-  for (let waited = 0; !done(); waited += 20) {
-    if (waited > 20_000) throw new Error("the awaited update never came");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

@@ -54,7 +54,8 @@ describe("runAgent against parts that break their contracts", () => {
   it("ends a run aborted while the policy never answers, every call with its receipt", async () => {
     const controller = new AbortController();
     const never: BeforeToolCall = () => {
-      setTimeout(() => controller.abort(), 10);
+      // Aborted once the loop awaits the answer that never comes.
+      setImmediate(() => controller.abort());
       return new Promise(() => {});
     };
     const result = await runAgent({

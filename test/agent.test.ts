@@ -51,7 +51,8 @@ describe("runAgent", () => {
       async execute(input) {
         const id = String((input as { id: string }).id);
         order.push(`start ${id}`);
-        await new Promise((resolve) => setTimeout(resolve, id === "1" ? 20 : 0));
+        // The first gives way: were the calls run together, the others would start meanwhile.
+        if (id === "1") await new Promise((resolve) => setImmediate(resolve));
         order.push(`end ${id}`);
         return { content: id };
       },

@@ -8,6 +8,7 @@ import { lookAtFiles } from "../src/rewind/bash-changes.js";
 import { call, done, text } from "../src/testing/fake-client.js";
 import { recordsOf, trackedRunner } from "./support/changes.js";
 import { useTempDirs } from "./support/temp.js";
+import { until } from "./support/until.js";
 
 /**
  * After each `bash` call in a git repository, a `bash_change` record names the files whose stat
@@ -96,12 +97,13 @@ describe("an interrupted bash call", () => {
       [call("b1", "bash", { command: "echo x >> a.txt; sleep 30" }), done],
     ]);
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 500);
-    const started = Date.now();
-    expect(await runner.runTurn("go", { signal: controller.signal })).toMatchObject({
-      status: "aborted",
-    });
-    expect(Date.now() - started).toBeLessThan(1500);
+    const turn = runner.runTurn("go", { signal: controller.signal });
+    // Aborted once the command has written: it runs, and has changed a file.
+    await until(async () => (await readFile(join(home, "ws", "a.txt"), "utf8")) === "a\nx\n");
+    controller.abort();
+    const aborted = performance.now();
+    expect(await turn).toMatchObject({ status: "aborted" });
+    expect(performance.now() - aborted).toBeLessThan(1000);
     expect(bashRecords(path)).toEqual([
       { type: "bash_change", toolCallId: "b1", paths: [], skipped: "the call was interrupted" },
     ]);

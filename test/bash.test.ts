@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { bashTool } from "../src/tools/bash.js";
 import { processesWith } from "./support/processes.js";
+import { sampleEvery, until } from "./support/until.js";
 import { useWorkspace } from "./support/workspace.js";
 
 const workspace = useWorkspace();
@@ -63,7 +64,7 @@ describe("bash", () => {
       controller.signal,
     );
     // Aborted once the command has begun, however long the sandbox took to start.
-    while (!existsSync(join(ws.root, "begun"))) await new Promise((r) => setTimeout(r, 20));
+    await until(() => existsSync(join(ws.root, "begun")));
     controller.abort();
     const [result, seconds] = await timed(running);
     expect(result).toEqual({
@@ -91,11 +92,11 @@ describe("bash", () => {
     const ws = await workspace();
     const before = process.memoryUsage().rss;
     let peak = before;
-    const sampler = setInterval(() => {
+    const stop = sampleEvery(20, () => {
       peak = Math.max(peak, process.memoryUsage().rss);
-    }, 20);
+    });
     const command = "head -c 200000000 /dev/zero | tr '\\0' 'a'";
-    const result = await ws.run("bash", { command }).finally(() => clearInterval(sampler));
+    const result = await ws.run("bash", { command }).finally(stop);
     expect(result.content.length).toBeLessThan(50_100);
     expect(result.content).toMatch(
       /^a{25000}\n\[truncated 199950000 characters\]\na{25000}\n\[exit code 0\]$/,

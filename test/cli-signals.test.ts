@@ -1,22 +1,19 @@
-import { closeSync, openSync } from "node:fs";
+import { closeSync, existsSync, openSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readSession } from "../src/session/session.js";
-import { type AnthropicServer, stream, turn } from "../src/testing/anthropic-server.js";
+import { stream, turn } from "../src/testing/anthropic-server.js";
 import { type CliRun, runBin, sessionFiles, toolResults, useCliSetup } from "./support/cli.js";
+import { exitAfterLastSignal, exitClockEnv } from "./support/exit-clock.js";
+import { catches } from "./support/processes.js";
+import { signalWhen, until } from "./support/until.js";
 
 /** Every way a run can be told to stop from outside: signals, and a reader that goes away. */
 
 const setup = useCliSetup();
 
-/** Calls `then` once the server has received its first request. */
-function afterFirstRequest(server: AnthropicServer, then: () => void): void {
-  const timer = setInterval(() => {
-    if (server.requests.length >= 1) {
-      clearInterval(timer);
-      then();
-    }
-  }, 20);
-}
+/** The workspace's `started`, which the slow commands below touch once they run. */
+const running = (workspace: string) => () => existsSync(join(workspace, "started"));
 
 const slowRound = (command: string) =>
   stream(
@@ -35,21 +32,20 @@ describe("signals", () => {
   ] as const)(
     "%s during a slow tool ends the turn like Ctrl-C: exit %d, a receipt for every call, a valid history",
     async (signal, code) => {
-      const { server, home, options } = await setup([
-        slowRound("sleep 30"),
+      const { server, workspace, home, options } = await setup([
+        slowRound("touch started; sleep 30"),
         stream(turn({ text: ["continuing"] })),
       ]);
       const run = await runBin(["--allow-bash", "--sandbox", "off", "slow task"], {
         ...options,
-        started: (child) =>
-          afterFirstRequest(server, () => setTimeout(() => child.kill(signal), 700)),
+        started: (child) => signalWhen(child, running(workspace), signal),
       });
       expect(run.code).toBe(code);
       expect(run.stderr).toBe(
         [
           "",
           `mini-agent: ${signal}: stopping the turn (again to quit at once)`,
-          "  ✗ bash sleep 30: [aborted: the command and its processes were killed]",
+          "  ✗ bash touch started; sleep 30: [aborted: the command and its processes were killed]",
           "  ✗ ls: aborted before execution",
           "interrupted",
           "",
@@ -78,28 +74,31 @@ describe("signals", () => {
   );
 
   it("a second SIGTERM exits at once while the first still waits for a command that ignores it", async () => {
-    const { server, home, options } = await setup([
-      slowRound("trap '' TERM; sleep 4"),
+    const { server, workspace, home, options } = await setup([
+      slowRound("trap '' TERM; touch started; sleep 4"),
       stream(turn({ text: ["continuing"] })),
     ]);
-    let secondAt = 0;
+    const clock = join(home, "exit-clock.json");
     const run = await runBin(["--allow-bash", "--sandbox", "off", "slow task"], {
       ...options,
-      started: (child) =>
-        afterFirstRequest(server, () =>
-          setTimeout(() => {
-            child.kill("SIGTERM");
-            setTimeout(() => {
-              secondAt = Date.now();
-              child.kill("SIGTERM");
-            }, 300);
-          }, 700),
-        ),
+      env: exitClockEnv(options.env, clock),
+      started: (child) => {
+        let stderr = "";
+        child.stderr?.on("data", (chunk: Buffer) => {
+          stderr += chunk.toString();
+        });
+        // The second once the first has been taken: the turn is stopping, its command not.
+        void until(running(workspace)).then(() => {
+          child.kill("SIGTERM");
+          signalWhen(child, () => stderr.includes("stopping the turn"), "SIGTERM");
+        });
+      },
     });
-    const exitedAfter = Date.now() - secondAt;
     expect(run.code).toBe(143);
+    const { signals, afterMs } = await exitAfterLastSignal(clock);
+    expect(signals).toEqual(["SIGTERM", "SIGTERM"]);
     // The first abort waits 2 s for the command before killing it; the second does not wait.
-    expect(exitedAfter).toBeLessThan(1000);
+    expect(afterMs).toBeLessThan(1000);
     const [file] = await sessionFiles(home);
     expect((await readSession(file ?? "")).repaired).toBe(2);
     const next = await runBin(["--continue", "go on"], options);
@@ -120,7 +119,9 @@ describe("signals", () => {
         openStdin: true,
         started: (child) => {
           child.stdin?.write("partial task");
-          setTimeout(() => child.kill("SIGTERM"), 500);
+          // Once the CLI listens for its stop signals (before, SIGTERM's default would end it).
+          // Node itself catches SIGTERM from its start; SIGHUP only once the CLI listens.
+          signalWhen(child, () => catches(child.pid ?? 0, "SIGHUP"), "SIGTERM");
         },
       }).then(resolve);
     });

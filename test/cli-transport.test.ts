@@ -14,6 +14,7 @@ import {
 import { useCleanup } from "./support/cleanup.js";
 import { cliEnv, runBin, useCliSetup } from "./support/cli.js";
 import { useTempDirs } from "./support/temp.js";
+import { sampleEvery, watchdog } from "./support/until.js";
 
 const setup = useCliSetup();
 const tempDir = useTempDirs();
@@ -100,8 +101,8 @@ function watch(
     state.killed ??= why;
     child.kill("SIGKILL");
   };
-  const deadline = setTimeout(() => kill("time"), 10_000);
-  const timer = setInterval(() => {
+  const disarm = watchdog(10_000, () => kill("time"));
+  const stop = sampleEvery(20, () => {
     let status = "";
     try {
       status = readFileSync(`/proc/${child.pid}/status`, "utf8");
@@ -109,10 +110,10 @@ function watch(
       return; // Gone.
     }
     if (Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) * 1024 > limit) kill("memory");
-  }, 20);
+  });
   state.stop = () => {
-    clearInterval(timer);
-    clearTimeout(deadline);
+    stop();
+    disarm();
   };
   return state;
 }

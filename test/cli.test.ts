@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdir, readFile, realpath, symlink, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -13,6 +14,7 @@ import {
 import { useCleanup } from "./support/cleanup.js";
 import { bin, runBin, sessionFiles, toolResults, useCliSetup } from "./support/cli.js";
 import { protocolLines } from "./support/stream-json.js";
+import { signalWhen } from "./support/until.js";
 
 const setup = useCliSetup();
 const track = useCleanup();
@@ -202,11 +204,11 @@ describe("mini-agent command", () => {
   });
 
   it("on Ctrl-C during a slow tool exits 130 with a receipt for every call, and --continue sends a valid history", async () => {
-    const { server, home, options } = await setup([
+    const { server, workspace, home, options } = await setup([
       stream(
         turn({
           calls: [
-            { id: "toolu_1", name: "bash", input: { command: "sleep 30" } },
+            { id: "toolu_1", name: "bash", input: { command: "touch started; sleep 30" } },
             { id: "toolu_2", name: "ls", input: {} },
           ],
         }),
@@ -215,14 +217,8 @@ describe("mini-agent command", () => {
     ]);
     const run = await runBin(["--allow-bash", "slow task"], {
       ...options,
-      started: (child) => {
-        const timer = setInterval(() => {
-          if (server.requests.length === 1) {
-            clearInterval(timer);
-            setTimeout(() => child.kill("SIGINT"), 700);
-          }
-        }, 20);
-      },
+      // Once the command runs, so that it is the command the interrupt kills.
+      started: (child) => signalWhen(child, () => existsSync(join(workspace, "started")), "SIGINT"),
     });
     expect(run.code).toBe(130);
     const [file] = await sessionFiles(home);

@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { makeCodeCache, requireWithCodeCache, wrapCommonJs } from "../src/cli/code-cache.js";
 import { bin } from "./support/cli.js";
 import { useTempDirs } from "./support/temp.js";
+import { sampleEvery } from "./support/until.js";
 
 const tempDir = useTempDirs();
 const bundle = fileURLToPath(new URL("../dist/bundle/", import.meta.url));
@@ -190,7 +191,7 @@ async function runTurn(
     stderr += chunk.toString();
   });
   let peakOver = false;
-  const watch = setInterval(() => {
+  const stop = sampleEvery(20, () => {
     let status = "";
     try {
       status = readFileSync(`/proc/${child.pid}/status`, "utf8");
@@ -202,9 +203,9 @@ async function runTurn(
       peakOver = true;
       child.kill("SIGKILL");
     }
-  }, 20);
+  });
   const [code] = (await once(child, "close")) as [number | null];
-  clearInterval(watch);
+  stop();
   return { code, stdout, stderr, peakOver };
 }
 

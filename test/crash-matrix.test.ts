@@ -21,9 +21,10 @@ import {
 import type { Message } from "../src/types.js";
 import { useCleanup } from "./support/cleanup.js";
 import { cliEnv, runBin } from "./support/cli.js";
-import { processesWith } from "./support/processes.js";
+import { survivors } from "./support/processes.js";
 import { gitRepository } from "./support/repository.js";
 import { useTempDirs } from "./support/temp.js";
+import { signalWhen } from "./support/until.js";
 
 /**
  * The real CLI killed with SIGKILL at many points, then resumed with --continue: the session
@@ -37,7 +38,6 @@ const modes = bwrap || process.env.CI ? ["required", "off"] : ["off"];
 
 /** `sleep N` with N unique to this run, so a leftover from elsewhere cannot match. */
 const sleeper = () => `sleep ${3000 + Math.floor(Math.random() * 6000)}`;
-const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
 
 const tempDir = useTempDirs();
 const track = useCleanup();
@@ -58,21 +58,18 @@ async function killedRun(
   const first = await runBin(args, {
     cwd: workspace,
     env,
-    started: (child) => {
-      const timer = setInterval(() => {
-        if (
+    started: (child) =>
+      signalWhen(
+        child,
+        () =>
           killWhen({
             workspace,
             requests: server.requests.length,
             session: () => sessionText(home),
-          })
-        ) {
-          clearInterval(timer);
-          child.kill("SIGKILL");
-        }
-      }, 10);
-      child.on("close", () => clearInterval(timer));
-    },
+          }),
+        "SIGKILL",
+        { everyMs: 10 },
+      ),
   });
   expect(first.code).toBe(null);
   const dir = join(home, "state", "sessions");
@@ -148,13 +145,12 @@ describe.each(modes)("crash matrix, --sandbox %s", (mode) => {
       // Once the line is written, not when the file appears: `>>` creates it before echo writes.
       ({ workspace }) => wrote(join(workspace, "side.txt"), "ran\n"),
     );
-    await settle();
     // With bwrap the sandbox dies with the agent. With --sandbox off SIGKILL runs no exit hook:
     // the command outlives the agent until a mini-agent starts in this PID namespace and sweeps
     // it (any other test's agent may already have), so only the resume's sweep is asserted.
-    if (mode !== "off") expect(await processesWith(marker)).toEqual([]);
+    if (mode !== "off") expect(await survivors([marker])).toEqual([]);
     await resume(ctx);
-    expect(await processesWith(marker)).toEqual([]);
+    expect(await survivors([marker])).toEqual([]);
     expect(await readFile(join(ctx.workspace, "side.txt"), "utf8")).toBe("ran\n");
     const { messages } = await readSession(ctx.file);
     expect(toolResults(messages)).toEqual([
@@ -180,7 +176,7 @@ describe.each(modes)("crash matrix, --sandbox %s", (mode) => {
     const loaded = await readSession(ctx.file);
     expect(toolResults(loaded.messages)).toEqual([["toolu_1", outcomeUnknown]]);
     expect(loaded.skipped).toBe(1);
-    expect(await processesWith(marker)).toEqual([]);
+    expect(await survivors([marker])).toEqual([]);
   });
 
   it("killed while the second round streams, after the results were written", async () => {
@@ -217,7 +213,7 @@ describe.each(modes)("crash matrix, --sandbox %s", (mode) => {
       { type: "redacted_thinking", data: redactedData("hidden") },
       { type: "thinking", thinking: "I will wait.", signature: thinkingSignature("I will wait.") },
     ]);
-    expect(await processesWith(marker)).toEqual([]);
+    expect(await survivors([marker])).toEqual([]);
   });
 
   it("killed mid tool loop of a Responses round: its encrypted reasoning goes back as it was", async () => {
@@ -244,14 +240,8 @@ describe.each(modes)("crash matrix, --sandbox %s", (mode) => {
     const killed = await runBin([...flags, "--thinking", "high", "--allow-bash", "wait"], {
       cwd: workspace,
       env,
-      started: (child) => {
-        const timer = setInterval(() => {
-          if (!sessionText(home).includes('"call_1"')) return;
-          clearInterval(timer);
-          child.kill("SIGKILL");
-        }, 10);
-        child.on("close", () => clearInterval(timer));
-      },
+      started: (child) =>
+        signalWhen(child, () => sessionText(home).includes('"call_1"'), "SIGKILL", { everyMs: 10 }),
     });
     expect(killed.code).toBe(null);
     const next = await runBin([...flags, "--thinking", "high", "--continue", "what happened?"], {
@@ -280,7 +270,7 @@ describe.each(modes)("crash matrix, --sandbox %s", (mode) => {
       call_id: "call_1",
       output: `Error: ${outcomeUnknown}`,
     });
-    expect(await processesWith(marker)).toEqual([]);
+    expect(await survivors([marker])).toEqual([]);
   });
 
   it("killed while the model thinks: resumes with nothing of the cut round", async () => {
@@ -331,14 +321,10 @@ describe("crash matrix, a file change", () => {
     const first = await runBin(["--sandbox", "off", "change it"], {
       cwd: workspace,
       env,
-      started: (child) => {
-        const timer = setInterval(() => {
-          if (!sessionText(home).includes('"type":"file_before"')) return;
-          clearInterval(timer);
-          child.kill("SIGKILL");
-        }, 5);
-        child.on("close", () => clearInterval(timer));
-      },
+      started: (child) =>
+        signalWhen(child, () => sessionText(home).includes('"type":"file_before"'), "SIGKILL", {
+          everyMs: 5,
+        }),
     });
     expect(first.code).toBe(null);
     expect(readFileSync(join(workspace, "big.txt"), "utf8") === old).toBe(true);
@@ -379,22 +365,17 @@ describe("crash matrix, a bash call in a git repository", () => {
     const first = await runBin(["--sandbox", "off", "--allow-bash", "make it"], {
       cwd: workspace,
       env,
-      started: (child) => {
-        const timer = setInterval(() => {
-          if (!wrote(join(workspace, "made.txt"), "made\n")) return;
-          clearInterval(timer);
-          child.kill("SIGKILL");
-        }, 10);
-        child.on("close", () => clearInterval(timer));
-      },
+      started: (child) =>
+        signalWhen(child, () => wrote(join(workspace, "made.txt"), "made\n"), "SIGKILL", {
+          everyMs: 10,
+        }),
     });
     expect(first.code).toBe(null);
-    await settle();
 
     // With --sandbox off SIGKILL runs no exit hook: the command outlives the agent until a
     // mini-agent starts in this PID namespace and sweeps it (the resume's own sweep at the latest).
     const next = await runBin(["--continue", "what happened?"], { cwd: workspace, env });
-    expect(await processesWith(marker)).toEqual([]);
+    expect(await survivors([marker])).toEqual([]);
     expect(next.stdout).toBe("resumed fine\n");
     expect(next.code).toBe(0);
     expect(server.rejections).toEqual([]);
@@ -444,14 +425,10 @@ describe("crash matrix, a rewind", () => {
     const killed = await runBin(["rewind", "--to", "1", "--files-only"], {
       cwd: workspace,
       env,
-      started: (child) => {
-        const timer = setInterval(() => {
-          if (!sessionText(home).includes('"type":"file_restore"')) return;
-          clearInterval(timer);
-          child.kill("SIGKILL");
-        }, 2);
-        child.on("close", () => clearInterval(timer));
-      },
+      started: (child) =>
+        signalWhen(child, () => sessionText(home).includes('"type":"file_restore"'), "SIGKILL", {
+          everyMs: 2,
+        }),
     });
     expect(killed.code).toBe(null);
 

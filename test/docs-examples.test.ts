@@ -18,6 +18,7 @@ import { useCleanup } from "./support/cleanup.js";
 import { realSandbox } from "./support/sandbox.js";
 import { checkLine } from "./support/stream-json.js";
 import { useTempDirs } from "./support/temp.js";
+import { watchdog } from "./support/until.js";
 
 /**
  * Every code block of the README and the `docs/` pages runs here, as written: shell blocks with
@@ -157,9 +158,9 @@ function shell(script: string, cwd: string, env: NodeJS.ProcessEnv, seconds = 20
     child.stderr.on("data", (chunk: Buffer) => {
       stderr += chunk.toString();
     });
-    const timer = setTimeout(() => process.kill(-(child.pid ?? 0), "SIGKILL"), seconds * 1000);
+    const disarm = watchdog(seconds * 1000, () => process.kill(-(child.pid ?? 0), "SIGKILL"));
     child.on("close", (code) => {
-      clearTimeout(timer);
+      disarm();
       resolve({ code, stdout, stderr });
     });
   });

@@ -8,6 +8,7 @@ import { toModelEventsFromOpenAI } from "../src/providers/openai-protocol.js";
 import { blockStart, blockStop, delta, turn } from "../src/testing/anthropic-server.js";
 import { completion } from "../src/testing/openai-server.js";
 import type { ModelEvent } from "../src/types.js";
+import { watchdog } from "./support/until.js";
 
 /**
  * Random legal and illegal streams into both state machines: each run ends in legal events or
@@ -27,14 +28,17 @@ async function drain(
   const consume = async () => {
     for await (const event of source) events.push(event);
   };
-  const timeout = new Promise<never>((_, reject) =>
-    setTimeout(() => reject(new Error("hung")), 1000),
-  );
+  let disarm = () => {};
+  const hung = new Promise<never>((_, reject) => {
+    disarm = watchdog(10_000, () => reject(new Error("hung")));
+  });
   try {
-    await Promise.race([consume(), timeout]);
+    await Promise.race([consume(), hung]);
     return { events };
   } catch (error) {
     return { events, error: error as Error };
+  } finally {
+    disarm();
   }
 }
 

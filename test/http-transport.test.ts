@@ -7,6 +7,7 @@ import { AnthropicModelClient } from "../src/providers/anthropic.js";
 import { httpFetch, TransportHeaders } from "../src/providers/http-transport.js";
 import type { ModelEvent } from "../src/types.js";
 import { useCleanup } from "./support/cleanup.js";
+import { until } from "./support/until.js";
 
 const track = useCleanup();
 
@@ -140,12 +141,15 @@ describe("httpFetch", () => {
   });
 
   it("ends the body with TypeError('terminated') when the connection is lost mid-body", async () => {
+    let drop = () => {};
     const server = await serve((_req, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" });
       res.write("data: one\n\n");
-      setTimeout(() => res.socket?.destroy(), 50);
+      drop = () => res.socket?.destroy();
     });
     const response = await httpFetch(server.url);
+    // Lost once the client has the answer's head: mid-body.
+    drop();
     const error = await rejection(response.text());
     expect(error).toBeInstanceOf(TypeError);
     expect((error as Error).message).toBe("terminated");
@@ -153,21 +157,25 @@ describe("httpFetch", () => {
   });
 
   it("rejects with the signal's reason on an abort before the answer, and ends the body on one after", async () => {
+    let asked = false;
     const server = await serve((req, res) => {
+      asked = true;
       if (req.url === "/slow") return;
       res.writeHead(200);
       res.write("partial");
     });
     const early = new AbortController();
     const pending = httpFetch(`${server.url}/slow`, { signal: early.signal });
-    setTimeout(() => early.abort(), 50);
+    // Once the server has the request, which it never answers.
+    await until(() => asked);
+    early.abort();
     const error = await rejection(pending);
     expect(error).toBe(early.signal.reason);
 
     const late = new AbortController();
     const response = await httpFetch(server.url, { signal: late.signal });
     const reading = rejection(response.text());
-    setTimeout(() => late.abort(), 50);
+    late.abort();
     expect(await reading).toBe(late.signal.reason);
   });
 
@@ -184,7 +192,7 @@ describe("httpFetch", () => {
     const body = (response.body as unknown as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
     expect(Buffer.from((await body.next()).value ?? []).toString()).toBe("first");
     await body.return?.();
-    await expect.poll(() => closed, { timeout: 2000 }).toBe(true);
+    await until(() => closed);
   });
 
   it("hands an event stream on whole events at a time, whatever its line endings", async () => {
@@ -199,13 +207,13 @@ describe("httpFetch", () => {
     const ends = events.map((_, i) => events.slice(0, i + 1).join("").length);
     const server = await serve((_req, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" });
-      // Pieces of 3 bytes, apart in time, so that most reads end inside a line or an ending.
+      // Pieces of 3 bytes, each sent once the one before is out, so that most reads end
+      // inside a line or an ending.
       const pieces = text.match(/.{1,3}/gs) ?? [];
       const next = () => {
         const piece = pieces.shift();
         if (piece === undefined) return void res.end();
-        res.write(piece);
-        setTimeout(next, 5);
+        res.write(piece, () => setImmediate(next));
       };
       next();
     });

@@ -9,6 +9,7 @@ import { status, stream, turn } from "../src/testing/anthropic-server.js";
 import type { Body } from "../src/testing/sse-server.js";
 import { runBin, useCliSetup } from "./support/cli.js";
 import { protocolLines } from "./support/stream-json.js";
+import { signalWhen } from "./support/until.js";
 
 /** `--input-format stream-json`: every user line that will not run gets one `error` event. */
 
@@ -116,13 +117,8 @@ describe("user lines queued when something else ends the run", () => {
     const run = await runBin([...jsonFlags, "--sandbox", "off"], {
       ...options,
       input: `${input.join("\n")}\n`,
-      started: (child) => {
-        const timer = setInterval(() => {
-          if (server.requests.length === 0) return;
-          clearInterval(timer);
-          setTimeout(() => child.kill("SIGTERM"), 300);
-        }, 20);
-      },
+      // Once the first request is out: the turn runs, its answer stalled.
+      started: (child) => signalWhen(child, () => server.requests.length > 0, "SIGTERM"),
     });
     expect(run.code).toBe(143);
     const lines = protocolLines(run.stdout);

@@ -23,6 +23,7 @@ import {
   startEverything,
 } from "./support/mcp.js";
 import { checkLine } from "./support/stream-json.js";
+import { signalWhen } from "./support/until.js";
 
 /**
  * The CLI against the reference server, `@modelcontextprotocol/server-everything`, over stdio
@@ -217,7 +218,18 @@ describe.each([stdio, streamableHttp])(
       const { entry, sent } = await transport.server(home);
       const file = await configFile(home, entry);
       const flags = ["--input-format", "stream-json", "--output-format", "stream-json"];
-      const run = await driveWithSignal([...flags, "--mcp-config", file, ...allow], options);
+      // Ctrl-C once the server has the long call.
+      const calling = async () =>
+        (await sent()).some(
+          (message) =>
+            message.method === "tools/call" &&
+            (message.params as { name?: string }).name === "trigger-long-running-operation",
+        );
+      const run = await driveWithSignal(
+        [...flags, "--mcp-config", file, ...allow],
+        options,
+        calling,
+      );
       expect(run.code).toBe(0);
       const results = run.lines.filter(
         (line) => line.type === "tool_result" || line.type === "result",
@@ -295,6 +307,7 @@ describe("the CLI with the reference MCP server over stdio, and secrets", () => 
 function driveWithSignal(
   args: string[],
   options: CliOptions,
+  ready: () => Promise<boolean>,
 ): Promise<{ code: number | null; lines: OutputLine[]; stderr: string }> {
   const user = (text: string) => `${JSON.stringify({ type: "user", text })}\n`;
   return new Promise((resolve, reject) => {
@@ -311,9 +324,7 @@ function driveWithSignal(
     createInterface({ input: child.stdout }).on("line", (text) => {
       const line = checkLine(JSON.parse(text) as unknown, text);
       lines.push(line);
-      if (line.type === "tool_start" && line.id === "toolu_1") {
-        setTimeout(() => child.kill("SIGINT"), 700);
-      }
+      if (line.type === "tool_start" && line.id === "toolu_1") signalWhen(child, ready, "SIGINT");
       if (line.type === "result") {
         if (lines.filter((seen) => seen.type === "result").length === 1)
           child.stdin.write(user("again"));

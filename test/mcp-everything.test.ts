@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectMcpServers, type McpServers } from "../src/mcp/index.js";
 import type { McpTool } from "../src/mcp/tools.js";
 import { everythingServer } from "./support/mcp.js";
+import { until } from "./support/until.js";
 
 /**
  * Against the real reference server, `@modelcontextprotocol/server-everything`, over stdio: the
@@ -201,7 +202,7 @@ describe("the reference MCP server over stdio", () => {
       { duration: 10, steps: 20 },
       controller.signal,
     );
-    while (progress.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => progress.length > 0);
     controller.abort();
     expect(await running).toEqual({
       content:

@@ -8,6 +8,7 @@ import type { McpServerStatus } from "../src/mcp/server.js";
 import { faultServer } from "./support/mcp.js";
 import { killProcessesWith, processesWith } from "./support/processes.js";
 import { useTempDirs } from "./support/temp.js";
+import { until } from "./support/until.js";
 
 /** Servers of our own, each with one fault (test/fixtures/mcp-fault-server.mjs). */
 
@@ -65,7 +66,7 @@ describe("MCP servers that misbehave", () => {
       },
     ]);
     expect(mcp.tools()).toEqual([]);
-    while (mcp.status()[0]?.state !== "up") await new Promise((r) => setTimeout(r, 50));
+    await until(() => mcp.status()[0]?.state === "up");
     expect(mcp.tools().map((tool) => tool.spec.name)).toEqual([
       "mcp__f__big",
       "mcp__f__crash",
@@ -90,8 +91,8 @@ describe("MCP servers that misbehave", () => {
     const [mark] = markers;
     expect(await processesWith(mark ?? "")).toHaveLength(1);
     await mcp.close();
+    // Gone, so its slow start can never end in tools.
     expect(await processesWith(mark ?? "")).toEqual([]);
-    await new Promise((resolve) => setTimeout(resolve, 1600));
     expect(mcp.status()[0]).toMatchObject({ state: "closed", tools: 0 });
     expect(mcp.tools()).toEqual([]);
   });
@@ -247,9 +248,7 @@ describe("MCP servers that misbehave", () => {
     const mcp = await connect("growing", { onStatus: (status) => statuses.push(status) });
     expect(mcp.tools().some((tool) => tool.spec.name === "mcp__f__grown")).toBe(false);
     expect(await call(mcp, "mcp__f__grow")).toEqual({ content: "grown", isError: false });
-    while (!mcp.tools().some((tool) => tool.spec.name === "mcp__f__grown")) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await until(() => mcp.tools().some((tool) => tool.spec.name === "mcp__f__grown"));
     expect(mcp.status()[0]).toMatchObject({ state: "up", tools: 6 });
     expect(statuses.at(-1)).toMatchObject({ state: "up", tools: 6 });
     expect(await call(mcp, "mcp__f__grown", { text: "new" })).toEqual({
@@ -263,7 +262,9 @@ describe("MCP servers that misbehave", () => {
     const mcp = await connect("never", {}, { FAULT_LOG: log });
     const controller = new AbortController();
     const running = call(mcp, "mcp__f__hang", {}, controller.signal);
-    setTimeout(() => controller.abort(), 100);
+    // Aborted once the server has the call.
+    await until(async () => (await readFile(log, "utf8").catch(() => "")).includes('"tools/call"'));
+    controller.abort();
     expect(await running).toEqual({
       content: "mcp__f__hang aborted: the server was asked to cancel the call",
       isError: true,

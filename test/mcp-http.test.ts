@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectMcpServers, type McpServers } from "../src/mcp/index.js";
 import { freePort, startEverything } from "./support/mcp.js";
+import { until } from "./support/until.js";
 
 /** Streamable HTTP, on loopback: the reference server, and the headers a server receives. */
 
@@ -72,7 +73,7 @@ describe("the reference MCP server over Streamable HTTP", () => {
       { duration: 10, steps: 20 },
       controller.signal,
     );
-    while (progress.length === 0) await new Promise((r) => setTimeout(r, 20));
+    await until(() => progress.length > 0);
     controller.abort();
     expect(await running).toEqual({
       content:

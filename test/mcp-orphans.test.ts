@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { connectMcpServers } from "../src/mcp/index.js";
 import { sweepOrphans } from "../src/sandbox/reaper.js";
 import { faultServer } from "./support/mcp.js";
-import { killProcessesWith, processesWith } from "./support/processes.js";
+import { killProcessesWith, processesWith, survivors } from "./support/processes.js";
 
 /**
  * No MCP server outlives the agent: after `close()`, after `process.exit`, and after a SIGKILL
@@ -26,12 +26,11 @@ function marker(): string {
 
 const entry = fileURLToPath(new URL("../dist/index.js", import.meta.url));
 const parent = fileURLToPath(new URL("./support/mcp-parent.mjs", import.meta.url));
-const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
 
 /** Starts an agent process with one stubborn server; resolves once the server is up. */
 async function agent(how: "exit" | "wait", mark: string) {
   const child = spawn(process.execPath, [parent, entry, faultServer, how, mark], {
-    stdio: ["ignore", "pipe", "inherit"],
+    stdio: ["pipe", "pipe", "inherit"],
   });
   const [chunk] = (await once(child.stdout, "data")) as [Buffer];
   expect(chunk.toString()).toBe("up\n");
@@ -54,16 +53,14 @@ describe("MCP server processes", () => {
     );
     expect((await processesWith(mark)).length).toBeGreaterThan(0);
     await mcp.close();
-    await settle();
-    expect(await processesWith(mark)).toEqual([]);
+    expect(await survivors([mark])).toEqual([]);
   });
 
   it("are gone when the agent leaves through process.exit", async () => {
     const mark = marker();
     const child = await agent("exit", mark);
     await once(child, "exit");
-    await settle();
-    expect(await processesWith(mark)).toEqual([]);
+    expect(await survivors([mark])).toEqual([]);
   });
 
   it("left by an agent killed with SIGKILL are ended by the next agent's sweep", async () => {
@@ -71,10 +68,9 @@ describe("MCP server processes", () => {
     const child = await agent("wait", mark);
     child.kill("SIGKILL");
     await once(child, "exit");
-    await settle();
+    // A SIGKILL runs no exit hook: the server outlives its agent until a sweep.
     expect(await processesWith(mark)).toHaveLength(1);
     sweepOrphans();
-    await settle();
-    expect(await processesWith(mark)).toEqual([]);
+    expect(await survivors([mark])).toEqual([]);
   });
 });

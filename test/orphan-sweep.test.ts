@@ -4,8 +4,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { bin, cliEnv } from "./support/cli.js";
-import { killProcessesWith, processesWith } from "./support/processes.js";
+import { killProcessesWith, processesWith, survivors } from "./support/processes.js";
 import { useTempDirs } from "./support/temp.js";
+import { until } from "./support/until.js";
 
 /**
  * The sweep for what a killed mini-agent left running reads every process's environment in
@@ -199,15 +200,14 @@ describe("the sweep of a killed agent's leftovers", () => {
       root,
       `env -u MINI_AGENT_RUN ${unmarked} & touch begun; ${marked}`,
     ]);
-    while (!fs.existsSync(join(root, "begun"))) await new Promise((r) => setTimeout(r, 20));
+    await until(() => fs.existsSync(join(root, "begun")));
     killed.child.kill("SIGKILL");
     await killed.exited;
     const next = node([script("bash-once.mjs"), root, "echo next"]);
     await next.exited;
-    await new Promise((r) => setTimeout(r, 200));
     expect({
-      unmarked: await processesWith(unmarked),
-      marked: await processesWith(marked),
+      unmarked: await survivors([unmarked]),
+      marked: await survivors([marked]),
     }).toEqual({ unmarked: [], marked: [] });
   });
 
@@ -227,8 +227,7 @@ describe("the sweep of a killed agent's leftovers", () => {
     fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
     fs.writeFileSync(join(folder, `${space}-${pid}-1`), "");
     sweepOrphans(folder);
-    await new Promise((r) => setTimeout(r, 200));
-    expect({ left: await processesWith(sleeper), records: fs.readdirSync(folder) }).toEqual({
+    expect({ left: await survivors([sleeper]), records: fs.readdirSync(folder) }).toEqual({
       left: [],
       records: [],
     });
@@ -252,11 +251,14 @@ describe("the sweep of a killed agent's leftovers", () => {
     const ofLive = start(`${ns}:${process.pid}:old-random`);
     fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
     fs.writeFileSync(join(folder, `${ns}-999999999-1`), "");
-    await new Promise((r) => setTimeout(r, 100));
+    // Both run as `sleep` (past their `exec`) before the sweep looks at them.
+    await until(
+      async () => (await processesWith(ofDead)).length + (await processesWith(ofLive)).length === 2,
+    );
     sweepOrphans(folder);
-    await new Promise((r) => setTimeout(r, 200));
+    // The sweep has decided when it returns: what it spared is still there once the rest is gone.
     expect({
-      ofDead: await processesWith(ofDead),
+      ofDead: await survivors([ofDead]),
       ofLive: (await processesWith(ofLive)).length,
     }).toEqual({ ofDead: [], ofLive: 1 });
   });
@@ -281,7 +283,7 @@ describe("the sweep of a killed agent's leftovers", () => {
         .readdirSync(join("/tmp", `mini-agent-${process.getuid?.() ?? 0}`, "agents"))
         .filter((name) => name.split("-")[1] === String(pid));
     const agent = node([script("bash-once.mjs"), root, "touch begun; sleep 1"]);
-    while (!fs.existsSync(join(root, "begun"))) await new Promise((r) => setTimeout(r, 20));
+    await until(() => fs.existsSync(join(root, "begun")));
     const during = mine(agent.child.pid);
     await agent.exited;
     expect({ during: during.length, after: mine(agent.child.pid) }).toEqual({
@@ -299,7 +301,7 @@ describe("the sweep of a killed agent's leftovers", () => {
       root,
       `setsid ${sleeper} > /dev/null 2>&1 & touch begun; wait`,
     ]);
-    while (!fs.existsSync(join(root, "begun"))) await new Promise((r) => setTimeout(r, 20));
+    await until(() => fs.existsSync(join(root, "begun")));
     killed.child.kill("SIGKILL");
     await killed.exited;
     return sleeper;
@@ -313,8 +315,7 @@ describe("the sweep of a killed agent's leftovers", () => {
       content: "next\n[exit code 0]",
       isError: false,
     });
-    await new Promise((r) => setTimeout(r, 200));
-    expect(await processesWith(sleeper)).toEqual([]);
+    expect(await survivors([sleeper])).toEqual([]);
   });
 
   it("is done by a CLI session of many turns while it awaits its first prompt", async () => {
@@ -327,11 +328,8 @@ describe("the sweep of a killed agent's leftovers", () => {
       cwd: root,
       env: cliEnv(home, "http://127.0.0.1:9"),
     });
-    const deadline = Date.now() + 5000;
-    while ((await processesWith(sleeper)).length > 0 && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 50));
     // Seen while the session still awaits its first prompt (it sweeps again at its end).
-    const left = await processesWith(sleeper);
+    const left = await survivors([sleeper]);
     const waiting = session.child.exitCode === null;
     session.child.stdin?.end();
     await session.exited;

@@ -6,8 +6,9 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { bashTool } from "../src/tools/bash.js";
 import { bashInChild, nobodyCanRun } from "./support/bash-in-child.js";
-import { killProcessesWith, processesWith } from "./support/processes.js";
+import { killProcessesWith, survivors } from "./support/processes.js";
 import { useTempDirs } from "./support/temp.js";
+import { until } from "./support/until.js";
 
 /**
  * Plain bash (`--sandbox off`, macOS, Linux without bubblewrap): every process a command
@@ -45,8 +46,6 @@ function hiddenSleeper(): { command: string; hidden: string; marker: string } {
   };
 }
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
-
 describe("bash without the sandbox ends everything it started", () => {
   it("when the command returns: a background process and a setsid one", async () => {
     const root = await tempDir();
@@ -56,9 +55,7 @@ describe("bash without the sandbox ends everything it started", () => {
       command: `${background} & setsid ${detached} > /dev/null 2>&1 & echo started`,
     });
     expect(result).toEqual({ content: "started\n[exit code 0]", isError: false });
-    await settle();
-    expect(await processesWith(background)).toEqual([]);
-    expect(await processesWith(detached)).toEqual([]);
+    expect(await survivors([background, detached])).toEqual([]);
   });
 
   it("when the command returns: a process in its own group without the marker, still in the command's session", async () => {
@@ -69,8 +66,7 @@ describe("bash without the sandbox ends everything it started", () => {
       command: `set -m; env -u MINI_AGENT_RUN ${unmarked} > /dev/null 2>&1 & echo started`,
     });
     expect(result).toEqual({ content: "started\n[exit code 0]", isError: false });
-    await settle();
-    expect(await processesWith(unmarked)).toEqual([]);
+    expect(await survivors([unmarked])).toEqual([]);
   });
 
   it("at the timeout and on abort, a setsid process included", async () => {
@@ -89,26 +85,27 @@ describe("bash without the sandbox ends everything it started", () => {
       { command: `setsid ${third} > /dev/null 2>&1 & touch begun; wait` },
       controller.signal,
     );
-    while (!existsSync(join(root, "begun"))) await new Promise((r) => setTimeout(r, 20));
+    await until(() => existsSync(join(root, "begun")));
     controller.abort();
     const aborted = await running;
     expect(aborted.content).toBe("[aborted: the command and its processes were killed]");
-    await settle();
-    for (const marker of [first, second, third]) expect(await processesWith(marker)).toEqual([]);
+    expect(await survivors([first, second, third])).toEqual([]);
   });
 
   it("when the agent calls process.exit while a command runs", async () => {
     const root = await tempDir();
     const [background, detached, foreground] = [sleeper(), sleeper(), sleeper()];
     const script = fileURLToPath(new URL("./support/exit-while-running.mjs", import.meta.url));
-    const command = `${background} & setsid ${detached} > /dev/null 2>&1 & ${foreground}`;
-    const child = spawn(process.execPath, [script, root, command], { stdio: "ignore" });
-    const code = await new Promise((resolve) => child.on("exit", resolve));
-    expect(code).toBe(0);
-    await settle();
-    expect(await processesWith(background)).toEqual([]);
-    expect(await processesWith(detached)).toEqual([]);
-    expect(await processesWith(foreground)).toEqual([]);
+    const command = `${background} & setsid ${detached} > /dev/null 2>&1 & touch begun; ${foreground}`;
+    const child = spawn(process.execPath, [script, root, command], {
+      stdio: ["pipe", "ignore", "ignore"],
+    });
+    const exited = new Promise((resolve) => child.on("exit", resolve));
+    // The agent exits when told, once the command has begun.
+    await until(() => existsSync(join(root, "begun")));
+    child.stdin?.end("exit\n");
+    expect(await exited).toBe(0);
+    expect(await survivors([background, detached, foreground])).toEqual([]);
   });
 });
 

@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import * as anthropicErrors from "@anthropic-ai/sdk/core/error";
 import * as openaiErrors from "openai/core/error";
 import { describe, expect, it } from "vitest";
@@ -18,6 +19,7 @@ import {
 import type { Message, Tool } from "../src/types.js";
 import { useCleanup } from "./support/cleanup.js";
 import { runBin, sessionFiles, useCliSetup } from "./support/cli.js";
+import { exitAfterLastSignal, exitClockEnv } from "./support/exit-clock.js";
 import { statusError, streamError } from "./support/provider-errors.js";
 import { protocolLines } from "./support/stream-json.js";
 
@@ -159,30 +161,33 @@ describe("retry of a lost round, through the real command", () => {
   ] as const)(
     "stops at once when %s comes during the wait, and exits %d",
     async (signal, code, notice) => {
-      const { server, options } = await setup([
+      const { server, home, options } = await setup([
         lostMidStream(),
         lostMidStream(),
         lostMidStream(),
         stream(turn({ text: ["never asked for"] })),
       ]);
-      let signalled = 0;
+      const clock = join(home, "exit-clock.json");
+      let signalled = false;
       const run = await runBin(["task"], {
         ...options,
+        env: exitClockEnv(options.env, clock),
         started: (child) => {
           let seen = "";
           child.stderr?.on("data", (chunk: Buffer) => {
             seen += chunk.toString();
-            if (signalled === 0 && seen.includes("(attempt 4 of 4)")) {
-              signalled = Date.now();
+            if (!signalled && seen.includes("(attempt 4 of 4)")) {
+              signalled = true;
               child.kill(signal);
             }
           });
         },
       });
-      const stoppedAfter = Date.now() - signalled;
       expect(run.code).toBe(code);
       // The wait was 4 s: an abort that did not end it would take that long.
-      expect(stoppedAfter).toBeLessThan(2000);
+      const { signals, afterMs } = await exitAfterLastSignal(clock);
+      expect(signals).toEqual([signal]);
+      expect(afterMs).toBeLessThan(2000);
       expect(server.requests).toHaveLength(3);
       expect(run.stderr.split("\n").slice(-3)).toEqual([notice, "interrupted", ""]);
     },

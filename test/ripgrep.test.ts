@@ -7,6 +7,7 @@ import type { ToolResult } from "../src/types.js";
 import { runToolInChild } from "./support/child-tool.js";
 import { hasProgram } from "./support/programs.js";
 import { useTempDirs } from "./support/temp.js";
+import { until } from "./support/until.js";
 import { useWorkspace, type Workspace } from "./support/workspace.js";
 
 /**
@@ -283,8 +284,7 @@ describe.skipIf(!hasProgram("rg"))("ripgrep under pressure", () => {
       const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
       return stat !== "" && !/\) Z /.test(stat);
     };
-    for (let i = 0; i < 100 && (await alive()); i++)
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(async () => !(await alive()));
     expect(await alive()).toBe(false);
   });
 

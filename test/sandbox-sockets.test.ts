@@ -8,6 +8,7 @@ import { bashTool } from "../src/tools/bash.js";
 import { bashInChild, nobodyCanRun } from "./support/bash-in-child.js";
 import { realSandbox, useOutsideFolders } from "./support/sandbox.js";
 import { useTempDirs } from "./support/temp.js";
+import { until } from "./support/until.js";
 
 /**
  * Sockets from inside the sandbox. `/` is bound read-only, but `connect()` on a Unix socket file
@@ -148,7 +149,7 @@ print("received " + repr(got), flush=True)`,
     receiver.stdout.on("data", (chunk: Buffer) => {
       heard += chunk.toString();
     });
-    while (!heard.includes("ready")) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => heard.includes("ready"));
     await writeProbes(root, {
       "dgram.py": `import socket, sys
 for kind in ("SOCK_DGRAM", "SOCK_RAW"):

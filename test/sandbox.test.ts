@@ -7,9 +7,10 @@ import { describe, expect, it } from "vitest";
 import { resolveSandbox } from "../src/sandbox/bwrap.js";
 import { homeInSandbox } from "../src/sandbox/home.js";
 import { bashTool } from "../src/tools/bash.js";
-import { processesWith } from "./support/processes.js";
+import { survivors } from "./support/processes.js";
 import { realSandbox, useOutsideFolders } from "./support/sandbox.js";
 import { useTempDirs } from "./support/temp.js";
+import { until } from "./support/until.js";
 
 const tempDir = useTempDirs();
 const outsideFolder = useOutsideFolders();
@@ -92,13 +93,16 @@ describe.skipIf(!sandboxed)("bash in the bubblewrap sandbox", () => {
       "[timed out after 1 s: the command and its processes were killed]",
     );
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 300);
-    const aborted = await bash.execute({ command: "sleep 333 & sleep 334" }, controller.signal);
+    const running = bash.execute(
+      { command: "touch begun; sleep 333 & sleep 334" },
+      controller.signal,
+    );
+    // Aborted once the command has begun, however long the sandbox took to start.
+    await until(() => existsSync(join(root, "begun")));
+    controller.abort();
+    const aborted = await running;
     expect(aborted.content).toBe("[aborted: the command and its processes were killed]");
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    for (const marker of ["sleep 331", "sleep 332", "sleep 333", "sleep 334"]) {
-      expect(await processesWith(marker)).toEqual([]);
-    }
+    expect(await survivors(["sleep 331", "sleep 332", "sleep 333", "sleep 334"])).toEqual([]);
   });
 
   it("ends a process that left the group with setsid when the command returns", async () => {
@@ -107,8 +111,7 @@ describe.skipIf(!sandboxed)("bash in the bubblewrap sandbox", () => {
       command: "setsid sleep 335 > /dev/null 2>&1 & echo started",
     });
     expect(result).toEqual({ content: "started\n[exit code 0]", isError: false });
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(await processesWith("sleep 335")).toEqual([]);
+    expect(await survivors(["sleep 335"])).toEqual([]);
   });
 
   it("keeps a read-only path read-only even inside the workspace", async () => {

@@ -11,8 +11,8 @@ import { useWorkspace } from "./support/workspace.js";
 
 const workspace = useWorkspace();
 
-/** For child runs that test blocking, not aborting: killed after 5 s, never aborted before. */
-const noAbort = { abortAfterMs: 60_000, killAfterMs: 5000 };
+/** For child runs that test blocking, not aborting: killed after 20 s, never aborted before. */
+const noAbort = { abortAfterMs: 60_000, killAfterMs: 20_000 };
 
 /** A run that returned within 2 s of the abort at 200 ms, with its answer or as aborted. */
 function expectPromptly(run: ChildToolRun | "killed", tool: string, answer: ToolResult): void {

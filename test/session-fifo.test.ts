@@ -8,6 +8,7 @@ import { sessionsDir } from "../src/session/store.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { type CliOptions, type CliRun, runBin, useCliSetup } from "./support/cli.js";
 import { useTempDirs } from "./support/temp.js";
+import { watchdog } from "./support/until.js";
 
 /**
  * A FIFO (or anything but a regular file) named like a session is refused at once, never waited
@@ -21,10 +22,11 @@ const tempDir = useTempDirs();
 function runBounded(args: string[], options: CliOptions): Promise<CliRun> {
   return runBin(args, {
     ...options,
-    started: (child) => {
-      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-      child.on("exit", () => clearTimeout(timer));
-    },
+    started: (child) =>
+      child.on(
+        "exit",
+        watchdog(10_000, () => child.kill("SIGKILL")),
+      ),
   });
 }
 

@@ -543,8 +543,10 @@ describe("session file", () => {
 
   it("lists sessions newest first with their first prompt and size", async () => {
     const dir = await tempDir();
-    await writeSession(dir, [user, answer], "a");
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    const first = await writeSession(dir, [user, answer], "a");
+    // Written a minute before the next, whatever the clock's grain.
+    const minuteAgo = new Date(Date.now() - 60_000);
+    await utimes(first, minuteAgo, minuteAgo);
     await writeSession(dir, [{ role: "user", content: "second" }, answer, user, answer], "b");
     await writeFile(join(dir, "notes.jsonl"), "hello\n");
     const old = new Date("2020-01-01T00:00:00Z");

@@ -12,13 +12,13 @@ import {
   writeFile,
 } from "node:fs/promises";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { skillCacheFile, skillCacheFolder } from "../src/skills/cache.js";
 import { discoverSkills, type SkillPlaces } from "../src/skills/discover.js";
 import { staleAfterMs, sweepCaches, sweepLimit } from "../src/skills/sweep.js";
 import { contentHash, loadTrust } from "../src/trust/trust.js";
 import { useTempDirs } from "./support/temp.js";
+import { until } from "./support/until.js";
 
 /**
  * The cache of each SKILL.md's reading (its parse and hash) in the state folder: used only for a
@@ -72,7 +72,13 @@ async function trustedProject() {
   expect(second.skills.map((skill) => [skill.name, skill.scope])).toEqual([["review", "project"]]);
   expect((await s.readCache()).entries.map((entry) => entry[0])).toEqual(["review/SKILL.md"]);
   // Whatever changes the file next does it in a later tick of the file system's clock.
-  await sleep(50);
+  const probe = join(s.state, "clock-probe");
+  const read = (await stat(s.file)).mtimeMs;
+  await until(async () => {
+    await writeFile(probe, "");
+    return (await stat(probe)).mtimeMs > read;
+  });
+  await rm(probe);
   return s;
 }
 

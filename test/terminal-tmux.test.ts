@@ -1,4 +1,4 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
@@ -113,8 +113,8 @@ describe.skipIf(!hasTmux)("the terminal, driven in tmux", () => {
     await term.waitFor("(kept for the next prompt)");
     term.type("y");
     term.keys("Enter");
+    // The prompt is back, holding the paste, and nothing more was sent.
     await term.waitFor(/Ran it\.\n.*\n…$/m);
-    await new Promise((resolve) => setTimeout(resolve, 500));
     expect(server.requests).toHaveLength(2);
     term.keys("Enter");
     await term.waitFor("Got the paste.");
@@ -181,14 +181,16 @@ describe.skipIf(!hasTmux)("the terminal, driven in tmux", () => {
   });
 
   it("resumes the session chosen in the picker", async () => {
-    const { server, workspace, options } = await setup([
+    const { server, workspace, home, options } = await setup([
       stream(turn({ text: ["Older."] })),
       stream(turn({ text: ["Newer."] })),
       stream(turn({ text: ["Back in the older one."] })),
     ]);
     expect((await runBin(["the older prompt"], options)).code).toBe(0);
-    // Listed newest first by the time of their last write: a second apart.
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // Listed newest first by the time of their last write: the older a minute before.
+    const [older = ""] = await sessionFiles(home);
+    const minuteAgo = new Date(Date.now() - 60_000);
+    await utimes(older, minuteAgo, minuteAgo);
     expect((await runBin(["the newer prompt"], options)).code).toBe(0);
     const term = tmux({ cwd: workspace, env: options.env, args: ["--resume"] });
     const list = await term.waitFor("resume which session?");

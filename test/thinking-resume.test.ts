@@ -13,6 +13,7 @@ import { useCleanup } from "./support/cleanup.js";
 import { cliEnv, runBin } from "./support/cli.js";
 import { killProcessesWith } from "./support/processes.js";
 import { useTempDirs } from "./support/temp.js";
+import { signalWhen } from "./support/until.js";
 
 /**
  * A tool loop cut off by a crash and taken up again with `--continue`, whatever thinking it had:
@@ -56,15 +57,10 @@ async function killedInLoop(
   const run = await runBin([...args, "--sandbox", "off", "--allow-bash", "wait"], {
     cwd: workspace,
     env,
-    started: (child) => {
-      const timer = setInterval(async () => {
-        const text = await sessionText(home);
-        if (!text.includes('"toolu_1"')) return;
-        clearInterval(timer);
-        child.kill("SIGKILL");
-      }, 10);
-      child.on("close", () => clearInterval(timer));
-    },
+    started: (child) =>
+      signalWhen(child, async () => (await sessionText(home)).includes('"toolu_1"'), "SIGKILL", {
+        everyMs: 10,
+      }),
   });
   expect(run.code).toBe(null);
   const [file] = await filesUnder(join(home, "state", "sessions"));

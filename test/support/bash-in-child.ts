@@ -1,6 +1,7 @@
 import { execFile, spawn } from "node:child_process";
 import type { Socket } from "node:net";
 import { fileURLToPath } from "node:url";
+import { survivors } from "./processes.js";
 
 const bashModule = fileURLToPath(new URL("../../dist/tools/bash.js", import.meta.url));
 
@@ -14,9 +15,10 @@ export interface ChildRun {
 /**
  * Runs the built bash tool in a child Node process, optionally as `nobody` through `setpriv`,
  * with `extraFd` (a connected Unix socket) as its descriptor 40: Node marks what it inherits
- * close-on-exec only up to the first gap after 15. With `watch`, the child then lists the
- * processes whose command line contains it, 200 ms after the tool returned and while it still
- * runs: once it has exited, any mini-agent starting on this machine may end them as orphans.
+ * close-on-exec only up to the first gap after 15. With `watch`, the processes whose command
+ * line contains it are listed once the tool has returned and they had time to end (`survivors`),
+ * while the child still runs: once it has exited, any mini-agent starting on this machine may
+ * end them as orphans.
  */
 export function bashInChild(
   root: string,
@@ -29,22 +31,13 @@ export function bashInChild(
   }: { asNobody?: boolean; extraFd?: Socket; watch?: string } = {},
 ): Promise<ChildRun> {
   const code = `
-    import { readdirSync, readFileSync } from "node:fs";
     const { bashTool } = await import(${JSON.stringify(bashModule)});
     const bash = bashTool(${JSON.stringify(root)}, { sandbox: { mode: ${JSON.stringify(mode)} } });
-    const result = await bash.execute({ command: ${JSON.stringify(command)} });
-    const watch = ${JSON.stringify(watch ?? null)};
-    const survivors = [];
-    if (watch !== null) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      for (const pid of readdirSync("/proc").filter((name) => /^\\d+$/.test(name) && name !== String(process.pid))) {
-        let line = "";
-        try { line = readFileSync("/proc/" + pid + "/cmdline", "utf8").replace(/\\0$/, "").replaceAll("\\0", " "); } catch {}
-        if (line.includes(watch)) survivors.push(pid + " " + line);
-      }
-    }
-    process.stdout.write(JSON.stringify({ result, survivors }));
-    process.exit(0);
+    const result = await bash.execute({ command: process.env.COMMAND });
+    process.stdout.write(JSON.stringify(result) + "\\n");
+    // Runs on until the test has looked at what is left.
+    process.stdin.on("data", () => {});
+    process.stdin.on("end", () => process.exit(0));
   `;
   const node = [process.execPath, "--input-type=module", "-e", code];
   const argv = asNobody
@@ -55,21 +48,27 @@ export function bashInChild(
     const child = spawn(file, args, {
       cwd: root,
       stdio: [
-        "ignore",
+        "pipe",
         "pipe",
         "inherit",
         ...(extraFd ? [...Array<"ignore">(37).fill("ignore"), extraFd] : []),
       ],
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: root },
+      // The command comes through the environment: on the command line, the child would be one
+      // of the processes its marker finds.
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: root, COMMAND: command },
     });
     let out = "";
+    let left: Promise<string[]> | undefined;
     child.stdout?.on("data", (chunk: Buffer) => {
       out += chunk.toString();
+      if (left !== undefined || !out.includes("\n")) return;
+      left = watch === undefined ? Promise.resolve([]) : survivors([watch]);
+      void left.finally(() => child.stdin?.end());
     });
     child.on("error", reject);
-    child.on("close", () => {
+    child.on("close", async () => {
       try {
-        resolve(JSON.parse(out));
+        resolve({ result: JSON.parse(out), survivors: await (left ?? []) });
       } catch {
         reject(new Error(`no result from the child: ${out}`));
       }

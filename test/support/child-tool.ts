@@ -37,7 +37,7 @@ export async function runToolInChild(
   root: string,
   tool: string,
   input: unknown,
-  { abortAfterMs = 200, killAfterMs = 10_000 } = {},
+  { abortAfterMs = 200, killAfterMs = 25_000 } = {},
 ): Promise<ChildToolRun | "killed"> {
   const code = `
     import { createWorkspaceTools } from ${JSON.stringify(distIndex)};

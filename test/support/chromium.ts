@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { hasProgram } from "./programs.js";
+import { until, watchdog } from "./until.js";
 
 /**
  * A real headless Chromium (Debian's `chromium`), driven over the DevTools protocol on a pipe
@@ -91,12 +92,11 @@ export async function openPage(url: string, options: PageOptions = {}): Promise<
   const send = (method: string, params: object = {}, sessionId?: string) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {
       const id = ++next;
-      const timer = setTimeout(
-        () => reject(new Error(`chromium did not answer ${method}: ${stderr.slice(-500)}`)),
-        20_000,
+      const disarm = watchdog(20_000, () =>
+        reject(new Error(`chromium did not answer ${method}: ${stderr.slice(-500)}`)),
       );
       waiting.set(id, (reply) => {
-        clearTimeout(timer);
+        disarm();
         waiting.delete(id);
         if (reply.error) reject(new Error(`${method}: ${reply.error.message}`));
         else resolve(reply.result ?? {});
@@ -108,8 +108,10 @@ export async function openPage(url: string, options: PageOptions = {}): Promise<
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
   const close = async () => {
     await send("Browser.close").catch(() => child.kill("SIGKILL"));
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-    if (child.exitCode === null) child.kill("SIGKILL");
+    await until(() => child.exitCode !== null || child.signalCode !== null, 5000).catch(() =>
+      child.kill("SIGKILL"),
+    );
+    await exited;
     await rm(profile, { recursive: true, force: true });
   };
 

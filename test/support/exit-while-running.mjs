@@ -1,5 +1,5 @@
 // Runs a bash command with --sandbox off through the built package, then calls process.exit
-// while it still runs. argv: workspace, command.
+// while it still runs, once told to on stdin. argv: workspace, command.
 import { createWorkspaceTools } from "../../dist/index.js";
 
 const [workspace, command] = process.argv.slice(2);
@@ -7,4 +7,4 @@ const bash = createWorkspaceTools(workspace, { bash: { sandbox: { mode: "off" } 
   (tool) => tool.spec.name === "bash",
 );
 bash.execute({ command });
-setTimeout(() => process.exit(0), 500);
+process.stdin.once("data", () => process.exit(0));

@@ -1,5 +1,5 @@
 // An agent that connects one MCP server which ignores the end of stdin and SIGTERM, says "up",
-// then leaves through process.exit ("exit") or waits to be killed ("wait").
+// then leaves through process.exit ("exit") or waits to be killed ("wait"), held by its stdin.
 //   node mcp-parent.mjs <dist/index.js> <fault server> <exit|wait> <marker>
 const [entry, server, how, marker] = process.argv.slice(2);
 const { connectMcpServers } = await import(entry);
@@ -8,4 +8,4 @@ await connectMcpServers({
 });
 process.stdout.write("up\n");
 if (how === "exit") process.exit(0);
-setInterval(() => {}, 1000);
+process.stdin.resume();

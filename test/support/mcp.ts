@@ -6,6 +6,7 @@ import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { until } from "./until.js";
 
 /** The reference server's entry point (its `bin`), run with this Node: `node <bin> stdio`. */
 export function everythingServer(): string {
@@ -52,7 +53,7 @@ export async function startEverything(port: number): Promise<ChildProcess> {
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
   });
-  while (!stderr.includes("listening on port")) await new Promise((r) => setTimeout(r, 50));
+  await until(() => stderr.includes("listening on port"));
   return child;
 }
 

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { bin } from "./cli.js";
+import { watchdog } from "./until.js";
 
 /**
  * `script` gives the CLI a pseudo-terminal, so it runs as it does for a person at a terminal.
@@ -92,16 +93,16 @@ export function converseWith(
       child.stdin.write(next[1]);
       advance();
     };
-    const timer = setTimeout(() => {
+    const disarm = watchdog(15_000, () => {
       child.kill("SIGKILL");
       reject(new Error(`no ${JSON.stringify(steps[step]?.[0])} on screen:\n${screen}`));
-    }, 15_000);
+    });
     child.stdout.on("data", (chunk: Buffer) => {
       screen += chunk.toString();
       advance();
     });
     child.on("close", (code) => {
-      clearTimeout(timer);
+      disarm();
       if (step < steps.length) {
         reject(new Error(`exited ${code} before ${JSON.stringify(steps[step]?.[0])}:\n${screen}`));
       } else resolve({ code, screen });

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
 import { bin } from "./cli.js";
+import { until } from "./until.js";
 
 /**
  * tmux, to drive the CLI as a person does: a real terminal emulator with a fixed size, keys sent
@@ -85,14 +86,15 @@ export class Tmux {
 
   /** Waits until `text` is on screen; fails, showing the screen, after `deadlineMs`. */
   async waitFor(text: string | RegExp, deadlineMs = 15_000): Promise<string> {
-    const end = Date.now() + deadlineMs;
-    for (;;) {
-      const screen = this.screen();
-      if (typeof text === "string" ? screen.includes(text) : text.test(screen)) return screen;
-      if (Date.now() > end)
-        throw new Error(`no ${String(text)} on screen after ${deadlineMs} ms:\n${screen}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    let screen = "";
+    const shown = () => {
+      screen = this.screen();
+      return typeof text === "string" ? screen.includes(text) : text.test(screen);
+    };
+    await until(shown, deadlineMs, { everyMs: 50 }).catch(() => {
+      throw new Error(`no ${String(text)} on screen after ${deadlineMs} ms:\n${screen}`);
+    });
+    return screen;
   }
 
   /** Ends the session and its server, and removes the socket's folder. */

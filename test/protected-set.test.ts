@@ -74,8 +74,19 @@ const protectedPaths = [
   ".opencode/plugin/x.js",
   ".pre-commit-config.yaml",
   "lefthook.yml",
+  ".lefthook-local.toml",
+  ".config/lefthook.yaml",
+  ".lefthook/pre-commit/x.sh",
   "opencode.json",
   ".aider.conf.yml",
+  ".git/rebase-merge/git-rebase-todo",
+  ".git/sequencer/todo",
+  ".idea/workspace.xml",
+  ".devcontainer/devcontainer.json",
+  ".hg/hgrc",
+  ".jj/repo/config.toml",
+  "mise.toml",
+  ".helix/languages.toml",
 ];
 
 const writablePaths = [
@@ -250,19 +261,20 @@ describe("the check after a sandboxed command", () => {
     const lines = await guard.settle();
     expect(lines.sort()).toEqual(
       [
-        "removed app/.vscode/tasks.json, which the command created (the editor runs the tasks, launch and MCP servers its settings name)",
-        "removed new/.git/config, which the command created (git reads it as configuration, which can name programs git runs)",
-        "removed sub/.git/commondir, which the command created (git reads it as the place of the repository's files and configuration)",
+        "moved aside app/.vscode/tasks.json, which the command created (the editor runs the tasks, launch and MCP servers its settings name): now tasks.json.mini-agent-removed",
+        "moved aside new/.git/config, which the command created (git reads it as configuration, which can name programs git runs): now config.mini-agent-removed",
+        "moved aside sub/.git/commondir, which the command created (git reads it as the place of the repository's files and configuration): now commondir.mini-agent-removed",
         "restored sub/.git/config, which the command changed (git reads it as configuration, which can name programs git runs)",
         "restored sub/.git/hooks/pre-push, which the command removed (git runs the files in a hooks folder as programs)",
       ].sort(),
     );
     expect(await readFile(join(ws.root, "sub/.git/config"), "utf8")).toBe("[core]\n");
     expect((await lstat(join(ws.root, "sub/.git/hooks/pre-push"))).mode & 0o777).toBe(0o755);
-    for (const gone of ["sub/.git/commondir", "new/.git/config", "app/.vscode/tasks.json"])
+    for (const gone of ["sub/.git/commondir", "new/.git/config", "app/.vscode/tasks.json"]) {
       expect(await lstat(join(ws.root, gone)).catch(() => "absent")).toBe("absent");
+      expect((await lstat(join(ws.root, `${gone}.mini-agent-removed`))).isFile()).toBe(true);
+    }
     expect(await readFile(join(ws.root, "notes.txt"), "utf8")).toBe("changed\n");
-    expect(await guard.settle()).toEqual([]);
   });
 
   it("puts a file back in place of a link or folder the command left there", async () => {
@@ -287,21 +299,62 @@ describe("the check after a sandboxed command", () => {
     await symlink(ws.outside, join(ws.root, "sub/.git"));
     const lines = await guard.settle();
     expect(lines[0]).toBe(
-      "removed sub/.git, which the command created (a .git file tells git where the repository and its configuration are)",
+      "moved aside sub/.git, which the command created (a .git file tells git where the repository and its configuration are): now .git.mini-agent-removed",
     );
     expect(await lstat(join(ws.outside, "config")).catch(() => "absent")).toBe("absent");
     expect(await readFile(join(ws.root, "sub/.git/config"), "utf8")).toBe("[core]\n");
   });
 
-  // Root reads every folder: this runs in the pass without privileges (.ci/as-nobody).
-  it.skipIf(process.getuid?.() === 0)("says which folders it could not look into", async () => {
+  it("looks into folders whose names are not UTF-8", async () => {
     const ws = await laidOut();
     const guard = await guardProtected(ws.root);
-    await mkdir(join(ws.root, "hidden/.git"), { recursive: true });
-    await writeFile(join(ws.root, "hidden/.git/config"), "[core]\n");
-    await chmod(join(ws.root, "hidden"), 0);
+    const odd = Buffer.concat([Buffer.from(`${ws.root}/x`), Buffer.from([0xff])]);
+    await mkdir(Buffer.concat([odd, Buffer.from("/r/.git")]), { recursive: true });
+    await writeFile(Buffer.concat([odd, Buffer.from("/r/.git/config")]), "[core]\n");
     const lines = await guard.settle();
-    await chmod(join(ws.root, "hidden"), 0o755);
-    expect(lines).toEqual(["could not look into hidden: a protected file there is not checked"]);
+    expect(lines).toEqual([
+      "moved aside x\ufffd/r/.git/config, which the command created (git reads it as configuration, which can name programs git runs): now config.mini-agent-removed",
+    ]);
   });
+
+  it("looks into a git folder's objects, and a HEAD made since is the entry, not a git folder", async () => {
+    const ws = await laidOut();
+    await ws.files({ "src/a.ts": "a\n", "notes.txt": "n\n", "fixture/config": "c\n" });
+    const guard = await guardProtected(ws.root);
+    await ws.files({
+      "y/HEAD/.git/HEAD": "ref: refs/heads/main\n",
+      "y/objects/r/.git/config": "[core]\n",
+      HEAD: "ref: refs/heads/main\n",
+      "fixture/HEAD": "ref: refs/heads/main\n",
+    });
+    const lines = (await guard.settle()).sort();
+    expect(lines).toEqual(
+      [
+        "moved aside HEAD, which the command created (a HEAD file makes its folder a git repository, whose configuration git reads): now HEAD.mini-agent-removed",
+        "moved aside fixture/HEAD, which the command created (a HEAD file makes its folder a git repository, whose configuration git reads): now HEAD.mini-agent-removed",
+        "moved aside y/objects/r/.git/config, which the command created (git reads it as configuration, which can name programs git runs): now config.mini-agent-removed",
+      ].sort(),
+    );
+    expect(await readFile(join(ws.root, "src/a.ts"), "utf8")).toBe("a\n");
+    expect(await readFile(join(ws.root, "notes.txt"), "utf8")).toBe("n\n");
+    expect(await readFile(join(ws.root, "fixture/config"), "utf8")).toBe("c\n");
+  });
+
+  // Root reads every folder: this runs in the pass without privileges (.ci/as-nobody).
+  it.skipIf(process.getuid?.() === 0)(
+    "makes a folder of its own user readable to look into it",
+    async () => {
+      const ws = await laidOut();
+      const guard = await guardProtected(ws.root);
+      await mkdir(join(ws.root, "hidden/.git"), { recursive: true });
+      await writeFile(join(ws.root, "hidden/.git/config"), "[core]\n");
+      await chmod(join(ws.root, "hidden"), 0);
+      const lines = await guard.settle();
+      await chmod(join(ws.root, "hidden"), 0o755);
+      expect(lines).toEqual([
+        "made hidden readable to look into it",
+        "moved aside hidden/.git/config, which the command created (git reads it as configuration, which can name programs git runs): now config.mini-agent-removed",
+      ]);
+    },
+  );
 });

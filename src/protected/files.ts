@@ -51,9 +51,10 @@ export async function protectedWhy(realRoot: string, real: string): Promise<stri
   return whyByNames(names, (at) => (at === -1 ? rootHead : heads[at] === true));
 }
 
-/** A folder with a `HEAD` entry is a git folder, whatever its name. */
+/** A folder holding a `HEAD` file or link is a git folder, whatever its name (a folder named `HEAD` is not). */
 async function holdsHead(folder: string): Promise<boolean> {
-  return (await lstat(join(folder, "HEAD")).catch(() => undefined)) !== undefined;
+  const info = await lstat(join(folder, "HEAD")).catch(() => undefined);
+  return info !== undefined && !info.isDirectory();
 }
 
 const dotGitWhy = "a .git file tells git where the repository and its configuration are";
@@ -98,9 +99,6 @@ const gitWrites = new Set([
   "notes_editmsg",
   "packed-refs",
   "shallow",
-  "rebase-merge",
-  "rebase-apply",
-  "sequencer",
   "rr-cache",
   "lfs",
   "gc.pid",
@@ -138,20 +136,42 @@ const toolFolders: ReadonlyMap<string, string> = new Map([
   [".zed", "Zed runs the tasks and context servers its settings name"],
   [".husky", "git runs these hooks when core.hooksPath names the folder (husky)"],
   [".opencode", "OpenCode runs the plugins, commands and MCP servers it names"],
+  [".lefthook", "git's hooks run the scripts lefthook keeps there"],
+  [".lefthook-local", "git's hooks run the scripts lefthook keeps there"],
+  [".idea", "JetBrains editors run the run configurations and tools it names"],
+  [".devcontainer", "the editor runs the commands a dev container's configuration names"],
+  [".helix", "Helix starts the language servers its configuration names"],
+  [".mise", "mise runs the tasks and hooks its configuration names"],
 ]);
 
 const toolFileNames: ReadonlyMap<string, string> = new Map([
   [".mcp.json", "it names the MCP servers mini-agent starts"],
   [".pre-commit-config.yaml", "git's pre-commit hook runs the commands it names"],
-  ["lefthook.yml", "git's hooks run the commands it names (lefthook)"],
-  [".lefthook.yml", "git's hooks run the commands it names (lefthook)"],
-  ["lefthook-local.yml", "git's hooks run the commands it names (lefthook)"],
   ["opencode.json", "OpenCode starts the MCP servers it names"],
   ["opencode.jsonc", "OpenCode starts the MCP servers it names"],
   ["crush.json", "Crush starts the MCP servers it names"],
   [".crush.json", "Crush starts the MCP servers it names"],
   [".aider.conf.yml", "aider runs the lint and test commands it names"],
+  ["mise.toml", "mise runs the tasks and hooks it names"],
+  [".mise.toml", "mise runs the tasks and hooks it names"],
+  ["mise.local.toml", "mise runs the tasks and hooks it names"],
+  [".mise.local.toml", "mise runs the tasks and hooks it names"],
 ]);
+
+/** lefthook's configuration files, each spelling it reads: `lefthook.yml`, `.lefthook-local.toml`, … */
+const lefthook = /^\.?lefthook(-local)?\.(ya?ml|toml|jsonc?)$/;
+
+/** Files inside another program's own folder that it runs: Mercurial's `hgrc`, jj's configuration. */
+function otherVcsWhy(lower: string[]): string | undefined {
+  const [folder, second, third] = lower.slice(-3);
+  if (lower.at(-2) === ".hg" && lower.at(-1) === "hgrc")
+    return "Mercurial runs the hooks its configuration names";
+  if (folder === ".jj" && second === "repo" && third === "config.toml")
+    return "jj runs the programs its configuration names";
+  if (lower.at(-2) === "mise" && lower.at(-3) === ".config")
+    return "mise runs the tasks and hooks its configuration names";
+  return undefined;
+}
 
 const skillsWhy = "project skills become the agent's instructions";
 const commandsWhy = "project commands become the agent's instructions";
@@ -166,5 +186,6 @@ function toolWhy(lower: string[]): string | undefined {
     if (folder !== undefined && at < lower.length - 1) return folder;
   }
   const last = lower.at(-1) ?? "";
-  return toolFileNames.get(last) ?? toolFolders.get(last);
+  if (lefthook.test(last)) return "git's hooks run the commands it names (lefthook)";
+  return toolFileNames.get(last) ?? toolFolders.get(last) ?? otherVcsWhy(lower);
 }

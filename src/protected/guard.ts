@@ -11,25 +11,30 @@ import {
   symlink,
   writeFile,
 } from "node:fs/promises";
-import { dirname, join, relative } from "node:path";
-import { findProtected } from "./scan.js";
+import { bytesOf, findProtected, type RawPath, rawOf, shownOf } from "./scan.js";
 
 /** A protected entry as it was before a command: its identity and what brings it back. */
 type Kept =
   | { kind: "file"; identity: string; mode: number; bytes: Buffer }
-  | { kind: "link"; identity: string; target: string }
+  | { kind: "link"; identity: string; target: Buffer }
   /** Too big to keep, or neither a file nor a link: it can be put out of the way, not back. */
   | { kind: "unkept"; identity: string };
 
-/** The most bytes of one protected file kept; a bigger one changed is removed, not restored. */
+/** The most bytes of one protected file kept; a bigger one changed is moved aside, not restored. */
 const MOST_FILE_BYTES = 1024 * 1024;
 
+/** Files read at once when their bytes are kept. */
+const READS = 32;
+
+/** What a protected entry the command made, or changed past keeping, is renamed to (a suffix). */
+export const ASIDE = ".mini-agent-removed";
+
 /**
- * What was kept of each protected file at the last look, by real path, so an unchanged file is
+ * What was kept of each protected file at the last look, by raw path, so an unchanged file is
  * not read again before the next command: its identity (device, inode, size, mode, change and
  * modification times, which the command cannot set back) tells.
  */
-const keptBefore = new Map<string, Kept>();
+const keptBefore = new Map<RawPath, Kept>();
 
 /**
  * Protected files before a sandboxed command, to be settled after it. The sandbox keeps the
@@ -38,52 +43,45 @@ const keptBefore = new Map<string, Kept>();
  */
 export interface ProtectedGuard {
   /**
-   * Looks again after the command: a protected file it created is removed, one it changed or
-   * removed is put back as it was (a file too big to keep is removed). Returns one line per file,
-   * for the call's result, empty when nothing protected changed.
+   * Looks again after the command: a protected entry it created is moved aside (renamed with
+   * `ASIDE`, its bytes kept, no program reading it by that name); one it changed or removed is put
+   * back as it was (one too big to keep is moved aside). Returns one line per entry, for the
+   * call's result, empty when nothing protected changed.
    */
   settle(): Promise<string[]>;
 }
 
-/** Files read at once when their bytes are kept. */
-const READS = 32;
-
 /** Looks at every protected file under `realRoot` (a real path) and keeps what it holds. */
 export async function guardProtected(realRoot: string): Promise<ProtectedGuard> {
   const before = await findProtected(realRoot);
-  const kept = new Map<string, Kept>();
+  const kept = new Map<RawPath, Kept>();
   await inBatches([...before.files], async ([path, { info }]) => {
     kept.set(path, await keep(path, info));
   });
   for (const path of keptBefore.keys()) if (!kept.has(path)) keptBefore.delete(path);
+  const root = rawOf(realRoot);
+  const shown = (path: RawPath) => shownOf(path.slice(root.length + 1)) || ".";
   return {
     async settle() {
-      const after = await findProtected(realRoot);
-      const lines: string[] = [];
-      const shown = (path: string) => relative(realRoot, path);
+      const after = await findProtected(realRoot, before.gitFolders);
+      const lines = after.opened.map((folder) => `made ${shown(folder)} readable to look into it`);
       for (const [path, { why }] of after.files) {
         if (kept.has(path)) continue;
-        const failed = await rm(path, { force: true, recursive: true }).then(
-          () => undefined,
-          (error: Error) => error.message,
-        );
-        lines.push(
-          failed === undefined
-            ? `removed ${shown(path)}, which the command created (${why})`
-            : `could not remove ${shown(path)}, which the command created (${why}): ${failed}`,
-        );
+        lines.push(await moveAside(path, `${shown(path)}, which the command created (${why})`));
       }
       for (const [path, was] of kept) {
-        const found = after.files.get(path);
         // Not found by the walk: gone, or no longer a protected entry (a folder in its place).
-        const now = found?.info ?? (await lstat(path).catch(() => undefined));
+        const now =
+          after.files.get(path)?.info ?? (await lstat(bytesOf(path)).catch(() => undefined));
         if (now !== undefined && identity(now) === was.identity) continue;
         if (now !== undefined && (await same(path, now, was))) continue;
         const why = before.files.get(path)?.why ?? "";
         if (was.kind === "unkept") {
-          await rm(path, { force: true, recursive: true });
           lines.push(
-            `removed ${shown(path)}, which the command changed and which was too big to keep (${why})`,
+            await moveAside(
+              path,
+              `${shown(path)}, which the command changed and which was too big to keep (${why})`,
+            ),
           );
           continue;
         }
@@ -91,21 +89,37 @@ export async function guardProtected(realRoot: string): Promise<ProtectedGuard> 
           () => undefined,
           (error: Error) => error.message,
         );
-        if (failed !== undefined) {
-          lines.push(`could not put back ${shown(path)} (${why}): ${failed}`);
-          continue;
-        }
         lines.push(
-          `restored ${shown(path)}, which the command ${now ? "changed" : "removed"} (${why})`,
+          failed === undefined
+            ? `restored ${shown(path)}, which the command ${now ? "changed" : "removed"} (${why})`
+            : `could not put back ${shown(path)} (${why}): ${failed}`,
         );
       }
       for (const folder of after.unread)
-        lines.push(
-          `could not look into ${shown(folder) || "."}: a protected file there is not checked`,
-        );
+        lines.push(`could not look into ${shown(folder)}: a protected file there is not checked`);
       return lines;
     },
   };
+}
+
+/** Renames `path` aside (`NAME.mini-agent-removed`, or `-2`, `-3`… when that is taken). */
+async function moveAside(path: RawPath, what: string): Promise<string> {
+  for (let n = 1; n < 100; n++) {
+    const aside = `${path}${ASIDE}${n === 1 ? "" : `-${n}`}`;
+    if ((await lstat(bytesOf(aside)).catch(() => undefined)) !== undefined) continue;
+    const failed = await rename(bytesOf(path), bytesOf(aside)).then(
+      () => undefined,
+      (error: Error) => error.message,
+    );
+    if (failed === undefined)
+      return `moved aside ${what}: now ${shownOf(aside.slice(aside.lastIndexOf("/") + 1))}`;
+    const removed = await rm(bytesOf(path), { force: true, recursive: true }).then(
+      () => true,
+      () => false,
+    );
+    return removed ? `removed ${what}` : `could not move aside ${what}: ${failed}`;
+  }
+  return `could not move aside ${what}: too many earlier ones`;
 }
 
 /** Runs `job` on each item, `READS` at a time. */
@@ -118,7 +132,7 @@ function identity(info: Stats): string {
   return [info.dev, info.ino, info.size, info.mode, info.mtimeMs, info.ctimeMs].join(":");
 }
 
-async function keep(path: string, info: Stats): Promise<Kept> {
+async function keep(path: RawPath, info: Stats): Promise<Kept> {
   const id = identity(info);
   const known = keptBefore.get(path);
   if (known?.identity === id) return known;
@@ -127,42 +141,46 @@ async function keep(path: string, info: Stats): Promise<Kept> {
   return entry;
 }
 
-async function read(path: string, info: Stats, id: string): Promise<Kept> {
+async function read(path: RawPath, info: Stats, id: string): Promise<Kept> {
   if (info.isSymbolicLink()) {
-    const target = await readlink(path).catch(() => undefined);
+    const target = await readlink(bytesOf(path), { encoding: "buffer" }).catch(() => undefined);
     return target === undefined
       ? { kind: "unkept", identity: id }
       : { kind: "link", identity: id, target };
   }
   if (!info.isFile() || info.size > MOST_FILE_BYTES) return { kind: "unkept", identity: id };
-  const bytes = await readFile(path).catch(() => undefined);
+  const bytes = await readFile(bytesOf(path)).catch(() => undefined);
   return bytes === undefined
     ? { kind: "unkept", identity: id }
     : { kind: "file", identity: id, mode: info.mode & 0o7777, bytes };
 }
 
 /** Whether the entry at `path` still holds what was kept (only its times changed). */
-async function same(path: string, now: Stats, was: Kept): Promise<boolean> {
-  if (was.kind === "link")
-    return now.isSymbolicLink() && (await readlink(path).catch(() => undefined)) === was.target;
+async function same(path: RawPath, now: Stats, was: Kept): Promise<boolean> {
+  if (was.kind === "link") {
+    const target = await readlink(bytesOf(path), { encoding: "buffer" }).catch(() => undefined);
+    return now.isSymbolicLink() && target?.equals(was.target) === true;
+  }
   if (was.kind !== "file" || !now.isFile() || (now.mode & 0o7777) !== was.mode) return false;
   if (now.size !== was.bytes.length) return false;
-  const bytes = await readFile(path).catch(() => undefined);
+  const bytes = await readFile(bytesOf(path)).catch(() => undefined);
   return bytes?.equals(was.bytes) === true;
 }
 
 /** Puts a kept file or link back in place: a new entry beside it, renamed over what is there. */
-async function putBack(path: string, was: Kept & { kind: "file" | "link" }): Promise<void> {
-  await rm(path, { force: true, recursive: true });
-  await mkdir(dirname(path), { recursive: true });
+async function putBack(path: RawPath, was: Kept & { kind: "file" | "link" }): Promise<void> {
+  const folder = path.slice(0, path.lastIndexOf("/"));
+  await rm(bytesOf(path), { force: true, recursive: true });
+  await mkdir(bytesOf(folder), { recursive: true });
   // A folder on the path that is now a link leads elsewhere: nothing is written through it.
-  if ((await realpath(dirname(path)).catch(() => undefined)) !== dirname(path))
+  const real = await realpath(bytesOf(folder), { encoding: "buffer" }).catch(() => undefined);
+  if (real === undefined || !real.equals(bytesOf(folder)))
     throw new Error("a folder on its path is a link now");
-  const aside = join(dirname(path), `.mini-agent-restore-${process.pid}-${Date.now()}`);
-  if (was.kind === "link") await symlink(was.target, aside);
+  const aside = `${folder}/.mini-agent-restore-${process.pid}-${Date.now()}`;
+  if (was.kind === "link") await symlink(was.target, bytesOf(aside));
   else {
-    await writeFile(aside, was.bytes, { mode: 0o600, flag: "wx" });
-    await chmod(aside, was.mode);
+    await writeFile(bytesOf(aside), was.bytes, { mode: 0o600, flag: "wx" });
+    await chmod(bytesOf(aside), was.mode);
   }
-  await rename(aside, path);
+  await rename(bytesOf(aside), bytesOf(path));
 }

@@ -40,8 +40,11 @@ export async function explainLines(
   setups: LineSetups,
 ): Promise<void> {
   const answers: { text?: string }[] = [];
+  // The answers ready at the head, in one write: a write per line costs more than its decision.
   const flush = () => {
-    while (answers[0]?.text !== undefined) write(answers.shift()?.text ?? "");
+    let ready = "";
+    while (answers[0]?.text !== undefined) ready += answers.shift()?.text ?? "";
+    if (ready !== "") write(ready);
   };
   const running = new Set<Promise<void>>();
   let number = 0;

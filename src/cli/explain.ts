@@ -62,7 +62,10 @@ export async function explainCommand(command: string, config: Configuration): Pr
     }
     case "ask": {
       const { question } = outcome;
-      const note = await sandboxNote(command, config);
+      // Only a command no rule allows can be one the read-only set allows in the sandbox: what
+      // the rules cannot allow (a redirect out, a substitution) they cannot allow there either.
+      const uncovered = question.reason.includes("no rule allows");
+      const note = uncovered ? await sandboxNote(command, config) : "";
       const by = note
         ? "sandbox:off"
         : config.mode === "ask"
@@ -118,7 +121,8 @@ async function decideAsRun(command: string, config: Configuration): Promise<Outc
 
 /**
  * When bash runs without the sandbox and the same run with it would allow `command` (by the
- * read-only set), the sandbox is what held it back: said here, else "".
+ * read-only set), the sandbox is what held it back: said here, else "". The run with the sandbox
+ * is asked through the same policy.
  */
 async function sandboxNote(command: string, config: Configuration): Promise<string> {
   if (config.sandboxed || isToolName(command)) return "";

@@ -197,6 +197,37 @@ describe("rules explain names the part that decided", () => {
       ].join("\n"),
     );
   });
+  it("says when bash runs nothing at all: --sandbox required and no sandbox here", async () => {
+    const { options } = await setup([]);
+    const noBwrap = { ...options, env: { ...options.env, PATH: "/nonexistent" } };
+    const refused =
+      "--sandbox required, but bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)";
+    expect(
+      await runBin(["rules", "explain", "--sandbox", "required", "--allow", "ls", "ls"], noBwrap),
+    ).toEqual({
+      code: 0,
+      stderr: "",
+      stdout: [
+        "allow: rule:allow ls",
+        `why: allowed by the rule allow ls (from --allow); but bash runs nothing here: ${refused}`,
+        `(code mode; bash is refused here: ${refused})`,
+        "",
+      ].join("\n"),
+    });
+    const input = '{"command": "ls", "sandbox": "off"}\n';
+    const line = await runBin(
+      ["rules", "explain", "--stdin", "--sandbox", "required", "--allow", "ls"],
+      { ...noBwrap, input },
+    );
+    expect(lines(line.stdout)).toEqual([
+      {
+        command: "ls",
+        decision: "allow",
+        by: "rule:allow ls",
+        why: "allowed by the rule allow ls (from --allow)",
+      },
+    ]);
+  });
 });
 
 describe("rules explain --stdin", () => {

@@ -111,14 +111,18 @@ async function readLine(
   const setup = cwd === undefined ? setups.setup : await inFolder(setups, cwd);
   const base = setup.config;
   const lineMode = modeOf(mode) ?? base.mode;
-  const sandboxed = sandboxOf(sandbox, command) ?? base.sandboxed;
+  const sandboxed = sandboxOf(sandbox, command);
   const lineRules = rules === undefined ? undefined : rulesOf(rules, lineMode);
+  const { refused, ...rest } = base;
   return {
     command,
     config: {
-      ...base,
+      ...rest,
       mode: lineMode,
-      sandboxed,
+      // A line's `sandbox` says where bash runs: then nothing refuses it.
+      ...(sandboxed === undefined
+        ? { sandboxed: base.sandboxed, ...(refused && { refused }) }
+        : { sandboxed }),
       ...(lineRules && { rules: [...setup.kept, ...lineRules] }),
     },
   };

@@ -29,6 +29,8 @@ export interface Configuration {
   allowBash: boolean;
   /** In the order a run holds them: the rules file's, the configuration files', the flags'. */
   rules: readonly SourcedRule[];
+  /** Why bash runs nowhere here (`--sandbox required` and no sandbox): the policy still decides. */
+  refused?: string;
 }
 
 /**
@@ -49,6 +51,13 @@ export interface Explanation {
 
 /** What the policy of a run in `config` decides for `command`, with the part that decided. */
 export async function explainCommand(command: string, config: Configuration): Promise<Explanation> {
+  const explained = await explainDecision(command, config);
+  if (config.refused === undefined || isToolName(command) || explained.decision === "deny")
+    return explained;
+  return { ...explained, why: `${explained.why}; but bash runs nothing here: ${config.refused}` };
+}
+
+async function explainDecision(command: string, config: Configuration): Promise<Explanation> {
   const outcome = await decideAsRun(command, config);
   const tool = isToolName(command);
   switch (outcome.decision) {
@@ -172,9 +181,11 @@ export function explanationText(
 ): string {
   const where = isToolName(command)
     ? "an MCP tool: tool rules decide it, deny wins"
-    : config.sandboxed
-      ? "bash runs in the sandbox: the read-only set applies"
-      : "bash runs without the sandbox: the read-only set does not apply";
+    : config.refused !== undefined
+      ? `bash is refused here: ${config.refused}`
+      : config.sandboxed
+        ? "bash runs in the sandbox: the read-only set applies"
+        : "bash runs without the sandbox: the read-only set does not apply";
   const lines = [
     `${explanation.decision}: ${explanation.by}`,
     `why: ${explanation.why}`,

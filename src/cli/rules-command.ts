@@ -123,6 +123,10 @@ async function explainSetup(
       sandboxed: sandbox.kind === "bwrap",
       allowBash: args.allowBash,
       rules: [...kept, ...flags],
+      ...(sandbox.kind === "unavailable" &&
+        sandbox.mode === "required" && {
+          refused: `--sandbox required, but ${sandbox.reason}`,
+        }),
     },
   };
 }

@@ -93,7 +93,7 @@ async function readLine(
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
     throw new Error('the line is not a JSON object such as {"command": "ls"}');
-  const twice = firstDuplicateKey(line);
+  const twice = mayRepeatKey(line) ? firstDuplicateKey(line) : undefined;
   if (twice !== undefined) throw new Error(`the line gives ${twice} twice`);
   const object = parsed as Record<string, unknown>;
   const unknown = Object.keys(object).find((key) => !fields.has(key));
@@ -126,6 +126,22 @@ async function readLine(
       ...(lineRules && { rules: [...setup.kept, ...lineRules] }),
     },
   };
+}
+
+/**
+ * Whether a line (valid JSON) may hold a key twice, found cheaply: with no backslash every string
+ * is `"…"` with no quote inside and the keys are exactly the strings followed by `:`, so no name
+ * among them seen twice means no object holds one twice. A name seen twice (two rules may each
+ * have an "allow") or a backslash leaves it to `firstDuplicateKey`.
+ */
+function mayRepeatKey(line: string): boolean {
+  if (line.includes("\\")) return true;
+  const names = new Set<string>();
+  for (const [, name = ""] of line.matchAll(/"([^"]*)"\s*:/g)) {
+    if (names.has(name)) return true;
+    names.add(name);
+  }
+  return false;
 }
 
 /** The setup of a line's `cwd`; a folder that cannot be the workspace is the line's error. */

@@ -67,7 +67,7 @@ describe("mini-agent rules explain", () => {
     expect(await runBin(["rules", "explain", "git log | head -5"], options)).toEqual({
       code: 0,
       stdout:
-        "allow: read-only set: git log, head\nwhy: allowed by the read-only set (git log, head), as bash runs in the sandbox\n(code mode; bash runs in the sandbox: the read-only set applies)\n",
+        "allow: read-only set: git log, head\nwhy: allowed by the read-only set (git log, head)\n(code mode; bash runs in the sandbox: the read-only set applies)\n",
       stderr: "",
     });
   });

@@ -153,9 +153,7 @@ function allowedWhy(by: string, config: Configuration): string {
   if (by === "allow-bash-flag") return "--allow-bash allows every command no deny rule matches";
   const parts = by.split("; ").flatMap((part) => {
     if (part.startsWith("read-only set: "))
-      return [
-        `the read-only set (${part.slice("read-only set: ".length)}), as bash runs in the sandbox`,
-      ];
+      return [`the read-only set (${part.slice("read-only set: ".length)})`];
     return part.startsWith("rule:") ? [] : [part];
   });
   const rules = rulesIn(by, config).map(

@@ -947,7 +947,9 @@ const notes = `
 - \`rules explain --stdin\` decides each line with the run's own policy; the rows time the whole
   process over 5,000 distinct commands of 28 shapes (\`bench/rules-explain.mjs\`), and over 50,000.
   Measured on a machine shared with other work (load average about 12 on its 2 cores), where wall
-  time was 2-4 times the CPU time: the CPU columns are the steadier figures. The 5,000-command rows
+  time was 2-4 times the CPU time: the CPU columns are the steadier figures, though not steady (a
+  second run of the section, load average 12-14, gave 2,260, 2,151, 1,659 and 5,640 commands a
+  second of CPU for the four rows). The 5,000-command rows
   miss the 5,000 a second target here; 50,000 commands reach about 7,000 a second of CPU: past the
   start-up, most of a short input's time is the code warming up (about 98 µs a command once warm,
   about 300 µs over the first 5,000). Where a warm decision goes (CPU profiles, the decision alone

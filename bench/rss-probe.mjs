@@ -1,5 +1,6 @@
-// Preloaded into each measured process: when it exits, writes its peak resident memory (KiB) and
-// the environment variables that change how Node starts, as this process saw them.
+// Preloaded into each measured process: when it exits, writes its peak resident memory (KiB), the
+// CPU time it used (user and system, all its threads, ms) and the environment variables that
+// change how Node starts, as this process saw them.
 import { readFileSync, writeFileSync } from "node:fs";
 
 /** Read by Node (or OpenSSL, libuv) while starting; any of them moves a start-up figure. */
@@ -24,5 +25,9 @@ process.on("exit", () => {
   const env = Object.fromEntries(
     Object.entries(process.env).filter(([name]) => startup.test(name) && name !== "RSS_OUT"),
   );
-  writeFileSync(process.env.RSS_OUT, JSON.stringify({ rss: peakRss(), env }));
+  const { user, system } = process.cpuUsage();
+  writeFileSync(
+    process.env.RSS_OUT,
+    JSON.stringify({ rss: peakRss(), cpu: (user + system) / 1000, env }),
+  );
 });

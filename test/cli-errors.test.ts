@@ -144,9 +144,27 @@ describe("configuration errors", () => {
     [["rules", "add", "deny", "git push", "--allow", "ls"], "--allow has no use with rules add"],
     [["rules", "--sandbox-hide", "/x"], "--sandbox-hide has no use with rules"],
     [
-      ["rules", "explain", "--mode", "plan", "rm x"],
-      "--mode has no use with rules explain: it answers as a session in code mode does",
+      ["rules", "explain", "--mode", "plan", "--allow-bash", "rm x"],
+      "--allow-bash has no use with --mode plan: allow rules and --allow-bash count only in code mode",
     ],
+    [
+      ["rules", "explain", "--stdin", "--mode", "ask", "--allow", "ls"],
+      "--allow has no use with --mode ask: allow rules and --allow-bash count only in code mode",
+    ],
+    [
+      ["rules", "explain", "--sandbox", "off", "mcp__github__create_issue"],
+      "--sandbox has no use with an MCP tool: tool rules and the mode decide it",
+    ],
+    [
+      ["rules", "explain", "--stdin", "ls"],
+      "rules explain --stdin reads the commands on stdin, one a line: give none as an argument",
+    ],
+    [
+      ["rules", "explain"],
+      'rules explain needs a command: mini-agent rules explain "COMMAND", or --stdin for one a line',
+    ],
+    [["rules", "list", "--stdin"], "--stdin has no use with rules list"],
+    [["--stdin", "task"], "--stdin is for mini-agent rules explain --stdin (one command a line)"],
     [["config", "path", "-m", "x"], "--model has no use with config path"],
     [
       ["--no-mcp", "--mcp-config", "f.json", "task"],
@@ -215,6 +233,8 @@ describe("configuration errors", () => {
     ],
     [["config", "--model", "m", "--sandbox", "off", "--max-turns", "3", "--allow", "ls"]],
     [["rules", "explain", "--allow-bash", "--sandbox", "off", "--deny", "rm", "ls"]],
+    [["rules", "explain", "--mode", "plan", "--sandbox", "off", "--deny", "rm", "ls"]],
+    [["rules", "explain", "--stdin", "--mode", "ask", "--cwd", "/tmp", "--deny", "rm"]],
     [["skills", "--model", "m", "--context-window", "8192"]],
     [["mcp", "list", "--mcp-config", "f.json"]],
     [["export", "--format", "md", "-o", "x.md", "--force"]],

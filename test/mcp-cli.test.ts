@@ -298,18 +298,19 @@ describe("the CLI with MCP servers", () => {
       code: 0,
       stderr: "",
       stdout:
-        "deny: rule:deny mcp__everything__echo\n(an MCP tool: tool rules decide it, deny wins)\n",
+        "deny: rule:deny mcp__everything__echo\nwhy: the rule deny mcp__everything__echo denies mcp__everything__echo (from --deny)\n(code mode; an MCP tool: tool rules decide it, deny wins)\n",
     });
     expect(await explain(["--allow", "mcp__everything__*"])).toMatchObject({
       stdout:
-        "allow: rule:allow 'mcp__everything__*'\n(an MCP tool: tool rules decide it, deny wins)\n",
+        "allow: rule:allow 'mcp__everything__*'\nwhy: allowed by the rule allow 'mcp__everything__*' (from --allow)\n(code mode; an MCP tool: tool rules decide it, deny wins)\n",
     });
     expect(await explain([])).toMatchObject({
       code: 0,
       stdout: [
-        "ask: mcp__everything__echo is a tool of an MCP server and no rule names it",
+        "ask: no-rule",
+        "why: mcp__everything__echo is a tool of an MCP server and no tool rule names it",
         `"always" would save: allow mcp__everything__echo (or allow 'mcp__everything__*' for every tool of the server)`,
-        "(with no terminal, ask means deny)",
+        "(code mode; an MCP tool: tool rules decide it, deny wins; with no terminal, ask means deny)",
         "",
       ].join("\n"),
     });

@@ -23,30 +23,30 @@ describe("mini-agent rules explain", () => {
     const flags = ["--sandbox", "off", "--allow", "npm test", "--deny", "git push"];
     const explain = (command: string, extra: string[] = []) =>
       runBin(["rules", "explain", ...flags, ...extra, command], options);
-    const without = "(bash runs without the sandbox: the read-only set does not apply";
+    const without = "(code mode; bash runs without the sandbox: the read-only set does not apply";
     expect(await explain("npm test -- --watch")).toEqual({
       code: 0,
-      stdout: `allow: rule:allow npm test\n${without})\n`,
+      stdout: `allow: rule:allow npm test\nwhy: allowed by the rule allow npm test (from --allow)\n${without})\n`,
       stderr: "",
     });
     expect(await explain("timeout 9 sudo /usr/bin/git -c a=b push")).toEqual({
       code: 0,
-      stdout: `deny: rule:deny git push\n${without})\n`,
+      stdout: `deny: rule:deny git push\nwhy: denied by the rule "deny git push" (from --deny)\n${without})\n`,
       stderr: "",
     });
     expect(await explain("npm test && cargo check")).toEqual({
       code: 0,
-      stdout: `ask: no rule allows cargo check\n"always" would save: allow cargo check (exactly)\n${without}; with no terminal, ask means deny)\n`,
+      stdout: `ask: no-rule\nwhy: no rule allows cargo check\n"always" would save: allow cargo check (exactly)\n${without}; with no terminal, ask means deny)\n`,
       stderr: "",
     });
     expect(await explain("npm test > ~/.zshrc")).toEqual({
       code: 0,
-      stdout: `ask: the rules cannot allow a redirect that writes outside the workspace (~/.zshrc)\n"always" would save no rule: the rules cannot allow a redirect that writes outside the workspace (~/.zshrc)\n${without}; with no terminal, ask means deny)\n`,
+      stdout: `ask: rules\nwhy: the rules cannot allow a redirect that writes outside the workspace (~/.zshrc)\n"always" would save no rule: the rules cannot allow a redirect that writes outside the workspace (~/.zshrc)\n${without}; with no terminal, ask means deny)\n`,
       stderr: "",
     });
     expect(await explain("make", ["--allow-bash"])).toEqual({
       code: 0,
-      stdout: `allow: allow-bash-flag\n${without})\n`,
+      stdout: `allow: allow-bash-flag\nwhy: --allow-bash allows every command no deny rule matches\n${without})\n`,
       stderr: "",
     });
   });
@@ -67,7 +67,7 @@ describe("mini-agent rules explain", () => {
     expect(await runBin(["rules", "explain", "git log | head -5"], options)).toEqual({
       code: 0,
       stdout:
-        "allow: read-only set: git log, head\n(bash runs in the sandbox: the read-only set applies)\n",
+        "allow: read-only set: git log, head\nwhy: allowed by the read-only set (git log, head)\n(code mode; bash runs in the sandbox: the read-only set applies)\n",
       stderr: "",
     });
   });
@@ -84,7 +84,7 @@ describe("mini-agent rules explain", () => {
       code: 2,
       stdout: "",
       stderr:
-        'mini-agent: usage: mini-agent rules [list | add allow|deny "WORDS" | remove N | explain "COMMAND"]\n',
+        'mini-agent: usage: mini-agent rules [list | add allow|deny "WORDS" | remove N | explain "COMMAND" | explain --stdin]\n',
     });
   });
 });

@@ -85,6 +85,8 @@ export interface CliArgs extends Subcommands {
   thinking?: ThinkingLevel;
   /** `--hide-thinking`: the text output shows no reasoning on the terminal. */
   hideThinking: boolean;
+  /** `rules explain --stdin`: the commands to explain come on stdin, one a line. */
+  stdin: boolean;
   /** Where the configurable values came from (`mini-agent config` prints them). */
   sources: ArgSources;
   debug: boolean;
@@ -149,6 +151,7 @@ export function resolveArgs(
     ...formats,
     ...numbersFrom(values, files, pick),
     hideThinking: values["hide-thinking"] ?? false,
+    stdin: values.stdin ?? false,
     sources,
     debug: values.debug ?? false,
     version: values.version ?? false,

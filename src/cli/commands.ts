@@ -82,7 +82,7 @@ const flagsUsedBy: Record<string, readonly OptionName[]> = {
   trust: ["revoke"],
   skills: ["provider", "model", "context-window"],
   rules: [],
-  "rules explain": [...ruleFlags, "allow-bash", "sandbox", "sandbox-hide"],
+  "rules explain": [...ruleFlags, "allow-bash", "mode", "sandbox", "sandbox-hide", "stdin"],
   mcp: [],
   "mcp list": ["mcp-config"],
   export: ["format", "output", "force"],
@@ -93,7 +93,7 @@ const everyCommand = new Set<string>(["cwd", "debug", "help", "version"]);
 
 /** Why a flag a command refuses is not read there, where the refusal alone would puzzle. */
 const notRead: Record<string, string> = {
-  "rules explain --mode": ": it answers as a session in code mode does",
+  "rules --stdin": ": it goes with rules explain, which reads the commands on stdin",
 };
 
 /**
@@ -122,7 +122,12 @@ function commandFrom(positionals: string[], values: FlagValues): Subcommands {
   const rewindCommand = rewindFrom(positionals, values);
   if (rewindCommand) return { rewindCommand };
   if (values.revoke && first !== "trust") throw new UsageError("--revoke is for mini-agent trust");
-  if (first === "rules") return { rulesCommand: rest };
+  if (values.stdin && first !== "rules")
+    throw new UsageError("--stdin is for mini-agent rules explain --stdin (one command a line)");
+  if (first === "rules") {
+    if (rest[0] === "explain") checkExplain(rest.slice(1), values);
+    return { rulesCommand: rest };
+  }
   if (first === "mcp") return { mcpCommand: rest };
   if (first === "acp") {
     if (rest.length > 0) throw new UsageError("acp takes no task: the editor sends the prompts");
@@ -150,6 +155,45 @@ function commandFrom(positionals: string[], values: FlagValues): Subcommands {
     return { trustCommand: values.revoke ? "revoke" : "trust" };
   }
   return {};
+}
+
+/**
+ * `rules explain`'s flags together: the commands come from the words or from stdin, never both,
+ * and a flag the answer cannot depend on is refused. Allow rules and `--allow-bash` count only in
+ * code mode; an MCP tool is decided by the tool rules and the mode, never the sandbox or
+ * `--allow-bash`.
+ */
+function checkExplain(words: string[], values: FlagValues): void {
+  if (values.stdin && words.length > 0)
+    throw new UsageError(
+      "rules explain --stdin reads the commands on stdin, one a line: give none as an argument",
+    );
+  if (!values.stdin && words.length === 0)
+    throw new UsageError(
+      'rules explain needs a command: mini-agent rules explain "COMMAND", or --stdin for one a line',
+    );
+  const mode = values.mode;
+  if (mode === "ask" || mode === "plan") {
+    const lifting = values["allow-bash"] ? "--allow-bash" : values.allow ? "--allow" : undefined;
+    if (lifting)
+      throw new UsageError(
+        `${lifting} has no use with --mode ${mode}: allow rules and --allow-bash count only in code mode`,
+      );
+  }
+  if (!values.stdin && isToolName(words.join(" "))) {
+    const bashOnly = (["allow-bash", "sandbox", "sandbox-hide"] as const).find(
+      (name) => values[name] !== undefined,
+    );
+    if (bashOnly)
+      throw new UsageError(
+        `--${bashOnly} has no use with an MCP tool: tool rules and the mode decide it`,
+      );
+  }
+}
+
+/** `mcp__server__tool`: what `rules explain` takes for an MCP tool, not a bash command. */
+export function isToolName(text: string): boolean {
+  return /^mcp__\S+$/.test(text);
 }
 
 /** `export [ID]` and its flags; the flags anywhere else are a mistake said as such. */

@@ -41,6 +41,7 @@ export const options = {
   "dry-run": { type: "boolean" },
   "files-only": { type: "boolean" },
   "conversation-only": { type: "boolean" },
+  stdin: { type: "boolean" },
   debug: { type: "boolean" },
   version: { type: "boolean", short: "v" },
   help: { type: "boolean", short: "h" },

@@ -1,6 +1,6 @@
 /** What `mini-agent --help` prints: the commands, every flag, the environment and the exit codes. */
 export const usage = `Usage: mini-agent [options] ["task"]
-       mini-agent rules [list | add allow|deny "WORDS" | remove N | explain "COMMAND"]
+       mini-agent rules [list | add allow|deny "WORDS" | remove N | explain "COMMAND" | explain --stdin]
        mini-agent export [ID] [--format html|md] [-o FILE] [--force]
        mini-agent rewind [ID] --to N [--files-only | --conversation-only] [--dry-run]
        mini-agent skills         list the skills found here, with warnings
@@ -71,6 +71,11 @@ conversation, the later prompts kept in the session file as a branch):
       --files-only          put back the files only; the conversation goes on as it was
       --conversation-only   take the conversation back only; the files stay as they are
       --dry-run             say what would be done; change nothing
+
+Rules explain (what a run with these flags would decide, and the part that decided):
+      --stdin               explain one command a line from stdin, or a JSON object
+                            {"command", "cwd", "mode", "sandbox": "bwrap"|"off", "rules"};
+                            one JSON line out for each (see docs/rules.md)
 
 Trust:
       --revoke              with trust: forget every approval of this project

@@ -75,7 +75,10 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
     }
     if (args.rulesCommand) {
       const { rulesCommand } = await import("./rules-command.js");
-      return await rulesCommand(args, workspace);
+      // A line of `rules explain --stdin` may name another folder: the same flags, read there.
+      const inFolder = (cwd: string) =>
+        configuredArgs({ ...flags, values: { ...flags.values, cwd } }, process.env, process.stderr);
+      return await rulesCommand(configured, inFolder);
     }
     if (args.mcpCommand) {
       const { mcpCommand } = await import("./mcp-command.js");

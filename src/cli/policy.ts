@@ -101,10 +101,16 @@ const noRules: RuleBook = { current: () => [], save: async () => {} };
  * baseline compiler is plenty for short lines, so the CLI keeps WebAssembly on it. Set here, on
  * first need, and not at start-up: a turn that never decides a command does not load `node:v8`.
  */
-export async function shellRules(): Promise<typeof import("../rules/decide.js")> {
-  (await import("node:v8")).setFlagsFromString("--liftoff-only");
-  return await import("../rules/decide.js");
+export function shellRules(): Promise<typeof import("../rules/decide.js")> {
+  // Once: each `import()` of a loaded module still goes through the module loader, a cost that
+  // `rules explain --stdin` would pay per line.
+  loadingRules ??= (async () => {
+    (await import("node:v8")).setFlagsFromString("--liftoff-only");
+    return await import("../rules/decide.js");
+  })();
+  return loadingRules;
 }
+let loadingRules: Promise<typeof import("../rules/decide.js")> | undefined;
 
 /** What a decision gives: the approval, who made it, and the user's own reason for a no. */
 type Decided = [Approval, string, string?];

@@ -5,8 +5,11 @@ import { type Rule, RuleError, ruleWords, showRule } from "../rules/rule.js";
 import { resolveSandbox } from "../sandbox/bwrap.js";
 import { stateHome } from "../session/store.js";
 import { visible } from "../visible.js";
-import { type CliArgs, exitCodes, UsageError } from "./args.js";
-import { type RuleBook, serverPattern, shellRules, toolRuleVerdict } from "./policy.js";
+import { exitCodes, UsageError } from "./args.js";
+import type { Configured } from "./configured.js";
+import { explainCommand, explanationText, type SourcedRule } from "./explain.js";
+import { type ExplainSetup, explainLines } from "./explain-lines.js";
+import type { RuleBook } from "./policy.js";
 
 /**
  * The rules file of a workspace: `$MINI_AGENT_HOME/workspaces/<name>-<hash>/rules.json`, in the
@@ -29,8 +32,12 @@ export async function ruleBook(file: string, flags: Rule[]): Promise<RuleBook> {
   };
 }
 
-/** `mini-agent rules [list]`, `rules remove N`, `rules explain "COMMAND"`. */
-export async function rulesCommand(args: CliArgs, workspace: string): Promise<number> {
+/** `mini-agent rules [list]`, `rules remove N`, `rules explain "COMMAND"` or `--stdin`. */
+export async function rulesCommand(
+  configured: Pick<Configured, "args" | "workspace" | "files">,
+  configure: (cwd: string) => Promise<Configured>,
+): Promise<number> {
+  const { args, workspace } = configured;
   const [action = "list", ...rest] = args.rulesCommand ?? [];
   const file = rulesFile(process.env, workspace);
   const out = (text: string) => process.stdout.write(text);
@@ -60,57 +67,68 @@ export async function rulesCommand(args: CliArgs, workspace: string): Promise<nu
     out(`added: ${visible(showRule(rule))}\n`);
     return exitCodes.done;
   }
-  if (action === "explain" && rest.length > 0) {
-    out(await explain(rest.join(" "), args, workspace, await ruleBook(file, args.rules)));
+  if (action === "explain") {
+    const setup = await explainSetup(configured);
+    if (args.stdin) {
+      const folders = new Map<string, Promise<ExplainSetup>>();
+      const forFolder = (cwd: string) => {
+        let made = folders.get(cwd);
+        if (!made) {
+          made = configure(cwd).then(explainSetup);
+          folders.set(cwd, made);
+        }
+        return made;
+      };
+      await explainLines(process.stdin, out, { setup, forFolder });
+      return exitCodes.done;
+    }
+    const command = rest.join(" ");
+    const config = setup.config;
+    out(explanationText(await explainCommand(command, config), command, config));
     return exitCodes.done;
   }
   throw new UsageError(
-    'usage: mini-agent rules [list | add allow|deny "WORDS" | remove N | explain "COMMAND"]',
+    'usage: mini-agent rules [list | add allow|deny "WORDS" | remove N | explain "COMMAND" | explain --stdin]',
   );
 }
 
-/** What the rules in force would decide for `command`, and the rule or reason behind it. */
-async function explain(
-  command: string,
-  args: CliArgs,
-  workspace: string,
-  rules: RuleBook,
-): Promise<string> {
-  if (/^mcp__\S+$/.test(command)) return explainTool(command, rules);
+/**
+ * What `rules explain` decides with, as a run in this folder would: the rules file's rules, the
+ * configuration files', the flags' (each with where it comes from), the mode, `--allow-bash`, and
+ * whether bash runs in the sandbox here.
+ */
+async function explainSetup(
+  configured: Pick<Configured, "args" | "workspace" | "files">,
+): Promise<ExplainSetup> {
+  const { args, workspace, files } = configured;
+  const file = rulesFile(process.env, workspace);
+  const saved = await asUsage(readRules(file));
   const sandbox = await resolveSandbox({ mode: args.sandbox, hide: args.sandboxHide });
-  const sandboxed = sandbox.kind === "bwrap";
-  const { decideCommand } = await shellRules();
-  const verdict = await decideCommand(command, {
-    rules: rules.current(),
-    workspace,
-    sandboxed,
-    allowAll: args.allowBash,
-  });
-  const where = sandboxed
-    ? "bash runs in the sandbox: the read-only set applies"
-    : "bash runs without the sandbox: the read-only set does not apply";
-  switch (verdict.decision) {
-    case "allow":
-      return `allow: ${visible(verdict.by)}\n(${where})\n`;
-    case "deny":
-      return `deny: ${visible(verdict.by)}\n(${where})\n`;
-    case "ask": {
-      const always =
-        verdict.save.length > 0
-          ? `"always" would save: ${verdict.save.map(showRule).join("; ")}`
-          : `"always" would save no rule: ${verdict.noSave}`;
-      return `ask: ${visible(verdict.reason)}\n${visible(always)}\n(${where}; with no terminal, ask means deny)\n`;
-    }
-  }
-}
-
-/** An MCP tool: the tool rule that decides it, or the question it gets (deny with no one to ask). */
-function explainTool(tool: string, rules: RuleBook): string {
-  const verdict = toolRuleVerdict(rules.current(), tool);
-  if (verdict)
-    return `${verdict.decision}: ${visible(verdict.by)}\n(an MCP tool: tool rules decide it, deny wins)\n`;
-  const [name, server] = [visible(tool), visible(serverPattern(tool))];
-  return `ask: ${name} is a tool of an MCP server and no rule names it\n"always" would save: allow ${name} (or allow '${server}' for every tool of the server)\n(with no terminal, ask means deny)\n`;
+  const kept: SourcedRule[] = [
+    ...saved.map((rule) => ({ rule, from: `the rules file ${file}` })),
+    ...files.rules.map(({ value, file }) => ({
+      rule: value,
+      from: `the configuration file ${file}`,
+    })),
+  ];
+  // `args.rules` holds the configuration files' rules, then the flags' (`resolveArgs`).
+  const flags = args.rules
+    .slice(files.rules.length)
+    .map((rule) => ({ rule, from: `--${rule.effect}` }));
+  return {
+    kept,
+    config: {
+      workspace,
+      mode: args.mode,
+      sandboxed: sandbox.kind === "bwrap",
+      allowBash: args.allowBash,
+      rules: [...kept, ...flags],
+      ...(sandbox.kind === "unavailable" &&
+        sandbox.mode === "required" && {
+          refused: `--sandbox required, but ${sandbox.reason}`,
+        }),
+    },
+  };
 }
 
 /** A rules file that cannot be read as rules is a configuration error: exit 2, one line. */

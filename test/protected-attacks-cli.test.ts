@@ -145,13 +145,13 @@ describe.skipIf(!hasGit)("a file the model writes never becomes git's configurat
           .filter((line) => line.startsWith("- ")),
       );
       expect(notes[0]).toContain(
-        "- removed sub2/.git/config, which the command created (git reads it as configuration, which can name programs git runs)",
+        "- moved aside sub2/.git/config, which the command created (git reads it as configuration, which can name programs git runs): now config.mini-agent-removed",
       );
       expect(notes[1]).toEqual([
         "- restored sub/.git/config, which the command changed (git reads it as configuration, which can name programs git runs)",
       ]);
       expect(notes[2]).toEqual([
-        "- removed .git/commondir, which the command created (git reads it as the place of the repository's files and configuration)",
+        "- moved aside .git/commondir, which the command created (git reads it as the place of the repository's files and configuration): now commondir.mini-agent-removed",
       ]);
       expect(await readFile(join(workspace, "sub/.git/config"), "utf8")).toBe(config);
       for (const folder of [workspace, join(workspace, "sub"), join(workspace, "sub2")])

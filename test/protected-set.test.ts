@@ -215,6 +215,19 @@ describe("the protected-file set", () => {
     expect(verdicts).toEqual(["allow", "allow", "allow"]);
   });
 
+  it("asks for a redirect into a folder an earlier command of the line may make as a link", async () => {
+    const ws = await laidOut();
+    const allow = (...programs: string[]) =>
+      programs.map((program) => ({ effect: "allow" as const, words: [program] }));
+    const context = { rules: allow("ls", "ln", "mkdir"), sandboxed: false, workspace: ws.root };
+    const decided = async (command: string, extra = {}) =>
+      (await decideCommand(command, { ...context, ...extra })).decision;
+    expect(await decided("ln -s .git g; ls src > g/config")).toBe("ask");
+    expect(await decided("mkdir -p out && ls > out/list.txt")).toBe("ask");
+    expect(await decided("ls > out/list.txt")).toBe("allow");
+    expect(await decided("mkdir -p out && ls > out/list.txt", { allowAll: true })).toBe("allow");
+  });
+
   it("asks for a redirect through a link to an entry", async () => {
     const ws = await laidOut();
     await symlink("sub/.git", join(ws.root, "g"));

@@ -67,7 +67,7 @@ export async function decideScript(script: Script, context: RulesContext): Promi
     ...deny.maybe,
     ...script.commands.flatMap((c) => c.assigns.flatMap((name) => hiddenByVariable(name) ?? [])),
   ];
-  const intoProtected = await protectedWrites(script, context.workspace);
+  const intoProtected = await protectedWrites(script, context.workspace, context.allowAll === true);
   if (intoProtected.length > 0) return ask(`the rules cannot allow ${intoProtected[0]}`);
   if (context.allowAll) {
     if (denyRules.length === 0 || hidden.length === 0)
@@ -278,32 +278,48 @@ async function redirectProblems(script: Script, workspace: string): Promise<stri
  * time, or after a change of folder, is left to `redirectProblems` (it asks there, except under
  * `--allow-bash`, where the sandbox's check after the command is what remains).
  */
-async function protectedWrites(script: Script, workspace: string): Promise<string[]> {
+async function protectedWrites(
+  script: Script,
+  workspace: string,
+  allowAll: boolean,
+): Promise<string[]> {
   if (script.writes.length === 0) return [];
   const realWorkspace = await realpath(workspace).catch(() => undefined);
   if (realWorkspace === undefined) return [];
   const problems: string[] = [];
   for (const word of script.writes) {
     if (word.kind === "dynamic" || writesNowhere.includes(word.value)) continue;
-    const real = await realTarget(
+    const target = await realTarget(
       isAbsolute(word.value) ? word.value : join(workspace, word.value),
     );
-    if (real === undefined || !within(realWorkspace, real)) continue;
-    const why = await protectedWhy(realWorkspace, real);
+    if (target === undefined || !within(realWorkspace, target.path)) continue;
+    // A folder that does not exist yet may be made by an earlier command, as a link to one
+    // (`--allow-bash` lets any command make one, and write through it too).
+    if (target.missing > 1 && script.commands.length > 1 && !allowAll) {
+      problems.push(
+        `a redirect into ${word.value}, whose folder an earlier command may make (as a link to a protected folder, too)`,
+      );
+      continue;
+    }
+    const why = await protectedWhy(realWorkspace, target.path);
     if (why !== undefined)
       problems.push(`a redirect that writes the protected file ${word.value} (${why})`);
   }
   return problems;
 }
 
-/** The real path `path` opens: its nearest existing folder resolved, the missing names after. */
-async function realTarget(path: string): Promise<string | undefined> {
+/**
+ * The real path `path` opens: its nearest existing folder resolved, the missing names after, and
+ * how many names are missing (1: only the file itself).
+ */
+async function realTarget(path: string): Promise<{ path: string; missing: number } | undefined> {
   const names = path.split("/");
   for (let absent = 0; absent < names.length; absent++) {
     const head = names.slice(0, names.length - absent).join("/") || "/";
     const real = await resolveLinks(head);
     if (real === undefined) return undefined;
-    if (real !== "missing") return join(real, ...names.slice(names.length - absent));
+    if (real !== "missing")
+      return { path: join(real, ...names.slice(names.length - absent)), missing: absent };
   }
   return undefined;
 }

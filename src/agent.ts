@@ -7,6 +7,7 @@ import type {
   BeforeToolCall,
   Message,
   ModelClient,
+  ModelEvent,
   Reasoning,
   Tool,
   ToolCall,
@@ -66,7 +67,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   for (let turn = 1; ; turn++) {
     if (signal?.aborted) return finish("aborted", "");
     const text = new StreamedText();
-    const calls: ToolCall[] = [];
+    const calls: RoundCall[] = [];
     const reasoning: Reasoning[] = [];
     try {
       const request = { system, messages, tools: specs, ...(signal && { signal }) };
@@ -76,7 +77,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
           await emit(event);
         } else if (event.type === "thinking") await emit(event);
         else if (event.type === "reasoning") reasoning.push(checkedReasoning(event.part));
-        else if (event.type === "tool_call") calls.push(checkedCall(event.call, calls));
+        else if (event.type === "tool_call") calls.push(checkedCall(event, calls));
       }
     } catch (error) {
       if (signal?.aborted) return finish("aborted", "");
@@ -90,7 +91,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     await commit({
       role: "assistant",
       content,
-      toolCalls: calls,
+      toolCalls: calls.map(({ call }) => call),
       ...(reasoning.length > 0 && { reasoning }),
     });
     if (calls.length === 0) return finish("completed", content);
@@ -100,9 +101,15 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   }
 }
 
-/** Runs the calls one at a time, in order; every call leaves exactly one `tool` message. */
+/** A call of the round, with why its input could not be used when it could not. */
+type RoundCall = Extract<ModelEvent, { type: "tool_call" }>;
+
+/**
+ * Runs the calls one at a time, in order; every call leaves exactly one `tool` message. A call
+ * whose input could not be used gets the receipt a tool gives an input it refuses, unasked.
+ */
 async function dispatch(
-  calls: ToolCall[],
+  calls: RoundCall[],
   options: RunAgentOptions,
   commit: (message: Message) => Promise<void>,
   emit: (event: AgentEvent) => void | Promise<void>,
@@ -110,7 +117,7 @@ async function dispatch(
   const { signal, beforeToolCall } = options;
   const tools = new Map(options.tools.map((tool) => [tool.spec.name, tool]));
   const recordRest = async (index: number, first: string, later: string) => {
-    for (const [offset, call] of calls.slice(index).entries()) {
+    for (const [offset, { call }] of calls.slice(index).entries()) {
       await commit(toolError(call.id, offset === 0 ? first : later));
     }
   };
@@ -120,8 +127,12 @@ async function dispatch(
     return "aborted" as const;
   };
 
-  for (const [index, call] of calls.entries()) {
+  for (const [index, { call, invalidInput }] of calls.entries()) {
     if (signal?.aborted) return abortFrom(index);
+    if (invalidInput !== undefined) {
+      await commit(toolError(call.id, receipts.invalidInput(call.name, invalidInput)));
+      continue;
+    }
     let approval: Approval = { approved: true };
     try {
       if (beforeToolCall) {
@@ -193,17 +204,24 @@ function checkResult(call: ToolCall, result: unknown): ToolResult {
 /**
  * A client written by hand can yield anything. A call without a non-empty string id and name,
  * or with an id the round already has, cannot be answered once by id: it ends the round before
- * anything of it is committed, as a stream that throws does. An input that is not an object
- * becomes `{}`, which the tool's own validation then refuses in its receipt: the history keeps
- * only what a provider takes and the session file keeps.
+ * anything of it is committed, as a stream that throws does. A call whose input could not be used
+ * (the adapter's `invalidInput`, or an input that is not an object; none at all means `{}`) keeps
+ * `{}`, which every provider takes back, and is answered with a receipt saying why.
  */
-function checkedCall(call: ToolCall, earlier: readonly ToolCall[]): ToolCall {
+function checkedCall(event: RoundCall, earlier: readonly RoundCall[]): RoundCall {
   const invalid = (why: string) => new Error(`model client returned an invalid tool call: ${why}`);
-  const { id, name } = call as Partial<Record<keyof ToolCall, unknown>>;
+  const { call, invalidInput } = event;
+  const { id, name, input } = (call ?? {}) as Partial<Record<keyof ToolCall, unknown>>;
   if (typeof id !== "string" || id === "" || typeof name !== "string" || name === "")
     throw invalid("it needs a non-empty string id and name");
-  if (earlier.some((other) => other.id === id)) throw invalid(`the id ${id} twice`);
-  return Value.Check(ToolCallSchema, call) ? call : { id, name, input: {} };
+  if (earlier.some((other) => other.call.id === id)) throw invalid(`the id ${id} twice`);
+  if (!(invalidInput === undefined || typeof invalidInput === "string"))
+    throw invalid("its invalidInput is not text");
+  if (invalidInput === undefined && Value.Check(ToolCallSchema, call))
+    return { type: "tool_call", call };
+  const why = invalidInput ?? (input === undefined ? undefined : receipts.notAnObject(input));
+  const kept = { type: "tool_call", call: { id, name, input: {} } } as const;
+  return why === undefined ? kept : { ...kept, invalidInput: why };
 }
 
 function checkedReasoning(part: Reasoning): Reasoning {

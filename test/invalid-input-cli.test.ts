@@ -47,8 +47,11 @@ describe("a model's call whose input is not an object", () => {
       ]);
       await writeFile(join(workspace, "notes.txt"), "hello\n");
       const run = await runBin(["--sandbox", "off", "read the notes"], options);
-      expect(run.code).toBe(0);
-      expect(run.stdout).toBe("done\n");
+      expect(run).toEqual({
+        code: 0,
+        stdout: "done\n",
+        stderr: `  ✗ read: invalid read input: ${why}\n  ✓ read notes.txt\n`,
+      });
       expect(server.rejections).toEqual([]);
       const second = server.requests[1]?.body ?? {};
       const assistant = (second.messages as { role: string; content: unknown }[])[1];

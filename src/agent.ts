@@ -1,5 +1,10 @@
-import { Value } from "@sinclair/typebox/value";
-import { ReasoningSchema, ResultPartsSchema, ToolCallSchema } from "./message-schema.js";
+import {
+  checkApproval,
+  checkedCall,
+  checkedReasoning,
+  checkResult,
+  type RoundCall,
+} from "./agent-guards.js";
 import { receipts, toolError } from "./receipts.js";
 import { StreamedText } from "./streamed-text.js";
 import type {
@@ -66,7 +71,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   for (let turn = 1; ; turn++) {
     if (signal?.aborted) return finish("aborted", "");
     const text = new StreamedText();
-    const calls: ToolCall[] = [];
+    const calls: RoundCall[] = [];
     const reasoning: Reasoning[] = [];
     try {
       const request = { system, messages, tools: specs, ...(signal && { signal }) };
@@ -76,7 +81,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
           await emit(event);
         } else if (event.type === "thinking") await emit(event);
         else if (event.type === "reasoning") reasoning.push(checkedReasoning(event.part));
-        else if (event.type === "tool_call") calls.push(checkedCall(event.call, calls));
+        else if (event.type === "tool_call") calls.push(checkedCall(event, calls));
       }
     } catch (error) {
       if (signal?.aborted) return finish("aborted", "");
@@ -90,7 +95,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
     await commit({
       role: "assistant",
       content,
-      toolCalls: calls,
+      toolCalls: calls.map(({ call }) => call),
       ...(reasoning.length > 0 && { reasoning }),
     });
     if (calls.length === 0) return finish("completed", content);
@@ -100,9 +105,12 @@ export async function runAgent(options: RunAgentOptions): Promise<RunAgentResult
   }
 }
 
-/** Runs the calls one at a time, in order; every call leaves exactly one `tool` message. */
+/**
+ * Runs the calls one at a time, in order; every call leaves exactly one `tool` message. A call
+ * whose input could not be used gets the receipt a tool gives an input it refuses, unasked.
+ */
 async function dispatch(
-  calls: ToolCall[],
+  calls: RoundCall[],
   options: RunAgentOptions,
   commit: (message: Message) => Promise<void>,
   emit: (event: AgentEvent) => void | Promise<void>,
@@ -110,7 +118,7 @@ async function dispatch(
   const { signal, beforeToolCall } = options;
   const tools = new Map(options.tools.map((tool) => [tool.spec.name, tool]));
   const recordRest = async (index: number, first: string, later: string) => {
-    for (const [offset, call] of calls.slice(index).entries()) {
+    for (const [offset, { call }] of calls.slice(index).entries()) {
       await commit(toolError(call.id, offset === 0 ? first : later));
     }
   };
@@ -120,8 +128,12 @@ async function dispatch(
     return "aborted" as const;
   };
 
-  for (const [index, call] of calls.entries()) {
+  for (const [index, { call, invalidInput }] of calls.entries()) {
     if (signal?.aborted) return abortFrom(index);
+    if (invalidInput !== undefined) {
+      await commit(toolError(call.id, receipts.invalidInput(call.name, invalidInput)));
+      continue;
+    }
     let approval: Approval = { approved: true };
     try {
       if (beforeToolCall) {
@@ -165,51 +177,6 @@ async function dispatch(
     });
   }
   return "done";
-}
-
-/**
- * A policy written in plain JavaScript can return anything; no answer is not a yes, and a
- * reason that is not text would become a history entry no provider takes.
- */
-function checkApproval(approval: unknown): Approval {
-  const { approved, reason } = (approval ?? {}) as Partial<Approval>;
-  if (typeof approved !== "boolean" || !(reason === undefined || typeof reason === "string")) {
-    throw new Error("beforeToolCall returned no { approved: boolean }");
-  }
-  return approval as Approval;
-}
-
-/** A tool written in plain JavaScript can return anything; a history entry must be a string. */
-function checkResult(call: ToolCall, result: unknown): ToolResult {
-  const { content, isError, parts } = (result ?? {}) as Partial<ToolResult>;
-  if (typeof content !== "string") throw new Error(`tool ${call.name} returned no string content`);
-  if (!(isError === undefined || typeof isError === "boolean"))
-    throw new Error(`tool ${call.name} returned an isError that is not a boolean`);
-  if (parts !== undefined && !Value.Check(ResultPartsSchema, parts))
-    throw new Error(`tool ${call.name} returned parts that are not text and image parts`);
-  return result as ToolResult;
-}
-
-/**
- * A client written by hand can yield anything. A call without a non-empty string id and name,
- * or with an id the round already has, cannot be answered once by id: it ends the round before
- * anything of it is committed, as a stream that throws does. An input that is not an object
- * becomes `{}`, which the tool's own validation then refuses in its receipt: the history keeps
- * only what a provider takes and the session file keeps.
- */
-function checkedCall(call: ToolCall, earlier: readonly ToolCall[]): ToolCall {
-  const invalid = (why: string) => new Error(`model client returned an invalid tool call: ${why}`);
-  const { id, name } = call as Partial<Record<keyof ToolCall, unknown>>;
-  if (typeof id !== "string" || id === "" || typeof name !== "string" || name === "")
-    throw invalid("it needs a non-empty string id and name");
-  if (earlier.some((other) => other.id === id)) throw invalid(`the id ${id} twice`);
-  return Value.Check(ToolCallSchema, call) ? call : { id, name, input: {} };
-}
-
-function checkedReasoning(part: Reasoning): Reasoning {
-  if (!Value.Check(ReasoningSchema, part))
-    throw new Error("model client returned an invalid reasoning part");
-  return part;
 }
 
 const abortedWait = Symbol("aborted");

@@ -24,7 +24,10 @@ export interface ToolSpec {
   inputSchema: JsonSchema;
 }
 
-/** One call the model declared. `input` is always an object: adapters reject anything else. */
+/**
+ * One call the model declared. `input` is always an object: a call whose input was not one (or
+ * not JSON) comes with `{}` and its `ModelEvent`'s `invalidInput`.
+ */
 export type ToolCall = Static<typeof ToolCallSchema>;
 
 /**
@@ -88,7 +91,14 @@ export type ModelEvent =
   | { type: "thinking"; text: string }
   /** A finished reasoning part, whole (signature included), to keep in the round's message. */
   | { type: "reasoning"; part: Reasoning }
-  | { type: "tool_call"; call: ToolCall }
+  /**
+   * A complete call. `invalidInput` says why the model's input for it could not be used (it is
+   * not JSON, or not a JSON object: `input must be an object, not a string`); the call then
+   * carries `input: {}`, which is what the round sends back to the provider, and the loop answers
+   * it with `invalid NAME input: WHY` instead of running it, as a tool answers an input its schema
+   * refuses. The round's other calls run.
+   */
+  | { type: "tool_call"; call: ToolCall; invalidInput?: string }
   | { type: "done"; usage?: Usage };
 
 /**

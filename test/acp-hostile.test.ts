@@ -1,10 +1,18 @@
+import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
-import { errorOf, invalidLines, noAnswer, select, withAcpAgent } from "./support/acp.js";
-import { runBin, sessionFiles, useCliSetup } from "./support/cli.js";
+import {
+  errorOf,
+  invalidLines,
+  noAnswer,
+  permissionRequestId,
+  select,
+  withAcpAgent,
+} from "./support/acp.js";
+import { runBin, sessionFiles, sessionRecords, toolResults, useCliSetup } from "./support/cli.js";
 
 const setup = useCliSetup();
 
@@ -218,6 +226,51 @@ describe("mini-agent acp against a hostile model and editor", () => {
     expect(
       results.map((l) => (JSON.parse(l) as { message: { content: string } }).message.content),
     ).toEqual(["the editor answered with an option it was not offered; the call did not run"]);
+  });
+
+  it("records an allow that arrives with session/cancel as what happened: denied, by cancelled", async () => {
+    const bash = { id: "toolu_1", name: "bash", input: { command: "touch made.txt" } };
+    const { workspace, home, options, server } = await setup([
+      stream(turn({ calls: [bash] })),
+      stream(turn({ text: "after" })),
+    ]);
+    const { value, run } = await withAcpAgent(
+      ["--sandbox", "off"],
+      options,
+      ({ sessionId }, run) => {
+        // The editor's allow was on its way when the user cancelled: both reach the agent at once.
+        const allow = { outcome: { outcome: "selected", optionId: "allow_once" } };
+        run.send(
+          { jsonrpc: "2.0", id: permissionRequestId(run.lines), result: allow },
+          { jsonrpc: "2.0", method: "session/cancel", params: { sessionId } },
+        );
+        return new Promise<never>(() => {});
+      },
+      async (agent) => {
+        await agent.request("initialize", { protocolVersion: 1 });
+        const { sessionId } = await agent.request("session/new", {
+          cwd: workspace,
+          mcpServers: [],
+        });
+        const cancelled = await agent.request("session/prompt", { sessionId, prompt: text("go") });
+        const next = await agent.request("session/prompt", { sessionId, prompt: text("again") });
+        return { cancelled, next };
+      },
+    );
+    expect(value).toEqual({
+      cancelled: { stopReason: "cancelled" },
+      next: { stopReason: "end_turn" },
+    });
+    expect(existsSync(join(workspace, "made.txt"))).toBe(false);
+    const [file = ""] = await sessionFiles(home);
+    const approvals = (await sessionRecords(file)).filter((record) => record.type === "approval");
+    expect(approvals).toEqual([
+      { type: "approval", toolCallId: "toolu_1", tool: "bash", approved: false, by: "cancelled" },
+    ]);
+    expect(toolResults(server.requests[1]?.body ?? {})).toEqual([
+      { id: "toolu_1", content: "aborted before execution", isError: true },
+    ]);
+    expect(invalidLines(run.lines)).toEqual([]);
   });
 });
 

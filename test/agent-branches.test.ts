@@ -114,7 +114,38 @@ describe("runAgent failure branches", () => {
     expect(ran).toEqual([]);
     expect(result.messages.slice(2, 4)).toEqual([
       receipt("c1", "invalid echo input: value must be a string"),
-      receipt("c2", "invalid echo input: value must be a string"),
+      receipt("c2", "invalid echo input: input must be an object, not null"),
+    ]);
+  });
+
+  it("answers a call whose input the adapter could not read with its receipt, unasked, and runs the round's other calls", async () => {
+    const ran: string[] = [];
+    const asked: string[] = [];
+    const unreadable: ModelEvent = {
+      type: "tool_call",
+      call: toolCall("c1", "echo", {}),
+      invalidInput: "input is not valid JSON",
+    };
+    const client = new FakeClient([
+      [unreadable, call("c2", "echo", { value: "v" }), done],
+      [text("ok"), done],
+    ]);
+    await runAgent({
+      client,
+      tools: [echoTool(ran)],
+      system: "",
+      messages: [user],
+      beforeToolCall: (c) => {
+        asked.push(c.id);
+        return { approved: true };
+      },
+    });
+    expect({ ran, asked }).toEqual({ ran: ["v"], asked: ["c2"] });
+    expect(client.requests[1]?.messages).toEqual([
+      user,
+      assistant("", toolCall("c1", "echo", {}), toolCall("c2", "echo", { value: "v" })),
+      receipt("c1", "invalid echo input: input is not valid JSON"),
+      { role: "tool", toolCallId: "c2", content: "echo: v", isError: false },
     ]);
   });
 

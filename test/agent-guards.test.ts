@@ -107,7 +107,7 @@ describe("runAgent against parts that break their contracts", () => {
     }
   });
 
-  it("keeps a call whose input is not an object as one with {}, which the tool refuses", async () => {
+  it("keeps a call whose input is not an object as one with {}, answered with a receipt saying why", async () => {
     const ran: string[] = [];
     const given = (input: unknown): ModelEvent => ({
       type: "tool_call",
@@ -132,13 +132,13 @@ describe("runAgent against parts that break their contracts", () => {
       {
         role: "tool",
         toolCallId: "c1,2",
-        content: "invalid echo input: value must be a string",
+        content: "invalid echo input: input must be an object, not an array",
         isError: true,
       },
       {
         role: "tool",
         toolCallId: "ctext",
-        content: "invalid echo input: value must be a string",
+        content: "invalid echo input: input must be an object, not a string",
         isError: true,
       },
       { role: "assistant", content: "ok", toolCalls: [] },

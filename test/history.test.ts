@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isValidCallId } from "../src/history/call-ids.js";
-import { callInput } from "../src/history/calls.js";
+import { admitCallEvents, callFromArguments } from "../src/history/calls.js";
 import { normalizeHistory } from "../src/history/normalize.js";
 import { receipts } from "../src/receipts.js";
 import type { Message, ToolCall } from "../src/types.js";
@@ -247,13 +247,50 @@ describe("normalizeHistory", () => {
   });
 });
 
-describe("callInput", () => {
-  it("reads a call's arguments as an object, and refuses what is not one, naming the call", () => {
-    expect(callInput('{"path":"a"}', 0)).toEqual({ path: "a" });
-    expect(callInput("  ", 1)).toEqual({});
-    expect(callInput("", 2, { given: true })).toEqual({ given: true });
-    expect(() => callInput('{"path":', 3)).toThrow("tool call 3 returned invalid JSON arguments");
-    for (const args of ["[1]", "null", '"text"', "7"])
-      expect(() => callInput(args, 4)).toThrow("tool call 4 returned non-object arguments");
+describe("callFromArguments", () => {
+  const read = (args: string, given?: unknown) => callFromArguments("c1", "read", args, given);
+
+  it("reads a call's arguments as its input object; none at all is what the call was given, else {}", () => {
+    expect(read('{"path":"a"}')).toEqual({
+      type: "tool_call",
+      call: { id: "c1", name: "read", input: { path: "a" } },
+    });
+    expect(read("  ")).toEqual({ type: "tool_call", call: { id: "c1", name: "read", input: {} } });
+    expect(read("", { given: true })).toEqual({
+      type: "tool_call",
+      call: { id: "c1", name: "read", input: { given: true } },
+    });
+  });
+
+  it("gives arguments that are not JSON, or JSON that is not an object, {} and why", () => {
+    expect(read('{"path":')).toEqual({
+      type: "tool_call",
+      call: { id: "c1", name: "read", input: {} },
+      invalidInput: "input is not valid JSON",
+    });
+    const whys = ["[1]", "null", '"text"', "7", "true"].map((args) => read(args).invalidInput);
+    expect(whys).toEqual([
+      "input must be an object, not an array",
+      "input must be an object, not null",
+      "input must be an object, not a string",
+      "input must be an object, not a number",
+      "input must be an object, not a boolean",
+    ]);
+    expect(read("", [1]).invalidInput).toBe("input must be an object, not an array");
+  });
+
+  it("admits the round's calls as the provider takes them, each still with why its input could not be used", () => {
+    const admitted = admitCallEvents(
+      [callFromArguments("bad id", "read", "null"), callFromArguments("c2", "ls", "{}")],
+      { newId: () => "call_fresh" },
+    );
+    expect(admitted).toEqual([
+      {
+        type: "tool_call",
+        call: { id: "call_fresh", name: "read", input: {} },
+        invalidInput: "input must be an object, not null",
+      },
+      { type: "tool_call", call: { id: "c2", name: "ls", input: {} } },
+    ]);
   });
 });

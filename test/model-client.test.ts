@@ -87,9 +87,14 @@ describe("toModelEvents", () => {
     });
   });
 
-  it.each([["[1,2]"], ["null"], ['"text"'], ["42"]])(
-    "throws on the non-object input %s",
-    async (json) => {
+  it.each([
+    ["[1,2]", "an array"],
+    ["null", "null"],
+    ['"text"', "a string"],
+    ["42", "a number"],
+  ])(
+    "yields the non-object input %s as {} and why, with the round's other calls",
+    async (json, kind) => {
       const frames = [
         ...start,
         blockStart(0, { type: "text", text: "" }),
@@ -98,16 +103,23 @@ describe("toModelEvents", () => {
         blockStart(1, { type: "tool_use", id: "t1", name: "ls", input: {} }),
         delta(1, { type: "input_json_delta", partial_json: json }),
         blockStop(1),
+        blockStart(2, { type: "tool_use", id: "t2", name: "ls", input: {} }),
+        blockStop(2),
         ...stop("tool_use"),
       ];
       expect(await run(frames)).toEqual({
-        out: [{ type: "text", text: "hi" }],
-        error: "tool_use block 1 returned non-object input",
+        out: [
+          { type: "text", text: "hi" },
+          { ...call("t1", "ls", {}), invalidInput: `input must be an object, not ${kind}` },
+          call("t2", "ls", {}),
+          done,
+        ],
+        error: undefined,
       });
     },
   );
 
-  it("throws on invalid JSON input and yields no call", async () => {
+  it("yields a call whose input is not JSON as {} and why", async () => {
     const frames = [
       ...start,
       blockStart(0, { type: "tool_use", id: "t1", name: "ls", input: {} }),
@@ -117,8 +129,8 @@ describe("toModelEvents", () => {
       ...stop("tool_use"),
     ];
     expect(await run(frames)).toEqual({
-      out: [],
-      error: "tool_use block 0 returned invalid JSON input",
+      out: [{ ...call("t1", "ls", {}), invalidInput: "input is not valid JSON" }, done],
+      error: undefined,
     });
   });
 

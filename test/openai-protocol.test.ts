@@ -212,21 +212,23 @@ describe("toModelEventsFromOpenAI", () => {
     });
   });
 
-  it("fails on non-object and invalid arguments", async () => {
-    const arrayArgs = chunksOf({
-      calls: [{ id: "c", name: "ls", input: {} }],
-      quirks: { wholeArguments: true },
-    }).map((data) =>
-      JSON.parse(JSON.stringify(data).replace('"arguments":"{}"', '"arguments":"[1]"')),
-    );
-    expect((await run(arrayArgs)).error).toBe("tool call 0 returned non-object arguments");
-    const broken = chunksOf({
-      calls: [{ id: "c", name: "ls", input: {} }],
-      quirks: { wholeArguments: true },
-    }).map((data) =>
-      JSON.parse(JSON.stringify(data).replace('"arguments":"{}"', '"arguments":"{oops"')),
-    );
-    expect((await run(broken)).error).toBe("tool call 0 returned invalid JSON arguments");
+  it("yields non-object and invalid arguments as {} and why", async () => {
+    const withArgs = (args: string) =>
+      chunksOf({
+        calls: [{ id: "c", name: "ls", input: {} }],
+        quirks: { wholeArguments: true },
+      }).map((data) =>
+        JSON.parse(
+          JSON.stringify(data).replace('"arguments":"{}"', `"arguments":${JSON.stringify(args)}`),
+        ),
+      );
+    const invalid = async (args: string) =>
+      (await run(withArgs(args))).out.flatMap((event) =>
+        event.type === "tool_call" ? [[event.call.input, event.invalidInput]] : [],
+      );
+    expect(await invalid("[1]")).toEqual([[{}, "input must be an object, not an array"]]);
+    expect(await invalid("null")).toEqual([[{}, "input must be an object, not null"]]);
+    expect(await invalid("{oops")).toEqual([[{}, "input is not valid JSON"]]);
   });
 });
 

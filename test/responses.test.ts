@@ -1,8 +1,12 @@
+import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { describe, expect, it } from "vitest";
 import { type AgentEvent, runAgent } from "../src/agent.js";
 import { AnthropicModelClient } from "../src/providers/anthropic.js";
 import { OpenAIResponsesModelClient } from "../src/providers/openai-responses.js";
-import { toResponsesInput } from "../src/providers/responses-protocol.js";
+import {
+  toModelEventsFromResponses,
+  toResponsesInput,
+} from "../src/providers/responses-protocol.js";
 import { responsesReasoningData } from "../src/providers/responses-reasoning.js";
 import * as anthropic from "../src/testing/anthropic-server.js";
 import { notJson } from "../src/testing/openai-server.js";
@@ -16,7 +20,7 @@ import {
   stream,
 } from "../src/testing/responses-server.js";
 import { postRaw } from "../src/testing/sse-server.js";
-import type { Message, ModelClient, ThinkingLevel } from "../src/types.js";
+import type { Message, ModelClient, ModelEvent, ThinkingLevel } from "../src/types.js";
 import { useCleanup } from "./support/cleanup.js";
 import { scriptedTool } from "./support/tools.js";
 
@@ -27,6 +31,10 @@ import { scriptedTool } from "./support/tools.js";
  */
 
 const track = useCleanup();
+
+async function* from<T>(items: T[]): AsyncGenerator<T> {
+  yield* items;
+}
 const ls = scriptedTool("ls", async () => ({ content: "a.txt" }));
 const user: Message = { role: "user", content: "What is here?" };
 const lsCall = (id: string) => ({ id, name: "ls", input: {} });
@@ -237,6 +245,34 @@ describe("the Responses API adapter", () => {
       "ProviderError: The server had an error processing your request. Sorry about that!",
     ]);
   });
+
+  it.each([
+    ['{"path": ', "input is not valid JSON"],
+    ["null", "input must be an object, not null"],
+    ["[1]", "input must be an object, not an array"],
+  ])(
+    "yields a call whose arguments are %s as {} and why, with the round's other call",
+    async (args, why) => {
+      const frames = response({
+        calls: [{ id: "call_1", name: "ls", input: { x: 1 } }, lsCall("call_2")],
+      });
+      const events = frames.map(
+        (frame) =>
+          JSON.parse(
+            JSON.stringify(frame.data).replaceAll(JSON.stringify('{"x":1}').slice(1, -1), () =>
+              JSON.stringify(args).slice(1, -1),
+            ),
+          ) as ResponseStreamEvent,
+      );
+      const out: ModelEvent[] = [];
+      for await (const event of toModelEventsFromResponses(from(events), { model: "gpt-5.5" }))
+        out.push(event);
+      expect(out.filter((event) => event.type === "tool_call")).toEqual([
+        { type: "tool_call", call: { id: "call_1", name: "ls", input: {} }, invalidInput: why },
+        { type: "tool_call", call: lsCall("call_2") },
+      ]);
+    },
+  );
 
   it("asks a model without reasoning no more for encrypted reasoning once it refused it", async () => {
     const server = track(

@@ -1,4 +1,5 @@
-import type { Message, ToolCall } from "../types.js";
+import { receipts } from "../receipts.js";
+import type { Message, ModelEvent, ToolCall } from "../types.js";
 import { isValidCallId, MAX_INPUT_DEPTH, newCallId, safeToolName } from "./call-ids.js";
 
 /**
@@ -78,26 +79,50 @@ function copyTo(value: unknown, depth: number): unknown {
   );
 }
 
+/** A call as adapters yield it: with why its input could not be used, when it could not. */
+export type CallEvent = Extract<ModelEvent, { type: "tool_call" }>;
+
 /**
- * A streamed call's arguments as the object the call carries: the JSON text the provider sent,
- * or `given` when it sent none (empty means `{}`). Invalid JSON and anything but an object end
- * the round with an error naming the call: such a call is never run.
+ * The call with the model's input, when it is an object, or else with `{}` and why not (see
+ * `ModelEvent`'s `invalidInput`): such a call is answered with a receipt and never run.
  */
-export function callInput(
+export function callWithInput(id: string, name: string, input: unknown): CallEvent {
+  if (typeof input === "object" && input !== null && !Array.isArray(input))
+    return { type: "tool_call", call: { id, name, input: input as Record<string, unknown> } };
+  return unusable(id, name, receipts.notAnObject(input));
+}
+
+/**
+ * A streamed call's arguments: the JSON text the provider sent, or `given` when it sent none
+ * (empty means `{}`). Text that is not JSON, or JSON that is not an object, gives the call `{}`
+ * and why (`callWithInput`).
+ */
+export function callFromArguments(
+  id: string,
+  name: string,
   args: string,
-  index: number,
   given: unknown = {},
-): Record<string, unknown> {
-  let input: unknown = given;
-  if (args.trim() !== "") {
-    try {
-      input = JSON.parse(args);
-    } catch {
-      throw new Error(`tool call ${index} returned invalid JSON arguments`);
-    }
+): CallEvent {
+  if (args.trim() === "") return callWithInput(id, name, given);
+  try {
+    return callWithInput(id, name, JSON.parse(args));
+  } catch {
+    return unusable(id, name, receipts.notJson);
   }
-  if (typeof input !== "object" || input === null || Array.isArray(input)) {
-    throw new Error(`tool call ${index} returned non-object arguments`);
-  }
-  return input as Record<string, unknown>;
+}
+
+function unusable(id: string, name: string, why: string): CallEvent {
+  return { type: "tool_call", call: { id, name, input: {} }, invalidInput: why };
+}
+
+/**
+ * The round's calls, in order, with ids, names and inputs the provider takes (`admitCalls`),
+ * each still with why its input could not be used when it could not.
+ */
+export function admitCallEvents(calls: readonly CallEvent[], ids: RoundIds = {}): CallEvent[] {
+  const admitted = admitCalls(
+    calls.map(({ call }) => call),
+    ids,
+  );
+  return admitted.map((call, i) => ({ ...(calls[i] as CallEvent), call }));
 }

@@ -7,7 +7,12 @@ import type {
   RawMessageStreamEvent,
   TextBlockParam,
 } from "@anthropic-ai/sdk/resources/messages";
-import { admitCalls, type RoundIds } from "../history/calls.js";
+import {
+  admitCallEvents,
+  type CallEvent,
+  callFromArguments,
+  type RoundIds,
+} from "../history/calls.js";
 import type {
   Message,
   ModelEvent,
@@ -195,7 +200,7 @@ type Block =
 
 interface StreamState {
   blocks: Map<number, Block>;
-  calls: ToolCall[];
+  calls: CallEvent[];
   /** How much text and how many calls the round has had so far: where reasoning comes. */
   textLength: number;
   toolBlocks: number;
@@ -203,16 +208,16 @@ interface StreamState {
   lastKind?: Block["kind"];
   stopReason: string | null | undefined;
   usage?: Usage;
-  /** An invalid tool input seen at block stop, thrown once the stop reason is known. */
-  pendingError?: Error;
 }
 
 /**
  * The state machine over raw stream events. Text streams out as it comes; tool calls are held
  * until `message_stop` confirms a supported stop reason, so a call cut short is never yielded,
  * and leave with ids and names the provider takes (`admitCalls`; `ids.taken` are the ids the
- * history already holds). Unknown event and block types are ignored; out-of-order events throw;
- * an `error` event throws a `ProviderError`.
+ * history already holds). An input that is not a JSON object gives the call `{}` and
+ * `invalidInput` (`callFromArguments`), so the loop answers it and the round stays whole.
+ * Unknown event and block types are ignored; out-of-order events throw; an `error` event throws
+ * a `ProviderError`.
  */
 export async function* toModelEvents(
   events: AsyncIterable<RawMessageStreamEvent>,
@@ -228,13 +233,12 @@ export async function* toModelEvents(
   for await (const event of events) {
     const emitted = step(state, event);
     if (emitted === "stop") {
-      for (const call of admitCalls(state.calls, ids)) yield { type: "tool_call", call };
+      yield* admitCallEvents(state.calls, ids);
       yield state.usage ? { type: "done", usage: state.usage } : { type: "done" };
       return;
     }
     if (emitted) yield emitted;
   }
-  if (state.pendingError) throw state.pendingError;
   throw new Error("the model stream ended before message_stop");
 }
 
@@ -289,16 +293,13 @@ function step(state: StreamState, event: RawMessageStreamEvent): ModelEvent | "s
       }
       if (block.kind === "tool") {
         block.done = true;
-        const input = parseToolInput(block, event.index);
-        if (input instanceof Error) state.pendingError ??= input;
-        else state.calls.push({ id: block.id, name: block.name, input });
+        state.calls.push(callFromArguments(block.id, block.name, block.json, block.initial ?? {}));
       }
       return undefined;
     }
     case "message_delta":
       state.stopReason = event.delta.stop_reason;
       if (state.usage && event.usage) state.usage.outputTokens = event.usage.output_tokens;
-      if (state.stopReason !== "max_tokens" && state.pendingError) throw state.pendingError;
       return undefined;
     case "message_stop":
       checkStop(state);
@@ -358,19 +359,6 @@ function openBlock(state: StreamState, index: number, type: string): Block {
   return block;
 }
 
-function parseToolInput(block: { json: string; initial: unknown }, index: number) {
-  let input: unknown = block.initial ?? {};
-  if (block.json.trim() !== "") {
-    try {
-      input = JSON.parse(block.json);
-    } catch {
-      return new Error(`tool_use block ${index} returned invalid JSON input`);
-    }
-  }
-  if (!isObject(input)) throw new Error(`tool_use block ${index} returned non-object input`);
-  return input;
-}
-
 function checkStop(state: StreamState): void {
   const reason = state.stopReason;
   if (reason === undefined || reason === null) {
@@ -392,7 +380,6 @@ function checkStop(state: StreamState): void {
       state.lastKind === "thinking" ? `${base}; it was cut off while thinking` : base,
     );
   }
-  if (state.pendingError) throw state.pendingError;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -4,16 +4,8 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
-import { admitCalls, callInput, type RoundIds } from "../history/calls.js";
-import type {
-  Message,
-  ModelEvent,
-  Reasoning,
-  ResultPart,
-  ToolCall,
-  ToolSpec,
-  Usage,
-} from "../types.js";
+import { admitCallEvents, callFromArguments, type RoundIds } from "../history/calls.js";
+import type { Message, ModelEvent, Reasoning, ResultPart, ToolSpec, Usage } from "../types.js";
 import { streamErrorFrom } from "./provider-error.js";
 import { isResponsesReasoning } from "./responses-reasoning.js";
 
@@ -166,7 +158,9 @@ function reasoningPiece(delta: object): string {
  * The state machine over streamed chunks. Text streams out; tool-call fragments are assembled
  * by `index` (id and name set once, arguments appended) and released at the end, after the
  * stream proved complete, with ids and names the provider takes (`admitCalls`: a missing id is
- * generated, `ids.taken` are the ids the history already holds). A round with calls is a tool
+ * generated, `ids.taken` are the ids the history already holds); arguments that are not a JSON
+ * object (`"null"`, cut-off JSON) give the call `{}` and `invalidInput` (`callFromArguments`), so
+ * the loop answers it and the round stays whole. A round with calls is a tool
  * round whatever `finish_reason` says. Reasoning streams out as `thinking` pieces and is kept
  * as one part, released with the calls. An in-band error throws a `ProviderError`.
  */
@@ -246,12 +240,11 @@ export async function* toModelEventsFromOpenAI(
   if (!["stop", "tool_calls", "function_call"].includes(finishReason)) {
     throw new Error(`unsupported finish_reason ${JSON.stringify(finishReason)}`);
   }
-  const complete = admitCalls(
-    calls.map((call, i) => toToolCall(call, i)),
-    ids,
+  const complete = calls.map((call) =>
+    callFromArguments(call.id ?? "", call.name ?? "", call.args, call.object ?? {}),
   );
   if (reasoning.text !== "") yield { type: "reasoning", part: reasoning };
-  for (const call of complete) yield { type: "tool_call", call };
+  yield* admitCallEvents(complete, ids);
   yield usage ? { type: "done", usage } : { type: "done" };
 }
 
@@ -268,12 +261,4 @@ function isComplete(call: PendingCall): boolean {
   } catch {
     return false;
   }
-}
-
-function toToolCall(call: PendingCall, index: number): ToolCall {
-  return {
-    id: call.id ?? "",
-    name: call.name ?? "",
-    input: callInput(call.args, index, call.object ?? {}),
-  };
 }

@@ -6,7 +6,7 @@ import type {
   ResponseStreamEvent,
   ResponseUsage,
 } from "openai/resources/responses/responses";
-import { admitCalls, callInput, type RoundIds } from "../history/calls.js";
+import { admitCallEvents, callFromArguments, type RoundIds } from "../history/calls.js";
 import type {
   Message,
   ModelEvent,
@@ -181,7 +181,8 @@ interface RoundState {
  * The state machine over streamed Responses events. Text and reasoning summaries stream out;
  * function calls are assembled by output index (arguments appended from their deltas, replaced
  * by the whole text of `.done` events) and released after `response.completed`, with ids and
- * names the provider takes (`admitCalls`). Each reasoning item becomes a readable `thinking`
+ * names the provider takes (`admitCalls`); arguments that are not a JSON object give the call
+ * `{}` and `invalidInput` (`callFromArguments`). Each reasoning item becomes a readable `thinking`
  * part (its summary, when it has one) and a `redacted_thinking` part holding its encrypted
  * content for `model` (`responsesReasoningData`), both at the place it came. It throws on
  * `response.incomplete` (a call cut by the limit is never yielded), `response.failed`, the
@@ -299,10 +300,11 @@ function* finish(
   ids: RoundIds,
   usage: Usage | undefined,
 ): Generator<ModelEvent> {
-  const calls = [...state.calls.values()].map((call, i) => toToolCall(call, i));
-  const complete = admitCalls(calls, ids);
+  const calls = [...state.calls.values()].map((call) =>
+    callFromArguments(call.id, call.name, call.args),
+  );
   for (const part of state.parts) yield { type: "reasoning", part };
-  for (const call of complete) yield { type: "tool_call", call };
+  yield* admitCallEvents(calls, ids);
   yield usage ? { type: "done", usage } : { type: "done" };
 }
 
@@ -320,10 +322,6 @@ function usageOf(usage: ResponseUsage | undefined): Usage | undefined {
     ...(cached > 0 && { cacheReadTokens: cached }),
     ...(reasoning > 0 && { reasoningTokens: reasoning }),
   };
-}
-
-function toToolCall(call: PendingCall, index: number): ToolCall {
-  return { id: call.id, name: call.name, input: callInput(call.args, index) };
 }
 
 function assertNever(value: never): never {

@@ -1,6 +1,7 @@
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import { type ValueError, ValueErrorType } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
+import { receipts } from "../receipts.js";
 import type { Tool, ToolResult } from "../types.js";
 import { limits } from "./limits.js";
 
@@ -26,7 +27,7 @@ export function defineTool<S extends TObject>(definition: ToolDefinition<S>): To
       // A model that sends no arguments at all means "no fields", not "not an object".
       const value = input ?? {};
       const problem = tooDeep(value) ?? describeProblem(schema, value);
-      if (problem) return failure(`invalid ${name} input: ${problem}`);
+      if (problem) return failure(receipts.invalidInput(name, problem));
       if (signal?.aborted) return failure(`${name} aborted before it started`);
       try {
         return await definition.run(value as Static<S>, signal);

@@ -12,6 +12,8 @@ export interface AcpRun {
   stderr: () => string;
   /** Sends the agent a signal, as an editor (or the system) stopping it would. */
   kill: (signal: NodeJS.Signals) => void;
+  /** Writes these lines to the agent's stdin at once, past the SDK (messages sent together). */
+  send: (...messages: object[]) => void;
 }
 
 type Answer = (
@@ -45,6 +47,8 @@ export async function withAcpAgent<T>(
     lines: [],
     stderr: () => stderr,
     kill: (signal) => void child.kill(signal),
+    send: (...messages) =>
+      void child.stdin.write(messages.map((message) => `${JSON.stringify(message)}\n`).join("")),
   };
   let partial = "";
   child.stdout.on("data", (chunk: Buffer) => {
@@ -72,6 +76,16 @@ export async function withAcpAgent<T>(
   const code = await closed;
   if (partial !== "") run.lines.push(partial);
   return { value, run, code };
+}
+
+/** The JSON-RPC id of the agent's last `session/request_permission`, from its stdout. */
+export function permissionRequestId(lines: string[]): number | string {
+  const requests = lines
+    .map((line) => JSON.parse(line) as { id?: number | string; method?: string })
+    .filter((message) => message.method === "session/request_permission");
+  const id = requests.at(-1)?.id;
+  if (id === undefined) throw new Error("the agent sent no session/request_permission");
+  return id;
 }
 
 /** Selects the option of this kind. */

@@ -1,3 +1,4 @@
+import { setImmediate as handled } from "node:timers/promises";
 import type { AgentContext, PermissionOption } from "@agentclientprotocol/sdk";
 import { mapStrings } from "../../map-strings.js";
 import { wellFormed } from "../../text.js";
@@ -19,7 +20,9 @@ export interface PermissionParts {
 /**
  * The rules' "ask" as `session/request_permission`: allow once, always allow (when the rules
  * can save the exact rule the terminal's "always" saves), reject once. A cancelled turn or no
- * answer in time is a denial saying so; the question never outlives its turn.
+ * answer in time is a denial saying so; the question never outlives its turn. An allow sent
+ * before the editor's `session/cancel` but read with it is the cancel's: the call does not run,
+ * so it is recorded as cancelled, not as the user's approval.
  */
 export async function askEditor(
   parts: PermissionParts,
@@ -81,10 +84,14 @@ export async function askEditor(
       });
     if (signal.aborted) return cancelled;
     // A request that failed (the editor answered with an error) is a denial: fail closed.
-    return await Promise.race([
+    const answer = await Promise.race([
       asked.catch((): Answer => ({ deny: "the editor could not answer", by: "editor-error" })),
       ended,
     ]);
+    if (answer !== "yes" && answer !== "always") return answer;
+    // The messages read with the answer (a `session/cancel` right behind it) are handled first.
+    await handled();
+    return signal.aborted ? cancelled : answer;
   } finally {
     clearTimeout(timer);
     signal.removeEventListener("abort", onAbort);

@@ -4,6 +4,10 @@ import type { ReadOnlyProgram } from "./read-only-table.js";
 
 const any = Number.POSITIVE_INFINITY;
 
+/** Configuration keys `git config --get` may show: no secret and no program in their values. */
+export const shownConfigKeys =
+  /^(user\.(name|email)|init\.defaultbranch|core\.(bare|filemode|ignorecase|autocrlf|eol|symlinks|quotepath|abbrev|repositoryformatversion|logallrefupdates)|pull\.(rebase|ff)|push\.default|merge\.ff|branch\.[\w./-]+\.(remote|merge|rebase))$/i;
+
 const gitDiff: ReadOnlyProgram = {
   short: "puRawbzWs",
   shortValued: "SG",

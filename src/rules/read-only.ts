@@ -1,4 +1,5 @@
 import { awkWords } from "./awk-program.js";
+import { shownConfigKeys } from "./read-only-git.js";
 import { gitPrograms, type ReadOnlyProgram, readOnlyPrograms } from "./read-only-table.js";
 import { foundPath, type Word } from "./script.js";
 import { sedPrintsOnly } from "./sed-script.js";
@@ -29,8 +30,25 @@ export function readOnlyEntry(run: Run): string | undefined {
 function gitEntry(args: Word[], openArgs: boolean): string | undefined {
   const [sub, ...rest] = args;
   if (openArgs || sub?.kind !== "static") return undefined;
+  if (sub.value === "config") return configGet(rest) ? "git config --get" : undefined;
   const spec = gitPrograms[sub.value];
   return spec && allowedWords(spec, rest) ? `git ${sub.value}` : undefined;
+}
+
+/**
+ * `git config --get KEY` (or `--get-all`) of a key that holds no secret and names no program:
+ * who the author is, a few settings. Any other key may hold a password (`remote.*.url`,
+ * `http.*.extraheader`), and `--list` shows them all: they ask.
+ */
+function configGet(args: Word[]): boolean {
+  const [option, key, ...more] = args;
+  return (
+    more.length === 0 &&
+    option?.kind === "static" &&
+    (option.value === "--get" || option.value === "--get-all") &&
+    key?.kind === "static" &&
+    shownConfigKeys.test(key.value)
+  );
 }
 
 /** sed's options that only print, and `-e`'s and `-l`'s values; no `-i`, `-f`, `--follow-symlinks`. */

@@ -261,6 +261,8 @@ const dangerous = [
   // jq: nothing unknown
   "jq --unknown-option . a.json",
   "jq . $F",
+  "jq -- . -L /tmp a.json",
+  "jq . --from-file x.jq",
   // awk: system, redirects, pipes, getline, extensions, program files
   "awk 'BEGIN{system(\"id\")}'",
   "awk '{print > \"f\"}' a.txt",

@@ -251,8 +251,8 @@ const jqValued: Record<string, number> = {
 const jqWords: Check = (args) => {
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] ?? "";
-    if (arg === "--") return true;
-    if (!arg.startsWith("-") || arg === "-") continue;
+    // jq versions differ on `--`: every word after it is still read as an option could be
+    if (arg === "--" || !arg.startsWith("-") || arg === "-") continue;
     const valued = jqValued[arg];
     if (valued !== undefined) i += valued;
     else if (!jqFlags.has(arg) && !/^-[ncrjaCMSseRh]+$/.test(arg)) return false;

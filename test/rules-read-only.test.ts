@@ -110,6 +110,11 @@ const special = [
   ...["test decoy.txt -nt decoy.txt", "[ -s decoy.txt -a -r decoy.txt ]", "env"],
   ...["command -v ls", "find", "find . -name decoy.txt -print", "find -L . -type f -ls"],
   ...["find . -newer decoy.txt -printf x", "find . '(' -size 1 -o -empty ')' -prune"],
+  ...["find . -name decoy.txt -exec grep -l a {} \\;", "find . -type f -execdir wc -l {} +"],
+  ...["sed -n 1,2p decoy.txt", "sed -n '/a/{=;p;q}' decoy.txt", "sed -E 's/(a)/\\1b/g' decoy.txt"],
+  ...["sed -nse '$p' -- decoy.txt", "sed 'y/ab/ba/' decoy.txt", "sed -z 2q decoy.txt"],
+  ...["awk '{print $1}' decoy.txt", "awk -F: -v n=1 'NR==n {print NR, $0; exit}' decoy.txt"],
+  ...["jq -n --rawfile t decoy.txt '$t'", "jq -R . decoy.txt", "echo $(ls)"],
 ];
 
 describe("the read-only set", () => {
@@ -143,7 +148,7 @@ describe("the read-only set", () => {
     },
   );
 
-  it("test, [, find, env and command -v change no file", async () => {
+  it("test, [, find, env, command -v, sed, awk and jq change no file", async () => {
     for (const command of special)
       expect([command, (await decideCommand(command, context)).decision]).toEqual([
         command,

@@ -2,6 +2,7 @@ import { lstat, readlink, realpath } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { within } from "../paths.js";
 import { protectedWhy } from "../protected/files.js";
+import { allowedFolderChanges, type InsideCheck } from "./folder.js";
 import { hiddenByVariable } from "./hidden-code.js";
 import { readOnlyEntry } from "./read-only.js";
 import { type Rule, showRule } from "./rule.js";
@@ -70,9 +71,10 @@ export async function decideScript(script: Script, context: RulesContext): Promi
   const intoProtected = await protectedWrites(script, context.workspace, context.allowAll === true);
   if (intoProtected.length > 0) return ask(`the rules cannot allow ${intoProtected[0]}`);
   if (context.allowAll) {
-    if (denyRules.length === 0 || hidden.length === 0)
+    const unread = [...hidden, ...(script.substitutions ?? [])];
+    if (denyRules.length === 0 || unread.length === 0)
       return { decision: "allow", by: "allow-bash-flag" };
-    return ask(`deny rules are set and the rules cannot see into ${hidden[0]}`);
+    return ask(`deny rules are set and the rules cannot see into ${unread[0]}`);
   }
   const unseen = [
     ...hidden,
@@ -82,10 +84,13 @@ export async function decideScript(script: Script, context: RulesContext): Promi
   ];
   if (unseen.length > 0) return ask(`the rules cannot allow ${unseen[0]}`);
   if (script.commands.length === 0) return ask("the command runs nothing the rules can name");
+  const folders = context.sandboxed
+    ? await allowedFolderChanges(script, views, context.workspace, insideCheck(context.workspace))
+    : new Set<Run>();
   const allowed: string[] = [];
   const uncovered: Run[] = [];
   for (const run of views.flatMap((view) => view.runs)) {
-    const by = allowedBy(run, context);
+    const by = allowedBy(run, context) ?? (folders.has(run) ? "read-only set: cd" : undefined);
     if (by) allowed.push(by);
     else uncovered.push(run);
   }
@@ -215,6 +220,16 @@ async function denyMatches(
     }
   }
   return { maybe };
+}
+
+/** Whether a folder a `cd` names lands inside `workspace`, links resolved (it may be missing). */
+function insideCheck(workspace: string): InsideCheck {
+  let real: Promise<string | undefined> | undefined;
+  return async (path) => {
+    real ??= realpath(workspace).catch(() => undefined);
+    const realWorkspace = await real;
+    return realWorkspace !== undefined && realInside(realWorkspace, workspace, path, Infinity);
+  };
 }
 
 /** Redirect targets that write no file. */

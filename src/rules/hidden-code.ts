@@ -1,4 +1,5 @@
-import type { Word } from "./script.js";
+import { awkWords } from "./awk-program.js";
+import { foundPath, type Word } from "./script.js";
 import { sedMayRun } from "./sed-script.js";
 
 /**
@@ -179,7 +180,7 @@ export function hiddenCode(name: string, args: Word[]): string | undefined {
   if (running && texts.some((text, i) => running(text, i === 0)))
     return `${name} given an option that runs a command`;
   if (name === "make" && makefileOnStdin(texts)) return "make reading its makefile from its input";
-  if (awks.has(name)) {
+  if (awks.has(name) && !printsOnly(args)) {
     const runs = args.some(
       (arg) =>
         arg.kind === "dynamic" ||
@@ -196,6 +197,11 @@ export function hiddenCode(name: string, args: Word[]): string | undefined {
   if (namingBuiltins.has(name) && (dynamicSubscript || texts.some((text) => text.includes("["))))
     return `${name} given a name with an array subscript, which bash evaluates`;
   return undefined;
+}
+
+/** An awk command whose every word is fixed text and whose program only prints. */
+function printsOnly(args: Word[]): boolean {
+  return args.every((arg) => arg.kind === "static") && awkWords(args.map(textOf));
 }
 
 function makefileOnStdin(texts: string[]): boolean {
@@ -216,8 +222,15 @@ function sedRuns(args: Word[]): boolean {
   const scripts: string[] = [];
   let named = false;
   let operand: string | undefined;
+  // a path `find -exec` gives is a file, unless it comes first and no -e names the script
+  let foundFirst = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as Word;
+    if (arg === foundPath) {
+      foundFirst ||= operand === undefined;
+      operand ??= "";
+      continue;
+    }
     if (arg.kind === "dynamic") return true;
     const value = arg.value;
     if (value === "--" || !value.startsWith("-") || value === "-") {
@@ -257,6 +270,7 @@ function sedRuns(args: Word[]): boolean {
       return true;
     }
   }
+  if (!named && foundFirst) return true;
   if (!named && operand !== undefined) scripts.push(operand);
   return scripts.some(sedMayRun);
 }

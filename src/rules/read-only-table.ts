@@ -6,6 +6,8 @@
  * allows `-5`. `anyWords`: no word is anything but text to print. `openArgs`: every option the
  * program has only reads, so words `xargs` adds at run time are fine. `values`: an option whose
  * value is allowed only when its check says so (`git log --format`, where `%G…` runs gpg).
+ * `patternsWith`: with one of these options the operands are patterns to list, any number
+ * (`git tag -l 'v1*'`); without, `operands` holds (`git tag v1` would make a tag).
  */
 export interface ReadOnlyProgram {
   short?: string;
@@ -19,9 +21,12 @@ export interface ReadOnlyProgram {
   anyWords?: boolean;
   openArgs?: boolean;
   values?: Record<string, (value: string) => boolean>;
+  patternsWith?: string[];
 }
 
 const any = Number.POSITIVE_INFINITY;
+
+export { gitPrograms } from "./read-only-git.js";
 
 const grep: ReadOnlyProgram = {
   short: "EFGPiyvwxclLoqsbHhnTZzaIrRU",
@@ -294,6 +299,57 @@ export const readOnlyPrograms: Record<string, ReadOnlyProgram> = {
     longValued: ["--skip-fields", "--skip-chars", "--check-chars"],
     operands: 1,
   },
+  // not -z/-Z (may run decompressors), -p (sets the file's access time back), -C (compiles a
+  // magic file into the folder)
+  file: {
+    short: "bchiklLNrs0E",
+    shortValued: "Fmf",
+    long: [
+      ...["--brief", "--mime", "--mime-type", "--mime-encoding", "--dereference"],
+      ...["--no-dereference", "--keep-going", "--raw", "--no-pad", "--print0"],
+      ...["--special-files", "--extension", "--apple"],
+    ],
+    longValued: ["--separator", "--magic-file", "--files-from"],
+    operands: any,
+  },
+  // xxd [IN [OUT]]: one operand at most (the second is a file it writes), and not -r
+  xxd: {
+    short: "abCeEiupd",
+    shortValued: "cglosnR",
+    operands: 1,
+  },
+  od: {
+    short: "abcdfilosxv",
+    shortValued: "AjNSt",
+    shortOptional: "w",
+    long: ["--output-duplicates", "--traditional"],
+    longOptional: ["--strings", "--width"],
+    longValued: ["--address-radix", "--skip-bytes", "--read-bytes", "--format"],
+    operands: any,
+  },
+  hexdump: {
+    short: "bcCdovx",
+    shortValued: "efns",
+    operands: any,
+  },
+  strings: {
+    short: "adfwo",
+    shortValued: "nteTs",
+    long: ["--all", "--data", "--print-file-name", "--include-all-whitespace"],
+    longValued: ["--bytes", "--radix", "--encoding", "--target", "--output-separator"],
+    operands: any,
+  },
+  // not -o (writes its output to a file), -R (writes 00Tree.html in every folder), -H (HTML)
+  tree: {
+    short: "adlfxqNQpugshDFvtcUrCnAiSXJ",
+    shortValued: "LPI",
+    long: [
+      ...["--noreport", "--dirsfirst", "--filesfirst", "--du", "--si", "--prune", "--matchdirs"],
+      ...["--ignore-case", "--gitignore", "--inodes", "--device", "--metafirst", "--nolinks"],
+    ],
+    longValued: ["--charset", "--filelimit", "--timefmt", "--sort"],
+    operands: any,
+  },
   rg: {
     short: "iSswxvnNlcoFUPHILua0bqp",
     shortValued: "jmABCefgtTMErd",
@@ -316,87 +372,5 @@ export const readOnlyPrograms: Record<string, ReadOnlyProgram> = {
       ...["--color", "--colors", "--sort", "--sortr", "--engine", "--path-separator"],
     ],
     operands: any,
-  },
-};
-
-const gitDiff: ReadOnlyProgram = {
-  short: "puRawbzWs",
-  shortValued: "SG",
-  shortOptional: "UMCBl",
-  long: [
-    ...["--patch", "--no-patch", "--raw", "--patch-with-raw", "--minimal", "--patience"],
-    ...["--histogram", "--compact-summary", "--numstat", "--shortstat", "--summary"],
-    ...["--name-only", "--name-status", "--check", "--full-index", "--binary", "--no-renames"],
-    ...["--text", "--ignore-space-at-eol", "--ignore-space-change", "--ignore-all-space"],
-    ...["--ignore-blank-lines", "--ignore-cr-at-eol", "--function-context", "--exit-code"],
-    ...["--quiet", "--no-ext-diff", "--no-textconv", "--no-color", "--no-prefix", "--cached"],
-    ...["--staged", "--merge-base", "--find-copies-harder", "--pickaxe-all", "--pickaxe-regex"],
-  ],
-  longOptional: [
-    ...["--color", "--word-diff", "--color-words", "--dirstat", "--find-renames", "--stat"],
-    ...["--find-copies", "--break-rewrites", "--abbrev", "--relative", "--color-moved"],
-  ],
-  longValued: ["--diff-algorithm", "--diff-filter", "--unified", "--inter-hunk-context"],
-  operands: any,
-};
-
-/**
- * A `--format` or `--pretty` of `git log` that runs nothing: a built-in format, or a format
- * string without `%G` (the signature placeholders verify the signature: they run gpg, or
- * whatever `gpg.program` names). Any other name may be a `pretty.<name>` alias of the config,
- * which can hold `%G`.
- */
-const prettyFormat = (value: string) =>
-  ["oneline", "short", "medium", "full", "fuller", "reference", "email", "raw", "mboxrd"].includes(
-    value,
-  ) ||
-  (value.includes("%") && !value.includes("%G"));
-
-const gitLog: ReadOnlyProgram = {
-  ...gitDiff,
-  values: { "--format": prettyFormat, "--pretty": prettyFormat },
-  shortValued: "SGnL",
-  numeric: true,
-  long: [
-    ...(gitDiff.long ?? []),
-    ...["--oneline", "--graph", "--all", "--branches", "--tags", "--remotes", "--no-decorate"],
-    ...["--abbrev-commit", "--no-abbrev-commit", "--reverse", "--first-parent", "--merges"],
-    ...["--no-merges", "--follow", "--topo-order", "--date-order", "--author-date-order"],
-    ...["--relative-date", "--left-right", "--cherry-pick", "--cherry-mark", "--boundary"],
-    ...["--source", "--full-history", "--ancestry-path", "--no-walk", "--parents"],
-    ...["--children", "--no-notes"],
-  ],
-  longOptional: [...(gitDiff.longOptional ?? []), "--decorate", "--pretty"],
-  longValued: [
-    ...(gitDiff.longValued ?? []),
-    ...["--format", "--date", "--since", "--until", "--after", "--before", "--author"],
-    ...["--committer", "--grep", "--max-count", "--skip"],
-  ],
-};
-
-/** The git subcommands of the read-only set, `git` followed by the subcommand at once. */
-export const gitPrograms: Record<string, ReadOnlyProgram> = {
-  status: {
-    short: "sbvz",
-    shortOptional: "u",
-    long: [
-      ...["--short", "--branch", "--long", "--verbose", "--no-renames", "--renames"],
-      ...["--show-stash", "--ahead-behind", "--no-ahead-behind", "--no-column"],
-    ],
-    longOptional: ["--porcelain", "--untracked-files", "--ignored", "--column"],
-    operands: any,
-  },
-  diff: gitDiff,
-  log: gitLog,
-  show: gitLog,
-  // listing only: a name would make a branch
-  branch: {
-    short: "arvl",
-    long: ["--all", "--remotes", "--verbose", "--list", "--show-current", "--no-color"],
-    longOptional: ["--color", "--merged", "--no-merged", "--contains", "--no-contains"],
-    longValued: ["--sort", "--format", "--points-at"],
-    // The `signature` atoms verify signatures: they run gpg.
-    values: { "--format": (value) => !value.includes("%(signature") },
-    operands: 0,
   },
 };

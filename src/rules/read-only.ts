@@ -1,5 +1,9 @@
+import { awkWords } from "./awk-program.js";
+import { shownConfigKeys } from "./read-only-git.js";
 import { gitPrograms, type ReadOnlyProgram, readOnlyPrograms } from "./read-only-table.js";
-import type { Word } from "./script.js";
+import { foundPath, type Word } from "./script.js";
+import { sedPrintsOnly } from "./sed-script.js";
+import { versionOnly } from "./version.js";
 import type { Run } from "./wrappers.js";
 
 /** The name of the read-only entry that covers `run` (`ls`, `git status`), if one does. */
@@ -7,7 +11,10 @@ export function readOnlyEntry(run: Run): string | undefined {
   const [program, ...args] = run.words;
   if (program?.kind !== "static") return undefined;
   const name = program.value;
+  const only = args.length === 1 && args[0]?.kind === "static" ? args[0].value : undefined;
+  if (!run.openArgs && only !== undefined && versionOnly(name, [only])) return `${name} ${only}`;
   if (name === "git") return gitEntry(args, run.openArgs);
+  if (name === "sed") return !run.openArgs && sedPrints(args) ? name : undefined;
   const spec = readOnlyPrograms[name];
   if (spec) {
     if (run.openArgs && !spec.openArgs) return undefined;
@@ -23,8 +30,76 @@ export function readOnlyEntry(run: Run): string | undefined {
 function gitEntry(args: Word[], openArgs: boolean): string | undefined {
   const [sub, ...rest] = args;
   if (openArgs || sub?.kind !== "static") return undefined;
+  if (sub.value === "config") return configGet(rest) ? "git config --get" : undefined;
   const spec = gitPrograms[sub.value];
   return spec && allowedWords(spec, rest) ? `git ${sub.value}` : undefined;
+}
+
+/**
+ * `git config --get KEY` (or `--get-all`) of a key that holds no secret and names no program:
+ * who the author is, a few settings. Any other key may hold a password (`remote.*.url`,
+ * `http.*.extraheader`), and `--list` shows them all: they ask.
+ */
+function configGet(args: Word[]): boolean {
+  const [option, key, ...more] = args;
+  return (
+    more.length === 0 &&
+    option?.kind === "static" &&
+    (option.value === "--get" || option.value === "--get-all") &&
+    key?.kind === "static" &&
+    shownConfigKeys.test(key.value)
+  );
+}
+
+/** sed's options that only print, and `-e`'s and `-l`'s values; no `-i`, `-f`, `--follow-symlinks`. */
+const sedOptions: ReadOnlyProgram = {
+  short: "nErsuz",
+  shortValued: "el",
+  long: [
+    ...["--quiet", "--silent", "--regexp-extended", "--separate", "--unbuffered"],
+    ...["--null-data", "--zero-terminated", "--posix", "--debug", "--sandbox"],
+  ],
+  longValued: ["--expression", "--line-length"],
+  operands: Number.POSITIVE_INFINITY,
+};
+
+/**
+ * `sed` whose options only print and whose every script (each `-e`, `--expression`, else the
+ * first operand, which must then be fixed text) only prints (`sedPrintsOnly`).
+ */
+function sedPrints(args: Word[]): boolean {
+  if (!allowedWords(sedOptions, args)) return false;
+  const scripts: string[] = [];
+  let first: Word | undefined;
+  let afterDashes = false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as Word;
+    const next = args[i + 1];
+    const text = arg.kind === "static" ? arg.value : undefined;
+    if (afterDashes || text === undefined || text === "-" || !text.startsWith("-")) {
+      first ??= arg;
+      continue;
+    }
+    if (text === "--") afterDashes = true;
+    else if (text.startsWith("--expression=")) scripts.push(text.slice("--expression=".length));
+    else if (text === "--expression" || text === "--line-length") {
+      if (text === "--expression" && next?.kind === "static") scripts.push(next.value);
+      i++;
+    } else if (!text.startsWith("--")) {
+      // a cluster: `-n`, `-ne SCRIPT`, `-eSCRIPT`, `-l 80`
+      const valued = text.slice(1).search(/[el]/);
+      if (valued < 0) continue;
+      const attached = text.slice(valued + 2);
+      const value = attached !== "" ? attached : next?.kind === "static" ? next.value : undefined;
+      if (attached === "") i++;
+      if (text[valued + 1] === "e" && value !== undefined) scripts.push(value);
+    }
+  }
+  if (scripts.length === 0) {
+    if (first?.kind !== "static") return false;
+    scripts.push(first.value);
+  }
+  return scripts.every(sedPrintsOnly);
 }
 
 /**
@@ -38,6 +113,10 @@ export function allowedWords(spec: ReadOnlyProgram, args: Word[]): boolean {
   let afterDashes = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as Word;
+    if (arg === foundPath) {
+      if (spec.operands !== Number.POSITIVE_INFINITY) return false;
+      continue;
+    }
     if (arg.kind === "dynamic") {
       const operand = afterDashes ? !/[`]/.test(arg.text) : /^[\w./~+@%:,][^$`]*$/.test(arg.text);
       if (!operand || spec.operands !== Number.POSITIVE_INFINITY) return false;
@@ -52,7 +131,10 @@ export function allowedWords(spec: ReadOnlyProgram, args: Word[]): boolean {
       i += used - 1;
     }
   }
-  return operands <= spec.operands;
+  const patterns = spec.patternsWith?.some((option) =>
+    args.some((arg) => arg.kind === "static" && arg.value === option),
+  );
+  return patterns || operands <= spec.operands;
 }
 
 /** Whether the value the option `option` was given (in its word or the next) passes its check. */
@@ -125,15 +207,56 @@ const findPrimaries: Record<string, number> = Object.fromEntries([
   ].map((primary) => [primary, 1]),
 ]);
 
-/** `find [-H|-L|-P] [paths] [expression]`, the expression made of the primaries above only. */
+/**
+ * `find [-H|-L|-P] [paths] [expression]`, the expression made of the primaries above and
+ * `-exec`/`-execdir COMMAND ;` or `… {} +`, whose command the rules follow as a command of its
+ * own (it must be allowed by itself). The command ends at the first `;` or `+`, as the rules read
+ * it, and a `+` must come right after `{}`, as find reads it. No start point starts with `-`,
+ * `(` or `!`, so a found path is never an option.
+ */
 const findWords: Check = (args) => {
   let i = 0;
   while (/^-[HLP]$/.test(args[i] ?? "")) i++;
   while (i < args.length && !/^[-()!]/.test(args[i] ?? "")) i++;
   while (i < args.length) {
+    if (args[i] === "-exec" || args[i] === "-execdir") {
+      const end = args.findIndex((arg, j) => j > i && (arg === ";" || arg === "+"));
+      if (end < i + 2 || (args[end] === "+" && args[end - 1] !== "{}")) return false;
+      i = end + 1;
+      continue;
+    }
     const arity = findPrimaries[args[i] ?? ""];
     if (arity === undefined || i + arity >= args.length) return false;
     i += 1 + arity;
+  }
+  return true;
+};
+
+/** jq's options: none writes a file; the named ones take one value or two (`--arg NAME VALUE`). */
+const jqFlags = new Set([
+  ...["--tab", "--args", "--jsonargs", "--seq", "--stream", "--stream-errors", "--slurp"],
+  ...["--raw-input", "--null-input", "--compact-output", "--color-output", "--raw-output"],
+  ...["--monochrome-output", "--ascii-output", "--sort-keys", "--join-output", "--raw-output0"],
+  ...["--exit-status", "--unbuffered"],
+]);
+const jqValued: Record<string, number> = {
+  "--indent": 1,
+  "--arg": 2,
+  "--argjson": 2,
+  "--slurpfile": 2,
+  "--rawfile": 2,
+};
+
+/** `jq [options] FILTER [files]`: its flags, and the options that read a file or take a value. */
+const jqWords: Check = (args) => {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? "";
+    // jq versions differ on `--`: every word after it is still read as an option could be
+    if (arg === "--" || !arg.startsWith("-") || arg === "-") continue;
+    const valued = jqValued[arg];
+    if (valued !== undefined) i += valued;
+    else if (!jqFlags.has(arg) && !/^-[ncrjaCMSseRh]+$/.test(arg)) return false;
+    if (i >= args.length) return false;
   }
   return true;
 };
@@ -143,6 +266,10 @@ const special: Record<string, Check> = {
   test: testWords,
   "[": testWords,
   find: findWords,
+  jq: jqWords,
+  awk: awkWords,
+  gawk: awkWords,
+  mawk: awkWords,
   env: (args) => args.length === 0,
   command: (args) =>
     (args[0] === "-v" || args[0] === "-V") && args.slice(1).every((a) => !a.startsWith("-")),

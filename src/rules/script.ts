@@ -8,6 +8,14 @@ import { withSyntaxTree } from "./parser.js";
  */
 export type Word = { kind: "static"; value: string } | { kind: "dynamic"; text: string };
 
+/**
+ * A path `find -exec … {} ;` puts where its `{}` stands: known only at run time, but never an
+ * option (it starts with a start point, and find takes a word that starts with `-` as part of
+ * its expression), so the read-only set counts it as an operand. One word with `;`, several
+ * with `+`; always the same object.
+ */
+export const foundPath: Word = { kind: "dynamic", text: "{}" };
+
 /** A simple command: its variable assignments (names), then its words, program first. */
 export interface SimpleCommand {
   text: string;
@@ -25,6 +33,14 @@ export interface Script {
   writes: Word[];
   reads: Word[];
   opaque: string[];
+  /**
+   * Each `$(…)` in it, said in words: its commands are among `commands` and its output is a
+   * word known only at run time, so the rules may allow it; but a deny rule cannot see what a
+   * command given that output runs, so it counts as hidden where deny rules decide.
+   */
+  substitutions?: string[];
+  /** A `while` or `until` loop is in it: a command there may run again, from where it left. */
+  loops?: boolean;
 }
 
 /**
@@ -144,13 +160,24 @@ export function parseScript(source: string): Promise<Script | undefined> {
   return withSyntaxTree(source, (root) => (root ? readTree(root) : undefined));
 }
 
+/** `$(…)` is modelled (its commands are read like any other); backticks are not. */
+const substitution = /^\$\([\s\S]*\)$/;
+
 /** What a syntax tree holds: its commands, its redirect targets, what the rules do not model. */
 export function readTree(root: Node): Script {
   const script: Script = { commands: [], writes: [], reads: [], opaque: [] };
   const opaque = new Set<string>();
+  const substitutions = new Set<string>();
   const visit = (node: Node): void => {
     const type = node.type;
-    const outside = unmodelled(type, node.isNamed);
+    const modelled =
+      (type === "command_substitution" && substitution.test(node.text)) ||
+      (type === "$(" &&
+        node.parent?.type === "command_substitution" &&
+        substitution.test(node.parent.text));
+    const outside = modelled ? undefined : unmodelled(type, node.isNamed);
+    if (type === "while_statement") script.loops = true;
+    if (modelled && node.isNamed) substitutions.add(`a command substitution ${node.text}`);
     if (outside) opaque.add(outside);
     // bash reads `((` as an arithmetic command where the grammar may see two subshells
     else if (type === "subshell" && node.text.startsWith("((")) opaque.add(arithmeticCommand);
@@ -179,6 +206,7 @@ export function readTree(root: Node): Script {
   };
   visit(root);
   script.opaque = [...opaque];
+  if (substitutions.size > 0) script.substitutions = [...substitutions];
   return script;
 }
 

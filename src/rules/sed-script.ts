@@ -38,7 +38,7 @@ export function sedMayRun(script: string): boolean {
     skip(/[\s!]/);
     const command = at();
     i++;
-    if (command === "" || command === "}" || command === ";") continue;
+    if (command === "" || command === "{" || command === "}" || command === ";") continue;
     if (command === "e") return true;
     if (command === "s" || command === "y") {
       const delimiter = at();
@@ -55,4 +55,112 @@ export function sedMayRun(script: string): boolean {
     else if (!"dDgGhHlnNpPqQxz=F".includes(command)) return true;
   }
   return false;
+}
+
+/**
+ * Whether a sed script only prints what it reads: a positive model, read the way GNU sed reads
+ * its one-line syntax. Addresses (a line, `$`, `first~step`, `/regex/` or `\cregexc` with `I`
+ * and `M`, a range with `,N`, `,+N`, `,~N` or a regex, `!`), the commands `p P = l q Q d D n N
+ * g G h H x z F`, groups `{ … }`, comments, and `s`/`y` with the flags `g p i I m M` and a
+ * number. Anything else (`w`, `W`, `e`, `r`, `R`, `a`, `i`, `c`, labels and branches, the `w`
+ * and `e` flags, a newline inside a regex, text this reader does not follow) is not.
+ */
+export function sedPrintsOnly(script: string): boolean {
+  let i = 0;
+  let depth = 0;
+  const at = () => script[i] ?? "";
+  const skipBlanks = () => {
+    while (at() === " " || at() === "\t") i++;
+  };
+  /** Past text up to an unescaped `end` on the same line; false when it never comes. */
+  const until = (end: string): boolean => {
+    while (i < script.length && at() !== end && at() !== "\n") i += at() === "\\" ? 2 : 1;
+    if (at() !== end) return false;
+    i++;
+    return true;
+  };
+  const digits = () => {
+    const start = i;
+    while (/\d/.test(at())) i++;
+    return i > start;
+  };
+  const regex = (): boolean => {
+    if (at() === "/") i++;
+    else if (at() === "\\") {
+      const delimiter = script[i + 1] ?? "";
+      if (delimiter === "" || delimiter === "\n" || delimiter === "\\") return false;
+      i += 2;
+      if (!until(delimiter)) return false;
+      while (at() === "I" || at() === "M") i++;
+      return true;
+    } else return false;
+    if (!until("/")) return false;
+    while (at() === "I" || at() === "M") i++;
+    return true;
+  };
+  /** One address, or false when there is none or it cannot be read. */
+  const address = (): boolean => {
+    if (at() === "$") {
+      i++;
+      return true;
+    }
+    if (/\d/.test(at())) {
+      digits();
+      if (at() === "~") {
+        i++;
+        return digits();
+      }
+      return true;
+    }
+    return (at() === "/" || at() === "\\") && regex();
+  };
+  while (i < script.length) {
+    if (/[\s;]/.test(at())) {
+      i++;
+      continue;
+    }
+    if (at() === "#") {
+      while (i < script.length && at() !== "\n") i++;
+      continue;
+    }
+    if (/[\d$/\\]/.test(at())) {
+      if (!address()) return false;
+      skipBlanks();
+      if (at() === ",") {
+        i++;
+        skipBlanks();
+        if (at() === "+" || at() === "~") {
+          i++;
+          if (!digits()) return false;
+        } else if (!address()) return false;
+      }
+      skipBlanks();
+    }
+    if (at() === "!") {
+      i++;
+      skipBlanks();
+    }
+    const command = at();
+    i++;
+    if (command === "{") {
+      depth++;
+      continue;
+    }
+    if (command === "}") {
+      if (--depth < 0) return false;
+    } else if (command === "s" || command === "y") {
+      const delimiter = at();
+      if (delimiter === "" || delimiter === "\n" || delimiter === "\\") return false;
+      i++;
+      if (!until(delimiter) || !until(delimiter)) return false;
+      if (command === "s") while (/[gpiImM\d]/.test(at())) i++;
+    } else if (command === "l" || command === "q" || command === "Q") {
+      skipBlanks();
+      digits();
+    } else if (!"pP=dDnNgGhHxzF".includes(command)) return false;
+    skipBlanks();
+    // a command ends at `;`, a newline, `}` or the end of the script
+    if (i < script.length && !/[;\n}]/.test(at())) return false;
+  }
+  return depth === 0;
 }

@@ -1,6 +1,6 @@
 import { gitHidden, gitWithoutOptions, setHidden } from "./git.js";
 import { hiddenByVariable, hiddenCode } from "./hidden-code.js";
-import type { Word } from "./script.js";
+import { foundPath, type Word } from "./script.js";
 import { type WrapperOptions, wrappers } from "./wrapper-table.js";
 
 /** A command that must be allowed: its words, and whether more arguments join at run time (`xargs`). */
@@ -234,7 +234,11 @@ function shellCode(name: string, args: Word[], view: CommandView): void {
   if (code?.kind === "static") view.code.push(code.value);
 }
 
-/** The commands `find -exec … ;` (and -execdir, -ok, -okdir) runs, each followed on its own. */
+/**
+ * The commands `find -exec … ;` (and -execdir, -ok, -okdir) runs, each followed on its own: no
+ * words join it but the found paths, each `{}` one (`foundPath`); a word holding `{}` with more
+ * is known only at run time.
+ */
 function findExec(args: Word[], view: CommandView): void {
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
@@ -248,8 +252,14 @@ function findExec(args: Word[], view: CommandView): void {
     // `{}` is a found path, known only at run time (`-name push -exec git {} ;`).
     const command = args
       .slice(i + 1, end)
-      .map((word) => (word.kind === "static" && word.value.includes("{}") ? fromInput : word));
-    follow(command, true, view);
+      .map((word) =>
+        word.kind !== "static" || !word.value.includes("{}")
+          ? word
+          : word.value === "{}"
+            ? foundPath
+            : fromInput,
+      );
+    follow(command, false, view);
     i = end;
   }
 }

@@ -147,9 +147,13 @@ function groupOptions(options: RunOptions, filter: boolean): GroupOptions {
   };
 }
 
-/** The parent's environment without secrets, set up for a command nobody can answer. */
+/**
+ * The parent's environment without secrets, set up for a command nobody can answer. Without
+ * `CDPATH`: with it, `cd src` may land outside the workspace, where the rules placed it inside.
+ */
 function commandEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const clean = withoutSecrets(env);
+  delete clean.CDPATH;
   return {
     ...clean,
     PAGER: "cat",

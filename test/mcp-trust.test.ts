@@ -1,8 +1,10 @@
 import { access, mkdir, readFile, realpath, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
-import { runBin, useCliSetup } from "./support/cli.js";
+import { runBin, toolResults, useCliSetup } from "./support/cli.js";
+import { faultServer } from "./support/mcp.js";
 
 /**
  * What trusting a project `.mcp.json` entry covers, attacked as a cloned repository would: the
@@ -65,6 +67,47 @@ describe("trust of a project's MCP servers", () => {
     expect(after.stderr).toContain('MCP server "local": untrusted');
     expect(await exists(join(workspace, "rewritten.marker"))).toBe(false);
   }, 40_000);
+
+  for (const [how, mode, stop] of [
+    ["a crash", "ok", "crash"],
+    ["its stop for a message over 32 MB", "huge", "huge"],
+  ] as const) {
+    it(`never restarts a trusted server whose program was rewritten after ${how}`, async () => {
+      const call = (id: string, name: string, input: Record<string, unknown>) =>
+        stream(turn({ calls: [{ id, name, input }] }));
+      const marker = "rewritten.marker";
+      const { server, workspace, options } = await setup([
+        call("toolu_0", "read", { path: "srv.mjs" }),
+        call("toolu_1", "write", {
+          path: "srv.mjs",
+          content: `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "ran");\n`,
+        }),
+        call("toolu_2", `mcp__p__${stop}`, {}),
+        call("toolu_3", "mcp__p__echo", { text: "again" }),
+        stream(turn({ text: ["done"] })),
+      ]);
+      // The trusted program: the fault server, run from a file of the workspace.
+      await writeFile(
+        join(workspace, "srv.mjs"),
+        `import ${JSON.stringify(pathToFileURL(faultServer).href)};\n`,
+      );
+      const entry = { command: process.execPath, args: ["srv.mjs", mode] };
+      await writeFile(join(workspace, ".mcp.json"), JSON.stringify({ mcpServers: { p: entry } }));
+      expect((await runBin(["mcp", "trust", "p"], options)).code).toBe(0);
+
+      const run = await runBin(["--allow", "mcp__p__*", "go"], options);
+      expect(run).toMatchObject({ code: 0, stdout: "done\n" });
+      expect(await exists(join(workspace, marker))).toBe(false);
+      const refused =
+        "not started: its files (srv.mjs) changed since it was trusted; mini-agent mcp trust p trusts it as it is now";
+      expect(toolResults(server.requests[4]?.body ?? {}).at(-1)).toEqual({
+        id: "toolu_3",
+        content: `mcp__p__echo failed: server p is not running (${refused})`,
+        isError: true,
+      });
+      expect(run.stderr).toContain(`mini-agent: MCP server "p": failed: ${refused}\n`);
+    }, 60_000);
+  }
 
   it("says there is nothing to trust where the project has no .mcp.json", async () => {
     const { workspace, options } = await setup([]);

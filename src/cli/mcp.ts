@@ -57,6 +57,7 @@ export async function startMcp(options: McpRunOptions): Promise<RunMcp | undefin
       : await (await import("../mcp/index.js")).connectMcpServers(servers, {
           env: options.env,
           cwd: options.workspace,
+          checkStart: sources.checkStart,
         });
   const shown = new Map<string, string>();
   let untold = skipped;

@@ -30,8 +30,22 @@ export async function withPrograms(
   server: McpServerConfig,
   folders: ProgramFolders,
 ): Promise<McpServerConfig> {
-  const { entry } = server;
-  if (entry.type === "http") return server;
+  const covered = await coverageOf(server.entry, folders);
+  if (covered.programs.length === 0) return server;
+  return { ...server, ...covered };
+}
+
+/**
+ * What trusting `entry` covers as things are now: its hash (of the entry, with the content of
+ * the workspace files it names when there are any) and those files. Computed again before every
+ * start and restart, so a file changed since it was trusted gives another hash.
+ */
+export async function coverageOf(
+  entry: McpServerConfig["entry"],
+  folders: ProgramFolders,
+): Promise<{ hash: string; programs: string[] }> {
+  const plain = { hash: contentHash(canonicalJson(entry)), programs: [] };
+  if (entry.type === "http") return plain;
   const base = resolve(folders.workspace, entry.cwd ?? ".");
   const files: Record<string, string> = {};
   // An env value names files too: NODE_OPTIONS="--require ./pre.js", PYTHONSTARTUP=x.py.
@@ -41,9 +55,8 @@ export async function withPrograms(
     if (found !== undefined) files[relative(folders.root, found.path) || "."] = found.hash;
   }
   const programs = Object.keys(files).sort();
-  if (programs.length === 0) return server;
-  const hash = contentHash(canonicalJson({ entry, programs: files }));
-  return { ...server, hash, programs };
+  if (programs.length === 0) return plain;
+  return { hash: contentHash(canonicalJson({ entry, programs: files })), programs };
 }
 
 /** Each word, and the value of each `--flag=value` word. */

@@ -57,6 +57,11 @@ export interface ServerOptions {
   maxMessageBytes: number;
   closeGraceMs: number;
   instructionChars: number;
+  /**
+   * Before every start and restart: why `server` must not start now (its program changed since
+   * it was trusted), or `undefined`. A reason fails the start; the server is not run.
+   */
+  checkStart?: (server: McpServerConfig) => Promise<string | undefined>;
   /** `2026-07-28` pins the stateless revision; absent, the SDK's default (2025-11-25). */
   protocolVersion?: "2025-11-25" | "2026-07-28";
   onStatus: (status: McpServerStatus) => void;
@@ -130,6 +135,12 @@ export class McpServerConnection {
 
   private async connect(): Promise<void> {
     this.set("starting", undefined);
+    const refused = await this.options.checkStart?.(this.config);
+    if (refused !== undefined) {
+      // Nothing ran: the lines of an earlier process are not this start's.
+      this.log = [];
+      return this.fail(refused);
+    }
     const expanded = this.config.literal
       ? { ok: true as const, entry: this.config.entry }
       : expandServer(this.config.entry, this.options.env);

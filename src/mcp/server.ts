@@ -5,6 +5,7 @@ import { headOf, wellFormed } from "../text.js";
 import { failure } from "../tools/define.js";
 import type { ToolResult } from "../types.js";
 import { expandServer, type McpServerConfig, type McpServerEntry } from "./config.js";
+import { checkListedTools } from "./listed.js";
 import { bounded, receiptOf } from "./result.js";
 import type { Sdk } from "./sdk.js";
 import { StdioTransport } from "./stdio-transport.js";
@@ -76,6 +77,8 @@ export interface ServerOptions {
 export class McpServerConnection {
   tools: McpTool[] = [];
   private leftOut: string[] = [];
+  /** Tools of the lists received since the last `adapt` that the SDK would refuse, a phrase each. */
+  private screened: string[] = [];
   instructions = "";
   private state: McpServerState = "starting";
   private late = false;
@@ -168,6 +171,10 @@ export class McpServerConnection {
     );
     this.transport = transport;
     this.client = client;
+    // Set before connecting, this handler sees each message before the SDK does (the SDK chains
+    // to a handler it finds), and takes out of a tool list the tools that would fail it whole.
+    this.screened = [];
+    transport.onmessage = (message) => this.screen(message);
     try {
       await client.connect(transport, { timeout: this.options.lateLimitMs });
       const { tools } = await client.listTools(undefined, { timeout: this.options.lateLimitMs });
@@ -207,9 +214,21 @@ export class McpServerConnection {
     return transport;
   }
 
+  /** A `tools/list` result, checked tool by tool (`checkListedTools`) and kept to the good ones. */
+  private screen(message: unknown): void {
+    const result = (message as { result?: unknown }).result;
+    if (typeof result !== "object" || result === null) return;
+    const listed = (result as { tools?: unknown }).tools;
+    if (!Array.isArray(listed)) return;
+    const { tools, leftOut } = checkListedTools(listed);
+    (result as { tools: unknown[] }).tools = tools;
+    this.screened.push(...leftOut);
+  }
+
   private adapt(listed: ListedTool[]): McpTool[] {
     const { tools, leftOut } = usableTools(listed);
-    this.leftOut = leftOut;
+    this.leftOut = [...this.screened, ...leftOut];
+    this.screened = [];
     return adaptTools(this.name, tools, (call, signal) => this.call(call, signal));
   }
 

@@ -1,4 +1,4 @@
-import { access, mkdir, readFile, realpath, writeFile } from "node:fs/promises";
+import { access, chmod, mkdir, readFile, realpath, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -108,6 +108,50 @@ describe("trust of a project's MCP servers", () => {
       expect(run.stderr).toContain(`mini-agent: MCP server "p": failed: ${refused}\n`);
     }, 60_000);
   }
+
+  it("covers what node resolves itself, and says in words what it cannot follow", async () => {
+    const { workspace, options } = await setup([]);
+    const exit = "process.exit(0);\n";
+    for (const name of ["srv.js", "srv.mjs", "pre.js", "hostile.mjs"])
+      await writeFile(join(workspace, name), exit);
+    await mkdir(join(workspace, "bin"));
+    await writeFile(join(workspace, "bin", "node"), "#!/bin/sh\nexit 0\n");
+    await chmod(join(workspace, "bin", "node"), 0o755);
+    const servers = {
+      a: { command: "node", args: ["srv"] },
+      b: { command: "node", args: ["hostile.mjs"], env: { NODE_OPTIONS: "--require ./pre" } },
+      c: { command: "sh", args: ["-c", "node srv.mjs"] },
+      d: { command: "node", args: ["-e", "require('./pre.js')"] },
+      e: { command: "node", args: ["srv.mjs"], env: { PATH: `bin:${process.env.PATH}` } },
+    };
+    await writeFile(join(workspace, ".mcp.json"), JSON.stringify({ mcpServers: servers }));
+    const trusted = await runBin(["trust"], options);
+    expect(trusted.code).toBe(0);
+    const heads = async () =>
+      (await runBin(["mcp", "list"], options)).stdout
+        .split("\n")
+        .filter((line) => /^[a-e] /.test(line))
+        .map((line) => line.replace(/ \(project \/[^,]*,/, " ("));
+    const sh = "sh runs the text of its -c option, which mini-agent does not follow";
+    const eval_ = "node runs the code of its -e option, which mini-agent does not follow";
+    expect(await heads()).toEqual([
+      "a ( trusted): node srv; trusted with the content of srv.js",
+      "b ( trusted): node hostile.mjs; env NODE_OPTIONS=--require ./pre; trusted with the content of hostile.mjs, pre.js",
+      `c ( trusted): sh -c node srv.mjs; trusted with the content of srv.mjs; the model can change what this runs: ${sh}`,
+      `d ( trusted): node -e require('./pre.js'); the model can change what this runs: ${eval_}`,
+      `e ( trusted): node srv.mjs; env PATH=bin:${process.env.PATH}; trusted with the content of bin/node, srv.mjs`,
+    ]);
+    // The model rewrites what runs: each entry that ran it is untrusted again.
+    for (const name of ["srv.js", "pre.js", "bin/node"])
+      await writeFile(join(workspace, name), "// rewritten\n", { flag: "a" });
+    expect((await heads()).map((line) => line.slice(0, line.indexOf(")") + 1))).toEqual([
+      "a ( not trusted)",
+      "b ( not trusted)",
+      "c ( trusted)",
+      "d ( trusted)",
+      "e ( not trusted)",
+    ]);
+  }, 60_000);
 
   it("says there is nothing to trust where the project has no .mcp.json", async () => {
     const { workspace, options } = await setup([]);

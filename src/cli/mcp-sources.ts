@@ -71,7 +71,7 @@ export async function projectMcpServers(
   if (text === undefined) return { file, servers: [], problems: [], found: false };
   const { servers, problems } = parseMcpConfigText(text, file);
   const covered = await Promise.all(
-    servers.map((server) => withPrograms(server, { root, workspace })),
+    servers.map((server) => withPrograms(server, { root, workspace, env: process.env })),
   );
   return { file, servers: covered, problems, found: true };
 }
@@ -140,7 +140,7 @@ async function stillTrusted(
   folders: { root: string; workspace: string },
   state: string,
 ): Promise<string | undefined> {
-  const now = await coverageOf(server.entry, folders);
+  const now = await coverageOf(server.entry, { ...folders, env: process.env });
   const trust = await loadTrust(state, folders.root);
   if (trust.isTrusted("mcp", server.name, now.hash)) return undefined;
   const files = [...new Set([...(server.programs ?? []), ...now.programs])].sort();

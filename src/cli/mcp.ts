@@ -134,7 +134,10 @@ export function serverLine(server: McpServerConfig): string {
   const programs = server.programs?.length
     ? [`trusted with the content of ${server.programs.join(", ")}`]
     : [];
-  return [line, ...passed, ...programs].join("; ");
+  const unknown = server.unknown?.length
+    ? [`the model can change what this runs: ${server.unknown.join("; ")}`]
+    : [];
+  return [line, ...passed, ...programs, ...unknown].join("; ");
 }
 
 function instructionsText(connected: McpServers): string {

@@ -137,8 +137,8 @@ describe("trust of a project's MCP servers", () => {
     expect(await heads()).toEqual([
       "a ( trusted): node srv; trusted with the content of srv.js",
       "b ( trusted): node hostile.mjs; env NODE_OPTIONS=--require ./pre; trusted with the content of hostile.mjs, pre.js",
-      `c ( trusted): sh -c node srv.mjs; trusted with the content of srv.mjs; the model can change what this runs: ${sh}`,
-      `d ( trusted): node -e require('./pre.js'); the model can change what this runs: ${eval_}`,
+      `c ( trusted): sh -c 'node srv.mjs'; trusted with the content of srv.mjs; the model can change what this runs: ${sh}`,
+      `d ( trusted): node -e 'require('\\''./pre.js'\\'')'; the model can change what this runs: ${eval_}`,
       `e ( trusted): node srv.mjs; env PATH=bin:${process.env.PATH}; trusted with the content of bin/node, srv.mjs`,
     ]);
     // The model rewrites what runs: each entry that ran it is untrusted again.
@@ -152,6 +152,26 @@ describe("trust of a project's MCP servers", () => {
       "e ( not trusted)",
     ]);
   }, 60_000);
+
+  it("shows each argument quoted as a shell would, and a long run of blanks as a count", async () => {
+    const { workspace, options } = await setup([]);
+    const servers = {
+      x: { command: "sh", args: ["-c", "node srv.mjs"] },
+      y: { command: "sh", args: ["-c", "node", "srv.mjs"] },
+      z: { command: "sh", args: ["-c", `echo benign${" ".repeat(3000)}; echo EVIL`, "it's"] },
+    };
+    await writeFile(join(workspace, ".mcp.json"), JSON.stringify({ mcpServers: servers }));
+    const list = await runBin(["mcp", "list"], options);
+    const heads = list.stdout
+      .split("\n")
+      .filter((line) => /^[xyz] /.test(line))
+      .map((line) => line.replace(/ \(project \/[^)]*\): /, ": ").replace(/; the model.*/, ""));
+    expect(heads).toEqual([
+      "x: sh -c 'node srv.mjs'",
+      "y: sh -c node srv.mjs",
+      "z: sh -c 'echo benign[3000 blanks]; echo EVIL' 'it'\\''s'",
+    ]);
+  });
 
   it("says there is nothing to trust where the project has no .mcp.json", async () => {
     const { workspace, options } = await setup([]);

@@ -5,6 +5,7 @@ import { headOf, wellFormed } from "../text.js";
 import { failure } from "../tools/define.js";
 import type { ToolResult } from "../types.js";
 import { expandServer, type McpServerConfig, type McpServerEntry } from "./config.js";
+import { boundedFetch } from "./http-fetch.js";
 import { checkListedTools } from "./listed.js";
 import { bounded, receiptOf } from "./result.js";
 import type { Sdk } from "./sdk.js";
@@ -89,6 +90,8 @@ export class McpServerConnection {
   private transport: Transport | undefined;
   private log: readonly string[] = [];
   private starting: Promise<void> | undefined;
+  /** The HTTP connection was ended for a message over `maxMessageBytes`. */
+  private tooLarge = false;
   private redact: (text: string) => string;
 
   constructor(
@@ -196,7 +199,17 @@ export class McpServerConnection {
   private transportFor(entry: McpServerEntry): Transport {
     if (entry.type === "http") {
       const init = entry.headers ? { requestInit: { headers: entry.headers } } : {};
-      return new this.sdk.StreamableHTTPClientTransport(new URL(entry.url), init);
+      this.tooLarge = false;
+      // A message over the bound ends the connection, as stdio's does (it restarts at its next call).
+      const fetch = boundedFetch(this.options.maxMessageBytes, () => {
+        this.tooLarge = true;
+        void transport.close().catch(() => {});
+      });
+      const transport = new this.sdk.StreamableHTTPClientTransport(new URL(entry.url), {
+        ...init,
+        fetch,
+      });
+      return transport;
     }
     const transport = new StdioTransport(
       {
@@ -334,6 +347,10 @@ export class McpServerConnection {
   }
 
   private exitOf(): string {
+    if (this.tooLarge) {
+      const mb = Math.round(this.options.maxMessageBytes / 1024 / 1024);
+      return ` (it sent a message larger than ${mb} MB and was disconnected)`;
+    }
     const exit = this.transport instanceof StdioTransport ? this.transport.exit : undefined;
     return exit !== undefined ? ` (${exit})` : "";
   }

@@ -129,7 +129,7 @@ describe("an image in a tool result, through each adapter and its strict server"
 });
 
 describe("an error result with an image", () => {
-  it("Anthropic: goes as its text, which is all an error's tool_result may hold", async () => {
+  it("Anthropic: goes as its text, which is all an error's tool_result may hold, saying the image was not shown", async () => {
     const server = track(
       await anthropic.startAnthropicServer([
         anthropic.stream(anthropic.turn({ calls: [call] })),
@@ -141,7 +141,9 @@ describe("an error result with an image", () => {
       model: "local-model",
       baseURL: server.url,
     });
-    const failed = scriptedTool("shot", async () => ({ ...shotResult, isError: true }));
+    // The placeholder as the image's own bytes give it (the shared result's line is written by hand).
+    const content = `screen:\n[image: image/png, 2x2, ${png(2, 2).length} B]`;
+    const failed = scriptedTool("shot", async () => ({ ...shotResult, content, isError: true }));
     await runAgent({ client, tools: [failed], system: "", messages: [user] });
     expect(server.rejections).toEqual([]);
     const last = server.requests[1]?.body.messages as { content: unknown }[];
@@ -149,7 +151,7 @@ describe("an error result with an image", () => {
       {
         type: "tool_result",
         tool_use_id: "c1",
-        content: shotResult.content,
+        content: `screen:\n[image not shown: image/png, 2x2, ${png(2, 2).length} B: an error result carries only text to this provider]`,
         is_error: true,
         cache_control: { type: "ephemeral" },
       },

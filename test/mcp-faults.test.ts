@@ -243,6 +243,34 @@ describe("MCP servers that misbehave", () => {
     ).toEqual(names.sort());
   });
 
+  it("leaves out each malformed tool of a list with its reason, and offers the others", async () => {
+    const mcp = await connect("malformed");
+    expect(mcp.tools().map((tool) => tool.mcp.tool)).toEqual([
+      "big",
+      "crash",
+      "echo",
+      "grow",
+      "hang",
+    ]);
+    expect(mcp.status()[0]).toMatchObject({
+      state: "up",
+      tools: 5,
+      leftOut: [
+        "a tool without a name",
+        "a tool without a name",
+        '"no-schema" (it has no input schema)',
+        '"string-schema" (its input schema is not an object)',
+        '"array-schema" (its input schema is not an object)',
+        '"deep" (its inputSchema is nested over 100 levels deep)',
+        "an entry that is not a tool",
+      ],
+    });
+    expect(await call(mcp, "mcp__f__echo", { text: "still here" })).toEqual({
+      content: "echo: still here",
+      isError: false,
+    });
+  });
+
   it("lists a server's tools again when it says they changed", async () => {
     const statuses: McpServerStatus[] = [];
     const mcp = await connect("growing", { onStatus: (status) => statuses.push(status) });

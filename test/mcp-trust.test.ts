@@ -1,8 +1,10 @@
-import { access, mkdir, readFile, realpath, writeFile } from "node:fs/promises";
+import { access, chmod, mkdir, readFile, realpath, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
-import { runBin, useCliSetup } from "./support/cli.js";
+import { runBin, toolResults, useCliSetup } from "./support/cli.js";
+import { faultServer } from "./support/mcp.js";
 
 /**
  * What trusting a project `.mcp.json` entry covers, attacked as a cloned repository would: the
@@ -65,6 +67,111 @@ describe("trust of a project's MCP servers", () => {
     expect(after.stderr).toContain('MCP server "local": untrusted');
     expect(await exists(join(workspace, "rewritten.marker"))).toBe(false);
   }, 40_000);
+
+  for (const [how, mode, stop] of [
+    ["a crash", "ok", "crash"],
+    ["its stop for a message over 32 MB", "huge", "huge"],
+  ] as const) {
+    it(`never restarts a trusted server whose program was rewritten after ${how}`, async () => {
+      const call = (id: string, name: string, input: Record<string, unknown>) =>
+        stream(turn({ calls: [{ id, name, input }] }));
+      const marker = "rewritten.marker";
+      const { server, workspace, options } = await setup([
+        call("toolu_0", "read", { path: "srv.mjs" }),
+        call("toolu_1", "write", {
+          path: "srv.mjs",
+          content: `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "ran");\n`,
+        }),
+        call("toolu_2", `mcp__p__${stop}`, {}),
+        call("toolu_3", "mcp__p__echo", { text: "again" }),
+        stream(turn({ text: ["done"] })),
+      ]);
+      // The trusted program: the fault server, run from a file of the workspace.
+      await writeFile(
+        join(workspace, "srv.mjs"),
+        `import ${JSON.stringify(pathToFileURL(faultServer).href)};\n`,
+      );
+      const entry = { command: process.execPath, args: ["srv.mjs", mode] };
+      await writeFile(join(workspace, ".mcp.json"), JSON.stringify({ mcpServers: { p: entry } }));
+      expect((await runBin(["mcp", "trust", "p"], options)).code).toBe(0);
+
+      const run = await runBin(["--allow", "mcp__p__*", "go"], options);
+      expect(run).toMatchObject({ code: 0, stdout: "done\n" });
+      expect(await exists(join(workspace, marker))).toBe(false);
+      const refused =
+        "not started: its files (srv.mjs) changed since it was trusted; mini-agent mcp trust p trusts it as it is now";
+      expect(toolResults(server.requests[4]?.body ?? {}).at(-1)).toEqual({
+        id: "toolu_3",
+        content: `mcp__p__echo failed: server p is not running (${refused})`,
+        isError: true,
+      });
+      expect(run.stderr).toContain(`mini-agent: MCP server "p": failed: ${refused}\n`);
+    }, 60_000);
+  }
+
+  it("covers what node resolves itself, and says in words what it cannot follow", async () => {
+    const { workspace, options } = await setup([]);
+    const exit = "process.exit(0);\n";
+    for (const name of ["srv.js", "srv.mjs", "pre.js", "hostile.mjs"])
+      await writeFile(join(workspace, name), exit);
+    await mkdir(join(workspace, "bin"));
+    await writeFile(join(workspace, "bin", "node"), "#!/bin/sh\nexit 0\n");
+    await chmod(join(workspace, "bin", "node"), 0o755);
+    const servers = {
+      a: { command: "node", args: ["srv"] },
+      b: { command: "node", args: ["hostile.mjs"], env: { NODE_OPTIONS: "--require ./pre" } },
+      c: { command: "sh", args: ["-c", "node srv.mjs"] },
+      d: { command: "node", args: ["-e", "require('./pre.js')"] },
+      e: { command: "node", args: ["srv.mjs"], env: { PATH: `bin:${process.env.PATH}` } },
+    };
+    await writeFile(join(workspace, ".mcp.json"), JSON.stringify({ mcpServers: servers }));
+    const trusted = await runBin(["trust"], options);
+    expect(trusted.code).toBe(0);
+    const heads = async () =>
+      (await runBin(["mcp", "list"], options)).stdout
+        .split("\n")
+        .filter((line) => /^[a-e] /.test(line))
+        .map((line) => line.replace(/ \(project \/[^,]*,/, " ("));
+    const sh = "sh runs the text of its -c option, which mini-agent does not follow";
+    const eval_ = "node runs the code of its -e option, which mini-agent does not follow";
+    expect(await heads()).toEqual([
+      "a ( trusted): node srv; trusted with the content of srv.js",
+      "b ( trusted): node hostile.mjs; env NODE_OPTIONS=--require ./pre; trusted with the content of hostile.mjs, pre.js",
+      `c ( trusted): sh -c 'node srv.mjs'; trusted with the content of srv.mjs; the model can change what this runs: ${sh}`,
+      `d ( trusted): node -e 'require('\\''./pre.js'\\'')'; the model can change what this runs: ${eval_}`,
+      `e ( trusted): node srv.mjs; env PATH=bin:${process.env.PATH}; trusted with the content of bin/node, srv.mjs`,
+    ]);
+    // The model rewrites what runs: each entry that ran it is untrusted again.
+    for (const name of ["srv.js", "pre.js", "bin/node"])
+      await writeFile(join(workspace, name), "// rewritten\n", { flag: "a" });
+    expect((await heads()).map((line) => line.slice(0, line.indexOf(")") + 1))).toEqual([
+      "a ( not trusted)",
+      "b ( not trusted)",
+      "c ( trusted)",
+      "d ( trusted)",
+      "e ( not trusted)",
+    ]);
+  }, 60_000);
+
+  it("shows each argument quoted as a shell would, and a long run of blanks as a count", async () => {
+    const { workspace, options } = await setup([]);
+    const servers = {
+      x: { command: "sh", args: ["-c", "node srv.mjs"] },
+      y: { command: "sh", args: ["-c", "node", "srv.mjs"] },
+      z: { command: "sh", args: ["-c", `echo benign${" ".repeat(3000)}; echo EVIL`, "it's"] },
+    };
+    await writeFile(join(workspace, ".mcp.json"), JSON.stringify({ mcpServers: servers }));
+    const list = await runBin(["mcp", "list"], options);
+    const heads = list.stdout
+      .split("\n")
+      .filter((line) => /^[xyz] /.test(line))
+      .map((line) => line.replace(/ \(project \/[^)]*\): /, ": ").replace(/; the model.*/, ""));
+    expect(heads).toEqual([
+      "x: sh -c 'node srv.mjs'",
+      "y: sh -c node srv.mjs",
+      "z: sh -c 'echo benign[3000 blanks]; echo EVIL' 'it'\\''s'",
+    ]);
+  });
 
   it("says there is nothing to trust where the project has no .mcp.json", async () => {
     const { workspace, options } = await setup([]);

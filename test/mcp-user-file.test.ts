@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: configuration values with ${VAR} references
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -47,5 +48,30 @@ describe("the user's mcp.json", () => {
     expect(list.stdout).toBe("");
     expect(list.stderr).toContain("mcpServers.mine.args[1] looks like an API key");
     expect(list.stderr).not.toContain(token);
+  });
+
+  it("takes a ${VAR} reference in a url's password or token= query: a reference is not a key", async () => {
+    const { home, options } = await setup([]);
+    await mkdir(join(home, "state"), { recursive: true });
+    const file = join(home, "state", "mcp.json");
+    for (const url of [
+      "http://admin:${MCP_PW}@127.0.0.1:9/mcp",
+      "http://127.0.0.1:9/mcp?token=${MCP_TOK}",
+    ]) {
+      await writeFile(file, servers({ type: "http", url }));
+      const list = await runBin(["mcp", "list"], options);
+      expect({ code: list.code, head: list.stdout.split("\n")[0] }).toEqual({
+        code: 0,
+        head: `mine (user ${file}, yours): ${url}`,
+      });
+    }
+    // A default written in the file is a value of the file: a key there is still refused.
+    await writeFile(
+      file,
+      servers({ type: "http", url: "http://admin:${MCP_PW:-hunter2hunter2}@127.0.0.1:9/mcp" }),
+    );
+    expect((await runBin(["mcp", "list"], options)).stderr).toContain(
+      "mcpServers.mine.url looks like an API key",
+    );
   });
 });

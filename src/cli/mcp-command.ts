@@ -43,7 +43,11 @@ async function list(args: CliArgs, workspace: string): Promise<number> {
   }
   const runnable = sources.servers.filter((sourced) => sourced.trusted).map((s) => s.server);
   const { connectMcpServers } = await import("../mcp/index.js");
-  const connected = await connectMcpServers(runnable, { env: process.env, cwd: workspace });
+  const connected = await connectMcpServers(runnable, {
+    env: process.env,
+    cwd: workspace,
+    checkStart: sources.checkStart,
+  });
   try {
     const lines = sources.servers.flatMap((sourced) => {
       const status = connected.status().find((known) => known.name === sourced.server.name);

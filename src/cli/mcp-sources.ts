@@ -9,7 +9,7 @@ import {
   splitByTrust,
   trustEntriesOf,
 } from "../mcp/config.js";
-import { withPrograms } from "../mcp/programs.js";
+import { coverageOf, withPrograms } from "../mcp/programs.js";
 import { projectRoot } from "../project/root.js";
 import { loadTrust, type TrustEntry, type WorkspaceTrust } from "../trust/trust.js";
 import { UsageError } from "./args.js";
@@ -39,6 +39,11 @@ export interface McpSources {
   /** The project's `.mcp.json`, and its trust record. */
   projectFile: string;
   trust: WorkspaceTrust;
+  /**
+   * Before every start and restart: a project server starts only while the trust record holds
+   * its entry's hash with its files as they are now (`connectMcpServers`' `checkStart`).
+   */
+  checkStart: (server: McpServerConfig) => Promise<string | undefined>;
 }
 
 /** The user's servers: `mcp.json` in the state folder (none when it is absent). */
@@ -66,7 +71,7 @@ export async function projectMcpServers(
   if (text === undefined) return { file, servers: [], problems: [], found: false };
   const { servers, problems } = parseMcpConfigText(text, file);
   const covered = await Promise.all(
-    servers.map((server) => withPrograms(server, { root, workspace })),
+    servers.map((server) => withPrograms(server, { root, workspace, env: process.env })),
   );
   return { file, servers: covered, problems, found: true };
 }
@@ -116,7 +121,31 @@ export async function mcpSources(options: SourceOptions): Promise<McpSources> {
   });
   const warnings = [...merged.warnings, ...project.problems];
   if (trust.warning !== undefined) warnings.push(trust.warning);
-  return { servers, warnings, projectFile: project.file, trust };
+  const fromProject = new Set(project.servers);
+  const checkStart = (server: McpServerConfig) =>
+    fromProject.has(server)
+      ? stillTrusted(server, { root, workspace: options.workspace }, options.state)
+      : Promise.resolve(undefined);
+  return { servers, warnings, projectFile: project.file, trust, checkStart };
+}
+
+/**
+ * Why a project server must not start now: its entry, with the workspace files its trust covers
+ * as they are now, is not what the trust record holds (the model rewrote `srv.mjs` after the
+ * server started, then made it exit). The record is read again: a user who trusted the changed
+ * server meanwhile (`mini-agent mcp trust NAME`) is heard.
+ */
+async function stillTrusted(
+  server: McpServerConfig,
+  folders: { root: string; workspace: string },
+  state: string,
+): Promise<string | undefined> {
+  const now = await coverageOf(server.entry, { ...folders, env: process.env });
+  const trust = await loadTrust(state, folders.root);
+  if (trust.isTrusted("mcp", server.name, now.hash)) return undefined;
+  const files = [...new Set([...(server.programs ?? []), ...now.programs])].sort();
+  const what = files.length > 0 ? `its files (${files.join(", ")})` : "its entry";
+  return `not started: ${what} changed since it was trusted; mini-agent mcp trust ${server.name} trusts it as it is now`;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { McpServerStatus, McpServers, McpTool } from "../mcp/index.js";
 import type { McpStatus } from "../runner/events.js";
 import { visible } from "../visible.js";
 import { mcpSources, type SourcedServer } from "./mcp-sources.js";
+import { foldedLine } from "./terminal/columns.js";
 
 /**
  * A run's MCP servers: read from their sources, the untrusted project ones asked about (on a
@@ -57,6 +58,7 @@ export async function startMcp(options: McpRunOptions): Promise<RunMcp | undefin
       : await (await import("../mcp/index.js")).connectMcpServers(servers, {
           env: options.env,
           cwd: options.workspace,
+          checkStart: sources.checkStart,
         });
   const shown = new Map<string, string>();
   let untold = skipped;
@@ -119,13 +121,18 @@ async function trusted(
 }
 
 /**
- * What trusting a server approves, before `${}` expansion: the command line of a stdio server or
- * the URL of an HTTP one, then each variable and value it passes on (`env`, `headers`: a secret a
- * reference names reaches the server), then the workspace files its trust covers.
+ * What trusting a server approves, before `${}` expansion: the command line of a stdio server
+ * (each word quoted as a shell would, so `-c 'node srv.mjs'` and `-c node srv.mjs` differ) or the
+ * URL of an HTTP one, then each variable and value it passes on (`env`, `headers`: a secret a
+ * reference names reaches the server), then the workspace files its trust covers. Long runs of
+ * blanks are shown as a count, as in the bash question.
  */
 export function serverLine(server: McpServerConfig): string {
   const { entry } = server;
-  const line = entry.type === "http" ? entry.url : [entry.command, ...(entry.args ?? [])].join(" ");
+  const line =
+    entry.type === "http"
+      ? entry.url
+      : [entry.command, ...(entry.args ?? [])].map(shellWord).join(" ");
   const passed =
     entry.type === "http"
       ? Object.entries(entry.headers ?? {}).map(([name, value]) => `headers ${name}: ${value}`)
@@ -133,7 +140,16 @@ export function serverLine(server: McpServerConfig): string {
   const programs = server.programs?.length
     ? [`trusted with the content of ${server.programs.join(", ")}`]
     : [];
-  return [line, ...passed, ...programs].join("; ");
+  const unknown = server.unknown?.length
+    ? [`the model can change what this runs: ${server.unknown.join("; ")}`]
+    : [];
+  return foldedLine([line, ...passed, ...programs, ...unknown].join("; "));
+}
+
+/** A word as a shell reads it back: as is when it holds only safe characters, else in '…'. */
+function shellWord(word: string): string {
+  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(word)) return word;
+  return `'${word.replaceAll("'", "'\\''")}'`;
 }
 
 function instructionsText(connected: McpServers): string {

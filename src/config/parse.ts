@@ -115,9 +115,13 @@ function keyLooking(value: unknown, path: string): string | undefined {
 /**
  * A key's usual shapes: a provider's prefix (`sk-`, `sk-ant-`, GitHub's `ghp_`, Slack's `xoxb-`,
  * AWS's `AKIA…`), or what the one secrets rule finds in a value (a URL with a password, a
- * `?key=` pair, a webhook URL).
+ * `?key=` pair, a webhook URL). A `${VAR}` reference is no key (`http://me:${PW}@host`): it is
+ * read as empty, and a `${VAR:-default}` as its default, which the file does hold.
  */
-export function looksLikeKey(value: string): boolean {
+export function looksLikeKey(written: string): boolean {
+  const value = written.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*(?::-([^}]*))?\}/g, (_, fallback) =>
+    typeof fallback === "string" ? fallback : "",
+  );
   if (/^(sk|rk|pk)-[A-Za-z0-9_-]{8,}/.test(value)) return true;
   if (/^(gh[pousr]_|github_pat_|xox[abpr]-|glpat-)[A-Za-z0-9_-]{8,}/.test(value)) return true;
   if (/^AKIA[0-9A-Z]{16}$/.test(value)) return true;

@@ -65,6 +65,11 @@ export interface McpServerConfig {
   /** Those workspace files, relative to the project root (`programs.ts`). */
   programs?: readonly string[];
   /**
+   * Why what its command line runs is not known in full, a phrase each (`sh runs the text of its
+   * -c option, …`): the model may be able to change what it runs.
+   */
+  unknown?: readonly string[];
+  /**
    * Values taken as written: no `${}` is expanded. An editor's servers (ACP) come as values the
    * editor's user set, not as templates over the agent's environment.
    */

@@ -35,6 +35,12 @@ export interface ConnectMcpOptions {
    * exactly `2026-07-28` (stateless, per-request metadata; a server that does not speak it fails).
    */
   protocolVersion?: McpProtocolVersion;
+  /**
+   * Before every start and restart of a server (a crashed one restarts at its next call): why it
+   * must not start now, or `undefined`. The CLI checks here that a project server's program is
+   * still what was trusted; a reason fails that start, and the call's receipt says it.
+   */
+  checkStart?: ServerOptions["checkStart"];
   /** For tests: the wait of each shutdown step (stdin closed, SIGTERM) before the next. */
   closeGraceMs?: number;
 }
@@ -87,6 +93,7 @@ export async function connectMcpServers(
     onStatus: (status) => listeners?.(status),
     ...(options.protocolVersion && { protocolVersion: options.protocolVersion }),
     ...(options.onProgress && { onProgress: options.onProgress }),
+    ...(options.checkStart && { checkStart: options.checkStart }),
   };
   const sdk = servers.length > 0 ? await loadSdk() : undefined;
   const connections = sdk

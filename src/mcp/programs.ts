@@ -1,19 +1,18 @@
 import { readFile, realpath, stat } from "node:fs/promises";
 import { relative, resolve } from "node:path";
-import { within } from "../paths.js";
+import { resolveCommand } from "../trust/command-files.js";
 import { canonicalJson, contentHash } from "../trust/trust.js";
 import type { McpServerConfig } from "./config.js";
 
 /**
- * The workspace files a project server's command line or `env` values name, made part of what trusting it
- * covers. An entry `node srv.mjs` is trusted with the content of `srv.mjs` as it is now: the model
- * can rewrite a workspace file with its tools, and a server runs outside the sandbox, so a program
- * the model changed is never started silently on the next run (its entry reads as untrusted).
- *
- * A word names a file when, resolved against the server's working folder, it is a regular file
- * whose real path lies inside the project root or the workspace; `--flag=FILE` counts too. What
- * those programs load in turn (imports, `node_modules`, a folder given as a program) is not
- * covered: the docs say so.
+ * The workspace files a project server's command line runs or loads, made part of what trusting
+ * it covers (`resolveCommand` finds them as the program would). An entry `node srv` is trusted
+ * with the content of `srv.js` as it is now: the model can rewrite a workspace file with its
+ * tools, and a server runs outside the sandbox, so a program the model changed is never started
+ * silently (its entry reads as untrusted, and a restart is refused). A path tried before the one
+ * found counts while absent: a file the model creates there would run instead. What those
+ * programs load in turn (imports, `node_modules`) is not covered: the docs say so; where the
+ * command line itself does not say what runs (`sh -c`, `node -e`), `unknown` says it in words.
  */
 
 /** A file bigger than this is known by its size and modification time instead of its bytes. */
@@ -23,54 +22,62 @@ export interface ProgramFolders {
   /** The project root and the workspace: where the model can write. */
   root: string;
   workspace: string;
+  /** The environment a server inherits (its `PATH` and `NODE_OPTIONS` decide what runs). */
+  env: NodeJS.ProcessEnv;
 }
 
-/** `server` with the files its command line and env values name (relative to the root) and their hash. */
+/** `server` with the files its command line runs or loads (relative to the root) and their hash. */
 export async function withPrograms(
   server: McpServerConfig,
   folders: ProgramFolders,
 ): Promise<McpServerConfig> {
-  const { entry } = server;
-  if (entry.type === "http") return server;
-  const base = resolve(folders.workspace, entry.cwd ?? ".");
-  const files: Record<string, string> = {};
-  // An env value names files too: NODE_OPTIONS="--require ./pre.js", PYTHONSTARTUP=x.py.
-  const envWords = Object.values(entry.env ?? {}).flatMap((value) => value.split(/\s+/));
-  for (const word of commandWords([entry.command, ...(entry.args ?? []), ...envWords])) {
-    const found = await workspaceFile(resolve(base, word), folders);
-    if (found !== undefined) files[relative(folders.root, found.path) || "."] = found.hash;
-  }
-  const programs = Object.keys(files).sort();
-  if (programs.length === 0) return server;
-  const hash = contentHash(canonicalJson({ entry, programs: files }));
-  return { ...server, hash, programs };
+  const { hash, programs, unknown } = await coverageOf(server.entry, folders);
+  return {
+    ...server,
+    hash,
+    ...(programs.length > 0 && { programs }),
+    ...(unknown.length > 0 && { unknown }),
+  };
 }
 
-/** Each word, and the value of each `--flag=value` word. */
-function commandWords(words: readonly string[]): string[] {
-  const found = new Set<string>();
-  for (const word of words) {
-    if (word === "") continue;
-    found.add(word);
-    const equals = word.indexOf("=");
-    if (word.startsWith("-") && equals > 0 && equals < word.length - 1) {
-      found.add(word.slice(equals + 1));
-    }
-  }
-  return [...found];
-}
-
-async function workspaceFile(
-  path: string,
+/**
+ * What trusting `entry` covers as things are now: its hash (of the entry, with the state of the
+ * workspace files its command line runs or loads when there are any), the files present, and
+ * what is not known of what it runs. Computed again before every start and restart, so a file
+ * changed since it was trusted gives another hash.
+ */
+export async function coverageOf(
+  entry: McpServerConfig["entry"],
   folders: ProgramFolders,
-): Promise<{ path: string; hash: string } | undefined> {
-  const real = await realpath(path).catch(() => undefined);
-  if (real === undefined) return undefined;
-  if (!within(folders.root, real) && !within(folders.workspace, real)) return undefined;
-  const info = await stat(real).catch(() => undefined);
-  if (info === undefined || !info.isFile()) return undefined;
-  if (info.size > HASHED_BYTES) {
-    return { path: real, hash: `size ${info.size} modified ${info.mtimeMs}` };
+): Promise<{ hash: string; programs: string[]; unknown: string[] }> {
+  const plain = { hash: contentHash(canonicalJson(entry)), programs: [], unknown: [] };
+  if (entry.type === "http") return plain;
+  const resolved = await resolveCommand(
+    {
+      command: entry.command,
+      args: entry.args ?? [],
+      env: entry.env ?? {},
+      inherited: folders.env,
+      cwd: resolve(folders.workspace, entry.cwd ?? "."),
+    },
+    folders,
+  );
+  const root = await realpath(folders.root).catch(() => folders.root);
+  const files: Record<string, string> = {};
+  const programs: string[] = [];
+  for (const file of resolved.files) {
+    const name = relative(root, file.path) || ".";
+    files[name] = file.present ? await fileHash(file.path) : "absent";
+    if (file.present) programs.push(name);
   }
-  return { path: real, hash: contentHash(await readFile(real)) };
+  if (resolved.files.length === 0) return { ...plain, unknown: resolved.unknown };
+  const hash = contentHash(canonicalJson({ entry, programs: files }));
+  return { hash, programs: programs.sort(), unknown: resolved.unknown };
+}
+
+async function fileHash(path: string): Promise<string> {
+  const info = await stat(path).catch(() => undefined);
+  if (info === undefined) return "absent";
+  if (info.size > HASHED_BYTES) return `size ${info.size} modified ${info.mtimeMs}`;
+  return contentHash(await readFile(path).catch(() => ""));
 }

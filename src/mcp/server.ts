@@ -5,6 +5,8 @@ import { headOf, wellFormed } from "../text.js";
 import { failure } from "../tools/define.js";
 import type { ToolResult } from "../types.js";
 import { expandServer, type McpServerConfig, type McpServerEntry } from "./config.js";
+import { boundedFetch } from "./http-fetch.js";
+import { checkListedTools } from "./listed.js";
 import { bounded, receiptOf } from "./result.js";
 import type { Sdk } from "./sdk.js";
 import { StdioTransport } from "./stdio-transport.js";
@@ -57,6 +59,11 @@ export interface ServerOptions {
   maxMessageBytes: number;
   closeGraceMs: number;
   instructionChars: number;
+  /**
+   * Before every start and restart: why `server` must not start now (its program changed since
+   * it was trusted), or `undefined`. A reason fails the start; the server is not run.
+   */
+  checkStart?: (server: McpServerConfig) => Promise<string | undefined>;
   /** `2026-07-28` pins the stateless revision; absent, the SDK's default (2025-11-25). */
   protocolVersion?: "2025-11-25" | "2026-07-28";
   onStatus: (status: McpServerStatus) => void;
@@ -71,6 +78,8 @@ export interface ServerOptions {
 export class McpServerConnection {
   tools: McpTool[] = [];
   private leftOut: string[] = [];
+  /** Tools of the lists received since the last `adapt` that the SDK would refuse, a phrase each. */
+  private screened: string[] = [];
   instructions = "";
   private state: McpServerState = "starting";
   private late = false;
@@ -81,6 +90,8 @@ export class McpServerConnection {
   private transport: Transport | undefined;
   private log: readonly string[] = [];
   private starting: Promise<void> | undefined;
+  /** The HTTP connection was ended for a message over `maxMessageBytes`. */
+  private tooLarge = false;
   private redact: (text: string) => string;
 
   constructor(
@@ -130,6 +141,12 @@ export class McpServerConnection {
 
   private async connect(): Promise<void> {
     this.set("starting", undefined);
+    const refused = await this.options.checkStart?.(this.config);
+    if (refused !== undefined) {
+      // Nothing ran: the lines of an earlier process are not this start's.
+      this.log = [];
+      return this.fail(refused);
+    }
     const expanded = this.config.literal
       ? { ok: true as const, entry: this.config.entry }
       : expandServer(this.config.entry, this.options.env);
@@ -157,6 +174,10 @@ export class McpServerConnection {
     );
     this.transport = transport;
     this.client = client;
+    // Set before connecting, this handler sees each message before the SDK does (the SDK chains
+    // to a handler it finds), and takes out of a tool list the tools that would fail it whole.
+    this.screened = [];
+    transport.onmessage = (message) => this.screen(message);
     try {
       await client.connect(transport, { timeout: this.options.lateLimitMs });
       const { tools } = await client.listTools(undefined, { timeout: this.options.lateLimitMs });
@@ -178,7 +199,17 @@ export class McpServerConnection {
   private transportFor(entry: McpServerEntry): Transport {
     if (entry.type === "http") {
       const init = entry.headers ? { requestInit: { headers: entry.headers } } : {};
-      return new this.sdk.StreamableHTTPClientTransport(new URL(entry.url), init);
+      this.tooLarge = false;
+      // A message over the bound ends the connection, as stdio's does (it restarts at its next call).
+      const fetch = boundedFetch(this.options.maxMessageBytes, () => {
+        this.tooLarge = true;
+        void transport.close().catch(() => {});
+      });
+      const transport = new this.sdk.StreamableHTTPClientTransport(new URL(entry.url), {
+        ...init,
+        fetch,
+      });
+      return transport;
     }
     const transport = new StdioTransport(
       {
@@ -196,9 +227,21 @@ export class McpServerConnection {
     return transport;
   }
 
+  /** A `tools/list` result, checked tool by tool (`checkListedTools`) and kept to the good ones. */
+  private screen(message: unknown): void {
+    const result = (message as { result?: unknown }).result;
+    if (typeof result !== "object" || result === null) return;
+    const listed = (result as { tools?: unknown }).tools;
+    if (!Array.isArray(listed)) return;
+    const { tools, leftOut } = checkListedTools(listed);
+    (result as { tools: unknown[] }).tools = tools;
+    this.screened.push(...leftOut);
+  }
+
   private adapt(listed: ListedTool[]): McpTool[] {
     const { tools, leftOut } = usableTools(listed);
-    this.leftOut = leftOut;
+    this.leftOut = [...this.screened, ...leftOut];
+    this.screened = [];
     return adaptTools(this.name, tools, (call, signal) => this.call(call, signal));
   }
 
@@ -304,6 +347,10 @@ export class McpServerConnection {
   }
 
   private exitOf(): string {
+    if (this.tooLarge) {
+      const mb = Math.round(this.options.maxMessageBytes / 1024 / 1024);
+      return ` (it sent a message larger than ${mb} MB and was disconnected)`;
+    }
     const exit = this.transport instanceof StdioTransport ? this.transport.exit : undefined;
     return exit !== undefined ? ` (${exit})` : "";
   }

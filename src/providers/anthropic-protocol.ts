@@ -13,6 +13,7 @@ import {
   callFromArguments,
   type RoundIds,
 } from "../history/calls.js";
+import { holdBack } from "../images.js";
 import type {
   Message,
   ModelEvent,
@@ -119,11 +120,22 @@ function reasoningBlock(part: Reasoning): ContentBlockParam | undefined {
 function resultContent(message: Message & { role: "tool" }): {
   content?: string | (TextBlockParam | ImageBlockParam)[];
 } {
-  // An error's content must be text only: it goes as its text, placeholders included.
-  if (message.parts === undefined || message.isError)
+  if (message.parts === undefined)
     return message.content === "" ? {} : { content: message.content };
+  // An error's content must be text only: it goes as its text, each image's line saying it was
+  // not shown (the model must not think it saw one).
+  if (message.isError) {
+    let content = message.content;
+    for (const part of message.parts) {
+      if (part.type === "image") content = holdBack(content, part, IMAGE_IN_ERROR).content;
+    }
+    return { content };
+  }
   return { content: partBlocks(message.parts) };
 }
+
+/** Why an image of an error result is not sent to the Messages API. */
+const IMAGE_IN_ERROR = "an error result carries only text to this provider";
 
 /** Text and image parts as text blocks (empty text dropped) and `image` blocks, in order. */
 function partBlocks(parts: readonly ResultPart[]): (TextBlockParam | ImageBlockParam)[] {

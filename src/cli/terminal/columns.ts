@@ -15,12 +15,7 @@ const MAX_INLINE = 200;
 export function commandForQuestion(
   command: string,
 ): { inline: string } | { block: string[]; summary: string } {
-  const blanks = new RegExp(`([ \\t]{${MAX_BLANKS + 1},})`);
-  const shown = (line: string) =>
-    line
-      .split(blanks)
-      .map((part, i) => (i % 2 === 1 ? `[${part.length} blanks]` : visible(part, { exact: true })))
-      .join("");
+  const shown = foldedLine;
   const lines = command.split("\n");
   const first = shown(lines[0] ?? "");
   if (
@@ -44,6 +39,19 @@ export function commandForQuestion(
     summary: `${count} line${count === 1 ? "" : "s"}, ${[...command].length} characters`,
   };
 }
+
+/**
+ * One line as a person approves it: every invisible character shown (`visible`, exact), and a
+ * run of more than 16 blanks as a count (`[3000 blanks]`), so nothing is pushed out of sight.
+ */
+export function foldedLine(line: string): string {
+  return line
+    .split(BLANKS)
+    .map((part, i) => (i % 2 === 1 ? `[${part.length} blanks]` : visible(part, { exact: true })))
+    .join("");
+}
+
+const BLANKS = new RegExp(`([ \\t]{${MAX_BLANKS + 1},})`);
 
 /**
  * The columns `text` takes on a terminal: two for East Asian wide and full-width characters and

@@ -63,12 +63,14 @@ async function hostileServer(): Promise<Hostile> {
         ? "x".repeat(1024 * 1024)
         : `data: ${JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "y".repeat(1000) } })}\n\n`;
     if (tool === "endless") response.write("data: ");
-    const timer = setInterval(() => {
-      if (response.destroyed) return clearInterval(timer);
-      response.write(piece);
-      call.written += piece.length;
-    }, 2);
-    response.on("close", () => clearInterval(timer));
+    // Endless, as fast as the client reads: each piece once the last one has drained.
+    const pump = () => {
+      while (!response.destroyed) {
+        call.written += piece.length;
+        if (!response.write(piece)) return response.once("drain", pump);
+      }
+    };
+    pump();
   };
   server.listen(0, "127.0.0.1");
   await once(server, "listening");

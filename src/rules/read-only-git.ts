@@ -1,4 +1,4 @@
-import type { ReadOnlyProgram } from "./read-only-table.js";
+import type { ReadOnlyProgram } from "./read-only-program.js";
 
 /** git's read-only subcommands: what each shows, with the options vetted for it. */
 

@@ -17,7 +17,7 @@ interface Hostile {
   close(): void;
 }
 
-/** `endless`: one SSE event that never ends; `trickle`: a small notification every few ms. */
+/** `endless`: one SSE event that never ends; `trickle`: small notifications, one after another, as fast as the client reads. */
 async function hostileServer(): Promise<Hostile> {
   const calls: Hostile["calls"] = [];
   const server = createServer((request, response) => {

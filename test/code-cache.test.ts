@@ -144,7 +144,8 @@ function largeObjectBytes(): number {
 /** What `rules explain ls` answers, the command used here because it loads the turn. */
 const explained = {
   code: 0,
-  stdout: "allow: read-only set: ls\n(bash runs in the sandbox: the read-only set applies)\n",
+  stdout:
+    "allow: read-only set: ls\nwhy: allowed by the read-only set (ls)\n(code mode; bash runs in the sandbox: the read-only set applies)\n",
   peakOver: false,
 };
 

@@ -87,6 +87,20 @@ const protectedPaths = [
   ".jj/repo/config.toml",
   "mise.toml",
   ".helix/languages.toml",
+  ".devcontainer.json",
+  ".config/mise/conf.d/x.toml",
+  "mise/config.toml",
+  ".mise.dev.toml",
+  ".rtx.toml",
+  ".huskyrc.json",
+  "hk.pkl",
+  "captainhook.json",
+  "app.code-workspace",
+  ".qwen/settings.json",
+  ".kiro/hooks/x.json",
+  ".github/hooks/x.json",
+  ".continue/mcpServers/x.yaml",
+  ".sl/config",
 ];
 
 const writablePaths = [

@@ -142,6 +142,18 @@ const toolFolders: ReadonlyMap<string, string> = new Map([
   [".devcontainer", "the editor runs the commands a dev container's configuration names"],
   [".helix", "Helix starts the language servers its configuration names"],
   [".mise", "mise runs the tasks and hooks its configuration names"],
+  [".qwen", "Qwen Code runs the commands and MCP servers its settings name"],
+  [".iflow", "iFlow CLI runs the commands and MCP servers its settings name"],
+  [".roo", "Roo Code starts the MCP servers it names"],
+  [".kilocode", "Kilo Code starts the MCP servers it names"],
+  [".kiro", "Kiro runs the hooks and MCP servers it names"],
+  [".windsurf", "Windsurf runs the hooks it names"],
+  [".clinerules", "Cline runs the hooks it keeps there"],
+  [".continue", "Continue starts the MCP servers it names"],
+  [".amazonq", "Amazon Q starts the MCP servers it names"],
+  [".junie", "Junie starts the MCP servers it names"],
+  [".factory", "Factory's agent starts the MCP servers it names"],
+  [".sl", "Sapling runs the hooks its configuration names"],
 ]);
 
 const toolFileNames: ReadonlyMap<string, string> = new Map([
@@ -152,11 +164,20 @@ const toolFileNames: ReadonlyMap<string, string> = new Map([
   ["crush.json", "Crush starts the MCP servers it names"],
   [".crush.json", "Crush starts the MCP servers it names"],
   [".aider.conf.yml", "aider runs the lint and test commands it names"],
-  ["mise.toml", "mise runs the tasks and hooks it names"],
-  [".mise.toml", "mise runs the tasks and hooks it names"],
-  ["mise.local.toml", "mise runs the tasks and hooks it names"],
-  [".mise.local.toml", "mise runs the tasks and hooks it names"],
+  [".devcontainer.json", "the editor runs the commands a dev container's configuration names"],
+  [".huskyrc", "git's hooks run the commands it names (husky 4)"],
+  [".huskyrc.json", "git's hooks run the commands it names (husky 4)"],
+  [".huskyrc.js", "git's hooks run the commands it names (husky 4)"],
+  ["husky.config.js", "git's hooks run the commands it names (husky 4)"],
+  ["hk.pkl", "git's hooks run the commands it names (hk)"],
+  ["captainhook.json", "git's hooks run the commands it names (CaptainHook)"],
+  ["grumphp.yml", "git's hooks run the commands it names (GrumPHP)"],
+  ["prek.toml", "git's hooks run the commands it names (prek)"],
+  [".rtx.toml", "mise runs the tasks and hooks it names"],
 ]);
+
+/** mise's configuration files, each spelling it reads: `mise.toml`, `.mise.dev.toml`, `mise.local.toml`, … */
+const mise = /^\.?mise(\.[\w-]+)?\.toml$/;
 
 /** lefthook's configuration files, each spelling it reads: `lefthook.yml`, `.lefthook-local.toml`, … */
 const lefthook = /^\.?lefthook(-local)?\.(ya?ml|toml|jsonc?)$/;
@@ -168,8 +189,10 @@ function otherVcsWhy(lower: string[]): string | undefined {
     return "Mercurial runs the hooks its configuration names";
   if (folder === ".jj" && second === "repo" && third === "config.toml")
     return "jj runs the programs its configuration names";
-  if (lower.at(-2) === "mise" && lower.at(-3) === ".config")
+  if (lower.includes("mise") && lower.at(-1)?.endsWith(".toml"))
     return "mise runs the tasks and hooks its configuration names";
+  if (lower.at(-2) === "hooks" && lower.at(-3) === ".github")
+    return "GitHub Copilot's agent runs the hooks it names";
   return undefined;
 }
 
@@ -187,5 +210,8 @@ function toolWhy(lower: string[]): string | undefined {
   }
   const last = lower.at(-1) ?? "";
   if (lefthook.test(last)) return "git's hooks run the commands it names (lefthook)";
+  if (mise.test(last)) return "mise runs the tasks and hooks it names";
+  if (last.endsWith(".code-workspace"))
+    return "the editor runs the tasks and launch configurations a workspace file names";
   return toolFileNames.get(last) ?? toolFolders.get(last) ?? otherVcsWhy(lower);
 }

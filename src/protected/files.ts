@@ -9,15 +9,16 @@ import { join, relative, sep } from "node:path";
  * Names are compared without case (on a case-insensitive disk `.GIT/Config` is `.git/config`), at
  * any depth (a nested repository, a folder of clones, a subfolder that becomes a workspace).
  *
- * - A git folder (a folder named `.git`, or one holding a `HEAD`: a bare repository, a submodule's
- *   or a linked worktree's folder) is protected whole, except what git writes while it adds,
- *   commits, stashes, merges or rebases (`gitWrites`): git reads every other file there as a
- *   location or as configuration (`config*`, `commondir`, `gitdir`, `hooks/`, `info/`,
- *   `objects/info/alternates`, …), and a name git adds later is protected until it is known.
+ * - A git folder (a folder named `.git`, or one holding a `HEAD` file or link: a bare repository,
+ *   a submodule's or a linked worktree's folder) is protected whole, except what git writes while
+ *   it adds, commits, stashes or merges (`gitWrites`): git reads every other file there as a
+ *   location, as configuration or as a to-do list (`config*`, `commondir`, `gitdir`, `hooks/`,
+ *   `info/`, `objects/info/alternates`, `rebase-merge/`, …), and a name git adds later is
+ *   protected until it is known.
  * - A `.git` entry (a `gitdir:` file says where the repository is), and a `HEAD` that would make
  *   a folder a git folder.
- * - `toolFiles`: mini-agent's own project files, and the files other tools start programs from
- *   when the project is opened or committed.
+ * - `toolFolders` and `toolFileNames`: mini-agent's own project files, and the files other tools
+ *   start programs from when the project is opened or committed.
  */
 export function whyByNames(
   names: readonly string[],

@@ -1,4 +1,3 @@
-import { createInterface } from "node:readline";
 import { firstDuplicateKey } from "../json-duplicates.js";
 import { RuleError, ruleWords } from "../rules/rule.js";
 import { isToolName } from "./commands.js";
@@ -48,6 +47,8 @@ export async function explainLines(
   };
   const running = new Set<Promise<void>>();
   let number = 0;
+  // Loaded here: a run that never explains lines does not load readline.
+  const { createInterface } = await import("node:readline");
   for await (const line of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
     const answer: { text?: string } = {};
     answers.push(answer);

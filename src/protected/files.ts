@@ -24,7 +24,17 @@ export function whyByNames(
   names: readonly string[],
   gitFolder: (at: number) => boolean,
 ): string | undefined {
-  const lower = names.map((name) => name.toLowerCase());
+  return whyByLowerNames(
+    names.map((name) => name.toLowerCase()),
+    gitFolder,
+  );
+}
+
+/** `whyByNames` of names already lower-cased (a walk lower-cases each folder's once). */
+export function whyByLowerNames(
+  lower: readonly string[],
+  gitFolder: (at: number) => boolean,
+): string | undefined {
   // The deepest git folder the path lies in: its index in `names`, -1 for the root itself.
   for (let at = lower.length - 2; at >= -1; at--) {
     if (at >= 0 ? lower[at] === ".git" || gitFolder(at) : gitFolder(-1))
@@ -107,7 +117,7 @@ const gitWrites = new Set([
 ]);
 
 /** Why a path inside a git folder (`inner`: its lower-cased names there) is protected. */
-function gitFolderWhy(inner: string[]): string | undefined {
+function gitFolderWhy(inner: readonly string[]): string | undefined {
   const [first = "", second, third] = inner;
   const base = first.endsWith(".lock") ? first.slice(0, -".lock".length) : first;
   if (first === "objects")
@@ -184,7 +194,7 @@ const mise = /^\.?mise(\.[\w-]+)?\.toml$/;
 const lefthook = /^\.?lefthook(-local)?\.(ya?ml|toml|jsonc?)$/;
 
 /** Files inside another program's own folder that it runs: Mercurial's `hgrc`, jj's configuration. */
-function otherVcsWhy(lower: string[]): string | undefined {
+function otherVcsWhy(lower: readonly string[]): string | undefined {
   const [folder, second, third] = lower.slice(-3);
   if (lower.at(-2) === ".hg" && lower.at(-1) === "hgrc")
     return "Mercurial runs the hooks its configuration names";
@@ -200,7 +210,7 @@ function otherVcsWhy(lower: string[]): string | undefined {
 const skillsWhy = "project skills become the agent's instructions";
 const commandsWhy = "project commands become the agent's instructions";
 
-function toolWhy(lower: string[]): string | undefined {
+function toolWhy(lower: readonly string[]): string | undefined {
   for (const [at, name] of lower.entries()) {
     if (name === ".agents" || name === ".claude") {
       if (lower[at + 1] === "skills") return skillsWhy;

@@ -2,8 +2,10 @@ import { type BigIntStats, lstatSync, statSync } from "node:fs";
 import { mkdir, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { branchPrompts } from "../src/rewind/history.js";
 import { changesBetween, WorkspaceSnapshot } from "../src/rewind/snapshot.js";
 import { BlobStore } from "../src/session/blobs.js";
+import { Session } from "../src/session/session.js";
 import { contentHash } from "../src/trust/trust.js";
 import { useTempDirs } from "./support/temp.js";
 
@@ -113,5 +115,37 @@ describe("the workspace snapshot", () => {
       "the file is 4 bytes, over the 3 bytes the snapshot keeps of one file",
     );
     expect(await readdir(store.dir).catch(() => [])).toEqual([]);
+  });
+});
+
+describe("the prompts /rewind lists", () => {
+  it("name the files bash changed in their turn, not 'no file changed'", async () => {
+    const dir = await tempDir();
+    const session = await Session.create({
+      dir,
+      workspace: dir,
+      model: "claude-sonnet-5-5",
+      sandbox: "off",
+      id: "s1",
+      env: {},
+    });
+    await session.append({ role: "user", content: "run the tests" });
+    await session.append({
+      role: "assistant",
+      content: "",
+      toolCalls: [{ id: "b1", name: "bash", input: { command: "touch made-by-bash.txt" } }],
+    });
+    const made = { hash: contentHash(""), mode: 0o644 };
+    await session.record({
+      type: "bash_change",
+      toolCallId: "b1",
+      paths: ["made-by-bash.txt"],
+      files: [{ path: "made-by-bash.txt", before: null, after: made }],
+    });
+    await session.append({ role: "tool", toolCallId: "b1", content: "", isError: false });
+    await session.close();
+    expect(await branchPrompts(session.path)).toEqual([
+      { number: 1, text: "run the tests", files: ["made-by-bash.txt"] },
+    ]);
   });
 });

@@ -1,6 +1,5 @@
 import { isUtf8 } from "node:buffer";
 import { type BigIntStats, lstatSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
-import { join, relative } from "node:path";
 import { type BlobStore, hashOfFile } from "../session/blobs.js";
 import type { BashFile, NodeState } from "../session/records.js";
 import { systemErrorMeaning } from "../system-errors.js";
@@ -72,8 +71,10 @@ export class WorkspaceSnapshot {
     const most = this.options.mostEntries ?? SNAPSHOT_MOST_ENTRIES;
     const excluded = new Set(this.options.exclude ?? []);
     const seen = new Map<string, Seen>();
-    const folders = [realRoot];
-    for (let folder = folders.pop(); folder !== undefined; folder = folders.pop()) {
+    // Each folder with its path relative to the workspace ("" for the workspace itself).
+    const folders: [string, string][] = [[realRoot, ""]];
+    for (let next = folders.pop(); next !== undefined; next = folders.pop()) {
+      const [folder, under] = next;
       let names: Buffer[];
       try {
         names = readdirSync(folder, { encoding: "buffer" });
@@ -85,7 +86,7 @@ export class WorkspaceSnapshot {
         if (!isUtf8(raw)) continue;
         const name = raw.toString("utf8");
         if (name === ".git") continue;
-        const path = join(folder, name);
+        const path = `${folder}/${name}`;
         if (excluded.has(path)) continue;
         if (seen.size >= most)
           return { kind: "skipped", reason: `the workspace has over ${most} entries` };
@@ -94,10 +95,11 @@ export class WorkspaceSnapshot {
             kind: "skipped",
             reason: `the snapshot of the workspace took over ${(this.options.boundMs ?? SNAPSHOT_BOUND_MS) / 1000} s`,
           };
-        const entry = this.look(path, relative(realRoot, path), started);
+        const rel = under === "" ? name : `${under}/${name}`;
+        const entry = this.look(path, rel, started);
         if (!entry) continue;
-        seen.set(relative(realRoot, path), entry);
-        if ("folder" in entry.state) folders.push(path);
+        seen.set(rel, entry);
+        if ("folder" in entry.state) folders.push([path, rel]);
       }
     }
     this.known = seen;
@@ -121,11 +123,11 @@ export class WorkspaceSnapshot {
     }
     if (!info.isFile()) return { stat, state: { other: true, mode }, racy: false };
     if (known && known.stat === stat && "hash" in known.state && !known.unkept) {
-      // Racy: read again, and the same bytes (most often) are already kept.
-      const again = this.copy(path, info);
-      if (again.hash === known.state.hash && !again.unkept)
-        return { ...known, racy: racy(again.info) };
-      return this.seenFile(again, started);
+      // Racy: its bytes are read again where they are; only new bytes are copied.
+      const hash = hashWhere(path);
+      const now = this.stat(path);
+      if (hash === known.state.hash && now && statKey(now) === stat)
+        return { ...known, racy: racy(now) };
     }
     return this.seenFile(this.copy(path, info), started);
   }

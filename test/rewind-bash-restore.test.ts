@@ -195,6 +195,30 @@ describe("a rewind of what bash changed", () => {
     },
   );
 
+  it("restores what a call killed at its timeout changed, in one line per path and no note", async () => {
+    const command = "printf 'changed\\n' > a.txt && sleep 30";
+    const { workspace, home, options } = await setup([
+      stream(turn({ calls: [{ id: "b1", name: "bash", input: { command, timeout: 1 } }] })),
+      stream(turn({ text: ["done"] })),
+    ]);
+    await writeFile(join(workspace, "a.txt"), "mine\n");
+    const run = await runBin(["--allow-bash", "--sandbox", "off", "first"], options);
+    expect(run.code).toBe(0);
+    expect(await readFile(join(workspace, "a.txt"), "utf8")).toBe("changed\n");
+    const id = await sessionId(home);
+    const rewind = await runBin(["rewind", "--to", "1", "--files-only"], options);
+    expect(rewind).toEqual({
+      code: 0,
+      stderr: "",
+      stdout: [
+        `rewinding the files of session ${id} to just before prompt 1 ("first"):`,
+        "restored a.txt",
+        "",
+      ].join("\n"),
+    });
+    expect(await readFile(join(workspace, "a.txt"), "utf8")).toBe("mine\n");
+  });
+
   it("restores a same-size write that keeps the file's modification time", async () => {
     const { workspace, options } = await setup(
       bashThenDone("printf 'BBBB' > same.txt && touch -d @1700000000 same.txt"),

@@ -15,6 +15,7 @@ export const SNAPSHOT_BOUND_MS = 10_000;
  * timestamp tick (2 s on FAT) keeps its stat information, so the next walk reads it again.
  */
 const RACY_NS = 2_000_000_000n;
+const CHANGING = "it kept changing while it was copied";
 /** Copies of a file that changes while it is copied, before its bytes are given up. */
 const TRIES = 3;
 
@@ -139,7 +140,8 @@ export class WorkspaceSnapshot {
     return {
       stat: statKey(info),
       state: { hash, mode },
-      racy: racy || unkept !== undefined,
+      // A file that kept changing is looked at again; one over a limit only when its stat says so.
+      racy: racy || unkept === CHANGING,
       ...(unkept !== undefined && { unkept }),
     };
   }
@@ -169,7 +171,7 @@ export class WorkspaceSnapshot {
         return {
           info: after,
           hash: put.ok ? put.hash : hashWhere(path),
-          unkept: "it kept changing while it was copied",
+          unkept: CHANGING,
         };
       info = after;
     }

@@ -12,7 +12,8 @@ import {
 import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
-import { runBin, sessionFiles, sessionRecords, useCliSetup } from "./support/cli.js";
+import { contentHash } from "../src/trust/trust.js";
+import { runBin, sessionFiles, sessionRecords, toolResults, useCliSetup } from "./support/cli.js";
 import { realSandbox } from "./support/sandbox.js";
 
 /**
@@ -217,6 +218,23 @@ describe("a rewind of what bash changed", () => {
       ].join("\n"),
     });
     expect(await readFile(join(workspace, "a.txt"), "utf8")).toBe("mine\n");
+  });
+
+  it.skipIf(!sandboxed)("keeps its copies where a sandboxed command cannot read them", async () => {
+    const command = 'cat "$MINI_AGENT_HOME"/sessions/*/*.snapshot/* 2>/dev/null | wc -c';
+    const { workspace, home, options, server } = await setup(bashThenDone(command));
+    await writeFile(join(workspace, ".env"), "TOKEN=kept-but-hidden\n");
+    const run = await runBin(["--allow-bash", "--sandbox", "required", "first"], options);
+    expect(run.code).toBe(0);
+    const [file] = (await sessionFiles(home)).filter((path) => path.endsWith(".jsonl"));
+    const store = `${file?.slice(0, -".jsonl".length)}.snapshot`;
+    expect((await stat(store)).mode & 0o777).toBe(0o700);
+    // The store does hold the workspace's .env: the command read nothing of it.
+    expect(await readFile(join(store, contentHash("TOKEN=kept-but-hidden\n")), "utf8")).toBe(
+      "TOKEN=kept-but-hidden\n",
+    );
+    const results = toolResults(server.requests[1]?.body ?? {});
+    expect(results).toEqual([{ id: "b1", content: "0\n[exit code 0]", isError: false }]);
   });
 
   it("restores a same-size write that keeps the file's modification time", async () => {

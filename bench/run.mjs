@@ -24,6 +24,7 @@ import { mcpBench } from "./mcp.mjs";
 import { startMockServer } from "./mock-server.mjs";
 import { rewindBench } from "./rewind.mjs";
 import { rulesBench, rulesSection } from "./rules.mjs";
+import { snapshotBench } from "./snapshot.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const bin = join(
@@ -764,6 +765,7 @@ const sections = {
   configStartup: () => configBench({ run, row, ms, median, scratch, bin, runs, startMockServer }),
   acpPrompt: () => acpBench({ row, ms, median, scratch, bin, runs, startMockServer }),
   rewindEdits: () => rewindBench({ row, ms, median, scratch, root, runs }),
+  bashSnapshot: () => snapshotBench({ row, ms, median, scratch, root, runs }),
   resumeImages: () =>
     imagesBench({ run, row, ms, mb, heavy, inProcess, envNote, scratch, root, bin }),
   rulesCorpus: async () => {

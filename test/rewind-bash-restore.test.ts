@@ -161,6 +161,40 @@ describe("a rewind of what bash changed", () => {
     expect(await readFile(join(workspace, "b.txt"), "utf8")).toBe("B3 by hand\n");
   });
 
+  it("leaves a file the user changed between two bash calls, and says the change would be lost", async () => {
+    const bash = (id: string, command: string) =>
+      stream(turn({ calls: [{ id, name: "bash", input: { command } }] }));
+    const { workspace, home, options } = await setup([
+      bash("b1", "printf 'agent 1\\n' > a.txt"),
+      stream(turn({ text: ["done"] })),
+      bash("b2", "printf 'agent 2\\n' >> a.txt"),
+      stream(turn({ text: ["done"] })),
+    ]);
+    await writeFile(join(workspace, "a.txt"), "original\n");
+    const first = await runBin(["--allow-bash", "--sandbox", "off", "first"], options);
+    expect(first.code).toBe(0);
+    await writeFile(join(workspace, "a.txt"), "user's line\n");
+    const args = ["--allow-bash", "--sandbox", "off", "--continue", "second"];
+    expect((await runBin(args, options)).code).toBe(0);
+    const id = await sessionId(home);
+    const rewind = await runBin(["rewind", "--to", "1", "--files-only"], options);
+    expect(rewind).toEqual({
+      code: 1,
+      stderr: "",
+      stdout: [
+        `rewinding the files of session ${id} to just before prompt 1 ("first"):`,
+        "not restored a.txt: it changed between the agent's changes (before call b2): that change would be lost",
+        "    --- a.txt before prompt 1",
+        "    +++ a.txt now",
+        "    -original",
+        "    +user's line",
+        "    +agent 2",
+        "",
+      ].join("\n"),
+    });
+    expect(await readFile(join(workspace, "a.txt"), "utf8")).toBe("user's line\nagent 2\n");
+  });
+
   it.skipIf(!sandboxed)(
     "restores a file the read-only set emptied in the sandbox, never read by the agent (default flags)",
     async () => {

@@ -91,11 +91,14 @@ export class WorkspaceSnapshot {
         if (excluded.has(path)) continue;
         if (seen.size >= most)
           return { kind: "skipped", reason: `the workspace has over ${most} entries` };
-        if (seen.size % 1024 === 0 && Date.now() > deadline)
+        if (seen.size % 1024 === 0 && Date.now() > deadline) {
+          // What this walk copied is kept and known: the next walk goes on from there.
+          for (const [rel, entry] of seen) this.known.set(rel, entry);
           return {
             kind: "skipped",
             reason: `the snapshot of the workspace took over ${(this.options.boundMs ?? SNAPSHOT_BOUND_MS) / 1000} s`,
           };
+        }
         const rel = under === "" ? name : `${under}/${name}`;
         const entry = this.look(path, rel, started);
         if (!entry) continue;

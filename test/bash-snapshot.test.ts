@@ -1,7 +1,7 @@
 import { type BigIntStats, lstatSync, statSync } from "node:fs";
 import { mkdir, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { branchPrompts } from "../src/rewind/history.js";
 import { changesBetween, WorkspaceSnapshot } from "../src/rewind/snapshot.js";
 import { BlobStore } from "../src/session/blobs.js";
@@ -102,6 +102,25 @@ describe("the workspace snapshot", () => {
     await writeFile(join(workspace, "busy.log"), "x");
     const seen = walked(snapshot).get("busy.log");
     expect(seen?.unkept).toBe("it kept changing while it was copied");
+  });
+
+  it("goes on from what a walk stopped by its time bound had copied", async () => {
+    const now = Date.now;
+    const lstat = (path: string) => {
+      // The clock passes the walk's bound at its first look: the walk stops at its next check.
+      vi.spyOn(Date, "now").mockImplementation(() => now() + 1100);
+      return lstatSync(path, { bigint: true });
+    };
+    const { workspace, store, snapshot } = await snapshotOf({ lstat, boundMs: 1000 });
+    for (let i = 0; i < 1100; i++) await writeFile(join(workspace, `f${i}.txt`), `file ${i}\n`);
+    expect(snapshot.walk()).toEqual({
+      kind: "skipped",
+      reason: "the snapshot of the workspace took over 1 s",
+    });
+    const copies = vi.spyOn(store, "putFile");
+    expect(walked(snapshot).size).toBe(1100);
+    expect(copies).toHaveBeenCalledTimes(1100 - 1024);
+    vi.restoreAllMocks();
   });
 
   it("leaves out .git and the excluded folders, and says a file over the size limit is not kept", async () => {

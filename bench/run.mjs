@@ -26,6 +26,7 @@ import { protectedBench } from "./protected.mjs";
 import { rewindBench } from "./rewind.mjs";
 import { rulesBench, rulesSection } from "./rules.mjs";
 import { rulesExplainBench } from "./rules-explain.mjs";
+import { snapshotBench } from "./snapshot.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const bin = join(
@@ -767,6 +768,7 @@ const sections = {
   acpPrompt: () => acpBench({ row, ms, median, scratch, bin, runs, startMockServer }),
   rewindEdits: () => rewindBench({ row, ms, median, scratch, root, runs }),
   protectedCheck: () => protectedBench({ row, ms, median, scratch, root, runs }),
+  bashSnapshot: () => snapshotBench({ row, ms, median, scratch, root, runs }),
   resumeImages: () =>
     imagesBench({ run, row, ms, mb, heavy, inProcess, envNote, scratch, root, bin }),
   rulesCorpus: async () => {

@@ -1,4 +1,4 @@
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startAnthropicServer, status, stream, turn } from "../src/testing/anthropic-server.js";
@@ -58,7 +58,14 @@ describe("secret canaries", () => {
     expect(run.code).toBe(1);
 
     // The session file, and the sandbox's kept answer when bwrap ran here: no secret in either.
-    const files = await allFiles(join(home, "state"));
+    // The snapshot bash is undone from keeps the workspace's files as they are (leak.txt too):
+    // 0600 copies in the state folder, which the sandbox never sees and no export reads.
+    const all = await allFiles(join(home, "state"));
+    const kept = all.filter((file) => /\.snapshot\/[0-9a-f]{64}$/.test(file));
+    expect(kept).toHaveLength(1);
+    expect(await readFile(kept[0] ?? "")).toEqual(await readFile(join(workspace, "leak.txt")));
+    expect((await stat(kept[0] ?? "")).mode & 0o777).toBe(0o600);
+    const files = all.filter((file) => !kept.includes(file));
     const sessions = files.filter((file) => file.endsWith(".jsonl"));
     expect(sessions).toHaveLength(1);
     expect(files.filter((file) => !file.endsWith(".jsonl"))).toEqual(

@@ -350,7 +350,7 @@ describe("crash matrix, a file change", () => {
 });
 
 describe("crash matrix, a bash call in a git repository", () => {
-  it("killed while the command runs, between git's looks before and after it: the session resumes, a rewind says what bash did is not tracked", async () => {
+  it("killed while the command runs, between the snapshots before and after it: the session resumes, a rewind says what the call changed is not known", async () => {
     const workspace = await tempDir();
     await gitRepository(workspace);
     const marker = sleeper();
@@ -392,7 +392,7 @@ describe("crash matrix, a bash call in a git repository", () => {
     });
     expect(rewind.stdout.split("\n").slice(1)).toEqual([
       "nothing to rewind: every file the agent changed from prompt 1 on is as it was then",
-      "note: 1 bash command ran from prompt 1 on; what bash changed is not tracked and not restored",
+      "note: 1 bash command from prompt 1 on has no record of what it changed (mini-agent ended while it ran, or it never ran); nothing of it is restored",
       "dry run: nothing was changed",
       "",
     ]);

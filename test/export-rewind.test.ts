@@ -83,6 +83,16 @@ describe("exporting what bash changed", () => {
         skipped: "git took over 2 s: skipped",
       });
       await session.append({ role: "tool", toolCallId: "b3", content: "done", isError: false });
+      await session.append({
+        role: "assistant",
+        content: "",
+        toolCalls: [bash("b4", "touch x"), bash("b5", "true")],
+      });
+      const made = { path: "x", before: null, after: { hash: "0".repeat(64), mode: 420 } };
+      await session.record({ type: "bash_change", toolCallId: "b4", paths: ["x"], files: [made] });
+      await session.append({ role: "tool", toolCallId: "b4", content: "", isError: false });
+      await session.record({ type: "bash_change", toolCallId: "b5", paths: [], files: [] });
+      await session.append({ role: "tool", toolCallId: "b5", content: "", isError: false });
     });
     const md = await s.run(["--format", "md"]);
     const changedLines = md.stdout.split("\n").filter((line) => /^_(Changed|What this)/.test(line));
@@ -90,6 +100,8 @@ describe("exporting what bash changed", () => {
       "_Changed by this call, not restored by a rewind: `out/a.o`, `out/b.o` and 3 more_",
       "_Changed no file git lists_",
       "_What this call changed is not known: git took over 2 s: skipped_",
+      "_Changed by this call: `x`_",
+      "_Changed no file_",
     ]);
     const page = await s.run(["-o", "-"]);
     const changed = page.stdout.match(/<p class="changed">.*?<\/p>/g);
@@ -97,6 +109,8 @@ describe("exporting what bash changed", () => {
       '<p class="changed">Changed by this call, not restored by a rewind: <code>out/a.o</code>, <code>out/b.o</code> and 3 more</p>',
       '<p class="changed">Changed no file git lists</p>',
       '<p class="changed">What this call changed is not known: git took over 2 s: skipped</p>',
+      '<p class="changed">Changed by this call: <code>x</code></p>',
+      '<p class="changed">Changed no file</p>',
     ]);
   });
 });

@@ -117,6 +117,7 @@ describe("--input-format stream-json", () => {
       request("toolu_a", "echo approved"),
       { version: 1, type: "approval", id: "toolu_a", name: "bash", approved: true, by: "user" },
       { version: 1, type: "tool_start", id: "toolu_a" },
+      { version: 1, type: "bash_change", id: "toolu_a", paths: [] },
       { version: 1, type: "tool_result", id: "toolu_a", content: ran[0]?.content, isError: false },
       { version: 1, type: "text", text: "Ran it." },
       usage,

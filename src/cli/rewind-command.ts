@@ -28,8 +28,8 @@ import { sessionToResume } from "./store.js";
  * newest session of this folder (or ID), the files the agent changed from the user's prompt N on
  * put back as they were just before it (see `planRewind`), and the conversation taken back there,
  * the later records kept in the file as a branch (`--continue` goes on from that point). Every
- * file gets one line (and a refused one a short diff) on stdout; bash calls since are counted, as
- * what they changed is not tracked. The session is held as its one writer meanwhile: one a running
+ * path gets one line (and a refused one a short diff) on stdout, what bash changed too; what
+ * is not known of bash calls is said once per cause. The session is held as its one writer meanwhile: one a running
  * mini-agent writes is refused. Exit 0 when everything was (or would be) done, 1 when a file was
  * refused or failed, 2 for a bad ID or N.
  */
@@ -66,7 +66,7 @@ export async function rewindCommand(
     write([heading(id, plan, args)]);
     let outcomes: FileOutcome[] = [];
     if (args.files) {
-      if (!record) outcomes = plan.actions.map(wouldBe);
+      if (!record) outcomes = wouldBeAll(plan.actions);
       else {
         await record({
           type: "rewind_start",
@@ -128,6 +128,11 @@ function wouldBe(action: FileAction): FileOutcome {
   if (action.kind === "refuse") return { kind: "refused", path, reason: action.reason };
   if (action.kind === "remove-folder") return { kind: "removed", path };
   return action.kind === "delete" ? { kind: "deleted", path } : { kind: "restored", path };
+}
+
+/** What a dry run tells: each action's outcome, a folder made again told once. */
+function wouldBeAll(actions: FileAction[]): FileOutcome[] {
+  return actions.filter((a) => !(a.kind === "folder-mode" && a.quiet)).map(wouldBe);
 }
 
 /** The first line: what is rewound, of which session, to just before which prompt. */
@@ -205,9 +210,9 @@ export function fileLines(
 const MOST_NAMED = 10;
 
 /**
- * What bash changed from prompt `to` on, as the session tells it: the files (where git listed
- * them), the calls whose changes are not known (their look was skipped), and the calls that were
- * not tracked (outside a git repository). None of it is restored.
+ * What bash changed from prompt `to` on that is not put back, as the session tells it, one line
+ * per cause and each call counted once: files named by sessions made before the snapshot, calls
+ * whose snapshot was skipped, and calls with no record at all (cut off, or never run).
  */
 function bashLines(plan: RewindPlan): string[] {
   const { bash, bashCalls, to } = plan;
@@ -223,10 +228,10 @@ function bashLines(plan: RewindPlan): string[] {
     lines.push(
       `note: what ${commands(bash.skipped)} changed from prompt ${to} on is not known (${visible(bash.reason ?? "")}); ${bash.skipped === 1 ? "it is" : "they are"} not restored`,
     );
-  const untracked = bashCalls - bash.tracked - bash.skipped;
-  if (untracked > 0)
+  const unknown = bashCalls - bash.denied - bash.tracked - bash.skipped;
+  if (unknown > 0)
     lines.push(
-      `note: ${commands(untracked)} ran from prompt ${to} on; what bash changed is not tracked and not restored`,
+      `note: ${commands(unknown)} from prompt ${to} on ${unknown === 1 ? "has" : "have"} no record of what ${unknown === 1 ? "it" : "they"} changed (mini-agent ended while ${unknown === 1 ? "it" : "they"} ran, or ${unknown === 1 ? "it" : "they"} never ran); nothing of ${unknown === 1 ? "it" : "them"} is restored`,
     );
   return lines;
 }

@@ -36,7 +36,9 @@ export async function rewindAtPrompt(
   if (path === undefined) return lines(["mini-agent: nothing to rewind yet: no prompt was sent"]);
   if (intent.to === undefined) {
     const listed = (await branchPrompts(path)).map(({ number, text, files }) => {
-      const changed = files.length > 0 ? files.join(", ") : "no file changed";
+      const more = files.length > 10 ? ` and ${files.length - 10} more` : "";
+      const changed =
+        files.length > 0 ? `${files.slice(0, 10).join(", ")}${more}` : "no file changed";
       return visible(`${String(number).padStart(3)}  ${text.split("\n")[0] ?? ""}  (${changed})`);
     });
     return lines([

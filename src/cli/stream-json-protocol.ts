@@ -137,10 +137,10 @@ export const OutputLineSchema = Type.Union(
         paths: Type.Array(Type.String()),
         /** How many more files it changed than `paths` names. */
         more: Type.Optional(Type.Integer({ minimum: 1 })),
-        /** Why what it changed is not known (git over its bound, or failed). */
+        /** Why what it changed is not known (the snapshot over its bound). */
         skipped: Type.Optional(Type.String()),
       },
-      "What a bash call changed, in a git repository; a rewind lists these files as not restored.",
+      "What a bash call changed: the paths that differ between the workspace's snapshots before and after it; a rewind puts them back.",
     ),
     line(
       "mcp_status",

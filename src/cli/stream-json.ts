@@ -94,7 +94,8 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
           return line({ type: "file_change", id, path, before, after, mode });
         }
         case "bash_change": {
-          const { toolCallId: id, ...change } = event.change;
+          // The states a rewind puts back are the session's, not the protocol's.
+          const { toolCallId: id, files: _, ...change } = event.change;
           line({ type: "bash_change", id, ...change });
           return bashSkippedNotice(stderr, event.change);
         }

@@ -61,7 +61,7 @@ export interface CallBlock {
   result?: { content: string; isError: boolean; images?: ShownImage[] };
   /** The skill whose `SKILL.md` this call read (a `read` that returned without error). */
   skill?: string;
-  /** What a `bash` call changed (its `bash_change` record): listed, never restored by a rewind. */
+  /** What a `bash` call changed (its `bash_change` record). */
   changed?: BashChanged;
 }
 
@@ -70,6 +70,8 @@ export interface BashChanged {
   paths: string[];
   more: number;
   skipped?: string;
+  /** Its record holds the states a rewind puts back (a session made before that lists only). */
+  restorable: boolean;
 }
 
 /**
@@ -196,7 +198,9 @@ export class BlockBuilder {
         // What a bash call changed is not in its result: shown with the call.
         const call = this.open.get(record.toolCallId);
         const { paths, more = 0, skipped } = record;
-        if (call) call.changed = { paths, more, ...(skipped !== undefined && { skipped }) };
+        const restorable = record.files !== undefined;
+        if (call)
+          call.changed = { paths, more, restorable, ...(skipped !== undefined && { skipped }) };
         return [];
       }
       case "file_restore": {

@@ -247,9 +247,13 @@ export function bashChangedWords(
 ): [words: string, paths: string[], more: string] {
   if (changed.skipped !== undefined)
     return [`What this call changed is not known: ${changed.skipped}`, [], ""];
+  const more = changed.more > 0 ? ` and ${changed.more} more` : "";
+  if (changed.restorable)
+    return changed.paths.length === 0
+      ? ["Changed no file", [], ""]
+      : ["Changed by this call: ", changed.paths, more];
   if (changed.paths.length === 0 && changed.more === 0)
     return ["Changed no file git lists", [], ""];
-  const more = changed.more > 0 ? ` and ${changed.more} more` : "";
   return ["Changed by this call, not restored by a rewind: ", changed.paths, more];
 }
 

@@ -1,14 +1,15 @@
+import { realpathSync } from "node:fs";
 import { lstat } from "node:fs/promises";
 import { dirname, relative } from "node:path";
 import { strictlyWithin } from "../paths.js";
-import { BlobStore } from "../session/blobs.js";
-import type { BashChange, FileBefore, FileChange } from "../session/records.js";
+import { BlobStore, snapshotStoreFor } from "../session/blobs.js";
+import type { BashChange, FileBefore, FileChange, NodeState } from "../session/records.js";
 import { openResolved } from "../tools/open.js";
 import { type BoundaryOptions, type Resolved, resolveInWorkspace } from "../tools/path.js";
 import { digestFile } from "../tools/seen.js";
 import { contentHash } from "../trust/trust.js";
 import type { Tool, ToolCall, ToolResult } from "../types.js";
-import { changedPaths, type Look, lookAtFiles, MOST_PATHS } from "./bash-changes.js";
+import { changesBetween, type Walk, WorkspaceSnapshot } from "./snapshot.js";
 
 /** Bytes of one file a session keeps before a change, unless the caller sets another cap. */
 export const DEFAULT_FILE_CAP = 64 * 1024 * 1024;
@@ -16,10 +17,30 @@ export const DEFAULT_FILE_CAP = 64 * 1024 * 1024;
 /** The tools whose changes are tracked: each names its file in `path`. */
 const TRACKED = new Set(["write", "edit"]);
 
-/** A file as a change found or left it: null hash and mode when there was no file. */
+/**
+ * A path as a change found or left it: a regular file's hash and mode; null hash and mode when
+ * there was nothing. What only bash makes is told by `node`: a folder (its mode), a symbolic
+ * link (its `target`), anything else (a device, a FIFO, a socket: its mode; never restored).
+ */
 export interface FileState {
   hash: string | null;
   mode: number | null;
+  node?: "folder" | "link" | "other";
+  target?: string;
+}
+
+/** A snapshot's state of a path as a change's state. */
+export function fileState(state: NodeState | null): FileState {
+  if (state === null) return { hash: null, mode: null };
+  if ("hash" in state) return { hash: state.hash, mode: state.mode };
+  if ("link" in state) return { hash: null, mode: null, node: "link", target: state.link };
+  return { hash: null, mode: state.mode, node: "folder" in state ? "folder" : "other" };
+}
+
+/** The same state: the same kind, and the same bytes and mode, or mode, or target. */
+export function sameState(a: FileState, b: FileState): boolean {
+  if (a.hash !== b.hash || a.node !== b.node || a.target !== b.target) return false;
+  return (a.hash === null && a.node === undefined) || a.node === "link" || a.mode === b.mode;
 }
 
 /** What a change is recorded through: the runner's journal (the session file, then the front end). */
@@ -37,8 +58,8 @@ export interface FileChangesOptions {
   fileCap?: number;
   /** Bytes a session's blob store keeps in all (the store's default unless set). */
   blobCap?: number;
-  /** How long one look at what bash changed may take (default 2 s). */
-  bashBoundMs?: number;
+  /** Bytes a session's snapshot store keeps in all (1 GiB unless set). */
+  snapshotCap?: number;
 }
 
 interface Turn {
@@ -46,6 +67,8 @@ interface Turn {
   blobs: BlobStore;
   /** Real paths whose bytes before this turn are kept (or were found too big to keep). */
   kept: Set<string>;
+  /** The workspace as the session's bash calls found and left it. */
+  snapshot: WorkspaceSnapshot;
 }
 
 /**
@@ -54,8 +77,8 @@ interface Turn {
  * (`file_before`), and the first time a turn changes a file its old bytes go into the session's
  * blob store, once; after the call it records what the call left (`file_change`). A rewind
  * targets the start of a prompt, so one pre-image per file per turn is all it needs. It wraps
- * `bash` too, only to tell what a call changed (`bash_change`, in a git repository): a rewind lists
- * those files and restores none of them.
+ * `bash` too: a walk of the workspace before and after each call keeps what the call could
+ * change and records what it changed (`bash_change`), which a rewind puts back.
  *
  * The runner tells it when a turn starts and ends (`startTurn`, `endTurn`) and which call is
  * about to run (`callStarting`, from the loop's `tool_start` event): the `Tool` seam carries no
@@ -65,6 +88,7 @@ export class FileChanges {
   private turn: Turn | undefined;
   private call: ToolCall | undefined;
   private readonly stores = new Map<string, BlobStore>();
+  private readonly snapshots = new Map<string, WorkspaceSnapshot>();
   private readonly boundary: BoundaryOptions;
 
   constructor(private readonly options: FileChangesOptions) {
@@ -72,8 +96,7 @@ export class FileChanges {
   }
 
   /**
-   * The tools, with `write` and `edit` tracked, and `bash` told (what it changed, where the
-   * workspace is a git repository); the rest as they are.
+   * The tools, with `write`, `edit` and `bash` tracked; the rest as they are.
    */
   wrap(tools: readonly Tool[]): Tool[] {
     return tools.map((tool) => {
@@ -87,28 +110,29 @@ export class FileChanges {
   }
 
   /**
-   * A bash call, with a look at the workspace's files before and after it (`lookAtFiles`): the
-   * files whose stat information changed are recorded (`bash_change`), or why they are not known.
-   * Outside a git repository nothing is recorded: a rewind says bash is not tracked.
+   * A bash call, with a walk of the workspace before and after it (`WorkspaceSnapshot`): what the
+   * command could change was kept before it ran, and what it changed is recorded (`bash_change`)
+   * with the states a rewind puts back, or why it is not known. The walk after runs however the
+   * call ended (an error, a timeout, Ctrl-C): it is what makes the call undoable.
    */
   private async bash(tool: Tool, input: unknown, signal?: AbortSignal): Promise<ToolResult> {
     const { turn, call } = this;
     if (!turn || !call || call.input !== input) return tool.execute(input, signal);
-    const look = (): Promise<Look> =>
-      lookAtFiles(this.options.root, {
-        ...(this.options.bashBoundMs !== undefined && { boundMs: this.options.bashBoundMs }),
-        ...(signal && { signal }),
-      }).catch((error: NodeJS.ErrnoException) => ({
-        kind: "skipped" as const,
-        reason: `the files could not be listed (${error.code ?? "error"}): skipped`,
-      }));
-    const before = await look();
-    if (!(before instanceof Map) && before.kind === "none") return tool.execute(input, signal);
+    const snapshot = turn.snapshot;
+    const walk = (): Walk => {
+      try {
+        return snapshot.walk();
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === undefined) throw error;
+        return { kind: "skipped", reason: `the workspace could not be walked (${code})` };
+      }
+    };
+    const before = walk();
     const close = async () => {
-      // A look that was skipped before the call is not tried again after it.
-      const after = before instanceof Map ? await look() : before;
-      const change = bashChange(call.id, before, after);
-      await turn.record({ type: "bash_change", change });
+      // A walk that was skipped before the call is not tried again after it.
+      const after = before.kind === "walked" ? walk() : before;
+      await turn.record({ type: "bash_change", change: bashChange(call.id, before, after) });
     };
     return await executeThen(tool, input, signal, close);
   }
@@ -120,7 +144,14 @@ export class FileChanges {
       blobs = BlobStore.forSession(sessionPath, this.options.blobCap);
       this.stores.set(sessionPath, blobs);
     }
-    this.turn = { record, blobs, kept: new Set() };
+    let snapshot = this.snapshots.get(sessionPath);
+    if (!snapshot) {
+      const store = snapshotStoreFor(sessionPath, this.options.snapshotCap);
+      const exclude = this.options.stateDir ? [realOr(this.options.stateDir)] : [];
+      snapshot = new WorkspaceSnapshot(this.options.root, store, { exclude });
+      this.snapshots.set(sessionPath, snapshot);
+    }
+    this.turn = { record, blobs, kept: new Set(), snapshot };
   }
 
   endTurn(): void {
@@ -197,17 +228,26 @@ function keep(turn: Turn, real: string, before: ReadState, cap: number): string 
   return put.ok ? undefined : put.reason;
 }
 
-/** The record of what a bash call changed, from the looks before and after it. */
-function bashChange(toolCallId: string, before: Look, after: Look): BashChange {
-  if (before instanceof Map && after instanceof Map) {
-    const paths = changedPaths(before, after);
-    const more = paths.length - MOST_PATHS;
-    return { toolCallId, paths: paths.slice(0, MOST_PATHS), ...(more > 0 && { more }) };
+/** The record of what a bash call changed, from the walks before and after it. */
+function bashChange(toolCallId: string, before: Walk, after: Walk): BashChange {
+  if (before.kind === "skipped") return { toolCallId, paths: [], skipped: before.reason };
+  if (after.kind === "skipped") return { toolCallId, paths: [], skipped: after.reason };
+  const files = changesBetween(before.seen, after.seen);
+  const paths = files.map((file) => file.path);
+  const more = paths.length - MOST_PATHS;
+  return { toolCallId, paths: paths.slice(0, MOST_PATHS), ...(more > 0 && { more }), files };
+}
+
+/** The most paths one `bash_change` record names in `paths`; `files` holds every change. */
+export const MOST_PATHS = 1000;
+
+/** A path's real path, or the path itself when it is not there. */
+function realOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
   }
-  const skipped = [before, after].find((look) => !(look instanceof Map) && look.kind === "skipped");
-  const reason =
-    skipped && "reason" in skipped ? skipped.reason : "the repository went away: skipped";
-  return { toolCallId, paths: [], skipped: reason };
 }
 
 /** The folders on the way to the file that are not there yet, outermost first: a write makes them. */

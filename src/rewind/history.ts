@@ -2,7 +2,7 @@ import { Branch } from "../session/branch.js";
 import { fileLines } from "../session/lines.js";
 import { parseLine, type SessionRecord } from "../session/records.js";
 import { headOf } from "../text.js";
-import type { FileState } from "./changes.js";
+import { type FileState, fileState, sameState } from "./changes.js";
 
 /** What the agent did to one file from prompt N on, as the session's records tell it. */
 export interface FileHistory {
@@ -43,16 +43,21 @@ export interface SessionHistory {
   folders: string[];
 }
 
-/** What bash changed from prompt N on, from the `bash_change` records. */
+/** What bash changed from prompt N on that a rewind cannot put back, from its records. */
 export interface BashHistory {
-  /** The files, sorted, each once (at most 1,000 per call; the rest counted in `more`). */
+  /**
+   * The files named by records of sessions made before the snapshot (git's list, no states):
+   * sorted, each once (at most 1,000 per call; the rest counted in `more`). Listed, not restored.
+   */
   paths: string[];
   more: number;
-  /** Calls whose changes are known (a record without `skipped`). */
+  /** Calls with a record (a snapshot's or an older one). */
   tracked: number;
-  /** Calls whose look was skipped, and the first one's reason. */
+  /** Calls whose snapshot was skipped, and the first one's reason. */
   skipped: number;
   reason?: string;
+  /** Calls the user or a rule denied: they ran nothing. */
+  denied: number;
 }
 
 /**
@@ -80,7 +85,8 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
       if (record.type === "session") workspace ??= record.workspace;
       if (record.type === "message" && record.message.role === "user")
         prompts.set(at, headOf(record.message.content, 200));
-      if (record.type.startsWith("file_") || record.type === "bash_change")
+      const denied = record.type === "approval" && record.tool === "bash" && !record.approved;
+      if (record.type.startsWith("file_") || record.type === "bash_change" || denied)
         kept.push({ at, record, bash: 0 });
       else if (record.type === "message" && record.message.role === "assistant") {
         const bash = record.message.toolCalls.filter((call) => call.name === "bash").length;
@@ -93,7 +99,7 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
   const from = (again ? lastCut?.ordinal : branch.promptOrdinal(to)) ?? Number.POSITIVE_INFINITY;
   const files = new Map<string, FileHistory>();
   let bashCalls = 0;
-  const bashHistory: BashHistory = { paths: [], more: 0, tracked: 0, skipped: 0 };
+  const bashHistory: BashHistory = { paths: [], more: 0, tracked: 0, skipped: 0, denied: 0 };
   const bashPaths = new Set<string>();
   const folders = new Set<string>();
   for (const { at, record, bash } of kept) {
@@ -101,11 +107,19 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
     bashCalls += bash;
     if (record?.type === "file_change")
       for (const folder of record.folders ?? []) folders.add(folder);
-    if (record?.type !== "bash_change") {
+    if (record?.type === "approval") bashHistory.denied++;
+    else if (record?.type !== "bash_change") {
       if (record) follow(files, record);
     } else if (record.skipped !== undefined) {
       bashHistory.skipped++;
       bashHistory.reason ??= record.skipped;
+    } else if (record.files !== undefined) {
+      bashHistory.tracked++;
+      for (const file of record.files) {
+        const { path, unkept } = file;
+        opened(files, path, record.toolCallId, fileState(file.before), unkept);
+        closed(files, path, record.toolCallId, fileState(file.after));
+      }
     } else {
       bashHistory.tracked++;
       bashHistory.more += record.more ?? 0;
@@ -127,9 +141,7 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
   };
 }
 
-/** The same file state: the same bytes, and the same mode where there is a file. */
-export const sameState = (a: FileState, b: FileState) =>
-  a.hash === b.hash && (a.hash === null || a.mode === b.mode);
+export { sameState };
 
 const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -137,36 +149,62 @@ const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 function follow(files: Map<string, FileHistory>, record: SessionRecord): void {
   if (record.type === "file_before") {
     const { path, before, mode, unkept, toolCallId } = record;
-    const known = files.get(path);
-    const original = known?.original ?? {
-      hash: before,
-      mode,
-      ...(unkept !== undefined && { unkept }),
+    opened(files, path, toolCallId, { hash: before, mode }, unkept);
+  } else if (record.type === "file_change") {
+    closed(files, record.path, record.toolCallId, { hash: record.after, mode: record.mode });
+  } else if (record.type === "file_restore") {
+    const { node, target } = record;
+    const left = {
+      hash: record.after,
+      mode: record.mode,
+      ...(node !== undefined && { node }),
+      ...(target !== undefined && { target }),
     };
-    const found = { hash: before, mode };
-    const changedBefore =
-      known?.changedBefore ??
-      (known?.left !== undefined && !sameState(known.left, found) ? toolCallId : undefined);
-    files.set(path, {
-      path,
-      original,
-      left: undefined,
-      cutOff: toolCallId,
-      ...(changedBefore !== undefined && { changedBefore }),
-    });
-  } else if (record.type === "file_change" || record.type === "file_restore") {
-    const known = files.get(record.path);
-    // A change closes its own call's record; what a rewind put back is the latest state too.
-    if (!known || (record.type === "file_change" && known.cutOff !== record.toolCallId)) return;
-    const left = { hash: record.after, mode: record.mode };
-    const { changedBefore } = known;
-    files.set(record.path, {
-      path: record.path,
-      original: known.original,
-      left,
-      ...(changedBefore !== undefined && { changedBefore }),
-    });
+    closed(files, record.path, undefined, left);
   }
+}
+
+/** A call is about to change the path, which it found as `found`: the change is open. */
+function opened(
+  files: Map<string, FileHistory>,
+  path: string,
+  toolCallId: string,
+  found: FileState,
+  unkept: string | undefined,
+): void {
+  const known = files.get(path);
+  const original = known?.original ?? { ...found, ...(unkept !== undefined && { unkept }) };
+  const changedBefore =
+    known?.changedBefore ??
+    (known?.left !== undefined && !sameState(known.left, found) ? toolCallId : undefined);
+  files.set(path, {
+    path,
+    original,
+    left: undefined,
+    cutOff: toolCallId,
+    ...(changedBefore !== undefined && { changedBefore }),
+  });
+}
+
+/**
+ * What the call left at the path (a change closes its own call's open change), or what a rewind
+ * put back (`toolCallId` undefined): the path's latest state.
+ */
+function closed(
+  files: Map<string, FileHistory>,
+  path: string,
+  toolCallId: string | undefined,
+  left: FileState,
+): void {
+  const known = files.get(path);
+  if (!known || (toolCallId !== undefined && known.cutOff !== toolCallId)) return;
+  const { changedBefore } = known;
+  files.set(path, {
+    path,
+    original: known.original,
+    left,
+    ...(changedBefore !== undefined && { changedBefore }),
+  });
 }
 
 /** One prompt of the current branch, as `/rewind` lists it. */
@@ -175,7 +213,7 @@ export interface BranchPrompt {
   number: number;
   /** Its start, at most 200 characters. */
   text: string;
-  /** The files `write` and `edit` were to change in its turn, in the order first changed. */
+  /** The paths `write`, `edit` and `bash` changed in its turn, in the order first changed. */
   files: string[];
 }
 
@@ -198,6 +236,9 @@ export async function branchPrompts(path: string): Promise<BranchPrompt[]> {
         last = at;
       } else if (record.type === "file_before" && last !== undefined)
         prompts.get(last)?.files.add(record.path);
+      else if (record.type === "bash_change" && last !== undefined)
+        for (const path of record.files?.map((file) => file.path) ?? record.paths)
+          prompts.get(last)?.files.add(path);
     }
   }
   const listed: BranchPrompt[] = [];

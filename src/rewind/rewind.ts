@@ -1,18 +1,29 @@
 import { constants } from "node:fs";
 import { access, lstat, readdir, realpath, unlink } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 import { strictlyWithin } from "../paths.js";
-import { BlobStore } from "../session/blobs.js";
+import { BlobStore, snapshotStoreFor } from "../session/blobs.js";
 import type { FileRestoreRecord } from "../session/records.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { writeAtomic } from "../tools/files.js";
 import { type BoundaryOptions, displayPath, type Resolved } from "../tools/path.js";
 import { contentHash } from "../trust/trust.js";
 import { visible } from "../visible.js";
-import { DEFAULT_FILE_CAP, type FileState, type ReadState, readState } from "./changes.js";
+import { DEFAULT_FILE_CAP, type FileState, type ReadState, sameState } from "./changes.js";
 import { shortDiff } from "./diff.js";
-import { type FolderAction, planFolders, removeFolder } from "./folders.js";
+import { deepestFirst, type FolderAction, planFolders, removeFolder } from "./folders.js";
 import { type BashHistory, type FileHistory, sessionHistory } from "./history.js";
+import {
+  clear,
+  folderMode,
+  type KeptBytes,
+  keptBytes,
+  makeFolder,
+  makeLink,
+  readNode,
+  realParent,
+  stillAsPlanned,
+} from "./nodes.js";
 
 export interface RewindOptions {
   /** The session file. */
@@ -36,6 +47,12 @@ export type FileAction =
     }
   | { kind: "delete"; path: string; target: Resolved; expect: FileState }
   | { kind: "refuse"; path: string; reason: string; diff: string[] }
+  /** A folder bash removed, made again (its path ends with `/`); its mode comes last. */
+  | { kind: "make-folder"; path: string; target: Resolved; expect: FileState }
+  /** A folder's mode as it was; `quiet` when the folder was made again by this rewind. */
+  | { kind: "folder-mode"; path: string; target: Resolved; mode: number; quiet: boolean }
+  /** A link bash removed or changed, made again with its target. */
+  | { kind: "make-link"; path: string; target: Resolved; link: string; expect: FileState }
   | FolderAction;
 
 export interface RewindPlan {
@@ -94,7 +111,10 @@ export async function planRewind(options: RewindOptions): Promise<RewindPlan> {
         : `the session has ${history.prompts} prompt${history.prompts === 1 ? "" : "s"}: --to must be ${range}`,
     );
   }
-  const blobs = BlobStore.forSession(options.session);
+  const blobs = keptBytes([
+    BlobStore.forSession(options.session),
+    snapshotStoreFor(options.session),
+  ]);
   const realRoot = await realpath(options.workspace);
   // The file's paths are relative to the folder the session was made in: never another's.
   const made = history.workspace;
@@ -103,13 +123,14 @@ export async function planRewind(options: RewindOptions): Promise<RewindPlan> {
       `it was made in ${made === undefined ? "an unknown folder" : visible(made)}, not in this folder`,
     );
   const boundary: BoundaryOptions = { stateDir: options.stateDir };
+  const context: Context = { realRoot, boundary, blobs, to, making: new Set(), made: [] };
   const actions: FileAction[] = [];
-  for (const file of history.files) {
-    const action = await decide(file, { realRoot, boundary, blobs, to });
-    if (action) actions.push(action);
-  }
+  // By path, so a folder to make again is decided before what it holds.
+  for (const file of history.files) actions.push(...(await decide(file, context)));
   const deleted = new Set(actions.flatMap((a) => (a.kind === "delete" ? [a.path] : [])));
-  actions.push(...(await planFolders(history.folders, realRoot, deleted)));
+  const folders = await planFolders([...history.folders, ...context.made], realRoot, deleted);
+  actions.push(...folders);
+  actions.sort(inOrder);
   return {
     to,
     realRoot,
@@ -126,23 +147,61 @@ export async function planRewind(options: RewindOptions): Promise<RewindPlan> {
 interface Context {
   realRoot: string;
   boundary: BoundaryOptions;
-  blobs: BlobStore;
+  blobs: KeptBytes;
   to: number;
+  /** Folders this rewind makes again: what they held is put back into them. */
+  making: Set<string>;
+  /** Folders bash made that are still as it left them: removed once emptied. */
+  made: string[];
 }
 
-const same = (a: FileState, b: FileState | undefined) =>
-  b !== undefined && a.hash === b.hash && (a.hash === null || a.mode === b.mode);
+const same = (a: FileState, b: FileState | undefined) => b !== undefined && sameState(a, b);
+
+/**
+ * The order a rewind works in: folders bash removed are made again (outermost first), then each
+ * file and link is put back or removed (by path), then the folders the agent made are removed
+ * (deepest first), and folders get their modes last (deepest first), so a read-only folder is
+ * filled before it is one.
+ */
+function inOrder(a: FileAction, b: FileAction): number {
+  const [x, y] = [phase(a), phase(b)];
+  if (x !== y) return x - y;
+  const [p, q] = [key(a), key(b)];
+  if (x === 2 || x === 3) return deepestFirst(p, q);
+  return p < q ? -1 : p > q ? 1 : 0;
+}
+
+/** A file put back where bash left a folder comes after what that folder held is removed. */
+const key = (action: FileAction) =>
+  action.kind === "restore" && action.expect.node === "folder"
+    ? `${action.path}/\u{10ffff}`
+    : action.path.replace(/\/$/, "");
+
+function phase(action: FileAction): number {
+  switch (action.kind) {
+    case "make-folder":
+      return 0;
+    case "delete":
+    case "restore":
+    case "make-link":
+      return 1;
+    case "refuse":
+      // A folder kept (it is not empty) is told with the folders removed.
+      return action.path.endsWith("/") ? 2 : 1;
+    case "remove-folder":
+      return 2;
+    case "folder-mode":
+      return 3;
+  }
+}
 
 const octal = (mode: number | null) => (mode === null ? "none" : mode.toString(8).padStart(4, "0"));
 
-async function decide(file: FileHistory, context: Context): Promise<FileAction | undefined> {
+async function decide(file: FileHistory, context: Context): Promise<FileAction[]> {
   const { path, original, left } = file;
-  const refuse = (reason: string, diff: string[] = []) => ({
-    kind: "refuse" as const,
-    path,
-    reason,
-    diff,
-  });
+  const refuse = (reason: string, diff: string[] = []): FileAction[] => [
+    { kind: "refuse", path, reason, diff },
+  ];
   const abs = join(context.realRoot, path);
   if (!strictlyWithin(context.realRoot, abs)) return refuse("its path leads outside the workspace");
   const target: Resolved = {
@@ -158,16 +217,19 @@ async function decide(file: FileHistory, context: Context): Promise<FileAction |
   const now =
     folder === undefined
       ? { hash: null, mode: null, size: 0 }
-      : await readState(target, DEFAULT_FILE_CAP).catch((error: NodeJS.ErrnoException) => {
+      : await readNode(target, DEFAULT_FILE_CAP).catch((error: NodeJS.ErrnoException) => {
           if (error.code === undefined) throw error;
           return systemErrorMeaning(error.code);
         });
   if (typeof now === "string") return refuse(`it cannot be read (${now})`);
   if (!now) return refuse("it is no longer a regular file");
-  if (same(original, now)) return undefined;
-  const bytes = original.hash === null ? Buffer.alloc(0) : context.blobs.get(original.hash);
+  if (same(original, now)) return [];
+  const bytes =
+    original.hash === null || original.node !== undefined
+      ? Buffer.alloc(0)
+      : context.blobs.get(original.hash);
   const diff = () =>
-    original.unkept === undefined && bytes !== undefined
+    original.unkept === undefined && bytes !== undefined && original.node === undefined
       ? shortDiff(path, context.to, original.hash === null ? null : bytes, nowBytes(now))
       : [];
   if (left === undefined)
@@ -175,8 +237,12 @@ async function decide(file: FileHistory, context: Context): Promise<FileAction |
       `the agent's last change of it (call ${file.cutOff}) was cut off: what it left is unknown`,
       diff(),
     );
-  if (now.hash === null) return refuse("it was removed since the agent's last change");
-  if (now.hash !== left.hash) return refuse("it changed since the agent's last change", diff());
+  if (now.node !== undefined && left.node === undefined && original.node === undefined)
+    return refuse("it is no longer a regular file");
+  const absent = (state: FileState) => state.hash === null && state.node === undefined;
+  if (absent(now) && !absent(left)) return refuse("it was removed since the agent's last change");
+  if (now.hash !== left.hash || now.node !== left.node || now.target !== left.target)
+    return refuse("it changed since the agent's last change", diff());
   if (now.mode !== left.mode)
     return refuse(
       `its mode changed since the agent's last change (${octal(left.mode)} then, ${octal(now.mode)} now)`,
@@ -188,18 +254,39 @@ async function decide(file: FileHistory, context: Context): Promise<FileAction |
     );
   if (original.unkept !== undefined)
     return refuse(`its bytes before prompt ${context.to} were not kept (${original.unkept})`);
-  const writable = await access(dirname(abs), constants.W_OK).catch(
-    (error: NodeJS.ErrnoException) => systemErrorMeaning(error.code ?? "EACCES"),
-  );
-  if (writable !== undefined) return refuse(`its folder cannot be written (${writable})`);
-  if (original.hash === null) return { kind: "delete", path, target, expect: now };
+  if (original.node === "other")
+    return refuse("it was a device, a FIFO or a socket: it is not made again");
+  // A folder the rewind makes again is there, and writable, by the time what it holds goes back.
+  if (!context.making.has(dirname(path))) {
+    const writable = await access(dirname(abs), constants.W_OK).catch(
+      (error: NodeJS.ErrnoException) => systemErrorMeaning(error.code ?? "EACCES"),
+    );
+    if (writable !== undefined) return refuse(`its folder cannot be written (${writable})`);
+  }
+  if (original.node === "folder") {
+    context.making.add(path);
+    const mode = original.mode ?? 0o755;
+    const made = now.node !== "folder";
+    const shown = `${path}/`;
+    return [
+      ...(made ? [{ kind: "make-folder" as const, path: shown, target, expect: now }] : []),
+      { kind: "folder-mode", path: shown, target, mode, quiet: made },
+    ];
+  }
+  if (original.node === "link")
+    return [{ kind: "make-link", path, target, link: original.target ?? "", expect: now }];
+  if (original.hash === null) {
+    if (now.node !== "folder") return [{ kind: "delete", path, target, expect: now }];
+    context.made.push(path);
+    return [];
+  }
   if (bytes === undefined)
     return refuse(
       context.blobs.has(original.hash)
         ? `its bytes before prompt ${context.to} in the session's blob store were altered (${original.hash})`
         : `its bytes before prompt ${context.to} are missing from the session's blob store (${original.hash})`,
     );
-  return { kind: "restore", path, target, bytes, mode: original.mode ?? 0o644, expect: now };
+  return [{ kind: "restore", path, target, bytes, mode: original.mode ?? 0o644, expect: now }];
 }
 
 /** The bytes of the file now: null when there is none, undefined when too big to read. */
@@ -242,19 +329,35 @@ export async function applyRewind(
         tell({ kind: "removed", path });
         continue;
       }
-      const still = async () => {
-        const now = await readState(action.target, -1);
-        if (!now || !same(action.expect, now)) throw new Error("it changed while the rewind ran");
-      };
       if (action.kind === "delete") {
-        await still();
-        await unlink(action.target.path);
+        await stillAsPlanned(action.target, action.expect);
+        await realParent(action.target);
+        await clear(action.target, action.expect);
         await record?.(restored(plan.to, action, { hash: null, mode: null }));
         tell({ kind: "deleted", path });
+      } else if (action.kind === "make-folder") {
+        await makeFolder(action.target, action.expect);
+        tell({ kind: "restored", path });
+      } else if (action.kind === "folder-mode") {
+        await folderMode(action.target, action.mode);
+        const now = { hash: null, mode: action.mode, node: "folder" as const };
+        await record?.(restored(plan.to, action, now));
+        if (!action.quiet) tell({ kind: "restored", path });
+      } else if (action.kind === "make-link") {
+        await makeLink(action.target, action.link, action.expect);
+        const now = { hash: null, mode: null, node: "link" as const, target: action.link };
+        await record?.(restored(plan.to, action, now));
+        tell({ kind: "restored", path });
       } else {
+        // A folder bash left where the file was is empty by now (what it held was removed first).
+        if (action.expect.node === "folder") {
+          await stillAsPlanned(action.target, action.expect);
+          await clear(action.target, action.expect);
+        }
+        const expect = action.expect.node === "folder" ? { hash: null, mode: null } : action.expect;
         await writeAtomic(action.target, [action.bytes], {
           mode: action.mode,
-          beforeRename: still,
+          beforeRename: () => stillAsPlanned(action.target, expect),
           tempPrefix: plan.tempPrefix,
         });
         const hash = contentHash(action.bytes);
@@ -294,14 +397,16 @@ async function sweepTemporaryFiles(plan: RewindPlan): Promise<void> {
   }
 }
 
-function restored(to: number, action: { path: string; expect: FileState }, now: FileState) {
-  const { path, expect } = action;
+function restored(to: number, action: { target: Resolved; expect?: FileState }, now: FileState) {
+  const path = relative(action.target.realRoot, action.target.path);
   return {
     type: "file_restore",
     to,
     path,
-    before: expect.hash,
+    before: action.expect?.hash ?? null,
     after: now.hash,
     mode: now.mode,
+    ...(now.node === "folder" || now.node === "link" ? { node: now.node } : {}),
+    ...(now.target !== undefined && { target: now.target }),
   } as const;
 }

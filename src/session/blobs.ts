@@ -13,8 +13,10 @@
  */
 
 import {
+  chmodSync,
   closeSync,
   constants,
+  copyFileSync,
   fstatSync,
   fsyncSync,
   lstatSync,
@@ -29,7 +31,7 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { randomHex } from "../crypto.js";
+import { randomHex, Sha256 } from "../crypto.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { contentHash } from "../trust/trust.js";
 
@@ -47,6 +49,15 @@ export function blobDirFor(sessionPath: string): string {
     ? sessionPath.slice(0, -".jsonl".length)
     : sessionPath;
   return `${stem}.blobs`;
+}
+
+/**
+ * The store of a session's workspace snapshots (what bash calls could change, kept before they
+ * ran): `<id>.snapshot/` beside `<id>.jsonl`, blobs as in the blob store, under its own cap so
+ * that a big workspace never starves the pre-images of `write` and `edit`.
+ */
+export function snapshotStoreFor(sessionPath: string, cap = 1024 * 1024 * 1024): BlobStore {
+  return new BlobStore(`${blobDirFor(sessionPath).slice(0, -".blobs".length)}.snapshot`, cap);
 }
 
 /**
@@ -89,17 +100,59 @@ export class BlobStore {
     }
   }
 
+  /**
+   * Keeps a copy of the file at `source` (a regular file of `size` bytes, as its `lstat` said),
+   * made with `copyFile` and `COPYFILE_FICLONE`: a reflink where the file system has them, else a
+   * plain copy; never a hard link, so a later rewrite of the file in place cannot reach the copy.
+   * The copy is hashed from the store's side, so the blob holds the bytes its name says whatever
+   * happened to the source meanwhile. Refused, with a reason, as `put` refuses.
+   */
+  putFile(source: string, size: number): PutResult {
+    let temp: string | undefined;
+    try {
+      const used = this.usedBytes();
+      if (used + size > this.cap) return this.overCap(used, size);
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      temp = join(this.dir, `${TEMP_PREFIX}${randomHex(6)}`);
+      copyFileSync(source, temp, constants.COPYFILE_FICLONE | constants.COPYFILE_EXCL);
+      chmodSync(temp, 0o600);
+      const copied = statSync(temp).size;
+      if (used + copied > this.cap) return this.overCap(used, copied);
+      const hash = hashOfFile(temp);
+      const path = join(this.dir, hash);
+      if (this.get(hash) !== undefined) return { ok: true, hash, size: copied };
+      renameSync(temp, path);
+      temp = undefined;
+      this.count(used + copied);
+      return { ok: true, hash, size: copied };
+    } catch (error) {
+      const { code } = error as NodeJS.ErrnoException;
+      if (code === undefined) throw error;
+      return {
+        ok: false,
+        reason: `it could not be copied into the session's snapshot store (${systemErrorMeaning(code)})`,
+      };
+    } finally {
+      if (temp !== undefined)
+        try {
+          unlinkSync(temp);
+        } catch {}
+    }
+  }
+
+  private overCap(used: number, more: number): PutResult {
+    return {
+      ok: false,
+      reason: `the session's blob store would exceed its cap of ${mebibytes(this.cap)} (${mebibytes(used)} kept, ${mebibytes(more)} more)`,
+    };
+  }
+
   private write(bytes: Uint8Array): PutResult {
     const hash = contentHash(bytes);
     const path = join(this.dir, hash);
     if (this.get(hash) !== undefined) return { ok: true, hash, size: bytes.length };
     const used = this.usedBytes();
-    if (used + bytes.length > this.cap) {
-      return {
-        ok: false,
-        reason: `the session's blob store would exceed its cap of ${mebibytes(this.cap)} (${mebibytes(used)} kept, ${mebibytes(bytes.length)} more)`,
-      };
-    }
+    if (used + bytes.length > this.cap) return this.overCap(used, bytes.length);
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const temp = join(this.dir, `${TEMP_PREFIX}${randomHex(6)}`);
     const fd = openSync(temp, "wx", 0o600);
@@ -214,6 +267,21 @@ export class BlobStore {
     const { ino, dev } = statSync(this.dir);
     usedByFolder.set(this.dir, { ino, dev, bytes });
   }
+}
+
+/** The SHA-256 of a file's bytes, read in pieces. */
+export function hashOfFile(path: string): string {
+  const hash = new Sha256();
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    const piece = Buffer.allocUnsafe(1024 * 1024);
+    for (let got = readSync(fd, piece); got > 0; got = readSync(fd, piece)) {
+      hash.update(piece.subarray(0, got));
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest();
 }
 
 function isMissing(error: unknown): boolean {

@@ -186,13 +186,39 @@ const FileRestoreRecordSchema = Type.Object({
   before: FileHashSchema,
   after: FileHashSchema,
   mode: FileModeSchema,
+  /** What was put back when it is not a regular file (a folder, a link); absent for a file. */
+  node: Type.Optional(Type.Union([Type.Literal("folder"), Type.Literal("link")])),
+  /** The target of the link put back. */
+  target: Type.Optional(Type.String()),
 });
 /**
- * What a `bash` call changed, where the workspace is a git repository: the files (relative to
- * the workspace) whose stat information differed before and after it, among those git lists
- * (tracked, and untracked ones no ignore rule leaves out), at most 1,000 named and the rest
- * counted in `more`. `skipped` says why it is not known (git over its bound, failed). A rewind
- * lists them as not restored. No record: the call was not tracked (outside a repository).
+ * What is at a path, as a bash call's snapshot saw it: a regular file (its bytes' SHA-256, kept
+ * in the session's snapshot store), a folder, a symbolic link and its target, or anything else
+ * (a device, a FIFO, a socket: compared by its stat information, never restored).
+ */
+const NodeStateSchema = Type.Union([
+  Type.Object({ hash: Type.String(), mode: Type.Integer({ minimum: 0 }) }),
+  Type.Object({ folder: Type.Literal(true), mode: Type.Integer({ minimum: 0 }) }),
+  Type.Object({ link: Type.String() }),
+  Type.Object({ other: Type.Literal(true), mode: Type.Integer({ minimum: 0 }) }),
+]);
+/**
+ * One path a bash call changed: what was there before and after it (null: nothing), and, when
+ * the bytes before were not kept (over the size limit, the store's cap, a file that kept
+ * changing while it was copied), why: a rewind cannot put that file back.
+ */
+const BashFileSchema = Type.Object({
+  path: Type.String(),
+  before: Type.Union([NodeStateSchema, Type.Null()]),
+  after: Type.Union([NodeStateSchema, Type.Null()]),
+  unkept: Type.Optional(Type.String()),
+});
+/**
+ * What a `bash` call changed: the paths (relative to the workspace) that differ between the
+ * workspace's snapshots before and after it, at most 1,000 named and the rest counted in `more`,
+ * and in `files` each change with the states a rewind puts back. `skipped` says why it is not
+ * known (the snapshot over its bound). Sessions made before the snapshot have `paths` only (from
+ * git's list of files): a rewind lists those as not restored.
  */
 const BashChangeRecordSchema = Type.Object({
   type: Type.Literal("bash_change"),
@@ -200,6 +226,8 @@ const BashChangeRecordSchema = Type.Object({
   paths: Type.Array(Type.String()),
   more: Type.Optional(Type.Integer({ minimum: 1 })),
   skipped: Type.Optional(Type.String()),
+  /** Every change, for a rewind to undo (absent in sessions made before the snapshot). */
+  files: Type.Optional(Type.Array(BashFileSchema)),
 });
 /**
  * The conversation goes back to just before the user's prompt `to` of the current branch: the
@@ -262,6 +290,8 @@ export type FileBefore = Omit<FileBeforeRecord, "type">;
 export type FileChange = Omit<FileChangeRecord, "type">;
 export type FileRestoreRecord = Static<typeof FileRestoreRecordSchema>;
 export type BashChangeRecord = Static<typeof BashChangeRecordSchema>;
+export type NodeState = Static<typeof NodeStateSchema>;
+export type BashFile = Static<typeof BashFileSchema>;
 /** The files a bash call changed: the `bash_change` record without its type. */
 export type BashChange = Omit<BashChangeRecord, "type">;
 export type RewindRecord = Static<typeof RewindRecordSchema>;

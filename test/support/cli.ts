@@ -89,7 +89,8 @@ export async function sessionFiles(home: string): Promise<string[]> {
   const files: string[] = [];
   for (const dir of await readdir(root).catch(() => [])) {
     for (const name of await readdir(join(root, dir)))
-      if (!name.endsWith(".blobs")) files.push(join(root, dir, name));
+      if (!name.endsWith(".blobs") && !name.endsWith(".snapshot"))
+        files.push(join(root, dir, name));
   }
   return files;
 }

@@ -1,0 +1,244 @@
+import { isUtf8 } from "node:buffer";
+import { type BigIntStats, lstatSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
+import { type BlobStore, hashOfFile } from "../session/blobs.js";
+import type { BashFile, NodeState } from "../session/records.js";
+import { systemErrorMeaning } from "../system-errors.js";
+
+/** Bytes of one file the snapshot keeps; a bigger file is seen, hashed, and not kept. */
+export const SNAPSHOT_FILE_CAP = 64 * 1024 * 1024;
+/** Entries one walk looks at, at most: past that the call's changes are not known. */
+export const SNAPSHOT_MOST_ENTRIES = 200_000;
+/** How long one walk may take. */
+export const SNAPSHOT_BOUND_MS = 10_000;
+/**
+ * A file changed this close to the walk that saw it is racy: a same-size write within the same
+ * timestamp tick (2 s on FAT) keeps its stat information, so the next walk reads it again.
+ */
+const RACY_NS = 2_000_000_000n;
+const CHANGING = "it kept changing while it was copied";
+/** Copies of a file that changes while it is copied, before its bytes are given up. */
+const TRIES = 3;
+
+/** What the snapshot knows of one path: its stat information, and what it held then. */
+interface Seen {
+  stat: string;
+  state: NodeState;
+  /** Its stat cannot prove it unchanged at the next walk: that walk reads it again. */
+  racy: boolean;
+  /** Why its bytes are not in the store, when they are not. */
+  unkept?: string;
+}
+
+/** One walk of the workspace: every path seen, or why the walk stopped. */
+export type Walk =
+  | { kind: "walked"; seen: Map<string, Seen> }
+  | { kind: "skipped"; reason: string };
+
+export interface SnapshotOptions {
+  /** Real paths whose subtrees are left out (mini-agent's state folder). */
+  exclude?: readonly string[];
+  fileCap?: number;
+  mostEntries?: number;
+  boundMs?: number;
+  /** How a path's stat information is read (tests give a coarse clock's); `lstat` by default. */
+  lstat?: (path: string) => BigIntStats | undefined;
+}
+
+/**
+ * The workspace as bash calls find and leave it, kept so that a rewind can undo what they changed:
+ * a walk before each call and after it (`walk`), each comparing every entry with the last walk's
+ * stat information and copying a regular file into the store the first time its bytes are seen
+ * (copy on first sight), so what any command changes was kept before it ran. `.git` folders and
+ * the excluded ones are left out, and so are names that are not UTF-8. A walk never follows a link.
+ */
+export class WorkspaceSnapshot {
+  private known = new Map<string, Seen>();
+
+  constructor(
+    private readonly root: string,
+    private readonly store: BlobStore,
+    private readonly options: SnapshotOptions = {},
+  ) {}
+
+  private stat(path: string): BigIntStats | undefined {
+    return (this.options.lstat ?? statOf)(path);
+  }
+
+  /** Walks the workspace now; the walk becomes what the next one compares with. */
+  walk(): Walk {
+    const realRoot = realpathSync(this.root);
+    const started = BigInt(Date.now()) * 1_000_000n;
+    const deadline = Date.now() + (this.options.boundMs ?? SNAPSHOT_BOUND_MS);
+    const most = this.options.mostEntries ?? SNAPSHOT_MOST_ENTRIES;
+    const excluded = new Set(this.options.exclude ?? []);
+    const seen = new Map<string, Seen>();
+    // Each folder with its path relative to the workspace ("" for the workspace itself).
+    const folders: [string, string][] = [[realRoot, ""]];
+    for (let next = folders.pop(); next !== undefined; next = folders.pop()) {
+      const [folder, under] = next;
+      let names: Buffer[];
+      try {
+        names = readdirSync(folder, { encoding: "buffer" });
+      } catch {
+        // Gone since it was seen, or not ours to read: what it holds is not seen.
+        continue;
+      }
+      for (const raw of names) {
+        if (!isUtf8(raw)) continue;
+        const name = raw.toString("utf8");
+        if (name === ".git") continue;
+        const path = `${folder}/${name}`;
+        if (excluded.has(path)) continue;
+        if (seen.size >= most)
+          return { kind: "skipped", reason: `the workspace has over ${most} entries` };
+        if (seen.size % 1024 === 0 && Date.now() > deadline) {
+          // What this walk copied is kept and known: the next walk goes on from there.
+          for (const [rel, entry] of seen) this.known.set(rel, entry);
+          return {
+            kind: "skipped",
+            reason: `the snapshot of the workspace took over ${(this.options.boundMs ?? SNAPSHOT_BOUND_MS) / 1000} s`,
+          };
+        }
+        const rel = under === "" ? name : `${under}/${name}`;
+        const entry = this.look(path, rel, started);
+        if (!entry) continue;
+        seen.set(rel, entry);
+        if ("folder" in entry.state) folders.push([path, rel]);
+      }
+    }
+    this.known = seen;
+    return { kind: "walked", seen };
+  }
+
+  /** One path: as the last walk knew it when its stat information is the same, else looked at. */
+  private look(path: string, rel: string, started: bigint): Seen | undefined {
+    const info = this.stat(path);
+    if (!info) return undefined;
+    const stat = statKey(info);
+    const known = this.known.get(rel);
+    const racy = (time: BigIntStats) =>
+      time.mtimeNs + RACY_NS >= started || time.ctimeNs + RACY_NS >= started;
+    if (known && known.stat === stat && !known.racy) return known;
+    const mode = Number(info.mode & 0o7777n);
+    if (info.isDirectory()) return { stat, state: { folder: true, mode }, racy: false };
+    if (info.isSymbolicLink()) {
+      const target = linkOf(path);
+      return target === undefined ? undefined : { stat, state: { link: target }, racy: racy(info) };
+    }
+    if (!info.isFile()) return { stat, state: { other: true, mode }, racy: false };
+    if (known && known.stat === stat && "hash" in known.state && !known.unkept) {
+      // Racy: its bytes are read again where they are; only new bytes are copied.
+      const hash = hashWhere(path);
+      const now = this.stat(path);
+      if (hash === known.state.hash && now && statKey(now) === stat)
+        return { ...known, racy: racy(now) };
+    }
+    return this.seenFile(this.copy(path, info), started);
+  }
+
+  private seenFile(copy: Copied, started: bigint): Seen {
+    const { info, hash, unkept } = copy;
+    const mode = Number(info.mode & 0o7777n);
+    const racy = info.mtimeNs + RACY_NS >= started || info.ctimeNs + RACY_NS >= started;
+    return {
+      stat: statKey(info),
+      state: { hash, mode },
+      // A file that kept changing is looked at again; one over a limit only when its stat says so.
+      racy: racy || unkept === CHANGING,
+      ...(unkept !== undefined && { unkept }),
+    };
+  }
+
+  /**
+   * The file's bytes copied into the store, its stat information taken again after the copy:
+   * a file that changed meanwhile is copied again, up to three times. A file over the size
+   * limit, or one the store refuses, is hashed where it is, and said not kept.
+   */
+  private copy(path: string, first: BigIntStats): Copied {
+    const cap = this.options.fileCap ?? SNAPSHOT_FILE_CAP;
+    let info = first;
+    for (let tried = 1; ; tried++) {
+      const over = Number(info.size) > cap;
+      const put = over
+        ? {
+            ok: false as const,
+            reason: `the file is ${info.size} bytes, over the ${cap} bytes the snapshot keeps of one file`,
+          }
+        : this.store.putFile(path, Number(info.size));
+      const after = this.stat(path) ?? info;
+      const same = statKey(after) === statKey(info);
+      if (put.ok && same) return { info, hash: put.hash };
+      if (!put.ok && (same || tried >= TRIES))
+        return { info: after, hash: hashWhere(path), unkept: put.reason };
+      if (tried >= TRIES)
+        return {
+          info: after,
+          hash: put.ok ? put.hash : hashWhere(path),
+          unkept: CHANGING,
+        };
+      info = after;
+    }
+  }
+}
+
+interface Copied {
+  info: BigIntStats;
+  hash: string;
+  unkept?: string;
+}
+
+/** What differs between two walks, path by path, sorted: each change a rewind can undo. */
+export function changesBetween(before: Map<string, Seen>, after: Map<string, Seen>): BashFile[] {
+  const paths = new Set([...before.keys(), ...after.keys()]);
+  const changes: BashFile[] = [];
+  for (const path of [...paths].sort(byPath)) {
+    const was = before.get(path);
+    const now = after.get(path);
+    if (was && now && sameNode(was.state, now.state)) continue;
+    changes.push({
+      path,
+      before: was?.state ?? null,
+      after: now?.state ?? null,
+      ...(was?.unkept !== undefined && { unkept: was.unkept }),
+    });
+  }
+  return changes;
+}
+
+/** The same thing at a path: kind, and bytes, mode or target. */
+export function sameNode(a: NodeState | null, b: NodeState | null): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+function statOf(path: string): BigIntStats | undefined {
+  try {
+    return lstatSync(path, { bigint: true });
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a change shows: type and mode, size, inode, and both times to the nanosecond. */
+const statKey = (info: BigIntStats) =>
+  `${info.mode}:${info.size}:${info.ino}:${info.mtimeNs}:${info.ctimeNs}`;
+
+function linkOf(path: string): string | undefined {
+  try {
+    const target = readlinkSync(path, { encoding: "buffer" });
+    return isUtf8(target) ? target.toString("utf8") : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The SHA-256 of a file that is not kept, read where it is; a file that cannot be read has none. */
+function hashWhere(path: string): string {
+  try {
+    return hashOfFile(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return `unreadable: ${code === undefined ? "error" : systemErrorMeaning(code)}`;
+  }
+}

@@ -1,0 +1,170 @@
+import { type BigIntStats, lstatSync, statSync } from "node:fs";
+import { mkdir, readdir, rm, symlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it, vi } from "vitest";
+import { branchPrompts } from "../src/rewind/history.js";
+import { changesBetween, WorkspaceSnapshot } from "../src/rewind/snapshot.js";
+import { BlobStore } from "../src/session/blobs.js";
+import { Session } from "../src/session/session.js";
+import { contentHash } from "../src/trust/trust.js";
+import { useTempDirs } from "./support/temp.js";
+
+/**
+ * The workspace snapshot bash calls are undone from: every file kept the first time it is seen,
+ * a copy (never a link), and a change found where stat information cannot tell it.
+ */
+
+const tempDir = useTempDirs();
+
+async function snapshotOf(options: ConstructorParameters<typeof WorkspaceSnapshot>[2] = {}) {
+  const workspace = await tempDir();
+  const state = await tempDir();
+  const store = new BlobStore(join(state, "s.snapshot"));
+  return { workspace, store, snapshot: new WorkspaceSnapshot(workspace, store, options) };
+}
+
+const walked = (snapshot: WorkspaceSnapshot) => {
+  const walk = snapshot.walk();
+  if (walk.kind !== "walked") throw new Error(walk.reason);
+  return walk.seen;
+};
+
+describe("the workspace snapshot", () => {
+  it("keeps every file at first sight, as a 0600 copy that a rewrite in place cannot reach", async () => {
+    const { workspace, store, snapshot } = await snapshotOf();
+    await writeFile(join(workspace, "notes.txt"), "never read\n");
+    await mkdir(join(workspace, "sub"));
+    await writeFile(join(workspace, "sub", "b.bin"), Buffer.from([0, 255, 13, 10]));
+    const before = walked(snapshot);
+    const hash = contentHash("never read\n");
+    expect(before.get("notes.txt")?.state).toEqual({ hash, mode: 0o644 });
+    // A rewrite in place (O_TRUNC) of the workspace's file leaves the kept copy whole.
+    await writeFile(join(workspace, "notes.txt"), "");
+    expect(store.get(hash)?.toString()).toBe("never read\n");
+    expect(statSync(join(store.dir, hash)).mode & 0o777).toBe(0o600);
+    expect(statSync(join(store.dir, hash)).nlink).toBe(1);
+    expect(store.get(contentHash(Buffer.from([0, 255, 13, 10])))).toBeDefined();
+  });
+
+  it("says what a call changed: files, folders, modes and links, made and removed", async () => {
+    const { workspace, snapshot } = await snapshotOf();
+    await writeFile(join(workspace, "a.txt"), "a");
+    await mkdir(join(workspace, "d"));
+    await writeFile(join(workspace, "d", "in.txt"), "in");
+    const before = walked(snapshot);
+    await writeFile(join(workspace, "a.txt"), "A");
+    await rm(join(workspace, "d"), { recursive: true });
+    await symlink("a.txt", join(workspace, "l"));
+    const after = walked(snapshot);
+    expect(changesBetween(before, after)).toEqual([
+      {
+        path: "a.txt",
+        before: { hash: contentHash("a"), mode: 0o644 },
+        after: { hash: contentHash("A"), mode: 0o644 },
+      },
+      { path: "d", before: { folder: true, mode: 0o755 }, after: null },
+      { path: "d/in.txt", before: { hash: contentHash("in"), mode: 0o644 }, after: null },
+      { path: "l", before: null, after: { link: "a.txt" } },
+    ]);
+  });
+
+  it("finds a same-size write whose stat information is unchanged (one timestamp tick) by its content", async () => {
+    // A coarse clock: the file's stat information as the first walk saw it, whatever is written.
+    const frozen = new Map<string, BigIntStats>();
+    const lstat = (path: string) => {
+      const info = frozen.get(path) ?? lstatSync(path, { bigint: true });
+      if (path.endsWith("same.txt")) frozen.set(path, info);
+      return info;
+    };
+    const { workspace, snapshot } = await snapshotOf({ lstat });
+    await writeFile(join(workspace, "same.txt"), "AAAA");
+    const before = walked(snapshot);
+    await writeFile(join(workspace, "same.txt"), "BBBB");
+    const after = walked(snapshot);
+    expect(changesBetween(before, after)).toEqual([
+      {
+        path: "same.txt",
+        before: { hash: contentHash("AAAA"), mode: 0o644 },
+        after: { hash: contentHash("BBBB"), mode: 0o644 },
+      },
+    ]);
+  });
+
+  it("gives up a file that keeps changing while it is copied, and says so", async () => {
+    let tick = 0n;
+    const lstat = (path: string) => {
+      const info = lstatSync(path, { bigint: true });
+      // Every look finds a new change time: the file is being written all the while.
+      if (path.endsWith("busy.log")) info.ctimeNs += ++tick;
+      return info;
+    };
+    const { workspace, snapshot } = await snapshotOf({ lstat });
+    await writeFile(join(workspace, "busy.log"), "x");
+    const seen = walked(snapshot).get("busy.log");
+    expect(seen?.unkept).toBe("it kept changing while it was copied");
+  });
+
+  it("goes on from what a walk stopped by its time bound had copied", async () => {
+    const now = Date.now;
+    const lstat = (path: string) => {
+      // The clock passes the walk's bound at its first look: the walk stops at its next check.
+      vi.spyOn(Date, "now").mockImplementation(() => now() + 1100);
+      return lstatSync(path, { bigint: true });
+    };
+    const { workspace, store, snapshot } = await snapshotOf({ lstat, boundMs: 1000 });
+    for (let i = 0; i < 1100; i++) await writeFile(join(workspace, `f${i}.txt`), `file ${i}\n`);
+    expect(snapshot.walk()).toEqual({
+      kind: "skipped",
+      reason: "the snapshot of the workspace took over 1 s",
+    });
+    const copies = vi.spyOn(store, "putFile");
+    expect(walked(snapshot).size).toBe(1100);
+    expect(copies).toHaveBeenCalledTimes(1100 - 1024);
+    vi.restoreAllMocks();
+  });
+
+  it("leaves out .git and the excluded folders, and says a file over the size limit is not kept", async () => {
+    const { workspace, store, snapshot } = await snapshotOf({ fileCap: 3 });
+    await mkdir(join(workspace, ".git"));
+    await writeFile(join(workspace, ".git", "HEAD"), "ref\n");
+    await writeFile(join(workspace, "big.txt"), "four");
+    const seen = walked(snapshot);
+    expect([...seen.keys()]).toEqual(["big.txt"]);
+    expect(seen.get("big.txt")?.unkept).toBe(
+      "the file is 4 bytes, over the 3 bytes the snapshot keeps of one file",
+    );
+    expect(await readdir(store.dir).catch(() => [])).toEqual([]);
+  });
+});
+
+describe("the prompts /rewind lists", () => {
+  it("name the files bash changed in their turn, not 'no file changed'", async () => {
+    const dir = await tempDir();
+    const session = await Session.create({
+      dir,
+      workspace: dir,
+      model: "claude-sonnet-5-5",
+      sandbox: "off",
+      id: "s1",
+      env: {},
+    });
+    await session.append({ role: "user", content: "run the tests" });
+    await session.append({
+      role: "assistant",
+      content: "",
+      toolCalls: [{ id: "b1", name: "bash", input: { command: "touch made-by-bash.txt" } }],
+    });
+    const made = { hash: contentHash(""), mode: 0o644 };
+    await session.record({
+      type: "bash_change",
+      toolCallId: "b1",
+      paths: ["made-by-bash.txt"],
+      files: [{ path: "made-by-bash.txt", before: null, after: made }],
+    });
+    await session.append({ role: "tool", toolCallId: "b1", content: "", isError: false });
+    await session.close();
+    expect(await branchPrompts(session.path)).toEqual([
+      { number: 1, text: "run the tests", files: ["made-by-bash.txt"] },
+    ]);
+  });
+});

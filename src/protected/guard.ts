@@ -23,6 +23,9 @@ type Kept =
 /** The most bytes of one protected file kept; a bigger one changed is moved aside, not restored. */
 const MOST_FILE_BYTES = 1024 * 1024;
 
+/** The most bytes kept of all protected files at once; past it a file is kept by identity only. */
+const MOST_KEPT_BYTES = 64 * 1024 * 1024;
+
 /** Files read at once when their bytes are kept. */
 const READS = 32;
 
@@ -35,6 +38,8 @@ export const ASIDE = ".mini-agent-removed";
  * modification times, which the command cannot set back) tells.
  */
 const keptBefore = new Map<RawPath, Kept>();
+/** The bytes `keptBefore` holds. */
+let keptBytes = 0;
 
 /**
  * Protected files before a sandboxed command, to be settled after it. The sandbox keeps the
@@ -59,6 +64,9 @@ export async function guardProtected(realRoot: string): Promise<ProtectedGuard> 
     kept.set(path, await keep(path, info));
   });
   for (const path of keptBefore.keys()) if (!kept.has(path)) keptBefore.delete(path);
+  keptBytes = 0;
+  for (const entry of keptBefore.values())
+    if (entry.kind === "file") keptBytes += entry.bytes.length;
   const root = rawOf(realRoot);
   const shown = (path: RawPath) => shownOf(path.slice(root.length + 1)) || ".";
   return {
@@ -148,7 +156,9 @@ async function read(path: RawPath, info: Stats, id: string): Promise<Kept> {
       ? { kind: "unkept", identity: id }
       : { kind: "link", identity: id, target };
   }
-  if (!info.isFile() || info.size > MOST_FILE_BYTES) return { kind: "unkept", identity: id };
+  if (!info.isFile() || info.size > MOST_FILE_BYTES || keptBytes + info.size > MOST_KEPT_BYTES)
+    return { kind: "unkept", identity: id };
+  keptBytes += info.size;
   const bytes = await readFile(bytesOf(path)).catch(() => undefined);
   return bytes === undefined
     ? { kind: "unkept", identity: id }

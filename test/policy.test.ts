@@ -98,10 +98,10 @@ describe("the read-only set", () => {
   });
 
   /**
-   * Without the sandbox a glob, a `[ … ]` test and git ask (the rules cannot tell their paths),
+   * Without the sandbox a glob and a `[ … ]` test ask (the rules cannot tell their paths),
    * and so do `which` and `command -v` (they search `PATH`, outside the workspace).
    */
-  const pathsUnknown = (command: string) => /^\[| src\/\*|^git |^which |^command /.test(command);
+  const pathsUnknown = (command: string) => /^\[| src\/\*|^which |^command /.test(command);
 
   it.each(readOnlyCorpus.filter((command) => !pathsUnknown(command)))(
     "runs %j without a question without the sandbox: its paths are inside the workspace",

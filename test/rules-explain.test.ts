@@ -321,13 +321,16 @@ describe("rules explain --stdin", () => {
           out += chunk.toString();
           if (out.includes("\n")) answered(out);
         });
-        child.stdin?.write("git status\n");
+        child.stdin?.write("cat /etc/hostname\n");
         void first.then(() => child.stdin?.end("ls\n"));
       },
     });
-    expect(JSON.parse(await first)).toMatchObject({ command: "git status", decision: "ask" });
+    expect(JSON.parse(await first)).toMatchObject({
+      command: "cat /etc/hostname",
+      decision: "ask",
+    });
     expect(lines((await done).stdout).map((answer) => answer.command)).toEqual([
-      "git status",
+      "cat /etc/hostname",
       "ls",
     ]);
   });

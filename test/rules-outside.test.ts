@@ -70,6 +70,13 @@ describe("the read-only set outside the sandbox", () => {
     "cat nothing/here.txt",
     "cat src/./a.py",
     "cat src/../src/a.py",
+    "git status",
+    "git diff --stat HEAD~1",
+    "git log --oneline -5 -- src/a.py",
+    "git show HEAD:src/a.py",
+    "cd src && git blame a.py",
+    "git grep -n foo",
+    "git --version",
   ])("allows %s", async (command) => {
     expect(await decide(command)).toBe("allow");
   });
@@ -118,6 +125,9 @@ describe("the read-only set outside the sandbox", () => {
     ["cd through a link out", "cd etc-link && cat passwd"],
     ["a read of a folder cd may leave", "cd src; cat ../../x"],
     ["a program outside the read-only set", "python3 src/a.py"],
+    ["git grep reading a file outside", "git grep -f /etc/passwd"],
+    ["git grep --no-index", "git grep --no-index foo"],
+    ["git in a folder cd leaves for", "cd /etc && git status"],
     ["names read from a file, by wc", "wc --files0-from=src/a.py"],
     ["names read from a file, by du", "du --files0-from src/a.py"],
     ["names read from a file, by sort", "sort --files0-from=src/a.py"],
@@ -140,6 +150,24 @@ describe("the read-only set outside the sandbox", () => {
     expect((await decideCommand("ls", inner)).decision).toBe("ask");
     expect((await decideCommand("grep -r x src", inner)).decision).toBe("ask");
     expect((await decideCommand("cat src/a.py", inner)).decision).toBe("allow");
+  });
+
+  it("asks before git when the repository is not the workspace's own", async () => {
+    const outer = join(root, "outer");
+    mkdirSync(join(outer, ".git"), { recursive: true });
+    mkdirSync(join(outer, "ws"));
+    const nested: RulesContext = { ...context, workspace: join(outer, "ws") };
+    expect((await decideCommand("git log", nested)).decision).toBe("ask");
+    expect((await decideCommand("cat a.txt", nested)).decision).toBe("allow");
+    const worktree = join(root, "worktree");
+    mkdirSync(worktree);
+    writeFileSync(join(worktree, ".git"), "gitdir: /elsewhere/.git/worktrees/w\n");
+    const linked: RulesContext = { ...context, workspace: worktree };
+    expect((await decideCommand("git status", linked)).decision).toBe("ask");
+    const bare = join(root, "none");
+    mkdirSync(bare);
+    const plain: RulesContext = { ...context, workspace: bare };
+    expect((await decideCommand("git status", plain)).decision).toBe("allow");
   });
 
   it("names the read-only entry that allowed the read", async () => {

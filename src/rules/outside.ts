@@ -1,5 +1,5 @@
 import { lstat, realpath } from "node:fs/promises";
-import { isAbsolute, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { within } from "../paths.js";
 import { protectedWhy } from "../protected/files.js";
 import { allowedFolderChanges, cdTarget } from "./folder.js";
@@ -75,6 +75,8 @@ export async function insideReads(
         for (const folder of folders)
           ok &&= await inside(`${folder}/${word.value}`, read.filesOnly);
     }
+    if (read.repository)
+      for (const folder of folders) ok &&= await ownRepository(folder, realWorkspace);
     if (ok) found.runs.add(run);
   }
   for (const word of script.reads)
@@ -109,4 +111,22 @@ async function readInside(
   if (realState !== undefined && (within(realState, real.path) || within(real.path, realState)))
     return false;
   return (await protectedWhy(realWorkspace, real.path)) === undefined;
+}
+
+/**
+ * Whether the git repository git finds from `folder` lies inside the workspace: the nearest
+ * folder at or above it with a `.git` is inside and its `.git` is a folder, not a link nor a
+ * `gitdir:` file (which may lead anywhere); or there is none, and no folder above the workspace
+ * holds a `HEAD` either (git then finds no repository and reads nothing).
+ */
+async function ownRepository(folder: string, realWorkspace: string): Promise<boolean> {
+  const real = await realpath(folder).catch(() => undefined);
+  if (real === undefined || !within(realWorkspace, real)) return false;
+  for (let at = real; ; at = dirname(at)) {
+    const dotGit = await lstat(join(at, ".git")).catch(() => undefined);
+    if (dotGit !== undefined) return within(realWorkspace, at) && dotGit.isDirectory();
+    if (!within(realWorkspace, at) && (await lstat(join(at, "HEAD")).catch(() => undefined)))
+      return false;
+    if (at === dirname(at)) return true;
+  }
 }

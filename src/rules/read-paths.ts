@@ -1,5 +1,5 @@
 import { sedOptions } from "./read-only.js";
-import { type ReadOnlyProgram, readOnlyPrograms } from "./read-only-table.js";
+import { gitPrograms, type ReadOnlyProgram, readOnlyPrograms } from "./read-only-table.js";
 import type { Word } from "./script.js";
 import type { Run } from "./wrappers.js";
 
@@ -24,11 +24,15 @@ interface PathModel {
   filesOnly?: true;
 }
 
-/** What a run reads: `paths` (or the current folder, `folder`), all files when `filesOnly`. */
+/**
+ * What a run reads: `paths` (or the current folder, `folder`), all files when `filesOnly`;
+ * `repository`: the git repository git finds from the current folder.
+ */
 export interface ReadPaths {
   paths: Word[];
   folder: boolean;
   filesOnly: boolean;
+  repository?: true;
 }
 
 const table = (name: string): ReadOnlyProgram => readOnlyPrograms[name] as ReadOnlyProgram;
@@ -120,7 +124,10 @@ export function readPaths(run: Run): ReadPaths | undefined {
     return args.every((arg) => arg.kind === "static")
       ? { paths: [], folder: false, filesOnly: false }
       : undefined;
+  if (args.length === 1 && args[0]?.kind === "static" && /^--(version|help)$/.test(args[0].value))
+    return { paths: [], folder: false, filesOnly: false };
   if (program.value === "find") return findPaths(args);
+  if (program.value === "git") return gitPaths(args);
   const model = models[program.value];
   if (!model) return undefined;
   const { options, operands } = splitWords(model.spec, args);
@@ -219,4 +226,35 @@ function findPaths(args: Word[]): ReadPaths | undefined {
   );
   const paths = [...starts, ...compared].map((value): Word => ({ kind: "static", value }));
   return { paths, folder: starts.length === 0, filesOnly: false };
+}
+
+/** Options of git's read-only subcommands that read a file, by subcommand. */
+const gitPathValued: Record<string, string[]> = {
+  grep: ["-f"],
+  "ls-files": ["-X", "--exclude-from"],
+};
+
+/**
+ * A read-only git subcommand reads the repository git finds from the current folder (which must
+ * lie inside the workspace: `repository`), and the files its options name. Its operands are
+ * revisions and pathspecs, which git keeps inside the repository (`git log -- /etc/passwd` fails),
+ * so they name no path of their own; `git grep --no-index` reads the folder as plain files: it
+ * asks.
+ */
+function gitPaths(args: Word[]): ReadPaths | undefined {
+  const [sub, ...rest] = args;
+  if (sub?.kind !== "static") return undefined;
+  if (rest.some((word) => word.kind !== "static" || word.value === "--no-index")) return undefined;
+  const spec = sub.value === "config" ? { operands: 2, long: ["--get", "--get-all"] } : undefined;
+  const table = spec ?? gitPrograms[sub.value];
+  if (table === undefined) return undefined;
+  const { options } = splitWords(table, rest);
+  const valued = gitPathValued[sub.value] ?? [];
+  const paths: Word[] = [];
+  for (const { name, value } of options) {
+    if (!valued.includes(name)) continue;
+    if (value === undefined) return undefined;
+    paths.push(value);
+  }
+  return { paths, folder: false, filesOnly: false, repository: true };
 }

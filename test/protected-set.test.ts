@@ -367,6 +367,21 @@ describe("the check after a sandboxed command", () => {
     expect(await readFile(join(ws.root, "fixture/config"), "utf8")).toBe("c\n");
   });
 
+  // Root writes into every folder: this runs in the pass without privileges (.ci/as-nobody).
+  it.skipIf(process.getuid?.() === 0)("says which file it could not put back", async () => {
+    const ws = await laidOut();
+    await ws.files({ "sub/.git/hooks/pre-push": "#!/bin/sh\n" });
+    const guard = await guardProtected(ws.root);
+    await rm(join(ws.root, "sub/.git/hooks/pre-push"));
+    await chmod(join(ws.root, "sub/.git/hooks"), 0o555);
+    const lines = await guard.settle();
+    await chmod(join(ws.root, "sub/.git/hooks"), 0o755);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^could not put back sub\/\.git\/hooks\/pre-push \(git runs the files in a hooks folder as programs\): EACCES/,
+    );
+  });
+
   // Root reads every folder: this runs in the pass without privileges (.ci/as-nobody).
   it.skipIf(process.getuid?.() === 0)(
     "makes a folder of its own user readable to look into it",

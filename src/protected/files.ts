@@ -116,6 +116,19 @@ const gitWrites = new Set([
   "gc.log",
 ]);
 
+/**
+ * Whether `inner`, a path inside a git folder, is one of git's files that name commits a later
+ * checkout, `stash pop`, `reset` or `restore` brings into the work tree: `refs/` (branches, tags,
+ * the stash, replacements, notes), `logs/` (reflogs: `HEAD@{1}`), `packed-refs`, `HEAD` and the
+ * other `*_HEAD`, `MERGE_AUTOSTASH`, bisect's, and the `index`. A lock file is not one.
+ */
+export function isRefFile(inner: string): boolean {
+  const lower = inner.toLowerCase();
+  if (lower.endsWith(".lock")) return false;
+  if (/^(?:refs|logs)(?:\/|$)/.test(lower)) return true;
+  return /^(?:[a-z_]*head|packed-refs|index|merge_autostash|bisect_[a-z_]+)$/.test(lower);
+}
+
 /** Why a path inside a git folder (`inner`: its lower-cased names there) is protected. */
 function gitFolderWhy(inner: readonly string[]): string | undefined {
   const [first = "", second, third] = inner;

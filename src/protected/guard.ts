@@ -11,6 +11,7 @@ import {
   symlink,
   writeFile,
 } from "node:fs/promises";
+import { lookAtRefs, settleRefs } from "./refs.js";
 import { bytesOf, findProtected, type RawPath, rawOf, shownOf } from "./scan.js";
 
 /** A protected entry as it was before a command: its identity and what brings it back. */
@@ -50,8 +51,9 @@ export interface ProtectedGuard {
   /**
    * Looks again after the command: a protected entry it created is moved aside (renamed with
    * `ASIDE`, its bytes kept, no program reading it by that name); one it changed or removed is put
-   * back as it was (one too big to keep is moved aside). Returns one line per entry, for the
-   * call's result, empty when nothing protected changed.
+   * back as it was (one too big to keep is moved aside); then git's refs, reflogs and index are
+   * settled (`settleRefs`: none may lead the user's checkout to a protected file). Returns one
+   * line per entry, for the call's result, empty when nothing protected changed.
    */
   settle(): Promise<string[]>;
 }
@@ -63,6 +65,7 @@ export async function guardProtected(realRoot: string): Promise<ProtectedGuard> 
   await inBatches([...before.files], async ([path, { info }]) => {
     kept.set(path, await keep(path, info));
   });
+  const refs = await lookAtRefs(before);
   for (const path of keptBefore.keys()) if (!kept.has(path)) keptBefore.delete(path);
   keptBytes = 0;
   for (const entry of keptBefore.values())
@@ -103,6 +106,8 @@ export async function guardProtected(realRoot: string): Promise<ProtectedGuard> 
             : `could not put back ${shown(path)} (${why}): ${failed}`,
         );
       }
+      // After the files: git then reads the configuration as it was.
+      lines.push(...(await settleRefs(refs, after, realRoot, shown)));
       for (const folder of after.unread)
         lines.push(`could not look into ${shown(folder)}: a protected file there is not checked`);
       return lines;

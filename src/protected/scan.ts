@@ -1,5 +1,5 @@
 import { chmodSync, type Dirent, lstatSync, readdirSync, type Stats } from "node:fs";
-import { whyByLowerNames } from "./files.js";
+import { isRefFile, whyByLowerNames } from "./files.js";
 
 /**
  * A path as the walk holds it: its bytes as a `latin1` string, one character a byte, so a name
@@ -22,6 +22,12 @@ export interface Found {
   unread: RawPath[];
   /** Folders of the agent's own user it made readable to look into them. */
   opened: RawPath[];
+  /**
+   * git's files that name commits (`refs/`, `logs/`, `packed-refs`, `HEAD`, `ORIG_HEAD`, …) and
+   * its `index`, by raw path: the git folder they belong to (the deepest), their path inside it,
+   * and their `lstat`. What a command points them at is checked by `settleRefs`.
+   */
+  refFiles: Map<RawPath, { gitFolder: RawPath; inner: string; info: Stats }>;
 }
 
 /** How long the walk reads without giving the event loop a turn. */
@@ -42,11 +48,20 @@ export async function findProtected(
   realRoot: string,
   knownGit?: ReadonlySet<RawPath>,
 ): Promise<Found> {
-  const found: Found = { files: new Map(), gitFolders: new Set(), unread: [], opened: [] };
-  // `names`: the folder's names under the root, lower-cased.
-  const queue: { path: RawPath; names: string[]; gitAt: readonly number[] }[] = [
-    { path: rawOf(realRoot), names: [], gitAt: [] },
-  ];
+  const found: Found = {
+    files: new Map(),
+    gitFolders: new Set(),
+    unread: [],
+    opened: [],
+    refFiles: new Map(),
+  };
+  // `names`: the folder's names under the root, lower-cased; `git`: the deepest git folder.
+  const queue: {
+    path: RawPath;
+    names: string[];
+    gitAt: readonly number[];
+    git: RawPath | undefined;
+  }[] = [{ path: rawOf(realRoot), names: [], gitAt: [], git: undefined }];
   let slice = performance.now();
   for (let folder = queue.pop(); folder !== undefined; folder = queue.pop()) {
     if (performance.now() - slice > SLICE_MS) {
@@ -63,16 +78,26 @@ export async function findProtected(
     if (isGit) found.gitFolders.add(folder.path);
     const gitAt = isGit ? [...folder.gitAt, folder.names.length - 1] : folder.gitAt;
     const gitFolder = (at: number) => gitAt.includes(at);
+    // A git folder's `logs/` holds a `HEAD` too (the reflog): its files are that git folder's.
+    const reflogs =
+      folder.git !== undefined && folder.path.toLowerCase() === `${folder.git}/logs`.toLowerCase();
+    const git = isGit && !reflogs ? folder.path : folder.git;
     for (const entry of entries) {
       const name = nameOf(entry);
       const names = [...folder.names, name.toLowerCase()];
       const path = `${folder.path}/${name}`;
       if (entry.isDirectory()) {
-        queue.push({ path, names, gitAt });
+        queue.push({ path, names, gitAt, git });
         continue;
       }
       const why = whyByLowerNames(names, gitFolder);
-      if (why === undefined) continue;
+      if (why === undefined) {
+        const inner = git === undefined ? undefined : path.slice(git.length + 1);
+        const info = inner !== undefined && isRefFile(inner) ? lstatQuiet(path) : undefined;
+        if (git !== undefined && inner !== undefined && (info?.isFile() || info?.isSymbolicLink()))
+          found.refFiles.set(path, { gitFolder: git, inner, info });
+        continue;
+      }
       // Gone since the folder was read: no entry.
       const info = lstatQuiet(path);
       if (info !== undefined) found.files.set(path, { why, info });

@@ -1,6 +1,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
@@ -124,6 +125,124 @@ describe.skipIf(!hasGit || !sandboxed)(
       const sub = join(workspace, "sub");
       git(sub, options.env, "checkout", "-q", "HEAD~1");
       expect(existsSync(join(sub, ".claude/settings.json"))).toBe(false);
+    });
+  },
+);
+
+/** The index at `path` with the cache-tree's root (the `TREE` extension) naming `tree`. */
+async function poisonCacheTree(path: string, tree: string): Promise<Buffer> {
+  const index = await readFile(path);
+  const body = index.subarray(0, index.length - 20);
+  const at = body.indexOf("TREE");
+  if (at === -1) throw new Error("the index has no cache-tree");
+  // The root entry: an empty path, NUL, "ENTRIES SUBTREES\n", then the tree's 20 bytes.
+  const newline = body.indexOf(10, at + 8);
+  const patched = Buffer.from(body);
+  Buffer.from(tree, "hex").copy(patched, newline + 1);
+  return Buffer.concat([patched, createHash("sha1").update(patched).digest()]);
+}
+
+describe.skipIf(!hasGit || !sandboxed)(
+  "git's objects, index and refs as a hostile command leaves them",
+  () => {
+    it("undoes a swapped object, a cache-tree, refs in capitals, a tag of a tree, and refuses write into refs", async () => {
+      const env = {
+        PATH: process.env.PATH,
+        HOME: "/nonexistent",
+        GIT_CONFIG_NOSYSTEM: "1",
+        GIT_CONFIG_GLOBAL: "/dev/null",
+        GIT_AUTHOR_NAME: "u",
+        GIT_AUTHOR_EMAIL: "u@example.com",
+        GIT_COMMITTER_NAME: "u",
+        GIT_COMMITTER_EMAIL: "u@example.com",
+      };
+      const prepared: Record<string, string> = {};
+      // The rounds are built once the repository exists: they name its objects.
+      const rounds = () => {
+        const { te, upper, headTree, evilTree } = prepared;
+        const commands = [
+          // the index with its cache-tree naming a tree that holds .vscode/tasks.json
+          "cp poisoned-index .git/index",
+          // refs in capital hex, loose and packed, and ORIG_HEAD
+          `printf '%s\\n' ${upper} > up && cp up .git/refs/heads/up1 && cp up .git/ORIG_HEAD && ` +
+            `{ cat .git/packed-refs 2>/dev/null; printf '%s refs/heads/pk1\\n' ${upper}; } > p && cp p .git/packed-refs`,
+          // an annotated tag of the tree itself
+          `t=$(printf 'object ${te}\\ntype tree\\ntag inner\\ntagger a <a@b> 0 +0000\\n\\nm\\n' | git mktag) && git update-ref refs/tags/onetag $t`,
+          // HEAD's tree object replaced by the bytes of the other tree
+          `rm -f .git/objects/${headTree} && cp .git/objects/${evilTree} .git/objects/${headTree}`,
+        ];
+        return [
+          call("toolu_w", "write", { path: ".git/refs/heads/w", content: `${upper}\n` }),
+          ...commands.map((command, at) => call(`toolu_${at + 1}`, "bash", { command })),
+          stream(turn({ text: ["done"] })),
+        ];
+      };
+      const lazily = Array.from({ length: 6 }, (_, at) => () => rounds()[at] ?? []);
+      const { server, workspace: outer, options } = await setup(lazily);
+      const workspace = join(outer, "repo");
+      await mkdir(workspace);
+      const run = (...args: string[]) =>
+        execFileSync("git", args, { cwd: workspace, env, encoding: "utf8" }).trim();
+      run("init", "-q", "-b", "main");
+      await writeFile(join(workspace, "README"), "readme\n");
+      run("add", "README");
+      run("commit", "-qm", "first");
+      run("branch", "feature");
+      const head = run("rev-parse", "HEAD^{tree}");
+      await writeFile(join(outer, "t.json"), "{}\n");
+      const blob = run("hash-object", "-w", join(outer, "t.json"));
+      const vscode = execFileSync("git", ["mktree"], {
+        cwd: workspace,
+        env,
+        input: `100644 blob ${blob}\ttasks.json\n`,
+        encoding: "utf8",
+      }).trim();
+      const listing = run("ls-tree", "HEAD");
+      const te = execFileSync("git", ["mktree"], {
+        cwd: workspace,
+        env,
+        input: `${listing}\n040000 tree ${vscode}\t.vscode\n`,
+        encoding: "utf8",
+      }).trim();
+      const evil = run("commit-tree", te, "-p", "HEAD", "-m", "x");
+      run("read-tree", "HEAD");
+      await writeFile(
+        join(workspace, "poisoned-index"),
+        await poisonCacheTree(join(workspace, ".git/index"), te),
+      );
+      Object.assign(prepared, {
+        te,
+        upper: evil.toUpperCase(),
+        headTree: `${head.slice(0, 2)}/${head.slice(2)}`,
+        evilTree: `${te.slice(0, 2)}/${te.slice(2)}`,
+      });
+      const ran = await runBin(["--allow-bash", "task"], { ...options, cwd: workspace });
+      expect(ran.code).toBe(0);
+      const results = toolResults(server.requests[5]?.body ?? {});
+      expect(results.map((r) => r.isError)).toEqual([true, false, false, false, false]);
+      expect(String(results[0]?.content)).toMatch(/\.git\/refs\/heads\/w is protected/);
+      const notes = results.map((r) => String(r.content));
+      expect(notes[2]).toMatch(/undid \.git\/refs\/heads\/up1/);
+      expect(notes[2]).toMatch(/undid \.git\/ORIG_HEAD/);
+      expect(notes[2]).toMatch(/undid \.git\/packed-refs/);
+      expect(notes[3]).toMatch(/undid \.git\/refs\/tags\/onetag.*\.vscode\/tasks\.json/);
+      expect(notes[4]).toMatch(/moved aside .* in git's objects/);
+
+      // The user's git afterwards: the cache-tree names no other tree, no ref leads to the commit.
+      const user = (...args: string[]) =>
+        spawnSync("git", args, { cwd: workspace, env, encoding: "utf8" }).stdout.trim();
+      expect(user("for-each-ref", "--format=%(refname)")).toBe(
+        "refs/heads/feature\nrefs/heads/main",
+      );
+      expect(user("write-tree")).toBe(head);
+      for (const args of [
+        ["reset", "-q", "--hard"],
+        ["checkout", "-q", "-f", "feature"],
+        ["stash"],
+        ["stash", "pop"],
+      ])
+        user(...args);
+      expect(existsSync(join(workspace, ".vscode/tasks.json"))).toBe(false);
     });
   },
 );

@@ -101,9 +101,22 @@ const protectedPaths = [
   ".github/hooks/x.json",
   ".continue/mcpServers/x.yaml",
   ".sl/config",
+  ".trae/mcp.json",
+  ".augment/settings.json",
+  ".theia/tasks.json",
+  ".fleet/run.json",
+  ".yarnrc.yml",
+  ".npmrc",
+  ".nvim.lua",
+  ".exrc",
+  ".git/rr-cache/0123/postimage",
 ];
 
-const writablePaths = [
+/**
+ * What git writes while it commits: protected from the tools (they have no reason to write
+ * there), writable in the sandbox, where the check after the command reads where they lead.
+ */
+const gitWrites = [
   ".git/objects/ab/new",
   ".git/objects/info/commit-graph",
   ".git/refs/heads/feature",
@@ -115,6 +128,10 @@ const writablePaths = [
   ".git/packed-refs",
   ".git/modules/m/objects/ab/cd",
   "sub/.git/refs/heads/x",
+];
+
+const writablePaths = [
+  ...gitWrites,
   "notes.txt",
   "config",
   "hooks/pre-commit",
@@ -140,8 +157,15 @@ describe("the protected-file set", () => {
     const why = async (path: string) => protectedWhy(ws.root, join(ws.root, path));
     const found = await Promise.all(protectedPaths.map(async (path) => [path, await why(path)]));
     expect(found.filter(([, reason]) => reason === undefined)).toEqual([]);
-    const free = await Promise.all(writablePaths.map(async (path) => [path, await why(path)]));
+    const others = writablePaths.filter((path) => !gitWrites.includes(path));
+    const free = await Promise.all(others.map(async (path) => [path, await why(path)]));
     expect(free.filter(([, reason]) => reason !== undefined)).toEqual([]);
+    const git = await Promise.all(gitWrites.map(async (path) => [path, await why(path)]));
+    expect(git.filter(([, reason]) => reason === undefined)).toEqual([]);
+    expect(whyByNames([".git", "refs", "heads", "x"], () => false)).toBe(
+      "git reads it for the commits and files a checkout writes, which can hold protected files",
+    );
+    expect(whyByNames([".git", "refs", "heads", "x"], () => false, "sandboxed")).toBeUndefined();
   });
 
   it("says why in words of the entry", () => {
@@ -214,7 +238,7 @@ describe("the protected-file set", () => {
           if (verdict.decision !== "ask") allowed.push(`${JSON.stringify(config)}: ${command}`);
         }
     expect(allowed).toEqual([]);
-    // What git writes, and other files, are still written without a question.
+    // Other files are still written without a question; what git writes is not for a redirect.
     const verdicts = [];
     for (const path of [".git/COMMIT_EDITMSG", "notes.txt", "sub/.git/refs/heads/x"])
       verdicts.push(
@@ -226,7 +250,7 @@ describe("the protected-file set", () => {
           })
         ).decision,
       );
-    expect(verdicts).toEqual(["allow", "allow", "allow"]);
+    expect(verdicts).toEqual(["ask", "allow", "ask"]);
   });
 
   it("asks for a redirect into a folder an earlier command of the line may make as a link", async () => {

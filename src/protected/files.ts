@@ -23,22 +23,35 @@ import { join, relative, sep } from "node:path";
 export function whyByNames(
   names: readonly string[],
   gitFolder: (at: number) => boolean,
+  writer: Writer = "tool",
 ): string | undefined {
   return whyByLowerNames(
     names.map((name) => name.toLowerCase()),
     gitFolder,
+    writer,
   );
 }
+
+/**
+ * Who writes: a `tool` (`write`, `edit`, a redirect the rules judge) has no reason to write in a
+ * git folder at all, so all of it is protected; a `sandboxed` command may write what git writes
+ * while it commits (`gitWrites`), because the check after it reads what those files now lead to
+ * (`settleRefs`, `settleObjects`).
+ */
+export type Writer = "tool" | "sandboxed";
 
 /** `whyByNames` of names already lower-cased (a walk lower-cases each folder's once). */
 export function whyByLowerNames(
   lower: readonly string[],
   gitFolder: (at: number) => boolean,
+  writer: Writer = "tool",
 ): string | undefined {
   // The deepest git folder the path lies in: its index in `names`, -1 for the root itself.
   for (let at = lower.length - 2; at >= -1; at--) {
-    if (at >= 0 ? lower[at] === ".git" || gitFolder(at) : gitFolder(-1))
-      return gitFolderWhy(lower.slice(at + 1));
+    if (at >= 0 ? lower[at] === ".git" || gitFolder(at) : gitFolder(-1)) {
+      const inner = lower.slice(at + 1);
+      return gitFolderWhy(inner) ?? (writer === "tool" ? gitWritesWhy : undefined);
+    }
   }
   const last = lower.at(-1) ?? "";
   if (last === ".git") return dotGitWhy;
@@ -73,6 +86,8 @@ const headWhy = "a HEAD file makes its folder a git repository, whose configurat
 const hookWhy = "git runs the files in a hooks folder as programs";
 const configWhy = "git reads it as configuration, which can name programs git runs";
 const placeWhy = "git reads it as the place of the repository's files and configuration";
+const gitWritesWhy =
+  "git reads it for the commits and files a checkout writes, which can hold protected files";
 const gitWhy = "git reads the files of a git folder as configuration, except what it writes itself";
 
 /**
@@ -110,7 +125,6 @@ const gitWrites = new Set([
   "notes_editmsg",
   "packed-refs",
   "shallow",
-  "rr-cache",
   "lfs",
   "gc.pid",
   "gc.log",
@@ -178,6 +192,10 @@ const toolFolders: ReadonlyMap<string, string> = new Map([
   [".junie", "Junie starts the MCP servers it names"],
   [".factory", "Factory's agent starts the MCP servers it names"],
   [".sl", "Sapling runs the hooks its configuration names"],
+  [".trae", "Trae starts the MCP servers it names"],
+  [".augment", "Augment starts the MCP servers its settings name"],
+  [".theia", "Theia runs the tasks and launch configurations it names"],
+  [".fleet", "Fleet runs the run configurations it names"],
 ]);
 
 const toolFileNames: ReadonlyMap<string, string> = new Map([
@@ -198,6 +216,11 @@ const toolFileNames: ReadonlyMap<string, string> = new Map([
   ["grumphp.yml", "git's hooks run the commands it names (GrumPHP)"],
   ["prek.toml", "git's hooks run the commands it names (prek)"],
   [".rtx.toml", "mise runs the tasks and hooks it names"],
+  [".yarnrc.yml", "yarn runs the program its yarnPath names, and the plugins it lists"],
+  [".yarnrc", "yarn runs the program its yarn-path names"],
+  [".npmrc", "npm runs the shell and git programs it names (script-shell, git)"],
+  [".nvim.lua", "Neovim runs it when the folder is opened (exrc)"],
+  [".exrc", "Vim and Neovim run it when the folder is opened (exrc)"],
 ]);
 
 /** mise's configuration files, each spelling it reads: `mise.toml`, `.mise.dev.toml`, `mise.local.toml`, … */

@@ -11,6 +11,8 @@ import {
   symlink,
   writeFile,
 } from "node:fs/promises";
+import { findSafeGit } from "./git.js";
+import { settleObjects } from "./objects.js";
 import { lookAtRefs, settleRefs } from "./refs.js";
 import { bytesOf, findProtected, type RawPath, rawOf, shownOf } from "./scan.js";
 
@@ -106,8 +108,11 @@ export async function guardProtected(realRoot: string): Promise<ProtectedGuard> 
             : `could not put back ${shown(path)} (${why}): ${failed}`,
         );
       }
-      // After the files: git then reads the configuration as it was.
-      lines.push(...(await settleRefs(refs, after, realRoot, shown)));
+      // After the files, so git reads the configuration as it was; objects before refs, so what
+      // the refs lead to is read from objects that are what their names say.
+      const git = await findSafeGit(process.env.PATH ?? "", realRoot);
+      lines.push(...(await settleObjects(before, after, git, shown)));
+      lines.push(...(await settleRefs(refs, after, git, shown)));
       for (const folder of after.unread)
         lines.push(`could not look into ${shown(folder)}: a protected file there is not checked`);
       return lines;

@@ -3,7 +3,8 @@ import { mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { whyByNames } from "./files.js";
-import { findSafeGit, type GitOutcome, runSafeGit, type SafeGit } from "./git.js";
+import { type GitOutcome, runSafeGit, type SafeGit } from "./git.js";
+import { dropIndexCaches } from "./objects.js";
 import { bytesOf, type Found, type RawPath, shownOf } from "./scan.js";
 
 /**
@@ -34,8 +35,15 @@ interface RefLook {
   bytes: Buffer | undefined;
 }
 
-/** Object names as git writes them in reference files: sha-1 or sha-256, lower case. */
-const objectName = /\b[0-9a-f]{40}(?:[0-9a-f]{24})?\b/g;
+/** Object names in reference files: sha-1 or sha-256, in either case (git reads both). */
+const objectName = /\b[0-9a-f]{40}(?:[0-9a-f]{24})?\b/gi;
+
+/** The object names in `text`, lower-cased; the null name (a ref's creation in a reflog) is none. */
+function namesIn(text: string): string[] {
+  return (text.match(objectName) ?? [])
+    .map((name) => name.toLowerCase())
+    .filter((name) => !/^0+$/.test(name));
+}
 
 /** The most bytes of a reference file (not a reflog) or of an index kept to put it back. */
 const MOST_KEPT = 64 * 1024 * 1024;
@@ -70,7 +78,7 @@ async function look(
     gitFolder: entry.gitFolder,
     inner: entry.inner,
     identity: id,
-    names: new Set(text.match(objectName) ?? []),
+    names: new Set(namesIn(text)),
     bytes: reflog || bytes.length > MOST_KEPT ? undefined : bytes,
   };
   looked.set(path, kept);
@@ -121,7 +129,7 @@ interface Wrong {
 export async function settleRefs(
   before: RefsBefore,
   after: Found,
-  workspace: string,
+  git: SafeGit | undefined,
   shown: (path: RawPath) => string,
 ): Promise<string[]> {
   const folders = new Set<RawPath>();
@@ -161,7 +169,6 @@ export async function settleRefs(
     lines.push(failed === undefined ? `removed ${what}` : `could not remove ${what}: ${failed}`);
   }
   if (folders.size === 0) return lines;
-  const git = await findSafeGit(process.env.PATH ?? "", workspace);
   for (const folder of folders) {
     const known = new Set<string>();
     for (const was of before.files.values())
@@ -174,8 +181,10 @@ export async function settleRefs(
       if (wrong.size > 0) lines.push(...(await undo(mine, wrong, before, shown)));
     }
     const index = indexes.get(folder);
-    if (index !== undefined)
+    if (index !== undefined) {
+      lines.push(...(await dropIndexCaches(index, shown(index))));
       lines.push(...(await settleIndex(git, folder, index, before.indexes.get(folder), shown)));
+    }
   }
   return lines;
 }
@@ -195,31 +204,36 @@ async function examine(
     new Map([...fresh].map((name) => [name, { object: name, path: "", why: reason }]));
   if (git === undefined) return all("no git outside the workspace to check it with");
   const gitDir = shownOf(folder);
+  // Each name peeled (a tag to what it tags, at any depth): `OBJECT TYPE`, or `NAME^{} missing`.
+  const names = [...fresh];
   const typed = await runSafeGit(
     git,
     gitDir,
     ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
-    `${[...fresh].join("\n")}\n`,
+    names.map((name) => `${name}^{}\n`).join(""),
     GIT_MS,
   );
   if (!typed.ok) return all(typed.reason);
   const tips: string[] = [];
   const wrong = new Map<string, Wrong>();
-  for (const line of typed.out.toString("latin1").split("\n")) {
-    const [name = "", type] = line.split(" ");
-    if (type === "commit" || type === "tag") tips.push(name);
-    if (type === "tree") {
+  const answers = typed.out.toString("latin1").split("\n");
+  for (const [at, name] of names.entries()) {
+    const [object = "", type] = (answers[at] ?? "").split(" ");
+    if (type === "commit") tips.push(name);
+    else if (type === "tree") {
       const listed = await runSafeGit(
         git,
         gitDir,
-        ["ls-tree", "-r", "--name-only", "-z", name],
+        ["ls-tree", "-r", "--name-only", "-z", object],
         "",
         GIT_MS,
       );
       const found = listed.ok ? firstProtected(listed.out.toString("utf8").split("\0")) : undefined;
-      if (!listed.ok) wrong.set(name, { object: name, path: "", why: listed.reason });
-      else if (found !== undefined) wrong.set(name, { object: name, ...found });
-    }
+      if (!listed.ok) wrong.set(name, { object, path: "", why: listed.reason });
+      else if (found !== undefined) wrong.set(name, { object, ...found });
+    } else if (type !== "blob")
+      // Missing, or not an object git knows: git wrote no such name; the cautious answer.
+      wrong.set(name, { object: name, path: "", why: "no such object in the repository" });
   }
   const log = (from: string[]) =>
     runSafeGit(
@@ -335,7 +349,7 @@ async function putRight(
   wrong: ReadonlyMap<string, Wrong>,
 ): Promise<void> {
   const inner = now.inner.toLowerCase();
-  const leads = (line: string) => (line.match(objectName) ?? []).some((name) => wrong.has(name));
+  const leads = (line: string) => namesIn(line).some((name) => wrong.has(name));
   if (inner.startsWith("logs/")) {
     const text = (await readFile(bytesOf(path))).toString("latin1");
     const kept = text.split("\n").filter((line) => !leads(line));

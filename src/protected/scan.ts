@@ -28,6 +28,8 @@ export interface Found {
    * and their `lstat`. What a command points them at is checked by `settleRefs`.
    */
   refFiles: Map<RawPath, { gitFolder: RawPath; inner: string; info: Stats }>;
+  /** The files of git's object stores (`objects/`), the same way: checked by `settleObjects`. */
+  objectFiles: Map<RawPath, { gitFolder: RawPath; inner: string; info: Stats }>;
 }
 
 /** How long the walk reads without giving the event loop a turn. */
@@ -54,6 +56,7 @@ export async function findProtected(
     unread: [],
     opened: [],
     refFiles: new Map(),
+    objectFiles: new Map(),
   };
   // `names`: the folder's names under the root, lower-cased; `git`: the deepest git folder.
   const queue: {
@@ -90,11 +93,16 @@ export async function findProtected(
         queue.push({ path, names, gitAt, git });
         continue;
       }
-      const why = whyByLowerNames(names, gitFolder);
+      const why = whyByLowerNames(names, gitFolder, "sandboxed");
       if (why === undefined) {
-        const inner = git === undefined ? undefined : path.slice(git.length + 1);
-        const info = inner !== undefined && isRefFile(inner) ? lstatQuiet(path) : undefined;
-        if (git !== undefined && inner !== undefined && (info?.isFile() || info?.isSymbolicLink()))
+        if (git === undefined) continue;
+        const inner = path.slice(git.length + 1);
+        const objects = /^objects\//i.test(inner);
+        if (!objects && !isRefFile(inner)) continue;
+        const info = lstatQuiet(path);
+        if (info === undefined) continue;
+        if (objects) found.objectFiles.set(path, { gitFolder: git, inner, info });
+        else if (info.isFile() || info.isSymbolicLink())
           found.refFiles.set(path, { gitFolder: git, inner, info });
         continue;
       }

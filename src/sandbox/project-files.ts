@@ -35,7 +35,8 @@ export function protectedMounts(workspace: string): { args: string[]; made: stri
       if (lower === "config" || lower === "hooks") continue;
       const what = kind(join(folder, name));
       if (what !== "file" && what !== "folder") continue;
-      if (whyByNames([".git", name], () => false) !== undefined) readOnly(join(folder, name));
+      if (whyByNames([".git", name], () => false, "sandboxed") !== undefined)
+        readOnly(join(folder, name));
     }
   };
   const dotGit = join(workspace, ".git");

@@ -136,25 +136,39 @@ async function moveAside(path: RawPath, why: string): Promise<string> {
  * others are caches too. Required extensions (a split index's `link`, `sdir`) are kept. The
  * trailing hash is computed again. Returns a line when the index could not be read this way.
  */
-export async function dropIndexCaches(index: RawPath, shown: string): Promise<string[]> {
+export async function dropIndexCaches(
+  index: RawPath,
+  shown: string,
+  earlier: Buffer | undefined,
+): Promise<string[]> {
   const bytes = await readFile(bytesOf(index)).catch(() => undefined);
   if (bytes === undefined) return [];
   const parsed = parseIndex(bytes);
-  if (parsed === undefined)
-    return [`could not read ${shown} as git's index: its caches are left (git may take a tree from them)`];
+  if (parsed === undefined) {
+    // Not an index this check can read: the one from before the command, whole, if it was kept.
+    if (earlier === undefined)
+      return [`could not read ${shown} as git's index, and it was not kept: its caches are left`];
+    await replaceFile(index, earlier);
+    return [`put back ${shown} as it was before the command: it could not be read as git's index`];
+  }
   const kept = parsed.extensions.filter(({ signature }) => !/^[A-Z]/.test(signature));
   if (kept.length === parsed.extensions.length) return [];
   const body = Buffer.concat([
     bytes.subarray(0, parsed.entriesEnd),
     ...kept.map(({ start, end }) => bytes.subarray(start, end)),
   ]);
+  const algorithm = parsed.hashLength === 20 ? "sha1" : "sha256";
   const trailer = parsed.skipHash
     ? Buffer.alloc(parsed.hashLength)
-    : createHash(parsed.hashLength === 20 ? "sha1" : "sha256").update(body).digest();
-  const aside = `${index}.mini-agent-${process.pid}`;
-  await writeFile(bytesOf(aside), Buffer.concat([body, trailer]), { mode: 0o644 });
-  await rename(bytesOf(aside), bytesOf(index));
+    : createHash(algorithm).update(body).digest();
+  await replaceFile(index, Buffer.concat([body, trailer]));
   return [];
+}
+
+async function replaceFile(path: RawPath, bytes: Buffer): Promise<void> {
+  const aside = `${path}.mini-agent-${process.pid}`;
+  await writeFile(bytesOf(aside), bytes, { mode: 0o644 });
+  await rename(bytesOf(aside), bytesOf(path));
 }
 
 interface ParsedIndex {
@@ -174,7 +188,9 @@ export function parseIndex(bytes: Buffer): ParsedIndex | undefined {
     const body = bytes.subarray(0, bytes.length - hashLength);
     const trailer = bytes.subarray(bytes.length - hashLength);
     const skipHash = trailer.every((byte) => byte === 0);
-    const digest = createHash(hashLength === 20 ? "sha1" : "sha256").update(body).digest();
+    const digest = createHash(hashLength === 20 ? "sha1" : "sha256")
+      .update(body)
+      .digest();
     if (!skipHash && !digest.equals(trailer)) continue;
     const layout = entriesAndExtensions(bytes, version, count, hashLength);
     if (layout !== undefined) return { hashLength, skipHash, ...layout };

@@ -182,7 +182,8 @@ export async function settleRefs(
     }
     const index = indexes.get(folder);
     if (index !== undefined) {
-      lines.push(...(await dropIndexCaches(index, shown(index))));
+      const was = before.indexes.get(folder)?.bytes;
+      lines.push(...(await dropIndexCaches(index, shown(index), was)));
       lines.push(...(await settleIndex(git, folder, index, before.indexes.get(folder), shown)));
     }
   }

@@ -187,7 +187,7 @@ describe("mini-agent acp against a hostile model and editor", () => {
   });
 
   it("denies, as the editor's error, an answer with an option it was not offered", async () => {
-    const bash = { id: "toolu_1", name: "bash", input: { command: "echo hi > out.txt" } };
+    const bash = { id: "toolu_1", name: "bash", input: { command: "touch out.txt" } };
     const { workspace, home, options } = await setup([
       stream(turn({ calls: [bash] })),
       stream(turn({ text: "ok" })),
@@ -226,6 +226,7 @@ describe("mini-agent acp against a hostile model and editor", () => {
     expect(
       results.map((l) => (JSON.parse(l) as { message: { content: string } }).message.content),
     ).toEqual(["the editor answered with an option it was not offered; the call did not run"]);
+    expect(existsSync(join(workspace, "out.txt"))).toBe(false);
   });
 
   it("records an allow that arrives with session/cancel as what happened: denied, by cancelled", async () => {

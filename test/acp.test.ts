@@ -92,8 +92,8 @@ describe("mini-agent acp", () => {
 
   it("asks the editor for a call the rules cannot decide; a rejection denies that call alone", async () => {
     const calls = [
-      { id: "toolu_1", name: "bash", input: { command: "echo one > one.txt" } },
-      { id: "toolu_2", name: "bash", input: { command: "echo two > two.txt" } },
+      { id: "toolu_1", name: "bash", input: { command: "echo one | tee one.txt" } },
+      { id: "toolu_2", name: "bash", input: { command: "echo two | tee two.txt" } },
     ];
     const { server, workspace, options } = await setup([
       stream(turn({ calls })),

@@ -35,7 +35,11 @@ describe.skipIf(!hasScript)("Ctrl-Z and fg in a job-control shell", () => {
   it("stops at the bash question and, after fg, takes the answer and runs the call", async () => {
     const { server, home, workspace } = await setup([
       stream(
-        turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: "echo from-bash" } }] }),
+        turn({
+          calls: [
+            { id: "toolu_1", name: "bash", input: { command: "echo from-bash | tee out.txt" } },
+          ],
+        }),
       ),
       stream(turn({ text: ["It printed from-bash."] })),
     ]);

@@ -24,7 +24,11 @@ const setup = useCliSetup();
 const question = "[y/N/a] (a = always";
 /** After a no: why, for the model (Enter for none). */
 const whyNot = "why not (for the model; Enter for none)? ";
-/** Read-only commands run without a question in the sandbox: these tests ask about `echo`. */
+/**
+ * Read-only commands run without a question in the sandbox, and without it too when every file
+ * they read or write is in the workspace (`echo`, `true`, `echo x > f`): these tests ask about
+ * commands that change files (`touch`, `tee`), with the sandbox off.
+ */
 const noSandbox = ["--sandbox", "off"];
 
 /** The text of the last block of a request: the prompt that request carries. */
@@ -39,7 +43,11 @@ describe.skipIf(!hasScript)("interactive session on a terminal", () => {
       await startAnthropicServer([
         stream(turn({ text: ["Hello there."] })),
         stream(
-          turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: "echo from-bash" } }] }),
+          turn({
+            calls: [
+              { id: "toolu_1", name: "bash", input: { command: "echo from-bash | tee out.txt" } },
+            ],
+          }),
         ),
         stream(turn({ text: ["It printed from-bash."] })),
       ]),
@@ -60,8 +68,8 @@ describe.skipIf(!hasScript)("interactive session on a terminal", () => {
       noSandbox,
     );
     expect(code).toBe(0);
-    expect(screen).toContain("Allow bash: echo from-bash");
-    expect(screen).toContain("✓ bash echo from-bash");
+    expect(screen).toContain("Allow bash: echo from-bash | tee out.txt");
+    expect(screen).toContain("✓ bash echo from-bash | tee out.txt");
     expect(server.rejections).toEqual([]);
     const dir = join(home, "state", "sessions");
     const [folder] = await readdir(dir);
@@ -128,17 +136,17 @@ describe.skipIf(!hasScript)("interactive session on a terminal", () => {
   it("offers the prefix of a command on always, and saves the one chosen", async () => {
     const call = (id: string, command: string) => ({ id, name: "bash", input: { command } });
     const { workspace, home, options } = await setup([
-      stream(turn({ calls: [call("toolu_1", "echo one -n")] })),
-      stream(turn({ calls: [call("toolu_2", "echo one two")] })),
+      stream(turn({ calls: [call("toolu_1", "touch one -c")] })),
+      stream(turn({ calls: [call("toolu_2", "touch one two")] })),
       stream(turn({ text: ["Both ran."] })),
     ]);
     const { code, screen } = await converse(
       options.env,
       workspace,
       [
-        ["› ", "echo\r"],
+        ["› ", "touch\r"],
         [question, "a\r"],
-        ["save [1] allow echo one -n (exactly) or [2] allow echo one? [1/2] ", "2\r"],
+        ["save [1] allow touch one -c (exactly) or [2] allow touch one? [1/2] ", "2\r"],
         ["Both ran.", ""],
         ["› ", "/exit\r"],
       ],
@@ -149,8 +157,8 @@ describe.skipIf(!hasScript)("interactive session on a terminal", () => {
     const [file] = await sessionFiles(home);
     const approvals = (await sessionRecords(file ?? "")).filter((r) => r.type === "approval");
     expect(approvals.map((r) => `${r.toolCallId} ${r.approved} ${r.by}`)).toEqual([
-      "toolu_1 true user-always (saved: allow echo one)",
-      "toolu_2 true rule:allow echo one",
+      "toolu_1 true user-always (saved: allow touch one)",
+      "toolu_2 true rule:allow touch one",
     ]);
   });
 
@@ -161,7 +169,7 @@ describe.skipIf(!hasScript)("interactive session on a terminal", () => {
           calls: Array.from({ length: 12 }, (_, i) => ({
             id: `toolu_${i + 1}`,
             name: "bash",
-            input: { command: `echo ${i + 1}` },
+            input: { command: `touch ${i + 1}` },
           })),
         }),
       ),
@@ -190,11 +198,14 @@ describe.skipIf(!hasScript)("interactive session on a terminal", () => {
     expect(approvals.map((r) => `${r.toolCallId} ${r.approved} ${r.by}`)).toEqual(
       Array.from({ length: 12 }, (_, i) => `toolu_${i + 1} false user`),
     );
+    expect(Array.from({ length: 12 }, (_, i) => existsSync(join(workspace, `${i + 1}`)))).toEqual(
+      Array.from({ length: 12 }, () => false),
+    );
   });
 
   it("Ctrl-C at the bash question cancels it with the turn, and the next typed line runs", async () => {
     const { server, workspace, home, options } = await setup([
-      stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: "echo no" } }] })),
+      stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: "touch no" } }] })),
       stream(turn({ text: ["Ran the line after."] })),
     ]);
     const { code } = await converse(
@@ -215,6 +226,7 @@ describe.skipIf(!hasScript)("interactive session on a terminal", () => {
     expect(toolResults(server.requests[1]?.body ?? {})).toEqual([
       { id: "toolu_1", content: "aborted before execution", isError: true },
     ]);
+    expect(existsSync(join(workspace, "no"))).toBe(false);
     const [file] = await sessionFiles(home);
     expect((await readSession(file ?? "")).repaired).toBe(0);
   });

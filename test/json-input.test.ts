@@ -55,7 +55,7 @@ describe("--input-format stream-json", () => {
 
   it("holds a two-turn session over stdin and stdout, approving one bash call and denying another", async () => {
     const { server, home, workspace, options } = await setup([
-      bashTurn("toolu_a", "echo approved"),
+      bashTurn("toolu_a", "echo approved | tee approved.txt"),
       stream(turn({ text: ["Ran it."] })),
       bashTurn("toolu_b", "rm -rf build"),
       stream(turn({ text: ["Not allowed, fine."] })),
@@ -112,12 +112,12 @@ describe("--input-format stream-json", () => {
         type: "tool_call",
         id: "toolu_a",
         name: "bash",
-        input: { command: "echo approved" },
+        input: { command: "echo approved | tee approved.txt" },
       },
-      request("toolu_a", "echo approved"),
+      request("toolu_a", "echo approved | tee approved.txt"),
       { version: 1, type: "approval", id: "toolu_a", name: "bash", approved: true, by: "user" },
       { version: 1, type: "tool_start", id: "toolu_a" },
-      { version: 1, type: "bash_change", id: "toolu_a", paths: [] },
+      { version: 1, type: "bash_change", id: "toolu_a", paths: ["approved.txt"] },
       { version: 1, type: "tool_result", id: "toolu_a", content: ran[0]?.content, isError: false },
       { version: 1, type: "text", text: "Ran it." },
       usage,
@@ -215,7 +215,7 @@ describe("--input-format stream-json", () => {
 
   it("skips each bad input line with one error event, keeps the good ones, and ends at the end of stdin", async () => {
     const { server, options } = await setup([
-      bashTurn("toolu_e", "ls"),
+      bashTurn("toolu_e", "ls /"),
       stream(turn({ text: ["Done."] })),
     ]);
     const input = [

@@ -97,14 +97,33 @@ describe("the read-only set", () => {
     expect(decisions[0]?.by).toMatch(/^read-only set: /);
   });
 
-  it.each(readOnlyCorpus)("asks before %j without the sandbox", async (command) => {
-    const { policy, asked } = policyWith({ sandboxed: false });
-    expect(await policy(bash("b1", command))).toEqual({
-      approved: false,
-      reason: "the user denied this call",
-    });
-    expect(asked.map(([id]) => id)).toEqual(["b1"]);
-  });
+  /**
+   * Without the sandbox a glob and a `[ … ]` test ask (the rules cannot tell their paths),
+   * and so do `which` and `command -v` (they search `PATH`, outside the workspace).
+   */
+  const pathsUnknown = (command: string) => /^\[| src\/\*|^which |^command /.test(command);
+
+  it.each(readOnlyCorpus.filter((command) => !pathsUnknown(command)))(
+    "runs %j without a question without the sandbox: its paths are inside the workspace",
+    async (command) => {
+      const { policy, asked, decisions } = policyWith({ sandboxed: false });
+      expect(await policy(bash("b1", command))).toEqual({ approved: true });
+      expect(asked).toEqual([]);
+      expect(decisions[0]?.by).toMatch(/^read-only set: /);
+    },
+  );
+
+  it.each(["cat /etc/passwd", "ls ..", ...readOnlyCorpus.filter(pathsUnknown)])(
+    "asks before %j without the sandbox",
+    async (command) => {
+      const { policy, asked } = policyWith({ sandboxed: false });
+      expect(await policy(bash("b1", command))).toEqual({
+        approved: false,
+        reason: "the user denied this call",
+      });
+      expect(asked.map(([id]) => id)).toEqual(["b1"]);
+    },
+  );
 
   it("names each entry that allowed a pipeline, once", async () => {
     expect(
@@ -514,10 +533,11 @@ describe("session modes", () => {
     expect(await code.policy(writes[0] ?? bash("", ""))).toEqual({ approved: true });
   });
 
-  it("in plan mode, denies read-only commands too when bash is not sandboxed", async () => {
+  it("in plan mode without the sandbox, runs reads of the workspace and denies reads outside it", async () => {
     const { policy, by } = policyWith({ mode: () => "plan", sandboxed: false });
-    expect((await policy(bash("b1", "ls"))).approved).toBe(false);
-    expect(by()).toEqual(["b1 false mode:plan"]);
+    expect((await policy(bash("b1", "ls"))).approved).toBe(true);
+    expect((await policy(bash("b2", "cat /etc/passwd"))).approved).toBe(false);
+    expect(by()).toEqual(["b1 true read-only set: ls", "b2 false mode:plan"]);
   });
 
   it("in ask mode, asks before every change whatever the allow rules say, and saves no rule", async () => {

@@ -23,7 +23,8 @@ describe("mini-agent rules explain", () => {
     const flags = ["--sandbox", "off", "--allow", "npm test", "--deny", "git push"];
     const explain = (command: string, extra: string[] = []) =>
       runBin(["rules", "explain", ...flags, ...extra, command], options);
-    const without = "(code mode; bash runs without the sandbox: the read-only set does not apply";
+    const without =
+      "(code mode; bash runs without the sandbox: the read-only set applies to reads inside the workspace";
     expect(await explain("npm test -- --watch")).toEqual({
       code: 0,
       stdout: `allow: rule:allow npm test\nwhy: allowed by the rule allow npm test (from --allow)\n${without})\n`,

@@ -162,18 +162,18 @@ describe("rules explain names the part that decided", () => {
       stdout: [
         "deny: mode:plan",
         "why: the session is in plan mode: bash is not allowed, as it may change something (the user can change the mode)",
-        "(plan mode; bash runs without the sandbox: the read-only set does not apply)",
+        "(plan mode; bash runs without the sandbox: the read-only set applies to reads inside the workspace)",
         "",
       ].join("\n"),
     });
-    expect(await explain(["--sandbox", "off", "ls"])).toEqual({
+    expect(await explain(["--sandbox", "off", "ls /"])).toEqual({
       code: 0,
       stderr: "",
       stdout: [
         "ask: sandbox:off",
-        "why: no rule allows ls; without the sandbox the read-only set does not apply (in the sandbox: allow, by read-only set: ls)",
-        '"always" would save: allow ls (exactly)',
-        "(code mode; bash runs without the sandbox: the read-only set does not apply; with no terminal, ask means deny)",
+        "why: no rule allows ls /; without the sandbox the read-only set allows only reads whose every path is inside the workspace (in the sandbox: allow, by read-only set: ls)",
+        '"always" would save: allow ls / (exactly)',
+        "(code mode; bash runs without the sandbox: the read-only set applies to reads inside the workspace; with no terminal, ask means deny)",
         "",
       ].join("\n"),
     });
@@ -184,7 +184,7 @@ describe("rules explain names the part that decided", () => {
         "ask: mode:ask",
         "why: the session is in ask mode: no rule allows make",
         '"always" would save no rule: the session is in ask mode, which asks before every change',
-        "(ask mode; bash runs without the sandbox: the read-only set does not apply; with no terminal, ask means deny)",
+        "(ask mode; bash runs without the sandbox: the read-only set applies to reads inside the workspace; with no terminal, ask means deny)",
         "",
       ].join("\n"),
     });
@@ -321,13 +321,16 @@ describe("rules explain --stdin", () => {
           out += chunk.toString();
           if (out.includes("\n")) answered(out);
         });
-        child.stdin?.write("git status\n");
+        child.stdin?.write("cat /etc/hostname\n");
         void first.then(() => child.stdin?.end("ls\n"));
       },
     });
-    expect(JSON.parse(await first)).toMatchObject({ command: "git status", decision: "ask" });
+    expect(JSON.parse(await first)).toMatchObject({
+      command: "cat /etc/hostname",
+      decision: "ask",
+    });
     expect(lines((await done).stdout).map((answer) => answer.command)).toEqual([
-      "git status",
+      "cat /etc/hostname",
       "ls",
     ]);
   });

@@ -100,7 +100,9 @@ describe.skipIf(!hasTmux)("the terminal, driven in tmux", () => {
 
   it("keeps a paste made at the question for the next prompt, which Enter sends", async () => {
     const { server, workspace, options } = await setup([
-      stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: "true" } }] })),
+      stream(
+        turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: "touch made.txt" } }] }),
+      ),
       stream(turn({ text: ["Ran it."] })),
       stream(turn({ text: ["Got the paste."] })),
     ]);

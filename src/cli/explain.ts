@@ -137,7 +137,7 @@ async function sandboxNote(command: string, config: Configuration): Promise<stri
   if (config.sandboxed || isToolName(command)) return "";
   const inSandbox = await decideAsRun(command, { ...config, sandboxed: true });
   return inSandbox.decision === "allow"
-    ? `; without the sandbox the read-only set does not apply (in the sandbox: allow, by ${inSandbox.by})`
+    ? `; without the sandbox the read-only set allows only reads whose every path is inside the workspace (in the sandbox: allow, by ${inSandbox.by})`
     : "";
 }
 
@@ -183,7 +183,7 @@ export function explanationText(
       ? `bash is refused here: ${config.refused}`
       : config.sandboxed
         ? "bash runs in the sandbox: the read-only set applies"
-        : "bash runs without the sandbox: the read-only set does not apply";
+        : "bash runs without the sandbox: the read-only set applies to reads inside the workspace";
   const lines = [
     `${explanation.decision}: ${explanation.by}`,
     `why: ${explanation.why}`,

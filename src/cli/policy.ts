@@ -2,6 +2,7 @@ import { bashDeniedReason, denyBashByDefault } from "../approval.js";
 import { protectedWhy } from "../protected/files.js";
 import type { Verdict } from "../rules/decide.js";
 import { prefixRule, type Rule, showRule } from "../rules/rule.js";
+import { stateHome } from "../state-home.js";
 import { resolveInWorkspace } from "../tools/path.js";
 import type { Approval, BeforeToolCall, ToolCall } from "../types.js";
 import { askModeNoSave, type Mode, planDenial } from "./modes.js";
@@ -133,6 +134,7 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
         rules: rules.current().filter((rule) => mode === "code" || rule.effect === "deny"),
         workspace: options.workspace ?? process.cwd(),
         sandboxed: options.sandboxed ?? false,
+        stateFolder: options.protectedFiles?.stateDir ?? stateHome(process.env),
         allowAll: mode === "code" && options.bash === "allow",
       }),
       mode,

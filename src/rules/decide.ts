@@ -1,10 +1,12 @@
-import { lstat, readlink, realpath } from "node:fs/promises";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { realpath } from "node:fs/promises";
+import { isAbsolute, join, resolve } from "node:path";
 import { within } from "../paths.js";
 import { protectedWhy } from "../protected/files.js";
 import { allowedFolderChanges, type InsideCheck } from "./folder.js";
 import { hiddenByVariable } from "./hidden-code.js";
+import { type InsideReads, insideReads } from "./outside.js";
 import { readOnlyEntry } from "./read-only.js";
+import { realInside, realTarget } from "./real-path.js";
 import { type Rule, showRule } from "./rule.js";
 import { parseScript, type Script, type Word } from "./script.js";
 import { type CommandView, type Run, viewCommand } from "./wrappers.js";
@@ -13,8 +15,13 @@ export interface RulesContext {
   rules: readonly Rule[];
   /** The workspace's real path: a redirect may write inside it without a question. */
   workspace: string;
-  /** Bash runs in the sandbox: the read-only set applies. */
+  /**
+   * Bash runs in the sandbox: the read-only set applies as it stands. Without it, a read-only
+   * command runs only when every path it reads lands inside the workspace (`insideReads`).
+   */
   sandboxed: boolean;
+  /** The state folder (`$MINI_AGENT_HOME`): without the sandbox, a read of it asks. */
+  stateFolder?: string;
   /** Every command that no deny rule may match is allowed (`--allow-bash`). */
   allowAll?: boolean;
 }
@@ -76,21 +83,26 @@ export async function decideScript(script: Script, context: RulesContext): Promi
       return { decision: "allow", by: "allow-bash-flag" };
     return ask(`deny rules are set and the rules cannot see into ${unread[0]}`);
   }
+  const reads = context.sandboxed
+    ? undefined
+    : await insideReads(script, views, context.workspace, context.stateFolder);
   const unseen = [
     ...hidden,
     ...views.flatMap((view) => view.blocked),
     ...script.commands.flatMap((c) => c.assigns.map((name) => `an assignment to ${name}`)),
     ...(await redirectProblems(script, context.workspace)),
+    ...(reads?.problems ?? []),
   ];
   if (unseen.length > 0) return ask(`the rules cannot allow ${unseen[0]}`);
   if (script.commands.length === 0) return ask("the command runs nothing the rules can name");
-  const folders = context.sandboxed
-    ? await allowedFolderChanges(script, views, context.workspace, insideCheck(context.workspace))
-    : new Set<Run>();
+  const folders =
+    reads?.cds ??
+    (await allowedFolderChanges(script, views, context.workspace, insideCheck(context.workspace)));
   const allowed: string[] = [];
   const uncovered: Run[] = [];
   for (const run of views.flatMap((view) => view.runs)) {
-    const by = allowedBy(run, context) ?? (folders.has(run) ? "read-only set: cd" : undefined);
+    const by =
+      allowedBy(run, context, reads) ?? (folders.has(run) ? "read-only set: cd" : undefined);
     if (by) allowed.push(by);
     else uncovered.push(run);
   }
@@ -133,11 +145,18 @@ function ask(reason: string): Verdict {
   return { decision: "ask", reason, save: [], noSave: reason };
 }
 
-/** The rule or read-only entry that allows `run`, as the session records it. */
-function allowedBy(run: Run, context: RulesContext): string | undefined {
+/**
+ * The rule or read-only entry that allows `run`, as the session records it; without the sandbox
+ * the read-only set covers only the reads that stay inside the workspace (`reads`).
+ */
+function allowedBy(
+  run: Run,
+  context: RulesContext,
+  reads: InsideReads | undefined,
+): string | undefined {
   const rule = context.rules.find((r) => r.effect === "allow" && allowMatches(r, run));
   if (rule) return `rule:${showRule(rule)}`;
-  const entry = context.sandboxed ? readOnlyEntry(run) : undefined;
+  const entry = context.sandboxed || reads?.runs.has(run) ? readOnlyEntry(run) : undefined;
   return entry && `read-only set: ${entry}`;
 }
 
@@ -321,94 +340,6 @@ async function protectedWrites(
       problems.push(`a redirect that writes the protected file ${word.value} (${why})`);
   }
   return problems;
-}
-
-/**
- * The real path `path` opens: its nearest existing folder resolved, the missing names after, and
- * how many names are missing (1: only the file itself).
- */
-async function realTarget(path: string): Promise<{ path: string; missing: number } | undefined> {
-  const names = path.split("/");
-  for (let absent = 0; absent < names.length; absent++) {
-    const head = names.slice(0, names.length - absent).join("/") || "/";
-    const real = await resolveLinks(head);
-    if (real === undefined) return undefined;
-    if (real !== "missing")
-      return { path: join(real, ...names.slice(names.length - absent)), missing: absent };
-  }
-  return undefined;
-}
-
-/**
- * Whether `path`, opened from `workspace`, lands inside `realWorkspace` once the system resolves
- * it: the path is resolved as the kernel does (symlinks first, then `..`); when it does not exist,
- * its nearest existing folder must be inside and at most `missing` trailing names may be absent,
- * none of them `.` or `..`, and the first of them no name at all (not a dangling symlink).
- */
-async function realInside(
-  realWorkspace: string,
-  workspace: string,
-  path: string,
-  missing: number,
-): Promise<boolean> {
-  const full = isAbsolute(path) ? path : `${workspace}/${path}`;
-  const names = full.split("/");
-  for (let absent = 0; absent <= Math.min(missing, names.length - 1); absent++) {
-    const tail = names.slice(names.length - absent);
-    if (tail.some((name) => name === "." || name === ".." || name === "")) return false;
-    const head = names.slice(0, names.length - absent).join("/") || "/";
-    const real = await resolveLinks(head);
-    if (real === "missing") continue;
-    if (real === undefined || !within(realWorkspace, real)) return false;
-    // the first absent name must be absent as a name too: a dangling symlink leads elsewhere
-    const first = tail[0];
-    return first === undefined || (await lstat(join(real, first)).then(() => false, isMissing));
-  }
-  return false;
-}
-
-function isMissing(error: NodeJS.ErrnoException): boolean {
-  return error.code === "ENOENT";
-}
-
-/** Symlinks followed before a path is taken as unreadable (the kernel's own limit). */
-const linkLimit = 40;
-
-/**
- * The real path of `path` as the kernel resolves it (each symlink where it stands, then `..`),
- * `"missing"` when a name in it does not exist, `undefined` when it cannot be known here: a
- * symlink loop, a name under a file, an unreadable folder, or a path through `/proc`, whose
- * `self`, `cwd` and `fd` links name the process that follows them (bash, not this one; `/dev/stdin`
- * and `/dev/fd` lead there).
- */
-async function resolveLinks(path: string): Promise<string | undefined | "missing"> {
-  let done = "/";
-  let rest = path.split("/");
-  let links = 0;
-  while (rest.length > 0) {
-    const name = rest.shift() ?? "";
-    if (name === "" || name === ".") continue;
-    if (name === "..") {
-      done = dirname(done);
-      continue;
-    }
-    const next = join(done, name);
-    if (next === "/proc" || next.startsWith("/proc/")) return undefined;
-    const info = await lstat(next).catch((error: NodeJS.ErrnoException) => error.code ?? "");
-    if (info === "ENOENT") return "missing";
-    if (typeof info === "string") return undefined;
-    if (info.isSymbolicLink()) {
-      if (++links > linkLimit) return undefined;
-      const target = await readlink(next).catch(() => undefined);
-      if (target === undefined) return undefined;
-      rest = [...target.split("/"), ...rest];
-      if (target.startsWith("/")) done = "/";
-      continue;
-    }
-    if (rest.some((part) => part !== "") && !info.isDirectory()) return undefined;
-    done = next;
-  }
-  return done;
 }
 
 function exactRule(words: Word[]): Rule {

@@ -53,7 +53,7 @@ export async function allowedFolderChanges(
 }
 
 /** DIR of `cd [-L|-P] [--] DIR`, fixed text; `undefined` for any other `cd` or command. */
-function cdTarget(words: Run["words"]): string | undefined {
+export function cdTarget(words: Run["words"]): string | undefined {
   const [program, ...args] = words;
   if (program?.kind !== "static" || program.value !== "cd") return undefined;
   let i = 0;

@@ -52,7 +52,7 @@ function configGet(args: Word[]): boolean {
 }
 
 /** sed's options that only print, and `-e`'s and `-l`'s values; no `-i`, `-f`, `--follow-symlinks`. */
-const sedOptions: ReadOnlyProgram = {
+export const sedOptions: ReadOnlyProgram = {
   short: "nErsuz",
   shortValued: "el",
   long: [

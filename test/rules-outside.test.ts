@@ -182,4 +182,22 @@ describe("the read-only set outside the sandbox", () => {
     expect((await decideCommand("cat /etc/hostname", sandboxed)).decision).toBe("allow");
     expect((await decideCommand("cat src/*.py", sandboxed)).decision).toBe("allow");
   });
+
+  it("asks for a missing name another command of the line may make as a link out", async () => {
+    const allow = (...words: string[][]) =>
+      words.map((w) => ({ effect: "allow" as const, words: w }));
+    const ruled: RulesContext = {
+      ...context,
+      rules: allow(["ln"], ["git", "checkout"], ["mkdir"]),
+    };
+    const decided = async (command: string) => (await decideCommand(command, ruled)).decision;
+    expect(await decided("ln -s /etc/passwd x && cat x")).toBe("ask");
+    expect(await decided("ln -s / d2 && cd d2 && cat etc/passwd")).toBe("ask");
+    expect(await decided("git checkout other -- link && cat link")).toBe("ask");
+    expect(await decided("mkdir -p out && ls out/missing")).toBe("ask");
+    // Alone, or beside reads only, a missing name still reads nothing.
+    expect(await decided("cat x")).toBe("allow");
+    expect(await decided("cat x; cat src/a.py")).toBe("allow");
+    expect(await decided("ln -s src y && cat src/a.py")).toBe("allow");
+  });
 });

@@ -22,7 +22,7 @@ export interface InsideReads {
 /**
  * The reads of `script` that stay inside the workspace (`readPaths` says which words are paths).
  * A path stays inside when it does by its text and by its real path (every link resolved, a
- * missing name reads nothing), is no protected file (`protectedWhy`), and neither lies in the
+ * missing name reads nothing, unless another command of the line may make it), is no protected file (`protectedWhy`), and neither lies in the
  * state folder nor holds it. A relative path is judged from every folder an earlier `cd` of the
  * line may have led to (with a loop and a `cd`, relative paths ask). A read of the current
  * folder (`ls`, `grep -r x`) is judged as `.` from each of those folders. `filesOnly`: a
@@ -41,10 +41,16 @@ export async function insideReads(
     stateFolder === undefined
       ? undefined
       : await realpath(stateFolder).catch(() => resolve(stateFolder));
+  // A command of the line that is neither a read nor a `cd` (one an allow rule lets run: `ln`,
+  // `git checkout`, `tar`) may make a missing name a link out before a read opens it.
+  const mayMake = views
+    .flatMap((view) => view.runs)
+    .some((run) => cdTarget(run.words) === undefined && readPaths(run) === undefined);
+  const missing = mayMake ? 0 : Number.POSITIVE_INFINITY;
   const inside = (path: string, file = false) =>
-    readInside(path, workspace, realWorkspace, realState, file);
+    readInside(path, workspace, realWorkspace, realState, file, missing);
   found.cds = await allowedFolderChanges(script, views, workspace, (path) =>
-    realInside(realWorkspace, workspace, path, Number.POSITIVE_INFINITY),
+    realInside(realWorkspace, workspace, path, missing),
   );
   const moves = script.loops === true && found.cds.size > 0;
   const folders = [workspace];
@@ -101,12 +107,14 @@ async function readInside(
   realWorkspace: string,
   realState: string | undefined,
   file: boolean,
+  missing: number,
 ): Promise<boolean> {
   const full = path.replace(/(.)\/+$/, "$1");
   if (!within(workspace, resolve(full))) return false;
-  if (!(await realInside(realWorkspace, workspace, full, Number.POSITIVE_INFINITY))) return false;
+  if (!(await realInside(realWorkspace, workspace, full, missing))) return false;
   const real = await realTarget(full);
-  if (real === undefined || !within(realWorkspace, real.path)) return false;
+  if (real === undefined || !within(realWorkspace, real.path) || real.missing > missing)
+    return false;
   if (file && real.missing === 0 && (await lstat(real.path)).isDirectory()) return false;
   if (realState !== undefined && (within(realState, real.path) || within(real.path, realState)))
     return false;

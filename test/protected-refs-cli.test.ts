@@ -246,3 +246,50 @@ describe.skipIf(!hasGit || !sandboxed)(
     });
   },
 );
+
+describe.skipIf(!hasGit || !sandboxed)(
+  "git's other files as refs, a shallow file, a link for the objects",
+  () => {
+    it("undoes a symbolic ref to a message file, an abbreviated name, a history hidden by shallow, and a linked object store", async () => {
+      const commands = [
+        // COMMIT_EDITMSG holding the commit, and a branch naming it as a symbolic ref
+        `${crafted}printf '%s\\n' $c > m && cp m .git/COMMIT_EDITMSG && printf 'ref: COMMIT_EDITMSG\\n' > r && cp r .git/refs/heads/feature2`,
+        // BISECT_START with an abbreviated name: git bisect reset checks it out
+        `${crafted}printf '%s\\n' $(echo $c | cut -c1-12) > b && cp b .git/BISECT_START`,
+        // a clean commit on top of it, its history cut by shallow for the check, shallow then removed
+        `${crafted}c2=$(git -c user.name=m -c user.email=m@example.com commit-tree HEAD^{tree} -p $c -m clean) && printf '%s\\n' $c2 > s && cp s .git/shallow && git update-ref refs/heads/main $c2`,
+        "rm -f .git/shallow",
+        // the object store moved into the workspace and linked back
+        "cp -a .git/objects store && rm -rf .git/objects && ln -s ../store .git/objects",
+      ];
+      const { server, workspace, options } = await setup([
+        ...commands.map((command, at) => call(`toolu_${at + 1}`, "bash", { command })),
+        stream(turn({ text: ["done"] })),
+      ]);
+      const user = { ...options.env, GIT_AUTHOR_NAME: "u", GIT_AUTHOR_EMAIL: "u@example.com" };
+      const env = { ...user, GIT_COMMITTER_NAME: "u", GIT_COMMITTER_EMAIL: "u@example.com" };
+      execFileSync("git", ["init", "-q", "-b", "main"], { cwd: workspace, env });
+      await writeFile(join(workspace, "README"), "readme\n");
+      execFileSync("git", ["add", "README"], { cwd: workspace, env });
+      execFileSync("git", ["commit", "-qm", "first"], { cwd: workspace, env });
+      const head = await readFile(join(workspace, ".git/refs/heads/main"), "utf8");
+      const run = await runBin(["--allow-bash", "task"], options);
+      expect(run.code).toBe(0);
+      const results = toolResults(server.requests[commands.length]?.body ?? {});
+      const notes = results.map((r) => String(r.content));
+      expect(notes[0]).toMatch(/undid \.git\/COMMIT_EDITMSG/);
+      expect(notes[0]).toMatch(/undid \.git\/refs\/heads\/feature2/);
+      expect(notes[1]).toMatch(/undid \.git\/BISECT_START: .*abbreviated/);
+      expect(notes[2]).toMatch(/shallow/);
+      expect(notes[2]).toMatch(/undid \.git\/refs\/heads\/main/);
+      expect(notes[4]).toMatch(/moved aside objects in git's objects/);
+      expect(existsSync(join(workspace, ".git/refs/heads/feature2"))).toBe(false);
+      expect(existsSync(join(workspace, ".git/BISECT_START"))).toBe(false);
+      expect(existsSync(join(workspace, ".git/shallow"))).toBe(false);
+      expect(await readFile(join(workspace, ".git/refs/heads/main"), "utf8")).toBe(head);
+      git(workspace, env, "reset", "-q", "--hard");
+      git(workspace, env, "bisect", "reset");
+      expect(existsSync(join(workspace, ".husky/pre-commit"))).toBe(false);
+    });
+  },
+);

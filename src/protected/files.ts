@@ -93,7 +93,9 @@ const gitWhy = "git reads the files of a git folder as configuration, except wha
 /**
  * What git itself writes in a git folder while it adds, commits, stashes, merges, rebases,
  * cherry-picks, bisects, fetches into refs or packs objects: the one part of a git folder that
- * may change. By the first name inside the git folder; `objects/` but its `info/` alternates.
+ * may change (and a split index's `sharedindex.*`). Not `shallow`: it hides commits from the
+ * check after a command, which reads the history a ref newly leads to. By the first name inside
+ * the git folder; `objects/` but its `info/` alternates.
  */
 const gitWrites = new Set([
   "objects",
@@ -124,7 +126,6 @@ const gitWrites = new Set([
   "squash_msg",
   "notes_editmsg",
   "packed-refs",
-  "shallow",
   "lfs",
   "gc.pid",
   "gc.log",
@@ -140,7 +141,9 @@ export function isRefFile(inner: string): boolean {
   const lower = inner.toLowerCase();
   if (lower.endsWith(".lock")) return false;
   if (/^(?:refs|logs)(?:\/|$)/.test(lower)) return true;
-  return /^(?:[a-z_]*head|packed-refs|index|merge_autostash|bisect_[a-z_]+)$/.test(lower);
+  // Every other file git writes at the top of its folder: git reads any of them as a ref when a
+  // symbolic ref or a reflog's "moving from" names it (`ref: COMMIT_EDITMSG`, `git checkout -`).
+  return !/\/|^objects|^lfs|^sharedindex\./.test(lower);
 }
 
 /** Why a path inside a git folder (`inner`: its lower-cased names there) is protected. */
@@ -151,7 +154,8 @@ function gitFolderWhy(inner: readonly string[]): string | undefined {
     return second === "info" && (third === "alternates" || third === "http-alternates")
       ? "git reads objects from the folders it names"
       : undefined;
-  if (gitWrites.has(base)) return undefined;
+  if (gitWrites.has(base) || (second === undefined && base.startsWith("sharedindex.")))
+    return undefined;
   const last = inner.at(-1) ?? "";
   if (inner.includes("hooks")) return hookWhy;
   if (last.startsWith("config")) return configWhy;

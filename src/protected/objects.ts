@@ -59,7 +59,11 @@ export async function settleObjects(
     const was = before.objectFiles.get(path);
     if (was !== undefined && identity(was.info) === identity(entry.info)) continue;
     const kind = kindOf(entry.inner);
-    if (kind === "cache") {
+    if (entry.info.isSymbolicLink()) {
+      // git follows a link in its object store wherever it leads: an ordinary folder of the
+      // workspace, where the check after a command does not look.
+      lines.push(await moveAside(path, "a link in git's objects leads where no check looks"));
+    } else if (kind === "cache") {
       const failed = await rm(bytesOf(path), { recursive: true, force: true }).then(
         () => undefined,
         (error: Error) => error.message,

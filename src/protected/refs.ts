@@ -74,11 +74,14 @@ async function look(
   if (bytes === undefined) return undefined;
   const text = bytes.toString("latin1");
   const reflog = entry.inner.toLowerCase().startsWith("logs/");
+  // A file holding one short hex word (`BISECT_START`, `MERGE_AUTOSTASH` take any revision): an
+  // abbreviated name, which git resolves to whatever object has it; never a known one.
+  const short = /^\s*[0-9a-f]{4,39}\s*$/i.test(text) ? [`~${text.trim().toLowerCase()}`] : [];
   const kept: RefLook = {
     gitFolder: entry.gitFolder,
     inner: entry.inner,
     identity: id,
-    names: new Set(namesIn(text)),
+    names: new Set([...namesIn(text), ...short]),
     bytes: reflog || bytes.length > MOST_KEPT ? undefined : bytes,
   };
   looked.set(path, kept);
@@ -205,8 +208,16 @@ async function examine(
     new Map([...fresh].map((name) => [name, { object: name, path: "", why: reason }]));
   if (git === undefined) return all("no git outside the workspace to check it with");
   const gitDir = shownOf(folder);
+  const wrong = new Map<string, Wrong>();
+  for (const name of fresh)
+    if (name.startsWith("~"))
+      wrong.set(name, {
+        object: name.slice(1),
+        path: "",
+        why: "an abbreviated object name, which git takes as any object it begins",
+      });
   // Each name peeled (a tag to what it tags, at any depth): `OBJECT TYPE`, or `NAME^{} missing`.
-  const names = [...fresh];
+  const names = [...fresh].filter((name) => !name.startsWith("~"));
   const typed = await runSafeGit(
     git,
     gitDir,
@@ -216,7 +227,6 @@ async function examine(
   );
   if (!typed.ok) return all(typed.reason);
   const tips: string[] = [];
-  const wrong = new Map<string, Wrong>();
   const answers = typed.out.toString("latin1").split("\n");
   for (const [at, name] of names.entries()) {
     const [object = "", type] = (answers[at] ?? "").split(" ");
@@ -336,7 +346,7 @@ async function undo(
     const target = now.bytes?.toString("latin1").slice("ref: ".length).trim() ?? "";
     const was = before.files.get(path);
     // A new repository's HEAD naming a branch that is gone is an unborn branch: left.
-    if (!undone.has(target) || was === undefined) continue;
+    if (!undone.has(target) || (was === undefined && now.inner.toLowerCase() === "head")) continue;
     await putRight(path, now, was, wrong).catch(() => undefined);
     lines.push(`undid ${shown(path)}: it named ${target}, which was undone`);
   }
@@ -419,7 +429,12 @@ async function settleIndex(
     return [`could not check ${shown(index)}: it was too big to keep before the command`];
   const gitDir = shownOf(folder);
   const now = await protectedEntries(git, gitDir, undefined);
-  if (!now.ok) return [`could not check ${shown(index)}: ${now.reason}`];
+  if (!now.ok) {
+    // What git cannot list cannot be judged: the index from before the command, when kept.
+    if (was?.bytes === undefined) return [`could not check ${shown(index)}: ${now.reason}`];
+    await replace(index, was.bytes);
+    return [`put back ${shown(index)} as it was before the command: git could not list it (${now.reason})`];
+  }
   let earlier = new Map<string, string[]>();
   if (was?.bytes !== undefined) {
     const scratch = await mkdtemp(join(tmpdir(), "mini-agent-index-"));

@@ -97,7 +97,7 @@ export async function findProtected(
       if (why === undefined) {
         if (git === undefined) continue;
         const inner = path.slice(git.length + 1);
-        const objects = /^objects\//i.test(inner);
+        const objects = /^objects(?:\/|$)/i.test(inner);
         if (!objects && !isRefFile(inner)) continue;
         const info = lstatQuiet(path);
         if (info === undefined) continue;

@@ -433,7 +433,9 @@ async function settleIndex(
     // What git cannot list cannot be judged: the index from before the command, when kept.
     if (was?.bytes === undefined) return [`could not check ${shown(index)}: ${now.reason}`];
     await replace(index, was.bytes);
-    return [`put back ${shown(index)} as it was before the command: git could not list it (${now.reason})`];
+    return [
+      `put back ${shown(index)} as it was before the command: git could not list it (${now.reason})`,
+    ];
   }
   let earlier = new Map<string, string[]>();
   if (was?.bytes !== undefined) {

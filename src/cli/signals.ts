@@ -109,3 +109,27 @@ export class Stopper {
     this.turn?.abort();
   }
 }
+
+/**
+ * `--end-with-stdin`: the parent that started this run (`mini-agent batch`) holds the other end
+ * of stdin and never writes to it; when it closes (the parent ended, however it died), the run
+ * stops as on SIGTERM, and on the way out ends its own process group, which the parent made
+ * for it, so nothing the run started outlives the parent.
+ */
+export function endWithStdin(stopper: Stopper): void {
+  let orphaned = false;
+  process.on("exit", () => {
+    if (!orphaned) return;
+    try {
+      process.kill(-process.pid, "SIGKILL");
+    } catch {
+      // Not a group's leader (ESRCH): there is no group of its own to end.
+    }
+  });
+  process.stdin.on("error", () => {});
+  process.stdin.on("close", () => {
+    orphaned = true;
+    stopper.signal("SIGTERM");
+  });
+  process.stdin.resume();
+}

@@ -117,18 +117,16 @@ export class Stopper {
  * for it, so nothing the run started outlives the parent.
  */
 export function endWithStdin(stopper: Stopper): void {
-  let orphaned = false;
-  process.on("exit", () => {
-    if (!orphaned) return;
-    try {
-      process.kill(-process.pid, "SIGKILL");
-    } catch {
-      // Not a group's leader (ESRCH): there is no group of its own to end.
-    }
-  });
   process.stdin.on("error", () => {});
   process.stdin.on("close", () => {
-    orphaned = true;
+    // Registered now, after the exit hooks that end the commands bash started, so they run first.
+    process.on("exit", () => {
+      try {
+        process.kill(-process.pid, "SIGKILL");
+      } catch {
+        // Not a group's leader (ESRCH): there is no group of its own to end.
+      }
+    });
     stopper.signal("SIGTERM");
   });
   process.stdin.resume();

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { modelsServer, resultLines, runBatch, taskFile } from "./support/batch.js";
 import { useCleanup } from "./support/cleanup.js";
-import { processesWith, survivors } from "./support/processes.js";
+import { survivors } from "./support/processes.js";
 import { realSandbox } from "./support/sandbox.js";
 import { useTempDirs } from "./support/temp.js";
 import { until } from "./support/until.js";

@@ -42,14 +42,22 @@ export function taskModels(models: Readonly<Record<string, TurnScript[]>>): (bod
 }
 
 /**
- * The rounds of an oracle that writes `files` (path → content, relative to the workspace) with
- * the `write` tool, all in one round, then says it is done.
+ * The rounds of an oracle that writes `files` (path → content, relative to the workspace): it
+ * reads each first (the `write` tool refuses to replace a file the model has not read; a file
+ * that does not exist yet is an error the model is told, and harmless), writes them all in one
+ * round, then says it is done.
  */
 export function oracleRounds(files: Readonly<Record<string, string>>): TurnScript[] {
-  const calls = Object.entries(files).map(([path, content], at) => ({
-    id: `toolu_oracle_${at + 1}`,
-    name: "write",
-    input: { path, content },
+  const paths = Object.keys(files);
+  const reads = paths.map((path, at) => ({
+    id: `toolu_read_${at + 1}`,
+    name: "read",
+    input: { path },
   }));
-  return [{ calls }, { text: "The known solution is in place." }];
+  const writes = paths.map((path, at) => ({
+    id: `toolu_write_${at + 1}`,
+    name: "write",
+    input: { path, content: files[path] },
+  }));
+  return [{ calls: reads }, { calls: writes }, { text: "The known solution is in place." }];
 }

@@ -18,7 +18,7 @@ import { taskModels } from "./task-models.js";
  */
 
 const usage =
-  "usage: mini-agent-testing serve (--script ROUNDS.json | --models MODELS.json) [--port N] [--protocol anthropic|openai]";
+  "usage: mini-agent-testing serve --script ROUNDS.json [--port N] [--protocol anthropic|openai]";
 const help = `${usage}
 
 Serves the model's rounds in ROUNDS.json, one per request, on 127.0.0.1 and prints the base URL.
@@ -81,8 +81,10 @@ function parseArgs(argv: string[]): Options | "help" {
     else
       throw new UsageError(`--protocol must be anthropic or openai, not ${JSON.stringify(value)}`);
   }
-  if ((options.script === undefined) === (options.models === undefined))
-    throw new UsageError("serve needs one of --script ROUNDS.json and --models MODELS.json");
+  if (options.script === undefined && options.models === undefined)
+    throw new UsageError("serve needs --script ROUNDS.json");
+  if (options.script !== undefined && options.models !== undefined)
+    throw new UsageError("give one of --script and --models");
   if (options.models !== undefined && options.protocol !== "anthropic")
     throw new UsageError("--models serves the Messages API only (--protocol anthropic)");
   return options as Options;

@@ -50,7 +50,7 @@ Options:
       --approval-timeout S  with --input-format stream-json or acp, deny a call whose
                             approval request has no answer after S seconds (default 300;
                             S above 0, at most 2147483: almost 25 days)
-      --end-with-stdin      with a task: when stdin closes, stop as on SIGTERM and end this
+      --end-with-stdin      with a task: when stdin closes, exit as on a second SIGTERM, ending this
                             process's group (for a parent that starts it in a group of its own)
       --token-budget N      stop before a model request once the tokens used (input plus
                             output) and the previous request's would pass N (exit 5)

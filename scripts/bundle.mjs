@@ -164,6 +164,17 @@ await build({
   },
   plugins: [treeSitterInCommonJS, sharedSandbox, lazyNodeCrypto],
 });
+// `mini-agent batch`: a front end of its own, its own file; a turn never loads it.
+await build({
+  ...common,
+  entryPoints: ["src/batch/command.ts"],
+  outfile: `${out}/batch.cjs`,
+  format: "cjs",
+  supported: { "dynamic-import": false },
+  define: { "import.meta.url": "__bundleURL" },
+  banner: { js: 'var __bundleURL=require("node:url").pathToFileURL(__filename).href;' },
+  plugins: [sharedSandbox, lazyNodeCrypto],
+});
 await build({
   ...common,
   entryPoints: ["src/sandbox/bwrap.ts"],
@@ -232,6 +243,15 @@ await build({
       setup(bundler) {
         bundler.onResolve({ filter: /^\.\/load\.cjs$/ }, () => ({
           path: "./load.cjs",
+          external: true,
+        }));
+      },
+    },
+    {
+      name: "batch",
+      setup(bundler) {
+        bundler.onResolve({ filter: /^\.\.\/batch\/command\.js$/ }, () => ({
+          path: "./batch.cjs",
           external: true,
         }));
       },
@@ -310,6 +330,17 @@ for (const wasm of [
 // checks input lines with: one definition, shipped as `mini-agent/stream-json.schema.json`.
 const { streamJsonSchema } = await import("../dist/cli/stream-json-protocol.js");
 writeFileSync("dist/stream-json.schema.json", `${JSON.stringify(streamJsonSchema(), null, 2)}\n`);
+// The batch's task lines and result lines, from the TypeBox definitions it checks them with.
+const { TaskLineSchema } = await import("../dist/batch/tasks.js");
+const { ResultLineSchema } = await import("../dist/batch/results.js");
+for (const [name, schema] of [
+  ["batch-task", TaskLineSchema],
+  ["batch-result", ResultLineSchema],
+])
+  writeFileSync(
+    `dist/${name}.schema.json`,
+    `${JSON.stringify({ $schema: "https://json-schema.org/draft/2020-12/schema", ...schema }, null, 2)}\n`,
+  );
 // The configuration file's JSON Schema, from the TypeBox definition both files are checked with.
 const { configJsonSchema } = await import("../dist/config/schema.js");
 writeFileSync("dist/config.schema.json", `${JSON.stringify(configJsonSchema(), null, 2)}\n`);

@@ -42,6 +42,7 @@ export const options = {
   "files-only": { type: "boolean" },
   "conversation-only": { type: "boolean" },
   stdin: { type: "boolean" },
+  "end-with-stdin": { type: "boolean" },
   debug: { type: "boolean" },
   version: { type: "boolean", short: "v" },
   help: { type: "boolean", short: "h" },

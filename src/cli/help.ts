@@ -8,6 +8,7 @@ export const usage = `Usage: mini-agent [options] ["task"]
        mini-agent config [path]  every setting in effect and where it came from; path: your file
        mini-agent trust [--revoke]  trust this project's config, .mcp.json servers and skills
        mini-agent acp            an Agent Client Protocol agent on stdio, for an editor
+       mini-agent batch TASKS.jsonl --out DIR [-- AGENT FLAGS]   many tasks at once (batch --help)
 
 Runs one task in the current folder and prints the answer; with no task on a terminal,
 starts an interactive session (/exit or Ctrl-D to leave). After --, every word is the task's,
@@ -49,6 +50,8 @@ Options:
       --approval-timeout S  with --input-format stream-json or acp, deny a call whose
                             approval request has no answer after S seconds (default 300;
                             S above 0, at most 2147483: almost 25 days)
+      --end-with-stdin      with a task: when stdin closes, exit as on a second SIGTERM, ending this
+                            process's group (for a parent that starts it in a group of its own)
       --token-budget N      stop before a model request once the tokens used (input plus
                             output) and the previous request's would pass N (exit 5)
       --max-turns N         stop after N model rounds (default 50)

@@ -7,7 +7,7 @@ import { exitCodes } from "./args.js";
 import { describeError } from "./errors.js";
 import { commandWords, type ParsedFlags, parseFlags } from "./flags.js";
 import { usage } from "./help.js";
-import { Stopper } from "./signals.js";
+import { endWithStdin, Stopper } from "./signals.js";
 
 /**
  * The `mini-agent` command. This file stays light: `--version` and `--help` load nothing else,
@@ -24,6 +24,11 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
     process.stdout.write(`${version()}\n`);
     return exitCodes.done;
   }
+  // `batch` is a front end of its own, with its own flags (and the agent's after `--`).
+  if (argv[0] === "batch") {
+    const { batchCommand } = await import("../batch/command.js");
+    return await batchCommand(argv.slice(1));
+  }
   try {
     const flags = parseFlags(argv);
     debug = flags.values.debug ?? false;
@@ -35,6 +40,7 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
       process.stdout.write(`${version()}\n`);
       return exitCodes.done;
     }
+    if (flags.values["end-with-stdin"]) endWithStdin(stopper);
     if (asksSandbox(flags)) {
       // Whether bwrap works here is known only by running it, or from the answer kept in the
       // state folder (named as `stateHome` does; a relative one is refused later, with the

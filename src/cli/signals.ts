@@ -109,3 +109,28 @@ export class Stopper {
     this.turn?.abort();
   }
 }
+
+/**
+ * `--end-with-stdin`: the parent that started this run (`mini-agent batch`) holds the other end
+ * of stdin and never writes to it; when it closes (the parent ended, however it died), the run
+ * exits at once as on a second SIGTERM, and on the way out ends its own process group, which the parent made
+ * for it, so nothing the run started outlives the parent.
+ */
+export function endWithStdin(stopper: Stopper): void {
+  process.stdin.on("error", () => {});
+  process.stdin.on("close", () => {
+    // Registered now, after the exit hooks that end the commands bash started, so they run first.
+    process.on("exit", () => {
+      try {
+        process.kill(-process.pid, "SIGKILL");
+      } catch {
+        // Not a group's leader (ESRCH): there is no group of its own to end.
+      }
+    });
+    // Nobody is left to wait for: the turn is stopped and the run exits at once, as on a second
+    // SIGTERM (the exit hooks end the commands; the next load repairs a call left open).
+    stopper.signal("SIGTERM");
+    stopper.signal("SIGTERM");
+  });
+  process.stdin.resume();
+}

@@ -62,7 +62,10 @@ export function hidingMounts(
   ];
   const before: string[] = [];
   const after: string[] = [];
-  for (const path of new Set(wanted.flatMap(realPath))) {
+  const real = [...new Set(wanted.flatMap(realPath))];
+  // A path inside another hidden one is hidden with it (and bwrap cannot mount inside it).
+  const outermost = real.filter((path) => !real.some((other) => strictlyWithin(other, path)));
+  for (const path of outermost) {
     if (path === workspace) continue;
     const folder = statSync(path).isDirectory();
     // A plain bind made in the user namespace is `nodev`: /dev/null would not open there.

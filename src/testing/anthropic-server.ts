@@ -210,6 +210,11 @@ export interface ServerOptions {
   port?: number;
   /** Refuse every request that holds an image, as a model without vision would (400). */
   refuseImages?: boolean;
+  /**
+   * One script that answers every request, in place of the list (which is then ignored): a
+   * function of the request, such as `taskModels`, which tells conversations apart by their body.
+   */
+  everyRequest?: ReplyScript;
 }
 
 export { bodyTokens };
@@ -248,6 +253,7 @@ export function startAnthropicServer(
       return limit === undefined ? displayed : reportingTokens(displayed);
     }),
     options.port,
+    options.everyRequest && displaying(options.everyRequest, 0),
   );
 }
 

@@ -1,9 +1,15 @@
 #!/usr/bin/env node
 import { readFile } from "node:fs/promises";
 import { systemErrorMeaning } from "../system-errors.js";
-import { type AnthropicServer, startAnthropicServer, turn } from "./anthropic-server.js";
+import {
+  type AnthropicServer,
+  startAnthropicServer,
+  type TurnScript,
+  turn,
+} from "./anthropic-server.js";
 import { completion, startOpenAIServer } from "./openai-server.js";
 import { type Reply, type ReplyScript, stream } from "./sse-server.js";
+import { taskModels } from "./task-models.js";
 
 /**
  * `mini-agent-testing serve --script ROUNDS.json`: one of the kit's strict servers, started from
@@ -24,8 +30,17 @@ testing kit's servers do. ROUNDS.json is a list of rounds, each a text, tool cal
     { "text": "hello.txt says hello." }
   ]
 
+With --models, each request is answered from the rounds of the model it names (Messages API
+only), chosen by the number of assistant messages it holds, so many conversations (a batch's
+tasks, each naming its own model) run at once. MODELS.json maps a model's name to its rounds;
+the model "null" (unless named there) changes nothing: it answers once, with text.
+
+  { "oracle-two-fer": [ { "calls": [{ "name": "write", "input": { "path": "two_fer.py", "content": "..." } }] },
+                        { "text": "done" } ] }
+
 Options:
-  --script FILE             the rounds to serve (required)
+  --script FILE             the rounds to serve, one per request
+  --models FILE             the rounds of each model, one per round of its conversation
   --port N                  the port to listen on (default: any free one)
   --protocol NAME           anthropic (default: the Messages API) or openai (Chat Completions)
   -h, --help                print this help
@@ -35,7 +50,8 @@ Options:
 class UsageError extends Error {}
 
 interface Options {
-  script: string;
+  script?: string;
+  models?: string;
   port: number;
   protocol: "anthropic" | "openai";
 }
@@ -53,18 +69,24 @@ function parseArgs(argv: string[]): Options | "help" {
   const options: Partial<Options> = { port: 0, protocol: "anthropic" };
   for (let i = 0; i < rest.length; i++) {
     const flag = rest[i] ?? "";
-    if (!["--script", "--port", "--protocol"].includes(flag)) {
+    if (!["--script", "--models", "--port", "--protocol"].includes(flag)) {
       throw new UsageError(`unknown option ${flag} (mini-agent-testing --help lists the options)`);
     }
     const value = rest[++i];
     if (value === undefined) throw new UsageError(`${flag} needs a value`);
     if (flag === "--script") options.script = value;
+    else if (flag === "--models") options.models = value;
     else if (flag === "--port") options.port = port(value);
     else if (value === "anthropic" || value === "openai") options.protocol = value;
     else
       throw new UsageError(`--protocol must be anthropic or openai, not ${JSON.stringify(value)}`);
   }
-  if (options.script === undefined) throw new UsageError("serve needs --script ROUNDS.json");
+  if (options.script === undefined && options.models === undefined)
+    throw new UsageError("serve needs --script ROUNDS.json");
+  if (options.script !== undefined && options.models !== undefined)
+    throw new UsageError("give one of --script and --models");
+  if (options.models !== undefined && options.protocol !== "anthropic")
+    throw new UsageError("--models serves the Messages API only (--protocol anthropic)");
   return options as Options;
 }
 
@@ -79,8 +101,8 @@ function port(value: string): number {
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
-/** The rounds of a script file, checked whole before anything is served. */
-async function readRounds(file: string, idPrefix: string): Promise<Round[]> {
+/** A script file's JSON. */
+async function readJson(file: string): Promise<unknown> {
   let text: string;
   try {
     text = await readFile(file, "utf8");
@@ -90,21 +112,39 @@ async function readRounds(file: string, idPrefix: string): Promise<Round[]> {
       { ENOENT: "no such file", EISDIR: "it is a folder" }[code] ?? systemErrorMeaning(code);
     throw new UsageError(`cannot read ${file}: ${why}`);
   }
-  let value: unknown;
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text);
   } catch (error) {
     throw new UsageError(`${file} is not JSON: ${(error as Error).message}`);
   }
+}
+
+/** The rounds of a script (`where` names it in messages), checked whole before anything is served. */
+function roundsOf(value: unknown, where: string, idPrefix: string): Round[] {
   if (!Array.isArray(value)) {
-    throw new UsageError(`${file} must hold a list of rounds, e.g. [{"text": "Hello."}]`);
+    throw new UsageError(`${where} must hold a list of rounds, e.g. [{"text": "Hello."}]`);
   }
-  if (value.length === 0) throw new UsageError(`${file} holds no rounds`);
+  if (value.length === 0) throw new UsageError(`${where} holds no rounds`);
   let calls = 0;
   return value.map((round, index) => {
-    const problem = (why: string) => new UsageError(`${file}: round ${index + 1}${why}`);
+    const problem = (why: string) => new UsageError(`${where}: round ${index + 1}${why}`);
     return checkRound(round, problem, () => `${idPrefix}${++calls}`);
   });
+}
+
+/** A models file: each model's name and its rounds. */
+async function readModels(file: string): Promise<Record<string, TurnScript[]>> {
+  const value = await readJson(file);
+  if (!isObject(value)) throw new UsageError(`${file} must map each model's name to its rounds`);
+  return Object.fromEntries(
+    Object.entries(value).map(([model, rounds]) => [
+      model,
+      roundsOf(rounds, `${file}: model ${JSON.stringify(model)}`, "toolu_").map((round) => ({
+        ...(round.text && { text: round.text }),
+        ...(round.calls && { calls: round.calls }),
+      })),
+    ]),
+  );
 }
 
 function checkRound(
@@ -156,17 +196,30 @@ function replies(rounds: Round[], protocol: Options["protocol"]): ReplyScript[] 
 
 async function serve(options: Options): Promise<AnthropicServer> {
   const anthropic = options.protocol === "anthropic";
-  const rounds = await readRounds(options.script, anthropic ? "toolu_" : "call_");
-  const script = replies(rounds, options.protocol);
-  const server = anthropic
-    ? await startAnthropicServer(script, { port: options.port })
-    : await startOpenAIServer(script, { port: options.port });
+  let served: string;
+  let server: AnthropicServer;
+  if (options.models !== undefined) {
+    const models = await readModels(options.models);
+    served = `the rounds of ${Object.keys(models).length} models`;
+    server = await startAnthropicServer([], {
+      port: options.port,
+      everyRequest: taskModels(models),
+    });
+  } else {
+    const where = options.script ?? "";
+    const rounds = roundsOf(await readJson(where), where, anthropic ? "toolu_" : "call_");
+    served = `${rounds.length} rounds`;
+    const script = replies(rounds, options.protocol);
+    server = anthropic
+      ? await startAnthropicServer(script, { port: options.port })
+      : await startOpenAIServer(script, { port: options.port });
+  }
   const url = anthropic ? server.url : `${server.url}/v1`;
   const how = anthropic
     ? "set ANTHROPIC_BASE_URL to it and ANTHROPIC_API_KEY to any value"
     : "give it as --base-url (or OPENAI_BASE_URL) with --provider openai and any --model";
   process.stderr.write(
-    `mini-agent-testing: serving ${rounds.length} rounds (${options.protocol}) at ${url}: ${how}; Ctrl-C stops\n`,
+    `mini-agent-testing: serving ${served} (${options.protocol}) at ${url}: ${how}; Ctrl-C stops\n`,
   );
   process.stdout.write(`${url}\n`);
   return server;

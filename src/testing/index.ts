@@ -45,3 +45,4 @@ export {
   stream as responsesStream,
 } from "./responses-server.js";
 export type { Reply, ReplyScript, StreamFaults } from "./sse-server.js";
+export { NULL_MODEL, oracleRounds, taskModels } from "./task-models.js";

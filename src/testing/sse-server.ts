@@ -127,6 +127,7 @@ export async function startScriptedServer(
   protocol: Protocol,
   script: ReplyScript[],
   port = 0,
+  everyRequest?: ReplyScript,
 ): Promise<ScriptedServer> {
   const requests: RecordedRequest[] = [];
   const rejections: string[] = [];
@@ -161,7 +162,7 @@ export async function startScriptedServer(
       rejections.push(invalid);
       return send(res, protocol.error(400, invalid));
     }
-    const entry = script[requests.length - 1];
+    const entry = everyRequest ?? script[requests.length - 1];
     if (!entry)
       return send(res, protocol.error(500, `test server: no scripted reply ${requests.length}`));
     const reply = replyFor(entry, body, requests.length);

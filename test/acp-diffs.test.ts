@@ -2,7 +2,7 @@ import { mkdir, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
-import { ChangeDiffs } from "../src/cli/acp/diffs.js";
+import { ChangeDiffs } from "../src/acp/diffs.js";
 import { BlobStore } from "../src/session/blobs.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { contentHash } from "../src/trust/trust.js";

@@ -1,7 +1,7 @@
 import * as sdkErrors from "@anthropic-ai/sdk/core/error";
 import { describe, expect, it } from "vitest";
+import { describeError } from "../src/app/errors.js";
 import { parseCliArgs, UsageError } from "../src/cli/args.js";
-import { describeError } from "../src/cli/errors.js";
 import { providerErrorFrom } from "../src/providers/provider-error.js";
 import type { Session } from "../src/session/session.js";
 import { SessionStore } from "../src/session/store.js";

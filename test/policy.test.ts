@@ -10,7 +10,7 @@ import {
   type Decision,
   type Question,
   type RuleBook,
-} from "../src/cli/policy.js";
+} from "../src/app/policy.js";
 import { ruleBook } from "../src/cli/rules-command.js";
 import { decideCommand } from "../src/rules/decide.js";
 import { addRules, readRules, removeRule } from "../src/rules/file.js";

@@ -1,7 +1,7 @@
 import { symlink, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { UpdateMapper } from "../src/cli/acp/updates.js";
+import { UpdateMapper } from "../src/acp/updates.js";
 import { messageTokens } from "../src/compaction/size.js";
 import { ImageBytesGone, readableData } from "../src/images.js";
 import type { TurnEvent } from "../src/runner/events.js";

@@ -1,4 +1,6 @@
 import { isAbsolute, resolve } from "node:path";
+import { UsageError } from "../app/exit.js";
+import { isMode, type Mode, modes } from "../app/modes.js";
 import { MAX_COUNT, MAX_PROCESSES, MIN_CONTEXT_WINDOW, MIN_MEMORY } from "../config/bounds.js";
 import type { FileSettings, FromFile } from "../config/merge.js";
 import { sizeInBytes } from "../config/size.js";
@@ -15,11 +17,9 @@ import {
   subcommandsFrom,
 } from "./commands.js";
 import { commandWords, type FlagValues, type ParsedFlags, parseFlags, rulesFrom } from "./flags.js";
-import { isMode, type Mode, modes } from "./modes.js";
-import { UsageError } from "./usage.js";
 
+export { exitCodes, UsageError } from "../app/exit.js";
 export type { ExportArgs } from "./commands.js";
-export { exitCodes, UsageError } from "./usage.js";
 
 export type OutputFormat = "text" | "json" | "stream-json";
 export type SandboxFlag = "auto" | "required" | "off";

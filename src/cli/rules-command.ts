@@ -1,4 +1,5 @@
 import { basename, join } from "node:path";
+import type { RuleBook } from "../app/policy.js";
 import { sha256Hex } from "../crypto.js";
 import { addRules, readRules, removeRule } from "../rules/file.js";
 import { type Rule, RuleError, ruleWords, showRule } from "../rules/rule.js";
@@ -9,7 +10,6 @@ import { exitCodes, UsageError } from "./args.js";
 import type { Configured } from "./configured.js";
 import { explainCommand, explanationText, type SourcedRule } from "./explain.js";
 import { type ExplainSetup, explainLines } from "./explain-lines.js";
-import type { RuleBook } from "./policy.js";
 
 /**
  * The rules file of a workspace: `$MINI_AGENT_HOME/workspaces/<name>-<hash>/rules.json`, in the

@@ -1,6 +1,19 @@
 import { stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { isatty } from "node:tty";
+import { contextWindowFor } from "../app/compaction.js";
+import type { RunMcp } from "../app/mcp.js";
+import { mcpTurnStart } from "../app/mcp-turn.js";
+import { type ModeState, withModeLine } from "../app/modes.js";
+import { imageNotKeptLine } from "../app/notices.js";
+import { approvedWrites, cliPolicy, type Question, type RuleBook } from "../app/policy.js";
+import { imageAttachments } from "../app/prompt-images.js";
+import { providerFor } from "../app/provider.js";
+import { openToContinue } from "../app/resume.js";
+import { allSessions, formatSessions, sessionToResume } from "../app/sessions.js";
+import type { Stopper } from "../app/signals.js";
+import { RunSkills } from "../app/skills.js";
+import { systemPrompts } from "../app/system-prompt.js";
 import { FileChanges } from "../rewind/changes.js";
 import { Journal } from "../runner/journal.js";
 import { SessionRunner } from "../runner/runner.js";
@@ -19,33 +32,20 @@ import { SeenFiles } from "../tools/seen.js";
 import type { BeforeToolCall, ToolCall } from "../types.js";
 import { visible } from "../visible.js";
 import { type CliArgs, exitCodes, UsageError } from "./args.js";
-import { contextWindowFor } from "./compaction.js";
 import { createOutput } from "./formats.js";
-import { imageAttachments } from "./images.js";
 import { openTerminal, type TerminalInput, taskFromStdin } from "./input.js";
 import type { JsonInput } from "./json-input.js";
-import type { RunMcp } from "./mcp.js";
-import { mcpTurnStart } from "./mcp-turn.js";
-import { type ModeState, withModeLine } from "./modes.js";
-import { imageNotKeptLine } from "./notices.js";
-import { approvedWrites, cliPolicy, type Question, type RuleBook } from "./policy.js";
 import { promptLoop } from "./prompt-loop.js";
-import { providerFor } from "./provider.js";
-import { openToContinue } from "./resume.js";
 import { rewindAtPrompt } from "./rewind-turn.js";
 import { ruleBook, rulesFile } from "./rules-command.js";
-import type { Stopper } from "./signals.js";
-import { RunSkills } from "./skills.js";
-import { allSessions, formatSessions, sessionToResume } from "./store.js";
 import { streamJsonLine } from "./stream-json.js";
-import { systemPrompts } from "./system-prompt.js";
 import { banner, recap } from "./terminal/banner.js";
 import { SessionStatus } from "./terminal/status-line.js";
 import { type TerminalView, terminalView } from "./terminal/view.js";
 import { cliTurn, EndAfterCall, statusCode } from "./turn.js";
 import { typedImages } from "./typed-images.js";
 
-export { defaultModel } from "./provider.js";
+export { defaultModel } from "../app/provider.js";
 
 /** Runs one task, or an interactive session, and returns the exit code. */
 export async function runCli(args: CliArgs, workspace: string, stopper: Stopper): Promise<number> {
@@ -352,7 +352,7 @@ async function mcpServers(
   stderr: NodeJS.WritableStream,
 ): Promise<RunMcp | undefined> {
   if (args.noMcp) return undefined;
-  const { startMcp } = await import("./mcp.js");
+  const { startMcp } = await import("../app/mcp.js");
   return await startMcp({
     workspace,
     state: stateHome(process.env),

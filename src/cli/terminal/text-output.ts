@@ -1,13 +1,13 @@
-import type { RetryNotice } from "../../runner/events.js";
-import type { Message, ToolCall } from "../../types.js";
-import { visible } from "../../visible.js";
 import {
   bashSkippedNotice,
   imagesHeldBackNotice,
   mcpStatusNotice,
   retryNotice,
   unkeptNotice,
-} from "../notices.js";
+} from "../../app/notices.js";
+import type { RetryNotice } from "../../runner/events.js";
+import type { Message, ToolCall } from "../../types.js";
+import { visible } from "../../visible.js";
 import type { Output, Streams, TerminalTurn } from "../output.js";
 import { MarkdownStream } from "./markdown.js";
 import { thinkingView } from "./thinking.js";

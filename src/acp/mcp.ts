@@ -1,8 +1,8 @@
 import { type McpServer, RequestError } from "@agentclientprotocol/sdk";
-import { type McpServerConfig, parseMcpConfig } from "../../mcp/config.js";
-import { stateHome } from "../../session/store.js";
-import { type CliArgs, UsageError } from "../args.js";
-import type { RunMcp } from "../mcp.js";
+import type { RunMcp } from "../app/mcp.js";
+import { type CliArgs, UsageError } from "../cli/args.js";
+import { type McpServerConfig, parseMcpConfig } from "../mcp/config.js";
+import { stateHome } from "../session/store.js";
 
 /** Where the editor's servers say they came from, in their problems and in `mini-agent config`. */
 const from = "the editor's mcpServers";
@@ -58,7 +58,7 @@ export async function sessionMcp(
 ): Promise<RunMcp | undefined> {
   const given = editorServers(list);
   if (args.noMcp) return undefined;
-  const { startMcp } = await import("../mcp.js");
+  const { startMcp } = await import("../app/mcp.js");
   const options = { workspace, state: stateHome(process.env), flagFiles: args.mcpConfig, given };
   return await startMcp({ ...options, env: process.env, tell }).catch((error: unknown) => {
     if (error instanceof UsageError) throw RequestError.invalidParams(undefined, error.message);

@@ -7,18 +7,13 @@ import type {
   ToolCallLocation,
   ToolKind,
 } from "@agentclientprotocol/sdk";
-import { holdBack, IMAGE_GONE, readableData } from "../../images.js";
-import { mapStrings } from "../../map-strings.js";
-import {
-  assertNever,
-  type McpStatus,
-  type TurnEvent,
-  type TurnStatus,
-} from "../../runner/events.js";
-import { wellFormed } from "../../text.js";
-import type { ImagePart, Message, ToolCall } from "../../types.js";
-import { visible } from "../../visible.js";
-import { mcpStatusLine } from "../notices.js";
+import { mcpStatusLine } from "../app/notices.js";
+import { holdBack, IMAGE_GONE, readableData } from "../images.js";
+import { mapStrings } from "../map-strings.js";
+import { assertNever, type McpStatus, type TurnEvent, type TurnStatus } from "../runner/events.js";
+import { wellFormed } from "../text.js";
+import type { ImagePart, Message, ToolCall } from "../types.js";
+import { visible } from "../visible.js";
 import type { ChangeDiffs } from "./diffs.js";
 
 /** What kind of work each built-in tool does, as an editor shows it; any other tool is `other`. */

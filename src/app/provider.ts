@@ -1,6 +1,6 @@
+import { type CliArgs, UsageError } from "../cli/args.js";
 import { httpFetch } from "../providers/http-transport.js";
 import type { ModelClient } from "../types.js";
-import { type CliArgs, UsageError } from "./args.js";
 
 export const defaultModel = "claude-sonnet-5-5";
 

@@ -1,10 +1,10 @@
+import { foldedLine } from "../cli/terminal/columns.js";
 import type { McpServerConfig } from "../mcp/config.js";
 import { trustEntriesOf } from "../mcp/config.js";
 import type { McpServerStatus, McpServers, McpTool } from "../mcp/index.js";
 import type { McpStatus } from "../runner/events.js";
 import { visible } from "../visible.js";
 import { mcpSources, type SourcedServer } from "./mcp-sources.js";
-import { foldedLine } from "./terminal/columns.js";
 
 /**
  * A run's MCP servers: read from their sources, the untrusted project ones asked about (on a

@@ -4,8 +4,8 @@ import { NotRegularFileError, openSessionFile } from "../session/lines.js";
 import { listSessions, type SessionSummary } from "../session/session.js";
 import { headOf } from "../text.js";
 import { visible } from "../visible.js";
-import { UsageError } from "./args.js";
 import { systemErrorText } from "./errors.js";
+import { UsageError } from "./exit.js";
 
 /**
  * The file of the session to resume, from `--continue` or `--resume ID`. `ID` may be a unique

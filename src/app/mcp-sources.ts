@@ -12,7 +12,7 @@ import {
 import { coverageOf, withPrograms } from "../mcp/programs.js";
 import { projectRoot } from "../project/root.js";
 import { loadTrust, type TrustEntry, type WorkspaceTrust } from "../trust/trust.js";
-import { UsageError } from "./args.js";
+import { UsageError } from "./exit.js";
 
 /**
  * Where a run's MCP servers come from, highest precedence first: an editor's (over ACP) and

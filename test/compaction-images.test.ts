@@ -133,9 +133,8 @@ describe("the session runner", () => {
     ];
     const runner = new SessionRunner({
       client: new FakeClient([[text(summary)]]),
-      tools: [],
       journal: new Journal(new SessionStore(dir, create)),
-      system: async () => "be brief",
+      turn: async () => ({ system: "be brief", tools: [] }),
       info: { model: "m", workspace: "/ws", sandbox: "off" },
       history,
       ...(provider !== undefined && { provider }),

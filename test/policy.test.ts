@@ -11,7 +11,7 @@ import {
   type Question,
   type RuleBook,
 } from "../src/app/policy.js";
-import { ruleBook } from "../src/cli/rules-command.js";
+import { ruleBook } from "../src/app/rules.js";
 import { decideCommand } from "../src/rules/decide.js";
 import { addRules, readRules, removeRule } from "../src/rules/file.js";
 import { prefixRule, type Rule, RuleError, ruleWords, showRule } from "../src/rules/rule.js";

@@ -54,11 +54,10 @@ async function oneTurn(history: Message[], imagesRefused: ImagesRefusal[]) {
   const client = new FakeClient([[text("ok"), done]]);
   const runner = new SessionRunner({
     client,
-    tools: [],
     journal: new Journal(
       new SessionStore(dir, () => Session.create({ dir, workspace: "/ws", model: "m" })),
     ),
-    system: async () => "",
+    turn: async () => ({ system: "", tools: [] }),
     info: { model: "m", workspace: "/ws", sandbox: "off" },
     history,
     provider: "anthropic",

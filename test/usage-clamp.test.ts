@@ -32,9 +32,8 @@ async function runner(rounds: ModelEvent[][], tokenBudget: number) {
   const client = new FakeClient(rounds);
   const session = new SessionRunner({
     client,
-    tools: [echo],
     journal: new Journal(store),
-    system: async () => "",
+    turn: async () => ({ system: "", tools: [echo] }),
     info: { model: "m", workspace: "/ws", sandbox: "off" },
     tokenBudget,
   });

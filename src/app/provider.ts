@@ -1,12 +1,13 @@
-import { type CliArgs, UsageError } from "../cli/args.js";
 import { httpFetch } from "../providers/http-transport.js";
 import type { ModelClient } from "../types.js";
+import { UsageError } from "./exit.js";
+import type { AgentSettings } from "./settings.js";
 
 export const defaultModel = "claude-sonnet-5-5";
 
 /** Checks the provider's configuration now; loads its SDK only when the client is made. */
 export function providerFor(
-  args: CliArgs,
+  args: Pick<AgentSettings, "provider" | "model" | "baseURL" | "thinking">,
   env: NodeJS.ProcessEnv,
 ): {
   model: string;

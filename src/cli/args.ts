@@ -5,7 +5,7 @@ import { MAX_COUNT, MAX_PROCESSES, MIN_CONTEXT_WINDOW, MIN_MEMORY } from "../con
 import type { FileSettings, FromFile } from "../config/merge.js";
 import { sizeInBytes } from "../config/size.js";
 import type { Rule } from "../rules/rule.js";
-import type { SandboxLimits } from "../sandbox/bwrap.js";
+import type { SandboxLimits, SandboxMode } from "../sandbox/bwrap.js";
 import type { SkillFolder } from "../skills/discover.js";
 import type { ThinkingLevel } from "../types.js";
 import { shownURL } from "../url.js";
@@ -22,7 +22,6 @@ export { exitCodes, UsageError } from "../app/exit.js";
 export type { ExportArgs } from "./commands.js";
 
 export type OutputFormat = "text" | "json" | "stream-json";
-export type SandboxFlag = "auto" | "required" | "off";
 
 /** Where each configurable value came from: `--model`, `MINI_AGENT_MODEL`, a file, `default`. */
 export type ArgSources = Partial<Record<SourcedField, string>>;
@@ -49,7 +48,7 @@ export interface CliArgs extends Subcommands {
   mode: Mode;
   /** Rules of the configuration files, then of --allow and --deny, in the order given. */
   rules: Rule[];
-  sandbox: SandboxFlag;
+  sandbox: SandboxMode;
   /** Absolute paths hidden inside the sandbox, besides the credential stores. */
   sandboxHide: string[];
   sandboxLimits: SandboxLimits;
@@ -289,7 +288,7 @@ function sandboxFrom(values: FlagValues, files: FileSettings, cwd: string, pick:
     ...(processes !== undefined && { processes }),
     ...(memoryBytes !== undefined && { memoryBytes }),
   };
-  return { sandbox: sandbox as SandboxFlag, sandboxHide, sandboxLimits };
+  return { sandbox: sandbox as SandboxMode, sandboxHide, sandboxLimits };
 }
 
 function numbersFrom(values: FlagValues, files: FileSettings, pick: Pick) {

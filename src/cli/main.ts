@@ -8,6 +8,7 @@ import { scrubURLs } from "../url.js";
 import { exitCodes } from "./args.js";
 import { commandWords, type ParsedFlags, parseFlags } from "./flags.js";
 import { usage } from "./help.js";
+import { agentSettings } from "./settings.js";
 
 /**
  * The `mini-agent` command. This file stays light: `--version` and `--help` load nothing else,
@@ -59,7 +60,9 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
     if (args.acpCommand) {
       // The editor names each session's folder; the protocol owns stdout from here on.
       const { acpCommand } = await import("../acp/agent.js");
-      return await acpCommand(args, version(), stopper);
+      const settings = agentSettings(args, process.env);
+      const { approvalTimeoutMs } = args;
+      return await acpCommand({ settings, approvalTimeoutMs }, version(), stopper);
     }
     if (args.exportCommand) {
       const { exportCommand } = await import("./export-command.js");

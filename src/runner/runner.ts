@@ -30,12 +30,21 @@ export interface SessionRunnerOptions {
    * whole, recorded), the token budget, compaction (recorded), and a round lost to a passing failure run again.
    */
   client: ModelClient;
-  tools: Tool[];
   beforeToolCall?: BeforeToolCall;
   /** Where every event goes: the session file, then the running turn's listener. */
   journal: Journal;
-  /** The system prompt, asked before each turn (project instructions are read again). */
-  system: () => Promise<string>;
+  /**
+   * What each turn starts with, asked once before it (and before `/compact`): the system prompt
+   * (project instructions read again, say) and the turn's tools. The loop gets a frozen copy of
+   * the list, so nothing changes the tools of a running turn.
+   */
+  turn: () => Promise<TurnStart>;
+  /**
+   * The system prompt alone, built again for the first request after a compaction made during a
+   * turn (what it says of the compaction: the text of the skills used before it). Without it the
+   * turn's prompt goes on as it was.
+   */
+  system?: () => Promise<string>;
   /** Announced in the first turn's `session` event; the id is the journal's session. */
   info: Omit<SessionInfo, "id">;
   /** A resumed session's valid history, and the compaction it was loaded from. */
@@ -65,6 +74,12 @@ export interface SessionRunnerOptions {
   imagesRefused?: readonly ImagesRefusal[];
   /** Milliseconds from a fixed point, for a turn's duration (`monotonicMs` unless a test sets it). */
   now?: () => number;
+}
+
+/** What a turn starts with: its system prompt and its tools. */
+export interface TurnStart {
+  system: string;
+  tools: readonly Tool[];
 }
 
 export interface TurnOptions {
@@ -168,7 +183,7 @@ export class SessionRunner {
   }
 
   private async oneTurn(prompt: string, turn: TurnOptions): Promise<TurnResult> {
-    const { journal, tools, beforeToolCall, changes, maxTurns = 50, retry = {} } = this.options;
+    const { journal, beforeToolCall, changes, maxTurns = 50, retry = {} } = this.options;
     const signal = turn.signal ?? new AbortController().signal;
     const stopListening = journal.listen(turn.onEvent);
     const now = this.options.now ?? monotonicMs;
@@ -197,7 +212,8 @@ export class SessionRunner {
       const sessionPath = journal.sessionPath;
       if (changes && sessionPath) changes.startTurn(sessionPath, (event) => journal.record(event));
       const builtFor = this.compacting.current;
-      const system = await this.options.system();
+      const { system, tools } = await this.options.turn();
+      const frozen = Object.freeze([...tools]);
       this.turnSystem = { text: system, builtFor };
       const start = this.history.length;
       const result = await retryLostRound({
@@ -209,7 +225,7 @@ export class SessionRunner {
         run: (client) =>
           runAgent({
             client,
-            tools,
+            tools: frozen,
             system,
             messages: this.history,
             ...(beforeToolCall && { beforeToolCall }),
@@ -238,12 +254,11 @@ export class SessionRunner {
   async compact(instructions: string | undefined, turn: TurnOptions = {}): Promise<void> {
     const stopListening = this.options.journal.listen(turn.onEvent);
     try {
-      const system = await this.options.system();
-      const tools = this.options.tools.map((tool) => tool.spec);
+      const { system, tools } = await this.options.turn();
       const request = {
         system,
         messages: this.history,
-        tools,
+        tools: tools.map((tool) => tool.spec),
         ...(turn.signal && { signal: turn.signal }),
       };
       await this.compacting.compact(request, instructions);
@@ -274,13 +289,19 @@ export class SessionRunner {
   ): AsyncGenerator<ModelEvent> {
     const turn = this.turnSystem;
     const current = this.compacting.current;
-    if (turn === undefined || request.system !== turn.text || current === turn.builtFor) {
+    const { system } = this.options;
+    if (
+      system === undefined ||
+      turn === undefined ||
+      request.system !== turn.text ||
+      current === turn.builtFor
+    ) {
       yield* inner.stream(request);
       return;
     }
     let rebuilt = this.rebuilt;
     if (rebuilt === undefined || rebuilt.builtFor !== current) {
-      rebuilt = { text: await this.options.system(), builtFor: current };
+      rebuilt = { text: await system(), builtFor: current };
       this.rebuilt = rebuilt;
     }
     yield* inner.stream({ ...request, system: rebuilt.text });

@@ -5,7 +5,7 @@ import {
   retryNotice,
   unkeptNotice,
 } from "../app/notices.js";
-import { assertNever } from "../runner/events.js";
+import { assertNever } from "../assert-never.js";
 import { encodeLine } from "../session/encode.js";
 import type { Output, Streams } from "./output.js";
 import { type OutputEvent, STREAM_JSON_VERSION } from "./stream-json-protocol.js";

@@ -31,6 +31,7 @@ export type {
   Decision,
   RetryNotice,
   SessionInfo,
+  StopReason,
   TurnEnd,
   TurnEvent,
   TurnResult,

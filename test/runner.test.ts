@@ -78,8 +78,8 @@ describe("SessionRunner", () => {
     await runner.compact("keep the manual's name", { onEvent: (e) => compacted.push(e) });
     const two = await runner.runTurn("and now?", { onEvent: (e) => second.push(e) });
 
-    expect(one).toEqual({ status: "completed", text: "read it" });
-    expect(two).toEqual({ status: "completed", text: "still here" });
+    expect(one).toEqual({ status: "completed", stop: "end_turn", text: "read it" });
+    expect(two).toEqual({ status: "completed", stop: "end_turn", text: "still here" });
     const user = { role: "user", content: "read the manual" };
     const round = {
       role: "assistant",

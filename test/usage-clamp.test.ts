@@ -70,7 +70,11 @@ describe("usage a provider reports", () => {
       [[text("hi"), reported({ inputTokens: Number.POSITIVE_INFINITY, reasoningTokens: -3 })]],
       1_000,
     );
-    expect(await session.runTurn("go")).toEqual({ status: "completed", text: "hi" });
+    expect(await session.runTurn("go")).toEqual({
+      status: "completed",
+      stop: "end_turn",
+      text: "hi",
+    });
     expect(session.usage).toEqual({
       inputTokens: 0,
       outputTokens: 0,

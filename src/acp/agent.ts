@@ -264,13 +264,9 @@ async function runPrompt(
 /** The prompt's stop reason; a failed turn is a JSON-RPC error saying why (never a secret). */
 function answer(result: TurnResult, signal: AbortSignal): acp.StopReason {
   if (signal.aborted) return "cancelled";
-  const reason = stopReason(result.status);
+  const reason = stopReason(result.stop);
   if (reason !== undefined) return reason;
-  const message = describeError(result.error, undefined);
-  // The model's own output limit and refusals are stop reasons of the protocol, not failures.
-  if (message.includes("reached its output token limit")) return "max_tokens";
-  if (/\((stop_reason refusal|finish_reason content_filter)\)/.test(message)) return "refusal";
-  throw acp.RequestError.internalError(undefined, message);
+  throw acp.RequestError.internalError(undefined, describeError(result.error, undefined));
 }
 
 /**

@@ -1,4 +1,5 @@
 import { httpFetch } from "../providers/http-transport.js";
+import { anthropicImages, openaiImages, type ProviderImages } from "../runner/image-budget.js";
 import type { ModelClient } from "../types.js";
 import { UsageError } from "./exit.js";
 import type { AgentSettings } from "./settings.js";
@@ -11,6 +12,8 @@ export function providerFor(
   env: NodeJS.ProcessEnv,
 ): {
   model: string;
+  /** What the provider's API takes of images, for the runner. */
+  images: ProviderImages;
   /** `tell` prints a notice of the client on stderr; `sessionId` is known once a session began. */
   client(tell: (notice: string) => void, sessionId: () => string | undefined): Promise<ModelClient>;
 } {
@@ -32,6 +35,7 @@ export function providerFor(
     if (args.provider === "openai-responses") {
       return {
         model,
+        images: openaiImages,
         client: async (_tell, sessionId) => {
           const { OpenAIResponsesModelClient } = await import("../providers/openai-responses.js");
           return new OpenAIResponsesModelClient({ ...openai, promptCacheKey: sessionId });
@@ -40,6 +44,7 @@ export function providerFor(
     }
     return {
       model,
+      images: openaiImages,
       client: async (tell) => {
         const { OpenAIModelClient } = await import("../providers/openai.js");
         return new OpenAIModelClient({ ...openai, onNotice: tell });
@@ -52,6 +57,7 @@ export function providerFor(
   const model = args.model ?? defaultModel;
   return {
     model,
+    images: anthropicImages,
     client: async () => {
       const { AnthropicModelClient } = await import("../providers/anthropic.js");
       return new AnthropicModelClient({ apiKey, model, ...common });

@@ -177,9 +177,10 @@ async function workspaceParts(
   const probed = await probing;
   const sandbox = bashCanRun || probed.kind === "bwrap" ? probed : undefined;
   warnSandbox(sandbox, frontEnd.tell, workspace, env);
-  const { model } = connect;
+  const { model, images } = connect;
   return {
     model,
+    images,
     client,
     contextWindow,
     skills,
@@ -244,6 +245,7 @@ async function runnerOf(settings: SessionSettings, frontEnd: FrontEnd, parts: Pa
     system,
     info: { model, workspace, sandbox: sandboxName(sandbox) },
     provider: settings.provider,
+    images: parts.images,
     ...(resumed && { history: resumed.messages, imagesRefused: resumed.imagesRefused }),
     ...(resumed?.compaction && { resume: resumed.compaction }),
     maxTurns: settings.maxTurns,

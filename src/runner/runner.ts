@@ -1,10 +1,11 @@
 import { runAgent } from "../agent.js";
+import { assertNever } from "../assert-never.js";
 import { monotonicMs } from "../clock.js";
 import { CompactingClient } from "../compaction/client.js";
 import { type Compaction, CompactionError } from "../compaction/record.js";
-import type { ImageTokenRule } from "../compaction/size.js";
 import { normalizeHistory } from "../history/normalize.js";
 import type { ImageAttachment } from "../images.js";
+import { ProviderError } from "../providers/provider-error.js";
 import type { FileChanges } from "../rewind/changes.js";
 import type { ImagesRefusal } from "../session/records.js";
 import type {
@@ -17,8 +18,8 @@ import type {
   Usage,
 } from "../types.js";
 import { BudgetClient, budgetStop } from "./budget.js";
-import type { SessionInfo, TurnResult, TurnStatus } from "./events.js";
-import { anthropicImageLimits, ImageBudgetClient, openaiImageLimits } from "./image-budget.js";
+import type { SessionInfo, StopReason, TurnResult, TurnStatus } from "./events.js";
+import { anthropicImageLimits, ImageBudgetClient, type ProviderImages } from "./image-budget.js";
 import { ImageFallbackClient } from "./images.js";
 import type { Journal, TurnListener } from "./journal.js";
 import { type RetryPolicy, retryLostRound } from "./retry.js";
@@ -65,11 +66,15 @@ export interface SessionRunnerOptions {
   seen?: { clear(): void };
   /** Lost rounds: attempts and waits, and what removes secrets from a failure's reason. */
   retry?: { policy?: RetryPolicy; baseURL?: string; env?: NodeJS.ProcessEnv };
-  /**
-   * The provider's name, kept with a refusal of images beside `info.model` (`ImageFallbackClient`);
-   * `anthropic`, `openai` and `openai-responses` also choose how compaction counts an image.
-   */
+  /** The provider's name, kept with a refusal of images beside `info.model` (`ImageFallbackClient`). */
   provider?: string;
+  /**
+   * What the provider's API takes of images, from whoever built `client` (`anthropicImages`,
+   * `openaiImages`): each request is kept within its limits, and compaction counts an image by its
+   * rule. Without it, requests keep within Anthropic's limits (the stricter) and an image counts as
+   * the larger of the two rules.
+   */
+  images?: ProviderImages;
   /** A resumed session's refusals of images: a provider and model listed gets placeholders. */
   imagesRefused?: readonly ImagesRefusal[];
   /** Milliseconds from a fixed point, for a turn's duration (`monotonicMs` unless a test sets it). */
@@ -133,7 +138,7 @@ export class SessionRunner {
     // Then each request keeps within its API's limits on images, the oldest held back.
     const images = new ImageBudgetClient(
       fallback,
-      provider === "anthropic" ? anthropicImageLimits : openaiImageLimits,
+      options.images?.limits ?? anthropicImageLimits,
       (count) => journal.record({ type: "images_held_back", count }),
       (part) => fallback.sends(part),
     );
@@ -141,7 +146,7 @@ export class SessionRunner {
     const budgeted =
       tokenBudget === undefined ? this.counter : new BudgetClient(this.counter, tokenBudget);
     const prompted: ModelClient = { stream: (request) => this.withFreshSystem(budgeted, request) };
-    const imageRule = imageRuleOf(provider);
+    const imageRule = options.images?.tokenRule;
     this.compacting = new CompactingClient(prompted, {
       ...(contextWindow !== undefined && { contextWindow }),
       ...(imageRule && { imageRule }),
@@ -188,7 +193,8 @@ export class SessionRunner {
     const stopListening = journal.listen(turn.onEvent);
     const now = this.options.now ?? monotonicMs;
     const started = now();
-    const end = async (result: TurnResult): Promise<TurnResult> => {
+    const end = async (ended: Omit<TurnResult, "stop">): Promise<TurnResult> => {
+      const result = { ...ended, stop: stopOf(ended.status, ended.error) };
       // A turn whose prompt never reached a session, or whose record could not be written,
       // leaves the file as it is: no record of its end either.
       if (journal.sessionId === undefined || journal.writeFailed) return result;
@@ -198,7 +204,9 @@ export class SessionRunner {
         return result;
       } catch (error) {
         // A turn that failed already says why; one that did not fails now, for the same reason.
-        return result.status === "error" ? result : { status: "error", text: "", error };
+        return result.status === "error"
+          ? result
+          : { status: "error", stop: "error", text: "", error };
       }
     };
     try {
@@ -331,10 +339,23 @@ function userMessage(prompt: string, images: readonly ImageAttachment[]): Messag
   };
 }
 
-/** Whose rule counts an image for compaction: the provider's, when the runner knows it. */
-function imageRuleOf(provider: string): ImageTokenRule | undefined {
-  if (provider === "anthropic") return "anthropic";
-  return provider === "openai" || provider === "openai-responses" ? "openai" : undefined;
+/** Why a turn stopped: from its status, and for an error, from the model's stop the adapter told. */
+function stopOf(status: TurnStatus, error: unknown): StopReason {
+  switch (status) {
+    case "completed":
+      return "end_turn";
+    case "aborted":
+      return "cancelled";
+    case "max_turns":
+    case "budget_exceeded":
+      return status;
+    case "compaction_failed":
+      return "error";
+    case "error":
+      return (error instanceof ProviderError && error.stop) || "error";
+    default:
+      return assertNever(status);
+  }
 }
 
 function failedStatus(error: unknown): TurnStatus {

@@ -44,12 +44,12 @@ export async function rewindBench({ row, ms, median, scratch, root, runs }) {
   );
   const journal = new Journal(store);
   const changes = new FileChanges({ root: workspace, stateDir: state });
+  const tools = changes.wrap(createWorkspaceTools(workspace, { stateDir: state }));
   const runner = new SessionRunner({
     client: new FakeClient(rounds),
-    tools: changes.wrap(createWorkspaceTools(workspace, { stateDir: state })),
     journal,
     changes,
-    system: async () => "s",
+    turn: async () => ({ system: "s", tools: tools }),
     info: { model: "m", workspace, sandbox: "off" },
     maxTurns: 5,
   });

@@ -37,13 +37,13 @@ export function readCorpus(file) {
 
 /**
  * A decider: `command` in, `{command, decision, by, why}` out, the line `rules explain --stdin`
- * writes. This one calls the CLI's policy (`cliPolicy` in dist/cli/policy.js, whose bash path is
+ * writes. This one calls the CLI's policy (`cliPolicy` in dist/app/policy.js, whose bash path is
  * `decideCommand`, the function `rules explain` calls) with no one to ask, so a question comes
  * back as a denial by `no-terminal`: that is an `ask`. Another decider of the same shape (one
  * process of `rules explain --stdin` fed JSON lines) can take its place.
  */
 export async function policyDecider(root, { mode, sandbox, workspace }) {
-  const { cliPolicy } = await import(pathToFileURL(join(root, "dist/cli/policy.js")).href);
+  const { cliPolicy } = await import(pathToFileURL(join(root, "dist/app/policy.js")).href);
   let recorded;
   const policy = cliPolicy({
     bash: "ask",

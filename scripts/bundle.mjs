@@ -152,7 +152,7 @@ await build({
 // terminal turn never loads it. The same settings as the turn's but web streams.
 await build({
   ...common,
-  entryPoints: ["src/cli/acp/agent.ts"],
+  entryPoints: ["src/acp/agent.ts"],
   outfile: `${out}/acp.cjs`,
   format: "cjs",
   supported: { "dynamic-import": false },
@@ -259,7 +259,7 @@ await build({
     {
       name: "acp",
       setup(bundler) {
-        bundler.onResolve({ filter: /^\.\/acp\/agent\.js$/ }, () => ({
+        bundler.onResolve({ filter: /^\.\.\/acp\/agent\.js$/ }, () => ({
           path: "./acp.cjs",
           external: true,
         }));

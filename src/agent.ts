@@ -31,7 +31,7 @@ export type AgentEvent =
 
 export interface RunAgentOptions {
   client: ModelClient;
-  tools: Tool[];
+  tools: readonly Tool[];
   system: string;
   /** The history so far, ending with the new user message. Not mutated. */
   messages: Message[];

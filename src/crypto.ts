@@ -138,3 +138,11 @@ function sha256Small(bytes: Uint8Array): string {
 }
 
 export { nodeCrypto };
+
+/**
+ * sha256 (hex) of a text or bytes, as mini-agent names content: a blob, a kept file, a skill, a
+ * trusted entry (a JSON value in canonical form, `canonicalJson`).
+ */
+export function contentHash(content: string | Uint8Array): string {
+  return sha256Hex(content);
+}

@@ -31,13 +31,19 @@ export type {
   Decision,
   RetryNotice,
   SessionInfo,
+  StopReason,
   TurnEnd,
   TurnEvent,
   TurnResult,
   TurnStatus,
 } from "./runner/events.js";
 export { Journal, type TurnListener } from "./runner/journal.js";
-export { SessionRunner, type SessionRunnerOptions, type TurnOptions } from "./runner/runner.js";
+export {
+  SessionRunner,
+  type SessionRunnerOptions,
+  type TurnOptions,
+  type TurnStart,
+} from "./runner/runner.js";
 export type { SandboxLimits, SandboxMode, SandboxOptions } from "./sandbox/bwrap.js";
 export {
   type CreateSessionOptions,

@@ -43,3 +43,19 @@ function exactPattern(): RegExp {
 const PLAIN = /^[\x20-\x7e]*$/;
 const PLAIN_LINES = /^[\t\n\x20-\x7e]*$/;
 const ZERO_WIDTH_JOINER = "\u200d";
+
+/** More blanks than this in a row are shown as a count. */
+const MAX_BLANKS = 16;
+
+/**
+ * One line as a person approves it: every invisible character shown (`visible`, exact), and a
+ * run of more than 16 blanks as a count (`[3000 blanks]`), so nothing is pushed out of sight.
+ */
+export function foldedLine(line: string): string {
+  return line
+    .split(BLANKS)
+    .map((part, i) => (i % 2 === 1 ? `[${part.length} blanks]` : visible(part, { exact: true })))
+    .join("");
+}
+
+const BLANKS = new RegExp(`([ \\t]{${MAX_BLANKS + 1},})`);

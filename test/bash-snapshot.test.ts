@@ -2,11 +2,11 @@ import { type BigIntStats, lstatSync, statSync } from "node:fs";
 import { mkdir, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
+import { contentHash } from "../src/crypto.js";
 import { branchPrompts } from "../src/rewind/history.js";
 import { changesBetween, WorkspaceSnapshot } from "../src/rewind/snapshot.js";
 import { BlobStore } from "../src/session/blobs.js";
 import { Session } from "../src/session/session.js";
-import { contentHash } from "../src/trust/trust.js";
 import { useTempDirs } from "./support/temp.js";
 
 /**

@@ -10,8 +10,8 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { contentHash } from "../src/crypto.js";
 import { BlobStore, blobDirFor } from "../src/session/blobs.js";
-import { contentHash } from "../src/trust/trust.js";
 import { useTempDirs } from "./support/temp.js";
 
 const tempDir = useTempDirs();

@@ -1,7 +1,7 @@
 import * as sdkErrors from "@anthropic-ai/sdk/core/error";
 import { describe, expect, it } from "vitest";
+import { describeError } from "../src/app/errors.js";
 import { parseCliArgs, UsageError } from "../src/cli/args.js";
-import { describeError } from "../src/cli/errors.js";
 import { providerErrorFrom } from "../src/providers/provider-error.js";
 import type { Session } from "../src/session/session.js";
 import { SessionStore } from "../src/session/store.js";
@@ -336,8 +336,14 @@ describe("a session that cannot be written", () => {
   it.each([
     ["ENOSPC", "no space left on device (free space, or set MINI_AGENT_HOME to another folder)"],
     ["EDQUOT", "disk quota exceeded (free space, or set MINI_AGENT_HOME to another folder)"],
-    ["EACCES", "permission denied (set MINI_AGENT_HOME to a folder you can write)"],
-    ["EPERM", "operation not permitted (set MINI_AGENT_HOME to a folder you can write)"],
+    [
+      "EACCES",
+      "permission denied (make it writable, or set MINI_AGENT_HOME to a folder you can write)",
+    ],
+    [
+      "EPERM",
+      "operation not permitted (make it writable, or set MINI_AGENT_HOME to a folder you can write)",
+    ],
     ["EROFS", "read-only file system (set MINI_AGENT_HOME to a folder you can write)"],
     [
       "ENOTDIR",

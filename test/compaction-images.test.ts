@@ -8,6 +8,7 @@ import { base64ImageSize, checkImage, type ImageAttachment } from "../src/images
 import { AnthropicModelClient } from "../src/providers/anthropic.js";
 import { OpenAIModelClient } from "../src/providers/openai.js";
 import type { TurnEvent } from "../src/runner/events.js";
+import { anthropicImages, openaiImages, type ProviderImages } from "../src/runner/image-budget.js";
 import { Journal } from "../src/runner/journal.js";
 import { SessionRunner } from "../src/runner/runner.js";
 import { Session } from "../src/session/session.js";
@@ -117,7 +118,7 @@ describe("image sizes and the strict servers' counts", () => {
 
 describe("the session runner", () => {
   /** The size a manual compaction finds, for a history whose first prompt has a 1280x800 image or not. */
-  async function sizeBefore(provider: string | undefined, image: boolean): Promise<number> {
+  async function sizeBefore(images: ProviderImages | undefined, image: boolean): Promise<number> {
     const dir = await tempDir();
     const create = () => Session.create({ dir, workspace: "/ws", model: "m", id: "s1" });
     const shot = screenshots[0] as ImageAttachment;
@@ -133,12 +134,11 @@ describe("the session runner", () => {
     ];
     const runner = new SessionRunner({
       client: new FakeClient([[text(summary)]]),
-      tools: [],
       journal: new Journal(new SessionStore(dir, create)),
-      system: async () => "be brief",
+      turn: async () => ({ system: "be brief", tools: [] }),
       info: { model: "m", workspace: "/ws", sandbox: "off" },
       history,
-      ...(provider !== undefined && { provider }),
+      ...(images !== undefined && { images }),
     });
     const events: TurnEvent[] = [];
     await runner.compact(undefined, { onEvent: (event) => events.push(event) });
@@ -147,12 +147,11 @@ describe("the session runner", () => {
     return compaction.compaction.tokensBefore;
   }
 
-  it("counts an image by the rule of the provider it was given", async () => {
-    const providers = ["anthropic", "openai", "openai-responses", "other", undefined];
+  it("counts an image by the rule its client's builder gave, else as the larger count", async () => {
     const counted = [];
-    for (const provider of providers)
-      counted.push((await sizeBefore(provider, true)) - (await sizeBefore(provider, false)));
-    expect(counted).toEqual([1366, 1105, 1105, 1366, 1366]);
+    for (const images of [anthropicImages, openaiImages, undefined])
+      counted.push((await sizeBefore(images, true)) - (await sizeBefore(images, false)));
+    expect(counted).toEqual([1366, 1105, 1366]);
   });
 });
 

@@ -2,8 +2,9 @@ import { existsSync, readdirSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { contentHash } from "../src/crypto.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
-import { contentHash, loadTrust } from "../src/trust/trust.js";
+import { loadTrust } from "../src/trust/trust.js";
 import { type CliOptions, runBin, useCliSetup } from "./support/cli.js";
 
 /** The configuration files: the user's config.json and a project's .mini-agent/config.json. */

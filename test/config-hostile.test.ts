@@ -4,8 +4,9 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/load.js";
+import { contentHash } from "../src/crypto.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
-import { contentHash, loadTrust } from "../src/trust/trust.js";
+import { loadTrust } from "../src/trust/trust.js";
 import { runBin, useCliSetup } from "./support/cli.js";
 import { useTempDirs } from "./support/temp.js";
 

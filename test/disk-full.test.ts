@@ -55,7 +55,7 @@ function fill(disk: string, free: number): void {
 }
 
 const noSpace = (path: string) =>
-  `cannot lock session file ${path}: ENOSPC (the disk is full: free some space)`;
+  `cannot lock session file ${path}: ENOSPC (free space, or set MINI_AGENT_HOME to another folder)`;
 
 describe("a full disk", () => {
   it("is what the tiny disk gives: a write past 64 KiB fails with ENOSPC", async (context) => {

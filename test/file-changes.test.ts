@@ -2,9 +2,9 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { chmod, mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { contentHash } from "../src/crypto.js";
 import type { TurnEvent } from "../src/runner/events.js";
 import { call, done, type ScriptRound, text } from "../src/testing/fake-client.js";
-import { contentHash } from "../src/trust/trust.js";
 import { recordsOf, trackedRunner } from "./support/changes.js";
 import { useTempDirs } from "./support/temp.js";
 

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { describe, expect, it } from "vitest";
+import { UsageError } from "../src/app/exit.js";
 import { options, parseFlags } from "../src/cli/flags.js";
-import { UsageError } from "../src/cli/usage.js";
 
 /** What Node's own parser makes of `argv`, strict, with words: the reference for the usual forms. */
 const byNode = (argv: string[]) => {

@@ -1,10 +1,10 @@
 import { chmod, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { contentHash } from "../src/crypto.js";
 import { readableData } from "../src/images.js";
 import { blobDirFor } from "../src/session/blobs.js";
 import { readSession } from "../src/session/session.js";
-import { contentHash } from "../src/trust/trust.js";
 import {
   redHolder as holder,
   redPrompt as prompt,

@@ -2,11 +2,11 @@ import { createHash } from "node:crypto";
 import { readFile, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { contentHash } from "../src/crypto.js";
 import { blobDirFor } from "../src/session/blobs.js";
 import { readSession } from "../src/session/read.js";
 import { status, stream, turn } from "../src/testing/anthropic-server.js";
 import { assertValidHistory } from "../src/testing/history.js";
-import { contentHash } from "../src/trust/trust.js";
 import { runBin, sessionFiles, sessionRecords, toolResults, useCliSetup } from "./support/cli.js";
 import { png, undecodablePng } from "./support/images.js";
 

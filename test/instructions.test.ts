@@ -7,8 +7,8 @@ import {
   instructionsLine,
   instructionsPrompt,
   readInstructions,
-} from "../src/cli/instructions.js";
-import { systemPrompt } from "../src/cli/system-prompt.js";
+} from "../src/app/instructions.js";
+import { systemPrompt } from "../src/app/system-prompt.js";
 import { type AnthropicServer, stream, turn } from "../src/testing/anthropic-server.js";
 import { cliEnv, runBin, useCliSetup } from "./support/cli.js";
 import { converse, hasScript } from "./support/pty.js";

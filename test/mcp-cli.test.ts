@@ -1,7 +1,7 @@
 import { access, mkdir, readFile, realpath, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { rulesFile } from "../src/cli/rules-command.js";
+import { rulesFile } from "../src/app/rules.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { runBin, sessionFiles, toolResults, useCliSetup } from "./support/cli.js";
 import { everythingServer } from "./support/mcp.js";

@@ -1,5 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the tests are about ${VAR} references in configuration values
 import { describe, expect, it } from "vitest";
+import { contentHash } from "../src/crypto.js";
 import {
   expandServer,
   mergeMcpServers,
@@ -8,7 +9,7 @@ import {
   splitByTrust,
   trustEntriesOf,
 } from "../src/mcp/config.js";
-import { canonicalJson, contentHash, loadTrust } from "../src/trust/trust.js";
+import { canonicalJson, loadTrust } from "../src/trust/trust.js";
 import { useTempDirs } from "./support/temp.js";
 
 const tempDir = useTempDirs();

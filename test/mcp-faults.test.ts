@@ -2,7 +2,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { runStatus } from "../src/cli/mcp.js";
+import { runStatus } from "../src/app/mcp.js";
 import { type ConnectMcpOptions, connectMcpServers, type McpServers } from "../src/mcp/index.js";
 import type { McpServerStatus } from "../src/mcp/server.js";
 import { faultServer } from "./support/mcp.js";

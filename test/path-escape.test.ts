@@ -112,7 +112,7 @@ describe("path boundary", () => {
       join(ws.root, "sub/file.txt/below"),
     );
     expect(await ws.run("read", { path: "sub/file.txt/below" })).toEqual({
-      content: "read failed: not a directory",
+      content: "read failed: a part of the path is not a folder",
       isError: true,
     });
   });
@@ -122,7 +122,7 @@ describe("path boundary", () => {
     await symlink("loop-b", join(ws.root, "loop-a"));
     await symlink("loop-a", join(ws.root, "loop-b"));
     expect(await ws.run("read", { path: "loop-a" })).toEqual({
-      content: "read failed: too many levels of symbolic links",
+      content: "read failed: too many links in the path",
       isError: true,
     });
   });

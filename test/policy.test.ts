@@ -10,8 +10,8 @@ import {
   type Decision,
   type Question,
   type RuleBook,
-} from "../src/cli/policy.js";
-import { ruleBook } from "../src/cli/rules-command.js";
+} from "../src/app/policy.js";
+import { ruleBook } from "../src/app/rules.js";
 import { decideCommand } from "../src/rules/decide.js";
 import { addRules, readRules, removeRule } from "../src/rules/file.js";
 import { prefixRule, type Rule, RuleError, ruleWords, showRule } from "../src/rules/rule.js";

@@ -2,7 +2,7 @@ import { createServer } from "node:net";
 import { APIError as AnthropicAPIError } from "@anthropic-ai/sdk/core/error";
 import { APIConnectionError, APIError as OpenAIAPIError } from "openai";
 import { describe, expect, it } from "vitest";
-import { describeError } from "../src/cli/errors.js";
+import { describeError } from "../src/app/errors.js";
 import { AnthropicModelClient } from "../src/providers/anthropic.js";
 import { OpenAIModelClient } from "../src/providers/openai.js";
 import { OpenAIResponsesModelClient } from "../src/providers/openai-responses.js";

@@ -240,7 +240,7 @@ describe("the Responses API adapter", () => {
       );
     }
     expect(failures).toEqual([
-      "Error: the provider's content filter stopped the answer (response.incomplete content_filter)",
+      "ProviderError: the provider's content filter stopped the answer (response.incomplete content_filter)",
       "ProviderError: The server had an error processing your request. Sorry about that!",
       "ProviderError: The server had an error processing your request. Sorry about that!",
     ]);

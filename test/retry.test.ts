@@ -3,7 +3,7 @@ import * as anthropicErrors from "@anthropic-ai/sdk/core/error";
 import * as openaiErrors from "openai/core/error";
 import { describe, expect, it } from "vitest";
 import { runAgent } from "../src/agent.js";
-import { retryLine } from "../src/cli/notices.js";
+import { retryLine } from "../src/app/notices.js";
 import { failWhenIdle } from "../src/providers/idle.js";
 import { ProviderError, providerErrorFrom, retryAfterMs } from "../src/providers/provider-error.js";
 import type { RetryNotice } from "../src/runner/events.js";

@@ -11,8 +11,8 @@ import {
 } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { contentHash } from "../src/crypto.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
-import { contentHash } from "../src/trust/trust.js";
 import { runBin, sessionFiles, sessionRecords, toolResults, useCliSetup } from "./support/cli.js";
 import { realSandbox } from "./support/sandbox.js";
 

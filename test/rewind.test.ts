@@ -2,11 +2,11 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { chmod, readFile, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { contentHash } from "../src/crypto.js";
 import { applyRewind, planRewind } from "../src/rewind/rewind.js";
 import type { FileRestoreRecord } from "../src/session/records.js";
 import { Session } from "../src/session/session.js";
 import { call, done, text } from "../src/testing/fake-client.js";
-import { contentHash } from "../src/trust/trust.js";
 import { fourKinds, latin1, recordsOf, trackedRunner } from "./support/changes.js";
 import { useTempDirs } from "./support/temp.js";
 

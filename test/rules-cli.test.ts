@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { rulesFile } from "../src/cli/rules-command.js";
+import { rulesFile } from "../src/app/rules.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { runBin, sessionFiles, sessionRecords, toolResults, useCliSetup } from "./support/cli.js";
 import { converse, hasScript } from "./support/pty.js";

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { rulesFile } from "../src/cli/rules-command.js";
+import { rulesFile } from "../src/app/rules.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { runBin, sessionFiles, sessionRecords, useCliSetup } from "./support/cli.js";
 import { realSandbox } from "./support/sandbox.js";

@@ -19,9 +19,8 @@ async function runnerIn(dir: string, client: FakeClient, env: NodeJS.ProcessEnv 
   const journal = new Journal(store);
   const runner = new SessionRunner({
     client,
-    tools: [],
     journal,
-    system: async () => "system",
+    turn: async () => ({ system: "system", tools: [] }),
     info: { model: "m", workspace: "/ws", sandbox: "off" },
   });
   return { runner, journal };

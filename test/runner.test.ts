@@ -57,10 +57,9 @@ async function setUp() {
   ]);
   const runner = new SessionRunner({
     client,
-    tools: [manual],
     beforeToolCall: policy,
     journal,
-    system: async () => "be brief",
+    turn: async () => ({ system: "be brief", tools: [manual] }),
     info: { model: "m", workspace: "/ws", sandbox: "off" },
     retry: { policy: { attempts: 3, firstDelayMs: 1, maxDelayMs: 1 }, env: {} },
     now: clock(),
@@ -79,8 +78,8 @@ describe("SessionRunner", () => {
     await runner.compact("keep the manual's name", { onEvent: (e) => compacted.push(e) });
     const two = await runner.runTurn("and now?", { onEvent: (e) => second.push(e) });
 
-    expect(one).toEqual({ status: "completed", text: "read it" });
-    expect(two).toEqual({ status: "completed", text: "still here" });
+    expect(one).toEqual({ status: "completed", stop: "end_turn", text: "read it" });
+    expect(two).toEqual({ status: "completed", stop: "end_turn", text: "still here" });
     const user = { role: "user", content: "read the manual" };
     const round = {
       role: "assistant",
@@ -177,9 +176,8 @@ describe("SessionRunner", () => {
     });
     const runner = new SessionRunner({
       client: new FakeClient([]),
-      tools: [],
       journal: new Journal(failing),
-      system: async () => "",
+      turn: async () => ({ system: "", tools: [] }),
       info: { model: "m", workspace: "/ws", sandbox: "off" },
     });
     const result = await runner.runTurn("hello");

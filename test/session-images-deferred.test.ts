@@ -1,8 +1,9 @@
 import { symlink, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { UpdateMapper } from "../src/cli/acp/updates.js";
+import { UpdateMapper } from "../src/acp/updates.js";
 import { messageTokens } from "../src/compaction/size.js";
+import { contentHash } from "../src/crypto.js";
 import { ImageBytesGone, readableData } from "../src/images.js";
 import type { TurnEvent } from "../src/runner/events.js";
 import { anthropicImageLimits, ImageBudgetClient } from "../src/runner/image-budget.js";
@@ -14,7 +15,6 @@ import type { ImagesRefusal } from "../src/session/records.js";
 import { readSession, Session } from "../src/session/session.js";
 import { SessionStore } from "../src/session/store.js";
 import { done, FakeClient, text, toolCall } from "../src/testing/fake-client.js";
-import { contentHash } from "../src/trust/trust.js";
 import type { ImagePart, Message, ModelClient } from "../src/types.js";
 import { redPrompt as prompt, red, writeSession as writeTo } from "./support/image-sessions.js";
 import { png } from "./support/images.js";
@@ -54,11 +54,10 @@ async function oneTurn(history: Message[], imagesRefused: ImagesRefusal[]) {
   const client = new FakeClient([[text("ok"), done]]);
   const runner = new SessionRunner({
     client,
-    tools: [],
     journal: new Journal(
       new SessionStore(dir, () => Session.create({ dir, workspace: "/ws", model: "m" })),
     ),
-    system: async () => "",
+    turn: async () => ({ system: "", tools: [] }),
     info: { model: "m", workspace: "/ws", sandbox: "off" },
     history,
     provider: "anthropic",

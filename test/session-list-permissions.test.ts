@@ -1,7 +1,7 @@
 import { chmod, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { allSessions } from "../src/cli/store.js";
+import { allSessions } from "../src/app/sessions.js";
 import { useTempDirs } from "./support/temp.js";
 
 /**

@@ -3,7 +3,7 @@ import type { FileHandle } from "node:fs/promises";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { sessionToResume } from "../src/cli/store.js";
+import { sessionToResume } from "../src/app/sessions.js";
 import { listSessions, readSession } from "../src/session/session.js";
 import { headOf } from "../src/text.js";
 import { useTempDirs } from "./support/temp.js";

@@ -1,9 +1,10 @@
 import { utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { allSessions, sessionToResume } from "../src/app/sessions.js";
 import { UsageError } from "../src/cli/args.js";
 import { PickerState, pickerKeys } from "../src/cli/picker.js";
-import { allSessions, formatSessions, sessionToResume } from "../src/cli/store.js";
+import { formatSessions } from "../src/cli/session-list.js";
 import { listSessions, Session } from "../src/session/session.js";
 import { sessionsDir } from "../src/session/store.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";

@@ -620,16 +620,16 @@ describe("session file on a failing disk", () => {
     const dir = join(base, "file", "sessions");
     await expect(newSession(dir)).rejects.toThrow(
       new Error(
-        `cannot create the session folder ${dir}: ENOTDIR (a part of that path is a file, not a folder)`,
+        `cannot create the session folder ${dir}: ENOTDIR (set MINI_AGENT_HOME to a folder you can write)`,
       ),
     );
   });
 
   it.each([
-    ["ENOSPC", "the disk is full: free some space"],
-    ["EDQUOT", "the disk quota is used up: free some space"],
-    ["EROFS", "the file system is read-only: choose a writable state folder (MINI_AGENT_HOME)"],
-    ["EACCES", "permission denied: make the folder writable or choose another (MINI_AGENT_HOME)"],
+    ["ENOSPC", "free space, or set MINI_AGENT_HOME to another folder"],
+    ["EDQUOT", "free space, or set MINI_AGENT_HOME to another folder"],
+    ["EROFS", "set MINI_AGENT_HOME to a folder you can write"],
+    ["EACCES", "make it writable, or set MINI_AGENT_HOME to a folder you can write"],
   ])("fails with %s in one line with a hint and leaves no file behind", async (code, hint) => {
     const dir = await tempDir();
     const create = Session.create({
@@ -661,8 +661,8 @@ describe("session file on a failing disk", () => {
       await session.append(user);
       const size = Buffer.byteLength(JSON.stringify({ type: "message", message: answer })) + 1;
       const failed = torn
-        ? `cannot write session file ${session.path}: only ${size >> 1} of ${size} bytes were written (the disk is probably full: free some space)`
-        : `cannot write session file ${session.path}: ENOSPC (the disk is full: free some space)`;
+        ? `cannot write session file ${session.path}: only ${size >> 1} of ${size} bytes were written (the disk is probably full: free space, or set MINI_AGENT_HOME to another folder)`
+        : `cannot write session file ${session.path}: ENOSPC (free space, or set MINI_AGENT_HOME to another folder)`;
       const error = await session.append(answer).catch((e: NodeJS.ErrnoException) => e);
       // A short write is a full disk in practice: it carries ENOSPC, so the CLI names the state
       // folder and what to do, as for a write that failed outright.

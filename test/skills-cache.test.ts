@@ -13,10 +13,11 @@ import {
 } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { contentHash } from "../src/crypto.js";
 import { skillCacheFile, skillCacheFolder } from "../src/skills/cache.js";
 import { discoverSkills, type SkillPlaces } from "../src/skills/discover.js";
 import { staleAfterMs, sweepCaches, sweepLimit } from "../src/skills/sweep.js";
-import { contentHash, loadTrust } from "../src/trust/trust.js";
+import { loadTrust } from "../src/trust/trust.js";
 import { useTempDirs } from "./support/temp.js";
 import { until } from "./support/until.js";
 

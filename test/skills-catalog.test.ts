@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cutNotice } from "../src/cli/skills.js";
+import { cutNotice } from "../src/app/skills.js";
 import { type CatalogCut, catalogBudget, cutLine, skillCatalog } from "../src/skills/catalog.js";
 import type { Skill } from "../src/skills/discover.js";
 import { visible } from "../src/visible.js";

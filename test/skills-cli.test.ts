@@ -195,7 +195,7 @@ describe("skills in the CLI", () => {
     );
     expect(systemText(server.requests[0]?.body)).not.toContain("<available_skills>");
     // Trusted through the trust record's API, as `mini-agent trust` records it.
-    const { contentHash } = await import("../src/trust/trust.js");
+    const { contentHash } = await import("../src/crypto.js");
     const trust = await loadTrust(join(home, "state"), workspace);
     await trust.trust([
       { kind: "skill", name: ".agents/skills/review/SKILL.md", hash: contentHash(text) },

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { mkdir, realpath, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RunSkills } from "../src/cli/skills.js";
+import { RunSkills } from "../src/app/skills.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { runBin, sessionFiles, sessionRecords, useCliSetup } from "./support/cli.js";
 import { useTempDirs } from "./support/temp.js";

@@ -1,7 +1,8 @@
 import { mkdir, readdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, contentHash, loadTrust, trustFile } from "../src/trust/trust.js";
+import { contentHash } from "../src/crypto.js";
+import { canonicalJson, loadTrust, trustFile } from "../src/trust/trust.js";
 import { useTempDirs } from "./support/temp.js";
 
 const tempDir = useTempDirs();

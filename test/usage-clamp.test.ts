@@ -32,9 +32,8 @@ async function runner(rounds: ModelEvent[][], tokenBudget: number) {
   const client = new FakeClient(rounds);
   const session = new SessionRunner({
     client,
-    tools: [echo],
     journal: new Journal(store),
-    system: async () => "",
+    turn: async () => ({ system: "", tools: [echo] }),
     info: { model: "m", workspace: "/ws", sandbox: "off" },
     tokenBudget,
   });
@@ -71,7 +70,11 @@ describe("usage a provider reports", () => {
       [[text("hi"), reported({ inputTokens: Number.POSITIVE_INFINITY, reasoningTokens: -3 })]],
       1_000,
     );
-    expect(await session.runTurn("go")).toEqual({ status: "completed", text: "hi" });
+    expect(await session.runTurn("go")).toEqual({
+      status: "completed",
+      stop: "end_turn",
+      text: "hi",
+    });
     expect(session.usage).toEqual({
       inputTokens: 0,
       outputTokens: 0,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { YoungGeneration } from "../src/cli/young-generation.js";
+import { YoungGeneration } from "../src/app/young-generation.js";
 import type { TurnEvent } from "../src/runner/events.js";
 
 /** A `YoungGeneration` whose flags are recorded, past `long` units. */

@@ -1,9 +1,11 @@
 import { isAbsolute, resolve } from "node:path";
+import { UsageError } from "../app/exit.js";
+import { isMode, type Mode, modes } from "../app/modes.js";
 import { MAX_COUNT, MAX_PROCESSES, MIN_CONTEXT_WINDOW, MIN_MEMORY } from "../config/bounds.js";
 import type { FileSettings, FromFile } from "../config/merge.js";
 import { sizeInBytes } from "../config/size.js";
 import type { Rule } from "../rules/rule.js";
-import type { SandboxLimits } from "../sandbox/bwrap.js";
+import type { SandboxLimits, SandboxMode } from "../sandbox/bwrap.js";
 import type { SkillFolder } from "../skills/discover.js";
 import type { ThinkingLevel } from "../types.js";
 import { shownURL } from "../url.js";
@@ -15,14 +17,11 @@ import {
   subcommandsFrom,
 } from "./commands.js";
 import { commandWords, type FlagValues, type ParsedFlags, parseFlags, rulesFrom } from "./flags.js";
-import { isMode, type Mode, modes } from "./modes.js";
-import { UsageError } from "./usage.js";
 
+export { exitCodes, UsageError } from "../app/exit.js";
 export type { ExportArgs } from "./commands.js";
-export { exitCodes, UsageError } from "./usage.js";
 
 export type OutputFormat = "text" | "json" | "stream-json";
-export type SandboxFlag = "auto" | "required" | "off";
 
 /** Where each configurable value came from: `--model`, `MINI_AGENT_MODEL`, a file, `default`. */
 export type ArgSources = Partial<Record<SourcedField, string>>;
@@ -49,7 +48,7 @@ export interface CliArgs extends Subcommands {
   mode: Mode;
   /** Rules of the configuration files, then of --allow and --deny, in the order given. */
   rules: Rule[];
-  sandbox: SandboxFlag;
+  sandbox: SandboxMode;
   /** Absolute paths hidden inside the sandbox, besides the credential stores. */
   sandboxHide: string[];
   sandboxLimits: SandboxLimits;
@@ -289,7 +288,7 @@ function sandboxFrom(values: FlagValues, files: FileSettings, cwd: string, pick:
     ...(processes !== undefined && { processes }),
     ...(memoryBytes !== undefined && { memoryBytes }),
   };
-  return { sandbox: sandbox as SandboxFlag, sandboxHide, sandboxLimits };
+  return { sandbox: sandbox as SandboxMode, sandboxHide, sandboxLimits };
 }
 
 function numbersFrom(values: FlagValues, files: FileSettings, pick: Pick) {

@@ -1,5 +1,5 @@
+import { UsageError } from "../app/exit.js";
 import type { FlagValues, OptionName } from "./flags.js";
-import { UsageError } from "./usage.js";
 
 export interface ExportArgs {
   /** The session to export; the newest of the folder when absent. */

@@ -1,5 +1,6 @@
 import { realpath } from "node:fs/promises";
 import { homedir } from "node:os";
+import { defaultModel } from "../app/provider.js";
 import { type LoadedConfig, userConfigFile } from "../config/load.js";
 import type { FileSettings } from "../config/merge.js";
 import { ConfigError, parseConfigText } from "../config/parse.js";
@@ -11,7 +12,6 @@ import { loadTrust, type TrustEntry } from "../trust/trust.js";
 import { visible } from "../visible.js";
 import { type CliArgs, exitCodes, UsageError } from "./args.js";
 import { type Configured, mergedSettings } from "./configured.js";
-import { defaultModel } from "./provider.js";
 
 type Out = (text: string) => void;
 
@@ -138,7 +138,7 @@ async function untrustedOfWorkspace(
   settings: FileSettings,
 ): Promise<{ items: Trustable[]; problems: string[] }> {
   const [{ projectMcpServers }, { splitByTrust }, { discoverSkills }] = await Promise.all([
-    import("./mcp-sources.js"),
+    import("../app/mcp-sources.js"),
     import("../mcp/config.js"),
     import("../skills/discover.js"),
   ]);

@@ -1,6 +1,7 @@
 import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import { isatty } from "node:tty";
+import { workspaceFolder } from "../app/workspace.js";
 import { type ConfigLayer, type LoadedConfig, loadConfig } from "../config/load.js";
 import { type FileSettings, mergeConfig } from "../config/merge.js";
 import { ConfigError } from "../config/parse.js";
@@ -10,7 +11,6 @@ import { stateHome } from "../session/store.js";
 import { visible } from "../visible.js";
 import { type CliArgs, resolveArgs, UsageError } from "./args.js";
 import { commandWords, type ParsedFlags } from "./flags.js";
-import { workspaceFolder } from "./workspace.js";
 
 /** The arguments of a run with the configuration files under them, and what the files said. */
 export interface Configured {

@@ -1,8 +1,8 @@
+import { isMode, type Mode } from "../app/modes.js";
 import { firstDuplicateKey } from "../json-duplicates.js";
 import { RuleError, ruleWords } from "../rules/rule.js";
 import { isToolName } from "./commands.js";
 import { type Configuration, explainCommand, type SourcedRule } from "./explain.js";
-import { isMode, type Mode } from "./modes.js";
 
 /**
  * `mini-agent rules explain --stdin`: one command a line in, one JSON line out for each, in

@@ -1,10 +1,10 @@
+import type { Mode } from "../app/modes.js";
+import { cliPolicy, type Question, serverPattern } from "../app/policy.js";
 import type { Rule } from "../rules/rule.js";
 import { showRule } from "../rules/rule.js";
 import type { ToolCall } from "../types.js";
 import { visible } from "../visible.js";
 import { isToolName } from "./commands.js";
-import type { Mode } from "./modes.js";
-import { cliPolicy, type Question, serverPattern } from "./policy.js";
 
 /**
  * `mini-agent rules explain`: what a run in a given configuration would decide for one bash

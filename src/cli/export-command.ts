@@ -1,13 +1,13 @@
 import { constants } from "node:fs";
 import { copyFile, link, lstat, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
+import { sessionToResume } from "../app/sessions.js";
 import { randomHex } from "../crypto.js";
 import { ExportError, readForExport, writeExport } from "../export/export.js";
 import { sessionsDir } from "../session/store.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { visible } from "../visible.js";
 import { type ExportArgs, exitCodes, UsageError } from "./args.js";
-import { sessionToResume } from "./store.js";
 
 /**
  * `mini-agent export [ID] [--format html|md] [-o FILE] [--force]`: the newest session of this

@@ -1,5 +1,5 @@
+import { UsageError } from "../app/exit.js";
 import { type Rule, RuleError, ruleWords } from "../rules/rule.js";
-import { UsageError } from "./usage.js";
 
 /** The command line's flags: their definitions (`--help` lists them) and their parser. */
 

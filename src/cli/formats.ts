@@ -1,11 +1,11 @@
-import type { OutputFormat } from "./args.js";
 import {
   bashSkippedNotice,
   imagesHeldBackNotice,
   mcpStatusNotice,
   retryNotice,
   unkeptNotice,
-} from "./notices.js";
+} from "../app/notices.js";
+import type { OutputFormat } from "./args.js";
 import { jsonLine, type Output, type Streams } from "./output.js";
 import { streamJsonOutput } from "./stream-json.js";
 import { textOutput } from "./terminal/text-output.js";

@@ -1,8 +1,8 @@
 import { Value } from "@sinclair/typebox/value";
+import type { Answer, Question } from "../app/policy.js";
+import { imageFile, inlineImage } from "../app/prompt-images.js";
 import type { ImageAttachment } from "../images.js";
 import type { ToolCall } from "../types.js";
-import { imageFile, inlineImage } from "./images.js";
-import type { Answer, Question } from "./policy.js";
 import type { Prompt } from "./prompt-loop.js";
 import { type InputLine, InputLineSchema, type OutputEvent } from "./stream-json-protocol.js";
 

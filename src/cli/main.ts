@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
 import { isAbsolute } from "node:path";
+import { describeError } from "../app/errors.js";
+import { endWithStdin, Stopper } from "../app/signals.js";
 import { stateHome } from "../state-home.js";
 import { scrubURLs } from "../url.js";
 import { exitCodes } from "./args.js";
-import { describeError } from "./errors.js";
 import { commandWords, type ParsedFlags, parseFlags } from "./flags.js";
 import { usage } from "./help.js";
-import { endWithStdin, Stopper } from "./signals.js";
+import { agentSettings } from "./settings.js";
 
 /**
  * The `mini-agent` command. This file stays light: `--version` and `--help` load nothing else,
@@ -64,8 +65,10 @@ async function main(argv: string[], stopper: Stopper): Promise<number> {
     }
     if (args.acpCommand) {
       // The editor names each session's folder; the protocol owns stdout from here on.
-      const { acpCommand } = await import("./acp/agent.js");
-      return await acpCommand(args, version(), stopper);
+      const { acpCommand } = await import("../acp/agent.js");
+      const settings = agentSettings(args, process.env);
+      const { approvalTimeoutMs } = args;
+      return await acpCommand({ settings, approvalTimeoutMs }, version(), stopper);
     }
     if (args.exportCommand) {
       const { exportCommand } = await import("./export-command.js");

@@ -1,16 +1,16 @@
-import { trustEntriesOf } from "../mcp/config.js";
-import type { McpServerStatus } from "../mcp/index.js";
-import { stateHome } from "../session/store.js";
-import { visible } from "../visible.js";
-import { type CliArgs, exitCodes, UsageError } from "./args.js";
-import { runStatus, serverLine } from "./mcp.js";
+import { runStatus, serverLine } from "../app/mcp.js";
 import {
   mcpProjectRoot,
   mcpSources,
   projectMcpServers,
   type SourcedServer,
-} from "./mcp-sources.js";
-import { mcpStatusLine } from "./notices.js";
+} from "../app/mcp-sources.js";
+import { mcpStatusLine } from "../app/notices.js";
+import { trustEntriesOf } from "../mcp/config.js";
+import type { McpServerStatus } from "../mcp/index.js";
+import { stateHome } from "../session/store.js";
+import { visible } from "../visible.js";
+import { type CliArgs, exitCodes, UsageError } from "./args.js";
 
 /**
  * `mini-agent mcp list | trust NAME | untrust NAME`. `list` connects the servers that may run

@@ -1,6 +1,6 @@
 import { listSessions, type SessionSummary } from "../session/session.js";
 import { UsageError } from "./args.js";
-import { sessionRow } from "./store.js";
+import { sessionRow } from "./session-list.js";
 import { fitColumns } from "./terminal/columns.js";
 
 /**

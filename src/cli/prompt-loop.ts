@@ -1,12 +1,12 @@
+import { describeError } from "../app/errors.js";
+import { type ModeState, modeCommand } from "../app/modes.js";
+import { compactedLine } from "../app/notices.js";
+import type { Stopper } from "../app/signals.js";
 import type { ImageAttachment } from "../images.js";
 import type { TurnStatus } from "../runner/events.js";
 import type { SessionRunner } from "../runner/runner.js";
 import { sweepOrphansOnce } from "../sandbox/reaper.js";
 import { exitCodes } from "./args.js";
-import { describeError } from "./errors.js";
-import { type ModeState, modeCommand } from "./modes.js";
-import { compactedLine } from "./notices.js";
-import type { Stopper } from "./signals.js";
 import { helpText, type LineIntent, lineIntent, unknownCommand } from "./slash-commands.js";
 import type { SessionStatus } from "./terminal/status-line.js";
 import { runEnds, statusCode } from "./turn.js";

@@ -1,4 +1,6 @@
 import { basename } from "node:path";
+import { sessionToResume } from "../app/sessions.js";
+import type { Stopper } from "../app/signals.js";
 import {
   applyRewind,
   type FileAction,
@@ -20,8 +22,6 @@ import { headOf } from "../text.js";
 import { visible } from "../visible.js";
 import { exitCodes, UsageError } from "./args.js";
 import type { RewindArgs } from "./commands.js";
-import type { Stopper } from "./signals.js";
-import { sessionToResume } from "./store.js";
 
 /**
  * `mini-agent rewind [ID] --to N [--files-only | --conversation-only] [--dry-run]`: in the

@@ -1,36 +1,12 @@
-import { basename, join } from "node:path";
-import { sha256Hex } from "../crypto.js";
+import { asUsage, rulesFile } from "../app/rules.js";
 import { addRules, readRules, removeRule } from "../rules/file.js";
-import { type Rule, RuleError, ruleWords, showRule } from "../rules/rule.js";
+import { type Rule, ruleWords, showRule } from "../rules/rule.js";
 import { resolveSandbox } from "../sandbox/bwrap.js";
-import { stateHome } from "../session/store.js";
 import { visible } from "../visible.js";
 import { exitCodes, UsageError } from "./args.js";
 import type { Configured } from "./configured.js";
 import { explainCommand, explanationText, type SourcedRule } from "./explain.js";
 import { type ExplainSetup, explainLines } from "./explain-lines.js";
-import type { RuleBook } from "./policy.js";
-
-/**
- * The rules file of a workspace: `$MINI_AGENT_HOME/workspaces/<name>-<hash>/rules.json`, in the
- * user's state (which the file tools refuse and the sandbox hides), never in the workspace.
- */
-export function rulesFile(env: NodeJS.ProcessEnv, workspace: string): string {
-  const hash = sha256Hex(workspace).slice(0, 12);
-  const name = basename(workspace).replace(/[^\w.-]/g, "_") || "root";
-  return join(stateHome(env), "workspaces", `${name}-${hash}`, "rules.json");
-}
-
-/** The rules of a run: the file's (read once, grown by "always"), then the flags'. */
-export async function ruleBook(file: string, flags: Rule[]): Promise<RuleBook> {
-  let saved = await asUsage(readRules(file));
-  return {
-    current: () => [...saved, ...flags],
-    save: async (rules) => {
-      saved = await addRules(file, rules);
-    },
-  };
-}
 
 /** `mini-agent rules [list]`, `rules remove N`, `rules explain "COMMAND"` or `--stdin`. */
 export async function rulesCommand(
@@ -129,13 +105,4 @@ async function explainSetup(
         }),
     },
   };
-}
-
-/** A rules file that cannot be read as rules is a configuration error: exit 2, one line. */
-async function asUsage<T>(work: Promise<T>): Promise<T> {
-  try {
-    return await work;
-  } catch (error) {
-    throw error instanceof RuleError ? new UsageError(error.message) : error;
-  }
 }

@@ -1,12 +1,12 @@
 import { homedir } from "node:os";
+import { contextWindowFor } from "../app/compaction.js";
+import { defaultModel } from "../app/provider.js";
+import { cutNotice, warningLine } from "../app/skills.js";
 import { stateHome } from "../session/store.js";
 import { catalogBudget, skillCatalog } from "../skills/catalog.js";
 import { discoverSkills } from "../skills/discover.js";
 import { visible } from "../visible.js";
 import { type CliArgs, exitCodes } from "./args.js";
-import { contextWindowFor } from "./compaction.js";
-import { defaultModel } from "./provider.js";
-import { cutNotice, warningLine } from "./skills.js";
 
 /**
  * `mini-agent skills`: every skill found for this folder (scope, name, location, description,

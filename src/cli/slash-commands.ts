@@ -1,5 +1,5 @@
+import { compactCommand } from "../app/compaction.js";
 import { visible } from "../visible.js";
-import { compactCommand } from "./compaction.js";
 
 /**
  * What a line typed at the interactive prompt asks for. A line is a command when it starts with

@@ -1,5 +1,5 @@
 import { type Static, type TProperties, Type } from "@sinclair/typebox";
-import { IMAGE_MEDIA_TYPES } from "../message-schema.js";
+import { IMAGE_MEDIA_TYPES, UsageSchema as SessionUsage } from "../message-schema.js";
 
 /**
  * The `stream-json` protocol, version 1: the lines mini-agent writes on stdout with
@@ -24,17 +24,8 @@ const line = <K extends string, T extends TProperties>(
     { additionalProperties: false, description },
   );
 
-const UsageSchema = Type.Object(
-  {
-    inputTokens: Type.Integer({ minimum: 0 }),
-    outputTokens: Type.Integer({ minimum: 0 }),
-    cacheReadTokens: Type.Optional(Type.Integer({ minimum: 0 })),
-    cacheWriteTokens: Type.Optional(Type.Integer({ minimum: 0 })),
-    /** Of `outputTokens`, those spent reasoning, when the provider reports them. */
-    reasoningTokens: Type.Optional(Type.Integer({ minimum: 0 })),
-  },
-  { additionalProperties: false },
-);
+/** A request's usage as the session records it, each count made whole (`wholeUsage`). */
+const UsageSchema = Type.Object(SessionUsage.properties, { additionalProperties: false });
 
 const CallProperties = {
   /** The call id: `approval_request`, `approval`, `tool_start` and `tool_result` refer to it. */

@@ -1,12 +1,12 @@
-import { assertNever } from "../runner/events.js";
-import { encodeLine } from "../session/encode.js";
 import {
   bashSkippedNotice,
   imagesHeldBackNotice,
   mcpStatusNotice,
   retryNotice,
   unkeptNotice,
-} from "./notices.js";
+} from "../app/notices.js";
+import { assertNever } from "../assert-never.js";
+import { encodeLine } from "../session/encode.js";
 import type { Output, Streams } from "./output.js";
 import { type OutputEvent, STREAM_JSON_VERSION } from "./stream-json-protocol.js";
 

@@ -1,3 +1,7 @@
+import { describeError } from "../app/errors.js";
+import { compactedLine } from "../app/notices.js";
+import type { Stopper } from "../app/signals.js";
+import { youngGeneration } from "../app/young-generation.js";
 import type { ImageAttachment } from "../images.js";
 import { budgetStop } from "../runner/budget.js";
 import type { TurnEvent, TurnStatus } from "../runner/events.js";
@@ -5,11 +9,7 @@ import type { SessionRunner } from "../runner/runner.js";
 import { secretRedactor } from "../secrets.js";
 import { scrubURLs } from "../url.js";
 import { exitCodes } from "./args.js";
-import { describeError } from "./errors.js";
-import { compactedLine } from "./notices.js";
 import type { Output, TurnSummary } from "./output.js";
-import type { Stopper } from "./signals.js";
-import { youngGeneration } from "./young-generation.js";
 
 /**
  * A call denied because the person closed the input (Ctrl-D at the question) ends its turn,

@@ -1,7 +1,7 @@
 import { basename, resolve } from "node:path";
+import { typedImageFile } from "../app/prompt-images.js";
 import type { ImageAttachment } from "../images.js";
 import { visible } from "../visible.js";
-import { typedImageFile } from "./images.js";
 
 /**
  * Images named at the prompt of a terminal: a path to an image file typed or pasted (a file

@@ -1,10 +1,11 @@
 import { constants } from "node:fs";
 import { lstat, open, readlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { contentHash } from "../crypto.js";
 import { projectRoot } from "../project/root.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { firstInvalidUtf8 } from "../tools/utf8.js";
-import { contentHash, loadTrust, type TrustEntry } from "../trust/trust.js";
+import { loadTrust, type TrustEntry } from "../trust/trust.js";
 import { visible } from "../visible.js";
 import { ConfigError, parseConfigText } from "./parse.js";
 import type { ConfigFile } from "./schema.js";

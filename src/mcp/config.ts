@@ -1,13 +1,9 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
+import { contentHash } from "../crypto.js";
 import { firstDuplicateKey } from "../json-duplicates.js";
-import {
-  canonicalJson,
-  contentHash,
-  type TrustEntry,
-  type WorkspaceTrust,
-} from "../trust/trust.js";
+import { canonicalJson, type TrustEntry, type WorkspaceTrust } from "../trust/trust.js";
 
 /**
  * MCP server configuration in the shape every peer reads:

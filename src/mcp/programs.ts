@@ -1,7 +1,8 @@
 import { readFile, realpath, stat } from "node:fs/promises";
 import { relative, resolve } from "node:path";
+import { contentHash } from "../crypto.js";
 import { resolveCommand } from "../trust/command-files.js";
-import { canonicalJson, contentHash } from "../trust/trust.js";
+import { canonicalJson } from "../trust/trust.js";
 import type { McpServerConfig } from "./config.js";
 
 /**

@@ -7,6 +7,7 @@ import type {
   RawMessageStreamEvent,
   TextBlockParam,
 } from "@anthropic-ai/sdk/resources/messages";
+import { assertNever } from "../assert-never.js";
 import {
   admitCallEvents,
   type CallEvent,
@@ -23,7 +24,7 @@ import type {
   ToolSpec,
   Usage,
 } from "../types.js";
-import { ProviderError, streamErrorFrom } from "./provider-error.js";
+import { type ModelStop, ProviderError, streamErrorFrom } from "./provider-error.js";
 import { isResponsesReasoning } from "./responses-reasoning.js";
 
 /**
@@ -379,25 +380,23 @@ function checkStop(state: StreamState): void {
   if (!(supportedStopReasons as readonly string[]).includes(reason)) {
     const open = [...state.blocks.values()].some((b) => b.kind === "tool");
     const base = stopReasonErrors[reason] ?? `unsupported stop_reason ${JSON.stringify(reason)}`;
-    if (reason === "model_context_window_exceeded")
-      throw new ProviderError({
+    const stopped = (providerMessage: string, stop?: ModelStop) =>
+      new ProviderError({
         provider: "anthropic",
         kind: "stop",
         type: reason,
-        providerMessage: base,
+        providerMessage,
+        ...(stop && { stop }),
       });
+    if (reason === "model_context_window_exceeded") throw stopped(base);
+    if (reason === "refusal") throw stopped(base, "refusal");
     if (reason !== "max_tokens") throw new Error(base);
-    if (open) throw new Error(`${base}; the cut-off tool call was not run`);
-    throw new Error(
-      state.lastKind === "thinking" ? `${base}; it was cut off while thinking` : base,
-    );
+    if (open) throw stopped(`${base}; the cut-off tool call was not run`, "max_tokens");
+    const thinking = state.lastKind === "thinking";
+    throw stopped(thinking ? `${base}; it was cut off while thinking` : base, "max_tokens");
   }
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function assertNever(value: never): never {
-  throw new Error(`unexpected value: ${JSON.stringify(value)}`);
 }

@@ -6,7 +6,7 @@ import type {
 } from "openai/resources/chat/completions";
 import { admitCallEvents, callFromArguments, type RoundIds } from "../history/calls.js";
 import type { Message, ModelEvent, Reasoning, ResultPart, ToolSpec, Usage } from "../types.js";
-import { streamErrorFrom } from "./provider-error.js";
+import { type ModelStop, ProviderError, streamErrorFrom } from "./provider-error.js";
 import { isResponsesReasoning } from "./responses-reasoning.js";
 
 /**
@@ -232,10 +232,19 @@ export async function* toModelEventsFromOpenAI(
   if (finishReason === undefined) throw new Error("the model stream ended without a finish_reason");
   const failure = finishReasonErrors[finishReason];
   if (failure) {
-    if (finishReason !== "length") throw new Error(failure);
-    if (calls.length > 0) throw new Error(`${failure}; the cut-off tool call was not run`);
+    const stopped = (providerMessage: string, stop: ModelStop) =>
+      new ProviderError({
+        provider: "openai",
+        kind: "stop",
+        type: finishReason,
+        providerMessage,
+        stop,
+      });
+    if (finishReason !== "length") throw stopped(failure, "refusal");
+    if (calls.length > 0)
+      throw stopped(`${failure}; the cut-off tool call was not run`, "max_tokens");
     const thinking = reasoning.text !== "" && textLength === 0;
-    throw new Error(thinking ? `${failure}; it was cut off while thinking` : failure);
+    throw stopped(thinking ? `${failure}; it was cut off while thinking` : failure, "max_tokens");
   }
   if (!["stop", "tool_calls", "function_call"].includes(finishReason)) {
     throw new Error(`unsupported finish_reason ${JSON.stringify(finishReason)}`);

@@ -13,8 +13,9 @@ export type ProviderName = "anthropic" | "openai" | "openai-responses";
  * - `stream`: the provider sent an error inside a stream that had started (Anthropic's
  *   `event: error`, an OpenAI-compatible in-band error, the Responses API's `error` event and
  *   `response.failed`);
- * - `stop`: the answer ended with a stop reason that says the request does not fit the context
- *   window (Anthropic's `model_context_window_exceeded`);
+ * - `stop`: the answer ended with a stop reason that is no answer: the model's output limit or a
+ *   refusal (`stop` says which), or the request does not fit the context window (Anthropic's
+ *   `model_context_window_exceeded`, `tooLong`);
  * - `connection`: no connection could be made (the SDK already tried again);
  * - `timeout`: no response headers in time (the SDK already tried again);
  * - `dropped`: the connection broke in the middle of the stream;
@@ -30,6 +31,13 @@ export type ProviderFailure =
   | "dropped"
   | "stalled"
   | "invalid-http";
+
+/**
+ * Why a model stopped before its answer was whole, as every adapter names it: its output limit
+ * (Anthropic's `max_tokens`, Chat Completions' `length`, the Responses API's
+ * `max_output_tokens`) or a refusal (Anthropic's `refusal`, a `content_filter` of OpenAI's APIs).
+ */
+export type ModelStop = "max_tokens" | "refusal";
 
 /** The provider's "this request does not fit the context window", with the sizes it names. */
 export interface ContextOverflow {
@@ -51,6 +59,8 @@ export interface ProviderErrorInit {
   retryAfterMs?: number | undefined;
   /** The provider said not to try again (`x-should-retry: false`). */
   noRetry?: boolean;
+  /** For `kind: "stop"`: the model's output limit or a refusal. */
+  stop?: ModelStop;
   /** What the SDK or the transport threw. */
   cause?: unknown;
 }
@@ -101,6 +111,8 @@ export class ProviderError extends Error {
    * `This model's maximum context length is M tokens. However, your messages resulted in N tokens.`
    */
   readonly tooLong: ContextOverflow | undefined;
+  /** Why the model stopped, for `kind: "stop"` when it was its output limit or a refusal. */
+  readonly stop: ModelStop | undefined;
 
   constructor(init: ProviderErrorInit) {
     const { status, providerMessage } = init;
@@ -116,6 +128,7 @@ export class ProviderError extends Error {
     this.retryAfterMs = init.retryAfterMs;
     this.retryable = init.noRetry !== true && mayPass(init);
     this.tooLong = overflowOf(init);
+    this.stop = init.stop;
   }
 }
 

@@ -6,6 +6,7 @@ import type {
   ResponseStreamEvent,
   ResponseUsage,
 } from "openai/resources/responses/responses";
+import { assertNever } from "../assert-never.js";
 import { admitCallEvents, callFromArguments, type RoundIds } from "../history/calls.js";
 import type {
   Message,
@@ -16,7 +17,7 @@ import type {
   ToolSpec,
   Usage,
 } from "../types.js";
-import { streamErrorFrom } from "./provider-error.js";
+import { type ModelStop, ProviderError, streamErrorFrom } from "./provider-error.js";
 import { responsesReasoningData, responsesReasoningFor } from "./responses-reasoning.js";
 
 /**
@@ -239,10 +240,23 @@ export async function* toModelEventsFromResponses(
         const reason = event.response.incomplete_details?.reason ?? "unknown";
         const failure =
           incompleteErrors[reason] ?? `the response ended incomplete (${JSON.stringify(reason)})`;
+        const stopped = (providerMessage: string, stop: ModelStop) =>
+          new ProviderError({
+            provider: "openai-responses",
+            kind: "stop",
+            type: reason,
+            providerMessage,
+            stop,
+          });
+        if (reason === "content_filter") throw stopped(failure, "refusal");
         if (reason !== "max_output_tokens") throw new Error(failure);
-        if (state.calls.size > 0) throw new Error(`${failure}; the cut-off tool call was not run`);
+        if (state.calls.size > 0)
+          throw stopped(`${failure}; the cut-off tool call was not run`, "max_tokens");
         const thinking = state.reasoning.size > 0 && state.textLength === 0;
-        throw new Error(thinking ? `${failure}; it was cut off while thinking` : failure);
+        throw stopped(
+          thinking ? `${failure}; it was cut off while thinking` : failure,
+          "max_tokens",
+        );
       }
       case "response.failed": {
         const error = event.response.error;
@@ -322,8 +336,4 @@ function usageOf(usage: ResponseUsage | undefined): Usage | undefined {
     ...(cached > 0 && { cacheReadTokens: cached }),
     ...(reasoning > 0 && { reasoningTokens: reasoning }),
   };
-}
-
-function assertNever(value: never): never {
-  throw new Error(`unexpected message ${JSON.stringify(value)}`);
 }

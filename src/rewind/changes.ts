@@ -1,13 +1,13 @@
 import { realpathSync } from "node:fs";
 import { lstat } from "node:fs/promises";
 import { dirname, relative } from "node:path";
+import { contentHash } from "../crypto.js";
 import { strictlyWithin } from "../paths.js";
 import { BlobStore, snapshotStoreFor } from "../session/blobs.js";
 import type { BashChange, FileBefore, FileChange, NodeState } from "../session/records.js";
 import { openResolved } from "../tools/open.js";
 import { type BoundaryOptions, type Resolved, resolveInWorkspace } from "../tools/path.js";
 import { digestFile } from "../tools/seen.js";
-import { contentHash } from "../trust/trust.js";
 import type { Tool, ToolCall, ToolResult } from "../types.js";
 import { changesBetween, type Walk, WorkspaceSnapshot } from "./snapshot.js";
 

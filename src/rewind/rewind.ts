@@ -1,13 +1,13 @@
 import { constants } from "node:fs";
 import { access, lstat, readdir, realpath, unlink } from "node:fs/promises";
 import { basename, dirname, join, relative } from "node:path";
+import { contentHash } from "../crypto.js";
 import { strictlyWithin } from "../paths.js";
 import { BlobStore, snapshotStoreFor } from "../session/blobs.js";
 import type { FileRestoreRecord } from "../session/records.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { writeAtomic } from "../tools/files.js";
 import { type BoundaryOptions, displayPath, type Resolved } from "../tools/path.js";
-import { contentHash } from "../trust/trust.js";
 import { visible } from "../visible.js";
 import { DEFAULT_FILE_CAP, type FileState, type ReadState, sameState } from "./changes.js";
 import { shortDiff } from "./diff.js";

@@ -111,14 +111,27 @@ export type TurnStatus =
   | "error"
   | "compaction_failed";
 
+/**
+ * Why a turn stopped, one value for each reason a front end tells apart (the editor protocol's
+ * stop reasons, where it has one): `end_turn`, the model answered; `max_tokens`, it reached its
+ * output limit; `refusal`, it refused or a content filter stopped it; `max_turns`;
+ * `budget_exceeded`; `cancelled`, the turn was aborted; `error`, anything else (`error` says what).
+ */
+export type StopReason =
+  | "end_turn"
+  | "max_tokens"
+  | "refusal"
+  | "max_turns"
+  | "budget_exceeded"
+  | "cancelled"
+  | "error";
+
 /** What `runTurn` resolves to. `error` is the thrown value, for the caller to describe. */
 export interface TurnResult {
   status: TurnStatus;
+  /** Why it stopped, read from the status and, for an error, from what was thrown. */
+  stop: StopReason;
   /** The model's final answer when `completed`; what it said last otherwise. */
   text: string;
   error?: unknown;
-}
-
-export function assertNever(value: never): never {
-  throw new Error(`unexpected value: ${JSON.stringify(value)}`);
 }

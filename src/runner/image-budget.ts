@@ -1,3 +1,4 @@
+import type { ImageTokenRule } from "../compaction/size.js";
 import { IMAGE_GONE, imageFacts, readableData } from "../images.js";
 import type { ImagePart, ModelClient, ModelEvent, ModelRequest } from "../types.js";
 import { holdingBack, imagesOf, withoutImages } from "./images.js";
@@ -19,6 +20,23 @@ export const anthropicImageLimits: ImageRequestLimits = {
   many: { over: 20, side: 2000 },
 };
 export const openaiImageLimits: ImageRequestLimits = { images: 500, bytes: 50_000_000 };
+
+/**
+ * What a provider's API takes of images, told by whoever builds its client: one request's limits,
+ * and the rule compaction counts an image's tokens by.
+ */
+export interface ProviderImages {
+  limits: ImageRequestLimits;
+  tokenRule: ImageTokenRule;
+}
+
+/** The Messages API's. */
+export const anthropicImages: ProviderImages = {
+  limits: anthropicImageLimits,
+  tokenRule: "anthropic",
+};
+/** Chat Completions' and the Responses API's. */
+export const openaiImages: ProviderImages = { limits: openaiImageLimits, tokenRule: "openai" };
 
 /** Room kept for what an adapter adds around the history (its JSON, the request's fields). */
 const MARGIN = 1_000_000;

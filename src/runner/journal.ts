@@ -1,6 +1,7 @@
+import { assertNever } from "../assert-never.js";
 import type { SessionHeader, SessionRecord } from "../session/records.js";
 import type { SessionStore } from "../session/store.js";
-import { assertNever, type TurnEvent } from "./events.js";
+import type { TurnEvent } from "./events.js";
 
 /** What renders a turn's events: a terminal, a JSON stream, an editor. */
 export type TurnListener = (event: TurnEvent) => void;

@@ -1,10 +1,11 @@
 import { runAgent } from "../agent.js";
+import { assertNever } from "../assert-never.js";
 import { monotonicMs } from "../clock.js";
 import { CompactingClient } from "../compaction/client.js";
 import { type Compaction, CompactionError } from "../compaction/record.js";
-import type { ImageTokenRule } from "../compaction/size.js";
 import { normalizeHistory } from "../history/normalize.js";
 import type { ImageAttachment } from "../images.js";
+import { ProviderError } from "../providers/provider-error.js";
 import type { FileChanges } from "../rewind/changes.js";
 import type { ImagesRefusal } from "../session/records.js";
 import type {
@@ -17,8 +18,8 @@ import type {
   Usage,
 } from "../types.js";
 import { BudgetClient, budgetStop } from "./budget.js";
-import type { SessionInfo, TurnResult, TurnStatus } from "./events.js";
-import { anthropicImageLimits, ImageBudgetClient, openaiImageLimits } from "./image-budget.js";
+import type { SessionInfo, StopReason, TurnResult, TurnStatus } from "./events.js";
+import { anthropicImageLimits, ImageBudgetClient, type ProviderImages } from "./image-budget.js";
 import { ImageFallbackClient } from "./images.js";
 import type { Journal, TurnListener } from "./journal.js";
 import { type RetryPolicy, retryLostRound } from "./retry.js";
@@ -30,12 +31,21 @@ export interface SessionRunnerOptions {
    * whole, recorded), the token budget, compaction (recorded), and a round lost to a passing failure run again.
    */
   client: ModelClient;
-  tools: Tool[];
   beforeToolCall?: BeforeToolCall;
   /** Where every event goes: the session file, then the running turn's listener. */
   journal: Journal;
-  /** The system prompt, asked before each turn (project instructions are read again). */
-  system: () => Promise<string>;
+  /**
+   * What each turn starts with, asked once before it (and before `/compact`): the system prompt
+   * (project instructions read again, say) and the turn's tools. The loop gets a frozen copy of
+   * the list, so nothing changes the tools of a running turn.
+   */
+  turn: () => Promise<TurnStart>;
+  /**
+   * The system prompt alone, built again for the first request after a compaction made during a
+   * turn (what it says of the compaction: the text of the skills used before it). Without it the
+   * turn's prompt goes on as it was.
+   */
+  system?: () => Promise<string>;
   /** Announced in the first turn's `session` event; the id is the journal's session. */
   info: Omit<SessionInfo, "id">;
   /** A resumed session's valid history, and the compaction it was loaded from. */
@@ -56,15 +66,25 @@ export interface SessionRunnerOptions {
   seen?: { clear(): void };
   /** Lost rounds: attempts and waits, and what removes secrets from a failure's reason. */
   retry?: { policy?: RetryPolicy; baseURL?: string; env?: NodeJS.ProcessEnv };
-  /**
-   * The provider's name, kept with a refusal of images beside `info.model` (`ImageFallbackClient`);
-   * `anthropic`, `openai` and `openai-responses` also choose how compaction counts an image.
-   */
+  /** The provider's name, kept with a refusal of images beside `info.model` (`ImageFallbackClient`). */
   provider?: string;
+  /**
+   * What the provider's API takes of images, from whoever built `client` (`anthropicImages`,
+   * `openaiImages`): each request is kept within its limits, and compaction counts an image by its
+   * rule. Without it, requests keep within Anthropic's limits (the stricter) and an image counts as
+   * the larger of the two rules.
+   */
+  images?: ProviderImages;
   /** A resumed session's refusals of images: a provider and model listed gets placeholders. */
   imagesRefused?: readonly ImagesRefusal[];
   /** Milliseconds from a fixed point, for a turn's duration (`monotonicMs` unless a test sets it). */
   now?: () => number;
+}
+
+/** What a turn starts with: its system prompt and its tools. */
+export interface TurnStart {
+  system: string;
+  tools: readonly Tool[];
 }
 
 export interface TurnOptions {
@@ -118,7 +138,7 @@ export class SessionRunner {
     // Then each request keeps within its API's limits on images, the oldest held back.
     const images = new ImageBudgetClient(
       fallback,
-      provider === "anthropic" ? anthropicImageLimits : openaiImageLimits,
+      options.images?.limits ?? anthropicImageLimits,
       (count) => journal.record({ type: "images_held_back", count }),
       (part) => fallback.sends(part),
     );
@@ -126,7 +146,7 @@ export class SessionRunner {
     const budgeted =
       tokenBudget === undefined ? this.counter : new BudgetClient(this.counter, tokenBudget);
     const prompted: ModelClient = { stream: (request) => this.withFreshSystem(budgeted, request) };
-    const imageRule = imageRuleOf(provider);
+    const imageRule = options.images?.tokenRule;
     this.compacting = new CompactingClient(prompted, {
       ...(contextWindow !== undefined && { contextWindow }),
       ...(imageRule && { imageRule }),
@@ -168,12 +188,13 @@ export class SessionRunner {
   }
 
   private async oneTurn(prompt: string, turn: TurnOptions): Promise<TurnResult> {
-    const { journal, tools, beforeToolCall, changes, maxTurns = 50, retry = {} } = this.options;
+    const { journal, beforeToolCall, changes, maxTurns = 50, retry = {} } = this.options;
     const signal = turn.signal ?? new AbortController().signal;
     const stopListening = journal.listen(turn.onEvent);
     const now = this.options.now ?? monotonicMs;
     const started = now();
-    const end = async (result: TurnResult): Promise<TurnResult> => {
+    const end = async (ended: Omit<TurnResult, "stop">): Promise<TurnResult> => {
+      const result = { ...ended, stop: stopOf(ended.status, ended.error) };
       // A turn whose prompt never reached a session, or whose record could not be written,
       // leaves the file as it is: no record of its end either.
       if (journal.sessionId === undefined || journal.writeFailed) return result;
@@ -183,7 +204,9 @@ export class SessionRunner {
         return result;
       } catch (error) {
         // A turn that failed already says why; one that did not fails now, for the same reason.
-        return result.status === "error" ? result : { status: "error", text: "", error };
+        return result.status === "error"
+          ? result
+          : { status: "error", stop: "error", text: "", error };
       }
     };
     try {
@@ -197,7 +220,8 @@ export class SessionRunner {
       const sessionPath = journal.sessionPath;
       if (changes && sessionPath) changes.startTurn(sessionPath, (event) => journal.record(event));
       const builtFor = this.compacting.current;
-      const system = await this.options.system();
+      const { system, tools } = await this.options.turn();
+      const frozen = Object.freeze([...tools]);
       this.turnSystem = { text: system, builtFor };
       const start = this.history.length;
       const result = await retryLostRound({
@@ -209,7 +233,7 @@ export class SessionRunner {
         run: (client) =>
           runAgent({
             client,
-            tools,
+            tools: frozen,
             system,
             messages: this.history,
             ...(beforeToolCall && { beforeToolCall }),
@@ -238,12 +262,11 @@ export class SessionRunner {
   async compact(instructions: string | undefined, turn: TurnOptions = {}): Promise<void> {
     const stopListening = this.options.journal.listen(turn.onEvent);
     try {
-      const system = await this.options.system();
-      const tools = this.options.tools.map((tool) => tool.spec);
+      const { system, tools } = await this.options.turn();
       const request = {
         system,
         messages: this.history,
-        tools,
+        tools: tools.map((tool) => tool.spec),
         ...(turn.signal && { signal: turn.signal }),
       };
       await this.compacting.compact(request, instructions);
@@ -274,13 +297,19 @@ export class SessionRunner {
   ): AsyncGenerator<ModelEvent> {
     const turn = this.turnSystem;
     const current = this.compacting.current;
-    if (turn === undefined || request.system !== turn.text || current === turn.builtFor) {
+    const { system } = this.options;
+    if (
+      system === undefined ||
+      turn === undefined ||
+      request.system !== turn.text ||
+      current === turn.builtFor
+    ) {
       yield* inner.stream(request);
       return;
     }
     let rebuilt = this.rebuilt;
     if (rebuilt === undefined || rebuilt.builtFor !== current) {
-      rebuilt = { text: await this.options.system(), builtFor: current };
+      rebuilt = { text: await system(), builtFor: current };
       this.rebuilt = rebuilt;
     }
     yield* inner.stream({ ...request, system: rebuilt.text });
@@ -310,10 +339,23 @@ function userMessage(prompt: string, images: readonly ImageAttachment[]): Messag
   };
 }
 
-/** Whose rule counts an image for compaction: the provider's, when the runner knows it. */
-function imageRuleOf(provider: string): ImageTokenRule | undefined {
-  if (provider === "anthropic") return "anthropic";
-  return provider === "openai" || provider === "openai-responses" ? "openai" : undefined;
+/** Why a turn stopped: from its status, and for an error, from the model's stop the adapter told. */
+function stopOf(status: TurnStatus, error: unknown): StopReason {
+  switch (status) {
+    case "completed":
+      return "end_turn";
+    case "aborted":
+      return "cancelled";
+    case "max_turns":
+    case "budget_exceeded":
+      return status;
+    case "compaction_failed":
+      return "error";
+    case "error":
+      return (error instanceof ProviderError && error.stop) || "error";
+    default:
+      return assertNever(status);
+  }
 }
 
 function failedStatus(error: unknown): TurnStatus {

@@ -31,9 +31,8 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { randomHex, Sha256 } from "../crypto.js";
+import { contentHash, randomHex, Sha256 } from "../crypto.js";
 import { systemErrorMeaning } from "../system-errors.js";
-import { contentHash } from "../trust/trust.js";
 
 /** Bytes a session keeps out of line, all blobs together, unless the caller sets another cap. */
 export const DEFAULT_BLOB_CAP = 256 * 1024 * 1024;

@@ -5,6 +5,7 @@
  * U+FFFD before anything is written.
  * This module writes it; `read.ts` reads it, `records.ts` holds the records.
  */
+
 import {
   closeSync,
   fstatSync,
@@ -20,6 +21,7 @@ import type { Compaction } from "../compaction/record.js";
 import { cleanReasoning } from "../history/normalize.js";
 import { mapStrings } from "../map-strings.js";
 import { secretRedactor } from "../secrets.js";
+import { stateHint } from "../system-errors.js";
 import { wellFormed } from "../text.js";
 import type { Message } from "../types.js";
 import { BlobStore } from "./blobs.js";
@@ -150,7 +152,11 @@ export class Session {
         unlinkSync(path);
       }
       lock.release();
-      throw fd === undefined ? fileError("cannot create session file", path, error) : error;
+      throw fd === undefined
+        ? fileError("cannot create session file", path, error, {
+            EEXIST: "a session with this id exists",
+          })
+        : error;
     }
   }
 
@@ -279,28 +285,22 @@ function takeLock(path: string, id: string): SessionLock {
   }
 }
 
-const HINTS: Record<string, string> = {
-  ENOSPC: "the disk is full: free some space",
-  EDQUOT: "the disk quota is used up: free some space",
-  EROFS: "the file system is read-only: choose a writable state folder (MINI_AGENT_HOME)",
-  EACCES: "permission denied: make the folder writable or choose another (MINI_AGENT_HOME)",
-  EPERM: "permission denied: make the folder writable or choose another (MINI_AGENT_HOME)",
-  ENOTDIR: "a part of that path is a file, not a folder",
-  EEXIST: "a session with this id exists",
-};
+const SHORT_WRITE_HINT = `the disk is probably full: ${stateHint("ENOSPC")}`;
 
-const SHORT_WRITE_HINT = "the disk is probably full: free some space";
-
-/** A file system error as one line: what failed, where, the code and, for the usual ones, a hint. */
+/**
+ * A file system error as one line: what failed, where, the code and, for the usual ones, a hint
+ * (`stateHint`, unless `hints` has one of this call's own).
+ */
 function fileError(
   action: string,
   path: string,
   error: unknown,
-  hints: Record<string, string> = HINTS,
+  hints: Record<string, string> = {},
 ): Error {
   const code = (error as NodeJS.ErrnoException).code;
   const reason = code ?? String((error as Error).message).split("\n")[0];
-  const hint = code !== undefined && hints[code] ? ` (${hints[code]})` : "";
+  const known = code === undefined ? undefined : (hints[code] ?? stateHint(code));
+  const hint = known === undefined ? "" : ` (${known})`;
   return new Error(`${action} ${path}: ${reason}${hint}`, { cause: error });
 }
 
@@ -311,7 +311,6 @@ function openForAppend(path: string): number {
   } catch (error) {
     const denied = "permission denied: fix the file's owner or mode";
     throw fileError("cannot write to session file", path, error, {
-      ...HINTS,
       EACCES: denied,
       EPERM: denied,
     });

@@ -1,7 +1,7 @@
 import { basename, join } from "node:path";
 import { sha256Hex } from "../crypto.js";
 import { stateHome } from "../state-home.js";
-import { systemErrorMeaning } from "../system-errors.js";
+import { stateHint, systemErrorMeaning } from "../system-errors.js";
 import type { SessionHeader, SessionRecord } from "./records.js";
 import type { Session } from "./session.js";
 
@@ -18,9 +18,6 @@ export function sessionsDir(env: NodeJS.ProcessEnv, workspace: string): string {
 export class SessionWriteError extends Error {
   override name = "SessionWriteError";
 }
-
-const fullDisk = "free space, or set MINI_AGENT_HOME to another folder";
-const stateHints: Record<string, string> = { ENOSPC: fullDisk, EDQUOT: fullDisk };
 
 /**
  * The session of one run, created only when its first record is written, so a run that fails
@@ -58,9 +55,7 @@ export class SessionStore {
       const denied = code === "EACCES" || code === "EPERM";
       const inside = path?.startsWith(`${this.state}/`) === true;
       const file = denied && inside ? `: ${path}` : "";
-      const hint =
-        stateHints[code] ??
-        `${file ? "make it writable, or " : ""}set MINI_AGENT_HOME to a folder you can write`;
+      const hint = stateHint(code) ?? "set MINI_AGENT_HOME to a folder you can write";
       throw new SessionWriteError(
         `cannot write the session in ${this.state}: ${systemErrorMeaning(code)}${file} (${hint})`,
         { cause: error },

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
+import { contentHash } from "../crypto.js";
 import { headOf } from "../text.js";
-import { contentHash } from "../trust/trust.js";
 import type { Skill } from "./discover.js";
 import { parseSkill } from "./parse.js";
 import { readTarget } from "./used.js";

@@ -8,8 +8,8 @@ import {
   type Stats,
 } from "node:fs";
 import { dirname } from "node:path";
+import { contentHash } from "../crypto.js";
 import { firstInvalidUtf8 } from "../tools/utf8.js";
-import { contentHash } from "../trust/trust.js";
 import type { SkillCache, SkillReading } from "./cache.js";
 import { parseSkill } from "./parse.js";
 

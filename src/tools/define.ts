@@ -2,6 +2,7 @@ import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import { type ValueError, ValueErrorType } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
 import { receipts } from "../receipts.js";
+import { systemErrorMeaning } from "../system-errors.js";
 import type { Tool, ToolResult } from "../types.js";
 import { limits } from "./limits.js";
 
@@ -121,20 +122,8 @@ function isSystemError(error: unknown): error is SystemError {
   );
 }
 
-const systemErrorTexts: Record<string, string> = {
-  ENOENT: "no such file or directory",
-  EACCES: "permission denied",
-  EPERM: "operation not permitted",
-  EISDIR: "is a directory",
-  ENOTDIR: "not a directory",
-  EEXIST: "already exists",
-  ENOSPC: "no space left on device",
-  EROFS: "read-only file system",
-  ELOOP: "too many levels of symbolic links",
-  ENAMETOOLONG: "name too long",
-};
-
 /** Node's messages carry absolute paths; the model works in workspace-relative ones. */
 function describeSystemError(error: SystemError): string {
-  return systemErrorTexts[error.code] ?? `${error.code} during ${error.syscall}`;
+  const meaning = systemErrorMeaning(error.code);
+  return meaning === error.code ? `${error.code} during ${error.syscall}` : meaning;
 }

@@ -2,7 +2,7 @@ import { lstat, mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { nodeCrypto, sha256Hex } from "../crypto.js";
+import { contentHash, nodeCrypto } from "../crypto.js";
 import { systemErrorMeaning } from "../system-errors.js";
 
 /**
@@ -52,11 +52,6 @@ const RecordSchema = Type.Object({
 type TrustRecord = Static<typeof RecordSchema>;
 
 const KINDS: readonly TrustKind[] = ["mcp", "config", "skill"];
-
-/** sha256 (hex) of a text, or of a JSON value in canonical form (`canonicalJson`). */
-export function contentHash(content: string | Uint8Array): string {
-  return sha256Hex(content);
-}
 
 /**
  * A JSON value as one canonical text: object keys sorted (by code unit) at every level, no

@@ -34,12 +34,12 @@ export async function trackedRunner(
   const journal = new Journal(store);
   const changes = new FileChanges({ root: workspace, stateDir: state, ...options });
   const client = new FakeClient(rounds);
+  const tools = changes.wrap(createWorkspaceTools(workspace, { stateDir: state }));
   const runner = new SessionRunner({
     client,
-    tools: changes.wrap(createWorkspaceTools(workspace, { stateDir: state })),
     journal,
     changes,
-    system: async () => "s",
+    turn: async () => ({ system: "s", tools: tools }),
     info: { model: "m", workspace, sandbox: "off" },
     ...(resumed && { history: resumed.messages }),
     ...(options.maxTurns !== undefined && { maxTurns: options.maxTurns }),

@@ -1,7 +1,5 @@
-import { visible } from "../../visible.js";
+import { foldedLine, visible } from "../../visible.js";
 
-/** More blanks than this in a row are shown as a count. */
-const MAX_BLANKS = 16;
 /** A one-line command up to this long stays on the question's line. */
 const MAX_INLINE = 200;
 
@@ -39,19 +37,6 @@ export function commandForQuestion(
     summary: `${count} line${count === 1 ? "" : "s"}, ${[...command].length} characters`,
   };
 }
-
-/**
- * One line as a person approves it: every invisible character shown (`visible`, exact), and a
- * run of more than 16 blanks as a count (`[3000 blanks]`), so nothing is pushed out of sight.
- */
-export function foldedLine(line: string): string {
-  return line
-    .split(BLANKS)
-    .map((part, i) => (i % 2 === 1 ? `[${part.length} blanks]` : visible(part, { exact: true })))
-    .join("");
-}
-
-const BLANKS = new RegExp(`([ \\t]{${MAX_BLANKS + 1},})`);
 
 /**
  * The columns `text` takes on a terminal: two for East Asian wide and full-width characters and

@@ -1,13 +1,14 @@
-import type { RetryNotice } from "../../runner/events.js";
-import type { Message, ToolCall } from "../../types.js";
-import { visible } from "../../visible.js";
 import {
   bashSkippedNotice,
   imagesHeldBackNotice,
   mcpStatusNotice,
   retryNotice,
   unkeptNotice,
-} from "../notices.js";
+} from "../../app/notices.js";
+import { assertNever } from "../../assert-never.js";
+import type { RetryNotice } from "../../runner/events.js";
+import type { Message, ToolCall } from "../../types.js";
+import { visible } from "../../visible.js";
 import type { Output, Streams, TerminalTurn } from "../output.js";
 import { MarkdownStream } from "./markdown.js";
 import { thinkingView } from "./thinking.js";
@@ -148,6 +149,20 @@ function terminalOutput({ stderr }: Streams, view: TerminalTurn): Output {
           activity.stop();
           imagesHeldBackNotice(stderr, event.count);
           return awaitModel();
+        case "session":
+        case "approval":
+        case "usage":
+        case "turn_end":
+        case "skills":
+        case "images_refused":
+        case "file_change":
+        case "file_restore":
+        case "rewind":
+        case "rewind_start":
+        case "rewind_end":
+          return;
+        default:
+          return assertNever(event);
       }
     },
     finish(summary) {

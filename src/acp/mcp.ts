@@ -1,8 +1,5 @@
 import { type McpServer, RequestError } from "@agentclientprotocol/sdk";
-import { type McpServerConfig, parseMcpConfig } from "../../mcp/config.js";
-import { stateHome } from "../../session/store.js";
-import { type CliArgs, UsageError } from "../args.js";
-import type { RunMcp } from "../mcp.js";
+import { type McpServerConfig, parseMcpConfig } from "../mcp/config.js";
 
 /** Where the editor's servers say they came from, in their problems and in `mini-agent config`. */
 const from = "the editor's mcpServers";
@@ -43,25 +40,4 @@ function entryOf(server: McpServer): unknown {
 
 function invalidServers(message: string): RequestError {
   return RequestError.invalidParams(undefined, message);
-}
-
-/**
- * A session's MCP servers: the editor's, then the configured ones as a run of the CLI finds
- * them (an untrusted project server skipped, its status said at the first turn). `--no-mcp`
- * starts none. A bad configuration file is the request's error, in one line.
- */
-export async function sessionMcp(
-  args: CliArgs,
-  workspace: string,
-  list: readonly McpServer[],
-  tell: (line: string) => void,
-): Promise<RunMcp | undefined> {
-  const given = editorServers(list);
-  if (args.noMcp) return undefined;
-  const { startMcp } = await import("../mcp.js");
-  const options = { workspace, state: stateHome(process.env), flagFiles: args.mcpConfig, given };
-  return await startMcp({ ...options, env: process.env, tell }).catch((error: unknown) => {
-    if (error instanceof UsageError) throw RequestError.invalidParams(undefined, error.message);
-    throw error;
-  });
 }

@@ -7,18 +7,14 @@ import type {
   ToolCallLocation,
   ToolKind,
 } from "@agentclientprotocol/sdk";
-import { holdBack, IMAGE_GONE, readableData } from "../../images.js";
-import { mapStrings } from "../../map-strings.js";
-import {
-  assertNever,
-  type McpStatus,
-  type TurnEvent,
-  type TurnStatus,
-} from "../../runner/events.js";
-import { wellFormed } from "../../text.js";
-import type { ImagePart, Message, ToolCall } from "../../types.js";
-import { visible } from "../../visible.js";
-import { mcpStatusLine } from "../notices.js";
+import { mcpStatusLine } from "../app/notices.js";
+import { assertNever } from "../assert-never.js";
+import { holdBack, IMAGE_GONE, readableData } from "../images.js";
+import { mapStrings } from "../map-strings.js";
+import type { McpStatus, TurnEvent, StopReason as TurnStop } from "../runner/events.js";
+import { wellFormed } from "../text.js";
+import type { ImagePart, Message, ToolCall } from "../types.js";
+import { visible } from "../visible.js";
 import type { ChangeDiffs } from "./diffs.js";
 
 /** What kind of work each built-in tool does, as an editor shows it; any other tool is `other`. */
@@ -210,24 +206,25 @@ function rawTitle(call: ToolCall): string {
 }
 
 /**
- * The prompt's stop reason for a turn's status. A turn that failed is not a stop reason: the
- * caller answers it with an error (`undefined` here).
+ * The protocol's stop reason for why a turn stopped, one to one where the protocol has one; the
+ * token budget is its `max_tokens`. A turn that failed is not a stop reason: the caller answers
+ * it with an error (`undefined` here).
  */
-export function stopReason(status: TurnStatus): StopReason | undefined {
-  switch (status) {
-    case "completed":
-      return "end_turn";
-    case "aborted":
-      return "cancelled";
+export function stopReason(stop: TurnStop): StopReason | undefined {
+  switch (stop) {
+    case "end_turn":
+    case "max_tokens":
+    case "refusal":
+    case "cancelled":
+      return stop;
     case "max_turns":
       return "max_turn_requests";
     case "budget_exceeded":
       return "max_tokens";
     case "error":
-    case "compaction_failed":
       return undefined;
     default:
-      return assertNever(status);
+      return assertNever(stop);
   }
 }
 

@@ -2,7 +2,7 @@ import { realpath, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { within } from "../paths.js";
 import { visible } from "../visible.js";
-import { UsageError } from "./args.js";
+import { UsageError } from "./exit.js";
 
 /**
  * The real path of the folder to work in, or a `UsageError` that says truly why not: it does not

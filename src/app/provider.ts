@@ -1,15 +1,19 @@
 import { httpFetch } from "../providers/http-transport.js";
+import { anthropicImages, openaiImages, type ProviderImages } from "../runner/image-budget.js";
 import type { ModelClient } from "../types.js";
-import { type CliArgs, UsageError } from "./args.js";
+import { UsageError } from "./exit.js";
+import type { AgentSettings } from "./settings.js";
 
 export const defaultModel = "claude-sonnet-5-5";
 
 /** Checks the provider's configuration now; loads its SDK only when the client is made. */
 export function providerFor(
-  args: CliArgs,
+  args: Pick<AgentSettings, "provider" | "model" | "baseURL" | "thinking">,
   env: NodeJS.ProcessEnv,
 ): {
   model: string;
+  /** What the provider's API takes of images, for the runner. */
+  images: ProviderImages;
   /** `tell` prints a notice of the client on stderr; `sessionId` is known once a session began. */
   client(tell: (notice: string) => void, sessionId: () => string | undefined): Promise<ModelClient>;
 } {
@@ -31,6 +35,7 @@ export function providerFor(
     if (args.provider === "openai-responses") {
       return {
         model,
+        images: openaiImages,
         client: async (_tell, sessionId) => {
           const { OpenAIResponsesModelClient } = await import("../providers/openai-responses.js");
           return new OpenAIResponsesModelClient({ ...openai, promptCacheKey: sessionId });
@@ -39,6 +44,7 @@ export function providerFor(
     }
     return {
       model,
+      images: openaiImages,
       client: async (tell) => {
         const { OpenAIModelClient } = await import("../providers/openai.js");
         return new OpenAIModelClient({ ...openai, onNotice: tell });
@@ -51,6 +57,7 @@ export function providerFor(
   const model = args.model ?? defaultModel;
   return {
     model,
+    images: anthropicImages,
     client: async () => {
       const { AnthropicModelClient } = await import("../providers/anthropic.js");
       return new AnthropicModelClient({ apiKey, model, ...common });

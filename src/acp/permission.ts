@@ -1,10 +1,10 @@
 import { setImmediate as handled } from "node:timers/promises";
 import type { AgentContext, PermissionOption } from "@agentclientprotocol/sdk";
-import { mapStrings } from "../../map-strings.js";
-import { wellFormed } from "../../text.js";
-import type { ToolCall } from "../../types.js";
-import { visible } from "../../visible.js";
-import type { Answer, Question } from "../policy.js";
+import type { Answer, Question } from "../app/policy.js";
+import { mapStrings } from "../map-strings.js";
+import { wellFormed } from "../text.js";
+import type { ToolCall } from "../types.js";
+import { visible } from "../visible.js";
 import { toolKind } from "./updates.js";
 
 export const cancelledReason = "the editor cancelled the turn before this call was answered";

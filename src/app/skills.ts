@@ -11,7 +11,7 @@ import {
   type SkillWarning,
 } from "../skills/discover.js";
 import { visible } from "../visible.js";
-import { UsageError } from "./args.js";
+import { UsageError } from "./exit.js";
 
 /** `skill NAME (PATH): REASON`, made safe for a terminal. */
 export function warningLine(warning: SkillWarning): string {

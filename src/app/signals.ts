@@ -1,5 +1,5 @@
-import { exitCodes } from "./args.js";
 import { systemErrorText } from "./errors.js";
+import { exitCodes } from "./exit.js";
 
 export type StopSignal = "SIGINT" | "SIGTERM" | "SIGHUP";
 

@@ -2,9 +2,10 @@ import type { McpServerConfig } from "../mcp/config.js";
 import { trustEntriesOf } from "../mcp/config.js";
 import type { McpServerStatus, McpServers, McpTool } from "../mcp/index.js";
 import type { McpStatus } from "../runner/events.js";
-import { visible } from "../visible.js";
+import type { Journal } from "../runner/journal.js";
+import type { Tool } from "../types.js";
+import { foldedLine, visible } from "../visible.js";
 import { mcpSources, type SourcedServer } from "./mcp-sources.js";
-import { foldedLine } from "./terminal/columns.js";
 
 /**
  * A run's MCP servers: read from their sources, the untrusted project ones asked about (on a
@@ -13,12 +14,16 @@ import { foldedLine } from "./terminal/columns.js";
  */
 
 export interface RunMcp {
-  /** The tools of the servers up now, in their stable order. */
-  tools(): McpTool[];
+  /**
+   * A turn's start: the tools of the servers up now, in their stable order, after each server
+   * whose status changed since the last look (the skipped ones the first time) was recorded in
+   * the journal (the session and every front end hear it). A change during a call (the server
+   * exited, its restart was refused) is recorded when the call ends, not at the next turn: the
+   * receipt and the status say it together.
+   */
+  turnTools(): Promise<Tool[]>;
   /** The servers' instructions for the system prompt (each capped by the client). */
   instructions(): string;
-  /** The servers whose status changed since the last call (the skipped ones the first time). */
-  changes(): McpStatus[];
   /** A tool's annotations in words, for the approval question (hints, never consent). */
   hints(tool: string): string | undefined;
   close(): Promise<void>;
@@ -31,6 +36,8 @@ export interface McpRunOptions {
   /** Servers given whole, before the flags' (an editor's, over ACP). */
   given?: readonly McpServerConfig[];
   env: NodeJS.ProcessEnv;
+  /** Where the servers' changes of status are recorded. */
+  journal: Journal;
   /** Asks the person at the terminal; absent when no one can be asked. */
   confirm?: (question: string) => Promise<boolean>;
   tell: (line: string) => void;
@@ -62,21 +69,37 @@ export async function startMcp(options: McpRunOptions): Promise<RunMcp | undefin
         });
   const shown = new Map<string, string>();
   let untold = skipped;
-  return {
-    tools: () => connected?.tools() ?? [],
-    instructions: () => (connected ? instructionsText(connected) : ""),
-    changes: () => {
-      const changed = [...untold];
-      untold = [];
-      for (const status of connected?.status() ?? []) {
-        const told = runStatus(status);
-        if (told === undefined) continue;
-        const key = JSON.stringify(told);
-        if (shown.get(status.name) !== key) changed.push(told);
-        shown.set(status.name, key);
-      }
-      return changed;
+  /** The servers whose status changed since the last call (the skipped ones the first time). */
+  const changes = () => {
+    const changed = [...untold];
+    untold = [];
+    for (const status of connected?.status() ?? []) {
+      const told = runStatus(status);
+      if (told === undefined) continue;
+      const key = JSON.stringify(told);
+      if (shown.get(status.name) !== key) changed.push(told);
+      shown.set(status.name, key);
+    }
+    return changed;
+  };
+  const told = async () => {
+    for (const status of changes()) await options.journal.record({ type: "mcp_status", status });
+  };
+  const telling = (tool: Tool): Tool => ({
+    ...tool,
+    execute: async (input, signal) => {
+      const result = await tool.execute(input, signal);
+      await told();
+      return result;
     },
+  });
+  return {
+    turnTools: async () => {
+      const tools = (connected?.tools() ?? []).map(telling);
+      await told();
+      return tools;
+    },
+    instructions: () => (connected ? instructionsText(connected) : ""),
     hints: (tool) => hintsOf(connected?.tools().find((known) => known.spec.name === tool)),
     close: async () => {
       await connected?.close();

@@ -1,9 +1,9 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { ToolCallContent } from "@agentclientprotocol/sdk";
-import { BlobStore } from "../../session/blobs.js";
-import type { FileChange } from "../../session/records.js";
-import { contentHash } from "../../trust/trust.js";
+import { contentHash } from "../crypto.js";
+import { BlobStore } from "../session/blobs.js";
+import type { FileChange } from "../session/records.js";
 
 /** Bytes of one side of a diff an editor is sent; a bigger file gets a line saying so instead. */
 export const DIFF_CAP = 1024 * 1024;

@@ -1,6 +1,6 @@
 import * as acp from "@agentclientprotocol/sdk";
-import type { ImageAttachment } from "../../images.js";
-import { inlineImage } from "../images.js";
+import { inlineImage } from "../app/prompt-images.js";
+import type { ImageAttachment } from "../images.js";
 
 /** A `session/prompt` as a turn's prompt: its text, and its images to send after it. */
 export interface AcpPrompt {

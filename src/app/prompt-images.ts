@@ -13,7 +13,7 @@ import {
 } from "../images.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { limits } from "../tools/limits.js";
-import { UsageError } from "./args.js";
+import { UsageError } from "./exit.js";
 
 /**
  * The prompt's images, from every front end: `--image FILE`, a stream-json user line's

@@ -7,12 +7,11 @@ import {
   mergeMcpServers,
   parseMcpConfigText,
   splitByTrust,
-  trustEntriesOf,
 } from "../mcp/config.js";
 import { coverageOf, withPrograms } from "../mcp/programs.js";
 import { projectRoot } from "../project/root.js";
-import { loadTrust, type TrustEntry, type WorkspaceTrust } from "../trust/trust.js";
-import { UsageError } from "./args.js";
+import { loadTrust, type WorkspaceTrust } from "../trust/trust.js";
+import { UsageError } from "./exit.js";
 
 /**
  * Where a run's MCP servers come from, highest precedence first: an editor's (over ACP) and
@@ -79,14 +78,6 @@ export async function projectMcpServers(
 /** The project root's folder of a workspace (the AGENTS.md rule). */
 export async function mcpProjectRoot(workspace: string): Promise<string> {
   return (await projectRoot(workspace, { home: homedir() })).path;
-}
-
-/**
- * What trusting the project's MCP servers records now: one entry per valid `.mcp.json` server
- * (for `mini-agent trust`, which approves everything the project has).
- */
-export async function projectTrustEntries(root: string, workspace: string): Promise<TrustEntry[]> {
-  return trustEntriesOf((await projectMcpServers(root, workspace)).servers);
 }
 
 export interface SourceOptions {

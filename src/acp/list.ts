@@ -1,11 +1,11 @@
 import { realpath } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
-import { listSessions, type SessionSummary } from "../../session/read.js";
-import { sessionsDir, stateHome } from "../../session/store.js";
-import { headOf } from "../../text.js";
-import { visible } from "../../visible.js";
-import { allSessions } from "../store.js";
+import { allSessions } from "../app/sessions.js";
+import { listSessions, type SessionSummary } from "../session/read.js";
+import { sessionsDir, stateHome } from "../session/store.js";
+import { headOf } from "../text.js";
+import { visible } from "../visible.js";
 
 /** How many sessions one `session/list` answer holds; `nextCursor` leads to the rest. */
 export const sessionsPerPage = 50;

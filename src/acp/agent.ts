@@ -2,31 +2,35 @@ import { once } from "node:events";
 import { basename } from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
-import type { Compaction } from "../../compaction/record.js";
-import { normalizeHistory } from "../../history/normalize.js";
-import type { TurnResult } from "../../runner/events.js";
-import { keepSandboxAnswers } from "../../sandbox/bwrap.js";
-import { sessionMessages } from "../../session/read.js";
-import { sessionsDir, stateHome } from "../../session/store.js";
-import type { Message } from "../../types.js";
-import { visible } from "../../visible.js";
-import { type CliArgs, exitCodes } from "../args.js";
-import { describeError } from "../errors.js";
-import type { RunMcp } from "../mcp.js";
-import { isMode, modes } from "../modes.js";
-import { compactedLine, imagesHeldBackNotice, retryNotice } from "../notices.js";
-import { providerFor } from "../provider.js";
-import { openToContinue } from "../resume.js";
-import type { Stopper } from "../signals.js";
-import { sessionToResume } from "../store.js";
-import { workspaceFolder } from "../workspace.js";
-import { youngGeneration } from "../young-generation.js";
+import { describeError } from "../app/errors.js";
+import { exitCodes } from "../app/exit.js";
+import { isMode, modes } from "../app/modes.js";
+import { compactedLine, imagesHeldBackNotice, retryNotice } from "../app/notices.js";
+import { providerFor } from "../app/provider.js";
+import { sessionToResume } from "../app/sessions.js";
+import type { AgentSettings } from "../app/settings.js";
+import type { Stopper } from "../app/signals.js";
+import { workspaceFolder } from "../app/workspace.js";
+import { youngGeneration } from "../app/young-generation.js";
+import { normalizeHistory } from "../history/normalize.js";
+import type { TurnResult } from "../runner/events.js";
+import { keepSandboxAnswers } from "../sandbox/bwrap.js";
+import { sessionMessages } from "../session/read.js";
+import { sessionsDir, stateHome } from "../session/store.js";
+import type { Message } from "../types.js";
+import { visible } from "../visible.js";
 import { ChangeDiffs } from "./diffs.js";
 import { absolute, sessionList } from "./list.js";
-import { editorServers, sessionMcp } from "./mcp.js";
 import { type AcpPrompt, promptOf } from "./prompt.js";
-import { type AcpSession, type AcpShared, openSession, type Resumed } from "./session.js";
+import { type AcpSession, type AcpShared, openSession } from "./session.js";
 import { stopReason, UpdateMapper } from "./updates.js";
+
+/** What `mini-agent acp` is started with: what every session gets, and the editor's wait. */
+export interface AcpSettings {
+  settings: AgentSettings;
+  /** `--approval-timeout`, in milliseconds. */
+  approvalTimeoutMs: number;
+}
 
 /**
  * `mini-agent acp`: an Agent Client Protocol agent (protocol version 1) on stdin and stdout.
@@ -34,26 +38,22 @@ import { stopReason, UpdateMapper } from "./updates.js";
  * goes to stderr, and the protocol gets the real stdout. Resolves when the editor closes stdin.
  */
 export async function acpCommand(
-  args: CliArgs,
+  start: AcpSettings,
   version: string,
   stopper: Stopper,
 ): Promise<number> {
-  const env = process.env;
+  const { env } = start.settings;
   // For the stopper the whole connection is one turn: a signal aborts it, and every session's.
   const life = stopper.beginTurn();
-  const connect = providerFor(args, env);
+  // The provider's configuration checked now: a missing key ends the agent before any session.
+  providerFor(start.settings, env);
   const protocolOut = protocolStdout();
   const stderr = process.stderr;
-  const tell = (line: string) => void stderr.write(line);
-  const provider = await connect.client(
-    (notice) => stderr.write(`mini-agent: ${notice}\n`),
-    () => undefined,
-  );
   const sessions = new Map<string, AcpSession>();
   const input = Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>;
   let shared: AcpShared | undefined;
   const share = (client: acp.AgentContext): AcpShared => {
-    shared ??= { args, env, model: connect.model, provider, client, stderr };
+    shared ??= { ...start, client, stderr };
     return shared;
   };
   const find = (sessionId: string): AcpSession => {
@@ -66,8 +66,7 @@ export async function acpCommand(
     .onRequest("initialize", () => capabilities(version))
     .onRequest("session/new", async ({ params, client }) => {
       const workspace = await checkedFolder(params.cwd);
-      const mcp = await sessionMcp(args, workspace, params.mcpServers, tell);
-      const session = await closingOnFailure(mcp, () => openSession(share(client), workspace, mcp));
+      const session = await openSession(share(client), workspace, params.mcpServers);
       sessions.set(session.id, session);
       return { sessionId: session.id, modes: modeState(session) };
     })
@@ -76,9 +75,9 @@ export async function acpCommand(
         throw acp.RequestError.invalidRequest(undefined, "this session is already open");
       const session = await loadSession(
         params,
-        { args, env, tell },
+        env,
         (update) => client.notify("session/update", { sessionId: params.sessionId, update }),
-        (workspace, mcp, opened) => openSession(share(client), workspace, mcp, opened),
+        (workspace, path) => openSession(share(client), workspace, params.mcpServers, path),
       );
       sessions.set(session.id, session);
       return { modes: modeState(session) };
@@ -135,8 +134,7 @@ async function endSessions(sessions: Iterable<AcpSession>): Promise<void> {
   for (const session of sessions) {
     session.turn.current?.abort();
     await session.turn.ending?.catch(() => undefined);
-    await session.journal.close();
-    await session.mcp?.close();
+    await session.agent.close();
   }
 }
 
@@ -162,21 +160,8 @@ function setMode(session: AcpSession, modeId: string): Record<string, never> {
       { modeId },
       `no mode ${JSON.stringify(modeId)}: the modes are ${modes.map((mode) => mode.id).join(", ")}`,
     );
-  session.mode.current = modeId;
+  session.agent.mode.current = modeId;
   return {};
-}
-
-/** A session opened with its MCP servers, which are ended when it cannot be opened. */
-async function closingOnFailure(
-  mcp: RunMcp | undefined,
-  open: () => Promise<AcpSession>,
-): Promise<AcpSession> {
-  try {
-    return await open();
-  } catch (error) {
-    await mcp?.close();
-    throw error;
-  }
 }
 
 /** The session's folder, checked like `--cwd`; a bad one is the request's error. */
@@ -213,49 +198,32 @@ async function replay(
 }
 
 /**
- * `session/load`: the session file of that folder opened (so checked and locked) before
- * anything of it is replayed, then replayed, then gone on from with its MCP servers. Loading
- * that fails closes the file, freeing its lock.
+ * `session/load`: the session file of that folder opened (so checked and locked) with the rest
+ * of the session before anything of it is replayed, then replayed. Loading that fails closes the
+ * session, freeing its file's lock.
  */
 async function loadSession(
   params: acp.LoadSessionRequest,
-  parts: { args: CliArgs; env: NodeJS.ProcessEnv; tell: (line: string) => void },
+  env: NodeJS.ProcessEnv,
   notify: (update: acp.SessionUpdate) => Promise<unknown>,
-  open: (workspace: string, mcp: RunMcp | undefined, opened: Resumed) => Promise<AcpSession>,
+  open: (workspace: string, path: string) => Promise<AcpSession>,
 ): Promise<AcpSession> {
   const workspace = await checkedFolder(params.cwd);
-  const path = await sessionFile(sessionsDir(parts.env, workspace), params.sessionId);
-  editorServers(params.mcpServers);
-  const opened = await resumed(path, parts.tell);
+  const path = await sessionFile(sessionsDir(env, workspace), params.sessionId);
+  const session = await open(workspace, path);
   try {
     await replay(path, workspace, notify);
-    const mcp = await sessionMcp(parts.args, workspace, params.mcpServers, parts.tell);
-    return await closingOnFailure(mcp, () => open(workspace, mcp, opened));
+    return session;
   } catch (error) {
-    await opened.session.close();
+    await session.agent.close();
     throw error;
-  }
-}
-
-/** The session file opened to go on from, as `--resume` opens it; a failure is the request's. */
-async function resumed(path: string, tell: (line: string) => void): Promise<Resumed> {
-  try {
-    const { session, messages, compaction, imagesRefused } = await openToContinue(path, tell);
-    return {
-      session,
-      messages,
-      imagesRefused,
-      ...(compaction && { compaction: compaction as Compaction }),
-    };
-  } catch (error) {
-    throw acp.RequestError.internalError(undefined, describeError(error, undefined));
   }
 }
 
 /** The modes an editor offers, and the session's. */
 function modeState(session: AcpSession): acp.SessionModeState {
   return {
-    currentModeId: session.mode.current,
+    currentModeId: session.agent.mode.current,
     availableModes: modes.map(({ id, name, description }) => ({ id, name, description })),
   };
 }
@@ -268,11 +236,11 @@ async function runPrompt(
 ): Promise<acp.StopReason> {
   const controller = new AbortController();
   session.turn.current = controller;
-  const diffs = ChangeDiffs.forSession(session.workspace, session.journal.sessionPath);
+  const diffs = ChangeDiffs.forSession(session.workspace, session.agent.journal.sessionPath);
   const mapper = new UpdateMapper(session.workspace, diffs);
   let sending = Promise.resolve();
   try {
-    const result = await session.runner.runTurn(prompt.text, {
+    const result = await session.agent.runner.runTurn(prompt.text, {
       signal: controller.signal,
       images: prompt.images,
       onEvent: (event) => {
@@ -296,13 +264,9 @@ async function runPrompt(
 /** The prompt's stop reason; a failed turn is a JSON-RPC error saying why (never a secret). */
 function answer(result: TurnResult, signal: AbortSignal): acp.StopReason {
   if (signal.aborted) return "cancelled";
-  const reason = stopReason(result.status);
+  const reason = stopReason(result.stop);
   if (reason !== undefined) return reason;
-  const message = describeError(result.error, undefined);
-  // The model's own output limit and refusals are stop reasons of the protocol, not failures.
-  if (message.includes("reached its output token limit")) return "max_tokens";
-  if (/\((stop_reason refusal|finish_reason content_filter)\)/.test(message)) return "refusal";
-  throw acp.RequestError.internalError(undefined, message);
+  throw acp.RequestError.internalError(undefined, describeError(result.error, undefined));
 }
 
 /**

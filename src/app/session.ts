@@ -1,0 +1,306 @@
+import { stat } from "node:fs/promises";
+import { homedir } from "node:os";
+import { FileChanges } from "../rewind/changes.js";
+import { Journal } from "../runner/journal.js";
+import { SessionRunner } from "../runner/runner.js";
+import { resolveSandbox, type SandboxState, sandboxName } from "../sandbox/bwrap.js";
+import { homeInSandbox } from "../sandbox/home.js";
+import { Session } from "../session/session.js";
+import { SessionStore, sessionsDir, stateHome } from "../session/store.js";
+import { createWorkspaceTools } from "../tools/index.js";
+import { SeenFiles } from "../tools/seen.js";
+import type { Message, ToolCall } from "../types.js";
+import { visible } from "../visible.js";
+import { contextWindowFor } from "./compaction.js";
+import type { RunMcp } from "./mcp.js";
+import { type ModeState, withModeLine } from "./modes.js";
+import { imageNotKeptLine } from "./notices.js";
+import { type Answer, approvedWrites, cliPolicy, type Question } from "./policy.js";
+import { providerFor } from "./provider.js";
+import { openToContinue } from "./resume.js";
+import { ruleBook, rulesFile } from "./rules.js";
+import type { SessionSettings } from "./settings.js";
+import { RunSkills } from "./skills.js";
+import { systemPrompts } from "./system-prompt.js";
+
+/**
+ * What only a front end can do for a session: the one place that grows when a session needs a
+ * person for something new.
+ */
+export interface FrontEnd {
+  /**
+   * Asks the person about a call the rules cannot decide; absent when no one can be asked (such
+   * calls are then denied, and bash without rules or `--allow-bash` cannot run).
+   */
+  ask?: (call: ToolCall, question: Question) => Promise<Answer>;
+  /** A line for the person (a warning, what loading a session found), whole with its newline. */
+  tell: (line: string) => void;
+  /** A yes or no before the session starts (trust a project's MCP server); absent: no. */
+  confirm?: (question: string) => Promise<boolean>;
+  /** A notice of the provider's client (`mini-agent: ` is not part of it). */
+  notice: (text: string) => void;
+}
+
+/** A session as a front end drives it, a turn at a time through its runner. */
+export interface AgentSession {
+  runner: SessionRunner;
+  journal: Journal;
+  /** The session mode; a front end changes it between calls. */
+  mode: ModeState;
+  /** Its skills: `--skill`, `/skill` and the catalog. */
+  skills: RunSkills;
+  model: string;
+  /** The sandbox bash runs in; none when bash cannot run and bwrap is not there. */
+  sandbox: SandboxState | undefined;
+  contextWindow: number | undefined;
+  /** The line that names the project's instruction files, shown at start; empty without them. */
+  startLine: string;
+  /** The session gone on from, as it was loaded, and when it was last used. */
+  resumed?: { id: string; updatedAt: Date; messages: Message[] };
+  /** Ends it: the session file closed (its lock freed) and its MCP servers stopped. */
+  close(): Promise<void>;
+}
+
+/**
+ * The product's one assembly of a session, for every front end: the provider's client, the
+ * sandbox, the rules, the tools (kept for a rewind), the skills, the session file (new or gone on
+ * from) and its journal, the MCP servers, then the policy, the system prompt (instructions,
+ * skills, MCP instructions, mode) and the runner over them. What needs a person goes through
+ * `frontEnd`. What it opened is closed again when a later step fails.
+ */
+export async function openAgentSession(
+  settings: SessionSettings,
+  frontEnd: FrontEnd,
+): Promise<AgentSession> {
+  const { env } = settings;
+  // The session's id keys the provider's prompt cache, once the session exists.
+  const session: { id?: () => string | undefined } = {};
+  const parts = await workspaceParts(settings, frontEnd, () => session.id?.());
+  const resumed = settings.resume ? await resumeSession(settings.resume, frontEnd.tell) : undefined;
+  const create = () =>
+    Session.create({
+      dir: sessionsDir(env, settings.workspace),
+      workspace: settings.workspace,
+      model: parts.model,
+      sandbox: sandboxName(parts.sandbox),
+      onImageNotKept: (note) => frontEnd.tell(imageNotKeptLine(note)),
+    });
+  const file = resumed?.session ?? (settings.file === "now" ? await create() : undefined);
+  const journal = new Journal(new SessionStore(stateHome(env), create, file));
+  session.id = () => journal.sessionId;
+  let mcp: RunMcp | undefined;
+  try {
+    mcp = await mcpServers(settings, frontEnd, journal);
+    const { runner, mode, startLine } = await runnerOf(settings, frontEnd, {
+      ...parts,
+      journal,
+      mcp,
+      resumed,
+    });
+    const running = mcp;
+    return {
+      runner,
+      journal,
+      mode,
+      skills: parts.skills,
+      model: parts.model,
+      sandbox: parts.sandbox,
+      contextWindow: parts.contextWindow,
+      startLine,
+      ...(resumed && {
+        resumed: {
+          id: resumed.session.id,
+          updatedAt: resumed.updatedAt,
+          messages: resumed.messages,
+        },
+      }),
+      close: async () => {
+        await journal.close();
+        await running?.close();
+      },
+    };
+  } catch (error) {
+    await journal.close();
+    await mcp?.close();
+    throw error;
+  }
+}
+
+/**
+ * What a session works with before its file exists: the provider's client, the rules, the
+ * sandbox's answer, the tools and the skills. Said on the way: each skill warning, a sandbox that
+ * is not the one asked for.
+ */
+async function workspaceParts(
+  settings: SessionSettings,
+  frontEnd: FrontEnd,
+  sessionId: () => string | undefined,
+) {
+  const { workspace, env } = settings;
+  const state = stateHome(env);
+  const connect = providerFor(settings, env);
+  const contextWindow = contextWindowFor(connect.model, settings.contextWindow);
+  const skills = new RunSkills(
+    { workspace, home: homedir(), state, folders: settings.skillFolders },
+    contextWindow,
+    (line) => frontEnd.tell(`mini-agent: ${line}\n`),
+  );
+  const sandboxOptions = {
+    mode: settings.sandbox,
+    readOnly: [state],
+    hide: settings.sandboxHide,
+    limits: settings.sandboxLimits,
+    readable: skills.roots,
+    probeCache: state,
+  };
+  // Probing bwrap runs a process: started first, it runs while the rest is set up and the SDK
+  // loads. Its answer matters when bash can run, or for the read-only set, which needs bwrap.
+  const probing = resolveSandbox(sandboxOptions);
+  const rules = await ruleBook(rulesFile(env, workspace), settings.rules);
+  const allowRules = rules.current().some((rule) => rule.effect === "allow");
+  const bashCanRun = settings.allowBash || frontEnd.ask !== undefined || allowRules;
+  const client = await connect.client(frontEnd.notice, sessionId);
+  const seen = new SeenFiles();
+  const approvedWrite = approvedWrites(state);
+  // write, edit and bash keep what they change, for a rewind.
+  const changes = new FileChanges({ root: workspace, stateDir: state });
+  const tools = changes.wrap(
+    createWorkspaceTools(workspace, {
+      bash: { sandbox: sandboxOptions },
+      stateDir: state,
+      seen,
+      protectedWrites: approvedWrite.allows,
+      readOnlyRoots: skills.roots,
+    }),
+  );
+  await skills.refresh();
+  const probed = await probing;
+  const sandbox = bashCanRun || probed.kind === "bwrap" ? probed : undefined;
+  warnSandbox(sandbox, frontEnd.tell, workspace, env);
+  const { model, images } = connect;
+  return {
+    model,
+    images,
+    client,
+    contextWindow,
+    skills,
+    rules,
+    sandbox,
+    seen,
+    approvedWrite,
+    changes,
+    tools,
+  };
+}
+
+type Parts = Awaited<ReturnType<typeof workspaceParts>> & {
+  journal: Journal;
+  mcp: RunMcp | undefined;
+  resumed: Awaited<ReturnType<typeof resumeSession>> | undefined;
+};
+
+/**
+ * The policy, the system prompt and the runner. Each turn starts with the workspace's tools,
+ * then those of the MCP servers up now (their changes of status recorded first), and the system
+ * prompt built for it; the skills it lists are recorded when they changed. After a compaction in
+ * a turn, only the prompt's text is built again.
+ */
+async function runnerOf(settings: SessionSettings, frontEnd: FrontEnd, parts: Parts) {
+  const { workspace, env } = settings;
+  const { journal, mcp, skills, resumed, sandbox, model, contextWindow } = parts;
+  const mode: ModeState = { current: settings.mode };
+  const sandboxed = sandbox?.kind === "bwrap";
+  const policy = cliPolicy({
+    bash: settings.allowBash ? "allow" : "ask",
+    rules: parts.rules,
+    workspace,
+    sandboxed,
+    tell: frontEnd.tell,
+    ...(frontEnd.ask && { ask: frontEnd.ask }),
+    protectedFiles: parts.approvedWrite,
+    record: (decision) => journal.record({ type: "approval", decision }),
+    mcpHints: (name) => mcp?.hints(name),
+    mode: () => mode.current,
+  });
+  const bash = settings.allowBash ? "allowed" : frontEnd.ask ? "ask" : "denied";
+  const prompts = await systemPrompts(
+    { workspace, bash, sandboxed, platform: process.platform },
+    { home: homedir(), state: stateHome(env) },
+    visible,
+    () => skills.prompt(runner.compacting.current),
+  );
+  const system = async () =>
+    withModeLine(`${await prompts.next()}${mcp?.instructions() ?? ""}`, mode.current);
+  const runner: SessionRunner = new SessionRunner({
+    client: parts.client,
+    beforeToolCall: policy,
+    journal,
+    turn: async () => {
+      const tools = [...parts.tools, ...((await mcp?.turnTools()) ?? [])];
+      const text = await system();
+      const notice = skills.notice();
+      if (notice) await journal.record({ type: "skills", skills: notice });
+      return { system: text, tools };
+    },
+    system,
+    info: { model, workspace, sandbox: sandboxName(sandbox) },
+    provider: settings.provider,
+    images: parts.images,
+    ...(resumed && { history: resumed.messages, imagesRefused: resumed.imagesRefused }),
+    ...(resumed?.compaction && { resume: resumed.compaction }),
+    maxTurns: settings.maxTurns,
+    ...(settings.tokenBudget !== undefined && { tokenBudget: settings.tokenBudget }),
+    ...(contextWindow !== undefined && { contextWindow }),
+    seen: parts.seen,
+    changes: parts.changes,
+    retry: { env, ...(settings.baseURL !== undefined && { baseURL: settings.baseURL }) },
+  });
+  return { runner, mode, startLine: prompts.startLine };
+}
+
+/**
+ * The session's MCP servers, unless `noMcp`: loaded by `import()`, and the SDK only when a server
+ * is to start. A project server not yet trusted is asked about when someone can be asked, else
+ * skipped (its status said at the first turn).
+ */
+async function mcpServers(
+  settings: SessionSettings,
+  frontEnd: FrontEnd,
+  journal: Journal,
+): Promise<RunMcp | undefined> {
+  if (settings.noMcp) return undefined;
+  const { startMcp } = await import("./mcp.js");
+  return await startMcp({
+    workspace: settings.workspace,
+    state: stateHome(settings.env),
+    flagFiles: settings.mcpConfig,
+    ...(settings.mcpServers && { given: settings.mcpServers }),
+    env: settings.env,
+    journal,
+    ...(frontEnd.confirm && { confirm: frontEnd.confirm }),
+    tell: frontEnd.tell,
+  });
+}
+
+/** A session gone on from, with when it was last used (read before opening it writes a repair). */
+async function resumeSession(path: string, tell: (line: string) => void) {
+  const updatedAt = (await stat(path)).mtime;
+  return { updatedAt, ...(await openToContinue(path, tell)) };
+}
+
+/** Where bash runs, when that is not the sandbox it was asked for, or not the user's home. */
+function warnSandbox(
+  sandbox: SandboxState | undefined,
+  tell: (line: string) => void,
+  workspace: string,
+  env: NodeJS.ProcessEnv,
+): void {
+  const home = sandbox?.kind === "bwrap" ? homeInSandbox(env, workspace) : undefined;
+  if (home?.kind === "private") tell(`mini-agent: note: ${home.reason}\n`);
+  if (sandbox?.kind !== "unavailable") return;
+  tell(
+    sandbox.mode === "required"
+      ? `mini-agent: bash will be refused: --sandbox required, but ${sandbox.reason}\n`
+      : `mini-agent: warning: bash runs without a sandbox: ${sandbox.reason}\n`,
+  );
+}

@@ -1,0 +1,56 @@
+import type { McpServerConfig } from "../mcp/config.js";
+import type { Rule } from "../rules/rule.js";
+import type { SandboxLimits, SandboxMode } from "../sandbox/bwrap.js";
+import type { SkillFolder } from "../skills/discover.js";
+import type { ThinkingLevel } from "../types.js";
+import type { Mode } from "./modes.js";
+
+/**
+ * What every session a front end opens is made from, whatever the front end: a terminal's flags
+ * and configuration files, or an editor's agent flags.
+ */
+export interface AgentSettings {
+  env: NodeJS.ProcessEnv;
+  /** `openai`: Chat Completions; `openai-responses`: OpenAI's Responses API. */
+  provider: "anthropic" | "openai" | "openai-responses";
+  model?: string;
+  baseURL?: string;
+  thinking?: ThinkingLevel;
+  /** Every bash command no deny rule matches runs without asking. */
+  allowBash: boolean;
+  /** The session mode it starts in. */
+  mode: Mode;
+  /** The rules of the configuration files and the flags, after the rules file's. */
+  rules: Rule[];
+  sandbox: SandboxMode;
+  /** Absolute paths hidden inside the sandbox, besides the credential stores. */
+  sandboxHide: string[];
+  sandboxLimits: SandboxLimits;
+  /** Skill folders of the configuration files, each with the scope of its file. */
+  skillFolders: SkillFolder[];
+  /** MCP configuration files, the first named winning a name clash. */
+  mcpConfig: string[];
+  /** No MCP server is read or started. */
+  noMcp: boolean;
+  /** Model rounds allowed per turn. */
+  maxTurns: number;
+  /** Input plus output tokens for the session. */
+  tokenBudget?: number;
+  /** The model's context window in tokens, for compaction. */
+  contextWindow?: number;
+}
+
+/** One session: where it works, and what it goes on from. */
+export interface SessionSettings extends AgentSettings {
+  /** The real path of the folder it works in, already checked (`workspaceFolder`). */
+  workspace: string;
+  /** A session file to go on from; without it, a new session. */
+  resume?: string;
+  /**
+   * `now`: the new session's file is made at once (an editor names the session by its id);
+   * `first-record`: when its first record is written, so a run that fails before leaves none.
+   */
+  file: "now" | "first-record";
+  /** MCP servers given whole (an editor's), before the configured ones. */
+  mcpServers?: readonly McpServerConfig[];
+}

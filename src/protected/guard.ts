@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import type { Stats } from "node:fs";
 import {
   chmod,
@@ -12,6 +11,7 @@ import {
   symlink,
   writeFile,
 } from "node:fs/promises";
+import { nodeCrypto } from "../node-crypto.js";
 import { findSafeGit } from "./git.js";
 import { settleObjects } from "./objects.js";
 import { type HadBlob, lookAtRefs, settleRefs } from "./refs.js";
@@ -131,7 +131,7 @@ function hadBlob(kept: ReadonlyMap<RawPath, Kept>): HadBlob {
     if (!/\/\.git$/i.test(gitFolder)) return false;
     const was = kept.get(`${gitFolder.slice(0, -"/.git".length)}/${rawOf(path)}`);
     if (was?.kind !== "file") return false;
-    const hash = createHash(blob.length === 40 ? "sha1" : "sha256");
+    const hash = nodeCrypto().createHash(blob.length === 40 ? "sha1" : "sha256");
     hash.update(`blob ${was.bytes.length}\0`);
     return hash.update(was.bytes).digest("hex") === blob.toLowerCase();
   };

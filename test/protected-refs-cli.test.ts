@@ -293,3 +293,49 @@ describe.skipIf(!hasGit || !sandboxed)(
     });
   },
 );
+
+describe.skipIf(!hasGit || !sandboxed)(
+  "revisions, refs named HEAD, submodules and the user's own stash",
+  () => {
+    it("undoes an expression in BISECT_START, a ref beside a HEAD among refs and a submodule bump, and keeps a stash of the user's own edit", async () => {
+      const commands = [
+        `${crafted}printf '%s^0\\n' $(echo $c | cut -c1-12) > b && cp b .git/BISECT_START`,
+        `${crafted}mkdir -p .git/refs/x && git rev-parse HEAD > h && cp h .git/refs/x/HEAD && git update-ref refs/x/objects/hidden $c`,
+        "git stash -q",
+        `${crafted}git update-index --add --cacheinfo 160000,$c,sub && ${commit} -m sub`,
+      ];
+      const { server, workspace, options } = await setup([
+        ...commands.map((command, at) => call(`toolu_${at + 1}`, "bash", { command })),
+        stream(turn({ text: ["done"] })),
+      ]);
+      const user = { ...options.env, GIT_AUTHOR_NAME: "u", GIT_AUTHOR_EMAIL: "u@example.com" };
+      const env = { ...user, GIT_COMMITTER_NAME: "u", GIT_COMMITTER_EMAIL: "u@example.com" };
+      const git = (...args: string[]) =>
+        execFileSync("git", args, { cwd: workspace, env, encoding: "utf8" });
+      git("init", "-q", "-b", "main");
+      await writeFile(join(workspace, "README"), "readme\n");
+      await mkdir(join(workspace, ".vscode"));
+      await writeFile(join(workspace, ".vscode/settings.json"), "{}\n");
+      git("add", "-A");
+      git("commit", "-qm", "first");
+      const head = git("rev-parse", "HEAD");
+      // The user's own work in progress, a protected file among it.
+      await writeFile(join(workspace, ".vscode/settings.json"), '{ "editor.tabSize": 2 }\n');
+      await writeFile(join(workspace, "README"), "readme, edited\n");
+      const run = await runBin(["--allow-bash", "task"], options);
+      expect(run.code).toBe(0);
+      const results = toolResults(server.requests[commands.length]?.body ?? {});
+      const notes = results.map((r) => String(r.content));
+      expect(notes[0]).toMatch(/undid \.git\/BISECT_START: .*cannot follow/);
+      expect(notes[1]).toMatch(/undid \.git\/refs\/x\/objects\/hidden.*\.husky\/pre-commit/);
+      expect(notes[2]).not.toMatch(/undid/);
+      expect(notes[3]).toMatch(/undid \.git\/refs\/heads\/main: .*submodule/);
+      expect(existsSync(join(workspace, ".git/BISECT_START"))).toBe(false);
+      expect(existsSync(join(workspace, ".git/refs/x/objects/hidden"))).toBe(false);
+      expect(git("rev-parse", "main")).toBe(head);
+      // The user's edit is kept: in the stash, and the protected file put back in the work tree.
+      expect(git("stash", "list")).toMatch(/stash@\{0\}/);
+      expect(git("show", "stash@{0}:README")).toBe("readme, edited\n");
+    });
+  },
+);

@@ -110,6 +110,13 @@ const protectedPaths = [
   ".nvim.lua",
   ".exrc",
   ".git/rr-cache/0123/postimage",
+  ".vimrc",
+  ".nvimrc",
+  ".pnp.cjs",
+  ".pnpmfile.cjs",
+  ".yarn/releases/yarn-4.cjs",
+  ".yarn/plugins/x.cjs",
+  ".run/dev.run.xml",
 ];
 
 /**

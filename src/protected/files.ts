@@ -225,6 +225,11 @@ const toolFileNames: ReadonlyMap<string, string> = new Map([
   [".npmrc", "npm runs the shell and git programs it names (script-shell, git)"],
   [".nvim.lua", "Neovim runs it when the folder is opened (exrc)"],
   [".exrc", "Vim and Neovim run it when the folder is opened (exrc)"],
+  [".vimrc", "Vim runs it when the folder is opened (exrc)"],
+  [".nvimrc", "Neovim runs it when the folder is opened (exrc)"],
+  [".pnp.cjs", "yarn's Plug'n'Play loader: node loads it for every script yarn runs"],
+  [".pnp.loader.mjs", "yarn's Plug'n'Play loader: node loads it for every script yarn runs"],
+  [".pnpmfile.cjs", "pnpm runs it at every install"],
 ]);
 
 /** mise's configuration files, each spelling it reads: `mise.toml`, `.mise.dev.toml`, `mise.local.toml`, … */
@@ -256,6 +261,10 @@ function toolWhy(lower: readonly string[]): string | undefined {
       if (lower[at + 1] === "skills") return skillsWhy;
       if (lower[at + 1] === "commands") return commandsWhy;
     }
+    if (name === ".yarn" && (lower[at + 1] === "releases" || lower[at + 1] === "plugins"))
+      return "yarn runs the release and plugins its yarnPath and plugin list name";
+    if (name === ".run" && lower.at(-1)?.endsWith(".run.xml"))
+      return "JetBrains editors run the run configurations kept there";
     const folder = toolFolders.get(name);
     if (folder !== undefined && at < lower.length - 1) return folder;
   }

@@ -11,9 +11,10 @@ import {
   symlink,
   writeFile,
 } from "node:fs/promises";
+import { nodeCrypto } from "../node-crypto.js";
 import { findSafeGit } from "./git.js";
 import { settleObjects } from "./objects.js";
-import { lookAtRefs, settleRefs } from "./refs.js";
+import { type HadBlob, lookAtRefs, settleRefs } from "./refs.js";
 import { bytesOf, findProtected, type RawPath, rawOf, shownOf } from "./scan.js";
 
 /** A protected entry as it was before a command: its identity and what brings it back. */
@@ -112,11 +113,27 @@ export async function guardProtected(realRoot: string): Promise<ProtectedGuard> 
       // the refs lead to is read from objects that are what their names say.
       const git = await findSafeGit(process.env.PATH ?? "", realRoot);
       lines.push(...(await settleObjects(before, after, git, shown)));
-      lines.push(...(await settleRefs(refs, after, git, shown)));
+      lines.push(...(await settleRefs(refs, after, git, shown, hadBlob(kept))));
       for (const folder of after.unread)
         lines.push(`could not look into ${shown(folder)}: a protected file there is not checked`);
       return lines;
     },
+  };
+}
+
+/**
+ * Whether a protected file of the work tree of `gitFolder` (`NAME/.git`'s work tree is `NAME`)
+ * held, before the command, the bytes of git's `blob` (a blob's name is the hash of
+ * `blob SIZE\0` and the bytes, sha-1 or sha-256 by its length).
+ */
+function hadBlob(kept: ReadonlyMap<RawPath, Kept>): HadBlob {
+  return (gitFolder, path, blob) => {
+    if (!/\/\.git$/i.test(gitFolder)) return false;
+    const was = kept.get(`${gitFolder.slice(0, -"/.git".length)}/${rawOf(path)}`);
+    if (was?.kind !== "file") return false;
+    const hash = nodeCrypto().createHash(blob.length === 40 ? "sha1" : "sha256");
+    hash.update(`blob ${was.bytes.length}\0`);
+    return hash.update(was.bytes).digest("hex") === blob.toLowerCase();
   };
 }
 

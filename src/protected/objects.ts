@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
 import { createReadStream, type Stats } from "node:fs";
 import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import { createInflate } from "node:zlib";
+import { nodeCrypto } from "../node-crypto.js";
 import type { SafeGit } from "./git.js";
 import { runSafeGit } from "./git.js";
 import { bytesOf, type Found, type RawPath, shownOf } from "./scan.js";
@@ -103,7 +103,7 @@ export async function settleObjects(
 /** Whether the loose object at `path` inflates to bytes whose hash is its name. */
 async function hashesTo(path: RawPath, inner: string): Promise<boolean> {
   const name = inner.slice("objects/".length).replace("/", "").toLowerCase();
-  const hash = createHash(name.length === 40 ? "sha1" : "sha256");
+  const hash = nodeCrypto().createHash(name.length === 40 ? "sha1" : "sha256");
   let head = "";
   const read = new Promise<boolean>((resolve) => {
     const inflate = createInflate();
@@ -164,7 +164,7 @@ export async function dropIndexCaches(
   const algorithm = parsed.hashLength === 20 ? "sha1" : "sha256";
   const trailer = parsed.skipHash
     ? Buffer.alloc(parsed.hashLength)
-    : createHash(algorithm).update(body).digest();
+    : nodeCrypto().createHash(algorithm).update(body).digest();
   await replaceFile(index, Buffer.concat([body, trailer]));
   return [];
 }
@@ -192,7 +192,8 @@ export function parseIndex(bytes: Buffer): ParsedIndex | undefined {
     const body = bytes.subarray(0, bytes.length - hashLength);
     const trailer = bytes.subarray(bytes.length - hashLength);
     const skipHash = trailer.every((byte) => byte === 0);
-    const digest = createHash(hashLength === 20 ? "sha1" : "sha256")
+    const digest = nodeCrypto()
+      .createHash(hashLength === 20 ? "sha1" : "sha256")
       .update(body)
       .digest();
     if (!skipHash && !digest.equals(trailer)) continue;

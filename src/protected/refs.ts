@@ -77,6 +77,15 @@ async function look(
   // A file holding one short hex word (`BISECT_START`, `MERGE_AUTOSTASH` take any revision): an
   // abbreviated name, which git resolves to whatever object has it; never a known one.
   const short = /^\s*[0-9a-f]{4,39}\s*$/i.test(text) ? [`~${text.trim().toLowerCase()}`] : [];
+  // `BISECT_START` and `MERGE_AUTOSTASH` take any revision (`X^0`, `main:sub`): only a full
+  // name or a plain branch name is one this check can follow.
+  const revision = /^(?:bisect_start|merge_autostash)$/i.test(entry.inner) ? text.trim() : "";
+  if (
+    revision !== "" &&
+    !/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i.test(revision) &&
+    !/^(?!.*\.\.)[A-Za-z][A-Za-z0-9._/-]*$/.test(revision)
+  )
+    short.push(`~${revision}`);
   const kept: RefLook = {
     gitFolder: entry.gitFolder,
     inner: entry.inner,
@@ -134,6 +143,7 @@ export async function settleRefs(
   after: Found,
   git: SafeGit | undefined,
   shown: (path: RawPath) => string,
+  had: HadBlob,
 ): Promise<string[]> {
   const folders = new Set<RawPath>();
   const changed = new Map<RawPath, RefLook>();
@@ -180,7 +190,7 @@ export async function settleRefs(
     const fresh = new Set<string>();
     for (const [, now] of mine) for (const name of now.names) if (!known.has(name)) fresh.add(name);
     if (fresh.size > 0) {
-      const wrong = await examine(git, folder, fresh, known);
+      const wrong = await examine(git, folder, fresh, known, had);
       if (wrong.size > 0) lines.push(...(await undo(mine, wrong, before, shown)));
     }
     const index = indexes.get(folder);
@@ -203,6 +213,7 @@ async function examine(
   folder: RawPath,
   fresh: ReadonlySet<string>,
   known: ReadonlySet<string>,
+  had: HadBlob,
 ): Promise<Map<string, Wrong>> {
   const all = (reason: string) =>
     new Map([...fresh].map((name) => [name, { object: name, path: "", why: reason }]));
@@ -214,7 +225,7 @@ async function examine(
       wrong.set(name, {
         object: name.slice(1),
         path: "",
-        why: "an abbreviated object name, which git takes as any object it begins",
+        why: "a revision this check cannot follow: an abbreviated name or an expression",
       });
   // Each name peeled (a tag to what it tags, at any depth): `OBJECT TYPE`, or `NAME^{} missing`.
   const names = [...fresh].filter((name) => !name.startsWith("~"));
@@ -255,7 +266,8 @@ async function examine(
         "--root",
         "-m",
         "--no-renames",
-        "--name-only",
+        "--raw",
+        "--no-abbrev",
         "-z",
         "--format=%x01%H",
         "--ignore-missing",
@@ -266,20 +278,50 @@ async function examine(
     );
   const groups = tips.length <= ONE_BY_ONE ? tips.map((tip) => [tip]) : [tips];
   for (const group of groups) {
-    const found = firstWrongCommit(await log(group));
+    const found = firstWrongCommit(await log(group), (path, blob) => had(folder, path, blob));
     if (found !== undefined) for (const tip of group) wrong.set(tip, found);
   }
   return wrong;
 }
 
-/** The first commit of a `log` run that writes a protected path, or why the run failed. */
-function firstWrongCommit(outcome: GitOutcome): Wrong | undefined {
+/**
+ * Whether the work tree of the git folder held, before the command, the file at `path` (inside
+ * the repository) with the bytes of `blob`: a commit that keeps the user's own protected file (a
+ * stash of their edit to `.vscode/settings.json`) brings nothing new.
+ */
+export type HadBlob = (gitFolder: RawPath, path: string, blob: string) => boolean;
+
+/**
+ * The first commit of a `log --raw` run that writes a protected path with bytes the work tree did
+ * not hold before (`had`), or that changes a submodule's commit (the check cannot read a
+ * submodule's commits, which `git submodule update` checks out), or why the run failed.
+ */
+function firstWrongCommit(
+  outcome: GitOutcome,
+  had: (path: string, blob: string) => boolean,
+): Wrong | undefined {
   if (!outcome.ok) return { object: "", path: "", why: outcome.reason };
   for (const record of outcome.out.toString("utf8").split("\x01")) {
     const end = record.indexOf("\0");
     if (end === -1) continue;
-    const found = firstProtected(record.slice(end + 1).split("\0"));
-    if (found !== undefined) return { object: record.slice(0, end), ...found };
+    const object = record.slice(0, end);
+    const fields = record
+      .slice(end + 1)
+      .replace(/^\n/, "")
+      .split("\0");
+    for (let at = 0; at + 1 < fields.length; at += 2) {
+      const [, , mode = "", , blob = "", status = ""] = (fields[at] ?? "").split(/[: ]/);
+      const path = fields[at + 1] ?? "";
+      if (status.startsWith("D")) continue;
+      if (mode === "160000")
+        return {
+          object,
+          path,
+          why: "a submodule's commit, which this check cannot read and `git submodule update` checks out",
+        };
+      const why = whyByNames(path.split("/"), () => false);
+      if (why !== undefined && !had(path, blob)) return { object, path, why };
+    }
   }
   return undefined;
 }

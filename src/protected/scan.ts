@@ -77,14 +77,19 @@ export async function findProtected(
     const holdsHead = entries.some(
       (entry) => nameOf(entry).toLowerCase() === "head" && !entry.isDirectory(),
     );
-    const isGit = named || (knownGit ? knownGit.has(folder.path) : holdsHead);
+    // Inside a git folder's `refs/` or `logs/`, a `HEAD` is a ref (`refs/remotes/origin/HEAD`)
+    // or a reflog (`logs/HEAD`), never a git folder of its own: what lies there is refs.
+    const lower = folder.path.toLowerCase();
+    const inRefs =
+      folder.git !== undefined &&
+      [`${folder.git}/refs`, `${folder.git}/logs`].some(
+        (refs) => lower === refs.toLowerCase() || lower.startsWith(`${refs.toLowerCase()}/`),
+      );
+    const isGit = !inRefs && (named || (knownGit ? knownGit.has(folder.path) : holdsHead));
     if (isGit) found.gitFolders.add(folder.path);
     const gitAt = isGit ? [...folder.gitAt, folder.names.length - 1] : folder.gitAt;
     const gitFolder = (at: number) => gitAt.includes(at);
-    // A git folder's `logs/` holds a `HEAD` too (the reflog): its files are that git folder's.
-    const reflogs =
-      folder.git !== undefined && folder.path.toLowerCase() === `${folder.git}/logs`.toLowerCase();
-    const git = isGit && !reflogs ? folder.path : folder.git;
+    const git = isGit ? folder.path : folder.git;
     for (const entry of entries) {
       const name = nameOf(entry);
       const names = [...folder.names, name.toLowerCase()];

@@ -1,6 +1,8 @@
+import { execFile } from "node:child_process";
 import { type BigIntStats, lstatSync, statSync } from "node:fs";
 import { mkdir, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { describe, expect, it, vi } from "vitest";
 import { branchPrompts } from "../src/rewind/history.js";
 import { changesBetween, WorkspaceSnapshot } from "../src/rewind/snapshot.js";
@@ -15,6 +17,7 @@ import { useTempDirs } from "./support/temp.js";
  */
 
 const tempDir = useTempDirs();
+const run = promisify(execFile);
 
 async function snapshotOf(options: ConstructorParameters<typeof WorkspaceSnapshot>[2] = {}) {
   const workspace = await tempDir();
@@ -123,10 +126,50 @@ describe("the workspace snapshot", () => {
     vi.restoreAllMocks();
   });
 
-  it("leaves out .git and the excluded folders, and says a file over the size limit is not kept", async () => {
-    const { workspace, store, snapshot } = await snapshotOf({ fileCap: 3 });
-    await mkdir(join(workspace, ".git"));
-    await writeFile(join(workspace, ".git", "HEAD"), "ref\n");
+  it("keeps git's objects and packs by hard link, its refs and index by content", async () => {
+    const { workspace, store, snapshot } = await snapshotOf();
+    const git = (...args: string[]) =>
+      run("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], {
+        cwd: workspace,
+      });
+    await git("init", "-q");
+    await writeFile(join(workspace, "a.txt"), "a\n");
+    await git("add", "a.txt");
+    await git("commit", "-q", "-m", "one");
+    await git("gc", "-q");
+    await writeFile(join(workspace, "a.txt"), "b\n");
+    await git("commit", "-q", "-am", "two");
+    const seen = walked(snapshot);
+    const objects = [...seen.keys()].filter((path) =>
+      /^\.git\/objects\/(pack\/pack-\w+\.(pack|idx)|[0-9a-f]{2}\/\w{38})$/.test(path),
+    );
+    expect(objects.filter((path) => path.endsWith(".pack"))).toHaveLength(1);
+    expect(objects.length).toBeGreaterThan(4);
+    for (const path of objects) {
+      const kept = seen.get(path)?.state;
+      const hash = kept && "hash" in kept ? kept.hash : "";
+      const file = statSync(join(workspace, path));
+      // The same file, not a copy.
+      expect(statSync(join(store.dir, "linked", hash)).ino).toBe(file.ino);
+    }
+    // Not copied, so kept whatever its size.
+    const small = new BlobStore(join(await tempDir(), "small.snapshot"));
+    const tight = walked(new WorkspaceSnapshot(workspace, small, { fileCap: 3 }));
+    for (const path of objects) expect(tight.get(path)?.unkept).toBeUndefined();
+    expect(tight.get(".git/HEAD")?.unkept).toMatch(/over the 3 bytes/);
+    for (const path of [".git/HEAD", ".git/index", ".git/refs/heads/master", ".git/logs/HEAD"]) {
+      const kept = seen.get(path)?.state;
+      expect(kept && "hash" in kept && statSync(join(store.dir, kept.hash)).nlink).toBe(1);
+    }
+  });
+
+  it("leaves out the excluded folders, and says a file over the size limit is not kept", async () => {
+    const workspace = await tempDir();
+    const state = join(workspace, "state");
+    const store = new BlobStore(join(await tempDir(), "s.snapshot"));
+    const snapshot = new WorkspaceSnapshot(workspace, store, { fileCap: 3, exclude: [state] });
+    await mkdir(state);
+    await writeFile(join(state, "session.jsonl"), "{}\n");
     await writeFile(join(workspace, "big.txt"), "four");
     const seen = walked(snapshot);
     expect([...seen.keys()]).toEqual(["big.txt"]);

@@ -18,6 +18,7 @@ import {
   folderMode,
   type KeptBytes,
   keptBytes,
+  linkBack,
   makeFolder,
   makeLink,
   readNode,
@@ -41,7 +42,8 @@ export type FileAction =
       kind: "restore";
       path: string;
       target: Resolved;
-      bytes: Buffer;
+      /** The bytes to write, or the file kept by a hard link (a git object) to link back. */
+      bytes: Buffer | { linked: string; hash: string };
       mode: number;
       expect: FileState;
     }
@@ -280,6 +282,13 @@ async function decide(file: FileHistory, context: Context): Promise<FileAction[]
     context.made.push(path);
     return [];
   }
+  const linked = bytes === undefined ? context.blobs.linked(original.hash) : undefined;
+  if (linked !== undefined) {
+    const kept = { linked, hash: original.hash };
+    return [
+      { kind: "restore", path, target, bytes: kept, mode: original.mode ?? 0o444, expect: now },
+    ];
+  }
   if (bytes === undefined)
     return refuse(
       context.blobs.has(original.hash)
@@ -355,12 +364,14 @@ export async function applyRewind(
           await clear(action.target, action.expect);
         }
         const expect = action.expect.node === "folder" ? { hash: null, mode: null } : action.expect;
-        await writeAtomic(action.target, [action.bytes], {
-          mode: action.mode,
+        const { bytes, mode } = action;
+        const rename = {
           beforeRename: () => stillAsPlanned(action.target, expect),
           tempPrefix: plan.tempPrefix,
-        });
-        const hash = contentHash(action.bytes);
+        };
+        if (Buffer.isBuffer(bytes)) await writeAtomic(action.target, [bytes], { mode, ...rename });
+        else await linkBack(action.target, bytes.linked, mode, rename);
+        const hash = Buffer.isBuffer(bytes) ? contentHash(bytes) : bytes.hash;
         await record?.(restored(plan.to, action, { hash, mode: action.mode }));
         tell({ kind: "restored", path });
       }

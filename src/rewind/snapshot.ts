@@ -86,7 +86,6 @@ export class WorkspaceSnapshot {
       for (const raw of names) {
         if (!isUtf8(raw)) continue;
         const name = raw.toString("utf8");
-        if (name === ".git") continue;
         const path = `${folder}/${name}`;
         if (excluded.has(path)) continue;
         if (seen.size >= most)
@@ -133,13 +132,29 @@ export class WorkspaceSnapshot {
       if (hash === known.state.hash && now && statKey(now) === stat)
         return { ...known, racy: racy(now) };
     }
+    if (isGitObject(rel, info)) return this.seenFile(this.link(path, info), started);
     return this.seenFile(this.copy(path, info), started);
+  }
+
+  /**
+   * A git object or pack, kept by a hard link: git never changes one once written (it writes a
+   * new file and renames it), so the link holds its bytes for as long as the store does, at no
+   * cost while the workspace has it too. Its stat information is taken after the link, which
+   * changes its change time. It is never racy: nothing rewrites it within a timestamp tick (a
+   * command that rewrote it in place would rewrite the link too, which a rewind finds by its hash).
+   */
+  private link(path: string, info: BigIntStats): Copied {
+    const put = this.store.linkFile(path);
+    const after = this.stat(path) ?? info;
+    if (put.ok) return { info: after, hash: put.hash, linked: true };
+    return { info: after, hash: hashWhere(path), unkept: put.reason };
   }
 
   private seenFile(copy: Copied, started: bigint): Seen {
     const { info, hash, unkept } = copy;
     const mode = Number(info.mode & 0o7777n);
-    const racy = info.mtimeNs + RACY_NS >= started || info.ctimeNs + RACY_NS >= started;
+    const racy =
+      !copy.linked && (info.mtimeNs + RACY_NS >= started || info.ctimeNs + RACY_NS >= started);
     return {
       stat: statKey(info),
       state: { hash, mode },
@@ -185,7 +200,21 @@ interface Copied {
   info: BigIntStats;
   hash: string;
   unkept?: string;
+  /** Kept by a hard link (a git object), not by a copy. */
+  linked?: boolean;
 }
+
+/**
+ * A git object or pack file as git leaves it: in an `objects` folder of a `.git` folder, named by
+ * the hash of what it holds (`ab/cdef…`, `pack/pack-….pack` and its index, reverse index, bitmap
+ * and mtimes), read-only. One made writable is kept by content, as any other file.
+ */
+export function isGitObject(rel: string, info: BigIntStats): boolean {
+  return (info.mode & 0o222n) === 0n && GIT_OBJECT.test(rel);
+}
+
+const GIT_OBJECT =
+  /(?:^|\/)\.git\/(?:[^/]+\/)*objects\/(?:[0-9a-f]{2}\/[0-9a-f]{38}|[0-9a-f]{2}\/[0-9a-f]{62}|pack\/pack-(?:[0-9a-f]{40}|[0-9a-f]{64})\.(?:pack|idx|rev|bitmap|mtimes))$/;
 
 /** What differs between two walks, path by path, sorted: each change a rewind can undo. */
 export function changesBetween(before: Map<string, Seen>, after: Map<string, Seen>): BashFile[] {

@@ -129,6 +129,7 @@ export async function planRewind(options: RewindOptions): Promise<RewindPlan> {
   const actions: FileAction[] = [];
   // By path, so a folder to make again is decided before what it holds.
   for (const file of history.files) actions.push(...(await decide(file, context)));
+  keepUnkeptBytes(actions, history.files, to);
   const deleted = new Set(actions.flatMap((a) => (a.kind === "delete" ? [a.path] : [])));
   const folders = await planFolders([...history.folders, ...context.made], realRoot, deleted);
   actions.push(...folders);
@@ -144,6 +145,28 @@ export async function planRewind(options: RewindOptions): Promise<RewindPlan> {
     bash: history.bash,
     again: history.again,
   };
+}
+
+/**
+ * A file a call made that holds the bytes another path had before prompt `to`, bytes that were not
+ * kept (the command moved a file over the size limit): it is the only copy, so it is never removed.
+ */
+function keepUnkeptBytes(actions: FileAction[], files: FileHistory[], to: number): void {
+  const unkept = new Map<string, string>();
+  for (const { original, path } of files)
+    if (original.unkept !== undefined && original.hash !== null && original.node === undefined)
+      unkept.set(original.hash, path);
+  if (unkept.size === 0) return;
+  for (const [at, action] of actions.entries()) {
+    const from = action.kind === "delete" ? unkept.get(action.expect.hash ?? "") : undefined;
+    if (from === undefined) continue;
+    actions[at] = {
+      kind: "refuse",
+      path: action.path,
+      reason: `it holds the bytes ${from} had before prompt ${to}, which were not kept: it is kept`,
+      diff: [],
+    };
+  }
 }
 
 interface Context {

@@ -3,6 +3,7 @@ import { type BigIntStats, lstatSync, readdirSync, readlinkSync, realpathSync } 
 import { type BlobStore, hashOfFile } from "../session/blobs.js";
 import type { BashFile, NodeState } from "../session/records.js";
 import { systemErrorMeaning } from "../system-errors.js";
+import { LEFT_OUT, LeftOutFolders } from "./left-out.js";
 
 /** Bytes of one file the snapshot keeps; a bigger file is seen, hashed, and not kept. */
 export const SNAPSHOT_FILE_CAP = 64 * 1024 * 1024;
@@ -29,10 +30,24 @@ interface Seen {
   unkept?: string;
 }
 
-/** One walk of the workspace: every path seen, or why the walk stopped. */
+/**
+ * One walk of the workspace: every path seen, the folders whose contents it did not look at
+ * (`leftOut`: by the rule of `LeftOutFolders`, or not readable) and those holding names it leaves
+ * out (`oddNames`), each with why; or why the walk stopped.
+ */
 export type Walk =
-  | { kind: "walked"; seen: Map<string, Seen> }
+  | {
+      kind: "walked";
+      seen: Map<string, Seen>;
+      leftOut: Map<string, string>;
+      oddNames: Map<string, string>;
+      /** The paths seen whose state a rewind could not put back: bytes not kept, a device. */
+      unkept: string[];
+    }
   | { kind: "skipped"; reason: string };
+
+const UNREADABLE = "the snapshot cannot read it: what it holds is not kept";
+const NOT_UTF8 = "it holds names that are not UTF-8, which the snapshot leaves out";
 
 export interface SnapshotOptions {
   /** Real paths whose subtrees are left out (mini-agent's state folder). */
@@ -53,38 +68,53 @@ export interface SnapshotOptions {
  */
 export class WorkspaceSnapshot {
   private known = new Map<string, Seen>();
+  private readonly rule: LeftOutFolders;
 
   constructor(
     private readonly root: string,
     private readonly store: BlobStore,
     private readonly options: SnapshotOptions = {},
-  ) {}
+  ) {
+    this.rule = new LeftOutFolders(root);
+  }
 
   private stat(path: string): BigIntStats | undefined {
     return (this.options.lstat ?? statOf)(path);
   }
 
-  /** Walks the workspace now; the walk becomes what the next one compares with. */
-  walk(): Walk {
+  /**
+   * Walks the workspace now; the walk becomes what the next one compares with. `after`: the walk
+   * after a call, which leaves out the folders the walk before it left out, and no other it saw.
+   */
+  walk(after = false): Walk {
     const realRoot = realpathSync(this.root);
+    this.rule.refresh();
+    const leftOut = new Map<string, string>();
+    const oddNames = new Map<string, string>();
+    const unkept: string[] = [];
     const started = BigInt(Date.now()) * 1_000_000n;
     const deadline = Date.now() + (this.options.boundMs ?? SNAPSHOT_BOUND_MS);
     const most = this.options.mostEntries ?? SNAPSHOT_MOST_ENTRIES;
     const excluded = new Set(this.options.exclude ?? []);
     const seen = new Map<string, Seen>();
-    // Each folder with its path relative to the workspace ("" for the workspace itself).
-    const folders: [string, string][] = [[realRoot, ""]];
+    // Each folder with its path relative to the workspace ("" for the workspace itself), and
+    // whether git ignores it.
+    const folders: [string, string, boolean][] = [[realRoot, "", false]];
     for (let next = folders.pop(); next !== undefined; next = folders.pop()) {
-      const [folder, under] = next;
+      const [folder, under, ignored] = next;
       let names: Buffer[];
       try {
         names = readdirSync(folder, { encoding: "buffer" });
-      } catch {
-        // Gone since it was seen, or not ours to read: what it holds is not seen.
+      } catch (error) {
+        // Not ours to read: what it holds is not seen (one gone since it was seen holds nothing).
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") leftOut.set(under, UNREADABLE);
         continue;
       }
       for (const raw of names) {
-        if (!isUtf8(raw)) continue;
+        if (!isUtf8(raw)) {
+          oddNames.set(under, NOT_UTF8);
+          continue;
+        }
         const name = raw.toString("utf8");
         const path = `${folder}/${name}`;
         if (excluded.has(path)) continue;
@@ -102,11 +132,20 @@ export class WorkspaceSnapshot {
         const entry = this.look(path, rel, started);
         if (!entry) continue;
         seen.set(rel, entry);
-        if ("folder" in entry.state) folders.push([path, rel]);
+        if (entry.unkept !== undefined || "other" in entry.state) unkept.push(rel);
+        if (!("folder" in entry.state)) continue;
+        const isIgnored = ignored || this.rule.ignored(rel);
+        if (isIgnored && this.isLeftOut(path, rel, after)) leftOut.set(rel, LEFT_OUT);
+        else folders.push([path, rel, isIgnored]);
       }
     }
     this.known = seen;
-    return { kind: "walked", seen };
+    return { kind: "walked", seen, leftOut, oddNames, unkept };
+  }
+
+  private isLeftOut(path: string, rel: string, after: boolean): boolean {
+    const info = this.stat(path);
+    return info !== undefined && this.rule.leftOut(path, rel, info, !after);
   }
 
   /** One path: as the last walk knew it when its stat information is the same, else looked at. */
@@ -216,11 +255,25 @@ export function isGitObject(rel: string, info: BigIntStats): boolean {
 const GIT_OBJECT =
   /(?:^|\/)\.git\/(?:[^/]+\/)*objects\/(?:[0-9a-f]{2}\/[0-9a-f]{38}|[0-9a-f]{2}\/[0-9a-f]{62}|pack\/pack-(?:[0-9a-f]{40}|[0-9a-f]{64})\.(?:pack|idx|rev|bitmap|mtimes))$/;
 
-/** What differs between two walks, path by path, sorted: each change a rewind can undo. */
-export function changesBetween(before: Map<string, Seen>, after: Map<string, Seen>): BashFile[] {
+/**
+ * What differs between two walks, path by path, sorted: each change a rewind can undo. A folder
+ * either walk did not look into (`leftOut`), and what it holds, are not compared: what was there
+ * is not known.
+ */
+export function changesBetween(
+  before: Map<string, Seen>,
+  after: Map<string, Seen>,
+  leftOut: ReadonlySet<string> = new Set(),
+): BashFile[] {
   const paths = new Set([...before.keys(), ...after.keys()]);
   const changes: BashFile[] = [];
+  const out = (path: string) => {
+    for (let at = path.length; at > 0; at = path.lastIndexOf("/", at - 1))
+      if (leftOut.has(path.slice(0, at))) return true;
+    return false;
+  };
   for (const path of [...paths].sort(byPath)) {
+    if (leftOut.size > 0 && out(path)) continue;
     const was = before.get(path);
     const now = after.get(path);
     if (was && now && sameNode(was.state, now.state)) continue;

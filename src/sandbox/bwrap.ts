@@ -4,6 +4,12 @@ import type { Readable, Writable } from "node:stream";
 import { strictlyWithin, within } from "../paths.js";
 import { type HidingMounts, hidingMounts } from "./hide.js";
 import { homeMounts } from "./home.js";
+import {
+  type KeptReadOnly,
+  keptReadOnlyMounts,
+  lastMounts,
+  shallowestFirst,
+} from "./kept-read-only.js";
 import { cachedWorks, forgetWorks, probeKey, rememberWorks } from "./probe-cache.js";
 import { protectedMounts } from "./project-files.js";
 import { seccompFilter, seccompUnsupported } from "./seccomp.js";
@@ -262,8 +268,9 @@ export function sandboxLimits(
  * environment the tool was given: its `HOME` and `MINI_AGENT_HOME` say what to hide. With
  * `cgroupProcs`, bwrap starts inside that pids cgroup. The process must be spawned with a pipe
  * as stdio `FILTER_FD`, given to `feedFilter`: bwrap waits for the filter there. The project's
- * protected files stay read-only (`protectedMounts`); `made` lists the mount points bwrap will
- * make for them, to remove with `removeMountPoints` once the command is over.
+ * protected files stay read-only (`protectedMounts`), and so does what `kept` names for this
+ * command; `made` lists the mount points bwrap will make for them, to remove with
+ * `removeMountPoints` once the command is over.
  */
 export function sandboxedArgv(
   bwrap: string,
@@ -271,14 +278,21 @@ export function sandboxedArgv(
   command: string,
   options: Omit<SandboxOptions, "mode" | "bwrap">,
   env: NodeJS.ProcessEnv,
-  cgroupProcs?: string,
+  call: { cgroupProcs?: string | undefined; kept?: KeptReadOnly } = {},
 ): { argv: string[]; made: string[] } {
   const protect = (options.readOnly ?? [])
     .filter((path) => strictlyWithin(workspace, path) && existsSync(path))
     .flatMap((path) => ["--ro-bind", path, path]);
   const project = protectedMounts(workspace);
   const hiding = hidingMounts(workspace, env, options.hide);
-  hiding.after.unshift(...project.args, ...protect);
+  const kept = call.kept ?? { whole: false, paths: [] };
+  const inside = shallowestFirst([
+    ...project.args,
+    ...protect,
+    ...keptReadOnlyMounts(workspace, kept),
+  ]);
+  hiding.after.unshift(...inside);
+  hiding.after.push(...lastMounts(workspace, kept, inside));
   // Bound after the hiding tmpfs (still writable, so bwrap can make the mount point), before it
   // is made read-only; a folder inside the workspace is the workspace's to show.
   const readable = (options.readable?.() ?? [])
@@ -290,6 +304,7 @@ export function sandboxedArgv(
   const limit = `${CLOSE_INHERITED}ulimit -u ${processes} 2>/dev/null; ulimit -d ${Math.ceil(memoryBytes / 1024)} 2>/dev/null; exec bash -c "$1"`;
   const home = homeMounts(env, workspace);
   const argv = [bwrap, ...isolation(workspace, hiding, home), "--chdir", workspace];
+  const { cgroupProcs } = call;
   const join = cgroupProcs ? ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', cgroupProcs] : [];
   return { argv: [...join, ...argv, "bash", "-c", limit, "bash", command], made: project.made };
 }

@@ -56,16 +56,20 @@ export interface SandboxOptions {
  * a pids cgroup where mini-agent can make one: the kernel exempts root from RLIMIT_NPROC.
  * `memoryBytes` is RLIMIT_DATA for each process: the writable memory it may map. Not
  * RLIMIT_AS, which counts reserved address space and breaks WebAssembly and the JVM.
+ * `fileBytes` is RLIMIT_FSIZE: the largest file a process may write (a write past it fails, and
+ * the process gets SIGXFSZ), so one command cannot fill the disk with one file.
  */
 export interface SandboxLimits {
   processes?: number;
   memoryBytes?: number;
+  fileBytes?: number;
 }
 
-/** Enough for a parallel build; a fork bomb or a runaway allocation stops here. */
+/** Enough for a parallel build; a fork bomb, a runaway allocation or a runaway file stops here. */
 export const defaultLimits: Required<SandboxLimits> = {
   processes: 4096,
   memoryBytes: 8 * 2 ** 30,
+  fileBytes: 4 * 2 ** 30,
 };
 
 /** What is in force: commands run in bwrap, run plainly, or are refused (`required`, no bwrap). */
@@ -299,9 +303,11 @@ export function sandboxedArgv(
     .filter((path) => !within(workspace, path) && existsSync(path))
     .flatMap((path) => ["--ro-bind", path, path]);
   hiding.before.push(...readable);
-  const { processes, memoryBytes } = sandboxLimits(options);
+  const { processes, memoryBytes, fileBytes } = sandboxLimits(options);
   // Setting a limit fails only above the hard limit already in force, which then bounds it.
-  const limit = `${CLOSE_INHERITED}ulimit -u ${processes} 2>/dev/null; ulimit -d ${Math.ceil(memoryBytes / 1024)} 2>/dev/null; exec bash -c "$1"`;
+  // bash counts `-d` and `-f` in KiB.
+  const kib = (bytes: number) => Math.ceil(bytes / 1024);
+  const limit = `${CLOSE_INHERITED}ulimit -u ${processes} 2>/dev/null; ulimit -d ${kib(memoryBytes)} 2>/dev/null; ulimit -f ${kib(fileBytes)} 2>/dev/null; exec bash -c "$1"`;
   const home = homeMounts(env, workspace);
   const argv = [bwrap, ...isolation(workspace, hiding, home), "--chdir", workspace];
   const { cgroupProcs } = call;

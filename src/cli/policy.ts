@@ -129,7 +129,10 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
   const spaceLow =
     options.lowSpace ??
     (() =>
-      lowSpace({ workspace: options.workspace ?? process.cwd(), stateDir: stateHome(process.env) }));
+      lowSpace({
+        workspace: options.workspace ?? process.cwd(),
+        stateDir: stateHome(process.env),
+      }));
 
   /** A call that would run without asking, asked instead when the disk is nearly full. */
   async function unlessLow(call: ToolCall, decided: Decided): Promise<Decided> {

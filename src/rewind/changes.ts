@@ -11,6 +11,7 @@ import { digestFile } from "../tools/seen.js";
 import { contentHash } from "../trust/trust.js";
 import type { Tool, ToolCall, ToolResult } from "../types.js";
 import { changesBetween, type Walk, WorkspaceSnapshot } from "./snapshot.js";
+import { boundSnapshots, USER_SNAPSHOT_CAP } from "./store-bound.js";
 
 /** Bytes of one file a session keeps before a change, unless the caller sets another cap. */
 export const DEFAULT_FILE_CAP = 64 * 1024 * 1024;
@@ -61,6 +62,12 @@ export interface FileChangesOptions {
   blobCap?: number;
   /** Bytes a session's snapshot store keeps in all (1 GiB unless set). */
   snapshotCap?: number;
+  /**
+   * Bytes the snapshot stores of all sessions under the state folder keep together (4 GiB unless
+   * set): at a session's first bash call in a process, the stores of the sessions written longest
+   * ago are dropped past it (`boundSnapshots`). Without `stateDir`, no such bound.
+   */
+  userSnapshotCap?: number;
 }
 
 interface Turn {
@@ -185,6 +192,8 @@ export class FileChanges {
     }
     let bash = this.snapshots.get(sessionPath);
     if (!bash) {
+      const { stateDir, userSnapshotCap = USER_SNAPSHOT_CAP } = this.options;
+      if (stateDir) boundSnapshots(join(stateDir, "sessions"), sessionPath, userSnapshotCap);
       const store = snapshotStoreFor(sessionPath, this.options.snapshotCap);
       const exclude = this.options.stateDir ? [realOr(this.options.stateDir)] : [];
       const snapshot = new WorkspaceSnapshot(this.options.root, store, { exclude });

@@ -25,6 +25,7 @@ import {
   realParent,
   stillAsPlanned,
 } from "./nodes.js";
+import { droppedWhy } from "./store-bound.js";
 
 export interface RewindOptions {
   /** The session file. */
@@ -125,7 +126,16 @@ export async function planRewind(options: RewindOptions): Promise<RewindPlan> {
       `it was made in ${made === undefined ? "an unknown folder" : visible(made)}, not in this folder`,
     );
   const boundary: BoundaryOptions = { stateDir: options.stateDir };
-  const context: Context = { realRoot, boundary, blobs, to, making: new Set(), made: [] };
+  const dropped = droppedWhy(options.session);
+  const context: Context = {
+    realRoot,
+    boundary,
+    blobs,
+    to,
+    making: new Set(),
+    made: [],
+    ...(dropped !== undefined && { dropped }),
+  };
   const actions: FileAction[] = [];
   // By path, so a folder to make again is decided before what it holds.
   for (const file of history.files) actions.push(...(await decide(file, context)));
@@ -178,6 +188,8 @@ interface Context {
   making: Set<string>;
   /** Folders bash made that are still as it left them: removed once emptied. */
   made: string[];
+  /** Why the session's snapshot store was dropped, when it was. */
+  dropped?: string;
 }
 
 const same = (a: FileState, b: FileState | undefined) => b !== undefined && sameState(a, b);
@@ -312,6 +324,10 @@ async function decide(file: FileHistory, context: Context): Promise<FileAction[]
       { kind: "restore", path, target, bytes: kept, mode: original.mode ?? 0o444, expect: now },
     ];
   }
+  if (bytes === undefined && context.dropped !== undefined && !context.blobs.has(original.hash))
+    return refuse(
+      `its bytes before prompt ${context.to} were dropped with the session's snapshot store (${context.dropped})`,
+    );
   if (bytes === undefined)
     return refuse(
       context.blobs.has(original.hash)

@@ -1,4 +1,4 @@
-import { type BigIntStats, type Dirent, lstatSync, readdirSync, readFileSync } from "node:fs";
+import { type Dirent, lstatSync, readdirSync, readFileSync, type Stats } from "node:fs";
 import { join } from "node:path";
 
 /** Entries (all depths) a git-ignored folder may hold before the snapshot leaves it out. */
@@ -19,7 +19,7 @@ export const LEFT_OUT = `git ignores it and it holds over ${LEFT_OUT_ENTRIES.toL
 export class LeftOutFolders {
   private patterns: { negate: boolean; regex: RegExp }[] = [];
   private read = "";
-  private readonly decided = new Map<string, { out: boolean; ctimeNs: bigint }>();
+  private readonly decided = new Map<string, { out: boolean; ctime: number }>();
 
   constructor(private readonly root: string) {}
 
@@ -44,11 +44,11 @@ export class LeftOutFolders {
    * `recount` and its change time moved (not in a walk after a call: the walk before it decided
    * for the call).
    */
-  leftOut(path: string, rel: string, info: BigIntStats, recount: boolean): boolean {
+  leftOut(path: string, rel: string, info: Stats, recount: boolean): boolean {
     const known = this.decided.get(rel);
-    if (known && (known.out || !recount || known.ctimeNs === info.ctimeNs)) return known.out;
+    if (known && (known.out || !recount || known.ctime === info.ctimeMs)) return known.out;
     const out = holdsOver(path, LEFT_OUT_ENTRIES);
-    this.decided.set(rel, { out, ctimeNs: info.ctimeNs });
+    this.decided.set(rel, { out, ctime: info.ctimeMs });
     return out;
   }
 }

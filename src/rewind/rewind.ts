@@ -135,10 +135,19 @@ export async function planRewind(options: RewindOptions): Promise<RewindPlan> {
     making: new Set(),
     made: [],
     ...(dropped !== undefined && { dropped }),
+    realFolders: new Map(),
+    writable: new Map(),
   };
   const actions: FileAction[] = [];
-  // By path, so a folder to make again is decided before what it holds.
-  for (const file of history.files) actions.push(...(await decide(file, context)));
+  // Folders by path, so a folder to make again is decided before what it holds; then the rest, a
+  // few at once.
+  const remade = history.files.filter((file) => file.original.node === "folder");
+  for (const file of remade) actions.push(...(await decide(file, context)));
+  const rest = history.files.filter((file) => file.original.node !== "folder");
+  for (let at = 0; at < rest.length; at += AT_ONCE) {
+    const decided = rest.slice(at, at + AT_ONCE).map((file) => decide(file, context));
+    actions.push(...(await Promise.all(decided)).flat());
+  }
   keepUnkeptBytes(actions, history.files, to);
   const deleted = new Set(actions.flatMap((a) => (a.kind === "delete" ? [a.path] : [])));
   const folders = await planFolders([...history.folders, ...context.made], realRoot, deleted);
@@ -190,7 +199,23 @@ interface Context {
   made: string[];
   /** Why the session's snapshot store was dropped, when it was. */
   dropped?: string;
+  /** Each folder's real path, and why it cannot be written: asked once per folder. */
+  realFolders: Map<string, Promise<string | undefined>>;
+  writable: Map<string, Promise<string | undefined>>;
 }
+
+/** The answer kept for `key`, or `ask`'s, kept. */
+function once<T>(kept: Map<string, Promise<T>>, key: string, ask: (key: string) => Promise<T>) {
+  let answer = kept.get(key);
+  if (!answer) {
+    answer = ask(key);
+    kept.set(key, answer);
+  }
+  return answer;
+}
+
+/** Files decided, or put back, at once: their reads and writes overlap. */
+const AT_ONCE = 16;
 
 const same = (a: FileState, b: FileState | undefined) => b !== undefined && sameState(a, b);
 
@@ -248,7 +273,9 @@ async function decide(file: FileHistory, context: Context): Promise<FileAction[]
     folder: false,
     boundary: context.boundary,
   };
-  const folder = await realpath(dirname(abs)).catch(() => undefined);
+  const folder = await once(context.realFolders, dirname(abs), (path) =>
+    realpath(path).catch(() => undefined),
+  );
   if (folder !== undefined && folder !== dirname(abs))
     return refuse("a folder on its path is now a link elsewhere");
   const now =
@@ -295,8 +322,10 @@ async function decide(file: FileHistory, context: Context): Promise<FileAction[]
     return refuse("it was a device, a FIFO or a socket: it is not made again");
   // A folder the rewind makes again is there, and writable, by the time what it holds goes back.
   if (!context.making.has(dirname(path))) {
-    const writable = await access(dirname(abs), constants.W_OK).catch(
-      (error: NodeJS.ErrnoException) => systemErrorMeaning(error.code ?? "EACCES"),
+    const writable = await once(context.writable, dirname(abs), (path) =>
+      access(path, constants.W_OK).catch((error: NodeJS.ErrnoException) =>
+        systemErrorMeaning(error.code ?? "EACCES"),
+      ),
     );
     if (writable !== undefined) return refuse(`its folder cannot be written (${writable})`);
   }
@@ -364,67 +393,106 @@ export async function applyRewind(
     outcomes.push(outcome);
     options.each?.(outcome);
   };
-  for (const action of plan.actions) {
+  const { actions } = plan;
+  for (let at = 0; at < actions.length; ) {
     if (options.signal?.aborted) break;
-    const { path } = action;
-    if (action.kind === "refuse") {
-      tell({ kind: "refused", path, reason: action.reason });
-      continue;
+    // Files and links a few at once (each is its own path), told in order; folders one by one.
+    const batch: FileAction[] = [];
+    for (let next = actions[at]; next && batch.length < AT_ONCE && alone(next) === false; ) {
+      batch.push(next);
+      next = actions[++at];
     }
-    try {
-      if (action.kind === "remove-folder") {
-        await removeFolder(plan.realRoot, action.target);
-        tell({ kind: "removed", path });
-        continue;
-      }
-      if (action.kind === "delete") {
-        await stillAsPlanned(action.target, action.expect);
-        await realParent(action.target);
-        await clear(action.target, action.expect);
-        await record?.(restored(plan.to, action, { hash: null, mode: null }));
-        tell({ kind: "deleted", path });
-      } else if (action.kind === "make-folder") {
-        await makeFolder(action.target, action.expect);
-        tell({ kind: "restored", path });
-      } else if (action.kind === "folder-mode") {
-        await folderMode(action.target, action.mode);
-        const now = { hash: null, mode: action.mode, node: "folder" as const };
-        await record?.(restored(plan.to, action, now));
-        if (!action.quiet) tell({ kind: "restored", path });
-      } else if (action.kind === "make-link") {
-        await makeLink(action.target, action.link, action.expect);
-        const now = { hash: null, mode: null, node: "link" as const, target: action.link };
-        await record?.(restored(plan.to, action, now));
-        tell({ kind: "restored", path });
-      } else {
-        // A folder bash left where the file was is empty by now (what it held was removed first).
-        if (action.expect.node === "folder") {
-          await stillAsPlanned(action.target, action.expect);
-          await clear(action.target, action.expect);
-        }
-        const expect = action.expect.node === "folder" ? { hash: null, mode: null } : action.expect;
-        const { bytes, mode } = action;
-        const rename = {
-          beforeRename: () => stillAsPlanned(action.target, expect),
-          tempPrefix: plan.tempPrefix,
-        };
-        if (Buffer.isBuffer(bytes)) await writeAtomic(action.target, [bytes], { mode, ...rename });
-        else await linkBack(action.target, bytes.linked, mode, rename);
-        const hash = Buffer.isBuffer(bytes) ? contentHash(bytes) : bytes.hash;
-        await record?.(restored(plan.to, action, { hash, mode: action.mode }));
-        tell({ kind: "restored", path });
-      }
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      const verb = action.kind === "restore" ? "written" : "removed";
-      const reason =
-        code === undefined
-          ? (error as Error).message
-          : `it could not be ${verb} (${systemErrorMeaning(code)})`;
-      tell({ kind: "failed", path, reason });
+    const first = actions[at];
+    if (batch.length === 0 && first) {
+      batch.push(first);
+      at++;
+    }
+    // Each file is put back before its record, and the records keep the plan's order.
+    const done = await Promise.all(batch.map((action) => applyOne(plan, action)));
+    for (const { outcome, restore } of done) {
+      if (restore) await record?.(restore);
+      if (outcome) tell(outcome);
     }
   }
   return outcomes;
+}
+
+/**
+ * An action that runs by itself: a folder made, removed or given its mode, and what replaces a
+ * folder (after what the folder held is removed).
+ */
+function alone(action: FileAction): boolean {
+  if (action.kind === "refuse" || action.kind === "delete") return false;
+  if (action.kind === "restore" || action.kind === "make-link")
+    return action.expect.node === "folder";
+  return true;
+}
+
+/**
+ * Does one action: its outcome (none for the mode of a folder made again, said already) and the
+ * record of what it put back, for the caller to write.
+ */
+async function applyOne(
+  plan: RewindPlan,
+  action: FileAction,
+): Promise<{ outcome?: FileOutcome; restore?: FileRestoreRecord }> {
+  const { path } = action;
+  if (action.kind === "refuse")
+    return { outcome: { kind: "refused", path, reason: action.reason } };
+  try {
+    if (action.kind === "remove-folder") {
+      await removeFolder(plan.realRoot, action.target);
+      return { outcome: { kind: "removed", path } };
+    }
+    if (action.kind === "delete") {
+      await stillAsPlanned(action.target, action.expect);
+      await realParent(action.target);
+      await clear(action.target, action.expect);
+      const restore = restored(plan.to, action, { hash: null, mode: null });
+      return { outcome: { kind: "deleted", path }, restore };
+    }
+    if (action.kind === "make-folder") {
+      await makeFolder(action.target, action.expect);
+      return { outcome: { kind: "restored", path } };
+    }
+    if (action.kind === "folder-mode") {
+      await folderMode(action.target, action.mode);
+      const now = { hash: null, mode: action.mode, node: "folder" as const };
+      const restore = restored(plan.to, action, now);
+      return action.quiet ? { restore } : { outcome: { kind: "restored", path }, restore };
+    }
+    if (action.kind === "make-link") {
+      await makeLink(action.target, action.link, action.expect);
+      const now = { hash: null, mode: null, node: "link" as const, target: action.link };
+      return { outcome: { kind: "restored", path }, restore: restored(plan.to, action, now) };
+    }
+    // A folder bash left where the file was is empty by now (what it held was removed first).
+    if (action.expect.node === "folder") {
+      await stillAsPlanned(action.target, action.expect);
+      await clear(action.target, action.expect);
+    }
+    const expect = action.expect.node === "folder" ? { hash: null, mode: null } : action.expect;
+    const { bytes, mode } = action;
+    const rename = {
+      beforeRename: () => stillAsPlanned(action.target, expect),
+      tempPrefix: plan.tempPrefix,
+    };
+    if (Buffer.isBuffer(bytes)) await writeAtomic(action.target, [bytes], { mode, ...rename });
+    else await linkBack(action.target, bytes.linked, mode, rename);
+    const hash = Buffer.isBuffer(bytes) ? contentHash(bytes) : bytes.hash;
+    return {
+      outcome: { kind: "restored", path },
+      restore: restored(plan.to, action, { hash, mode }),
+    };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const verb = action.kind === "restore" ? "written" : "removed";
+    const reason =
+      code === undefined
+        ? (error as Error).message
+        : `it could not be ${verb} (${systemErrorMeaning(code)})`;
+    return { outcome: { kind: "failed", path, reason } };
+  }
 }
 
 /**

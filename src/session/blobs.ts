@@ -123,10 +123,11 @@ export class BlobStore {
       if (used + copied > this.cap) return this.overCap(used, copied);
       const hash = hashOfFile(temp);
       const path = join(this.dir, hash);
-      if (this.get(hash) !== undefined) return { ok: true, hash, size: copied };
+      // The copy takes the name whatever is there: a blob with these bytes, or one altered since.
+      const there = fileSize(path);
       renameSync(temp, path);
       temp = undefined;
-      this.count(used + copied);
+      this.count(used + copied - there);
       return { ok: true, hash, size: copied };
     } catch (error) {
       const { code } = error as NodeJS.ErrnoException;
@@ -343,6 +344,16 @@ export function hashOfFile(path: string): string {
     closeSync(fd);
   }
   return hash.digest();
+}
+
+/** The size of the regular file at the path, 0 when there is none. */
+function fileSize(path: string): number {
+  try {
+    const info = lstatSync(path);
+    return info.isFile() ? info.size : 0;
+  } catch {
+    return 0;
+  }
 }
 
 function isMissing(error: unknown): boolean {

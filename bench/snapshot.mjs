@@ -139,15 +139,15 @@ async function rewindOfRewrite({ row, ms, median, scratch, root, runs }) {
   const ours = [];
   const floor = [];
   for (let i = 0; i < runs; i++) {
-    paths.forEach((path, at) => writeFileSync(path, rewritten[at]));
+    for (const [at, path] of paths.entries()) writeFileSync(path, rewritten[at]);
     let start = performance.now();
     const outcomes = await applyRewind(await planRewind({ session, workspace, to: 1 }));
     ours.push(performance.now() - start);
     const restored = outcomes.filter((outcome) => outcome.kind === "restored").length;
     if (restored !== REWRITTEN) throw new Error(`rewrite bench: ${restored} files restored`);
-    paths.forEach((path, at) => writeFileSync(path, rewritten[at]));
+    for (const [at, path] of paths.entries()) writeFileSync(path, rewritten[at]);
     start = performance.now();
-    paths.forEach((path, at) => writeFileSync(path, old[at]));
+    for (const [at, path] of paths.entries()) writeFileSync(path, old[at]);
     floor.push(performance.now() - start);
   }
   row(

@@ -1,3 +1,4 @@
+import { lstatSync } from "node:fs";
 import { dirname } from "node:path";
 import { strictlyWithin } from "../paths.js";
 
@@ -20,7 +21,8 @@ export function keptReadOnlyMounts(workspace: string, kept: KeptReadOnly): strin
   const folders = new Set<string>();
   const mounts: string[] = [];
   for (const path of kept.paths) {
-    if (!strictlyWithin(workspace, path)) continue;
+    // One gone since the walk holds nothing to keep (bwrap would refuse to start without it).
+    if (!strictlyWithin(workspace, path) || !exists(path)) continue;
     for (let folder = dirname(path); strictlyWithin(workspace, folder); folder = dirname(folder))
       folders.add(folder);
     mounts.push("--ro-bind", path, path);
@@ -73,4 +75,13 @@ export function shallowestFirst(args: readonly string[]): string[] {
     .map((group, at) => ({ group, at }))
     .sort((a, b) => depth(a.group) - depth(b.group) || a.at - b.at)
     .flatMap(({ group }) => group);
+}
+
+function exists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it, vi } from "vitest";
 import { branchPrompts } from "../src/rewind/history.js";
+import { LeftOutFolders } from "../src/rewind/left-out.js";
 import { changesBetween, WorkspaceSnapshot } from "../src/rewind/snapshot.js";
 import { BlobStore } from "../src/session/blobs.js";
 import { Session } from "../src/session/session.js";
@@ -208,6 +209,46 @@ describe("the prompts /rewind lists", () => {
     await session.close();
     expect(await branchPrompts(session.path)).toEqual([
       { number: 1, text: "run the tests", files: ["made-by-bash.txt"] },
+    ]);
+  });
+});
+
+describe("the rule that leaves a folder out", () => {
+  it("reads git's patterns from .gitignore and .git/info/exclude, the last match deciding", async () => {
+    const workspace = await tempDir();
+    await writeFile(
+      join(workspace, ".gitignore"),
+      "# deps\nnode_modules/\n/target\n*.cache\n**/dist\nout/**\n!keep.cache\n",
+    );
+    await mkdir(join(workspace, ".git", "info"), { recursive: true });
+    await writeFile(join(workspace, ".git", "info", "exclude"), ".venv\n");
+    const rule = new LeftOutFolders(workspace);
+    rule.refresh();
+    const ignored = (paths: string[]) => paths.filter((path) => rule.ignored(path));
+    expect(
+      ignored([
+        "node_modules",
+        "a/node_modules",
+        "target",
+        "a/target",
+        "x.cache",
+        "keep.cache",
+        "dist",
+        "a/b/dist",
+        "out/x",
+        "out",
+        ".venv",
+        "src",
+      ]),
+    ).toEqual([
+      "node_modules",
+      "a/node_modules",
+      "target",
+      "x.cache",
+      "dist",
+      "a/b/dist",
+      "out/x",
+      ".venv",
     ]);
   });
 });

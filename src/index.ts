@@ -27,6 +27,16 @@ export {
   type OpenAIResponsesOptions,
 } from "./providers/openai-responses.js";
 export { ProviderError } from "./providers/provider-error.js";
+export { FileChanges, type FileChangesOptions } from "./rewind/changes.js";
+export {
+  type ApplyOptions,
+  applyRewind,
+  type FileOutcome,
+  planRewind,
+  RewindError,
+  type RewindOptions,
+  type RewindPlan,
+} from "./rewind/rewind.js";
 export type {
   Decision,
   RetryNotice,

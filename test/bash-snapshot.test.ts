@@ -1,9 +1,12 @@
-import { type BigIntStats, lstatSync, statSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { lstatSync, type Stats, statSync } from "node:fs";
 import { mkdir, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { describe, expect, it, vi } from "vitest";
 import { contentHash } from "../src/crypto.js";
 import { branchPrompts } from "../src/rewind/history.js";
+import { LeftOutFolders } from "../src/rewind/left-out.js";
 import { changesBetween, WorkspaceSnapshot } from "../src/rewind/snapshot.js";
 import { BlobStore } from "../src/session/blobs.js";
 import { Session } from "../src/session/session.js";
@@ -15,6 +18,7 @@ import { useTempDirs } from "./support/temp.js";
  */
 
 const tempDir = useTempDirs();
+const run = promisify(execFile);
 
 async function snapshotOf(options: ConstructorParameters<typeof WorkspaceSnapshot>[2] = {}) {
   const workspace = await tempDir();
@@ -70,9 +74,9 @@ describe("the workspace snapshot", () => {
 
   it("finds a same-size write whose stat information is unchanged (one timestamp tick) by its content", async () => {
     // A coarse clock: the file's stat information as the first walk saw it, whatever is written.
-    const frozen = new Map<string, BigIntStats>();
+    const frozen = new Map<string, Stats>();
     const lstat = (path: string) => {
-      const info = frozen.get(path) ?? lstatSync(path, { bigint: true });
+      const info = frozen.get(path) ?? lstatSync(path);
       if (path.endsWith("same.txt")) frozen.set(path, info);
       return info;
     };
@@ -91,11 +95,11 @@ describe("the workspace snapshot", () => {
   });
 
   it("gives up a file that keeps changing while it is copied, and says so", async () => {
-    let tick = 0n;
+    let tick = 0;
     const lstat = (path: string) => {
-      const info = lstatSync(path, { bigint: true });
+      const info = lstatSync(path);
       // Every look finds a new change time: the file is being written all the while.
-      if (path.endsWith("busy.log")) info.ctimeNs += ++tick;
+      if (path.endsWith("busy.log")) info.ctimeMs += ++tick;
       return info;
     };
     const { workspace, snapshot } = await snapshotOf({ lstat });
@@ -109,7 +113,7 @@ describe("the workspace snapshot", () => {
     const lstat = (path: string) => {
       // The clock passes the walk's bound at its first look: the walk stops at its next check.
       vi.spyOn(Date, "now").mockImplementation(() => now() + 1100);
-      return lstatSync(path, { bigint: true });
+      return lstatSync(path);
     };
     const { workspace, store, snapshot } = await snapshotOf({ lstat, boundMs: 1000 });
     for (let i = 0; i < 1100; i++) await writeFile(join(workspace, `f${i}.txt`), `file ${i}\n`);
@@ -123,10 +127,50 @@ describe("the workspace snapshot", () => {
     vi.restoreAllMocks();
   });
 
-  it("leaves out .git and the excluded folders, and says a file over the size limit is not kept", async () => {
-    const { workspace, store, snapshot } = await snapshotOf({ fileCap: 3 });
-    await mkdir(join(workspace, ".git"));
-    await writeFile(join(workspace, ".git", "HEAD"), "ref\n");
+  it("keeps git's objects and packs by hard link, its refs and index by content", async () => {
+    const { workspace, store, snapshot } = await snapshotOf();
+    const git = (...args: string[]) =>
+      run("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], {
+        cwd: workspace,
+      });
+    await git("init", "-q");
+    await writeFile(join(workspace, "a.txt"), "a\n");
+    await git("add", "a.txt");
+    await git("commit", "-q", "-m", "one");
+    await git("gc", "-q");
+    await writeFile(join(workspace, "a.txt"), "b\n");
+    await git("commit", "-q", "-am", "two");
+    const seen = walked(snapshot);
+    const objects = [...seen.keys()].filter((path) =>
+      /^\.git\/objects\/(pack\/pack-\w+\.(pack|idx)|[0-9a-f]{2}\/\w{38})$/.test(path),
+    );
+    expect(objects.filter((path) => path.endsWith(".pack"))).toHaveLength(1);
+    expect(objects.length).toBeGreaterThan(4);
+    for (const path of objects) {
+      const kept = seen.get(path)?.state;
+      const hash = kept && "hash" in kept ? kept.hash : "";
+      const file = statSync(join(workspace, path));
+      // The same file, not a copy.
+      expect(statSync(join(store.dir, "linked", hash)).ino).toBe(file.ino);
+    }
+    // Not copied, so kept whatever its size.
+    const small = new BlobStore(join(await tempDir(), "small.snapshot"));
+    const tight = walked(new WorkspaceSnapshot(workspace, small, { fileCap: 3 }));
+    for (const path of objects) expect(tight.get(path)?.unkept).toBeUndefined();
+    expect(tight.get(".git/HEAD")?.unkept).toMatch(/over the 3 bytes/);
+    for (const path of [".git/HEAD", ".git/index", ".git/refs/heads/master", ".git/logs/HEAD"]) {
+      const kept = seen.get(path)?.state;
+      expect(kept && "hash" in kept && statSync(join(store.dir, kept.hash)).nlink).toBe(1);
+    }
+  });
+
+  it("leaves out the excluded folders, and says a file over the size limit is not kept", async () => {
+    const workspace = await tempDir();
+    const state = join(workspace, "state");
+    const store = new BlobStore(join(await tempDir(), "s.snapshot"));
+    const snapshot = new WorkspaceSnapshot(workspace, store, { fileCap: 3, exclude: [state] });
+    await mkdir(state);
+    await writeFile(join(state, "session.jsonl"), "{}\n");
     await writeFile(join(workspace, "big.txt"), "four");
     const seen = walked(snapshot);
     expect([...seen.keys()]).toEqual(["big.txt"]);
@@ -165,6 +209,46 @@ describe("the prompts /rewind lists", () => {
     await session.close();
     expect(await branchPrompts(session.path)).toEqual([
       { number: 1, text: "run the tests", files: ["made-by-bash.txt"] },
+    ]);
+  });
+});
+
+describe("the rule that leaves a folder out", () => {
+  it("reads git's patterns from .gitignore and .git/info/exclude, the last match deciding", async () => {
+    const workspace = await tempDir();
+    await writeFile(
+      join(workspace, ".gitignore"),
+      "# deps\nnode_modules/\n/target\n*.cache\n**/dist\nout/**\n!keep.cache\n",
+    );
+    await mkdir(join(workspace, ".git", "info"), { recursive: true });
+    await writeFile(join(workspace, ".git", "info", "exclude"), ".venv\n");
+    const rule = new LeftOutFolders(workspace);
+    rule.refresh();
+    const ignored = (paths: string[]) => paths.filter((path) => rule.ignored(path));
+    expect(
+      ignored([
+        "node_modules",
+        "a/node_modules",
+        "target",
+        "a/target",
+        "x.cache",
+        "keep.cache",
+        "dist",
+        "a/b/dist",
+        "out/x",
+        "out",
+        ".venv",
+        "src",
+      ]),
+    ).toEqual([
+      "node_modules",
+      "a/node_modules",
+      "target",
+      "x.cache",
+      "dist",
+      "a/b/dist",
+      "out/x",
+      ".venv",
     ]);
   });
 });

@@ -190,6 +190,10 @@ describe("configuration errors", () => {
       "--sandbox-memory limits nothing with --sandbox off: only the sandbox applies it",
     ],
     [
+      ["--sandbox", "off", "--sandbox-file-size", "1G", "task"],
+      "--sandbox-file-size limits nothing with --sandbox off: only the sandbox applies it",
+    ],
+    [
       ["--skill", "x", "--input-format", "stream-json", "--output-format", "stream-json"],
       "--skill goes with a task on the command line, which --input-format stream-json does not take",
     ],
@@ -279,6 +283,10 @@ describe("configuration errors", () => {
       ["--sandbox-memory", "0", "t"],
       '--sandbox-memory must be a size of at least 16M, such as 512M or 16G, not "0"',
     ],
+    [
+      ["--sandbox-file-size", "100K", "t"],
+      '--sandbox-file-size must be a size of at least 1M, such as 1G or 4G, not "100K"',
+    ],
     [["--sandbox-hide", "", "t"], "--sandbox-hide is empty: name a file or folder to hide"],
   ])("sandbox flag %j is refused: %s", (argv, message) => {
     expect(parse(argv)).toBe(message);
@@ -297,12 +305,18 @@ describe("configuration errors", () => {
         "64",
         "--sandbox-memory",
         "1.5G",
+        "--sandbox-file-size",
+        "2G",
         "t",
       ],
       {},
     );
     expect(args.sandboxHide).toEqual(["/w/secrets", "/etc/x"]);
-    expect(args.sandboxLimits).toEqual({ processes: 64, memoryBytes: 1.5 * 2 ** 30 });
+    expect(args.sandboxLimits).toEqual({
+      processes: 64,
+      memoryBytes: 1.5 * 2 ** 30,
+      fileBytes: 2 * 2 ** 30,
+    });
     expect(parseCliArgs(["--sandbox-memory", "512m", "t"], {}).sandboxLimits).toEqual({
       memoryBytes: 512 * 2 ** 20,
     });

@@ -203,6 +203,7 @@ maxTurns                  7  (--max-turns)
 sandbox.mode              required  (WS/.mini-agent/config.json)
 sandbox.limits.processes  50  (WS/.mini-agent/config.json)
 sandbox.limits.memory     1073741824  (HOME/state/config.json)
+sandbox.limits.fileSize   4294967296  (default)
 sandbox.hide              HOME/secrets  (HOME/state/config.json)
 sandbox.hide              WS/private  (WS/.mini-agent/config.json)
 rules                     allow git status  (HOME/state/config.json)
@@ -335,6 +336,27 @@ describe("a project file", () => {
       stdout: "",
       stderr: `mini-agent: ${projectFile(workspace)}: sandbox.limits.processes cannot be raised by a project file (200 is above 100)\n`,
     });
+  });
+
+  it("lowers the file size limit from a project file, and refuses a raise of it", async () => {
+    const { home, workspace, options } = await setup([]);
+    await writeUser(home, { sandbox: { limits: { fileSize: "2G" } } });
+    const file = await writeProject(workspace, { sandbox: { limits: { fileSize: "3G" } } });
+    await trustProject(home, workspace, file);
+    expect(await runBin(["config"], options)).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `mini-agent: ${projectFile(workspace)}: sandbox.limits.fileSize cannot be raised by a project file (${3 * 2 ** 30} is above ${2 * 2 ** 30})\n`,
+    });
+    await trustProject(
+      home,
+      workspace,
+      await writeProject(workspace, { sandbox: { limits: { fileSize: "1G" } } }),
+    );
+    const run = await runBin(["config"], options);
+    expect(run.stdout).toContain(
+      `sandbox.limits.fileSize   ${2 ** 30}  (${projectFile(workspace)})`,
+    );
   });
 
   it("is skipped with one line until trusted, then read; changed, it is skipped again", async () => {

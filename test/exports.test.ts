@@ -166,6 +166,62 @@ describe("the built package's exports", () => {
     expect(JSON.parse(stdout)).toEqual({ tools: [], status: [] });
   });
 
+  it("keeps what write and bash change through a SessionRunner, and rewinds it", async () => {
+    const workspace = await realpath(await mkdtemp(join(tmpdir(), "mini-agent-rewind-")));
+    const probe = join(dir, "rewind.mjs");
+    await writeFile(join(workspace, "a.txt"), "before\n");
+    await writeFile(join(workspace, "b.txt"), "kept\n");
+    await writeFile(
+      probe,
+      `import { join } from "node:path";
+       import {
+         applyRewind, createWorkspaceTools, FileChanges, Journal, planRewind, Session,
+         SessionRunner, SessionStore,
+       } from "mini-agent";
+       import { call, done, FakeClient, text } from "mini-agent/testing";
+       const workspace = ${JSON.stringify(workspace)};
+       const state = join(${JSON.stringify(dir)}, "state");
+       let path;
+       const create = async () => {
+         const session = await Session.create({ dir: join(state, "sessions"), workspace, model: "m" });
+         path = session.path;
+         return session;
+       };
+       const journal = new Journal(new SessionStore(state, create));
+       const changes = new FileChanges({ root: workspace, stateDir: state });
+       const runner = new SessionRunner({
+         client: new FakeClient([
+           [call("w1", "write", { path: "new.txt", content: "made\\n" }), done],
+           [call("b1", "bash", { command: "echo after > a.txt && rm b.txt" }), done],
+           [text("done"), done],
+         ]),
+         tools: changes.wrap(createWorkspaceTools(workspace, { bash: { sandbox: { mode: "off" } } })),
+         beforeToolCall: () => ({ approved: true }),
+         journal,
+         system: async () => "",
+         info: { model: "m", workspace, sandbox: "off" },
+         changes,
+       });
+       const turn = await runner.runTurn("change things");
+       await journal.close();
+       const plan = await planRewind({ session: path, workspace, stateDir: state, to: 1 });
+       const outcomes = await applyRewind(plan);
+       console.log(JSON.stringify({ status: turn.status, outcomes }));`,
+    );
+    const { stdout } = await run(process.execPath, [probe]);
+    expect(JSON.parse(stdout)).toEqual({
+      status: "completed",
+      outcomes: [
+        { kind: "restored", path: "a.txt" },
+        { kind: "restored", path: "b.txt" },
+        { kind: "deleted", path: "new.txt" },
+      ],
+    });
+    expect(await readFile(join(workspace, "a.txt"), "utf8")).toBe("before\n");
+    expect(await readFile(join(workspace, "b.txt"), "utf8")).toBe("kept\n");
+    await rm(workspace, { recursive: true, force: true });
+  });
+
   it("throws a provider's failure as the package's ProviderError", async () => {
     const probe = join(dir, "provider-error.mjs");
     await writeFile(

@@ -1,4 +1,4 @@
-import { writeFile } from "node:fs/promises";
+import { stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { bashTool } from "../src/tools/bash.js";
@@ -75,5 +75,27 @@ describe.skipIf(!sandboxed)("limits inside the sandbox", () => {
       expect(raise.isError).toBe(true);
       expect(raise.content).toContain("cannot modify limit");
     }
+  });
+
+  it("stops a file at the file size limit (RLIMIT_FSIZE), and writes a smaller one", async () => {
+    const root = await tempDir();
+    const bash = bashTool(root, {
+      sandbox: { mode: "required", limits: { fileBytes: 1024 * 1024 } },
+    });
+    const result = await bash.execute({
+      command: "head -c 2M /dev/zero > big; echo $?; head -c 1M /dev/zero > fits; echo $?",
+    });
+    expect(result.content).toMatch(/^(?:.*File size limit exceeded.*\n)?153\n0\n\[exit code 0\]$/s);
+    expect((await stat(join(root, "big"))).size).toBe(1024 * 1024);
+    expect((await stat(join(root, "fits"))).size).toBe(1024 * 1024);
+  });
+
+  it("bounds a file at 4 GiB unless told otherwise", async () => {
+    const root = await tempDir();
+    const bash = bashTool(root, { sandbox: { mode: "required" } });
+    expect(await bash.execute({ command: "ulimit -f" })).toEqual({
+      content: `${4 * 1024 * 1024}\n[exit code 0]`,
+      isError: false,
+    });
   });
 });

@@ -61,7 +61,12 @@ export function unkeptNotice(stderr: NodeJS.WritableStream, before: FileBefore):
 /** `mini-agent: bash: what it changed is not known (git took over 2 s: skipped)`. */
 export function bashSkippedNotice(stderr: NodeJS.WritableStream, change: BashChange): void {
   if (change.skipped === undefined) return;
-  stderr.write(`mini-agent: bash: what it changed is not known (${visible(change.skipped)})\n`);
+  const why = visible(change.skipped);
+  stderr.write(
+    change.readOnly
+      ? `mini-agent: bash: the workspace was read-only for this command (${why})\n`
+      : `mini-agent: bash: what it changed is not known (${why})\n`,
+  );
 }
 
 /** The one line, in every front end, for an image the session's blob store could not take. */

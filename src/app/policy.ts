@@ -1,5 +1,6 @@
 import { bashDeniedReason, denyBashByDefault } from "../approval.js";
 import { protectedWhy } from "../protected/files.js";
+import { lowSpace } from "../rewind/free-space.js";
 import type { Verdict } from "../rules/decide.js";
 import { prefixRule, type Rule, showRule } from "../rules/rule.js";
 import { stateHome } from "../state-home.js";
@@ -73,6 +74,11 @@ export interface CliPolicyOptions {
   mcpHints?: (tool: string) => string | undefined;
   /** The session's mode at each call (`code` when absent): after the deny rules, before the rest. */
   mode?: () => Mode;
+  /**
+   * Why a call that would run without asking (`bash`, `write`, `edit`) is asked instead, when
+   * the disk is nearly full; by default `lowSpace` of the workspace and `$MINI_AGENT_HOME`.
+   */
+  lowSpace?: () => string | undefined;
 }
 
 /**
@@ -120,10 +126,30 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
   const rules = options.rules ?? noRules;
   const saving: Saving = { rules, tell: options.tell };
 
+  const spaceLow =
+    options.lowSpace ??
+    (() =>
+      lowSpace({
+        workspace: options.workspace ?? process.cwd(),
+        stateDir: stateHome(process.env),
+      }));
+
+  /** A call that would run without asking, asked instead when the disk is nearly full. */
+  async function unlessLow(call: ToolCall, decided: Decided): Promise<Decided> {
+    if (!decided[0].approved) return decided;
+    const low = spaceLow();
+    if (low === undefined) return decided;
+    const noSave = "a call is asked about while the disk is nearly full";
+    return asked(call, { decision: "ask", reason: low, save: [], noSave });
+  }
+
   async function decide(call: ToolCall): Promise<Decided> {
     options.protectedFiles?.approved(undefined);
     const mode = options.mode?.() ?? "code";
-    if (call.name === "write" || call.name === "edit") return decideFile(call, options, mode);
+    if (call.name === "write" || call.name === "edit") {
+      const decided = await decideFile(call, options, mode);
+      return decided[1] === "default-policy" ? unlessLow(call, decided) : decided;
+    }
     if (call.name.startsWith("mcp__")) return decideMcp(call, mode);
     if (call.name !== "bash") return [denyBashByDefault(call), "default-policy"];
     const command = typeof call.input.command === "string" ? call.input.command : "";
@@ -139,7 +165,7 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
       }),
       mode,
     );
-    if (verdict.decision === "allow") return [{ approved: true }, verdict.by];
+    if (verdict.decision === "allow") return unlessLow(call, [{ approved: true }, verdict.by]);
     if (verdict.decision === "deny")
       return [{ approved: false, reason: verdict.reason }, verdict.by];
     if (mode === "plan") return planDenied(call);

@@ -1,7 +1,13 @@
 import { isAbsolute, resolve } from "node:path";
 import { UsageError } from "../app/exit.js";
 import { isMode, type Mode, modes } from "../app/modes.js";
-import { MAX_COUNT, MAX_PROCESSES, MIN_CONTEXT_WINDOW, MIN_MEMORY } from "../config/bounds.js";
+import {
+  MAX_COUNT,
+  MAX_PROCESSES,
+  MIN_CONTEXT_WINDOW,
+  MIN_FILE_SIZE,
+  MIN_MEMORY,
+} from "../config/bounds.js";
 import type { FileSettings, FromFile } from "../config/merge.js";
 import { sizeInBytes } from "../config/size.js";
 import type { Rule } from "../rules/rule.js";
@@ -34,7 +40,8 @@ export type SourcedField =
   | "maxTurns"
   | "sandbox"
   | "processes"
-  | "memory";
+  | "memory"
+  | "fileSize";
 
 export interface CliArgs extends Subcommands {
   task?: string;
@@ -267,13 +274,17 @@ function sandboxFrom(values: FlagValues, files: FileSettings, cwd: string, pick:
     throw new UsageError(
       "--sandbox-hide hides nothing with --sandbox off: bash can read every file",
     );
-  for (const limit of ["sandbox-processes", "sandbox-memory"] as const)
+  for (const limit of ["sandbox-processes", "sandbox-memory", "sandbox-file-size"] as const)
     if (sandbox === "off" && values[limit] !== undefined)
       throw new UsageError(
         `--${limit} limits nothing with --sandbox off: only the sandbox applies it`,
       );
   const sandboxHide = [...files.hide.map((path) => path.value), ...flagged];
-  const flags = limitsFrom(values["sandbox-processes"], values["sandbox-memory"]);
+  const flags = limitsFrom(
+    values["sandbox-processes"],
+    values["sandbox-memory"],
+    values["sandbox-file-size"],
+  );
   const processes = pick(
     "processes",
     [flags.processes, "--sandbox-processes"],
@@ -284,9 +295,15 @@ function sandboxFrom(values: FlagValues, files: FileSettings, cwd: string, pick:
     [flags.memoryBytes, "--sandbox-memory"],
     fromFile(files.memoryBytes),
   );
+  const fileBytes = pick(
+    "fileSize",
+    [flags.fileBytes, "--sandbox-file-size"],
+    fromFile(files.fileBytes),
+  );
   const sandboxLimits: SandboxLimits = {
     ...(processes !== undefined && { processes }),
     ...(memoryBytes !== undefined && { memoryBytes }),
+    ...(fileBytes !== undefined && { fileBytes }),
   };
   return { sandbox: sandbox as SandboxMode, sandboxHide, sandboxLimits };
 }
@@ -376,8 +393,15 @@ function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === "" ? undefined : value;
 }
 
-/** `--sandbox-processes N` and `--sandbox-memory SIZE` (bytes, or with K, M, G or T). */
-function limitsFrom(processes: string | undefined, memory: string | undefined): SandboxLimits {
+/**
+ * `--sandbox-processes N`, `--sandbox-memory SIZE` and `--sandbox-file-size SIZE` (bytes, or
+ * with K, M, G or T).
+ */
+function limitsFrom(
+  processes: string | undefined,
+  memory: string | undefined,
+  fileSize: string | undefined,
+): SandboxLimits {
   const limits: SandboxLimits = {};
   if (processes !== undefined) {
     if (!wholeIn(processes, 1, MAX_PROCESSES))
@@ -393,6 +417,14 @@ function limitsFrom(processes: string | undefined, memory: string | undefined): 
         `--sandbox-memory must be a size of at least 16M, such as 512M or 16G, not ${JSON.stringify(memory)}`,
       );
     limits.memoryBytes = bytes;
+  }
+  if (fileSize !== undefined) {
+    const bytes = sizeInBytes(fileSize);
+    if (bytes < MIN_FILE_SIZE || !Number.isSafeInteger(bytes))
+      throw new UsageError(
+        `--sandbox-file-size must be a size of at least 1M, such as 1G or 4G, not ${JSON.stringify(fileSize)}`,
+      );
+    limits.fileBytes = bytes;
   }
   return limits;
 }

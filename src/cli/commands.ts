@@ -61,7 +61,13 @@ export function subcommandsFrom(positionals: string[], values: FlagValues): Subc
 /** The flags of the provider's client, of the approval rules, and of the sandbox. */
 const providerFlags = ["provider", "model", "base-url", "thinking", "context-window"] as const;
 const ruleFlags = ["allow", "deny"] as const;
-const sandboxFlags = ["sandbox", "sandbox-hide", "sandbox-processes", "sandbox-memory"] as const;
+const sandboxFlags = [
+  "sandbox",
+  "sandbox-hide",
+  "sandbox-processes",
+  "sandbox-memory",
+  "sandbox-file-size",
+] as const;
 
 /**
  * The flags each command reads (besides `--cwd`, `--debug`, `--help`, `--version`, which every

@@ -65,6 +65,11 @@ export function configLines(args: CliArgs, config: LoadedConfig, files: FileSett
       String(limits.memoryBytes ?? defaultLimits.memoryBytes),
       source("memory"),
     ),
+    row(
+      "sandbox.limits.fileSize",
+      String(limits.fileBytes ?? defaultLimits.fileBytes),
+      source("fileSize"),
+    ),
     ...files.hide.map((path) => row("sandbox.hide", path.value, path.file)),
     ...flagHides.map((path) => row("sandbox.hide", path, "--sandbox-hide")),
     ...files.rules.map(({ value, file }) => row("rules", showRule(value), file)),

@@ -21,6 +21,7 @@ export const options = {
   "no-mcp": { type: "boolean" },
   "sandbox-processes": { type: "string" },
   "sandbox-memory": { type: "string" },
+  "sandbox-file-size": { type: "string" },
   continue: { type: "boolean", short: "c" },
   resume: { type: "string", short: "r" },
   sessions: { type: "boolean" },

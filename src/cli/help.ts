@@ -40,6 +40,8 @@ Options:
       --sandbox-hide PATH   also hide PATH inside the sandbox (repeatable)
       --sandbox-processes N processes a sandboxed command may run (default 4096)
       --sandbox-memory SIZE writable memory per sandboxed process, e.g. 16G (default 8G)
+      --sandbox-file-size SIZE
+                            largest file a sandboxed process may write (default 4G)
   -c, --continue            resume the newest session for this folder
   -r, --resume [ID]         resume the session ID (or a unique prefix); no ID: choose one
       --sessions [--all]    list this folder's sessions (--all: every folder's) and exit

@@ -224,6 +224,14 @@ function bashLines(plan: RewindPlan): string[] {
     const count = total > named.length ? ` and ${total - named.length} more (${total} files)` : "";
     lines.push(`changed by bash, not restored: ${named.join(", ")}${count}`);
   }
+  for (const { path, why } of bash.leftOut.slice(0, MOST_NAMED))
+    lines.push(
+      `note: what bash changed in ${visible(path)}/ from prompt ${to} on is not known (${visible(why)}); it is not restored`,
+    );
+  if (bash.leftOut.length > MOST_NAMED)
+    lines.push(
+      `note: and in ${bash.leftOut.length - MOST_NAMED} more folders the snapshot left out; they are not restored`,
+    );
   if (bash.skipped > 0)
     lines.push(
       `note: what ${commands(bash.skipped)} changed from prompt ${to} on is not known (${visible(bash.reason ?? "")}); ${bash.skipped === 1 ? "it is" : "they are"} not restored`,

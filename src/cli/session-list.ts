@@ -21,7 +21,8 @@ export function formatSessions(
     const prompt = visible(s.firstPrompt.replace(/[ \t\r\n]+/g, " "));
     const shown = prompt.length > 60 ? `${headOf(prompt, 59)}…` : prompt;
     const folder = options.folders ? `${visible(s.workspace)}  ` : "";
-    return `${s.id}  ${when}  ${size(s.bytes).padStart(7)}  ${folder}${shown}`;
+    const dropped = s.snapshotDropped ? "  (its bash pre-images were dropped)" : "";
+    return `${s.id}  ${when}  ${size(s.bytes).padStart(7)}  ${folder}${shown}${dropped}`;
   });
   return `${rows.join("\n")}\n`;
 }

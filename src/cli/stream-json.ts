@@ -95,8 +95,10 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
         }
         case "bash_change": {
           // The states a rewind puts back are the session's, not the protocol's.
-          const { toolCallId: id, files: _, ...change } = event.change;
-          line({ type: "bash_change", id, ...change });
+          // A call the workspace was read-only for changed nothing there.
+          const { toolCallId: id, paths, more, skipped, readOnly } = event.change;
+          const unknown = skipped !== undefined && !readOnly ? { skipped } : {};
+          line({ type: "bash_change", id, paths, ...(more !== undefined && { more }), ...unknown });
           return bashSkippedNotice(stderr, event.change);
         }
         case "file_restore":

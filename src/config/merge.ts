@@ -28,6 +28,7 @@ export interface FileSettings {
   sandboxMode?: FromFile<SandboxMode>;
   processes?: FromFile<number>;
   memoryBytes?: FromFile<number>;
+  fileBytes?: FromFile<number>;
   /** Absolute paths, with the file that names each. */
   hide: FromFile<string>[];
   rules: FromFile<Rule>[];
@@ -40,6 +41,7 @@ export interface FileSettings {
 export interface Ceilings {
   processes: number;
   memoryBytes: number;
+  fileBytes: number;
 }
 
 const scalars = ["provider", "model", "baseURL", "thinking", "contextWindow", "maxTurns"] as const;
@@ -92,14 +94,17 @@ function mergeLimits(
   const limits = layer.values.sandbox?.limits;
   const processes = limits?.processes;
   const memory = limits?.memory === undefined ? undefined : sizeInBytes(limits.memory);
+  const fileSize = limits?.fileSize === undefined ? undefined : sizeInBytes(limits.fileSize);
+  const fields = { processes: "processes", memoryBytes: "memory", fileBytes: "fileSize" } as const;
   for (const [name, value] of [
     ["processes", processes],
     ["memoryBytes", memory],
+    ["fileBytes", fileSize],
   ] as const) {
     if (value === undefined) continue;
     const current = settings[name]?.value ?? ceilings[name];
     if (narrowOnly && value > current) {
-      const field = name === "processes" ? "processes" : "memory";
+      const field = fields[name];
       throw new ConfigError(
         `${layer.file}: sandbox.limits.${field} cannot be raised by a project file (${value} is above ${current})`,
       );

@@ -4,7 +4,7 @@ import { firstDuplicateKey } from "../json-duplicates.js";
 import { parseMcpConfig } from "../mcp/config.js";
 import { RuleError, ruleWords } from "../rules/rule.js";
 import { isSecretVariable } from "../secrets.js";
-import { MIN_MEMORY } from "./bounds.js";
+import { MIN_FILE_SIZE, MIN_MEMORY } from "./bounds.js";
 import {
   type ConfigFile,
   ConfigSchema,
@@ -204,13 +204,20 @@ function checkRules(config: ConfigFile, file: string): void {
   }
 }
 
-/** A memory limit bash cannot start under is refused here, as the flag refuses it. */
+/** A memory or file size limit bash cannot work under is refused here, as the flag refuses it. */
 function checkMemory(config: ConfigFile, file: string): void {
   const memory = config.sandbox?.limits?.memory;
   const bytes = memory === undefined ? 0 : sizeInBytes(memory);
   if (memory !== undefined && (bytes < MIN_MEMORY || !Number.isSafeInteger(bytes))) {
     throw new ConfigError(
       `${file}: sandbox.limits.memory must be a size of at least 16M, such as 512M or 16G, not ${JSON.stringify(memory)}`,
+    );
+  }
+  const fileSize = config.sandbox?.limits?.fileSize;
+  const fileBytes = fileSize === undefined ? 0 : sizeInBytes(fileSize);
+  if (fileSize !== undefined && (fileBytes < MIN_FILE_SIZE || !Number.isSafeInteger(fileBytes))) {
+    throw new ConfigError(
+      `${file}: sandbox.limits.fileSize must be a size of at least 1M, such as 1G or 4G, not ${JSON.stringify(fileSize)}`,
     );
   }
 }

@@ -25,6 +25,12 @@ export const LimitsSchema = Type.Object(
     memory: Type.Optional(
       Type.String({ pattern: SIZE.source, description: "most memory: 512M, 16G or bytes" }),
     ),
+    fileSize: Type.Optional(
+      Type.String({
+        pattern: SIZE.source,
+        description: "largest file a sandboxed process may write: 1G, 4G or bytes",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -98,6 +104,7 @@ export const projectFields: readonly string[] = [
   "sandbox.hide",
   "sandbox.limits.processes",
   "sandbox.limits.memory",
+  "sandbox.limits.fileSize",
   "rules.deny",
   "skills.paths",
 ];
@@ -114,9 +121,10 @@ export const expectedValues: Record<string, string> = {
   sandbox: "an object with mode, hide and limits",
   "sandbox.mode": '"auto", "required" or "off"',
   "sandbox.hide": "an array of paths",
-  "sandbox.limits": "an object with processes and memory",
+  "sandbox.limits": "an object with processes, memory and fileSize",
   "sandbox.limits.processes": `a whole number from 1 to ${MAX_PROCESSES}`,
   "sandbox.limits.memory": "a size such as 512M, 16G or a number of bytes",
+  "sandbox.limits.fileSize": "a size such as 1G, 4G or a number of bytes",
   rules: "an object with allow and deny",
   "rules.allow": "an array of rules (command words)",
   "rules.deny": "an array of rules (command words)",

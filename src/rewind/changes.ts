@@ -1,15 +1,17 @@
 import { realpathSync } from "node:fs";
 import { lstat } from "node:fs/promises";
-import { dirname, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { contentHash } from "../crypto.js";
 import { strictlyWithin } from "../paths.js";
 import { BlobStore, snapshotStoreFor } from "../session/blobs.js";
 import type { BashChange, FileBefore, FileChange, NodeState } from "../session/records.js";
+import { type BashCall, isBashTool, type KeptOut } from "../tools/bash.js";
 import { openResolved } from "../tools/open.js";
 import { type BoundaryOptions, type Resolved, resolveInWorkspace } from "../tools/path.js";
 import { digestFile } from "../tools/seen.js";
 import type { Tool, ToolCall, ToolResult } from "../types.js";
 import { changesBetween, type Walk, WorkspaceSnapshot } from "./snapshot.js";
+import { boundSnapshots, USER_SNAPSHOT_CAP } from "./store-bound.js";
 
 /** Bytes of one file a session keeps before a change, unless the caller sets another cap. */
 export const DEFAULT_FILE_CAP = 64 * 1024 * 1024;
@@ -60,6 +62,12 @@ export interface FileChangesOptions {
   blobCap?: number;
   /** Bytes a session's snapshot store keeps in all (1 GiB unless set). */
   snapshotCap?: number;
+  /**
+   * Bytes the snapshot stores of all sessions under the state folder keep together (4 GiB unless
+   * set): at a session's first bash call in a process, the stores of the sessions written longest
+   * ago are dropped past it (`boundSnapshots`). Without `stateDir`, no such bound.
+   */
+  userSnapshotCap?: number;
 }
 
 interface Turn {
@@ -69,6 +77,8 @@ interface Turn {
   kept: Set<string>;
   /** The workspace as the session's bash calls found and left it. */
   snapshot: WorkspaceSnapshot;
+  /** What the session's bash calls were told could not be kept (paths relative to the workspace). */
+  said: Set<string>;
 }
 
 /**
@@ -88,7 +98,7 @@ export class FileChanges {
   private turn: Turn | undefined;
   private call: ToolCall | undefined;
   private readonly stores = new Map<string, BlobStore>();
-  private readonly snapshots = new Map<string, WorkspaceSnapshot>();
+  private readonly snapshots = new Map<string, Pick<Turn, "snapshot" | "said">>();
   private readonly boundary: BoundaryOptions;
 
   constructor(private readonly options: FileChangesOptions) {
@@ -112,29 +122,65 @@ export class FileChanges {
   /**
    * A bash call, with a walk of the workspace before and after it (`WorkspaceSnapshot`): what the
    * command could change was kept before it ran, and what it changed is recorded (`bash_change`)
-   * with the states a rewind puts back, or why it is not known. The walk after runs however the
-   * call ended (an error, a timeout, Ctrl-C): it is what makes the call undoable.
+   * with the states a rewind puts back, or why it is not known. What the walk could not keep is
+   * read-only for the call in the sandbox (`readOnlyFor`). The walk after runs however the call
+   * ended (an error, a timeout, Ctrl-C): it is what makes the call undoable.
    */
   private async bash(tool: Tool, input: unknown, signal?: AbortSignal): Promise<ToolResult> {
     const { turn, call } = this;
     if (!turn || !call || call.input !== input) return tool.execute(input, signal);
-    const snapshot = turn.snapshot;
-    const walk = (): Walk => {
+    const { snapshot } = turn;
+    const walk = (after: boolean): Walk => {
       try {
-        return snapshot.walk();
+        return snapshot.walk(after);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (code === undefined) throw error;
         return { kind: "skipped", reason: `the workspace could not be walked (${code})` };
       }
     };
-    const before = walk();
+    const before = walk(false);
+    let sandboxed = false;
+    const run = async () => {
+      if (!isBashTool(tool)) return tool.execute(input, signal);
+      const ran = await tool.executeWith(input, signal, this.readOnlyFor(before, turn.said));
+      sandboxed = ran.sandboxed;
+      return ran.result;
+    };
     const close = async () => {
       // A walk that was skipped before the call is not tried again after it.
-      const after = before.kind === "walked" ? walk() : before;
-      await turn.record({ type: "bash_change", change: bashChange(call.id, before, after) });
+      const after = before.kind === "walked" ? walk(true) : before;
+      const change = bashChange(call.id, before, after, sandboxed);
+      await turn.record({ type: "bash_change", change });
     };
-    return await executeThen(tool, input, signal, close);
+    return await executeThen(run, close);
+  }
+
+  /**
+   * What the walk before a call could not keep, to be read-only for the call in the sandbox: the
+   * files whose bytes it did not keep, devices, and the folders it did not look into; the whole
+   * workspace when the walk was skipped, or when that is over `MOST_READ_ONLY` paths. `said`: the
+   * paths this session's calls were told of already.
+   */
+  private readOnlyFor(walk: Walk, said: Set<string>): BashCall {
+    if (walk.kind === "skipped") return { readOnly: "workspace", why: walk.reason };
+    const root = realOr(this.options.root);
+    const kept: KeptOut[] = [];
+    const add = (rel: string, why: string, folder: boolean) => {
+      kept.push({ path: join(root, rel), why, said: said.has(rel), folder });
+      said.add(rel);
+    };
+    for (const rel of walk.unkept) {
+      const seen = walk.seen.get(rel);
+      add(rel, seen?.unkept ?? "a device, FIFO or socket: a rewind does not make one again", false);
+    }
+    for (const [rel, why] of [...walk.leftOut, ...walk.oddNames]) add(rel, why, true);
+    if (kept.length <= MOST_READ_ONLY) return { readOnly: kept };
+    const first = kept[0]?.why ?? "";
+    return {
+      readOnly: "workspace",
+      why: `${kept.length} paths could not be kept for a rewind (the first because ${first})`,
+    };
   }
 
   /** A turn of the session at `sessionPath` starts; its changes are recorded through `record`. */
@@ -144,14 +190,17 @@ export class FileChanges {
       blobs = BlobStore.forSession(sessionPath, this.options.blobCap);
       this.stores.set(sessionPath, blobs);
     }
-    let snapshot = this.snapshots.get(sessionPath);
-    if (!snapshot) {
+    let bash = this.snapshots.get(sessionPath);
+    if (!bash) {
+      const { stateDir, userSnapshotCap = USER_SNAPSHOT_CAP } = this.options;
+      if (stateDir) boundSnapshots(join(stateDir, "sessions"), sessionPath, userSnapshotCap);
       const store = snapshotStoreFor(sessionPath, this.options.snapshotCap);
       const exclude = this.options.stateDir ? [realOr(this.options.stateDir)] : [];
-      snapshot = new WorkspaceSnapshot(this.options.root, store, { exclude });
-      this.snapshots.set(sessionPath, snapshot);
+      const snapshot = new WorkspaceSnapshot(this.options.root, store, { exclude });
+      bash = { snapshot, said: new Set() };
+      this.snapshots.set(sessionPath, bash);
     }
-    this.turn = { record, blobs, kept: new Set(), snapshot };
+    this.turn = { record, blobs, kept: new Set(), ...bash };
   }
 
   endTurn(): void {
@@ -210,7 +259,7 @@ export class FileChanges {
         },
       });
     };
-    return await executeThen(tool, input, signal, close);
+    return await executeThen(() => tool.execute(input, signal), close);
   }
 }
 
@@ -228,15 +277,40 @@ function keep(turn: Turn, real: string, before: ReadState, cap: number): string 
   return put.ok ? undefined : put.reason;
 }
 
-/** The record of what a bash call changed, from the walks before and after it. */
-function bashChange(toolCallId: string, before: Walk, after: Walk): BashChange {
-  if (before.kind === "skipped") return { toolCallId, paths: [], skipped: before.reason };
+/**
+ * The record of what a bash call changed, from the walks before and after it. `sandboxed`: what
+ * the walk before could not keep was read-only for the call, so only a folder left out after it
+ * (one the call made) can hold a change that is not known.
+ */
+function bashChange(toolCallId: string, before: Walk, after: Walk, sandboxed: boolean): BashChange {
+  if (before.kind === "skipped")
+    return { toolCallId, paths: [], skipped: before.reason, ...(sandboxed && { readOnly: true }) };
   if (after.kind === "skipped") return { toolCallId, paths: [], skipped: after.reason };
-  const files = changesBetween(before.seen, after.seen);
+  const unseen = (walk: typeof before) => [...walk.leftOut, ...walk.oddNames];
+  const known = new Map(sandboxed ? [] : unseen(before));
+  for (const [path, why] of unseen(after))
+    if (!sandboxed || !before.leftOut.has(path)) known.set(path, why);
+  const leftOut = [...known]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([path, why]) => ({ path, why }));
+  const files = changesBetween(
+    before.seen,
+    after.seen,
+    new Set([...before.leftOut.keys(), ...after.leftOut.keys()]),
+  );
   const paths = files.map((file) => file.path);
   const more = paths.length - MOST_PATHS;
-  return { toolCallId, paths: paths.slice(0, MOST_PATHS), ...(more > 0 && { more }), files };
+  return {
+    toolCallId,
+    paths: paths.slice(0, MOST_PATHS),
+    ...(more > 0 && { more }),
+    files,
+    ...(leftOut.length > 0 && { leftOut }),
+  };
 }
+
+/** The most paths kept read-only one by one for a call; past it, the whole workspace is. */
+export const MOST_READ_ONLY = 64;
 
 /** The most paths one `bash_change` record names in `paths`; `files` holds every change. */
 export const MOST_PATHS = 1000;
@@ -323,14 +397,12 @@ export async function readState(
  * loop records the failure and rethrows, and what the files hold now is still told.
  */
 async function executeThen(
-  tool: Tool,
-  input: unknown,
-  signal: AbortSignal | undefined,
+  run: () => Promise<ToolResult>,
   close: () => Promise<void>,
 ): Promise<ToolResult> {
   let result: ToolResult;
   try {
-    result = await tool.execute(input, signal);
+    result = await run();
   } catch (error) {
     await close().catch(() => {});
     throw error;

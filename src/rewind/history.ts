@@ -56,6 +56,11 @@ export interface BashHistory {
   /** Calls whose snapshot was skipped, and the first one's reason. */
   skipped: number;
   reason?: string;
+  /**
+   * Folders whose contents the snapshot did not keep and a call could change (`leftOut` of the
+   * records), each once, by path, with the first reason: what bash changed there is not known.
+   */
+  leftOut: { path: string; why: string }[];
   /** Calls the user or a rule denied: they ran nothing. */
   denied: number;
 }
@@ -99,7 +104,15 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
   const from = (again ? lastCut?.ordinal : branch.promptOrdinal(to)) ?? Number.POSITIVE_INFINITY;
   const files = new Map<string, FileHistory>();
   let bashCalls = 0;
-  const bashHistory: BashHistory = { paths: [], more: 0, tracked: 0, skipped: 0, denied: 0 };
+  const bashHistory: BashHistory = {
+    paths: [],
+    more: 0,
+    tracked: 0,
+    skipped: 0,
+    denied: 0,
+    leftOut: [],
+  };
+  const leftOut = new Map<string, string>();
   const bashPaths = new Set<string>();
   const folders = new Set<string>();
   for (const { at, record, bash } of kept) {
@@ -110,11 +123,16 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
     if (record?.type === "approval") bashHistory.denied++;
     else if (record?.type !== "bash_change") {
       if (record) follow(files, record);
+    } else if (record.skipped !== undefined && record.readOnly) {
+      // The workspace was read-only for the call: it changed nothing there.
+      bashHistory.tracked++;
     } else if (record.skipped !== undefined) {
       bashHistory.skipped++;
       bashHistory.reason ??= record.skipped;
     } else if (record.files !== undefined) {
       bashHistory.tracked++;
+      for (const { path, why } of record.leftOut ?? [])
+        if (!leftOut.has(path)) leftOut.set(path, why);
       for (const file of record.files) {
         const { path, unkept } = file;
         opened(files, path, record.toolCallId, fileState(file.before), unkept);
@@ -127,6 +145,9 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
     }
   }
   bashHistory.paths = [...bashPaths].sort(byPath);
+  bashHistory.leftOut = [...leftOut]
+    .sort(([a], [b]) => byPath(a, b))
+    .map(([path, why]) => ({ path, why }));
   const sorted = [...files.values()].sort((a, b) => byPath(a.path, b.path));
   const prompt = prompts.get(from);
   return {

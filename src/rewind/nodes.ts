@@ -1,5 +1,17 @@
-import { chmod, lstat, mkdir, readlink, realpath, rmdir, symlink, unlink } from "node:fs/promises";
-import { dirname } from "node:path";
+import {
+  chmod,
+  link,
+  lstat,
+  mkdir,
+  readlink,
+  realpath,
+  rename,
+  rmdir,
+  symlink,
+  unlink,
+} from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { randomHex } from "../crypto.js";
 import type { BlobStore } from "../session/blobs.js";
 import type { Resolved } from "../tools/path.js";
 import { type FileState, type ReadState, readState, sameState } from "./changes.js";
@@ -25,6 +37,8 @@ export async function readNode(target: Resolved, cap: number): Promise<ReadState
 export interface KeptBytes {
   get(hash: string): Buffer | undefined;
   has(hash: string): boolean;
+  /** The path of a file kept by a hard link (a git object) whose bytes still have the hash. */
+  linked(hash: string): string | undefined;
 }
 
 export function keptBytes(stores: readonly BlobStore[]): KeptBytes {
@@ -37,7 +51,39 @@ export function keptBytes(stores: readonly BlobStore[]): KeptBytes {
       return undefined;
     },
     has: (hash) => stores.some((store) => store.has(hash)),
+    linked: (hash) => {
+      for (const store of stores) {
+        const path = store.linked(hash);
+        if (path !== undefined) return path;
+      }
+      return undefined;
+    },
   };
+}
+
+/**
+ * Puts a file kept by a hard link back at the path, as the same file: a link beside it named
+ * with `tempPrefix`, `beforeRename` (the path still holds what the plan saw), then a rename.
+ */
+export async function linkBack(
+  target: Resolved,
+  from: string,
+  mode: number,
+  options: { tempPrefix: string; beforeRename: () => Promise<void> },
+): Promise<void> {
+  const temp = join(dirname(target.path), `${options.tempPrefix}${randomHex(6)}.tmp`);
+  await realParent(target);
+  await link(from, temp);
+  try {
+    const info = await lstat(temp);
+    if ((info.mode & 0o7777) !== mode) await chmod(temp, mode);
+    await options.beforeRename();
+    await realParent(target);
+    await rename(temp, target.path);
+  } catch (error) {
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
 }
 
 /**

@@ -1,29 +1,20 @@
 import { constants } from "node:fs";
-import { access, lstat, readdir, realpath, unlink } from "node:fs/promises";
-import { basename, dirname, join, relative } from "node:path";
-import { contentHash } from "../crypto.js";
+import { access, realpath } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { strictlyWithin } from "../paths.js";
 import { BlobStore, snapshotStoreFor } from "../session/blobs.js";
-import type { FileRestoreRecord } from "../session/records.js";
 import { systemErrorMeaning } from "../system-errors.js";
-import { writeAtomic } from "../tools/files.js";
 import { type BoundaryOptions, displayPath, type Resolved } from "../tools/path.js";
 import { visible } from "../visible.js";
+import { AT_ONCE } from "./apply.js";
 import { DEFAULT_FILE_CAP, type FileState, type ReadState, sameState } from "./changes.js";
 import { shortDiff } from "./diff.js";
-import { deepestFirst, type FolderAction, planFolders, removeFolder } from "./folders.js";
+import { deepestFirst, type FolderAction, planFolders } from "./folders.js";
 import { type BashHistory, type FileHistory, sessionHistory } from "./history.js";
-import {
-  clear,
-  folderMode,
-  type KeptBytes,
-  keptBytes,
-  makeFolder,
-  makeLink,
-  readNode,
-  realParent,
-  stillAsPlanned,
-} from "./nodes.js";
+import { type KeptBytes, keptBytes, readNode } from "./nodes.js";
+import { droppedWhy } from "./store-bound.js";
+
+export { type ApplyOptions, applyRewind } from "./apply.js";
 
 export interface RewindOptions {
   /** The session file. */
@@ -41,7 +32,8 @@ export type FileAction =
       kind: "restore";
       path: string;
       target: Resolved;
-      bytes: Buffer;
+      /** The bytes to write, or the file kept by a hard link (a git object) to link back. */
+      bytes: Buffer | { linked: string; hash: string };
       mode: number;
       expect: FileState;
     }
@@ -123,10 +115,29 @@ export async function planRewind(options: RewindOptions): Promise<RewindPlan> {
       `it was made in ${made === undefined ? "an unknown folder" : visible(made)}, not in this folder`,
     );
   const boundary: BoundaryOptions = { stateDir: options.stateDir };
-  const context: Context = { realRoot, boundary, blobs, to, making: new Set(), made: [] };
+  const dropped = droppedWhy(options.session);
+  const context: Context = {
+    realRoot,
+    boundary,
+    blobs,
+    to,
+    making: new Set(),
+    made: [],
+    ...(dropped !== undefined && { dropped }),
+    realFolders: new Map(),
+    writable: new Map(),
+  };
   const actions: FileAction[] = [];
-  // By path, so a folder to make again is decided before what it holds.
-  for (const file of history.files) actions.push(...(await decide(file, context)));
+  // Folders by path, so a folder to make again is decided before what it holds; then the rest, a
+  // few at once.
+  const remade = history.files.filter((file) => file.original.node === "folder");
+  for (const file of remade) actions.push(...(await decide(file, context)));
+  const rest = history.files.filter((file) => file.original.node !== "folder");
+  for (let at = 0; at < rest.length; at += AT_ONCE) {
+    const decided = rest.slice(at, at + AT_ONCE).map((file) => decide(file, context));
+    actions.push(...(await Promise.all(decided)).flat());
+  }
+  keepUnkeptBytes(actions, history.files, to);
   const deleted = new Set(actions.flatMap((a) => (a.kind === "delete" ? [a.path] : [])));
   const folders = await planFolders([...history.folders, ...context.made], realRoot, deleted);
   actions.push(...folders);
@@ -144,6 +155,28 @@ export async function planRewind(options: RewindOptions): Promise<RewindPlan> {
   };
 }
 
+/**
+ * A file a call made that holds the bytes another path had before prompt `to`, bytes that were not
+ * kept (the command moved a file over the size limit): it is the only copy, so it is never removed.
+ */
+function keepUnkeptBytes(actions: FileAction[], files: FileHistory[], to: number): void {
+  const unkept = new Map<string, string>();
+  for (const { original, path } of files)
+    if (original.unkept !== undefined && original.hash !== null && original.node === undefined)
+      unkept.set(original.hash, path);
+  if (unkept.size === 0) return;
+  for (const [at, action] of actions.entries()) {
+    const from = action.kind === "delete" ? unkept.get(action.expect.hash ?? "") : undefined;
+    if (from === undefined) continue;
+    actions[at] = {
+      kind: "refuse",
+      path: action.path,
+      reason: `it holds the bytes ${from} had before prompt ${to}, which were not kept: it is kept`,
+      diff: [],
+    };
+  }
+}
+
 interface Context {
   realRoot: string;
   boundary: BoundaryOptions;
@@ -153,6 +186,21 @@ interface Context {
   making: Set<string>;
   /** Folders bash made that are still as it left them: removed once emptied. */
   made: string[];
+  /** Why the session's snapshot store was dropped, when it was. */
+  dropped?: string;
+  /** Each folder's real path, and why it cannot be written: asked once per folder. */
+  realFolders: Map<string, Promise<string | undefined>>;
+  writable: Map<string, Promise<string | undefined>>;
+}
+
+/** The answer kept for `key`, or `ask`'s, kept. */
+function once<T>(kept: Map<string, Promise<T>>, key: string, ask: (key: string) => Promise<T>) {
+  let answer = kept.get(key);
+  if (!answer) {
+    answer = ask(key);
+    kept.set(key, answer);
+  }
+  return answer;
 }
 
 const same = (a: FileState, b: FileState | undefined) => b !== undefined && sameState(a, b);
@@ -211,7 +259,9 @@ async function decide(file: FileHistory, context: Context): Promise<FileAction[]
     folder: false,
     boundary: context.boundary,
   };
-  const folder = await realpath(dirname(abs)).catch(() => undefined);
+  const folder = await once(context.realFolders, dirname(abs), (path) =>
+    realpath(path).catch(() => undefined),
+  );
   if (folder !== undefined && folder !== dirname(abs))
     return refuse("a folder on its path is now a link elsewhere");
   const now =
@@ -258,8 +308,10 @@ async function decide(file: FileHistory, context: Context): Promise<FileAction[]
     return refuse("it was a device, a FIFO or a socket: it is not made again");
   // A folder the rewind makes again is there, and writable, by the time what it holds goes back.
   if (!context.making.has(dirname(path))) {
-    const writable = await access(dirname(abs), constants.W_OK).catch(
-      (error: NodeJS.ErrnoException) => systemErrorMeaning(error.code ?? "EACCES"),
+    const writable = await once(context.writable, dirname(abs), (path) =>
+      access(path, constants.W_OK).catch((error: NodeJS.ErrnoException) =>
+        systemErrorMeaning(error.code ?? "EACCES"),
+      ),
     );
     if (writable !== undefined) return refuse(`its folder cannot be written (${writable})`);
   }
@@ -280,6 +332,17 @@ async function decide(file: FileHistory, context: Context): Promise<FileAction[]
     context.made.push(path);
     return [];
   }
+  const linked = bytes === undefined ? context.blobs.linked(original.hash) : undefined;
+  if (linked !== undefined) {
+    const kept = { linked, hash: original.hash };
+    return [
+      { kind: "restore", path, target, bytes: kept, mode: original.mode ?? 0o444, expect: now },
+    ];
+  }
+  if (bytes === undefined && context.dropped !== undefined && !context.blobs.has(original.hash))
+    return refuse(
+      `its bytes before prompt ${context.to} were dropped with the session's snapshot store (${context.dropped})`,
+    );
   if (bytes === undefined)
     return refuse(
       context.blobs.has(original.hash)
@@ -291,122 +354,3 @@ async function decide(file: FileHistory, context: Context): Promise<FileAction[]
 
 /** The bytes of the file now: null when there is none, undefined when too big to read. */
 const nowBytes = (now: ReadState) => (now.hash === null ? null : now.bytes);
-
-export interface ApplyOptions {
-  /** Stops before the next file (the files not reached are left out of the outcomes). */
-  signal?: AbortSignal;
-  /** Told each file's outcome as soon as it is known. */
-  each?: (outcome: FileOutcome) => void;
-}
-
-/**
- * Does what the plan says, file by file: each file is checked again right before it is replaced
- * or removed (it must still hold what the plan saw), replaced atomically (a temporary file
- * beside it, then a rename), and a file that fails is told and the others go on. Each file put
- * back is then recorded through `record` (the session), so a later rewind starts from it.
- */
-export async function applyRewind(
-  plan: RewindPlan,
-  record?: (restore: FileRestoreRecord) => Promise<void>,
-  options: ApplyOptions = {},
-): Promise<FileOutcome[]> {
-  const outcomes: FileOutcome[] = [];
-  await sweepTemporaryFiles(plan);
-  const tell = (outcome: FileOutcome) => {
-    outcomes.push(outcome);
-    options.each?.(outcome);
-  };
-  for (const action of plan.actions) {
-    if (options.signal?.aborted) break;
-    const { path } = action;
-    if (action.kind === "refuse") {
-      tell({ kind: "refused", path, reason: action.reason });
-      continue;
-    }
-    try {
-      if (action.kind === "remove-folder") {
-        await removeFolder(plan.realRoot, action.target);
-        tell({ kind: "removed", path });
-        continue;
-      }
-      if (action.kind === "delete") {
-        await stillAsPlanned(action.target, action.expect);
-        await realParent(action.target);
-        await clear(action.target, action.expect);
-        await record?.(restored(plan.to, action, { hash: null, mode: null }));
-        tell({ kind: "deleted", path });
-      } else if (action.kind === "make-folder") {
-        await makeFolder(action.target, action.expect);
-        tell({ kind: "restored", path });
-      } else if (action.kind === "folder-mode") {
-        await folderMode(action.target, action.mode);
-        const now = { hash: null, mode: action.mode, node: "folder" as const };
-        await record?.(restored(plan.to, action, now));
-        if (!action.quiet) tell({ kind: "restored", path });
-      } else if (action.kind === "make-link") {
-        await makeLink(action.target, action.link, action.expect);
-        const now = { hash: null, mode: null, node: "link" as const, target: action.link };
-        await record?.(restored(plan.to, action, now));
-        tell({ kind: "restored", path });
-      } else {
-        // A folder bash left where the file was is empty by now (what it held was removed first).
-        if (action.expect.node === "folder") {
-          await stillAsPlanned(action.target, action.expect);
-          await clear(action.target, action.expect);
-        }
-        const expect = action.expect.node === "folder" ? { hash: null, mode: null } : action.expect;
-        await writeAtomic(action.target, [action.bytes], {
-          mode: action.mode,
-          beforeRename: () => stillAsPlanned(action.target, expect),
-          tempPrefix: plan.tempPrefix,
-        });
-        const hash = contentHash(action.bytes);
-        await record?.(restored(plan.to, action, { hash, mode: action.mode }));
-        tell({ kind: "restored", path });
-      }
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      const verb = action.kind === "restore" ? "written" : "removed";
-      const reason =
-        code === undefined
-          ? (error as Error).message
-          : `it could not be ${verb} (${systemErrorMeaning(code)})`;
-      tell({ kind: "failed", path, reason });
-    }
-  }
-  return outcomes;
-}
-
-/**
- * Removes what a killed rewind of this session left beside the files this one restores: the
- * temporary files named with the plan's prefix (regular files only; a folder that is now a link
- * was refused by the plan).
- */
-async function sweepTemporaryFiles(plan: RewindPlan): Promise<void> {
-  const folders = new Set(
-    plan.actions.flatMap((a) => (a.kind === "restore" ? [dirname(a.target.path)] : [])),
-  );
-  for (const folder of folders) {
-    const names = await readdir(folder).catch(() => []);
-    for (const name of names) {
-      if (!name.startsWith(plan.tempPrefix) || !name.endsWith(".tmp")) continue;
-      const path = join(folder, name);
-      const info = await lstat(path).catch(() => undefined);
-      if (info?.isFile()) await unlink(path).catch(() => {});
-    }
-  }
-}
-
-function restored(to: number, action: { target: Resolved; expect?: FileState }, now: FileState) {
-  const path = relative(action.target.realRoot, action.target.path);
-  return {
-    type: "file_restore",
-    to,
-    path,
-    before: action.expect?.hash ?? null,
-    after: now.hash,
-    mode: now.mode,
-    ...(now.node === "folder" || now.node === "link" ? { node: now.node } : {}),
-    ...(now.target !== undefined && { target: now.target }),
-  } as const;
-}

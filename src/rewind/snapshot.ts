@@ -1,8 +1,10 @@
 import { isUtf8 } from "node:buffer";
-import { type BigIntStats, lstatSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
+import { lstatSync, readdirSync, readlinkSync, realpathSync, type Stats } from "node:fs";
+import { basename, dirname } from "node:path";
 import { type BlobStore, hashOfFile } from "../session/blobs.js";
 import type { BashFile, NodeState } from "../session/records.js";
 import { systemErrorMeaning } from "../system-errors.js";
+import { LEFT_OUT, LeftOutFolders } from "./left-out.js";
 
 /** Bytes of one file the snapshot keeps; a bigger file is seen, hashed, and not kept. */
 export const SNAPSHOT_FILE_CAP = 64 * 1024 * 1024;
@@ -12,16 +14,27 @@ export const SNAPSHOT_MOST_ENTRIES = 200_000;
 export const SNAPSHOT_BOUND_MS = 10_000;
 /**
  * A file changed this close to the walk that saw it is racy: a same-size write within the same
- * timestamp tick (2 s on FAT) keeps its stat information, so the next walk reads it again.
+ * timestamp tick (2 s on FAT) keeps its stat information, so the next walk reads it again. So the
+ * times need no more than the microsecond `Stats` gives (a double of milliseconds): a change the
+ * next walk compares by its stat information moved the change time by over 2 s.
  */
-const RACY_NS = 2_000_000_000n;
+const RACY_MS = 2_000;
 const CHANGING = "it kept changing while it was copied";
 /** Copies of a file that changes while it is copied, before its bytes are given up. */
 const TRIES = 3;
 
+/** What a change of a path shows: type and mode, size, inode, both times (milliseconds). */
+interface Stamp {
+  mode: number;
+  size: number;
+  ino: number;
+  mtime: number;
+  ctime: number;
+}
+
 /** What the snapshot knows of one path: its stat information, and what it held then. */
 interface Seen {
-  stat: string;
+  stat: Stamp;
   state: NodeState;
   /** Its stat cannot prove it unchanged at the next walk: that walk reads it again. */
   racy: boolean;
@@ -29,10 +42,24 @@ interface Seen {
   unkept?: string;
 }
 
-/** One walk of the workspace: every path seen, or why the walk stopped. */
+/**
+ * One walk of the workspace: every path seen, the folders whose contents it did not look at
+ * (`leftOut`: by the rule of `LeftOutFolders`, or not readable) and those holding names it leaves
+ * out (`oddNames`), each with why; or why the walk stopped.
+ */
 export type Walk =
-  | { kind: "walked"; seen: Map<string, Seen> }
+  | {
+      kind: "walked";
+      seen: Map<string, Seen>;
+      leftOut: Map<string, string>;
+      oddNames: Map<string, string>;
+      /** The paths seen whose state a rewind could not put back: bytes not kept, a device. */
+      unkept: string[];
+    }
   | { kind: "skipped"; reason: string };
+
+const UNREADABLE = "the snapshot cannot read it: what it holds is not kept";
+const NOT_UTF8 = "it holds names that are not UTF-8, which the snapshot leaves out";
 
 export interface SnapshotOptions {
   /** Real paths whose subtrees are left out (mini-agent's state folder). */
@@ -41,7 +68,7 @@ export interface SnapshotOptions {
   mostEntries?: number;
   boundMs?: number;
   /** How a path's stat information is read (tests give a coarse clock's); `lstat` by default. */
-  lstat?: (path: string) => BigIntStats | undefined;
+  lstat?: (path: string) => Stats | undefined;
 }
 
 /**
@@ -53,42 +80,62 @@ export interface SnapshotOptions {
  */
 export class WorkspaceSnapshot {
   private known = new Map<string, Seen>();
+  private readonly rule: LeftOutFolders;
 
   constructor(
     private readonly root: string,
     private readonly store: BlobStore,
     private readonly options: SnapshotOptions = {},
-  ) {}
+  ) {
+    this.rule = new LeftOutFolders(root);
+  }
 
-  private stat(path: string): BigIntStats | undefined {
+  private stat(path: string): Stats | undefined {
     return (this.options.lstat ?? statOf)(path);
   }
 
-  /** Walks the workspace now; the walk becomes what the next one compares with. */
-  walk(): Walk {
+  /**
+   * Walks the workspace now; the walk becomes what the next one compares with. `after`: the walk
+   * after a call, which leaves out the folders the walk before it left out, and no other it saw.
+   */
+  walk(after = false): Walk {
     const realRoot = realpathSync(this.root);
-    const started = BigInt(Date.now()) * 1_000_000n;
+    this.rule.refresh();
+    const leftOut = new Map<string, string>();
+    const oddNames = new Map<string, string>();
+    const unkept: string[] = [];
+    const started = Date.now();
     const deadline = Date.now() + (this.options.boundMs ?? SNAPSHOT_BOUND_MS);
     const most = this.options.mostEntries ?? SNAPSHOT_MOST_ENTRIES;
-    const excluded = new Set(this.options.exclude ?? []);
+    // The excluded paths by their folder, so a folder without one costs no look-up per name.
+    const excluded = new Map<string, Set<string>>();
+    for (const path of this.options.exclude ?? [])
+      excluded.set(
+        dirname(path),
+        new Set([...(excluded.get(dirname(path)) ?? []), basename(path)]),
+      );
     const seen = new Map<string, Seen>();
-    // Each folder with its path relative to the workspace ("" for the workspace itself).
-    const folders: [string, string][] = [[realRoot, ""]];
+    // Each folder with its path relative to the workspace ("" for the workspace itself), and
+    // whether git ignores it.
+    const folders: [string, string, boolean][] = [[realRoot, "", false]];
     for (let next = folders.pop(); next !== undefined; next = folders.pop()) {
-      const [folder, under] = next;
-      let names: Buffer[];
+      const [folder, under, ignored] = next;
+      let names: string[];
       try {
-        names = readdirSync(folder, { encoding: "buffer" });
-      } catch {
-        // Gone since it was seen, or not ours to read: what it holds is not seen.
+        names = namesIn(folder);
+      } catch (error) {
+        // Not ours to read: what it holds is not seen (one gone since it was seen holds nothing).
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") leftOut.set(under, UNREADABLE);
         continue;
       }
-      for (const raw of names) {
-        if (!isUtf8(raw)) continue;
-        const name = raw.toString("utf8");
-        if (name === ".git") continue;
+      const skip = excluded.get(folder);
+      for (const name of names) {
+        if (name === NOT_UTF8_NAME) {
+          oddNames.set(under, NOT_UTF8);
+          continue;
+        }
+        if (skip?.has(name)) continue;
         const path = `${folder}/${name}`;
-        if (excluded.has(path)) continue;
         if (seen.size >= most)
           return { kind: "skipped", reason: `the workspace has over ${most} entries` };
         if (seen.size % 1024 === 0 && Date.now() > deadline) {
@@ -103,45 +150,69 @@ export class WorkspaceSnapshot {
         const entry = this.look(path, rel, started);
         if (!entry) continue;
         seen.set(rel, entry);
-        if ("folder" in entry.state) folders.push([path, rel]);
+        if (entry.unkept !== undefined || "other" in entry.state) unkept.push(rel);
+        if (!("folder" in entry.state)) continue;
+        const isIgnored = ignored || this.rule.ignored(rel);
+        if (isIgnored && this.isLeftOut(path, rel, after)) leftOut.set(rel, LEFT_OUT);
+        else folders.push([path, rel, isIgnored]);
       }
     }
     this.known = seen;
-    return { kind: "walked", seen };
+    return { kind: "walked", seen, leftOut, oddNames, unkept };
+  }
+
+  private isLeftOut(path: string, rel: string, after: boolean): boolean {
+    const info = this.stat(path);
+    return info !== undefined && this.rule.leftOut(path, rel, info, !after);
   }
 
   /** One path: as the last walk knew it when its stat information is the same, else looked at. */
-  private look(path: string, rel: string, started: bigint): Seen | undefined {
+  private look(path: string, rel: string, started: number): Seen | undefined {
     const info = this.stat(path);
     if (!info) return undefined;
-    const stat = statKey(info);
     const known = this.known.get(rel);
-    const racy = (time: BigIntStats) =>
-      time.mtimeNs + RACY_NS >= started || time.ctimeNs + RACY_NS >= started;
-    if (known && known.stat === stat && !known.racy) return known;
-    const mode = Number(info.mode & 0o7777n);
+    const same = known !== undefined && sameStamp(info, known.stat);
+    if (same && !known.racy) return known;
+    const stat = stampOf(info);
+    const mode = info.mode & 0o7777;
     if (info.isDirectory()) return { stat, state: { folder: true, mode }, racy: false };
     if (info.isSymbolicLink()) {
       const target = linkOf(path);
-      return target === undefined ? undefined : { stat, state: { link: target }, racy: racy(info) };
+      const state = { link: target ?? "" };
+      return target === undefined ? undefined : { stat, state, racy: isRacy(info, started) };
     }
     if (!info.isFile()) return { stat, state: { other: true, mode }, racy: false };
-    if (known && known.stat === stat && "hash" in known.state && !known.unkept) {
+    if (same && "hash" in known.state && !known.unkept) {
       // Racy: its bytes are read again where they are; only new bytes are copied.
       const hash = hashWhere(path);
       const now = this.stat(path);
-      if (hash === known.state.hash && now && statKey(now) === stat)
-        return { ...known, racy: racy(now) };
+      if (hash === known.state.hash && now && sameStamp(now, stat))
+        return { ...known, racy: isRacy(now, started) };
     }
+    if (isGitObject(rel, info)) return this.seenFile(this.link(path, info), started);
     return this.seenFile(this.copy(path, info), started);
   }
 
-  private seenFile(copy: Copied, started: bigint): Seen {
+  /**
+   * A git object or pack, kept by a hard link: git never changes one once written (it writes a
+   * new file and renames it), so the link holds its bytes for as long as the store does, at no
+   * cost while the workspace has it too. Its stat information is taken after the link, which
+   * changes its change time. It is never racy: nothing rewrites it within a timestamp tick (a
+   * command that rewrote it in place would rewrite the link too, which a rewind finds by its hash).
+   */
+  private link(path: string, info: Stats): Copied {
+    const put = this.store.linkFile(path);
+    const after = this.stat(path) ?? info;
+    if (put.ok) return { info: after, hash: put.hash, linked: true };
+    return { info: after, hash: hashWhere(path), unkept: put.reason };
+  }
+
+  private seenFile(copy: Copied, started: number): Seen {
     const { info, hash, unkept } = copy;
-    const mode = Number(info.mode & 0o7777n);
-    const racy = info.mtimeNs + RACY_NS >= started || info.ctimeNs + RACY_NS >= started;
+    const mode = info.mode & 0o7777;
+    const racy = !copy.linked && isRacy(info, started);
     return {
-      stat: statKey(info),
+      stat: stampOf(info),
       state: { hash, mode },
       // A file that kept changing is looked at again; one over a limit only when its stat says so.
       racy: racy || unkept === CHANGING,
@@ -154,7 +225,7 @@ export class WorkspaceSnapshot {
    * a file that changed meanwhile is copied again, up to three times. A file over the size
    * limit, or one the store refuses, is hashed where it is, and said not kept.
    */
-  private copy(path: string, first: BigIntStats): Copied {
+  private copy(path: string, first: Stats): Copied {
     const cap = this.options.fileCap ?? SNAPSHOT_FILE_CAP;
     let info = first;
     for (let tried = 1; ; tried++) {
@@ -166,7 +237,7 @@ export class WorkspaceSnapshot {
           }
         : this.store.putFile(path, Number(info.size));
       const after = this.stat(path) ?? info;
-      const same = statKey(after) === statKey(info);
+      const same = sameStamp(after, stampOf(info));
       if (put.ok && same) return { info, hash: put.hash };
       if (!put.ok && (same || tried >= TRIES))
         return { info: after, hash: hashWhere(path), unkept: put.reason };
@@ -182,16 +253,44 @@ export class WorkspaceSnapshot {
 }
 
 interface Copied {
-  info: BigIntStats;
+  info: Stats;
   hash: string;
   unkept?: string;
+  /** Kept by a hard link (a git object), not by a copy. */
+  linked?: boolean;
 }
 
-/** What differs between two walks, path by path, sorted: each change a rewind can undo. */
-export function changesBetween(before: Map<string, Seen>, after: Map<string, Seen>): BashFile[] {
+/**
+ * A git object or pack file as git leaves it: in an `objects` folder of a `.git` folder, named by
+ * the hash of what it holds (`ab/cdef…`, `pack/pack-….pack` and its index, reverse index, bitmap
+ * and mtimes), read-only. One made writable is kept by content, as any other file.
+ */
+export function isGitObject(rel: string, info: Stats): boolean {
+  return (info.mode & 0o222) === 0 && GIT_OBJECT.test(rel);
+}
+
+const GIT_OBJECT =
+  /(?:^|\/)\.git\/(?:[^/]+\/)*objects\/(?:[0-9a-f]{2}\/[0-9a-f]{38}|[0-9a-f]{2}\/[0-9a-f]{62}|pack\/pack-(?:[0-9a-f]{40}|[0-9a-f]{64})\.(?:pack|idx|rev|bitmap|mtimes))$/;
+
+/**
+ * What differs between two walks, path by path, sorted: each change a rewind can undo. A folder
+ * either walk did not look into (`leftOut`), and what it holds, are not compared: what was there
+ * is not known.
+ */
+export function changesBetween(
+  before: Map<string, Seen>,
+  after: Map<string, Seen>,
+  leftOut: ReadonlySet<string> = new Set(),
+): BashFile[] {
   const paths = new Set([...before.keys(), ...after.keys()]);
   const changes: BashFile[] = [];
+  const out = (path: string) => {
+    for (let at = path.length; at > 0; at = path.lastIndexOf("/", at - 1))
+      if (leftOut.has(path.slice(0, at))) return true;
+    return false;
+  };
   for (const path of [...paths].sort(byPath)) {
+    if (leftOut.size > 0 && out(path)) continue;
     const was = before.get(path);
     const now = after.get(path);
     if (was && now && sameNode(was.state, now.state)) continue;
@@ -212,17 +311,46 @@ export function sameNode(a: NodeState | null, b: NodeState | null): boolean {
 
 const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-function statOf(path: string): BigIntStats | undefined {
+function statOf(path: string): Stats | undefined {
   try {
-    return lstatSync(path, { bigint: true });
+    return lstatSync(path, { throwIfNoEntry: false });
   } catch {
     return undefined;
   }
 }
 
-/** What a change shows: type and mode, size, inode, and both times to the nanosecond. */
-const statKey = (info: BigIntStats) =>
-  `${info.mode}:${info.size}:${info.ino}:${info.mtimeNs}:${info.ctimeNs}`;
+const stampOf = (info: Stats): Stamp => ({
+  mode: info.mode,
+  size: info.size,
+  ino: info.ino,
+  mtime: info.mtimeMs,
+  ctime: info.ctimeMs,
+});
+
+const sameStamp = (info: Stats, stamp: Stamp) =>
+  info.mtimeMs === stamp.mtime &&
+  info.ctimeMs === stamp.ctime &&
+  info.size === stamp.size &&
+  info.ino === stamp.ino &&
+  info.mode === stamp.mode;
+
+const isRacy = (info: Stats, started: number) =>
+  info.mtimeMs + RACY_MS >= started || info.ctimeMs + RACY_MS >= started;
+
+/** Stands for every name of a folder that is not UTF-8 (`namesIn`). */
+const NOT_UTF8_NAME = "\0";
+
+/**
+ * The names in a folder, read as text; each that is not UTF-8 (read as one holding U+FFFD,
+ * then told apart by its bytes) given as `NOT_UTF8_NAME`.
+ */
+function namesIn(folder: string): string[] {
+  const names = readdirSync(folder);
+  if (!names.some((name) => name.includes("\uFFFD"))) return names;
+  return readdirSync(folder, { encoding: "buffer" }).map((raw) =>
+    isUtf8(raw) ? raw.toString("utf8") : NOT_UTF8_NAME,
+  );
+}
 
 function linkOf(path: string): string | undefined {
   try {

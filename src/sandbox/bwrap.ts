@@ -4,6 +4,12 @@ import type { Readable, Writable } from "node:stream";
 import { strictlyWithin, within } from "../paths.js";
 import { type HidingMounts, hidingMounts } from "./hide.js";
 import { homeMounts } from "./home.js";
+import {
+  type KeptReadOnly,
+  keptReadOnlyMounts,
+  lastMounts,
+  shallowestFirst,
+} from "./kept-read-only.js";
 import { cachedWorks, forgetWorks, probeKey, rememberWorks } from "./probe-cache.js";
 import { protectedMounts } from "./project-files.js";
 import { seccompFilter, seccompUnsupported } from "./seccomp.js";
@@ -50,16 +56,20 @@ export interface SandboxOptions {
  * a pids cgroup where mini-agent can make one: the kernel exempts root from RLIMIT_NPROC.
  * `memoryBytes` is RLIMIT_DATA for each process: the writable memory it may map. Not
  * RLIMIT_AS, which counts reserved address space and breaks WebAssembly and the JVM.
+ * `fileBytes` is RLIMIT_FSIZE: the largest file a process may write (a write past it fails, and
+ * the process gets SIGXFSZ), so one command cannot fill the disk with one file.
  */
 export interface SandboxLimits {
   processes?: number;
   memoryBytes?: number;
+  fileBytes?: number;
 }
 
-/** Enough for a parallel build; a fork bomb or a runaway allocation stops here. */
+/** Enough for a parallel build; a fork bomb, a runaway allocation or a runaway file stops here. */
 export const defaultLimits: Required<SandboxLimits> = {
   processes: 4096,
   memoryBytes: 8 * 2 ** 30,
+  fileBytes: 4 * 2 ** 30,
 };
 
 /** What is in force: commands run in bwrap, run plainly, or are refused (`required`, no bwrap). */
@@ -262,8 +272,9 @@ export function sandboxLimits(
  * environment the tool was given: its `HOME` and `MINI_AGENT_HOME` say what to hide. With
  * `cgroupProcs`, bwrap starts inside that pids cgroup. The process must be spawned with a pipe
  * as stdio `FILTER_FD`, given to `feedFilter`: bwrap waits for the filter there. The project's
- * protected files stay read-only (`protectedMounts`); `made` lists the mount points bwrap will
- * make for them, to remove with `removeMountPoints` once the command is over.
+ * protected files stay read-only (`protectedMounts`), and so does what `kept` names for this
+ * command; `made` lists the mount points bwrap will make for them, to remove with
+ * `removeMountPoints` once the command is over.
  */
 export function sandboxedArgv(
   bwrap: string,
@@ -271,25 +282,35 @@ export function sandboxedArgv(
   command: string,
   options: Omit<SandboxOptions, "mode" | "bwrap">,
   env: NodeJS.ProcessEnv,
-  cgroupProcs?: string,
+  call: { cgroupProcs?: string | undefined; kept?: KeptReadOnly } = {},
 ): { argv: string[]; made: string[] } {
   const protect = (options.readOnly ?? [])
     .filter((path) => strictlyWithin(workspace, path) && existsSync(path))
     .flatMap((path) => ["--ro-bind", path, path]);
   const project = protectedMounts(workspace);
   const hiding = hidingMounts(workspace, env, options.hide);
-  hiding.after.unshift(...project.args, ...protect);
+  const kept = call.kept ?? { whole: false, paths: [] };
+  const inside = shallowestFirst([
+    ...project.args,
+    ...protect,
+    ...keptReadOnlyMounts(workspace, kept),
+  ]);
+  hiding.after.unshift(...inside);
+  hiding.after.push(...lastMounts(workspace, kept, inside));
   // Bound after the hiding tmpfs (still writable, so bwrap can make the mount point), before it
   // is made read-only; a folder inside the workspace is the workspace's to show.
   const readable = (options.readable?.() ?? [])
     .filter((path) => !within(workspace, path) && existsSync(path))
     .flatMap((path) => ["--ro-bind", path, path]);
   hiding.before.push(...readable);
-  const { processes, memoryBytes } = sandboxLimits(options);
+  const { processes, memoryBytes, fileBytes } = sandboxLimits(options);
   // Setting a limit fails only above the hard limit already in force, which then bounds it.
-  const limit = `${CLOSE_INHERITED}ulimit -u ${processes} 2>/dev/null; ulimit -d ${Math.ceil(memoryBytes / 1024)} 2>/dev/null; exec bash -c "$1"`;
+  // bash counts `-d` and `-f` in KiB.
+  const kib = (bytes: number) => Math.ceil(bytes / 1024);
+  const limit = `${CLOSE_INHERITED}ulimit -u ${processes} 2>/dev/null; ulimit -d ${kib(memoryBytes)} 2>/dev/null; ulimit -f ${kib(fileBytes)} 2>/dev/null; exec bash -c "$1"`;
   const home = homeMounts(env, workspace);
   const argv = [bwrap, ...isolation(workspace, hiding, home), "--chdir", workspace];
+  const { cgroupProcs } = call;
   const join = cgroupProcs ? ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', cgroupProcs] : [];
   return { argv: [...join, ...argv, "bash", "-c", limit, "bash", command], made: project.made };
 }

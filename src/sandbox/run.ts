@@ -13,6 +13,7 @@ import {
   settleKeptAnswer,
   staleSandbox,
 } from "./bwrap.js";
+import type { KeptReadOnly } from "./kept-read-only.js";
 import { createPidsGroup } from "./pids-cgroup.js";
 import { type CommandEnd, type GroupOptions, runInGroup } from "./process-group.js";
 import { removeMountPoints } from "./project-files.js";
@@ -34,6 +35,11 @@ export interface RunOptions {
   /** Characters of output kept: the first and last halves. */
   maxOutputChars: number;
   signal?: AbortSignal;
+  /**
+   * What a caller keeps read-only for this command in the sandbox (what the rewind's snapshot
+   * could not keep); outside the sandbox nothing stops a write.
+   */
+  keptReadOnly?: KeptReadOnly;
 }
 
 /**
@@ -109,7 +115,10 @@ async function inSandbox(
     command,
     options.sandbox ?? {},
     options.env,
-    cgroup?.procs,
+    {
+      cgroupProcs: cgroup?.procs,
+      ...(options.keptReadOnly && { kept: options.keptReadOnly }),
+    },
   );
   const { output, end } = await runInGroup(argv, groupOptions(options, true));
   cgroup?.kill();

@@ -19,6 +19,7 @@ import {
   copyFileSync,
   fstatSync,
   fsyncSync,
+  linkSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -39,6 +40,8 @@ export const DEFAULT_BLOB_CAP = 256 * 1024 * 1024;
 
 const HASH = /^[0-9a-f]{64}$/;
 const TEMP_PREFIX = ".tmp-";
+/** The store's folder of files kept by hard link (`linkFile`). */
+const LINKED = "linked";
 
 export type PutResult = { ok: true; hash: string; size: number } | { ok: false; reason: string };
 
@@ -119,10 +122,11 @@ export class BlobStore {
       if (used + copied > this.cap) return this.overCap(used, copied);
       const hash = hashOfFile(temp);
       const path = join(this.dir, hash);
-      if (this.get(hash) !== undefined) return { ok: true, hash, size: copied };
+      // The copy takes the name whatever is there: a blob with these bytes, or one altered since.
+      const there = fileSize(path);
       renameSync(temp, path);
       temp = undefined;
-      this.count(used + copied);
+      this.count(used + copied - there);
       return { ok: true, hash, size: copied };
     } catch (error) {
       const { code } = error as NodeJS.ErrnoException;
@@ -136,6 +140,64 @@ export class BlobStore {
         try {
           unlinkSync(temp);
         } catch {}
+    }
+  }
+
+  /**
+   * Keeps the file at `source` by a hard link in `linked/` (a file that never changes: a git
+   * object or pack), never by a copy: it costs no space while the workspace holds the file too,
+   * and is not counted in the cap. The link is hashed from the store's side, as a copy is. Refused,
+   * with a reason, where a link cannot be made (another file system, no permission).
+   */
+  linkFile(source: string): PutResult {
+    const folder = join(this.dir, LINKED);
+    let temp: string | undefined;
+    try {
+      mkdirSync(folder, { recursive: true, mode: 0o700 });
+      temp = join(folder, `${TEMP_PREFIX}${randomHex(6)}`);
+      linkSync(source, temp);
+      const { size } = lstatSync(temp);
+      const hash = hashOfFile(temp);
+      if (!this.hasLinked(hash)) {
+        renameSync(temp, join(folder, hash));
+        temp = undefined;
+      }
+      return { ok: true, hash, size };
+    } catch (error) {
+      const { code } = error as NodeJS.ErrnoException;
+      if (code === undefined) throw error;
+      return {
+        ok: false,
+        reason: `it could not be linked into the session's snapshot store (${systemErrorMeaning(code)})`,
+      };
+    } finally {
+      if (temp !== undefined)
+        try {
+          unlinkSync(temp);
+        } catch {}
+    }
+  }
+
+  /**
+   * The path of the file kept by a link under the hash, when its bytes still have that hash (read
+   * in pieces, never whole): a rewind links it back. Undefined when there is none, or it was
+   * rewritten in place since (through the workspace's name for the same file).
+   */
+  linked(hash: string): string | undefined {
+    if (!HASH.test(hash) || !this.hasLinked(hash)) return undefined;
+    const path = join(this.dir, LINKED, hash);
+    try {
+      return hashOfFile(path) === hash ? path : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private hasLinked(hash: string): boolean {
+    try {
+      return lstatSync(join(this.dir, LINKED, hash)).isFile();
+    } catch {
+      return false;
     }
   }
 
@@ -218,9 +280,9 @@ export class BlobStore {
     }
   }
 
-  /** Whether a file is kept under the hash, whatever its bytes (`get` checks them). */
+  /** Whether a file is kept under the hash, copied or linked, whatever its bytes (`get` checks them). */
   has(hash: string): boolean {
-    return this.size(hash) !== undefined;
+    return this.size(hash) !== undefined || (HASH.test(hash) && this.hasLinked(hash));
   }
 
   /** Sums the blobs on disk and removes what a crash left half written. */
@@ -281,6 +343,16 @@ export function hashOfFile(path: string): string {
     closeSync(fd);
   }
   return hash.digest();
+}
+
+/** The size of the regular file at the path, 0 when there is none. */
+function fileSize(path: string): number {
+  try {
+    const info = lstatSync(path);
+    return info.isFile() ? info.size : 0;
+  } catch {
+    return 0;
+  }
 }
 
 function isMissing(error: unknown): boolean {

@@ -208,6 +208,8 @@ export interface SessionSummary {
   damaged?: string;
   /** Why the file cannot be read, when it cannot (`UnreadableSessionError.reason`). */
   unreadable?: string;
+  /** The snapshot store of its bash calls was dropped (a `<id>.snapshot-dropped` beside it). */
+  snapshotDropped?: true;
 }
 
 /** How much of a file listing reads: the header and the beginning of the first prompt. */
@@ -227,15 +229,18 @@ const USER_RECORD_START = '{"type":"message","message":{"role":"user","content":
 export async function listSessions(dir: string): Promise<SessionSummary[]> {
   let names: string[];
   try {
-    names = (await readdir(dir)).filter((name) => name.endsWith(".jsonl"));
+    names = await readdir(dir);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw error;
   }
   const summaries: SessionSummary[] = [];
-  for (const name of names) {
+  const dropped = new Set(names.filter((name) => name.endsWith(".snapshot-dropped")));
+  for (const name of names.filter((name) => name.endsWith(".jsonl"))) {
     const path = join(dir, name);
     const found = await summary(path).catch((error: unknown) => unreadable(path, error));
+    const stem = name.slice(0, -".jsonl".length);
+    if (found && dropped.has(`${stem}.snapshot-dropped`)) found.snapshotDropped = true;
     if (found) summaries.push(found);
   }
   return summaries.sort(

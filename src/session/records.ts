@@ -228,6 +228,14 @@ const BashChangeRecordSchema = Type.Object({
   skipped: Type.Optional(Type.String()),
   /** Every change, for a rewind to undo (absent in sessions made before the snapshot). */
   files: Type.Optional(Type.Array(BashFileSchema)),
+  /**
+   * Folders whose contents the snapshot did not keep (left out by its rule, unreadable, holding
+   * names that are not UTF-8) and that the call could change (it ran outside the sandbox, or made
+   * them): what it changed there is not known, and a rewind names them.
+   */
+  leftOut: Type.Optional(Type.Array(Type.Object({ path: Type.String(), why: Type.String() }))),
+  /** The walk was skipped and the workspace was read-only for the call (in the sandbox). */
+  readOnly: Type.Optional(Type.Literal(true)),
 });
 /**
  * The conversation goes back to just before the user's prompt `to` of the current branch: the

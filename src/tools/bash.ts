@@ -1,7 +1,9 @@
+import { relative } from "node:path";
 import { Type } from "@sinclair/typebox";
 import type { SandboxOptions } from "../sandbox/bwrap.js";
+import type { KeptReadOnly } from "../sandbox/kept-read-only.js";
 import { type CommandOutcome, runCommand } from "../sandbox/run.js";
-import type { Tool } from "../types.js";
+import type { Tool, ToolResult } from "../types.js";
 import { defineTool, failure } from "./define.js";
 import { limits, truncated } from "./limits.js";
 import { workspacePath } from "./path.js";
@@ -19,40 +21,109 @@ export interface BashOptions {
 
 const MAX_TIMEOUT = 600;
 
-export function bashTool(root: string, options: BashOptions = {}): Tool {
+/**
+ * What a caller that wraps bash (the rewind's snapshot) adds to one call: what it could not keep,
+ * read-only in the sandbox for this call, and why; the whole workspace when it kept nothing.
+ */
+export type BashCall = { readOnly: "workspace"; why: string } | { readOnly: readonly KeptOut[] };
+
+/** A path (real, absolute) a rewind could not put back, why, and whether this session said it yet. */
+export interface KeptOut {
+  path: string;
+  why: string;
+  said: boolean;
+  folder: boolean;
+}
+
+/** The bash tool, which a wrapper can also call with what it adds to the call (`BashCall`). */
+export interface BashTool extends Tool {
+  executeWith(
+    input: unknown,
+    signal: AbortSignal | undefined,
+    call: BashCall,
+  ): Promise<{ result: ToolResult; sandboxed: boolean }>;
+}
+
+export function isBashTool(tool: Tool): tool is BashTool {
+  return typeof (tool as Partial<BashTool>).executeWith === "function";
+}
+
+export function bashTool(root: string, options: BashOptions = {}): BashTool {
   const { defaultTimeout = 120, killGrace = 2 } = options;
-  return defineTool({
-    name: "bash",
-    description: `Run a bash command in the workspace folder. No stdin; background processes end with the command. Timeout ${defaultTimeout} s unless set (max ${MAX_TIMEOUT}).`,
-    input: Type.Object({
-      command: Type.String({ minLength: 1 }),
-      timeout: Type.Optional(
-        Type.Number({ exclusiveMinimum: 0, maximum: MAX_TIMEOUT, description: "Seconds" }),
-      ),
-    }),
-    async run({ command, timeout = defaultTimeout }, signal) {
-      const outcome = await runCommand(command, {
-        cwd: await workspacePath(root, "."),
-        env: options.env ?? process.env,
-        ...(options.sandbox && { sandbox: options.sandbox }),
-        timeoutMs: timeout * 1000,
-        graceMs: killGrace * 1000,
-        maxOutputChars: limits.outputChars,
-        ...(signal && { signal }),
-      });
-      if (outcome.kind === "refused") return failure(`bash refused: ${outcome.reason}`);
-      const output = shown(outcome.output);
-      const text = output === "" ? "" : `${output}\n`;
-      const end = status(outcome.end, timeout);
-      if (outcome.lost) return failure(`${text}${end}\nbash failed: ${outcome.lost}`);
-      const failed = !(outcome.end.kind === "exit" && outcome.end.code === 0);
-      const undone = outcome.undone ? `\n${protectedNote(outcome.undone)}` : "";
-      return {
-        content: `${text}${end}${outcome.hint ? `\n${outcome.hint}` : ""}${undone}`,
-        isError: failed,
-      };
+  const define = (call: BashCall | undefined, ran: { sandboxed: boolean }) =>
+    defineTool({
+      name: "bash",
+      description: `Run a bash command in the workspace folder. No stdin; background processes end with the command. Timeout ${defaultTimeout} s unless set (max ${MAX_TIMEOUT}).`,
+      input: Type.Object({
+        command: Type.String({ minLength: 1 }),
+        timeout: Type.Optional(
+          Type.Number({ exclusiveMinimum: 0, maximum: MAX_TIMEOUT, description: "Seconds" }),
+        ),
+      }),
+      async run({ command, timeout = defaultTimeout }, signal) {
+        const cwd = await workspacePath(root, ".");
+        const outcome = await runCommand(command, {
+          cwd,
+          env: options.env ?? process.env,
+          ...(options.sandbox && { sandbox: options.sandbox }),
+          timeoutMs: timeout * 1000,
+          graceMs: killGrace * 1000,
+          maxOutputChars: limits.outputChars,
+          ...(signal && { signal }),
+          ...(call && { keptReadOnly: keptReadOnly(call) }),
+        });
+        if (outcome.kind === "refused") return failure(`bash refused: ${outcome.reason}`);
+        ran.sandboxed = outcome.sandboxed;
+        const output = shown(outcome.output);
+        const text = output === "" ? "" : `${output}\n`;
+        const end = status(outcome.end, timeout);
+        if (outcome.lost) return failure(`${text}${end}\nbash failed: ${outcome.lost}`);
+        const failed = !(outcome.end.kind === "exit" && outcome.end.code === 0);
+        const undone = outcome.undone ? `\n${protectedNote(outcome.undone)}` : "";
+        const kept = outcome.sandboxed && call ? keptNote(cwd, call, failed, output) : "";
+        return {
+          content: `${text}${end}${outcome.hint ? `\n${outcome.hint}` : ""}${undone}${kept}`,
+          isError: failed,
+        };
+      },
+    });
+  const plain = define(undefined, { sandboxed: false });
+  return {
+    spec: plain.spec,
+    execute: plain.execute,
+    async executeWith(input, signal, call) {
+      const ran = { sandboxed: false };
+      const result = await define(call, ran).execute(input, signal);
+      return { result, sandboxed: ran.sandboxed };
     },
-  });
+  };
+}
+
+function keptReadOnly(call: BashCall): KeptReadOnly {
+  return call.readOnly === "workspace"
+    ? { whole: true }
+    : { whole: false, paths: call.readOnly.map((kept) => kept.path) };
+}
+
+/** The most paths the note of what was read-only names; a count of the rest follows. */
+const MOST_NAMED = 10;
+
+/**
+ * What was read-only for this sandboxed command because a rewind could not have put it back: said
+ * when the workspace was, when the command failed or its output tells of a read-only file or a
+ * busy one (a removal), and the first time this session has such a path.
+ */
+function keptNote(cwd: string, call: BashCall, failed: boolean, output: string): string {
+  if (call.readOnly === "workspace")
+    return `\n[rewind: the workspace was read-only for this command: ${call.why}]`;
+  const kept = call.readOnly;
+  const told = /Read-only file system|Device or resource busy/.test(output);
+  if (kept.length === 0 || !(failed || told || kept.some((one) => !one.said))) return "";
+  const lines = kept
+    .slice(0, MOST_NAMED)
+    .map((one) => `- ${relative(cwd, one.path)}${one.folder ? "/" : ""}: ${one.why}`);
+  if (kept.length > MOST_NAMED) lines.push(`- and ${kept.length - MOST_NAMED} more`);
+  return `\n[rewind: what a rewind could not put back was read-only for this command]\n${lines.join("\n")}`;
 }
 
 type Ran = Extract<CommandOutcome, { kind: "ran" }>;

@@ -154,3 +154,16 @@ export function failingSessionWrites(write: number, code = "ENOSPC"): NodeJS.Pro
     MINI_AGENT_TEST_FAIL_CODE: code,
   };
 }
+
+/**
+ * Environment that makes the file system of every path under `folder` look nearly full (`free`
+ * bytes), through a module preloaded into the real bin.
+ */
+export function smallDisk(folder: string, free: number): NodeJS.ProcessEnv {
+  const preload = fileURLToPath(new URL("./small-disk.mjs", import.meta.url));
+  return {
+    NODE_OPTIONS: `--import ${preload}`,
+    MINI_AGENT_TEST_SMALL_DISK: folder,
+    MINI_AGENT_TEST_FREE_BYTES: String(free),
+  };
+}

@@ -189,16 +189,16 @@ describe("the built package's exports", () => {
        };
        const journal = new Journal(new SessionStore(state, create));
        const changes = new FileChanges({ root: workspace, stateDir: state });
+       const tools = changes.wrap(createWorkspaceTools(workspace, { bash: { sandbox: { mode: "off" } } }));
        const runner = new SessionRunner({
          client: new FakeClient([
            [call("w1", "write", { path: "new.txt", content: "made\\n" }), done],
            [call("b1", "bash", { command: "echo after > a.txt && rm b.txt" }), done],
            [text("done"), done],
          ]),
-         tools: changes.wrap(createWorkspaceTools(workspace, { bash: { sandbox: { mode: "off" } } })),
          beforeToolCall: () => ({ approved: true }),
          journal,
-         system: async () => "",
+         turn: async () => ({ system: "", tools }),
          info: { model: "m", workspace, sandbox: "off" },
          changes,
        });

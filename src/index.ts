@@ -28,9 +28,8 @@ export {
 } from "./providers/openai-responses.js";
 export { ProviderError } from "./providers/provider-error.js";
 export { FileChanges, type FileChangesOptions } from "./rewind/changes.js";
+export { type ApplyOptions, applyRewind } from "./rewind/apply.js";
 export {
-  type ApplyOptions,
-  applyRewind,
   type FileOutcome,
   planRewind,
   RewindError,

@@ -2,13 +2,13 @@ import { basename } from "node:path";
 import { sessionToResume } from "../app/sessions.js";
 import type { Stopper } from "../app/signals.js";
 import {
-  applyRewind,
   type FileAction,
   type FileOutcome,
   planRewind,
   RewindError,
   type RewindPlan,
 } from "../rewind/rewind.js";
+import { applyRewind } from "../rewind/apply.js";
 import { lockSession } from "../session/lock.js";
 import type {
   FileRestoreRecord,

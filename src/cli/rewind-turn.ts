@@ -1,5 +1,6 @@
 import { branchPrompts } from "../rewind/history.js";
-import { applyRewind, planRewind, RewindError } from "../rewind/rewind.js";
+import { applyRewind } from "../rewind/apply.js";
+import { planRewind, RewindError } from "../rewind/rewind.js";
 import type { Journal } from "../runner/journal.js";
 import type { SessionRunner } from "../runner/runner.js";
 import { readSession } from "../session/session.js";

@@ -16,10 +16,8 @@ import {
   realParent,
   stillAsPlanned,
 } from "./nodes.js";
-import type { FileAction, FileOutcome, RewindPlan } from "./rewind.js";
+import { AT_ONCE, type FileAction, type FileOutcome, type RewindPlan } from "./rewind.js";
 
-/** Files decided, or put back, at once: their reads and writes overlap. */
-export const AT_ONCE = 16;
 
 export interface ApplyOptions {
   /** Stops before the next file (the files not reached are left out of the outcomes). */

@@ -6,7 +6,6 @@ import { BlobStore, snapshotStoreFor } from "../session/blobs.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { type BoundaryOptions, displayPath, type Resolved } from "../tools/path.js";
 import { visible } from "../visible.js";
-import { AT_ONCE } from "./apply.js";
 import { DEFAULT_FILE_CAP, type FileState, type ReadState, sameState } from "./changes.js";
 import { shortDiff } from "./diff.js";
 import { deepestFirst, type FolderAction, planFolders } from "./folders.js";
@@ -14,7 +13,9 @@ import { type BashHistory, type FileHistory, sessionHistory } from "./history.js
 import { type KeptBytes, keptBytes, readNode } from "./nodes.js";
 import { droppedWhy } from "./store-bound.js";
 
-export { type ApplyOptions, applyRewind } from "./apply.js";
+/** Files decided, or put back, at once: their reads and writes overlap. */
+export const AT_ONCE = 16;
+
 
 export interface RewindOptions {
   /** The session file. */

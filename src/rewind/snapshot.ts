@@ -282,18 +282,23 @@ export function changesBetween(
   after: Map<string, Seen>,
   leftOut: ReadonlySet<string> = new Set(),
 ): BashFile[] {
-  const paths = new Set([...before.keys(), ...after.keys()]);
-  const changes: BashFile[] = [];
   const out = (path: string) => {
     for (let at = path.length; at > 0; at = path.lastIndexOf("/", at - 1))
       if (leftOut.has(path.slice(0, at))) return true;
     return false;
   };
-  for (const path of [...paths].sort(byPath)) {
+  // A path a walk found unchanged holds the very entry the walk before had: no state is compared.
+  const changed: string[] = [];
+  for (const [path, was] of before) {
+    const now = after.get(path);
+    if (now !== was && !(now && sameNode(was.state, now.state))) changed.push(path);
+  }
+  for (const path of after.keys()) if (!before.has(path)) changed.push(path);
+  const changes: BashFile[] = [];
+  for (const path of changed.sort(byPath)) {
     if (leftOut.size > 0 && out(path)) continue;
     const was = before.get(path);
     const now = after.get(path);
-    if (was && now && sameNode(was.state, now.state)) continue;
     changes.push({
       path,
       before: was?.state ?? null,

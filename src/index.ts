@@ -27,8 +27,8 @@ export {
   type OpenAIResponsesOptions,
 } from "./providers/openai-responses.js";
 export { ProviderError } from "./providers/provider-error.js";
-export { FileChanges, type FileChangesOptions } from "./rewind/changes.js";
 export { type ApplyOptions, applyRewind } from "./rewind/apply.js";
+export { FileChanges, type FileChangesOptions } from "./rewind/changes.js";
 export {
   type FileOutcome,
   planRewind,

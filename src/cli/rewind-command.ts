@@ -1,6 +1,7 @@
 import { basename } from "node:path";
 import { sessionToResume } from "../app/sessions.js";
 import type { Stopper } from "../app/signals.js";
+import { applyRewind } from "../rewind/apply.js";
 import {
   type FileAction,
   type FileOutcome,
@@ -8,7 +9,6 @@ import {
   RewindError,
   type RewindPlan,
 } from "../rewind/rewind.js";
-import { applyRewind } from "../rewind/apply.js";
 import { lockSession } from "../session/lock.js";
 import type {
   FileRestoreRecord,

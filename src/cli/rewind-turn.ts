@@ -1,5 +1,5 @@
-import { branchPrompts } from "../rewind/history.js";
 import { applyRewind } from "../rewind/apply.js";
+import { branchPrompts } from "../rewind/history.js";
 import { planRewind, RewindError } from "../rewind/rewind.js";
 import type { Journal } from "../runner/journal.js";
 import type { SessionRunner } from "../runner/runner.js";

@@ -18,7 +18,6 @@ import {
 } from "./nodes.js";
 import { AT_ONCE, type FileAction, type FileOutcome, type RewindPlan } from "./rewind.js";
 
-
 export interface ApplyOptions {
   /** Stops before the next file (the files not reached are left out of the outcomes). */
   signal?: AbortSignal;

@@ -16,7 +16,6 @@ import { droppedWhy } from "./store-bound.js";
 /** Files decided, or put back, at once: their reads and writes overlap. */
 export const AT_ONCE = 16;
 
-
 export interface RewindOptions {
   /** The session file. */
   session: string;

@@ -15,7 +15,7 @@ import { nodeCrypto } from "../node-crypto.js";
 import { findSafeGit } from "./git.js";
 import { settleObjects } from "./objects.js";
 import { type HadBlob, lookAtRefs, settleRefs } from "./refs.js";
-import { bytesOf, findProtected, type RawPath, rawOf, shownOf } from "./scan.js";
+import { bytesOf, findProtected, identity, type RawPath, rawOf, shownOf } from "./scan.js";
 
 /** A protected entry as it was before a command: its identity and what brings it back. */
 type Kept =
@@ -161,10 +161,6 @@ async function moveAside(path: RawPath, what: string): Promise<string> {
 async function inBatches<T>(items: T[], job: (item: T) => Promise<void>): Promise<void> {
   for (let at = 0; at < items.length; at += READS)
     await Promise.all(items.slice(at, at + READS).map(job));
-}
-
-function identity(info: Stats): string {
-  return [info.dev, info.ino, info.size, info.mode, info.mtimeMs, info.ctimeMs].join(":");
 }
 
 async function keep(path: RawPath, info: Stats): Promise<Kept> {

@@ -1,10 +1,10 @@
-import { createReadStream, type Stats } from "node:fs";
+import { createReadStream } from "node:fs";
 import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import { createInflate } from "node:zlib";
 import { nodeCrypto } from "../node-crypto.js";
 import type { SafeGit } from "./git.js";
 import { runSafeGit } from "./git.js";
-import { bytesOf, type Found, type RawPath, shownOf } from "./scan.js";
+import { bytesOf, type Found, identity, type RawPath, shownOf } from "./scan.js";
 
 /**
  * git's object store after a sandboxed command. git reads an object by its name and does not
@@ -36,10 +36,6 @@ function kindOf(inner: string): Kind {
   )
     return "cache";
   return "other";
-}
-
-function identity(info: Stats): string {
-  return [info.dev, info.ino, info.size, info.mode, info.mtimeMs, info.ctimeMs].join(":");
 }
 
 /**
@@ -169,7 +165,8 @@ export async function dropIndexCaches(
   return [];
 }
 
-async function replaceFile(path: RawPath, bytes: Buffer): Promise<void> {
+/** Writes `bytes` beside `path` and renames it over `path`. */
+export async function replaceFile(path: RawPath, bytes: Buffer): Promise<void> {
   const aside = `${path}.mini-agent-${process.pid}`;
   await writeFile(bytesOf(aside), bytes, { mode: 0o644 });
   await rename(bytesOf(aside), bytesOf(path));

@@ -1,11 +1,11 @@
 import type { Stats } from "node:fs";
-import { mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { whyByNames } from "./files.js";
 import { type GitOutcome, runSafeGit, type SafeGit } from "./git.js";
-import { dropIndexCaches } from "./objects.js";
-import { bytesOf, type Found, type RawPath, shownOf } from "./scan.js";
+import { dropIndexCaches, replaceFile } from "./objects.js";
+import { bytesOf, type Found, identity, type RawPath, shownOf } from "./scan.js";
 
 /**
  * What git's reference files held before a sandboxed command, to be settled after it.
@@ -58,10 +58,6 @@ const ONE_BY_ONE = 16;
 const looked = new Map<RawPath, RefLook>();
 /** The indexes' bytes as last read, by git folder. */
 const indexesLooked = new Map<RawPath, { identity: string; bytes: Buffer | undefined }>();
-
-function identity(info: Stats): string {
-  return [info.dev, info.ino, info.size, info.mode, info.mtimeMs, info.ctimeMs].join(":");
-}
 
 async function look(
   path: RawPath,
@@ -408,7 +404,7 @@ async function putRight(
     const kept = text.split("\n").filter((line) => !leads(line));
     const rest = kept.join("\n");
     if (rest.trim() === "" && was === undefined) await rm(bytesOf(path), { force: true });
-    else await replace(path, Buffer.from(rest, "latin1"));
+    else await replaceFile(path, Buffer.from(rest, "latin1"));
     forget(path);
     return;
   }
@@ -433,11 +429,11 @@ async function putRight(
       if (!dropping) out.push(line);
       else out.push(...(earlier.get(line.slice(line.indexOf(" ") + 1)) ?? []));
     }
-    await replace(path, Buffer.from(out.join("\n"), "latin1"));
+    await replaceFile(path, Buffer.from(out.join("\n"), "latin1"));
     forget(path);
     return;
   }
-  if (was?.bytes !== undefined) await replace(path, was.bytes);
+  if (was?.bytes !== undefined) await replaceFile(path, was.bytes);
   else await rm(bytesOf(path), { force: true });
   forget(path);
 }
@@ -445,13 +441,6 @@ async function putRight(
 /** A file undone is read again at the next look. */
 function forget(path: RawPath): void {
   looked.delete(path);
-}
-
-/** Writes `bytes` beside `path` and renames it over `path`. */
-async function replace(path: RawPath, bytes: Buffer): Promise<void> {
-  const aside = `${path}.mini-agent-${process.pid}-${Date.now()}`;
-  await writeFile(bytesOf(aside), bytes, { flag: "wx", mode: 0o644 });
-  await rename(bytesOf(aside), bytesOf(path));
 }
 
 /**
@@ -474,7 +463,7 @@ async function settleIndex(
   if (!now.ok) {
     // What git cannot list cannot be judged: the index from before the command, when kept.
     if (was?.bytes === undefined) return [`could not check ${shown(index)}: ${now.reason}`];
-    await replace(index, was.bytes);
+    await replaceFile(index, was.bytes);
     return [
       `put back ${shown(index)} as it was before the command: git could not list it (${now.reason})`,
     ];

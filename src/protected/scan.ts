@@ -7,6 +7,11 @@ import { isRefFile, whyByLowerNames } from "./files.js";
  */
 export type RawPath = string;
 
+/** What tells a file changed: device, inode, size, mode, change and modification times. */
+export function identity(info: Stats): string {
+  return [info.dev, info.ino, info.size, info.mode, info.mtimeMs, info.ctimeMs].join(":");
+}
+
 export const bytesOf = (path: RawPath): Buffer => Buffer.from(path, "latin1");
 export const rawOf = (path: string): RawPath => Buffer.from(path, "utf8").toString("latin1");
 /** A raw path as text to show: bytes that are not UTF-8 become U+FFFD. */

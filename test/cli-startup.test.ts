@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -117,6 +118,35 @@ describe("the CLI's start-up", () => {
       ),
     );
     expect(unwanted).toEqual([]);
+  });
+  // ICU's number formatting loads its locale data on first use: 10 to 50 ms of a short run.
+  it("formats no number with ICU's locale data in a turn", async () => {
+    const { home, workspace, options } = await setup([
+      stream(turn({ calls: [{ id: "toolu_1", name: "read", input: { path: "notes.txt" } }] })),
+      stream(turn({ text: ["hello"] })),
+    ]);
+    await writeFile(join(workspace, "notes.txt"), "hello\n");
+    const log = join(home, "icu.txt");
+    const preload = join(home, "icu.cjs");
+    await writeFile(
+      preload,
+      `const fs = require("fs");
+const note = (what) => fs.appendFileSync(${JSON.stringify(log)}, what + "\\n");
+const toLocale = Number.prototype.toLocaleString;
+Number.prototype.toLocaleString = function (...args) { note("toLocaleString"); return toLocale.apply(this, args); };
+const Format = Intl.NumberFormat;
+Intl.NumberFormat = function (...args) { note("NumberFormat"); return new Format(...args); };
+fs.writeFileSync(${JSON.stringify(log)}, "");`,
+    );
+    const env = { ...options.env, NODE_OPTIONS: `--require ${preload}` };
+    expect(await runBin(["what do the notes say?"], { ...options, env })).toMatchObject({
+      code: 0,
+      stdout: "hello\n",
+    });
+    expect(await readFile(log, "utf8")).toBe("");
+    // The probe is real: it logs a call made under it.
+    execFileSync(process.execPath, ["-e", "(5000).toLocaleString('en-US')"], { env });
+    expect(await readFile(log, "utf8")).toBe("toLocaleString\n");
   });
   // Node makes `process.stdin` (a stream over the pipe, file or terminal) when it is first read:
   // a millisecond of a short run. Whether it is a terminal is asked of the descriptor instead.

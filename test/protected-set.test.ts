@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { chmod, lstat, mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -398,20 +399,68 @@ describe("the check after a sandboxed command", () => {
     expect(await readFile(join(ws.root, "fixture/config"), "utf8")).toBe("c\n");
   });
 
-  // Root writes into every folder: this runs in the pass without privileges (.ci/as-nobody).
-  it.skipIf(process.getuid?.() === 0)("says which file it could not put back", async () => {
-    const ws = await laidOut();
-    await ws.files({ "sub/.git/hooks/pre-push": "#!/bin/sh\n" });
-    const guard = await guardProtected(ws.root);
-    await rm(join(ws.root, "sub/.git/hooks/pre-push"));
-    await chmod(join(ws.root, "sub/.git/hooks"), 0o555);
-    const lines = await guard.settle();
-    await chmod(join(ws.root, "sub/.git/hooks"), 0o755);
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(
-      /^could not put back sub\/\.git\/hooks\/pre-push \(git runs the files in a hooks folder as programs\): EACCES/,
-    );
-  });
+  // Root writes into every folder: these run in the pass without privileges (.ci/as-nobody). A
+  // command runs as the agent's own user, so it may take a folder's write permission away to
+  // keep what it made there from being put right.
+  it.skipIf(process.getuid?.() === 0)(
+    "makes a folder of its own user writable to put back what the command changed there",
+    async () => {
+      const ws = await laidOut();
+      await ws.files({ "sub/.git/hooks/pre-push": "#!/bin/sh\n" });
+      const guard = await guardProtected(ws.root);
+      await writeFile(join(ws.root, "sub/.git/hooks/pre-push"), "#!/bin/sh\ncurl evil\n");
+      await mkdir(join(ws.root, ".vscode"));
+      await writeFile(join(ws.root, ".vscode/tasks.json"), "{}\n");
+      await chmod(join(ws.root, "sub/.git/hooks"), 0o555);
+      await chmod(join(ws.root, ".vscode"), 0o555);
+      const lines = await guard.settle();
+      expect(lines).toEqual([
+        "made .vscode writable to put it right",
+        "made sub/.git/hooks writable to put it right",
+        "moved aside .vscode/tasks.json, which the command created (the editor runs the tasks, launch and MCP servers its settings name): now tasks.json.mini-agent-removed",
+        "restored sub/.git/hooks/pre-push, which the command changed (git runs the files in a hooks folder as programs)",
+      ]);
+      expect(await readFile(join(ws.root, "sub/.git/hooks/pre-push"), "utf8")).toBe("#!/bin/sh\n");
+      await expect(lstat(join(ws.root, ".vscode/tasks.json"))).rejects.toThrow(/ENOENT/);
+    },
+  );
+
+  it.skipIf(process.getuid?.() === 0)(
+    "makes git's folders writable to undo a ref the command pointed at a protected file",
+    async () => {
+      const ws = await workspace();
+      const root = join(ws.root, "real");
+      await mkdir(root);
+      const git = (...args: string[]) =>
+        execFileSync("git", ["-c", "user.name=a", "-c", "user.email=a@b", ...args], {
+          cwd: root,
+          encoding: "utf8",
+          env: { PATH: process.env.PATH, HOME: ws.root, GIT_CONFIG_NOSYSTEM: "1" },
+        }).trim();
+      git("init", "-q", "-b", "main");
+      await writeFile(join(root, "a.txt"), "a\n");
+      git("add", "a.txt");
+      git("commit", "-q", "-m", "a");
+      const guard = await guardProtected(ws.root);
+      await mkdir(join(root, ".vscode"));
+      await writeFile(join(root, ".vscode/tasks.json"), "{}\n");
+      git("add", ".vscode/tasks.json");
+      const tree = git("write-tree");
+      const commit = git("commit-tree", tree, "-p", "HEAD", "-m", "tasks");
+      git("rm", "-q", "--cached", ".vscode/tasks.json");
+      await rm(join(root, ".vscode"), { recursive: true });
+      git("update-ref", "refs/heads/feature", commit);
+      for (const folder of [".git/refs/heads", ".git/logs/refs/heads", ".git/logs/refs"])
+        await chmod(join(root, folder), 0o555).catch(() => undefined);
+      const lines = await guard.settle();
+      expect(lines).toContain("made real/.git/refs/heads writable to put it right");
+      expect(lines.filter((line) => line.startsWith("could not"))).toEqual([]);
+      expect(lines.some((line) => line.startsWith("undid real/.git/refs/heads/feature:"))).toBe(
+        true,
+      );
+      await expect(lstat(join(root, ".git/refs/heads/feature"))).rejects.toThrow(/ENOENT/);
+    },
+  );
 
   // Root reads every folder: this runs in the pass without privileges (.ci/as-nobody).
   it.skipIf(process.getuid?.() === 0)(

@@ -15,7 +15,15 @@ import { nodeCrypto } from "../node-crypto.js";
 import { findSafeGit } from "./git.js";
 import { settleObjects } from "./objects.js";
 import { type HadBlob, lookAtRefs, settleRefs } from "./refs.js";
-import { bytesOf, findProtected, identity, type RawPath, rawOf, shownOf } from "./scan.js";
+import {
+  bytesOf,
+  type Found,
+  findProtected,
+  identity,
+  type RawPath,
+  rawOf,
+  shownOf,
+} from "./scan.js";
 
 /** A protected entry as it was before a command: its identity and what brings it back. */
 type Kept =
@@ -75,50 +83,98 @@ export async function guardProtected(realRoot: string): Promise<ProtectedGuard> 
     if (entry.kind === "file") keptBytes += entry.bytes.length;
   const root = rawOf(realRoot);
   const shown = (path: RawPath) => shownOf(path.slice(root.length + 1)) || ".";
+  const settleOnce = async (): Promise<{ lines: string[]; after: Found }> => {
+    const after = await findProtected(realRoot, before.gitFolders);
+    const lines = after.opened.map((folder) => `made ${shown(folder)} readable to look into it`);
+    for (const [path, { why }] of after.files) {
+      if (kept.has(path)) continue;
+      lines.push(await moveAside(path, `${shown(path)}, which the command created (${why})`));
+    }
+    for (const [path, was] of kept) {
+      // Not found by the walk: gone, or no longer a protected entry (a folder in its place).
+      const now =
+        after.files.get(path)?.info ?? (await lstat(bytesOf(path)).catch(() => undefined));
+      if (now !== undefined && identity(now) === was.identity) continue;
+      if (now !== undefined && (await same(path, now, was))) continue;
+      const why = before.files.get(path)?.why ?? "";
+      if (was.kind === "unkept") {
+        lines.push(
+          await moveAside(
+            path,
+            `${shown(path)}, which the command changed and which was too big to keep (${why})`,
+          ),
+        );
+        continue;
+      }
+      const failed = await putBack(path, was).then(
+        () => undefined,
+        (error: Error) => error.message,
+      );
+      lines.push(
+        failed === undefined
+          ? `restored ${shown(path)}, which the command ${now ? "changed" : "removed"} (${why})`
+          : `could not put back ${shown(path)} (${why}): ${failed}`,
+      );
+    }
+    // After the files, so git reads the configuration as it was; objects before refs, so what
+    // the refs lead to is read from objects that are what their names say.
+    const git = await findSafeGit(process.env.PATH ?? "", realRoot);
+    lines.push(...(await settleObjects(before, after, git, shown)));
+    lines.push(...(await settleRefs(refs, after, git, shown, hadBlob(kept))));
+    for (const folder of after.unread)
+      lines.push(`could not look into ${shown(folder)}: a protected file there is not checked`);
+    return { lines, after };
+  };
   return {
     async settle() {
-      const after = await findProtected(realRoot, before.gitFolders);
-      const lines = after.opened.map((folder) => `made ${shown(folder)} readable to look into it`);
-      for (const [path, { why }] of after.files) {
-        if (kept.has(path)) continue;
-        lines.push(await moveAside(path, `${shown(path)}, which the command created (${why})`));
-      }
-      for (const [path, was] of kept) {
-        // Not found by the walk: gone, or no longer a protected entry (a folder in its place).
-        const now =
-          after.files.get(path)?.info ?? (await lstat(bytesOf(path)).catch(() => undefined));
-        if (now !== undefined && identity(now) === was.identity) continue;
-        if (now !== undefined && (await same(path, now, was))) continue;
-        const why = before.files.get(path)?.why ?? "";
-        if (was.kind === "unkept") {
-          lines.push(
-            await moveAside(
-              path,
-              `${shown(path)}, which the command changed and which was too big to keep (${why})`,
-            ),
-          );
-          continue;
-        }
-        const failed = await putBack(path, was).then(
-          () => undefined,
-          (error: Error) => error.message,
-        );
-        lines.push(
-          failed === undefined
-            ? `restored ${shown(path)}, which the command ${now ? "changed" : "removed"} (${why})`
-            : `could not put back ${shown(path)} (${why}): ${failed}`,
-        );
-      }
-      // After the files, so git reads the configuration as it was; objects before refs, so what
-      // the refs lead to is read from objects that are what their names say.
-      const git = await findSafeGit(process.env.PATH ?? "", realRoot);
-      lines.push(...(await settleObjects(before, after, git, shown)));
-      lines.push(...(await settleRefs(refs, after, git, shown, hadBlob(kept))));
-      for (const folder of after.unread)
-        lines.push(`could not look into ${shown(folder)}: a protected file there is not checked`);
-      return lines;
+      const first = await settleOnce();
+      if (!first.lines.some(unsettled)) return first.lines;
+      // The command ran as the agent's own user: it may have taken a folder's write permission
+      // away so that what it made there cannot be put right. Those folders are made writable
+      // again and everything is looked at once more.
+      const paths = [
+        ...first.after.files.keys(),
+        ...kept.keys(),
+        ...first.after.refFiles.keys(),
+        ...first.after.objectFiles.keys(),
+        ...first.after.gitFolders,
+      ];
+      const opened = await makeWritable(root, paths);
+      if (opened.length === 0) return first.lines;
+      const again = await settleOnce();
+      return [
+        ...first.lines.filter((line) => !unsettled(line)),
+        ...opened.map((folder) => `made ${shown(folder)} writable to put it right`),
+        ...again.lines,
+      ];
     },
   };
+}
+
+/** A line of the check that says something protected is not as it should be. */
+export const unsettled = (line: string): boolean => line.startsWith("could not");
+
+/**
+ * Makes writable (`u+wx`) each folder from `root` down to each path's own that the agent's user
+ * owns and cannot write into; returns those folders, in order.
+ */
+async function makeWritable(root: RawPath, paths: Iterable<RawPath>): Promise<RawPath[]> {
+  const folders = new Set<RawPath>();
+  for (const path of paths)
+    for (let at = path.lastIndexOf("/"); at >= root.length; at = path.lastIndexOf("/", at - 1))
+      folders.add(path.slice(0, at));
+  const opened: RawPath[] = [];
+  for (const folder of [...folders].sort()) {
+    const info = await lstat(bytesOf(folder)).catch(() => undefined);
+    if (!info?.isDirectory() || info.uid !== process.getuid?.()) continue;
+    if ((info.mode & 0o300) === 0o300) continue;
+    const done = await chmod(bytesOf(folder), (info.mode & 0o7777) | 0o300).then(
+      () => true,
+      () => false,
+    );
+    if (done) opened.push(folder);
+  }
+  return opened;
 }
 
 /**

@@ -130,4 +130,25 @@ describe.skipIf(!sandboxed)("files that become code outside the sandbox, in the 
       expect(await readFile(join(root, ".git/config"), "utf8")).toBe(config);
     },
   );
+
+  it("fails the call, loudly, when what the command made could not all be checked", async () => {
+    const home = await outsideFolder("home");
+    const root = join(home, "project");
+    await mkdir(root);
+    // Past PATH_MAX (4,096 bytes) from the root, no folder can be listed by its full path.
+    const name = "d".repeat(200);
+    const bash = bashTool(root, { env: env(home), sandbox: { mode: "required" } });
+    const result = await bash
+      .execute({
+        command: `for i in $(seq 24); do mkdir ${name} && cd ${name} || exit 1; done; mkdir .vscode && echo '{}' > .vscode/tasks.json`,
+      })
+      // rm walks by relative names, where the folder's cleanup stops at its full path's length.
+      .finally(() => execFileSync("rm", ["-rf", name], { cwd: root }));
+    const lines = result.content.split("\n");
+    expect(result.isError).toBe(true);
+    expect(lines.filter((line) => line.startsWith("- could not look into"))).toHaveLength(1);
+    expect(lines.at(-1)).toBe(
+      "[protected files: not all checked or put right (the lines above): look before you run git or open the project]",
+    );
+  });
 });

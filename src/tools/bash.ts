@@ -1,5 +1,6 @@
 import { relative } from "node:path";
 import { Type } from "@sinclair/typebox";
+import { unsettled } from "../protected/guard.js";
 import type { SandboxOptions } from "../sandbox/bwrap.js";
 import type { KeptReadOnly } from "../sandbox/kept-read-only.js";
 import { type CommandOutcome, runCommand } from "../sandbox/run.js";
@@ -81,9 +82,11 @@ export function bashTool(root: string, options: BashOptions = {}): BashTool {
         const failed = !(outcome.end.kind === "exit" && outcome.end.code === 0);
         const undone = outcome.undone ? `\n${protectedNote(outcome.undone)}` : "";
         const kept = outcome.sandboxed && call ? keptNote(cwd, call, failed, output) : "";
+        // Said last, where the terminal shows a failed call's reason: the person sees it too.
+        const unsure = outcome.undone?.some(unsettled) ? `\n${UNSETTLED}` : "";
         return {
-          content: `${text}${end}${outcome.hint ? `\n${outcome.hint}` : ""}${undone}${kept}`,
-          isError: failed,
+          content: `${text}${end}${outcome.hint ? `\n${outcome.hint}` : ""}${undone}${kept}${unsure}`,
+          isError: failed || unsure !== "",
         };
       },
     });
@@ -133,6 +136,10 @@ function shown({ head, cut, tail }: Ran["output"]): string {
   const body = cut === 0 ? head + tail : `${head}\n${truncated(cut)}\n${tail}`;
   return body.replace(/\n$/, "");
 }
+
+/** The last line of a call after which something protected may not be as it was. */
+const UNSETTLED =
+  "[protected files: not all checked or put right (the lines above): look before you run git or open the project]";
 
 /** What the check after a sandboxed command did to protected files, for the model and the user. */
 function protectedNote(lines: string[]): string {

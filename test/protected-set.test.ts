@@ -462,6 +462,34 @@ describe("the check after a sandboxed command", () => {
     },
   );
 
+  it("puts back the refs a link it removes from git's folder had hidden", async () => {
+    const ws = await workspace();
+    const root = join(ws.root, "real");
+    await mkdir(root);
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=a", "-c", "user.email=a@b", ...args], {
+        cwd: root,
+        encoding: "utf8",
+        env: { PATH: process.env.PATH, HOME: ws.root, GIT_CONFIG_NOSYSTEM: "1" },
+      }).trim();
+    git("init", "-q", "-b", "main");
+    await writeFile(join(root, "a.txt"), "a\n");
+    git("add", "a.txt");
+    git("commit", "-q", "-m", "a");
+    git("branch", "topic");
+    git("tag", "v1");
+    const refs = git("for-each-ref", "--format=%(refname) %(objectname)");
+    const guard = await guardProtected(ws.root);
+    execFileSync("sh", ["-c", "cp -r .git/refs R && rm -rf .git/refs && ln -s ../R .git/refs"], {
+      cwd: root,
+    });
+    const lines = await guard.settle();
+    expect(lines).toEqual([
+      "removed real/.git/refs, a link the command made among git's refs, which git reads through, and put back the 3 ref files it hid",
+    ]);
+    expect(git("for-each-ref", "--format=%(refname) %(objectname)")).toBe(refs);
+  });
+
   // Root reads every folder: this runs in the pass without privileges (.ci/as-nobody).
   it.skipIf(process.getuid?.() === 0)(
     "makes a folder of its own user readable to look into it",

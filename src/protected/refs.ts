@@ -1,5 +1,5 @@
 import type { Stats } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { whyByNames } from "./files.js";
@@ -175,7 +175,11 @@ export async function settleRefs(
       (error: Error) => error.message,
     );
     const what = `${shown(path)}, a link the command made among git's refs, which git reads through`;
-    lines.push(failed === undefined ? `removed ${what}` : `could not remove ${what}: ${failed}`);
+    if (failed !== undefined) lines.push(`could not remove ${what}: ${failed}`);
+    else {
+      const back = await putBackHidden(path, before);
+      lines.push(`removed ${what}${back > 0 ? `, and put back the ${back} ref files it hid` : ""}`);
+    }
   }
   if (folders.size === 0) return lines;
   for (const folder of folders) {
@@ -436,6 +440,26 @@ async function putRight(
   if (was?.bytes !== undefined) await replaceFile(path, was.bytes);
   else await rm(bytesOf(path), { force: true });
   forget(path);
+}
+
+/**
+ * Puts back the reference files that were at or below `link` before the command (a folder such
+ * as `refs/` it replaced with a link), from the bytes kept of each (reflogs are not kept: they
+ * stay lost); returns how many. `refs/` itself is made again: without it git finds no repository.
+ */
+async function putBackHidden(link: RawPath, before: RefsBefore): Promise<number> {
+  let back = 0;
+  for (const [path, was] of before.files) {
+    if (path !== link && !path.startsWith(`${link}/`)) continue;
+    if (was.bytes === undefined) continue;
+    await mkdir(bytesOf(path.slice(0, path.lastIndexOf("/"))), { recursive: true });
+    await replaceFile(path, was.bytes);
+    forget(path);
+    back++;
+  }
+  const entry = link.slice(link.lastIndexOf("/") + 1).toLowerCase();
+  if (entry === "refs") await mkdir(bytesOf(link), { recursive: true });
+  return back;
 }
 
 /** A file undone is read again at the next look. */

@@ -7,6 +7,7 @@ import { readSession } from "../session/session.js";
 import { visible } from "../visible.js";
 import { fileLines } from "./rewind-command.js";
 import type { LineIntent } from "./slash-commands.js";
+import { planLines } from "./terminal/tool-lines.js";
 
 export interface RewindAtPrompt {
   runner: SessionRunner;
@@ -66,7 +67,9 @@ export async function rewindAtPrompt(
   if (!plan.again) await journal.record({ type: "rewind", to });
   await journal.record({ type: "rewind_end", to });
   const loaded = await readSession(path);
+  const planBefore = parts.runner.plan;
   parts.runner.restart(loaded.messages, loaded.compaction);
+  const planNow = parts.runner.plan;
   const later =
     to === plan.prompts ? `prompt ${to} stays` : `prompts ${to} to ${plan.prompts} stay`;
   const files = outcomes.length > 0 || plan.bashCalls > 0 ? fileLines(plan, outcomes, false) : [];
@@ -76,4 +79,10 @@ export async function rewindAtPrompt(
       ? `mini-agent: the conversation already went back to just before prompt ${to}`
       : `mini-agent: the conversation went back to just before prompt ${to}; ${later} in the session file as a branch`,
   ]);
+  if (JSON.stringify(planNow) === JSON.stringify(planBefore)) return;
+  write(
+    planNow
+      ? `mini-agent: the plan as it was then:\n${planLines(planNow)}`
+      : "mini-agent: there was no plan then\n",
+  );
 }

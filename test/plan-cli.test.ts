@@ -88,7 +88,7 @@ describe("the plan tool in the CLI", () => {
     expect(second.code).toBe(0);
     expect(second.stderr).toMatch(
       new RegExp(
-        `^mini-agent: the plan so far:\\n${escape(firstLines)}(  ✓ read big.txt\\n)+mini-agent: compacted the conversation`,
+        `^mini-agent: the plan so far:\\n${escaped(firstLines)}(  ✓ read big.txt\\n)+mini-agent: compacted the conversation`,
       ),
     );
     const bodies = server.requests.map((request) => request.body);
@@ -197,4 +197,4 @@ describe("the plan tool in the CLI", () => {
   });
 });
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

@@ -5,6 +5,7 @@ import { summaryPrompt } from "../src/compaction/summary.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import type { Body, Reply } from "../src/testing/sse-server.js";
 import { runBin, useCliSetup } from "./support/cli.js";
+import { afterBanner, converse, hasScript, screenOf } from "./support/pty.js";
 import { protocolLines } from "./support/stream-json.js";
 
 /**
@@ -60,11 +61,12 @@ async function planSetup() {
     { contextLimit: limit },
   );
   await writeFile(join(parts.workspace, "big.txt"), "a line of a rather large file\n".repeat(200));
+  const queue = (...replies: Reply[]) => queued.push(...replies);
   const run = (args: string[], ...replies: Reply[]) => {
-    queued.push(...replies);
+    queue(...replies);
     return runBin(args, parts.options);
   };
-  return { ...parts, run };
+  return { ...parts, queue, run };
 }
 
 describe("the plan tool in the CLI", () => {
@@ -194,6 +196,40 @@ describe("the plan tool in the CLI", () => {
       },
     ]);
     expect(lines.filter((line) => line.type === "plan")).toEqual([]);
+  });
+});
+
+describe.skipIf(!hasScript)("the plan on a terminal", () => {
+  it("shows the checklist under the call's line, and the older one after /rewind", async () => {
+    const { workspace, options, queue } = await planSetup();
+    queue(
+      planCall("toolu_p1", firstPlan),
+      stream(turn({ text: ["planned"] })),
+      planCall("toolu_p2", secondPlan),
+      stream(turn({ text: ["on to the summary"] })),
+    );
+    const { code, screen } = await converse(options.env, workspace, [
+      ["› ", "plan it\r"],
+      ["planned", ""],
+      ["› ", "the notes are read\r"],
+      ["on to the summary", ""],
+      ["› ", "/rewind 2\r"],
+      ["the plan as it was then", ""],
+      ["› ", "/exit\r"],
+    ]);
+    expect(code).toBe(0);
+    const lines = afterBanner(screenOf(screen)).map((line) =>
+      line.replace(/ · \d+ms$| · \d+\.\ds$/, ""),
+    );
+    const plans = lines.flatMap((line, at) =>
+      line === "  ✓ plan" ? [lines.slice(at, at + 3)] : [],
+    );
+    expect(plans).toEqual([
+      ["  ✓ plan", ...firstLines.trimEnd().split("\n")],
+      ["  ✓ plan", ...secondLines.trimEnd().split("\n")],
+    ]);
+    const at = lines.indexOf("mini-agent: the plan as it was then:");
+    expect(lines.slice(at + 1, at + 3)).toEqual(firstLines.trimEnd().split("\n"));
   });
 });
 

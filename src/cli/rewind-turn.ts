@@ -22,7 +22,8 @@ export interface RewindAtPrompt {
  * `/rewind` at the interactive prompt: the prompts of the session's current branch, each with
  * the files its turn changed. `/rewind N`: what `mini-agent rewind --to N` does (the files put
  * back, then the conversation), recorded through the journal, and the running session goes on
- * from the branch as loading reads it (the runner restarts from that history).
+ * from the branch as loading reads it (the runner restarts from that history). The model's plan
+ * as it was then is shown when it is not the one the rewind left.
  */
 export async function rewindAtPrompt(
   parts: RewindAtPrompt,

@@ -65,6 +65,7 @@ export type { BashOptions } from "./tools/bash.js";
 export { defineTool, type ToolDefinition, ToolError } from "./tools/define.js";
 export { createWorkspaceTools, type WorkspaceToolsOptions } from "./tools/index.js";
 export { workspacePath } from "./tools/path.js";
+export { type PlanItem, planOf, planTool } from "./tools/plan.js";
 export { SeenFiles } from "./tools/seen.js";
 export type {
   Approval,

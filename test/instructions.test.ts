@@ -67,6 +67,7 @@ describe("project instructions", () => {
         `You are mini-agent, a coding agent in a terminal, working in ${workspace}.`,
         "Tool paths are relative to that folder and cannot leave it.",
         "Look before you change anything; prefer edit to write for existing files. bash is denied unless the user restarts with --allow-bash; use the other tools.",
+        "For a task of several steps, keep a checklist with the plan tool: update it as each step starts and ends.",
         "Answer briefly and say what you changed.",
         `Today is ${date}; the platform is ${process.platform}. The folder is not in a git repository.`,
       ].join("\n");

@@ -59,7 +59,7 @@ const systemText = (body: Body) =>
 const toolNames = (body: Body | undefined) =>
   ((body?.tools ?? []) as { name: string }[]).map((tool) => tool.name);
 
-const own = ["read", "ls", "find", "grep", "write", "edit", "bash"];
+const own = ["read", "ls", "find", "grep", "write", "edit", "bash", "plan"];
 const served = ["big", "crash", "echo", "grow", "hang"].map((name) => `mcp__g__${name}`);
 
 describe("a session's turn start", () => {

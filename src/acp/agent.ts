@@ -17,6 +17,7 @@ import type { TurnResult } from "../runner/events.js";
 import { keepSandboxAnswers } from "../sandbox/bwrap.js";
 import { sessionMessages } from "../session/read.js";
 import { sessionsDir, stateHome } from "../session/store.js";
+import type { PlanItem } from "../tools/plan.js";
 import type { Message } from "../types.js";
 import { visible } from "../visible.js";
 import { ChangeDiffs } from "./diffs.js";
@@ -183,11 +184,15 @@ async function sessionFile(dir: string, sessionId: string): Promise<string> {
   return path;
 }
 
-/** Sends every message of the session file as the updates a live turn would have sent. */
+/**
+ * Sends every message of the session file as the updates a live turn would have sent, then the
+ * session's plan (`SessionRunner.plan`: a compaction's too) as the last plan update would have.
+ */
 async function replay(
   path: string,
   workspace: string,
   notify: (update: acp.SessionUpdate) => Promise<unknown>,
+  plan: PlanItem[] | undefined,
 ): Promise<void> {
   const mapper = new UpdateMapper(workspace);
   const messages: Message[] = [];
@@ -195,6 +200,8 @@ async function replay(
   // As the history is repaired for the provider: every call answered once, stray results gone.
   for (const message of normalizeHistory(messages).messages)
     for (const update of mapper.replay(message)) await notify(update);
+  if (plan === undefined) return;
+  for (const update of mapper.updates({ type: "plan", items: plan })) await notify(update);
 }
 
 /**
@@ -212,7 +219,7 @@ async function loadSession(
   const path = await sessionFile(sessionsDir(env, workspace), params.sessionId);
   const session = await open(workspace, path);
   try {
-    await replay(path, workspace, notify);
+    await replay(path, workspace, notify, session.agent.runner.plan);
     return session;
   } catch (error) {
     await session.agent.close();

@@ -13,6 +13,7 @@ import { holdBack, IMAGE_GONE, readableData } from "../images.js";
 import { mapStrings } from "../map-strings.js";
 import type { McpStatus, TurnEvent, StopReason as TurnStop } from "../runner/events.js";
 import { wellFormed } from "../text.js";
+import type { PlanItem } from "../tools/plan.js";
 import type { ImagePart, Message, ToolCall } from "../types.js";
 import { visible } from "../visible.js";
 import type { ChangeDiffs } from "./diffs.js";
@@ -26,6 +27,7 @@ const kinds: Record<string, ToolKind> = {
   write: "edit",
   edit: "edit",
   bash: "execute",
+  plan: "think",
 };
 
 export function toolKind(name: string): ToolKind {
@@ -72,6 +74,8 @@ export class UpdateMapper {
         return this.message(event.message);
       case "mcp_status":
         return mcpNotice(event.status);
+      case "plan":
+        return [planUpdate(event.items)];
       case "file_change": {
         const content = this.diffs?.content(event.change);
         if (content) this.changed.set(event.change.toolCallId, content);
@@ -166,6 +170,16 @@ export class UpdateMapper {
     const path = this.path(call) ?? (toolKind(call.name) === "search" ? this.workspace : undefined);
     return path === undefined ? [] : [{ path }];
   }
+}
+
+/** The model's plan as the protocol's `plan` update: the whole list, each entry of medium priority. */
+function planUpdate(items: readonly PlanItem[]): SessionUpdate {
+  const entries = items.map(({ text, status }) => ({
+    content: text,
+    priority: "medium" as const,
+    status,
+  }));
+  return { sessionUpdate: "plan", entries };
 }
 
 /**

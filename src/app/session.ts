@@ -8,6 +8,7 @@ import { homeInSandbox } from "../sandbox/home.js";
 import { Session } from "../session/session.js";
 import { SessionStore, sessionsDir, stateHome } from "../session/store.js";
 import { createWorkspaceTools } from "../tools/index.js";
+import { planTool } from "../tools/plan.js";
 import { SeenFiles } from "../tools/seen.js";
 import type { Message, ToolCall } from "../types.js";
 import { visible } from "../visible.js";
@@ -63,7 +64,7 @@ export interface AgentSession {
 
 /**
  * The product's one assembly of a session, for every front end: the provider's client, the
- * sandbox, the rules, the tools (kept for a rewind), the skills, the session file (new or gone on
+ * sandbox, the rules, the tools (kept for a rewind) and the plan, the skills, the session file (new or gone on
  * from) and its journal, the MCP servers, then the policy, the system prompt (instructions,
  * skills, MCP instructions, mode) and the runner over them. What needs a person goes through
  * `frontEnd`. What it opened is closed again when a later step fails.
@@ -162,17 +163,20 @@ async function workspaceParts(
   const client = await connect.client(frontEnd.notice, sessionId);
   const seen = new SeenFiles();
   const approvedWrite = approvedWrites(state);
-  // write, edit and bash keep what they change, for a rewind.
+  // write, edit and bash keep what they change, for a rewind; the plan is the model's checklist.
   const changes = new FileChanges({ root: workspace, stateDir: state });
-  const tools = changes.wrap(
-    createWorkspaceTools(workspace, {
-      bash: { sandbox: sandboxOptions },
-      stateDir: state,
-      seen,
-      protectedWrites: approvedWrite.allows,
-      readOnlyRoots: skills.roots,
-    }),
-  );
+  const tools = [
+    ...changes.wrap(
+      createWorkspaceTools(workspace, {
+        bash: { sandbox: sandboxOptions },
+        stateDir: state,
+        seen,
+        protectedWrites: approvedWrite.allows,
+        readOnlyRoots: skills.roots,
+      }),
+    ),
+    planTool(),
+  ];
   await skills.refresh();
   const probed = await probing;
   const sandbox = bashCanRun || probed.kind === "bwrap" ? probed : undefined;

@@ -46,6 +46,7 @@ export function systemPrompt(facts: PromptFacts): string {
     ...(sandboxed && bash !== "denied"
       ? ["bash runs sandboxed: only the workspace is writable, no network."]
       : []),
+    "For a task of several steps, keep a checklist with the plan tool: update it as each step starts and ends.",
     "Answer briefly and say what you changed.",
     `Today is ${localDate(facts.date)}; the platform is ${facts.platform}. ${git}`,
   ].join("\n");

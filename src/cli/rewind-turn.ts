@@ -7,6 +7,7 @@ import { readSession } from "../session/session.js";
 import { visible } from "../visible.js";
 import { fileLines } from "./rewind-command.js";
 import type { LineIntent } from "./slash-commands.js";
+import { planLines } from "./terminal/tool-lines.js";
 
 export interface RewindAtPrompt {
   runner: SessionRunner;
@@ -21,7 +22,8 @@ export interface RewindAtPrompt {
  * `/rewind` at the interactive prompt: the prompts of the session's current branch, each with
  * the files its turn changed. `/rewind N`: what `mini-agent rewind --to N` does (the files put
  * back, then the conversation), recorded through the journal, and the running session goes on
- * from the branch as loading reads it (the runner restarts from that history).
+ * from the branch as loading reads it (the runner restarts from that history). The model's plan
+ * as it was then is shown when it is not the one the rewind left.
  */
 export async function rewindAtPrompt(
   parts: RewindAtPrompt,
@@ -66,7 +68,9 @@ export async function rewindAtPrompt(
   if (!plan.again) await journal.record({ type: "rewind", to });
   await journal.record({ type: "rewind_end", to });
   const loaded = await readSession(path);
+  const planBefore = parts.runner.plan;
   parts.runner.restart(loaded.messages, loaded.compaction);
+  const planNow = parts.runner.plan;
   const later =
     to === plan.prompts ? `prompt ${to} stays` : `prompts ${to} to ${plan.prompts} stay`;
   const files = outcomes.length > 0 || plan.bashCalls > 0 ? fileLines(plan, outcomes, false) : [];
@@ -76,4 +80,10 @@ export async function rewindAtPrompt(
       ? `mini-agent: the conversation already went back to just before prompt ${to}`
       : `mini-agent: the conversation went back to just before prompt ${to}; ${later} in the session file as a branch`,
   ]);
+  if (JSON.stringify(planNow) === JSON.stringify(planBefore)) return;
+  write(
+    planNow
+      ? `mini-agent: the plan as it was then:\n${planLines(planNow)}`
+      : "mini-agent: there was no plan then\n",
+  );
 }

@@ -20,6 +20,7 @@ import { agentSettings } from "./settings.js";
 import { streamJsonLine } from "./stream-json.js";
 import { banner, recap } from "./terminal/banner.js";
 import { SessionStatus } from "./terminal/status-line.js";
+import { planLines } from "./terminal/tool-lines.js";
 import { type TerminalView, terminalView } from "./terminal/view.js";
 import { cliTurn, EndAfterCall, statusCode } from "./turn.js";
 import { typedImages } from "./typed-images.js";
@@ -168,6 +169,8 @@ function shown(
   }
   if (session.startLine !== "") stderr.write(`mini-agent: ${session.startLine}\n`);
   if (view && resumed) stderr.write(recap(resumed, new Date(), view.styles, view.fit));
+  const plan = resumed && args.outputFormat === "text" ? runner.plan : undefined;
+  if (plan) stderr.write(`mini-agent: the plan so far:\n${planLines(plan)}`);
   const compactions = () => runner.compacting.current?.count ?? 0;
   const status = view && new SessionStatus(model, contextWindow, runner.counter, compactions);
   const streams = { stdout: process.stdout, stderr };

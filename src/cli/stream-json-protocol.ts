@@ -1,5 +1,6 @@
 import { type Static, type TProperties, Type } from "@sinclair/typebox";
 import { IMAGE_MEDIA_TYPES, UsageSchema as SessionUsage } from "../message-schema.js";
+import { PlanItemSchema } from "../tools/plan.js";
 
 /**
  * The `stream-json` protocol, version 1: the lines mini-agent writes on stdout with
@@ -132,6 +133,13 @@ export const OutputLineSchema = Type.Union(
         skipped: Type.Optional(Type.String()),
       },
       "What a bash call changed: the paths that differ between the workspace's snapshots before and after it; a rewind puts them back.",
+    ),
+    line(
+      "plan",
+      {
+        items: Type.Array(Type.Object(PlanItemSchema.properties, { additionalProperties: false })),
+      },
+      "The model's plan, whole, each time a plan call sets it (after that call's tool_result): it replaces the last one.",
     ),
     line(
       "mcp_status",

@@ -101,6 +101,8 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
           line({ type: "bash_change", id, paths, ...(more !== undefined && { more }), ...unknown });
           return bashSkippedNotice(stderr, event.change);
         }
+        case "plan":
+          return line({ type: "plan", items: event.items });
         case "file_restore":
         case "rewind":
         case "rewind_start":

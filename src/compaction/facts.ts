@@ -1,4 +1,5 @@
 import { headOf } from "../text.js";
+import { checklist, type PlanItem, planOf } from "../tools/plan.js";
 import type { Message, ToolCall } from "../types.js";
 import type { Facts } from "./record.js";
 
@@ -20,7 +21,8 @@ export const noFacts: Facts = {
  * from the model's words: a file counts as read or changed only when its tool returned without
  * error; a command's outcome is the status line `bash` ends its result with (`[exit code 1]`); a
  * call whose result is an error without such a line did not run or failed first (a denial, an
- * unknown tool, invalid input, an abort) and is listed with the first line of its result.
+ * unknown tool, invalid input, an abort) and is listed with the first line of its result. The
+ * plan is the one the last successful `plan` call set (`planOf`).
  */
 export function factsOf(messages: readonly Message[]): Facts {
   const calls = new Map<string, ToolCall>();
@@ -49,12 +51,18 @@ export function factsOf(messages: readonly Message[]): Facts {
     else if ((call.name === "write" || call.name === "edit") && path !== undefined)
       facts.filesChanged.push(path);
   }
-  return mergeFacts(noFacts, facts);
+  const plan = planOf(messages);
+  return mergeFacts(noFacts, plan ? { ...facts, plan } : facts);
 }
 
-/** `earlier` then `later`, each path listed once (at its latest place), every list bounded. */
+/**
+ * `earlier` then `later`, each path listed once (at its latest place), every list bounded; the
+ * plan is the later one's, else the earlier one's.
+ */
 export function mergeFacts(earlier: Facts, later: Facts): Facts {
   let omitted = earlier.omitted + later.omitted;
+  const latest = later.plan ?? earlier.plan;
+  const plan = latest && { plan: latest };
   const bound = <T>(list: T[], limit: number): T[] => {
     omitted += Math.max(0, list.length - limit);
     return list.slice(Math.max(0, list.length - limit));
@@ -68,6 +76,7 @@ export function mergeFacts(earlier: Facts, later: Facts): Facts {
     commands: bound([...earlier.commands, ...later.commands], factLimits.commands),
     refused: bound([...earlier.refused, ...later.refused], factLimits.refused),
     omitted,
+    ...plan,
   };
 }
 
@@ -90,9 +99,16 @@ export function renderFacts(facts: Facts): string {
     list(
       facts.refused.map((r) => `${toolName(r.tool)} ${JSON.stringify(r.argument)}: ${r.reason}`),
     ),
+    ...(facts.plan
+      ? ["The plan, as the last plan call left it:", list(planLines(facts.plan))]
+      : []),
     ...(facts.omitted > 0 ? [`(${facts.omitted} older entries left out)`] : []),
   ].join("\n");
 }
+
+/** `[x] "Read the code"`: each item on one line, its text JSON-quoted like every path. */
+const planLines = (plan: readonly PlanItem[]) =>
+  checklist(plan.map((item) => ({ ...item, text: JSON.stringify(item.text) })));
 
 /** A tool name as is when it is a plain name, else quoted (the model may name tools that do not exist). */
 const toolName = (name: string) => (/^[\w.-]+$/.test(name) ? name : JSON.stringify(name));

@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { PlanItemSchema } from "../tools/plan.js";
 
 /**
  * What the tool results of a covered part of the conversation establish, read from the calls and
@@ -19,6 +20,8 @@ export const FactsSchema = Type.Object({
   ),
   /** Entries dropped from the lists above to keep them bounded. */
   omitted: Type.Integer({ minimum: 0 }),
+  /** The plan as of the end of the covered part (its last `plan` call); absent without one. */
+  plan: Type.Optional(Type.Array(PlanItemSchema)),
 });
 
 /**

@@ -16,6 +16,7 @@ import type {
   UsageRecord,
 } from "../session/records.js";
 import { readTarget } from "../skills/used.js";
+import { type PlanItem, planSetBy } from "../tools/plan.js";
 import type { ToolCall, Usage } from "../types.js";
 
 /**
@@ -63,6 +64,8 @@ export interface CallBlock {
   skill?: string;
   /** What a `bash` call changed (its `bash_change` record). */
   changed?: BashChanged;
+  /** The plan a `plan` call set (one that returned without error). */
+  plan?: PlanItem[];
 }
 
 /** The files a bash call changed, at most 1,000 named and the rest counted; or why not known. */
@@ -256,9 +259,11 @@ export class BlockBuilder {
         if (call.approval?.approved === false) this.totals.denied++;
         else if (isError) this.totals.failed++;
         const skill = isError ? undefined : this.skillRead(call.call);
+        const plan = planSetBy(call.call, message);
         const images = this.images(message.parts);
         const result = { content, isError, ...(images && { images }) };
-        return [...this.leftUsage(), { kind: "call", ...call, result, ...(skill && { skill }) }];
+        const extra = { ...(skill && { skill }), ...(plan && { plan }) };
+        return [...this.leftUsage(), { kind: "call", ...call, result, ...extra }];
       }
     }
   }

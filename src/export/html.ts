@@ -1,5 +1,6 @@
 import type { Facts } from "../compaction/record.js";
 import { IMAGE_MEDIA_TYPES } from "../message-schema.js";
+import { checklist } from "../tools/plan.js";
 import type { BashChanged, Block, CallBlock, ShownImage } from "./blocks.js";
 import { escapeHtml, htmlTag, Markup } from "./markup.js";
 import { contentSecurityPolicy, script, style } from "./page.js";
@@ -61,7 +62,11 @@ export function htmlRenderer(show: Show): Renderer {
   const call = (c: CallBlock): Markup => {
     const outcome = outcomeOf(c);
     const mark = outcomeWords[outcome];
-    const input = inputText(c.call);
+    // A plan is shown as its checklist rather than as JSON.
+    const text = inputText(c.call);
+    const input = c.plan
+      ? block("Plan", checklist(c.plan).join("\n"), "input")
+      : text && block("Input", text, "input");
     const result = c.result
       ? html`${block(c.result.isError ? "Result (error)" : "Result", c.result.content, "result")}${images(c.result.images)}`
       : html`<p class="result note">${missingResultWords}</p>\n`;
@@ -71,7 +76,7 @@ export function htmlRenderer(show: Show): Renderer {
     }${decisionWords(c.approval) && html` <span class="by">${decisionWords(c.approval)}</span>`}${
       c.skill !== undefined && html` <span class="skill">skill ${c.skill}</span>`
     }</h4>
-${input && block("Input", input, "input")}${result}${c.changed && bashChanged(c.changed)}</section>\n`;
+${input}${result}${c.changed && bashChanged(c.changed)}</section>\n`;
   };
 
   const bashChanged = (changed: BashChanged): Markup => {
@@ -112,6 +117,7 @@ ${input && block("Input", input, "input")}${result}${c.changed && bashChanged(c.
         "Refused",
         f.refused.map((r) => `${r.tool} ${r.argument}: ${r.reason}`),
       ),
+      list("Plan", checklist(f.plan ?? [])),
       f.omitted > 0 && html`<p class="note">${f.omitted} older entries left out</p>`,
     ]}</details>`;
   };

@@ -1,4 +1,5 @@
 import type { Facts } from "../compaction/record.js";
+import { checklist } from "../tools/plan.js";
 import type { BashChanged, Block, CallBlock, ShownImage } from "./blocks.js";
 import { escapeHtml } from "./markup.js";
 import type { Renderer } from "./renderer.js";
@@ -61,7 +62,11 @@ export function markdownRenderer(show: Show): Renderer {
     const decision = c.approval
       ? ` ${c.approval.approved ? "— allowed " : ""}by ${md.code(c.approval.by)}`
       : "";
-    const input = inputText(c.call);
+    // A plan is shown as its checklist rather than as JSON.
+    const text = inputText(c.call);
+    const input = c.plan
+      ? part("Plan", checklist(c.plan).join("\n"), "text")
+      : text && part("Input", text, "json");
     const result = c.result
       ? `${part(c.result.isError ? "Result (error)" : "Result", c.result.content, "text")}${missing(c.result.images)}`
       : `${md.plain(missingResultWords)}\n\n`;
@@ -69,7 +74,7 @@ export function markdownRenderer(show: Show): Renderer {
     const changed = c.changed ? bashChanged(c.changed) : "";
     return `#### Tool call ${c.number}: ${md.code(c.call.name)}${argument && ` ${md.code(argument)}`}${
       mark && ` — **${mark.toUpperCase()}**`
-    }${decision}${skill}\n\n${input && part("Input", input, "json")}${result}${changed}`;
+    }${decision}${skill}\n\n${input}${result}${changed}`;
   };
 
   const bashChanged = (changed: BashChanged): string => {
@@ -113,6 +118,7 @@ export function markdownRenderer(show: Show): Renderer {
         "Refused",
         f.refused.map((r) => `${r.tool} ${r.argument}: ${r.reason}`),
       ),
+      list("Plan", checklist(f.plan ?? [])),
       f.omitted > 0 ? `${f.omitted} older facts left out.\n\n` : "",
     ].join("");
   };

@@ -11,6 +11,7 @@ import type {
   SkillsRecord,
   TurnEndRecord,
 } from "../session/records.js";
+import type { PlanItem } from "../tools/plan.js";
 import type { Usage } from "../types.js";
 
 /** Who allowed or denied one call: the session's approval record, without its type. */
@@ -88,6 +89,11 @@ export type TurnEvent =
   | { type: "file_change"; change: FileChange }
   /** The files a `bash` call changed (in a git repository), or why they are not known. */
   | { type: "bash_change"; change: BashChange }
+  /**
+   * A `plan` call set the model's plan (the whole list), right after its result. Not a record of
+   * its own: the plan is the input of that call (`planOf`).
+   */
+  | { type: "plan"; items: PlanItem[] }
   /** A rewind put a file back as it was just before prompt `to` (`/rewind` on a terminal). */
   | { type: "file_restore"; restore: FileRestore }
   /** A rewind to just before prompt `to` begins (`/rewind N`), before it touches a file. */

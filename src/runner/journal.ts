@@ -91,6 +91,7 @@ function recordOf(event: TurnEvent): Exclude<SessionRecord, SessionHeader> | und
     case "session":
     case "mcp_status":
     case "images_held_back":
+    case "plan":
       return undefined;
     default:
       return assertNever(event);

@@ -8,6 +8,7 @@ import type { ImageAttachment } from "../images.js";
 import { ProviderError } from "../providers/provider-error.js";
 import type { FileChanges } from "../rewind/changes.js";
 import type { ImagesRefusal } from "../session/records.js";
+import { type PlanItem, planOf, planSetBy } from "../tools/plan.js";
 import type {
   BeforeToolCall,
   Message,
@@ -240,7 +241,7 @@ export class SessionRunner {
             signal,
             maxTurns: maxTurns - this.history.slice(start).filter(isRound).length,
             onEvent: (event) => {
-              if (event.type === "message") return this.commit(event.message);
+              if (event.type === "message") return this.commitAndTell(event.message);
               if (event.type === "tool_start") changes?.callStarting(event.call);
               return journal.record(event);
             },
@@ -313,6 +314,24 @@ export class SessionRunner {
       this.rebuilt = rebuilt;
     }
     yield* inner.stream({ ...request, system: rebuilt.text });
+  }
+
+  /** The plan as of the end of the history: its last `plan` call's, else its compaction's. */
+  get plan(): PlanItem[] | undefined {
+    return planOf(this.history) ?? this.compacting.current?.facts.plan;
+  }
+
+  /** A message of the loop committed; a result that sets the plan is followed by a `plan` event. */
+  private async commitAndTell(message: Message): Promise<void> {
+    await this.commit(message);
+    if (message.role !== "tool") return;
+    const round = this.history.findLast(isRound);
+    const call =
+      round?.role === "assistant"
+        ? round.toolCalls.find((c) => c.id === message.toolCallId)
+        : undefined;
+    const items = planSetBy(call, message);
+    if (items) await this.options.journal.record({ type: "plan", items });
   }
 
   /** A message joins the history once it is in the session. */

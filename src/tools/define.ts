@@ -87,7 +87,14 @@ function describeProblem(schema: TSchema, value: unknown): string | undefined {
 }
 
 function describeError(error: ValueError): string {
-  const schema = error.schema as { type?: string; minimum?: number; maximum?: number };
+  const schema = error.schema as {
+    type?: string;
+    minimum?: number;
+    maximum?: number;
+    maxLength?: number;
+    maxItems?: number;
+    anyOf?: { const?: unknown }[];
+  };
   switch (error.type) {
     case ValueErrorType.ObjectAdditionalProperties:
       return "is not a known field";
@@ -99,10 +106,18 @@ function describeError(error: ValueError): string {
       return `must be at most ${schema.maximum}`;
     case ValueErrorType.StringMinLength:
       return "must not be empty";
-    default:
+    case ValueErrorType.StringMaxLength:
+      return `must be at most ${schema.maxLength} characters`;
+    case ValueErrorType.ArrayMaxItems:
+      return `must have at most ${schema.maxItems} items`;
+    default: {
+      const values = schema.anyOf?.map((choice) => choice.const);
+      if (values?.every((value) => typeof value === "string"))
+        return `must be one of ${values.map((value) => JSON.stringify(value)).join(", ")}`;
       return typeof schema.type === "string"
         ? `must be ${article(schema.type)} ${schema.type}`
         : error.message.replace(/^Expected/, "must be");
+    }
   }
 }
 

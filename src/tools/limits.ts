@@ -31,6 +31,9 @@ export const limits = {
   /** What an error shows of a file changed since the agent saw it: lines, and characters. */
   changeLines: 20,
   changeChars: 2000,
+  /** `plan`: items in one plan, and characters of an item's text. */
+  planItems: 30,
+  planItemChars: 300,
   /** Nesting of objects and arrays in a tool's input; deeper input is refused, not recursed. */
   inputDepth: MAX_INPUT_DEPTH,
 } as const;

@@ -9,6 +9,7 @@ import { Session } from "../../src/session/session.js";
 import { SessionStore, sessionsDir } from "../../src/session/store.js";
 import { call, done, FakeClient, type ScriptRound, text } from "../../src/testing/fake-client.js";
 import { createWorkspaceTools } from "../../src/tools/index.js";
+import { planTool } from "../../src/tools/plan.js";
 
 /**
  * A session runner over the workspace `home/ws` whose write and edit are tracked, writing the
@@ -18,7 +19,14 @@ import { createWorkspaceTools } from "../../src/tools/index.js";
 export async function trackedRunner(
   home: string,
   rounds: ScriptRound[],
-  options: { fileCap?: number; blobCap?: number; maxTurns?: number; resume?: boolean } = {},
+  options: {
+    fileCap?: number;
+    blobCap?: number;
+    maxTurns?: number;
+    resume?: boolean;
+    /** Adds the `plan` tool, as the CLI does. */
+    plan?: boolean;
+  } = {},
 ) {
   const workspace = join(home, "ws");
   const state = join(home, "state");
@@ -34,7 +42,10 @@ export async function trackedRunner(
   const journal = new Journal(store);
   const changes = new FileChanges({ root: workspace, stateDir: state, ...options });
   const client = new FakeClient(rounds);
-  const tools = changes.wrap(createWorkspaceTools(workspace, { stateDir: state }));
+  const tools = [
+    ...changes.wrap(createWorkspaceTools(workspace, { stateDir: state })),
+    ...(options.plan ? [planTool()] : []),
+  ];
   const runner = new SessionRunner({
     client,
     journal,

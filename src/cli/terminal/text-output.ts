@@ -12,7 +12,7 @@ import { visible } from "../../visible.js";
 import type { Output, Streams, TerminalTurn } from "../output.js";
 import { MarkdownStream } from "./markdown.js";
 import { thinkingView } from "./thinking.js";
-import { shortArgument, ToolLines, toolLine } from "./tool-lines.js";
+import { planLines, shortArgument, ToolLines, toolLine } from "./tool-lines.js";
 
 /**
  * `--output-format text`: the answer on stdout, one line per tool call on stderr. Everything
@@ -64,6 +64,8 @@ export function textOutput(streams: Streams, terminal?: TerminalTurn): Output {
         unkeptNotice(stderr, event.before);
       } else if (event.type === "bash_change") {
         bashSkippedNotice(stderr, event.change);
+      } else if (event.type === "plan") {
+        stderr.write(planLines(event.items));
       }
     },
     finish(summary) {
@@ -145,6 +147,8 @@ function terminalOutput({ stderr }: Streams, view: TerminalTurn): Output {
           return unkeptNotice(stderr, event.before);
         case "bash_change":
           return bashSkippedNotice(stderr, event.change);
+        case "plan":
+          return view.err(planLines(event.items));
         case "images_held_back":
           activity.stop();
           imagesHeldBackNotice(stderr, event.count);

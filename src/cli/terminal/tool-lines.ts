@@ -1,5 +1,6 @@
 import { monotonicMs } from "../../clock.js";
 import { headOf } from "../../text.js";
+import { checklist, type PlanItem } from "../../tools/plan.js";
 import type { Message, ToolCall } from "../../types.js";
 import { visible } from "../../visible.js";
 import type { TerminalTurn } from "../output.js";
@@ -43,9 +44,16 @@ export class ToolLines {
     const took = start === undefined ? "" : style.dim(` · ${elapsed(monotonicMs() - start)}`);
     const mark = result.isError ? style.failed("✗") : style.ok("✓");
     const diff = call && !result.isError ? changeDiff(call, result.content) : undefined;
+    // The plan a call set is shown whole by the `plan` event that follows.
+    const planSet = call?.name === "plan" && !result.isError;
     const below = diff
       ? view.diff(diff)
-      : view.folded(toolOutput(call, result), call?.name === "bash" ? { tail: bashTailLines } : {});
+      : planSet
+        ? ""
+        : view.folded(
+            toolOutput(call, result),
+            call?.name === "bash" ? { tail: bashTailLines } : {},
+          );
     view.err(`${toolLine(call, result, mark)}${took}\n${below}`);
     this.running.delete(result.toolCallId);
     return this.running.size === 0;
@@ -72,6 +80,15 @@ function toolOutput(call: ToolCall | undefined, result: ToolMessage): string {
   if (!result.isError) return result.content;
   const lines = result.content.trim().split("\n");
   return (call?.name === "bash" ? lines.slice(0, -1) : lines.slice(1)).join("\n");
+}
+
+/**
+ * The model's plan as the terminal shows it when it changes, on resume and after a rewind: one
+ * line per item (`    [x] Read the code`), each through `visible`; `(empty plan)` for none.
+ */
+export function planLines(items: readonly PlanItem[]): string {
+  const lines = items.length === 0 ? ["(empty plan)"] : checklist(items);
+  return lines.map((line) => `    ${visible(line)}\n`).join("");
 }
 
 /** The argument a tool line shows: a command, a path or a pattern, on one line and cut. */

@@ -1,4 +1,5 @@
 import { bashDeniedReason, denyBashByDefault } from "../approval.js";
+import type { HookOpinion } from "../hooks/compose.js";
 import { protectedWhy } from "../protected/files.js";
 import { lowSpace } from "../rewind/free-space.js";
 import type { Verdict } from "../rules/decide.js";
@@ -79,6 +80,13 @@ export interface CliPolicyOptions {
    * the disk is nearly full; by default `lowSpace` of the workspace and `$MINI_AGENT_HOME`.
    */
   lowSpace?: () => string | undefined;
+  /**
+   * What a `PreToolUse` hook said of the call (docs/hooks.md): `allow` skips only a question an
+   * allow rule could skip (a command no rule allows, an MCP tool no rule names, in `code` mode);
+   * `ask` asks about a call that would run unasked (denied with no one to ask). Neither lifts a
+   * deny rule, a mode, a protected file or the low-disk question.
+   */
+  hookOpinion?: (call: ToolCall) => HookOpinion | undefined;
 }
 
 /**
@@ -168,6 +176,10 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
     if (verdict.decision === "allow") return unlessLow(call, [{ approved: true }, verdict.by]);
     if (verdict.decision === "deny")
       return [{ approved: false, reason: verdict.reason }, verdict.by];
+    const hook = options.hookOpinion?.(call);
+    // What an allow rule could allow: a command of words, in code mode.
+    if (hook?.decision === "allow" && mode === "code" && verdict.save.length > 0)
+      return unlessLow(call, [{ approved: true }, hook.by]);
     if (mode === "plan") return planDenied(call);
     if (mode === "ask") return asked(call, inAskMode(verdict.reason));
     if (!options.ask)
@@ -187,6 +199,8 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
     const reason = `${call.name} is a tool of an MCP server${hints ? ` (the server says: ${hints})` : ""}`;
     if (mode === "ask") return asked(call, inAskMode(reason));
     if (ruled) return [{ approved: true }, ruled.by];
+    const hook = options.hookOpinion?.(call);
+    if (hook?.decision === "allow") return [{ approved: true }, hook.by];
     if (!options.ask) {
       const allowIt = `--allow ${call.name}, or --allow '${serverPattern(call.name)}'`;
       return [
@@ -212,8 +226,22 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
     return answered(await options.ask(call, question), question, [], saving);
   }
 
+  /**
+   * A `PreToolUse` hook's `ask`: a call the rules let run without a person is asked about (one a
+   * person already answered, or that is denied, stays as it is).
+   */
+  async function hookAsks(call: ToolCall, decided: Decided): Promise<Decided> {
+    const hook = options.hookOpinion?.(call);
+    if (hook?.decision !== "ask" || !decided[0].approved || decided[1].startsWith("user"))
+      return decided;
+    const why = hook.reason ? `: ${hook.reason}` : "";
+    const reason = `a PreToolUse hook asks about this call (${hook.by})${why}`;
+    const noSave = "a hook's question saves no rule";
+    return asked(call, { decision: "ask", reason, save: [], noSave });
+  }
+
   return async (call) => {
-    const [approval, by, reason] = await decide(call);
+    const [approval, by, reason] = await hookAsks(call, await decide(call));
     const { approved } = approval;
     await options.record({
       toolCallId: call.id,

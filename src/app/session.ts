@@ -1,10 +1,13 @@
 import { stat } from "node:fs/promises";
 import { homedir } from "node:os";
+import { HookOpinions, hookedPolicy, hookedTools } from "../hooks/compose.js";
+import { RunHooks } from "../hooks/hooks.js";
 import { FileChanges } from "../rewind/changes.js";
 import { Journal } from "../runner/journal.js";
 import { SessionRunner } from "../runner/runner.js";
 import { resolveSandbox, type SandboxState, sandboxName } from "../sandbox/bwrap.js";
 import { homeInSandbox } from "../sandbox/home.js";
+import { secretRedactor } from "../secrets.js";
 import { Session } from "../session/session.js";
 import { SessionStore, sessionsDir, stateHome } from "../session/store.js";
 import { createWorkspaceTools } from "../tools/index.js";
@@ -12,6 +15,7 @@ import { SeenFiles } from "../tools/seen.js";
 import type { Message, ToolCall } from "../types.js";
 import { visible } from "../visible.js";
 import { contextWindowFor } from "./compaction.js";
+import { readyHooks } from "./hooks.js";
 import type { RunMcp } from "./mcp.js";
 import { type ModeState, withModeLine } from "./modes.js";
 import { imageNotKeptLine } from "./notices.js";
@@ -91,11 +95,20 @@ export async function openAgentSession(
   let mcp: RunMcp | undefined;
   try {
     mcp = await mcpServers(settings, frontEnd, journal);
+    const hooks = await readyHooks({
+      hooks: settings.hooks ?? [],
+      workspace: settings.workspace,
+      state: stateHome(env),
+      env,
+      tell: frontEnd.tell,
+      ...(frontEnd.confirm && { confirm: frontEnd.confirm }),
+    });
     const { runner, mode, startLine } = await runnerOf(settings, frontEnd, {
       ...parts,
       journal,
       mcp,
       resumed,
+      hooks,
     });
     const running = mcp;
     return {
@@ -197,6 +210,7 @@ type Parts = Awaited<ReturnType<typeof workspaceParts>> & {
   journal: Journal;
   mcp: RunMcp | undefined;
   resumed: Awaited<ReturnType<typeof resumeSession>> | undefined;
+  hooks: Awaited<ReturnType<typeof readyHooks>>;
 };
 
 /**
@@ -210,6 +224,16 @@ async function runnerOf(settings: SessionSettings, frontEnd: FrontEnd, parts: Pa
   const { journal, mcp, skills, resumed, sandbox, model, contextWindow } = parts;
   const mode: ModeState = { current: settings.mode };
   const sandboxed = sandbox?.kind === "bwrap";
+  const hooks =
+    parts.hooks &&
+    new RunHooks(parts.hooks.hooks, {
+      folders: parts.hooks.folders,
+      session: () => ({ id: journal.sessionId, path: journal.sessionPath }),
+      permissionMode: () => (mode.current === "plan" ? "plan" : "default"),
+      tell: frontEnd.tell,
+      redact: secretRedactor(env),
+    });
+  const opinions = new HookOpinions();
   const policy = cliPolicy({
     bash: settings.allowBash ? "allow" : "ask",
     rules: parts.rules,
@@ -221,7 +245,18 @@ async function runnerOf(settings: SessionSettings, frontEnd: FrontEnd, parts: Pa
     record: (decision) => journal.record({ type: "approval", decision }),
     mcpHints: (name) => mcp?.hints(name),
     mode: () => mode.current,
+    ...(hooks && { hookOpinion: (call: ToolCall) => opinions.of(call) }),
   });
+  // A hook before a call is a policy over the policy; after one, a decorator of the tools.
+  const beforeToolCall = hooks
+    ? hookedPolicy({
+        hooks,
+        policy,
+        opinions,
+        record: (decision) => journal.record({ type: "approval", decision }),
+        signal: () => runner.signal,
+      })
+    : policy;
   const bash = settings.allowBash ? "allowed" : frontEnd.ask ? "ask" : "denied";
   const prompts = await systemPrompts(
     { workspace, bash, sandboxed, platform: process.platform },
@@ -233,10 +268,11 @@ async function runnerOf(settings: SessionSettings, frontEnd: FrontEnd, parts: Pa
     withModeLine(`${await prompts.next()}${mcp?.instructions() ?? ""}`, mode.current);
   const runner: SessionRunner = new SessionRunner({
     client: parts.client,
-    beforeToolCall: policy,
+    beforeToolCall,
     journal,
     turn: async () => {
-      const tools = [...parts.tools, ...((await mcp?.turnTools()) ?? [])];
+      const all = [...parts.tools, ...((await mcp?.turnTools()) ?? [])];
+      const tools = hooks ? hookedTools(all, hooks) : all;
       const text = await system();
       const notice = skills.notice();
       if (notice) await journal.record({ type: "skills", skills: notice });

@@ -395,3 +395,75 @@ describe("hooks in stream-json", () => {
     );
   });
 });
+
+describe("project hooks and trust", () => {
+  /** A project file whose PreToolUse hook on LS runs the workspace's hooks/mark.sh. */
+  async function projectHook(workspace: string): Promise<void> {
+    await mkdir(join(workspace, ".mini-agent"));
+    await mkdir(join(workspace, "hooks"));
+    await writeFile(join(workspace, "hooks", "mark.sh"), "echo ran >> marker.txt\n");
+    await writeFile(join(workspace, "evil.sh"), "echo evil >> evil.txt\n");
+    const hooks = pre("LS", { type: "command", command: 'sh "$CLAUDE_PROJECT_DIR"/hooks/mark.sh' });
+    await writeFile(join(workspace, ".mini-agent", "config.json"), JSON.stringify({ hooks }));
+  }
+
+  const ls = { id: "toolu_1", name: "ls", input: {} };
+
+  it("never runs an untrusted project hook, and runs it once mini-agent trust approved it", async () => {
+    const { workspace, options } = await setup([...script(ls), ...script(ls)]);
+    await projectHook(workspace);
+    const before = await runBin(["go"], options);
+    expect(before.code).toBe(0);
+    expect(before.stderr).toContain("is not trusted, so it is not read");
+    expect(existsSync(join(workspace, "marker.txt"))).toBe(false);
+
+    const trust = await runBin(["trust"], options);
+    expect(trust.code).toBe(0);
+    expect(trust.stdout).toContain(
+      `trusted config: hooks of ${join(workspace, ".mini-agent", "config.json")}: PreToolUse "sh \\"$CLAUDE_PROJECT_DIR\\"/hooks/mark.sh"; with the content of hooks/mark.sh`,
+    );
+    const after = await runBin(["go"], options);
+    expect(after.code).toBe(0);
+    expect(await readFile(join(workspace, "marker.txt"), "utf8")).toBe("ran\n");
+  });
+
+  it("blocks the next call without running the hook when the model rewrote its script", async () => {
+    const rewrite = bash("cp evil.sh hooks/mark.sh");
+    const { server, workspace, options } = await setup([
+      stream(turn({ calls: [rewrite] })),
+      stream(turn({ calls: [{ ...ls, id: "toolu_2" }] })),
+      stream(turn({ text: ["done"] })),
+    ]);
+    await projectHook(workspace);
+    expect((await runBin(["trust"], options)).code).toBe(0);
+    const run = await runBin(["--allow-bash", "--sandbox", "off", "go"], options);
+    expect(run.code).toBe(0);
+    expect(await readFile(join(workspace, "hooks", "mark.sh"), "utf8")).toBe(
+      "echo evil >> evil.txt\n",
+    );
+    expect(existsSync(join(workspace, "evil.txt"))).toBe(false);
+    expect(existsSync(join(workspace, "marker.txt"))).toBe(false);
+    expect(toolResults(server.requests[2]?.body ?? {})).toEqual([
+      { id: "toolu_1", content: "[exit code 0]", isError: false },
+      {
+        id: "toolu_2",
+        content:
+          'the PreToolUse hook "sh \\"$CLAUDE_PROJECT_DIR\\"/hooks/mark.sh" failed, so the call is blocked: it was not run: what it runs changed since it was trusted (a file it runs was changed, added or removed; mini-agent trust approves it again)',
+        isError: true,
+      },
+    ]);
+  });
+
+  it("does not start a project hook whose script changed since it was trusted, and says so", async () => {
+    const { workspace, options } = await setup(script(ls));
+    await projectHook(workspace);
+    expect((await runBin(["trust"], options)).code).toBe(0);
+    await writeFile(join(workspace, "hooks", "mark.sh"), "echo changed >> evil.txt\n");
+    const run = await runBin(["go"], options);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain(
+      `mini-agent: the hooks of ${join(workspace, ".mini-agent", "config.json")} are not trusted as they are now, so they do not run (mini-agent trust runs them from now on)`,
+    );
+    expect(existsSync(join(workspace, "evil.txt"))).toBe(false);
+  });
+});

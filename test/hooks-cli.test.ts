@@ -467,3 +467,27 @@ describe("project hooks and trust", () => {
     expect(existsSync(join(workspace, "evil.txt"))).toBe(false);
   });
 });
+
+describe("the files a hook runs", () => {
+  it("are protected: a write to one asks, and with no one to ask it is denied", async () => {
+    const write = {
+      id: "toolu_1",
+      name: "write",
+      input: { path: "scripts/check.sh", content: "exit 0\n" },
+    };
+    const { server, workspace, home, options } = await setup(script(write));
+    await mkdir(join(workspace, "scripts"));
+    await writeFile(join(workspace, "scripts", "check.sh"), "exit 0\n");
+    await userHooks(home, pre("Bash", { type: "command", command: "sh scripts/check.sh" }));
+    const run = await runBin(["go"], options);
+    expect(run.code).toBe(0);
+    expect(toolResults(server.requests[1]?.body ?? {})).toEqual([
+      {
+        id: "toolu_1",
+        content:
+          "scripts/check.sh is protected (a hook runs it outside the sandbox): changing it needs the user's approval, and no one can be asked here",
+        isError: true,
+      },
+    ]);
+  });
+});

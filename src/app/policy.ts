@@ -70,7 +70,12 @@ export interface CliPolicyOptions {
    * hears the real path of the protected file the user approved for the call about to run, or
    * `undefined`, and the tools (`protectedWrites`) change no other protected file.
    */
-  protectedFiles?: { stateDir?: string; approved(realPath: string | undefined): void };
+  protectedFiles?: {
+    stateDir?: string;
+    approved(realPath: string | undefined): void;
+    /** Files protected beyond the one set, by real path, with why (the files a hook runs). */
+    more?: (realPath: string) => string | undefined;
+  };
   /** An MCP tool's annotations in words (`read-only, idempotent`), shown when it is asked. */
   mcpHints?: (tool: string) => string | undefined;
   /** The session's mode at each call (`code` when absent): after the deny rules, before the rest. */
@@ -362,7 +367,9 @@ async function protectedTarget(
     () => undefined,
   );
   if (target === undefined) return undefined;
-  const why = await protectedWhy(target.realRoot, target.path);
+  const why =
+    options.protectedFiles?.more?.(target.path) ??
+    (await protectedWhy(target.realRoot, target.path));
   return why === undefined ? undefined : { path: target.path, shown: target.shown, why };
 }
 

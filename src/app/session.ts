@@ -15,7 +15,7 @@ import { SeenFiles } from "../tools/seen.js";
 import type { Message, ToolCall } from "../types.js";
 import { visible } from "../visible.js";
 import { contextWindowFor } from "./compaction.js";
-import { readyHooks } from "./hooks.js";
+import { hookFileWhy, readyHooks } from "./hooks.js";
 import type { RunMcp } from "./mcp.js";
 import { type ModeState, withModeLine } from "./modes.js";
 import { imageNotKeptLine } from "./notices.js";
@@ -103,6 +103,7 @@ export async function openAgentSession(
       tell: frontEnd.tell,
       ...(frontEnd.confirm && { confirm: frontEnd.confirm }),
     });
+    for (const file of hooks?.files ?? []) parts.hookFiles.add(file);
     const { runner, mode, startLine } = await runnerOf(settings, frontEnd, {
       ...parts,
       journal,
@@ -174,7 +175,10 @@ async function workspaceParts(
   const bashCanRun = settings.allowBash || frontEnd.ask !== undefined || allowRules;
   const client = await connect.client(frontEnd.notice, sessionId);
   const seen = new SeenFiles();
-  const approvedWrite = approvedWrites(state);
+  // The files the session's hooks run, once they are known: protected like the one set.
+  const hookFiles = new Set<string>();
+  const more = (realPath: string) => (hookFiles.has(realPath) ? hookFileWhy : undefined);
+  const approvedWrite = { ...approvedWrites(state), more };
   // write, edit and bash keep what they change, for a rewind.
   const changes = new FileChanges({ root: workspace, stateDir: state });
   const tools = changes.wrap(
@@ -183,6 +187,7 @@ async function workspaceParts(
       stateDir: state,
       seen,
       protectedWrites: approvedWrite.allows,
+      moreProtected: more,
       readOnlyRoots: skills.roots,
     }),
   );
@@ -201,6 +206,7 @@ async function workspaceParts(
     sandbox,
     seen,
     approvedWrite,
+    hookFiles,
     changes,
     tools,
   };

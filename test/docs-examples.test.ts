@@ -218,8 +218,8 @@ describe("the documentation's code blocks", () => {
   });
 
   it("are each of a known kind", () => {
-    // Lua (an editor's configuration) is never run here: each such block says why.
-    const kinds = new Set(["sh", "ts", "json", "jsonl", "text", "lua"]);
+    // Lua (an editor's configuration) is never run here: each such block says why. Python (a hook) is compiled.
+    const kinds = new Set(["sh", "ts", "json", "jsonl", "text", "lua", "py"]);
     expect(blocks.filter((block) => !kinds.has(block.lang)).map((block) => block.where)).toEqual(
       [],
     );
@@ -350,7 +350,10 @@ describe("the documentation's code blocks", () => {
           expect(await acpPrompt(entry, workspace, env)).toEqual({ stopReason: "end_turn" });
         return;
       }
-      if (block.where.startsWith("docs/configuration.md")) {
+      if (
+        block.where.startsWith("docs/configuration.md") ||
+        block.where.startsWith("docs/hooks.md")
+      ) {
         // A configuration file: mini-agent runs with it as the user's file.
         const file = (await shell("mini-agent config path", workspace, env)).stdout.trim();
         await mkdir(join(file, ".."), { recursive: true });
@@ -389,6 +392,15 @@ describe("the documentation's code blocks", () => {
           `${at + 1}  ${rule.effect} ${rule.words.join(" ")}${rule.exact ? " (exactly)" : ""}\n`,
       );
       expect(listed).toEqual({ code: 0, stdout: shown.join(""), stderr: "" });
+    });
+  }
+
+  for (const block of runnable("py")) {
+    it(`${block.where} (py) is a Python program that compiles`, async () => {
+      const dir = await tempDir();
+      await writeFile(join(dir, "hook.py"), block.code);
+      const compiled = await run("python3", ["-m", "py_compile", join(dir, "hook.py")]);
+      expect(compiled.stderr).toBe("");
     });
   }
 

@@ -1,4 +1,5 @@
 import { bashDeniedReason, denyBashByDefault } from "../approval.js";
+import type { HookOpinion } from "../hooks/compose.js";
 import { protectedWhy } from "../protected/files.js";
 import { lowSpace } from "../rewind/free-space.js";
 import type { Verdict } from "../rules/decide.js";
@@ -69,7 +70,12 @@ export interface CliPolicyOptions {
    * hears the real path of the protected file the user approved for the call about to run, or
    * `undefined`, and the tools (`protectedWrites`) change no other protected file.
    */
-  protectedFiles?: { stateDir?: string; approved(realPath: string | undefined): void };
+  protectedFiles?: {
+    stateDir?: string;
+    approved(realPath: string | undefined): void;
+    /** Files protected beyond the one set, by real path, with why (the files a hook runs). */
+    more?: (realPath: string) => string | undefined;
+  };
   /** An MCP tool's annotations in words (`read-only, idempotent`), shown when it is asked. */
   mcpHints?: (tool: string) => string | undefined;
   /** The session's mode at each call (`code` when absent): after the deny rules, before the rest. */
@@ -79,6 +85,13 @@ export interface CliPolicyOptions {
    * the disk is nearly full; by default `lowSpace` of the workspace and `$MINI_AGENT_HOME`.
    */
   lowSpace?: () => string | undefined;
+  /**
+   * What a `PreToolUse` hook said of the call (docs/hooks.md): `allow` skips only a question an
+   * allow rule could skip (a command no rule allows, an MCP tool no rule names, in `code` mode);
+   * `ask` asks about a call that would run unasked (denied with no one to ask). Neither lifts a
+   * deny rule, a mode, a protected file or the low-disk question.
+   */
+  hookOpinion?: (call: ToolCall) => HookOpinion | undefined;
 }
 
 /**
@@ -168,6 +181,10 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
     if (verdict.decision === "allow") return unlessLow(call, [{ approved: true }, verdict.by]);
     if (verdict.decision === "deny")
       return [{ approved: false, reason: verdict.reason }, verdict.by];
+    const hook = options.hookOpinion?.(call);
+    // What an allow rule could allow: a command of words, in code mode.
+    if (hook?.decision === "allow" && mode === "code" && verdict.save.length > 0)
+      return unlessLow(call, [{ approved: true }, hook.by]);
     if (mode === "plan") return planDenied(call);
     if (mode === "ask") return asked(call, inAskMode(verdict.reason));
     if (!options.ask)
@@ -187,6 +204,8 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
     const reason = `${call.name} is a tool of an MCP server${hints ? ` (the server says: ${hints})` : ""}`;
     if (mode === "ask") return asked(call, inAskMode(reason));
     if (ruled) return [{ approved: true }, ruled.by];
+    const hook = options.hookOpinion?.(call);
+    if (hook?.decision === "allow") return [{ approved: true }, hook.by];
     if (!options.ask) {
       const allowIt = `--allow ${call.name}, or --allow '${serverPattern(call.name)}'`;
       return [
@@ -212,8 +231,22 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
     return answered(await options.ask(call, question), question, [], saving);
   }
 
+  /**
+   * A `PreToolUse` hook's `ask`: a call the rules let run without a person is asked about (one a
+   * person already answered, or that is denied, stays as it is).
+   */
+  async function hookAsks(call: ToolCall, decided: Decided): Promise<Decided> {
+    const hook = options.hookOpinion?.(call);
+    if (hook?.decision !== "ask" || !decided[0].approved || decided[1].startsWith("user"))
+      return decided;
+    const why = hook.reason ? `: ${hook.reason}` : "";
+    const reason = `a PreToolUse hook asks about this call (${hook.by})${why}`;
+    const noSave = "a hook's question saves no rule";
+    return asked(call, { decision: "ask", reason, save: [], noSave });
+  }
+
   return async (call) => {
-    const [approval, by, reason] = await decide(call);
+    const [approval, by, reason] = await hookAsks(call, await decide(call));
     const { approved } = approval;
     await options.record({
       toolCallId: call.id,
@@ -334,7 +367,9 @@ async function protectedTarget(
     () => undefined,
   );
   if (target === undefined) return undefined;
-  const why = await protectedWhy(target.realRoot, target.path);
+  const why =
+    options.protectedFiles?.more?.(target.path) ??
+    (await protectedWhy(target.realRoot, target.path));
   return why === undefined ? undefined : { path: target.path, shown: target.shown, why };
 }
 

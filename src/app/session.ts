@@ -1,10 +1,13 @@
 import { stat } from "node:fs/promises";
 import { homedir } from "node:os";
+import { HookOpinions, hookedPolicy, hookedTools } from "../hooks/compose.js";
+import { RunHooks } from "../hooks/hooks.js";
 import { FileChanges } from "../rewind/changes.js";
 import { Journal } from "../runner/journal.js";
 import { SessionRunner } from "../runner/runner.js";
 import { resolveSandbox, type SandboxState, sandboxName } from "../sandbox/bwrap.js";
 import { homeInSandbox } from "../sandbox/home.js";
+import { secretRedactor } from "../secrets.js";
 import { Session } from "../session/session.js";
 import { SessionStore, sessionsDir, stateHome } from "../session/store.js";
 import { createWorkspaceTools } from "../tools/index.js";
@@ -13,6 +16,7 @@ import { SeenFiles } from "../tools/seen.js";
 import type { Message, ToolCall } from "../types.js";
 import { visible } from "../visible.js";
 import { contextWindowFor } from "./compaction.js";
+import { hookFileWhy, readyHooks } from "./hooks.js";
 import type { RunMcp } from "./mcp.js";
 import { type ModeState, withModeLine } from "./modes.js";
 import { imageNotKeptLine } from "./notices.js";
@@ -92,11 +96,21 @@ export async function openAgentSession(
   let mcp: RunMcp | undefined;
   try {
     mcp = await mcpServers(settings, frontEnd, journal);
+    const hooks = await readyHooks({
+      hooks: settings.hooks ?? [],
+      workspace: settings.workspace,
+      state: stateHome(env),
+      env,
+      tell: frontEnd.tell,
+      ...(frontEnd.confirm && { confirm: frontEnd.confirm }),
+    });
+    for (const file of hooks?.files ?? []) parts.hookFiles.add(file);
     const { runner, mode, startLine } = await runnerOf(settings, frontEnd, {
       ...parts,
       journal,
       mcp,
       resumed,
+      hooks,
     });
     const running = mcp;
     return {
@@ -162,7 +176,10 @@ async function workspaceParts(
   const bashCanRun = settings.allowBash || frontEnd.ask !== undefined || allowRules;
   const client = await connect.client(frontEnd.notice, sessionId);
   const seen = new SeenFiles();
-  const approvedWrite = approvedWrites(state);
+  // The files the session's hooks run, once they are known: protected like the one set.
+  const hookFiles = new Set<string>();
+  const more = (realPath: string) => (hookFiles.has(realPath) ? hookFileWhy : undefined);
+  const approvedWrite = { ...approvedWrites(state), more };
   // write, edit and bash keep what they change, for a rewind; the plan is the model's checklist.
   const changes = new FileChanges({ root: workspace, stateDir: state });
   const tools = [
@@ -172,6 +189,7 @@ async function workspaceParts(
         stateDir: state,
         seen,
         protectedWrites: approvedWrite.allows,
+        moreProtected: more,
         readOnlyRoots: skills.roots,
       }),
     ),
@@ -192,6 +210,7 @@ async function workspaceParts(
     sandbox,
     seen,
     approvedWrite,
+    hookFiles,
     changes,
     tools,
   };
@@ -201,6 +220,7 @@ type Parts = Awaited<ReturnType<typeof workspaceParts>> & {
   journal: Journal;
   mcp: RunMcp | undefined;
   resumed: Awaited<ReturnType<typeof resumeSession>> | undefined;
+  hooks: Awaited<ReturnType<typeof readyHooks>>;
 };
 
 /**
@@ -214,6 +234,16 @@ async function runnerOf(settings: SessionSettings, frontEnd: FrontEnd, parts: Pa
   const { journal, mcp, skills, resumed, sandbox, model, contextWindow } = parts;
   const mode: ModeState = { current: settings.mode };
   const sandboxed = sandbox?.kind === "bwrap";
+  const hooks =
+    parts.hooks &&
+    new RunHooks(parts.hooks.hooks, {
+      folders: parts.hooks.folders,
+      session: () => ({ id: journal.sessionId, path: journal.sessionPath }),
+      permissionMode: () => (mode.current === "plan" ? "plan" : "default"),
+      tell: frontEnd.tell,
+      redact: secretRedactor(env),
+    });
+  const opinions = new HookOpinions();
   const policy = cliPolicy({
     bash: settings.allowBash ? "allow" : "ask",
     rules: parts.rules,
@@ -225,7 +255,18 @@ async function runnerOf(settings: SessionSettings, frontEnd: FrontEnd, parts: Pa
     record: (decision) => journal.record({ type: "approval", decision }),
     mcpHints: (name) => mcp?.hints(name),
     mode: () => mode.current,
+    ...(hooks && { hookOpinion: (call: ToolCall) => opinions.of(call) }),
   });
+  // A hook before a call is a policy over the policy; after one, a decorator of the tools.
+  const beforeToolCall = hooks
+    ? hookedPolicy({
+        hooks,
+        policy,
+        opinions,
+        record: (decision) => journal.record({ type: "approval", decision }),
+        signal: () => runner.signal,
+      })
+    : policy;
   const bash = settings.allowBash ? "allowed" : frontEnd.ask ? "ask" : "denied";
   const prompts = await systemPrompts(
     { workspace, bash, sandboxed, platform: process.platform },
@@ -237,10 +278,11 @@ async function runnerOf(settings: SessionSettings, frontEnd: FrontEnd, parts: Pa
     withModeLine(`${await prompts.next()}${mcp?.instructions() ?? ""}`, mode.current);
   const runner: SessionRunner = new SessionRunner({
     client: parts.client,
-    beforeToolCall: policy,
+    beforeToolCall,
     journal,
     turn: async () => {
-      const tools = [...parts.tools, ...((await mcp?.turnTools()) ?? [])];
+      const all = [...parts.tools, ...((await mcp?.turnTools()) ?? [])];
+      const tools = hooks ? hookedTools(all, hooks) : all;
       const text = await system();
       const notice = skills.notice();
       if (notice) await journal.record({ type: "skills", skills: notice });

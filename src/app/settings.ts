@@ -1,3 +1,4 @@
+import type { HookCommand } from "../hooks/config.js";
 import type { McpServerConfig } from "../mcp/config.js";
 import type { Rule } from "../rules/rule.js";
 import type { SandboxLimits, SandboxMode } from "../sandbox/bwrap.js";
@@ -28,6 +29,11 @@ export interface AgentSettings {
   sandboxLimits: SandboxLimits;
   /** Skill folders of the configuration files, each with the scope of its file. */
   skillFolders: SkillFolder[];
+  /**
+   * Command hooks of the configuration files (docs/hooks.md); a project file's run only once the
+   * trust record holds them and the files they run. Absent: none.
+   */
+  hooks?: readonly HookCommand[];
   /** MCP configuration files, the first named winning a name clash. */
   mcpConfig: string[];
   /** No MCP server is read or started. */

@@ -10,6 +10,7 @@ import {
 } from "../config/bounds.js";
 import type { FileSettings, FromFile } from "../config/merge.js";
 import { sizeInBytes } from "../config/size.js";
+import type { HookCommand } from "../hooks/config.js";
 import type { Rule } from "../rules/rule.js";
 import type { SandboxLimits, SandboxMode } from "../sandbox/bwrap.js";
 import type { SkillFolder } from "../skills/discover.js";
@@ -63,6 +64,8 @@ export interface CliArgs extends Subcommands {
   mcpServers?: FromFile<Record<string, unknown>>;
   /** `skills.paths` of the configuration files, absolute, each with the scope of its file. */
   skillFolders: SkillFolder[];
+  /** The command hooks of the configuration files, the user file's first. */
+  hooks: HookCommand[];
   /** `--skill NAME` (repeatable): the skills whose text goes before the task. */
   skills: string[];
   /** `--image FILE` (repeatable): images attached to the task, as given. */
@@ -100,7 +103,7 @@ export interface CliArgs extends Subcommands {
   help: boolean;
 }
 
-const noFiles: FileSettings = { hide: [], rules: [], skills: [] };
+const noFiles: FileSettings = { hide: [], rules: [], skills: [], hooks: [], hookWarnings: [] };
 
 /** Flags over environment over the configuration files over the defaults. */
 export function parseCliArgs(
@@ -146,6 +149,7 @@ export function resolveArgs(
     ...sandboxFrom(values, files, cwd, pick),
     ...(files.mcpServers && { mcpServers: files.mcpServers }),
     skillFolders: files.skills.map(({ value, scope }) => ({ path: value, scope })),
+    hooks: files.hooks,
     skills: values.skill ?? [],
     images: values.image ?? [],
     mcpConfig: mcpConfigFrom(values["mcp-config"], cwd),

@@ -78,6 +78,14 @@ export function configLines(args: CliArgs, config: LoadedConfig, files: FileSett
       row("mcpServers", name, files.mcpServers?.file ?? ""),
     ),
     ...files.skills.map((path) => row("skills.paths", path.value, path.file)),
+    ...files.hooks.map((hook) =>
+      row(
+        "hooks",
+        `${hook.event}${hook.matcher === undefined ? "" : ` [${hook.matcher}]`} ${hook.command} (timeout ${hook.timeoutSeconds} s)`,
+        hook.file,
+      ),
+    ),
+    ...files.hookWarnings.map((warning) => `${"hooks (never fired)".padEnd(26)}${warning}`),
   ];
 }
 
@@ -158,7 +166,9 @@ async function untrustedOfWorkspace(
     folders: settings.skills.map(({ value, scope }) => ({ path: value, scope })),
     uncached: true,
   });
+  const hooks = await untrustedHooks(config, workspace, settings);
   const items = [
+    ...hooks,
     ...servers.map((server) => ({
       entry: { kind: "mcp" as const, name: server.name, hash: server.hash },
       shown: `${server.name} of ${server.file}`,
@@ -169,6 +179,25 @@ async function untrustedOfWorkspace(
     })),
   ];
   return { items, problems: mcp.problems };
+}
+
+/**
+ * The project's hooks with the files they run, when the trust record does not hold them as they
+ * are now (docs/hooks.md).
+ */
+async function untrustedHooks(
+  config: LoadedConfig,
+  workspace: string,
+  settings: FileSettings,
+): Promise<Trustable[]> {
+  const project = settings.hooks.filter((hook) => hook.scope === "project");
+  if (project.length === 0) return [];
+  const { projectHooksTrust, shownHooks } = await import("../hooks/trust.js");
+  const folders = { root: config.root, workspace, env: process.env };
+  const { entry, coverage } = await projectHooksTrust(project, folders);
+  const trust = await loadTrust(config.stateHome, config.root);
+  if (trust.isTrusted(entry.kind, entry.name, entry.hash)) return [];
+  return [{ entry, shown: `hooks of ${project[0]?.file ?? ""}: ${shownHooks(project, coverage)}` }];
 }
 
 /**

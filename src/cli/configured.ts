@@ -55,6 +55,9 @@ export async function configuredArgs(
       for (const notice of config.notices) stderr.write(`mini-agent: ${visible(notice)}\n`);
     const project = config.project.state === "trusted" ? config.project.layer : undefined;
     const files = mergedSettings(config, project);
+    if (!command)
+      for (const warning of files.hookWarnings)
+        stderr.write(`mini-agent: warning: ${visible(warning)}\n`);
     return { args: resolveArgs(parsed, env, files), workspace, config, files };
   } catch (error) {
     if (error instanceof ConfigError) throw new UsageError(error.message);

@@ -16,6 +16,7 @@ export function agentSettings(args: CliArgs, env: NodeJS.ProcessEnv): AgentSetti
     sandboxHide: args.sandboxHide,
     sandboxLimits: args.sandboxLimits,
     skillFolders: args.skillFolders,
+    ...(args.hooks.length > 0 && { hooks: args.hooks }),
     mcpConfig: args.mcpConfig,
     noMcp: args.noMcp,
     maxTurns: args.maxTurns,

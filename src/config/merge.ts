@@ -1,3 +1,4 @@
+import { type HookCommand, parseHooks } from "../hooks/config.js";
 import { type Rule, ruleWords } from "../rules/rule.js";
 import type { ConfigLayer } from "./load.js";
 import { ConfigError } from "./parse.js";
@@ -35,6 +36,10 @@ export interface FileSettings {
   mcpServers?: FromFile<NonNullable<ConfigFile["mcpServers"]>>;
   /** Skills folders: the user file's hold user skills, the project file's project skills. */
   skills: (FromFile<string> & { scope: "user" | "project" })[];
+  /** Command hooks, the user file's first (each names its file). */
+  hooks: HookCommand[];
+  /** A line each for a hook that is never fired (an unknown event or handler type). */
+  hookWarnings: string[];
 }
 
 /** The limits a project file may only lower: what holds without one. */
@@ -57,7 +62,7 @@ export function mergeConfig(
   ceilings: Ceilings,
   resolvePath: (path: string, layer: ConfigLayer, field: string) => string,
 ): FileSettings {
-  const settings: FileSettings = { hide: [], rules: [], skills: [] };
+  const settings: FileSettings = { hide: [], rules: [], skills: [], hooks: [], hookWarnings: [] };
   const set = settings as unknown as Record<string, unknown>;
   for (const layer of [user, project]) {
     if (layer === undefined) continue;
@@ -80,6 +85,9 @@ export function mergeConfig(
         settings.rules.push({ value: { effect, words: ruleWords(text) }, file });
     }
     if (values.mcpServers !== undefined) settings.mcpServers = { value: values.mcpServers, file };
+    const hooks = parseHooks(values.hooks, file, layer === project ? "project" : "user");
+    settings.hooks.push(...hooks.hooks);
+    settings.hookWarnings.push(...hooks.warnings);
     mergeLimits(settings, layer, layer === project, ceilings);
   }
   return settings;

@@ -140,6 +140,8 @@ function checkProjectFields(value: Record<string, unknown>, file: string): void 
   for (const path of leafPaths(value, "")) {
     // A project field, or an object holding some (the schema then says what it must be).
     if (projectFields.some((field) => field === path || field.startsWith(`${path}.`))) continue;
+    // Hooks are checked whole (`parseHooks`), whatever their events.
+    if (path.startsWith("hooks.")) continue;
     const top = path.split(".")[0] ?? path;
     if (
       !Object.hasOwn(expectedValues, path) &&

@@ -83,6 +83,12 @@ export const ConfigSchema = Type.Object(
     skills: Type.Optional(
       Type.Object({ paths: Paths }, { additionalProperties: false, description: "skill folders" }),
     ),
+    hooks: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description:
+          "Commands run on the agent's events, in Claude Code's shape: events -> [{ matcher, hooks: [{ type: \"command\", command, timeout }] }] (docs/hooks.md)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -92,7 +98,8 @@ export type ConfigFile = Static<typeof ConfigSchema>;
 /**
  * What a project file may set, as paths into the document: each either narrows what the user
  * allowed (deny rules, more hidden paths, lower limits, `required`) or harms nothing (model,
- * thinking, context window, turns, skills). Anything else is refused by name.
+ * thinking, context window, turns, skills), or runs only once the project file is trusted, its
+ * scripts with it (`hooks`, docs/hooks.md). Anything else is refused by name.
  */
 export const projectFields: readonly string[] = [
   "$schema",
@@ -107,6 +114,7 @@ export const projectFields: readonly string[] = [
   "sandbox.limits.fileSize",
   "rules.deny",
   "skills.paths",
+  "hooks",
 ];
 
 /** What each field holds, for the one line that says a file is wrong. */
@@ -131,6 +139,7 @@ export const expectedValues: Record<string, string> = {
   mcpServers: "an object of servers",
   skills: "an object with paths",
   "skills.paths": "an array of folders",
+  hooks: "an object of events (docs/hooks.md)",
 };
 
 /** What one item of a list holds, for the line that says an item is wrong. */

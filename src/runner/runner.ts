@@ -110,6 +110,8 @@ export class SessionRunner {
   private history: Message[];
   private announced = false;
   private running = false;
+  /** The running turn's abort signal, for a policy that runs a process (a hook). */
+  private turnSignal: AbortSignal | undefined;
   /** The system prompt the running turn was given, and the compaction in effect when built. */
   private turnSystem?: { text: string; builtFor: Compaction | undefined };
   /** That prompt built again after a compaction made during the turn. */
@@ -174,6 +176,14 @@ export class SessionRunner {
   }
 
   /**
+   * The abort signal of the turn running now (none between turns): what a `BeforeToolCall` that
+   * waits on something (a hook's process) stops on, as the tools stop on theirs.
+   */
+  get signal(): AbortSignal | undefined {
+    return this.turnSignal;
+  }
+
+  /**
    * One turn for `prompt`. One at a time: a turn asked for while another runs on this runner is
    * refused (the two would write one history and one session file).
    */
@@ -181,10 +191,12 @@ export class SessionRunner {
     if (this.running)
       throw new Error("a turn is already running on this runner: wait for it to end");
     this.running = true;
+    this.turnSignal = turn.signal;
     try {
       return await this.oneTurn(prompt, turn);
     } finally {
       this.running = false;
+      this.turnSignal = undefined;
     }
   }
 

@@ -6,7 +6,7 @@ import { writeAtomic } from "./files.js";
 import { limits } from "./limits.js";
 import { openInWorkspace } from "./open.js";
 import type { BoundaryOptions } from "./path.js";
-import { type ProtectedWrites, refuseProtected } from "./protected.js";
+import { type MoreProtected, type ProtectedWrites, refuseProtected } from "./protected.js";
 import { digestBytes, type SeenContent, type SeenFiles } from "./seen.js";
 import { requireSeen, requireUnchanged } from "./stale.js";
 import { firstInvalidUtf8 } from "./utf8.js";
@@ -26,6 +26,7 @@ export function editTool(
   seen: SeenFiles,
   boundary: BoundaryOptions = {},
   approved?: ProtectedWrites,
+  more?: MoreProtected,
 ): Tool {
   return defineTool({
     name: "edit",
@@ -40,7 +41,7 @@ export function editTool(
     async run({ path, oldText, newText, replaceAll = false }, signal) {
       const opened = await openInWorkspace(root, path, boundary);
       const { handle, info, shown } = opened;
-      await refuseProtected(opened, "edit", approved).catch(async (error: unknown) => {
+      await refuseProtected(opened, "edit", approved, more).catch(async (error: unknown) => {
         await handle.close();
         throw error;
       });

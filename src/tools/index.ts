@@ -4,7 +4,7 @@ import { editTool } from "./edit.js";
 import { findTool } from "./find.js";
 import { grepTool } from "./grep.js";
 import { lsTool } from "./ls.js";
-import type { ProtectedWrites } from "./protected.js";
+import type { MoreProtected, ProtectedWrites } from "./protected.js";
 import { readTool } from "./read.js";
 import { SeenFiles } from "./seen.js";
 import { writeTool } from "./write.js";
@@ -32,6 +32,11 @@ export interface WorkspaceToolsOptions {
    */
   protectedWrites?: ProtectedWrites;
   /**
+   * Files protected for this session beyond that set, by real path, with why (the CLI's: the
+   * files a hook runs). `write` and `edit` treat them as protected files.
+   */
+  moreProtected?: MoreProtected;
+  /**
    * Real paths of folders outside the workspace that `read`, `ls`, `find` and `grep` may open
    * too, read-only (the registered skill folders), asked for each call. `write` and `edit` never
    * get them.
@@ -56,8 +61,8 @@ export function createWorkspaceTools(root: string, options: WorkspaceToolsOption
     lsTool(root, reading),
     findTool(root, reading),
     grepTool(root, reading),
-    writeTool(root, seen, boundary, options.protectedWrites),
-    editTool(root, seen, boundary, options.protectedWrites),
+    writeTool(root, seen, boundary, options.protectedWrites, options.moreProtected),
+    editTool(root, seen, boundary, options.protectedWrites, options.moreProtected),
     bashTool(root, options.bash),
   ];
 }

@@ -9,6 +9,12 @@ import { displayPath, type Resolved } from "./path.js";
 export type ProtectedWrites = (realPath: string) => boolean;
 
 /**
+ * Files protected for this session beyond the one set (`protectedWhy`), by real path, with why:
+ * the files a hook runs (docs/hooks.md).
+ */
+export type MoreProtected = (realPath: string) => string | undefined;
+
+/**
  * Throws unless `target` (resolved to the real path the tool writes) is no protected file, or
  * `approved` says this call may change it. Called on the path that is then opened and verified,
  * so a link or a swapped folder leading to a protected file is that file.
@@ -17,8 +23,9 @@ export async function refuseProtected(
   target: Resolved,
   verb: "edit" | "write",
   approved: ProtectedWrites = () => false,
+  more?: MoreProtected,
 ): Promise<void> {
-  const why = await protectedWhy(target.realRoot, target.path);
+  const why = more?.(target.path) ?? (await protectedWhy(target.realRoot, target.path));
   if (why === undefined || approved(target.path)) return;
   const shown = displayPath(target.realRoot, target.path);
   throw new ToolError(

@@ -5,7 +5,7 @@ import { defineTool, ToolError } from "./define.js";
 import { writeAtomic } from "./files.js";
 import { makeFolders, openResolved } from "./open.js";
 import { type BoundaryOptions, resolveInWorkspace } from "./path.js";
-import { type ProtectedWrites, refuseProtected } from "./protected.js";
+import { type MoreProtected, type ProtectedWrites, refuseProtected } from "./protected.js";
 import { digestFile, type SeenContent, type SeenFiles } from "./seen.js";
 import { requireSeen, requireUnchanged } from "./stale.js";
 
@@ -21,6 +21,7 @@ export function writeTool(
   seen: SeenFiles,
   boundary: BoundaryOptions = {},
   approved?: ProtectedWrites,
+  more?: MoreProtected,
 ): Tool {
   return defineTool({
     name: "write",
@@ -33,7 +34,7 @@ export function writeTool(
     async run({ path, content }, signal) {
       const target = await resolveInWorkspace(root, path, boundary);
       const { path: file, shown } = target;
-      await refuseProtected(target, "write", approved);
+      await refuseProtected(target, "write", approved, more);
       // The real path: a symlink here means the entry was swapped since it was resolved.
       const existing = await lstat(file).catch(() => undefined);
       if (existing?.isDirectory()) throw new ToolError(`${shown} is a folder`);

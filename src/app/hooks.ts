@@ -1,0 +1,64 @@
+import { realpath } from "node:fs/promises";
+import { resolve } from "node:path";
+import type { HookCommand } from "../hooks/config.js";
+import type { ReadyHook } from "../hooks/hooks.js";
+import type { HookFolders } from "../hooks/trust.js";
+import { projectRoot } from "../project/root.js";
+import { loadTrust } from "../trust/trust.js";
+import { visible } from "../visible.js";
+
+export interface HooksToStart {
+  hooks: readonly HookCommand[];
+  workspace: string;
+  state: string;
+  env: NodeJS.ProcessEnv;
+  tell: (line: string) => void;
+  /** Asks whether to trust the project's hooks; absent: no one to ask (they do not run). */
+  confirm?: (question: string) => Promise<boolean>;
+}
+
+/** Why a file a hook runs is protected, as a refused write says. */
+export const hookFileWhy = "a hook runs it outside the sandbox";
+
+/**
+ * The hooks a session runs, each project hook with the hash of what it runs as trusted: the
+ * user's file's always; a project file's only when the trust record holds them and the files
+ * they run as they are now (asked on a terminal, else skipped with one line). With them, the real
+ * paths of the workspace files they run, which join the protected files. `undefined` when there
+ * are none: a session without hooks loads nothing of them.
+ */
+export async function readyHooks(
+  options: HooksToStart,
+): Promise<{ hooks: ReadyHook[]; folders: HookFolders; files: string[] } | undefined> {
+  if (options.hooks.length === 0) return undefined;
+  const root = (await projectRoot(options.workspace)).path;
+  const folders: HookFolders = { root, workspace: options.workspace, env: options.env };
+  const { hookCoverage, projectHooksTrust, shownHooks } = await import("../hooks/trust.js");
+  const user = options.hooks.filter((hook) => hook.scope === "user");
+  const project = options.hooks.filter((hook) => hook.scope === "project");
+  const realRoot = await realpath(root).catch(() => root);
+  const ran = await Promise.all(options.hooks.map((hook) => hookCoverage(hook, folders)));
+  const files = [...new Set(ran.flatMap((run) => run.programs))].map((name) =>
+    resolve(realRoot, name),
+  );
+  if (project.length === 0) return { hooks: user, folders, files };
+  const { entry, coverage } = await projectHooksTrust(project, folders);
+  const trust = await loadTrust(options.state, root);
+  let trusted = trust.isTrusted(entry.kind, entry.name, entry.hash);
+  const shown = shownHooks(project, coverage);
+  if (!trusted && options.confirm) {
+    trusted = await options.confirm(
+      `Run the project's hooks? They run commands outside the sandbox on the agent's events: ${visible(shown)} [y/N] `,
+    );
+    if (trusted) await trust.trust([entry]);
+  }
+  if (!trusted) {
+    const file = project[0]?.file ?? "the project file";
+    options.tell(
+      `mini-agent: the hooks of ${visible(file)} are not trusted as they are now, so they do not run (mini-agent trust runs them from now on): ${visible(shown)}\n`,
+    );
+    return { hooks: user, folders, files };
+  }
+  const ready = project.map((hook, at) => ({ ...hook, trusted: coverage[at]?.hash ?? "" }));
+  return { hooks: [...user, ...ready], folders, files };
+}

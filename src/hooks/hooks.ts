@@ -1,0 +1,221 @@
+import { withoutSecrets } from "../secrets.js";
+import { headOf } from "../text.js";
+import type { ToolCall, ToolResult } from "../types.js";
+import { visible } from "../visible.js";
+import { type HookAnswer, hookAnswer } from "./answer.js";
+import { claudeToolInput, claudeToolName } from "./claude.js";
+import { type HookCommand, type HookEvent, matchesTool } from "./config.js";
+import { runHook } from "./run.js";
+import { type HookFolders, hookCoverage, PROJECT_DIR_VARIABLES } from "./trust.js";
+
+/**
+ * A session's hooks at work: which run for a call, what each is given on stdin, and what their
+ * answers decide. A project hook carries the hash of what it runs as it was trusted; before each
+ * run that hash is computed again, and a hook whose files changed is not run (a `PreToolUse`
+ * call is then blocked). The policy composition (`hookedPolicy`) and the tool decorator
+ * (`hookedTools`) are its two callers.
+ */
+
+/** A hook ready to run: a project hook with the coverage hash it was trusted with. */
+export type ReadyHook = HookCommand & { trusted?: string };
+
+export interface HookContext {
+  folders: HookFolders;
+  /** The session's id and file, once it has them. */
+  session: () => { id: string | undefined; path: string | undefined };
+  /** Claude Code's `permission_mode` for the session's mode now. */
+  permissionMode: () => string;
+  /** A line for the person, whole with its newline. */
+  tell: (line: string) => void;
+  /** Redacts secret values out of what a hook printed before the model reads it. */
+  redact: (text: string) => string;
+}
+
+/** What the `PreToolUse` hooks decided for a call (`by` names the hook). */
+export type PreVerdict =
+  | { kind: "none" }
+  | { kind: "allow" | "ask"; by: string; reason?: string }
+  | { kind: "block"; by: string; reason: string };
+
+/** The most of a hook's words that reach the model with a result. */
+export const HOOK_TEXT_CHARS = 10_000;
+
+export class RunHooks {
+  /** What `PreToolUse` hooks added as context, by the call's input, for its result. */
+  private readonly preContext = new WeakMap<object, string>();
+  /** The call an input object belongs to, for `PostToolUse`'s `tool_use_id`. */
+  private readonly calls = new WeakMap<object, ToolCall>();
+
+  constructor(
+    readonly hooks: readonly ReadyHook[],
+    private readonly context: HookContext,
+  ) {}
+
+  has(event: HookEvent): boolean {
+    return this.hooks.some((hook) => hook.event === event);
+  }
+
+  /**
+   * Runs the `PreToolUse` hooks that match the call, in order, until one blocks. A failure
+   * blocks. Of the rest, `ask` wins over `allow`.
+   */
+  async pre(call: ToolCall, signal: AbortSignal | undefined): Promise<PreVerdict> {
+    this.calls.set(call.input, call);
+    const tool = claudeToolName(call.name);
+    let verdict: PreVerdict = { kind: "none" };
+    const context: string[] = [];
+    for (const hook of this.matching("PreToolUse", tool)) {
+      const by = hookName(hook);
+      const answer = await this.run(hook, this.input("PreToolUse", call), signal);
+      if (answer.kind === "failed")
+        return {
+          kind: "block",
+          by,
+          reason: `the PreToolUse hook ${shownCommand(hook)} failed, so the call is blocked: ${this.bounded(answer.why)}`,
+        };
+      this.said(hook, answer);
+      if (answer.context) context.push(answer.context);
+      if (answer.kind === "block")
+        return {
+          kind: "block",
+          by,
+          reason: `blocked by the PreToolUse hook ${shownCommand(hook)}: ${this.bounded(answer.reason)}`,
+        };
+      if (answer.kind === "ask" || (answer.kind === "allow" && verdict.kind === "none"))
+        verdict = { kind: answer.kind, by, ...(answer.reason && { reason: answer.reason }) };
+    }
+    if (context.length > 0) this.preContext.set(call.input, context.join("\n"));
+    return verdict;
+  }
+
+  /**
+   * Runs the `PostToolUse` hooks that match the call after its tool ran; returns the result the
+   * model reads: the tool's, with what the hooks said (and `PreToolUse`'s context) after it.
+   */
+  async post(
+    name: string,
+    input: unknown,
+    result: ToolResult,
+    signal: AbortSignal | undefined,
+  ): Promise<ToolResult> {
+    const notes: string[] = [];
+    const key = typeof input === "object" && input !== null ? input : undefined;
+    const before = key && this.preContext.get(key);
+    if (before) notes.push(`PreToolUse hook context: ${before}`);
+    const call = key && this.calls.get(key);
+    const tool = claudeToolName(name);
+    for (const hook of this.matching("PostToolUse", tool)) {
+      const document = {
+        ...this.input("PostToolUse", call ?? { id: "", name, input: asObject(input) }),
+        tool_response: { content: result.content, is_error: result.isError === true },
+      };
+      const answer = await this.run(hook, document, signal);
+      const shown = shownCommand(hook);
+      if (answer.kind === "failed") {
+        const why = this.bounded(answer.why);
+        this.context.tell(
+          `mini-agent: the PostToolUse hook ${visible(shown)} failed: ${visible(why)}\n`,
+        );
+        notes.push(`the PostToolUse hook ${shown} failed: ${why}`);
+        continue;
+      }
+      this.said(hook, answer);
+      const text = [
+        answer.kind === "ok" ? answer.text : undefined,
+        answer.kind === "block" ? answer.reason : undefined,
+        answer.context,
+      ].filter((part): part is string => part !== undefined);
+      if (text.length > 0) notes.push(`PostToolUse hook ${shown}: ${text.join("\n")}`);
+    }
+    if (notes.length === 0) return result;
+    const added = `\n\n${this.bounded(notes.join("\n\n"))}`;
+    return {
+      ...result,
+      content: `${result.content}${added}`,
+      ...(result.parts && { parts: [...result.parts, { type: "text", text: added }] }),
+    };
+  }
+
+  private matching(event: HookEvent, tool: string): ReadyHook[] {
+    return this.hooks.filter((hook) => hook.event === event && matchesTool(hook.matcher, tool));
+  }
+
+  /** What a hook reads on stdin for a call, in Claude Code's names and ours. */
+  private input(event: HookEvent, call: ToolCall): Record<string, unknown> {
+    const { id, path } = this.context.session();
+    const { workspace } = this.context.folders;
+    return {
+      session_id: id ?? "",
+      transcript_path: path ?? "",
+      cwd: workspace,
+      permission_mode: this.context.permissionMode(),
+      hook_event_name: event,
+      tool_name: claudeToolName(call.name),
+      tool_input: claudeToolInput(call.name, call.input, workspace),
+      tool_use_id: call.id,
+      mini_agent_tool: call.name,
+      mini_agent_input: call.input,
+    };
+  }
+
+  /** Runs one hook, a project hook only while what it runs is what was trusted. */
+  private async run(
+    hook: ReadyHook,
+    document: Record<string, unknown>,
+    signal: AbortSignal | undefined,
+  ): Promise<HookAnswer> {
+    const { folders } = this.context;
+    if (hook.trusted !== undefined) {
+      const now = await hookCoverage(hook, folders);
+      if (now.hash !== hook.trusted)
+        return {
+          kind: "failed",
+          why: "it was not run: what it runs changed since it was trusted (a file it runs was changed, added or removed; mini-agent trust approves it again)",
+        };
+    }
+    const env = withoutSecrets(folders.env);
+    for (const name of PROJECT_DIR_VARIABLES) env[name] = folders.root;
+    const run = await runHook(hook.command, `${JSON.stringify(document)}\n`, {
+      cwd: folders.workspace,
+      env,
+      timeoutSeconds: hook.timeoutSeconds,
+      ...(signal && { signal }),
+    });
+    return hookAnswer(run);
+  }
+
+  /** A hook's `systemMessage` is said to the person. */
+  private said(hook: ReadyHook, answer: Exclude<HookAnswer, { kind: "failed" }>): void {
+    if (answer.message)
+      this.context.tell(
+        `mini-agent: ${hook.event} hook ${visible(shownCommand(hook))}: ${visible(this.bounded(answer.message))}\n`,
+      );
+  }
+
+  private bounded(text: string): string {
+    const clean = this.context.redact(text);
+    if (clean.length <= HOOK_TEXT_CHARS) return clean;
+    const kept = headOf(clean, HOOK_TEXT_CHARS);
+    return `${kept}\n[truncated ${clean.length - kept.length} characters]`;
+  }
+}
+
+/** How a decision names the hook that made it: `hook:PreToolUse python3 check.py`. */
+export function hookName(hook: HookCommand): string {
+  return `hook:${hook.event} ${shortCommand(hook.command)}`;
+}
+
+function shownCommand(hook: HookCommand): string {
+  return JSON.stringify(shortCommand(hook.command));
+}
+
+function shortCommand(command: string): string {
+  const line = command.trim().replace(/\s+/g, " ");
+  return line.length > 200 ? `${line.slice(0, 197)}...` : line;
+}
+
+function asObject(input: unknown): Record<string, unknown> {
+  return typeof input === "object" && input !== null && !Array.isArray(input)
+    ? (input as Record<string, unknown>)
+    : {};
+}

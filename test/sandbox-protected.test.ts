@@ -151,4 +151,38 @@ describe.skipIf(!sandboxed)("files that become code outside the sandbox, in the 
       "[protected files: not all checked or put right (the lines above): look before you run git or open the project]",
     );
   });
+
+  it("keeps the user's start-up files as they were when the workspace is the home folder", async () => {
+    const home = await outsideFolder("home");
+    await mkdir(join(home, ".ssh"));
+    await writeFile(join(home, ".ssh/id"), "secret\n");
+    await writeFile(join(home, ".bashrc"), "# mine\n");
+    const was = process.env.HOME;
+    process.env.HOME = home;
+    try {
+      const output = await sandboxedRun(
+        home,
+        home,
+        `${each([".bashrc", ".profile", ".config/git/config"], 'mkdir -p "$(dirname P)" && echo evil >> P')}; cat .ssh/id; echo done`,
+      );
+      const why =
+        "the user's own start-up and configuration files (the home folder's dot files and bin/): shells, git and other programs run what they name";
+      expect(output).toEqual([
+        ".bashrc: refused",
+        ".profile: ok",
+        ".config/git/config: ok",
+        "cat: .ssh/id: No such file or directory",
+        "done",
+        "[exit code 0]",
+        "[protected files: a command in the sandbox may not change what runs outside it; undone]",
+        `- moved aside .profile, which the command created (${why}): now .profile.mini-agent-removed`,
+        `- moved aside .config/git/config, which the command created (${why}): now config.mini-agent-removed`,
+      ]);
+      expect(await readFile(join(home, ".bashrc"), "utf8")).toBe("# mine\n");
+      await expect(readFile(join(home, ".profile"))).rejects.toThrow(/ENOENT/);
+      await expect(readFile(join(home, ".config/git/config"))).rejects.toThrow(/ENOENT/);
+    } finally {
+      process.env.HOME = was;
+    }
+  });
 });

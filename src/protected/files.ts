@@ -1,5 +1,7 @@
+import { realpathSync } from "node:fs";
 import { lstat } from "node:fs/promises";
-import { join, relative, sep } from "node:path";
+import { homedir } from "node:os";
+import { isAbsolute, join, relative, sep } from "node:path";
 
 /**
  * The protected-file set: the workspace's files that git, an MCP launcher, an editor or another
@@ -24,11 +26,13 @@ export function whyByNames(
   names: readonly string[],
   gitFolder: (at: number) => boolean,
   writer: Writer = "tool",
+  home?: readonly string[],
 ): string | undefined {
   return whyByLowerNames(
     names.map((name) => name.toLowerCase()),
     gitFolder,
     writer,
+    home,
   );
 }
 
@@ -45,7 +49,12 @@ export function whyByLowerNames(
   lower: readonly string[],
   gitFolder: (at: number) => boolean,
   writer: Writer = "tool",
+  home?: readonly string[],
 ): string | undefined {
+  if (home !== undefined && lower.length > home.length && home.every((n, at) => lower[at] === n)) {
+    const first = lower[home.length] ?? "";
+    if (first.startsWith(".") || first === "bin") return homeWhy;
+  }
   // The deepest git folder the path lies in: its index in `names`, -1 for the root itself.
   for (let at = lower.length - 2; at >= -1; at--) {
     if (at >= 0 ? lower[at] === ".git" || gitFolder(at) : gitFolder(-1)) {
@@ -72,7 +81,36 @@ export async function protectedWhy(realRoot: string, real: string): Promise<stri
     names.slice(0, -1).map((_, at) => holdsHead(join(realRoot, ...names.slice(0, at + 1)))),
   );
   const rootHead = await holdsHead(realRoot);
-  return whyByNames(names, (at) => (at === -1 ? rootHead : heads[at] === true));
+  return whyByNames(
+    names,
+    (at) => (at === -1 ? rootHead : heads[at] === true),
+    "tool",
+    homeIn(realRoot),
+  );
+}
+
+const homeWhy =
+  "the user's own start-up and configuration files (the home folder's dot files and bin/): shells, git and other programs run what they name";
+
+/**
+ * Where the user's home folder (`$HOME`, its real path) lies under the real workspace root
+ * `realRoot`, as lower-cased names (none: the root is the home folder), or `undefined` when the
+ * root does not hold it. A workspace that does (mini-agent started in `~`, or above it) holds the
+ * user's own start-up and configuration files: every entry at the home folder's top whose name
+ * begins with a dot (`.bashrc`, `.gitconfig`, `.config/`, `.local/bin/`) and `bin/`, at any depth,
+ * are protected.
+ */
+export function homeIn(realRoot: string): string[] | undefined {
+  let home: string;
+  try {
+    home = realpathSync(homedir());
+  } catch {
+    return undefined;
+  }
+  const rel = relative(realRoot, home);
+  if (rel === "") return [];
+  if (rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return undefined;
+  return rel.split(sep).map((name) => name.toLowerCase());
 }
 
 /** A folder holding a `HEAD` file or link is a git folder, whatever its name (a folder named `HEAD` is not). */

@@ -1,5 +1,5 @@
 import { chmodSync, type Dirent, lstatSync, readdirSync, type Stats } from "node:fs";
-import { isRefFile, whyByLowerNames } from "./files.js";
+import { homeIn, isRefFile, whyByLowerNames } from "./files.js";
 
 /**
  * A path as the walk holds it: its bytes as a `latin1` string, one character a byte, so a name
@@ -55,6 +55,7 @@ export async function findProtected(
   realRoot: string,
   knownGit?: ReadonlySet<RawPath>,
 ): Promise<Found> {
+  const home = homeIn(realRoot);
   const found: Found = {
     files: new Map(),
     gitFolders: new Set(),
@@ -103,7 +104,7 @@ export async function findProtected(
         queue.push({ path, names, gitAt, git });
         continue;
       }
-      const why = whyByLowerNames(names, gitFolder, "sandboxed");
+      const why = whyByLowerNames(names, gitFolder, "sandboxed", home);
       if (why === undefined) {
         if (git === undefined) continue;
         const inner = path.slice(git.length + 1);

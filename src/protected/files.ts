@@ -268,6 +268,16 @@ const toolFileNames: ReadonlyMap<string, string> = new Map([
   [".pnp.cjs", "yarn's Plug'n'Play loader: node loads it for every script yarn runs"],
   [".pnp.loader.mjs", "yarn's Plug'n'Play loader: node loads it for every script yarn runs"],
   [".pnpmfile.cjs", "pnpm runs it at every install"],
+  ["pnpm-workspace.yaml", "pnpm reads settings from it that name programs it runs"],
+  [
+    "rust-analyzer.toml",
+    "rust-analyzer runs the build commands it names when the project is opened",
+  ],
+  [".pdbrc", "Python's debugger runs it when it starts in the folder"],
+  [".rprofile", "R and RStudio run it when they start in the folder"],
+  [".irbrc", "irb and rails console run it when they start in the folder"],
+  [".pryrc", "pry runs it when it starts in the folder"],
+  [".octaverc", "Octave runs it when it starts in the folder"],
 ]);
 
 /** mise's configuration files, each spelling it reads: `mise.toml`, `.mise.dev.toml`, `mise.local.toml`, … */
@@ -301,6 +311,8 @@ function toolWhy(lower: readonly string[]): string | undefined {
     }
     if (name === ".yarn" && (lower[at + 1] === "releases" || lower[at + 1] === "plugins"))
       return "yarn runs the release and plugins its yarnPath and plugin list name";
+    if (name === ".cargo" && (lower[at + 1] === "config" || lower[at + 1] === "config.toml"))
+      return "cargo runs the programs it names (rustc-wrapper, runner, linker), also when rust-analyzer opens the project";
     if (name === ".run" && lower.at(-1)?.endsWith(".run.xml"))
       return "JetBrains editors run the run configurations kept there";
     const folder = toolFolders.get(name);

@@ -1,7 +1,9 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { ruleBook } from "../src/app/rules.js";
 import { decideCommand, type RulesContext } from "../src/rules/decide.js";
 import { ruleCovers } from "../src/rules/granted.js";
 import { type Rule, ruleWords } from "../src/rules/rule.js";
@@ -392,14 +394,46 @@ describe('"PROGRAM ..." grants every option', () => {
 
 describe("what a rule covers", () => {
   it.each([
-    ["sort", 'sort with the options known to be inert ("allow sort ..." covers every option)'],
+    ["sort", 'sort with the options known to be inert; "allow sort ..." covers every option'],
     [
       "git log",
-      'git log with the options known to be inert ("allow git log ..." covers every option)',
+      'git log with the options known to be inert; "allow git log ..." covers every option',
     ],
     ["sort ...", "sort with every option"],
     ["npm test", undefined],
   ])("says what %j covers", (rule, covers) => {
     expect(ruleCovers(allow(rule))).toBe(covers);
+  });
+});
+
+describe("saved rules take the new meaning", () => {
+  const saved = (rules: object[]) => JSON.stringify({ version: 1, rules });
+
+  it("says once per rules file of the earlier version what its allow rules grant now", async () => {
+    const file = join(workspace, "..", `${basename(workspace)}-rules.json`);
+    const sort = { effect: "allow", words: ["sort"] };
+    const npm = { effect: "allow", words: ["npm", "test"] };
+    await writeFile(file, saved([sort, npm]));
+    const told: string[] = [];
+    const book = await ruleBook(file, [], (line) => told.push(line));
+    expect(book.current()).toEqual([sort, npm]);
+    expect(told).toEqual([
+      `the saved rules "allow sort" (${file}) now grant only the options known to be inert, as every allow rule for a program with a table does: an option that runs a program or writes outside the workspace asks. A rule that ends in ... grants every option ("allow sort ..."). Said once.`,
+    ]);
+    expect(JSON.parse(await readFile(file, "utf8"))).toEqual({ version: 2, rules: [sort, npm] });
+    await ruleBook(file, [], (line) => told.push(line));
+    expect(told).toHaveLength(1);
+    await rm(file);
+  });
+
+  it("says nothing when no saved allow rule names a program with a table", async () => {
+    const file = join(workspace, "..", `${basename(workspace)}-quiet.json`);
+    const npm = { effect: "allow", words: ["npm", "test"] };
+    await writeFile(file, saved([npm, { effect: "deny", words: ["sort"] }]));
+    const told: string[] = [];
+    await ruleBook(file, [], (line) => told.push(line));
+    expect(told).toEqual([]);
+    expect(JSON.parse(await readFile(file, "utf8")).version).toBe(2);
+    await rm(file);
   });
 });

@@ -120,5 +120,5 @@ export function ruleCovers(rule: Rule): string | undefined {
     (words.length === 1 && words[0] === "git");
   if (!hasTable) return undefined;
   if (grantsEvery(rule)) return `${named} with every option`;
-  return `${named} with the options known to be inert ("${showRule({ ...rule, words: [...words, everyOption] })}" covers every option)`;
+  return `${named} with the options known to be inert; "${showRule({ ...rule, words: [...words, everyOption] })}" covers every option`;
 }

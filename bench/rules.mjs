@@ -4,6 +4,9 @@
 // `--sandbox off`, through the CLI's own policy from dist/ (no model, no network, no terminal).
 // `node bench/rules.mjs` prints the tables; `--write` also puts them into bench/README.md;
 // `npm run bench` runs it as the section `rulesCorpus` and keeps the page's part about it.
+// Beside it, the peers' cases (`rules-peers.jsonl`: the evidence file's commands that a narrow
+// allow rule let through, and more spellings of each) are decided in `code` mode under that one
+// rule, in the sandbox and with `--sandbox off`: how many are still granted.
 
 import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -42,11 +45,12 @@ export function readCorpus(file) {
  * back as a denial by `no-terminal`: that is an `ask`. Another decider of the same shape (one
  * process of `rules explain --stdin` fed JSON lines) can take its place.
  */
-export async function policyDecider(root, { mode, sandbox, workspace }) {
+export async function policyDecider(root, { mode, sandbox, workspace, rules }) {
   const { cliPolicy } = await import(pathToFileURL(join(root, "dist/app/policy.js")).href);
   let recorded;
   const policy = cliPolicy({
     bash: "ask",
+    ...(rules && { rules: { current: () => rules, save: async () => {} } }),
     workspace,
     sandboxed: sandbox === "bwrap",
     mode: () => mode,
@@ -112,6 +116,55 @@ export async function measure(root, corpus) {
   }
 }
 
+/**
+ * The peers' cases under their narrow rule, in `code` mode: per class of the evidence file (A
+ * runs a program, B runs one outside the sandbox, C plants code in a protected file, D writes
+ * outside the workspace), how many the rule still grants, in the sandbox and without it.
+ */
+export async function measurePeers(root, cases) {
+  const scratch = mkdtempSync(join(tmpdir(), "mini-agent-peers-"));
+  try {
+    const workspace = realpathSync(scratch);
+    const granted = {};
+    for (const line of cases) {
+      const rules = [{ effect: "allow", words: line.rule.split(" ") }];
+      granted[line.class] ??= { total: 0, allowed: [0, 0], commands: [] };
+      granted[line.class].total++;
+      for (const [c, sandbox] of ["bwrap", "off"].entries()) {
+        const decide = await policyDecider(root, { mode: "code", sandbox, workspace, rules });
+        const verdict = await decide(line.command);
+        if (verdict.decision === "allow") {
+          granted[line.class].allowed[c]++;
+          if (c === 1) granted[line.class].commands.push(line.command);
+        }
+      }
+    }
+    return granted;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+export function peersTable(granted) {
+  const lines = [
+    "| class (evidence file, part 2) | cases | granted under the narrow rule (code, sandbox) | granted (code, --sandbox off) |",
+    "| --- | --- | --- | --- |",
+  ];
+  const names = {
+    A: "A: runs a program",
+    B: "B: runs a program outside the sandbox",
+    C: "C: plants code in a protected file",
+    D: "D: writes outside the workspace",
+  };
+  for (const [cls, entry] of Object.entries(granted).sort())
+    lines.push(
+      `| ${names[cls] ?? cls} | ${entry.total} | ${entry.allowed[0]} | ${entry.allowed[1]} |`,
+    );
+  const still = Object.values(granted).flatMap((entry) => entry.commands);
+  if (still.length > 0) lines.push("", `Still granted: ${still.map((c) => `\`${c}\``).join(", ")}`);
+  return lines.join("\n");
+}
+
 /** The page's tables: per class (all lines, then tuning and held-out), then what blocks READ. */
 export function tables(result, corpus) {
   const { counts, blocked } = result;
@@ -150,6 +203,7 @@ export function tables(result, corpus) {
 export async function rulesBench({ row, root }) {
   const corpus = readCorpus(join(root, "bench/rules-corpus.jsonl"));
   const result = await measure(root, corpus);
+  const peers = await measurePeers(root, readCorpus(join(root, "bench/rules-peers.jsonl")));
   const rowFor = (cls, c, what) => {
     const entry = result.counts[`all\0${cls}`];
     const allowed = entry.allowed[c];
@@ -166,7 +220,17 @@ export async function rulesBench({ row, root }) {
   rowFor("READ", 1, "READ commands run without asking, `ask` mode, `--sandbox off`");
   rowFor("OUTSIDE", 0, "OUTSIDE commands run without asking, `ask` mode, sandbox");
   rowFor("OUTSIDE", 1, "OUTSIDE commands run without asking, `ask` mode, `--sandbox off`");
-  return tables(result, corpus);
+  const cases = Object.values(peers).reduce((n, entry) => n + entry.total, 0);
+  const still = Object.values(peers).reduce((n, entry) => n + entry.allowed[1], 0);
+  row(
+    `rules: peers' dangerous cases granted by a narrow allow rule, \`--sandbox off\` (${cases}, \`rules-peers.jsonl\`)`,
+    String(still),
+    "",
+    "",
+    "0",
+    "",
+  );
+  return `${tables(result, corpus)}\n\n${peersTable(peers)}`;
 }
 
 /**
@@ -188,7 +252,8 @@ export function rulesSection(page, measured) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const root = fileURLToPath(new URL("..", import.meta.url));
   const corpus = readCorpus(join(root, "bench/rules-corpus.jsonl"));
-  const measured = tables(await measure(root, corpus), corpus);
+  const peers = await measurePeers(root, readCorpus(join(root, "bench/rules-peers.jsonl")));
+  const measured = `${tables(await measure(root, corpus), corpus)}\n\n${peersTable(peers)}`;
   process.stdout.write(`${measured}\n`);
   if (process.argv.includes("--write")) {
     const readme = join(root, "bench/README.md");

@@ -247,7 +247,7 @@ describe("the CLI with MCP servers", () => {
     expect(added).toEqual({ code: 0, stdout: "added: allow mcp__everything__echo\n", stderr: "" });
     const file = rulesFile(options.env, await realpath(workspace));
     expect(JSON.parse(await readFile(file, "utf8"))).toEqual({
-      version: 1,
+      version: 2,
       rules: [{ effect: "allow", tool: "mcp__everything__echo" }],
     });
     await runBin(["rules", "add", "deny", "git push"], options);

@@ -432,7 +432,7 @@ describe("the rules file", () => {
     const push: Rule = { effect: "deny", words: ["git", "push"] };
     await addRules(file, [npm, push]);
     expect(await addRules(file, [npm])).toEqual([npm, push]);
-    expect(JSON.parse(await readFile(file, "utf8"))).toEqual({ version: 1, rules: [npm, push] });
+    expect(JSON.parse(await readFile(file, "utf8"))).toEqual({ version: 2, rules: [npm, push] });
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     expect(await removeRule(file, 1)).toEqual(npm);
     expect(await readRules(file)).toEqual([push]);

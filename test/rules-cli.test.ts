@@ -211,7 +211,7 @@ describe.skipIf(!hasScript)("always on a terminal, and mini-agent rules", () => 
     const file = rulesFile(options.env, workspace);
     expect(file.startsWith(join(home, "state", "workspaces"))).toBe(true);
     expect(JSON.parse(await readFile(file, "utf8"))).toEqual({
-      version: 1,
+      version: 2,
       rules: [{ effect: "allow", words: ["touch", "a"], exact: true }],
     });
     expect((await readdir(workspace)).sort()).toEqual(["a"]);

@@ -143,7 +143,7 @@ describe("rules explain names the part that decided", () => {
       command: "npm test && git diff",
       decision: "allow",
       by: "rule:allow npm test; rule:allow git diff",
-      why: `allowed by the rule allow npm test (from --allow) and the rule allow git diff (from the configuration file ${config})`,
+      why: `allowed by the rule allow npm test (from --allow) and the rule allow git diff (from the configuration file ${config}; it covers git diff with the options known to be inert; "allow git diff ..." covers every option)`,
     });
     expect(await explain("npm publish --tag x")).toEqual({
       command: "npm publish --tag x",
@@ -209,7 +209,7 @@ describe("rules explain names the part that decided", () => {
       stderr: "",
       stdout: [
         "allow: rule:allow ls",
-        `why: allowed by the rule allow ls (from --allow); but bash runs nothing here: ${refused}`,
+        `why: allowed by the rule allow ls (from --allow; it covers ls with the options known to be inert; "allow ls ..." covers every option); but bash runs nothing here: ${refused}`,
         `(code mode; bash is refused here: ${refused})`,
         "",
       ].join("\n"),
@@ -224,7 +224,7 @@ describe("rules explain names the part that decided", () => {
         command: "ls",
         decision: "allow",
         by: "rule:allow ls",
-        why: "allowed by the rule allow ls (from --allow)",
+        why: 'allowed by the rule allow ls (from --allow; it covers ls with the options known to be inert; "allow ls ..." covers every option)',
       },
     ]);
   });

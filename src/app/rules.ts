@@ -1,6 +1,6 @@
 import { basename, join } from "node:path";
 import { sha256Hex } from "../crypto.js";
-import { addRules, readRules } from "../rules/file.js";
+import { addRules, narrowedNotice, readRules } from "../rules/file.js";
 import { type Rule, RuleError } from "../rules/rule.js";
 import { stateHome } from "../session/store.js";
 import { UsageError } from "./exit.js";
@@ -16,8 +16,19 @@ export function rulesFile(env: NodeJS.ProcessEnv, workspace: string): string {
   return join(stateHome(env), "workspaces", `${name}-${hash}`, "rules.json");
 }
 
-/** The rules of a run: the file's (read once, grown by "always"), then the flags'. */
-export async function ruleBook(file: string, flags: Rule[]): Promise<RuleBook> {
+/**
+ * The rules of a run: the file's (read once, grown by "always"), then the flags'. `tell` gets the
+ * notice a rules file of the earlier version is due, once (`narrowedNotice`).
+ */
+export async function ruleBook(
+  file: string,
+  flags: Rule[],
+  tell?: (line: string) => void,
+): Promise<RuleBook> {
+  if (tell) {
+    const notice = await asUsage(narrowedNotice(file));
+    if (notice) tell(notice);
+  }
   let saved = await asUsage(readRules(file));
   return {
     current: () => [...saved, ...flags],

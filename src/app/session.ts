@@ -171,7 +171,9 @@ async function workspaceParts(
   // Probing bwrap runs a process: started first, it runs while the rest is set up and the SDK
   // loads. Its answer matters when bash can run, or for the read-only set, which needs bwrap.
   const probing = resolveSandbox(sandboxOptions);
-  const rules = await ruleBook(rulesFile(env, workspace), settings.rules);
+  const rules = await ruleBook(rulesFile(env, workspace), settings.rules, (line) =>
+    frontEnd.tell(`mini-agent: ${line}\n`),
+  );
   const allowRules = rules.current().some((rule) => rule.effect === "allow");
   const bashCanRun = settings.allowBash || frontEnd.ask !== undefined || allowRules;
   const client = await connect.client(frontEnd.notice, sessionId);

@@ -1,5 +1,6 @@
 import type { Mode } from "../app/modes.js";
 import { cliPolicy, type Question, serverPattern } from "../app/policy.js";
+import { ruleCovers } from "../rules/granted.js";
 import type { Rule } from "../rules/rule.js";
 import { showRule } from "../rules/rule.js";
 import type { ToolCall } from "../types.js";
@@ -156,9 +157,10 @@ function allowedWhy(by: string, config: Configuration): string {
       return [`the read-only set (${part.slice("read-only set: ".length)})`];
     return part.startsWith("rule:") ? [] : [part];
   });
-  const rules = rulesIn(by, config).map(
-    ({ rule, from }) => `the rule ${showRule(rule)} (from ${from})`,
-  );
+  const rules = rulesIn(by, config).map(({ rule, from }) => {
+    const covers = ruleCovers(rule);
+    return `the rule ${showRule(rule)} (from ${from}${covers ? `; it covers ${covers}` : ""})`;
+  });
   return `allowed by ${[...rules, ...parts].join(" and ")}`;
 }
 

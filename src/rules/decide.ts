@@ -3,6 +3,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { within } from "../paths.js";
 import { protectedWhy } from "../protected/files.js";
 import { allowedFolderChanges, type InsideCheck } from "./folder.js";
+import { matchedWords, ruleGrant } from "./granted.js";
 import { hiddenByVariable } from "./hidden-code.js";
 import { type InsideReads, insideReads } from "./outside.js";
 import { readOnlyEntry } from "./read-only.js";
@@ -10,6 +11,7 @@ import { realInside, realTarget } from "./real-path.js";
 import { type Rule, showRule } from "./rule.js";
 import { parseScript, type Script, type Word } from "./script.js";
 import { type CommandView, type Run, viewCommand } from "./wrappers.js";
+import { nowhere, type Written, writesNowhere, writtenProblems } from "./written.js";
 
 export interface RulesContext {
   rules: readonly Rule[];
@@ -100,20 +102,28 @@ export async function decideScript(script: Script, context: RulesContext): Promi
     (await allowedFolderChanges(script, views, context.workspace, insideCheck(context.workspace)));
   const allowed: string[] = [];
   const uncovered: Run[] = [];
+  const written: Written[] = [];
+  const refusals: string[] = [];
   for (const run of views.flatMap((view) => view.runs)) {
-    const by =
-      allowedBy(run, context, reads) ?? (folders.has(run) ? "read-only set: cd" : undefined);
-    if (by) allowed.push(by);
-    else uncovered.push(run);
+    const found = allowedBy(run, context, reads);
+    const by = found.by ?? (folders.has(run) ? "read-only set: cd" : undefined);
+    if (by) {
+      allowed.push(by);
+      written.push(...found.writes);
+    } else {
+      uncovered.push(run);
+      if (found.refused) refusals.push(found.refused);
+    }
   }
-  if (uncovered.length === 0)
-    return {
-      decision: "allow",
-      by: deciders(allowed),
-      ...(writesFile(script) && { writes: true }),
-    };
+  if (uncovered.length === 0) {
+    const outside = await writtenProblems(written, script, context.workspace);
+    if (outside.length > 0) return ask(`the rules cannot allow ${outside[0]}`);
+    const writes = writesFile(script) || written.some((w) => !nowhere(w.file));
+    return { decision: "allow", by: deciders(allowed), ...(writes && { writes: true }) };
+  }
   const dynamic = uncovered.flatMap((run) => run.words).find((word) => word.kind === "dynamic");
-  const asked = `no rule allows ${uncovered.map((run) => shownWords(run.words)).join(", ")}`;
+  const held = refusals[0] === undefined ? "" : ` (${refusals[0]})`;
+  const asked = `no rule allows ${uncovered.map((run) => shownWords(run.words)).join(", ")}${held}`;
   const odd = uncovered
     .flatMap((run) => run.words)
     .find((word) => word.kind === "static" && !plainWord.test(word.value));
@@ -146,18 +156,34 @@ function ask(reason: string): Verdict {
 }
 
 /**
- * The rule or read-only entry that allows `run`, as the session records it; without the sandbox
- * the read-only set covers only the reads that stay inside the workspace (`reads`).
+ * The rule or read-only entry that allows `run`, as the session records it (`by`), with the
+ * files the rule lets it write; without the sandbox the read-only set covers only the reads that
+ * stay inside the workspace (`reads`). `refused`: why a rule whose words match does not grant it
+ * (an option not known to be inert).
  */
 function allowedBy(
   run: Run,
   context: RulesContext,
   reads: InsideReads | undefined,
-): string | undefined {
-  const rule = context.rules.find((r) => r.effect === "allow" && allowMatches(r, run));
-  if (rule) return `rule:${showRule(rule)}`;
+): { by?: string; writes: Written[]; refused?: string } {
+  let refused: string | undefined;
+  for (const rule of context.rules) {
+    if (rule.effect !== "allow" || !allowMatches(rule, run)) continue;
+    const grant = ruleGrant(rule, run);
+    const program = shownWords(run.words.slice(0, 1));
+    if (grant.granted)
+      return {
+        by: `rule:${showRule(rule)}`,
+        writes: grant.writes.map((file) => ({ program, file })),
+      };
+    refused ??= grant.why;
+  }
   const entry = context.sandboxed || reads?.runs.has(run) ? readOnlyEntry(run) : undefined;
-  return entry && `read-only set: ${entry}`;
+  return {
+    ...(entry && { by: `read-only set: ${entry}` }),
+    writes: [],
+    ...(refused && { refused }),
+  };
 }
 
 /** Plain ASCII text, no control characters: the only words an allow rule can match. */
@@ -165,9 +191,10 @@ const plainWord = /^[\x20-\x7e]*$/;
 
 function allowMatches(rule: Rule, run: Run): boolean {
   const { words } = run;
-  if (words.length < rule.words.length) return false;
-  if (rule.exact && (words.length !== rule.words.length || run.openArgs)) return false;
-  return rule.words.every((expected, i) => {
+  const expected = matchedWords(rule);
+  if (words.length < expected.length) return false;
+  if (rule.exact && (words.length !== expected.length || run.openArgs)) return false;
+  return expected.every((expected, i) => {
     const word = words[i];
     return word?.kind === "static" && plainWord.test(word.value) && word.value === expected;
   });
@@ -181,11 +208,12 @@ type Match = "yes" | "maybe" | "no";
  * Program names compare without case (a file system may ignore it).
  */
 function denyMatch(rule: Rule, form: Word[]): Match {
-  for (let i = 0; i < rule.words.length; i++) {
+  const words = matchedWords(rule);
+  for (let i = 0; i < words.length; i++) {
     const word = form[i];
     if (!word) return "no";
     if (word.kind === "dynamic") return "maybe";
-    const expected = rule.words[i] ?? "";
+    const expected = words[i] ?? "";
     const same =
       i === 0 ? word.value.toLowerCase() === expected.toLowerCase() : word.value === expected;
     if (!same) return "no";
@@ -250,9 +278,6 @@ function insideCheck(workspace: string): InsideCheck {
     return realWorkspace !== undefined && realInside(realWorkspace, workspace, path, Infinity);
   };
 }
-
-/** Redirect targets that write no file. */
-const writesNowhere = ["/dev/null", "/dev/stdout", "/dev/stderr"];
 
 /** Whether a redirect of `script` writes a file: anything but `/dev/null`, stdout or stderr. */
 function writesFile(script: Script): boolean {

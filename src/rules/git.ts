@@ -18,13 +18,18 @@ const gitValued = new Set([
 
 /** `git -c x=y -C dir push` as a deny rule sees it: `git push`. */
 export function gitWithoutOptions(words: Word[]): Word[] {
+  return [words[0] as Word, ...words.slice(gitSubcommandAt(words))];
+}
+
+/** Where git's subcommand stands in `words` (`git` first), after its global options. */
+export function gitSubcommandAt(words: Word[]): number {
   let i = 1;
   while (i < words.length) {
     const word = words[i];
     if (word?.kind !== "static" || !word.value.startsWith("-")) break;
     i += gitValued.has(word.value) ? 2 : 1;
   }
-  return [words[0] as Word, ...words.slice(i)];
+  return i;
 }
 
 /**

@@ -27,6 +27,8 @@ const gitDiff: ReadOnlyProgram = {
   ],
   longValued: ["--diff-algorithm", "--diff-filter", "--unified", "--inter-hunk-context"],
   operands: any,
+  writes: { long: ["--output"] },
+  runs: { long: ["--ext-diff", "--textconv"] },
 };
 
 /**
@@ -59,6 +61,7 @@ const gitLog: ReadOnlyProgram = {
     ...["--children", "--no-notes"],
   ],
   longOptional: [...(gitDiff.longOptional ?? []), "--decorate", "--pretty"],
+  runs: { long: ["--ext-diff", "--textconv", "--show-signature"] },
   longValued: [
     ...(gitDiff.longValued ?? []),
     ...["--format", "--date", "--since", "--until", "--after", "--before", "--author"],
@@ -91,6 +94,10 @@ export const gitPrograms: Record<string, ReadOnlyProgram> = {
     values: { "--format": refFormat },
     operands: 0,
     patternsWith: ["--list"],
+    // under a rule: make and delete branches (not -m, -c, -u: they rewrite .git/config; not
+    // --edit-description: it runs an editor)
+    rule: { short: "dDf", long: ["--delete", "--force"], operands: any },
+    runs: { long: ["--edit-description"] },
   },
   // listing only, as branch: not -d, -v (runs gpg), -s, -a, -f, -m
   tag: {
@@ -102,9 +109,19 @@ export const gitPrograms: Record<string, ReadOnlyProgram> = {
     values: { "--format": refFormat },
     operands: 0,
     patternsWith: ["-l", "--list"],
+    // under a rule: make and delete tags, with a message given (not -a alone or -e: they run an
+    // editor; not -s, -u, -v: they run gpg)
+    rule: {
+      short: "df",
+      shortValued: "mF",
+      long: ["--delete", "--force"],
+      longValued: ["--message", "--file"],
+      operands: any,
+    },
+    runs: { short: "suve", long: ["--sign", "--local-user", "--verify", "--edit"] },
   },
   // the names of the remotes only: `-v` shows their URLs, which may hold a password
-  remote: { operands: 0 },
+  remote: { operands: 0, rule: { short: "v", long: ["--verbose"] } },
   blame: {
     short: "bltsenfwpc",
     shortValued: "L",
@@ -146,6 +163,7 @@ export const gitPrograms: Record<string, ReadOnlyProgram> = {
   },
   // not -O/--open-files-in-pager (runs a program), --textconv
   grep: {
+    runs: { short: "O", long: ["--open-files-in-pager", "--textconv"] },
     short: "iIvwnhHlLcoqzEGFPaWp",
     shortValued: "efABCm",
     numeric: true,
@@ -174,6 +192,8 @@ export const gitPrograms: Record<string, ReadOnlyProgram> = {
     longOptional: ["--abbrev"],
     longValued: ["--candidates", "--match", "--exclude"],
     operands: any,
+    // under a rule: they refresh the index or run git again, which changes nothing of the user's
+    rule: { longOptional: ["--dirty", "--broken"] },
   },
   shortlog: {
     short: "nsec",

@@ -87,6 +87,13 @@ export const readOnlyPrograms: Record<string, ReadOnlyProgram> = {
     long: ["--quiet", "--silent", "--verbose", "--zero-terminated"],
     longValued: ["--bytes", "--lines"],
     operands: any,
+    // under a rule: following a file never ends, but it only reads
+    rule: {
+      short: "fF",
+      long: ["--retry"],
+      longOptional: ["--follow"],
+      longValued: ["--pid", "--sleep-interval", "--max-unchanged-stats"],
+    },
   },
   wc: {
     short: "cmlLw",
@@ -237,6 +244,7 @@ export const readOnlyPrograms: Record<string, ReadOnlyProgram> = {
       ...["--show-function-line", "--ifdef", "--width", "--tabsize", "--label"],
     ],
     operands: 2,
+    runs: { short: "l", long: ["--paginate"] },
   },
   md5sum: checksum,
   sha1sum: checksum,
@@ -267,6 +275,9 @@ export const readOnlyPrograms: Record<string, ReadOnlyProgram> = {
       ...["--random-source", "--files0-from", "--batch-size"],
     ],
     operands: any,
+    // -T: its temporary files go in that folder
+    writes: { short: "oT", long: ["--output", "--temporary-directory"] },
+    runs: { long: ["--compress-program"] },
   },
   // uniq [INPUT [OUTPUT]]: one operand at most (`-` counts), so never the output file
   uniq: {
@@ -276,6 +287,8 @@ export const readOnlyPrograms: Record<string, ReadOnlyProgram> = {
     longOptional: ["--all-repeated", "--group"],
     longValued: ["--skip-fields", "--skip-chars", "--check-chars"],
     operands: 1,
+    rule: { operands: 2 },
+    writesOperand: 2,
   },
   // not -z/-Z (may run decompressors), -p (sets the file's access time back), -C (compiles a
   // magic file into the folder)
@@ -289,12 +302,16 @@ export const readOnlyPrograms: Record<string, ReadOnlyProgram> = {
     ],
     longValued: ["--separator", "--magic-file", "--files-from"],
     operands: any,
+    runs: { short: "zZ", long: ["--uncompress", "--uncompress-noreport"] },
   },
   // xxd [IN [OUT]]: one operand at most (the second is a file it writes), and not -r
   xxd: {
     short: "abCeEiupd",
     shortValued: "cglosnR",
     operands: 1,
+    // -r turns a dump back into bytes: the second operand is the file it writes
+    rule: { short: "r", operands: 2 },
+    writesOperand: 2,
   },
   od: {
     short: "abcdfilosxv",
@@ -327,6 +344,9 @@ export const readOnlyPrograms: Record<string, ReadOnlyProgram> = {
     ],
     longValued: ["--charset", "--filelimit", "--timefmt", "--sort"],
     operands: any,
+    // -H prints HTML (to its output, unless -R writes a page in every folder)
+    rule: { shortValued: "HT" },
+    writes: { short: "o" },
   },
   rg: {
     short: "iSswxvnNlcoFUPHILua0bqp",
@@ -350,5 +370,6 @@ export const readOnlyPrograms: Record<string, ReadOnlyProgram> = {
       ...["--color", "--colors", "--sort", "--sortr", "--engine", "--path-separator"],
     ],
     operands: any,
+    runs: { short: "z", long: ["--pre", "--pre-glob", "--hostname-bin", "--search-zip"] },
   },
 };

@@ -1,5 +1,6 @@
 import { awkWords } from "./awk-program.js";
 import { shownConfigKeys } from "./read-only-git.js";
+import type { OptionTable } from "./read-only-program.js";
 import { gitPrograms, type ReadOnlyProgram, readOnlyPrograms } from "./read-only-table.js";
 import { foundPath, type Word } from "./script.js";
 import { sedPrintsOnly } from "./sed-script.js";
@@ -109,32 +110,142 @@ function sedPrints(args: Word[]): boolean {
  * for a program that takes any number of operands, since it may be several words or none.
  */
 export function allowedWords(spec: ReadOnlyProgram, args: Word[]): boolean {
-  let operands = 0;
+  return readWords(spec, args).ok;
+}
+
+/**
+ * What a table makes of a command's arguments: `ok` with the files its options and operands
+ * write, or why not. Without `rule`, the read-only set's reading (`allowedWords`). Under an allow
+ * rule (`rule`), the table's `rule` options and operands count too, and its `writes` options and
+ * `writesOperand` name files written; the first `rule.said` arguments are the rule's own words,
+ * granted whatever they are.
+ */
+export type WordsVerdict = { ok: true; writes: Word[] } | { ok: false; why: string };
+
+export function readWords(
+  spec: ReadOnlyProgram,
+  args: Word[],
+  rule?: { said: number },
+): WordsVerdict {
+  const table = rule ? withRule(spec) : spec;
+  const limit = rule ? (spec.rule?.operands ?? spec.operands) : spec.operands;
+  const operands: Word[] = [];
+  const writes: Word[] = [];
   let afterDashes = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as Word;
     if (arg === foundPath) {
-      if (spec.operands !== Number.POSITIVE_INFINITY) return false;
+      if (limit !== Number.POSITIVE_INFINITY) return no("a found path where it may be written");
       continue;
     }
     if (arg.kind === "dynamic") {
       const operand = afterDashes ? !/[`]/.test(arg.text) : /^[\w./~+@%:,][^$`]*$/.test(arg.text);
-      if (!operand || spec.operands !== Number.POSITIVE_INFINITY) return false;
+      if (!operand || limit !== Number.POSITIVE_INFINITY)
+        return no(`${arg.text}, known only when the shell runs, may be an option`);
       continue;
     }
     const value = arg.value;
-    if (afterDashes || value === "-" || !value.startsWith("-")) operands++;
+    if (afterDashes || value === "-" || !value.startsWith("-")) operands.push(arg);
     else if (value === "--") afterDashes = true;
     else {
-      const used = optionWords(spec, value, args[i + 1]);
-      if (used === 0 || !valueAllowed(spec, value, args[i + 1], used)) return false;
+      const written = rule ? writeOption(spec, table, value, args[i + 1]) : undefined;
+      if (written) {
+        writes.push(written.file);
+        i += written.used - 1;
+        continue;
+      }
+      const used = optionWords(table, value, args[i + 1]);
+      if (rule && i < rule.said) {
+        i += Math.max(used, 1) - 1;
+        continue;
+      }
+      if (used === 0)
+        return no(
+          rule && runsOption(spec, value)
+            ? `${runsOption(spec, value)} runs a program`
+            : `${value} is not an option known to be inert`,
+        );
+      if (!valueAllowed(spec, value, args[i + 1], used))
+        return no(`${value} is given a value that may run a program`);
       i += used - 1;
     }
   }
   const patterns = spec.patternsWith?.some((option) =>
     args.some((arg) => arg.kind === "static" && arg.value === option),
   );
-  return patterns || operands <= spec.operands;
+  if (!patterns && operands.length > limit)
+    return no(limit === 0 ? "an operand" : `more than ${limit} operand${limit === 1 ? "" : "s"}`);
+  const output = rule && spec.writesOperand ? operands[spec.writesOperand - 1] : undefined;
+  return { ok: true, writes: output ? [...writes, output] : writes };
+}
+
+const no = (why: string): WordsVerdict => ({ ok: false, why });
+
+/** The table's options and, under a rule, its `rule` options too. */
+function withRule(spec: ReadOnlyProgram): OptionTable {
+  const more = spec.rule;
+  if (!more) return spec;
+  const join = (a?: string, b?: string) => (a ?? "") + (b ?? "");
+  const list = (a?: string[], b?: string[]) => [...(a ?? []), ...(b ?? [])];
+  return {
+    short: join(spec.short, more.short),
+    shortValued: join(spec.shortValued, more.shortValued),
+    shortOptional: join(spec.shortOptional, more.shortOptional),
+    long: list(spec.long, more.long),
+    longValued: list(spec.longValued, more.longValued),
+    longOptional: list(spec.longOptional, more.longOptional),
+    words: list(spec.words, more.words),
+    wordsValued: list(spec.wordsValued, more.wordsValued),
+    numeric: spec.numeric === true || more.numeric === true,
+  };
+}
+
+/**
+ * The file an option of `spec.writes` names (`-o FILE`, `-oFILE`, `-uo FILE`, `--output=FILE`,
+ * `--output FILE`, `-out FILE`), and how many words it took; `undefined` when `value` is no such
+ * option. A cluster counts only when the letters before are inert.
+ */
+function writeOption(
+  spec: ReadOnlyProgram,
+  table: OptionTable,
+  value: string,
+  next: Word | undefined,
+): { file: Word; used: number } | undefined {
+  const writes = spec.writes;
+  if (!writes) return undefined;
+  const missing: Word = { kind: "dynamic", text: `${value} (its file missing)` };
+  if (writes.words?.includes(value)) return { file: next ?? missing, used: 2 };
+  if (value.startsWith("--")) {
+    const equals = value.indexOf("=");
+    const name = equals > 0 ? value.slice(0, equals) : value;
+    if (!writes.long?.includes(name)) return undefined;
+    if (equals > 0) return { file: { kind: "static", value: value.slice(equals + 1) }, used: 1 };
+    return { file: next ?? missing, used: 2 };
+  }
+  for (let j = 1; j < value.length; j++) {
+    const letter = value[j] ?? "";
+    if (writes.short?.includes(letter)) {
+      const attached = value.slice(j + 1);
+      return attached !== ""
+        ? { file: { kind: "static", value: attached }, used: 1 }
+        : { file: next ?? missing, used: 2 };
+    }
+    if (!table.short?.includes(letter)) return undefined;
+  }
+  return undefined;
+}
+
+/** The option of `spec.runs` that `value` is or abbreviates (`--compress-prog`), if one. */
+function runsOption(spec: ReadOnlyProgram, value: string): string | undefined {
+  const runs = spec.runs;
+  if (!runs) return undefined;
+  if (runs.words?.includes(value)) return value;
+  if (value.startsWith("--")) {
+    const name = value.split("=")[0] ?? "";
+    return runs.long?.find((option) => name.length > 3 && option.startsWith(name));
+  }
+  const letter = [...value.slice(1)].find((char) => runs.short?.includes(char));
+  return letter && `-${letter}`;
 }
 
 /** Whether the value the option `option` was given (in its word or the next) passes its check. */
@@ -159,8 +270,10 @@ function valueAllowed(
 }
 
 /** How many words the option `value` takes (1, or 2 with its value), or 0 when not allowed. */
-function optionWords(spec: ReadOnlyProgram, value: string, next: Word | undefined): number {
+function optionWords(spec: OptionTable, value: string, next: Word | undefined): number {
   const withValue = next?.kind === "static" ? 2 : 0;
+  if (spec.words?.includes(value)) return 1;
+  if (spec.wordsValued?.includes(value)) return withValue;
   if (value.startsWith("--")) {
     const equals = value.indexOf("=");
     const name = equals > 0 ? value.slice(0, equals) : value;
@@ -192,7 +305,7 @@ const testWords: Check = (args) =>
   args.every((arg) => testOperators.has(arg) || !arg.startsWith("-"));
 
 /** `find` primaries that only test or print, with how many values each takes. */
-const findPrimaries: Record<string, number> = Object.fromEntries([
+export const findPrimaries: Record<string, number> = Object.fromEntries([
   ...[
     ...["-print", "-print0", "-ls", "-prune", "-quit", "-true", "-false", "-empty", "-readable"],
     ...["-writable", "-executable", "-nouser", "-nogroup", "-depth", "-xdev", "-mount"],
@@ -247,13 +360,17 @@ const jqValued: Record<string, number> = {
   "--rawfile": 2,
 };
 
-/** `jq [options] FILTER [files]`: its flags, and the options that read a file or take a value. */
-const jqWords: Check = (args) => {
+/**
+ * `jq [options] FILTER [files]`: its flags, and the options that read a file or take a value;
+ * `more`: options that take values too (under an allow rule, `-f FILE` and `-L DIR`: jq code,
+ * which runs no program and writes no file).
+ */
+export const jqWords = (args: string[], more: Record<string, number> = {}): boolean => {
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] ?? "";
     // jq versions differ on `--`: every word after it is still read as an option could be
     if (arg === "--" || !arg.startsWith("-") || arg === "-") continue;
-    const valued = jqValued[arg];
+    const valued = jqValued[arg] ?? more[arg];
     if (valued !== undefined) i += valued;
     else if (!jqFlags.has(arg) && !/^-[ncrjaCMSseRh]+$/.test(arg)) return false;
     if (i >= args.length) return false;
@@ -266,7 +383,7 @@ const special: Record<string, Check> = {
   test: testWords,
   "[": testWords,
   find: findWords,
-  jq: jqWords,
+  jq: (args) => jqWords(args),
   awk: awkWords,
   gawk: awkWords,
   mawk: awkWords,

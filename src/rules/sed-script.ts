@@ -4,6 +4,15 @@
  * what the reader does not follow counts as running one.
  */
 export function sedMayRun(script: string): boolean {
+  return sedEffect(script) === "runs";
+}
+
+/**
+ * What a sed script may do beyond printing: `runs` a command (as `sedMayRun` says), else
+ * `writes` a file (`w`, `W`, the `w` flag of `s`), else nothing (`undefined`).
+ */
+export function sedEffect(script: string): "runs" | "writes" | undefined {
+  let writes = false;
   let i = 0;
   const at = () => script[i] ?? "";
   const skip = (chars: RegExp) => {
@@ -26,11 +35,11 @@ export function sedMayRun(script: string): boolean {
     while (/[\d$/\\,~+]/.test(at())) {
       if (at() === "/") {
         i++;
-        if (!until("/")) return true;
+        if (!until("/")) return "runs";
       } else if (at() === "\\") {
         const delimiter = script[i + 1] ?? "";
         i += 2;
-        if (!until(delimiter)) return true;
+        if (!until(delimiter)) return "runs";
       } else i++;
       skip(/[IM]/);
       skip(/\s/);
@@ -39,22 +48,27 @@ export function sedMayRun(script: string): boolean {
     const command = at();
     i++;
     if (command === "" || command === "{" || command === "}" || command === ";") continue;
-    if (command === "e") return true;
+    if (command === "e") return "runs";
     if (command === "s" || command === "y") {
       const delimiter = at();
-      if (delimiter === "" || delimiter === "\n" || delimiter === "\\") return true;
+      if (delimiter === "" || delimiter === "\n" || delimiter === "\\") return "runs";
       i++;
-      if (!until(delimiter) || !until(delimiter)) return true;
+      if (!until(delimiter) || !until(delimiter)) return "runs";
       if (command === "y") continue;
       const flags = /^[a-zA-Z0-9]*/.exec(script.slice(i))?.[0] ?? "";
-      if (flags.includes("e")) return true;
+      if (flags.includes("e")) return "runs";
       i += flags.length;
-      if (flags.includes("w")) restOfLine();
-    } else if ("aicrRwW#".includes(command)) restOfLine();
-    else if ("btTv:".includes(command)) skip(/[^;\n]/);
-    else if (!"dDgGhHlnNpPqQxz=F".includes(command)) return true;
+      if (flags.includes("w")) {
+        writes = true;
+        restOfLine();
+      }
+    } else if ("aicrRwW#".includes(command)) {
+      writes ||= command === "w" || command === "W";
+      restOfLine();
+    } else if ("btTv:".includes(command)) skip(/[^;\n]/);
+    else if (!"dDgGhHlnNpPqQxz=F".includes(command)) return "runs";
   }
-  return false;
+  return writes ? "writes" : undefined;
 }
 
 /**

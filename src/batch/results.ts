@@ -18,6 +18,7 @@ export const AgentStatusSchema = Type.Union([
   Type.Literal("timeout"),
   Type.Literal("rate_limited"),
   Type.Literal("crashed"),
+  Type.Literal("aborted"),
 ]);
 export type AgentStatus = Static<typeof AgentStatusSchema>;
 

@@ -116,6 +116,27 @@ describe("mini-agent batch: the task line", () => {
     ]);
     expect(rows(resultLines(out))).toEqual([["from-file", 1, "completed", "no_check", undefined]]);
   });
+  it("records the session's path where the agent wrote it, with a task's own MINI_AGENT_HOME", async () => {
+    const server = track(await modelsServer({}));
+    const { tasks, out, home } = await layout();
+    const state = join(home, "task-state");
+    const file = await taskFile(tasks, [
+      {
+        id: "own-home",
+        prompt: "p",
+        workspace: "ws",
+        model: "null",
+        env: { MINI_AGENT_HOME: state },
+      },
+    ]);
+    expect(
+      (await runBatch([file, "--out", out, ...noSandbox], { cwd: tasks, home, url: server.url }))
+        .code,
+    ).toBe(0);
+    const [line] = resultLines(out);
+    expect(line?.sessionPath?.startsWith(join(state, "sessions"))).toBe(true);
+    expect(existsSync(line?.sessionPath ?? "")).toBe(true);
+  });
 });
 
 describe("mini-agent batch: unscored attempts", () => {

@@ -110,7 +110,7 @@ export async function runAttempt(
     agentDurationMs: agent.durationMs,
     log: relative(context.dir, log),
     ...(diffStat && { diff, diffStat }),
-    ...agentFields(agent, workspace),
+    ...agentFields(agent, workspace, env),
   };
   if (agent.stopped) return unscored("interrupted", ran);
   if (agent.infra !== undefined) return unscored("infra_error", { ...ran, error: agent.infra });
@@ -179,14 +179,16 @@ function overrides(task: Task): string[] {
   ];
 }
 
-function agentFields(agent: AgentEnd, workspace: string): Partial<ResultLine> {
+/** What the agent's end says for the record; its session file is where the child's env put it. */
+function agentFields(
+  agent: AgentEnd,
+  workspace: string,
+  env: NodeJS.ProcessEnv,
+): Partial<ResultLine> {
   let sessionPath: string | undefined;
   if (agent.sessionId !== undefined) {
     try {
-      sessionPath = join(
-        sessionsDir(process.env, realpathSync(workspace)),
-        `${agent.sessionId}.jsonl`,
-      );
+      sessionPath = join(sessionsDir(env, realpathSync(workspace)), `${agent.sessionId}.jsonl`);
     } catch {
       sessionPath = undefined;
     }

@@ -169,6 +169,13 @@ describe("mini-agent batch: unscored attempts", () => {
       [1, undefined, "unscored", "setup_timeout"],
       [2, undefined, "unscored", "setup_timeout"],
     ]);
+    // Out of attempts: nothing runs, and the line says why rather than "already complete".
+    const spent = await runBatch(args, { cwd: tasks, home, url: server.url });
+    expect(spent.code).toBe(1);
+    expect(spent.stderr).toBe(
+      "batch: nothing left to run: 1 tasks unscored after their last attempt (--max-attempts 2)\n",
+    );
+    expect(resultLines(out)).toHaveLength(2);
   });
 
   it("records an agent that met 429s as rate_limited, unscored, and scores it on resume", async () => {

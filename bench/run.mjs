@@ -1075,16 +1075,20 @@ const notes = `
   \`MINI_AGENT_HOME\`, so its column says none set without a probe. The memory row reads the batch
   process's own \`VmHWM\` (\`/proc/PID/status\`, every 50 ms and at each line it writes) while it
   runs the first 1,000 of 10,000 tasks, then sends SIGTERM (all 10,000 would take about 12
-  minutes here). It misses the 100 MB target by 17 MB. Where it goes: with a 100-task file the
-  batch is at 49 MB at its start line (10 MB of it anonymous; 62 MB once its 100 tasks ran);
-  reading and checking the 10,000 lines brings it to 77 MB (anonymous 35 MB, of it 9 MB of live
-  heap after a full collection, the rest the collector's headroom); running tasks then grows V8's
-  old generation to about 60 MB committed before its first full collection, while the live heap
-  is 10.7 MB after 600 tasks (a heap snapshot) and 11.7 MB after 2,000 (\`--trace-gc\`): about
-  1.3 KB a task kept (each appended results and starts line stays in \`LinesFile.lines\`), the rest garbage of the
-  per-task work awaiting collection. A run to 2,000 tasks peaked at 112 MB by about the
-  1,000th, then stayed at 104 MB resident with a full collection every 250 tasks or so; stopped
-  after 400 tasks, the row read 103 MB.
+  minutes here). It was 117 MB before the batch streamed its files and held its young
+  generation; it is 69 MB now. Where it went: the batch read the whole task file and
+  \`results.jsonl\` into memory and kept every parsed line, and every appended results and starts
+  line after it; V8's young generation, which grows each time enough of it survives its
+  collections, reached its largest (16 MB a semi-space, 32 MB committed) while the 10,000 lines
+  were read and checked, and old space grew to about 16 MB between full collections. Now the
+  task file and the results are read a line at a time (\`fileLines\`, as sessions are read); each
+  task is kept as its line's text, its hash and a few counts, and a line is parsed again when an
+  attempt of it starts; and the batch tells V8, once its modules are loaded, to grow the young
+  generation no more (\`--semi-space-growth-factor=1\`, as a long streamed answer does), which
+  costs about 300 scavenges of a millisecond each over 1,000 tasks. Measured on the same machine
+  with the row's run stopped after 300 tasks: 98 MB before, 83 MB with the files streamed, 71 MB
+  with the young generation held too. With \`--trace-gc\` over 1,000 tasks the live heap after a
+  full collection stays at 9.5 to 10 MB, and the whole heap committed at 21 to 25 MB.
 `;
 // The rules bench's part of the page (its classes, sources and notes) is written by hand and kept.
 const rulesPart = rulesSection(readFileSync(readme, "utf8"), rulesTables);

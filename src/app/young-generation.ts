@@ -33,11 +33,22 @@ export class YoungGeneration {
     this.streamed += event.text.length;
     if (this.streamed < this.long) return;
     this.held = true;
-    // Only memory is at stake: a runtime that refuses the flag runs as before.
-    Promise.resolve()
-      .then(() => this.setFlags(HOLD))
-      .catch(() => {});
+    holdYoungGeneration(this.setFlags);
   }
+}
+
+/**
+ * Tells V8 to grow its young generation no more, from now on. A process that runs long and keeps
+ * some of every collection alive (`mini-agent batch`, its children's streams and handles in
+ * flight) calls it once its modules are loaded, as a long answer does through `YoungGeneration`.
+ */
+export function holdYoungGeneration(
+  setFlags: (flags: string) => void | Promise<void> = setV8Flags,
+): void {
+  // Only memory is at stake: a runtime that refuses the flag runs as before.
+  Promise.resolve()
+    .then(() => setFlags(HOLD))
+    .catch(() => {});
 }
 
 /** Past this many units (64 Ki) an answer is long: the young generation has not grown yet. */

@@ -143,6 +143,8 @@ function statusOf(
   failure: string,
 ): AgentStatus {
   if (stopped === "timeout") return "timeout";
+  // The batch stopped it (SIGINT or SIGTERM of the batch): stream-json's word for its end.
+  if (stopped === "abort") return "aborted";
   const known = code === null ? undefined : byExitCode[code];
   if (known !== undefined && result !== undefined) return known;
   if (code === 1 && result !== undefined)

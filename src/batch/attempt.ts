@@ -72,7 +72,10 @@ export async function runAttempt(
       env,
       timeoutMs,
       graceMs: context.graceMs,
+      signal: context.signal,
     });
+    if (setup.stopped)
+      return unscored("interrupted", { setupExitCode: setup.code, error: "the batch was stopped" });
     if (setup.timedOut)
       return unscored("setup_timeout", { setupExitCode: setup.code, error: redact(setup.output) });
     if (setup.code !== 0) {
@@ -107,7 +110,7 @@ export async function runAttempt(
     agentDurationMs: agent.durationMs,
     log: relative(context.dir, log),
     ...(diffStat && { diff, diffStat }),
-    ...agentFields(agent, workspace),
+    ...agentFields(agent, workspace, env),
   };
   if (agent.stopped) return unscored("interrupted", ran);
   if (agent.infra !== undefined) return unscored("infra_error", { ...ran, error: agent.infra });
@@ -133,10 +136,12 @@ export async function runAttempt(
     timeoutMs,
     graceMs: context.graceMs,
     maxOutputChars: 4000,
+    signal: context.signal,
   });
   if (check.kind === "refused")
     return unscored("infra_error", { ...ran, error: `the check could not run: ${check.reason}` });
   const { end, output } = check;
+  if (end.kind === "abort") return unscored("interrupted", ran);
   const text = redact(
     output.cut === 0 ? output.head + output.tail : `${output.head}\n…\n${output.tail}`,
   );
@@ -148,14 +153,18 @@ export async function runAttempt(
   });
 }
 
-/** The batch's flags for a child, then the user's (after `--`). */
+/**
+ * The batch's flags for a child, then the user's (after `--`). With `--sandbox off` there is
+ * nothing to hide paths in (the child refuses `--sandbox-hide` then): the user chose no boundary.
+ */
 function agentFlags(context: AttemptContext, workspace: string): string[] {
+  const hidden = context.sandbox === "off" ? [] : context.hidden;
   return [
     "--output-format",
     "stream-json",
     "--end-with-stdin",
     `--cwd=${workspace}`,
-    ...context.hidden.map((path) => `--sandbox-hide=${path}`),
+    ...hidden.map((path) => `--sandbox-hide=${path}`),
     ...context.agentFlags,
   ];
 }
@@ -170,14 +179,16 @@ function overrides(task: Task): string[] {
   ];
 }
 
-function agentFields(agent: AgentEnd, workspace: string): Partial<ResultLine> {
+/** What the agent's end says for the record; its session file is where the child's env put it. */
+function agentFields(
+  agent: AgentEnd,
+  workspace: string,
+  env: NodeJS.ProcessEnv,
+): Partial<ResultLine> {
   let sessionPath: string | undefined;
   if (agent.sessionId !== undefined) {
     try {
-      sessionPath = join(
-        sessionsDir(process.env, realpathSync(workspace)),
-        `${agent.sessionId}.jsonl`,
-      );
+      sessionPath = join(sessionsDir(env, realpathSync(workspace)), `${agent.sessionId}.jsonl`);
     } catch {
       sessionPath = undefined;
     }

@@ -1,17 +1,19 @@
 import { mkdirSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
+import { holdYoungGeneration } from "../app/young-generation.js";
 import { type AttemptContext, runAttempt } from "./attempt.js";
 import type { BatchOptions } from "./options.js";
 import { endLeftover } from "./processes.js";
 import {
   LinesFile,
+  type Outcome,
   type ResultLine,
   ResultLineSchema,
   type StartLine,
   StartLineSchema,
   scored,
 } from "./results.js";
-import { readTasks, type Task } from "./tasks.js";
+import { readTasks, type TaskEntry, taskOf } from "./tasks.js";
 import { Workspaces } from "./workspace.js";
 
 /** The batch's exit codes: every task scored; unscored tasks left; bad usage or task file. */
@@ -20,39 +22,97 @@ export const batchExit = { done: 0, unscored: 1, usage: 2 } as const;
 /** A bad invocation or state of DIR: one line (or one per problem) on stderr, exit 2. */
 export class BatchUsageError extends Error {}
 
+/**
+ * What resume needs to know of one task's records, and nothing of their text: its highest
+ * attempt (any line), the attempts of its current line, the outcome of the last of them that was
+ * scored, and whether records of another line exist.
+ */
+interface Progress {
+  task: TaskEntry | undefined;
+  highest: number;
+  tries: number;
+  scored: Outcome | undefined;
+  changed: boolean;
+}
+
 /** One attempt to run: the task and its attempt number. */
 interface Planned {
-  task: Task;
+  task: TaskEntry;
   attempt: number;
 }
 
 /**
- * Runs a batch: resume is the same command again. Reads the task file whole, ends what a killed
- * batch left running, decides from `results.jsonl` alone what is left, runs it on `workers`
- * children at once, and says what became of each task.
+ * Runs a batch: resume is the same command again. Reads the task file a line at a time, keeps of
+ * `results.jsonl` only what each task's record says (`Progress`), ends what a killed batch left
+ * running, decides from the results alone what is left, runs it on `workers` children at once,
+ * and says what became of each task.
  */
 export async function runBatch(
   options: BatchOptions,
   say: (line: string) => void,
   signal: AbortSignal,
 ): Promise<number> {
-  const tasks = readTasks(options.tasks);
+  holdYoungGeneration();
+  const { folder, tasks } = await readTasks(options.tasks);
   const dir = resolve(options.out);
   mkdirSync(dir, { recursive: true });
-  const results = LinesFile.open<ResultLine>(join(dir, "results.jsonl"), ResultLineSchema);
-  const starts = LinesFile.open<StartLine>(join(dir, "starts.jsonl"), StartLineSchema);
-  // Made now: a hidden path must exist (and be known by its real path) to be hidden.
-  for (const folder of ["work", "logs", "diffs"]) mkdirSync(join(dir, folder), { recursive: true });
+  const progress = new Map<string, Progress>();
+  const of = (id: string) => {
+    let found = progress.get(id);
+    if (found === undefined) {
+      found = { task: undefined, highest: 0, tries: 0, scored: undefined, changed: false };
+      progress.set(id, found);
+    }
+    return found;
+  };
+  for (const task of tasks) of(task.id).task = task;
+  const count = (line: ResultLine) => {
+    const known = of(line.id);
+    known.highest = Math.max(known.highest, line.attempt);
+    if (known.task !== undefined && line.taskHash === known.task.hash) {
+      known.tries++;
+      if (scored(line)) known.scored = line.outcome;
+    } else if (line.taskHash !== "") known.changed = true;
+  };
+  const results = await LinesFile.open<ResultLine>(
+    join(dir, "results.jsonl"),
+    ResultLineSchema,
+    count,
+  );
+  const record = (line: ResultLine) => {
+    results.append(line);
+    count(line);
+  };
+  let starts: LinesFile<StartLine> | undefined;
   try {
-    closeLeftovers(results, starts, tasks, say);
-    const plan = planOf(tasks, results.lines, options);
+    const leftovers: StartLine[] = [];
+    starts = await LinesFile.open<StartLine>(
+      join(dir, "starts.jsonl"),
+      StartLineSchema,
+      (start) => {
+        // Attempts of a task run one after another: one above its highest record never ended.
+        if (start.attempt > of(start.id).highest) leftovers.push(start);
+      },
+    );
+    closeLeftovers(leftovers, progress, record, say);
+    // Made now: a hidden path must exist (and be known by its real path) to be hidden.
+    for (const hidden of ["work", "logs", "diffs"])
+      mkdirSync(join(dir, hidden), { recursive: true });
+    const scope = inScope(tasks, progress, options.only);
+    const plan = planOf(scope, options);
     if (plan.length === 0) {
-      say(`batch: already complete: ${tasks.length} tasks scored in ${options.out}`);
-      return exitOf(tasks, results.lines);
+      const exit = exitOf(scope);
+      say(
+        exit === batchExit.done
+          ? `batch: already complete: ${scope.length} tasks scored in ${options.out}`
+          : `batch: nothing left to run: ${scope.filter((known) => known.scored === undefined).length} tasks unscored after their last attempt (--max-attempts ${options.maxAttempts})`,
+      );
+      return exit;
     }
     say(
       `batch: ${plan.length} attempts of ${tasks.length} tasks, ${options.workers} at once, into ${options.out}`,
     );
+    const startsFile = starts;
     const context: AttemptContext = {
       dir,
       workspaces: new Workspaces(dir),
@@ -65,22 +125,20 @@ export async function runBatch(
         join(dir, "starts.jsonl"),
         join(dir, "logs"),
         join(dir, "diffs"),
-        dirname(resolve(options.tasks)),
+        folder,
       ],
       timeoutUnscored: options.timeoutUnscored,
       graceMs: options.graceMs,
-      started: (line) => starts.append(line),
+      started: (line) => startsFile.append(line),
       signal,
     };
-    for (const hidden of ["work", "logs", "diffs"])
-      mkdirSync(join(dir, hidden), { recursive: true });
     let done = 0;
     const queue = plan.values();
     const worker = async () => {
       for (let next = queue.next(); !next.done && !signal.aborted; next = queue.next()) {
         const { task, attempt } = next.value;
-        const line = await runAttempt(task, attempt, context);
-        results.append(line);
+        const line = await runAttempt(taskOf(task, folder), attempt, context);
+        record(line);
         done++;
         const why = line.unscored ?? line.agent ?? "";
         say(
@@ -89,10 +147,10 @@ export async function runBatch(
       }
     };
     await Promise.all(Array.from({ length: Math.min(options.workers, plan.length) }, worker));
-    return exitOf(tasks, results.lines);
+    return exitOf(scope);
   } finally {
     results.close();
-    starts.close();
+    starts?.close();
   }
 }
 
@@ -101,24 +159,21 @@ export async function runBatch(
  * child's group is ended, and the attempt is recorded as `crashed` (unscored, so it runs again).
  */
 function closeLeftovers(
-  results: LinesFile<ResultLine>,
-  starts: LinesFile<StartLine>,
-  tasks: Task[],
+  leftovers: StartLine[],
+  progress: Map<string, Progress>,
+  record: (line: ResultLine) => void,
   say: (line: string) => void,
 ): void {
-  const recorded = new Set(results.lines.map((line) => `${line.id}\n${line.attempt}`));
-  const hashes = new Map(tasks.map((task) => [task.line.id, task.hash]));
-  for (const start of starts.lines) {
-    const key = `${start.id}\n${start.attempt}`;
-    if (recorded.has(key)) continue;
-    recorded.add(key);
+  for (const start of leftovers) {
+    // The same attempt started twice (never, but a file is a file): recorded once.
+    if (start.attempt <= (progress.get(start.id)?.highest ?? 0)) continue;
     if (endLeftover(start))
       say(`batch: ended the leftover process group ${start.pid} of ${start.id} #${start.attempt}`);
-    results.append({
+    record({
       version: 1,
       id: start.id,
       attempt: start.attempt,
-      taskHash: hashes.get(start.id) ?? "",
+      taskHash: progress.get(start.id)?.task?.hash ?? "",
       outcome: "unscored",
       unscored: "crashed",
       agent: "crashed",
@@ -129,32 +184,35 @@ function closeLeftovers(
   }
 }
 
-/** What to run, from the results alone: tasks with no scored record, within the attempts allowed. */
-function planOf(tasks: Task[], lines: ResultLine[], options: BatchOptions): Planned[] {
-  const byId = new Map<string, ResultLine[]>();
-  for (const line of lines) byId.set(line.id, [...(byId.get(line.id) ?? []), line]);
-  const only = options.only.length > 0 ? new Set(options.only) : undefined;
-  const unknown = options.only.filter((id) => !tasks.some((task) => task.line.id === id));
+/** The tasks this run is about: those `--only` names, or all; an id the file lacks is refused. */
+function inScope(tasks: TaskEntry[], progress: Map<string, Progress>, only: string[]): Progress[] {
+  const all = tasks.map((task) => progress.get(task.id) as Progress);
+  if (only.length === 0) return all;
+  const unknown = only.filter((id) => progress.get(id)?.task === undefined);
   if (unknown.length > 0)
     throw new BatchUsageError(`--only names no task of the file: ${unknown.join(", ")}`);
+  const named = new Set(only);
+  return all.filter((known) => named.has(known.task?.id ?? ""));
+}
+
+/**
+ * What to run, from the results alone: tasks with no scored record, within the attempts allowed;
+ * with `--only`, the tasks named, whatever their record.
+ */
+function planOf(scope: Progress[], options: BatchOptions): Planned[] {
   const changed: string[] = [];
   const plan: Planned[] = [];
-  for (const task of tasks) {
-    const records = byId.get(task.line.id) ?? [];
-    const attempts = records.reduce((most, line) => Math.max(most, line.attempt), 0);
-    const others = records.filter((line) => line.taskHash !== task.hash && line.taskHash !== "");
-    const current = records.filter((line) => line.taskHash === task.hash);
-    if (others.length > 0 && current.length === 0 && !options.rerunChanged) {
-      changed.push(task.line.id);
+  for (const { task, highest, tries, scored, changed: other } of scope) {
+    if (task === undefined) continue;
+    if (other && tries === 0 && !options.rerunChanged) {
+      changed.push(task.id);
       continue;
     }
-    const next = { task, attempt: attempts + 1 };
-    const last = current.filter(scored).at(-1);
-    if (only !== undefined) {
-      if (only.has(task.line.id)) plan.push(next);
-    } else if (last !== undefined) {
-      if (options.retryFailed && last.outcome === "failed") plan.push(next);
-    } else if (current.length < options.maxAttempts) plan.push(next);
+    const next = { task, attempt: highest + 1 };
+    if (options.only.length > 0) plan.push(next);
+    else if (scored !== undefined) {
+      if (options.retryFailed && scored === "failed") plan.push(next);
+    } else if (tries < options.maxAttempts) plan.push(next);
   }
   if (changed.length > 0) {
     throw new BatchUsageError(
@@ -164,9 +222,7 @@ function planOf(tasks: Task[], lines: ResultLine[], options: BatchOptions): Plan
   return plan;
 }
 
-/** 0 when every task has a scored record of its current line, else 1. */
-function exitOf(tasks: Task[], lines: ResultLine[]): number {
-  const done = new Set(lines.filter(scored).map((line) => `${line.id}\n${line.taskHash}`));
-  const left = tasks.filter((task) => !done.has(`${task.line.id}\n${task.hash}`));
-  return left.length === 0 ? batchExit.done : batchExit.unscored;
+/** 0 when every task in scope has a scored record of its current line, else 1. */
+function exitOf(scope: Progress[]): number {
+  return scope.every((known) => known.scored !== undefined) ? batchExit.done : batchExit.unscored;
 }

@@ -1,6 +1,7 @@
-import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, writeSync } from "node:fs";
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { fileLines } from "../session/lines.js";
 
 /**
  * `DIR/results.jsonl`: one line per attempt, appended and synced, never rewritten. The build
@@ -18,6 +19,7 @@ export const AgentStatusSchema = Type.Union([
   Type.Literal("timeout"),
   Type.Literal("rate_limited"),
   Type.Literal("crashed"),
+  Type.Literal("aborted"),
 ]);
 export type AgentStatus = Static<typeof AgentStatusSchema>;
 
@@ -110,39 +112,47 @@ export type StartLine = Static<typeof StartLineSchema>;
 export const scored = (line: ResultLine) => line.outcome !== "unscored";
 
 /**
- * An append-only JSON-lines file: opened once, a torn last line (a batch killed mid-write) cut
- * off before the first append, each line written whole with one `write` and synced.
+ * An append-only JSON-lines file. Opening it streams the lines already there that a schema
+ * accepts to a callback, in order, and keeps none of them: the batch keeps only what resume
+ * needs. A torn last line (a batch killed mid-write) is cut off before the first append; each
+ * line is written whole with one `write` and synced.
  */
 export class LinesFile<T> {
-  private constructor(
-    private readonly fd: number,
-    readonly lines: T[],
-  ) {}
+  private constructor(private readonly fd: number) {}
 
-  /** Opens (or creates) `path`; the lines already there that `schema` accepts, in order. */
-  static open<T>(path: string, schema: Parameters<typeof Value.Check>[0]): LinesFile<T> {
-    const fd = openSync(path, "a+");
-    const text = readFileSync(fd, "utf8");
-    const end = text.lastIndexOf("\n") + 1;
-    // Bytes after the last newline are a line torn by a kill: dropped, so the next append starts clean.
-    if (end < text.length) ftruncateSync(fd, Buffer.byteLength(text.slice(0, end)));
-    const lines: T[] = [];
-    for (const raw of text.slice(0, end).split("\n")) {
-      if (raw === "") continue;
-      try {
-        const value: unknown = JSON.parse(raw);
-        if (Value.Check(schema, value)) lines.push(value as T);
-      } catch {
-        // A line that is not JSON is no record; the others stand.
+  /** Opens (or creates) `path`, giving `each` every line already there that `schema` accepts. */
+  static async open<T>(
+    path: string,
+    schema: Parameters<typeof Value.Check>[0],
+    each: (line: T) => void,
+  ): Promise<LinesFile<T>> {
+    const fd = openSync(path, "a");
+    try {
+      let torn = 0;
+      for await (const { bytes, ended } of fileLines(path)) {
+        // Bytes after the last newline are a line torn by a kill: dropped, so the next append starts clean.
+        if (!ended) torn = bytes?.length ?? 0;
+        else if (bytes !== undefined) {
+          let value: unknown;
+          try {
+            value = JSON.parse(bytes.toString("utf8"));
+          } catch {
+            continue; // A line that is not JSON is no record; the others stand.
+          }
+          if (Value.Check(schema, value)) each(value as T);
+        }
       }
+      if (torn > 0) ftruncateSync(fd, fstatSync(fd).size - torn);
+    } catch (error) {
+      closeSync(fd);
+      throw error;
     }
-    return new LinesFile<T>(fd, lines);
+    return new LinesFile<T>(fd);
   }
 
   append(line: T): void {
     writeSync(this.fd, `${JSON.stringify(line)}\n`);
     fsyncSync(this.fd);
-    this.lines.push(line);
   }
 
   close(): void {

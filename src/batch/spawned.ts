@@ -6,6 +6,8 @@ export interface Ended {
   code: number | null;
   signal: NodeJS.Signals | null;
   timedOut: boolean;
+  /** Stopped because `signal` was aborted (the batch is stopping). */
+  stopped: boolean;
   /** The last `keep` characters of stdout and stderr together. */
   output: string;
   /** The whole of stdout, when asked for. */
@@ -21,11 +23,13 @@ export interface SpawnOptions {
   keep?: number;
   /** Keep the whole of stdout (git's diff), not just its end. */
   wholeStdout?: boolean;
+  /** Stops the process as the timeout does (SIGTERM, then SIGKILL of its group). */
+  signal?: AbortSignal;
 }
 
 /**
- * Runs `argv` in a process group of its own with stdin from /dev/null: at the timeout the group
- * gets SIGTERM, then SIGKILL after the grace. Resolves once the process has exited; a program
+ * Runs `argv` in a process group of its own with stdin from /dev/null: at the timeout, or when
+ * `signal` is aborted, the group gets SIGTERM, then SIGKILL after the grace. Resolves once the process has exited; a program
  * that cannot start ends with code 127 and the reason as its output.
  */
 export function runProgram(argv: string[], options: SpawnOptions): Promise<Ended> {
@@ -48,30 +52,36 @@ export function runProgram(argv: string[], options: SpawnOptions): Promise<Ended
       add(chunk);
     });
     child.stderr.on("data", add);
-    let timedOut = false;
+    let ending: "timeout" | "stop" | undefined;
     const timers: NodeJS.Timeout[] = [];
-    if (options.timeoutMs !== undefined && child.pid !== undefined) {
+    const end = (why: "timeout" | "stop") => {
+      if (ending !== undefined || child.pid === undefined) return;
+      ending = why;
       const pid = child.pid;
-      timers.push(
-        setTimeout(() => {
-          timedOut = true;
-          signalGroup(pid, "SIGTERM");
-          timers.push(setTimeout(() => signalGroup(pid, "SIGKILL"), options.graceMs ?? 5000));
-        }, options.timeoutMs),
-      );
-    }
-    child.on("error", (error) => {
+      signalGroup(pid, "SIGTERM");
+      timers.push(setTimeout(() => signalGroup(pid, "SIGKILL"), options.graceMs ?? 5000));
+    };
+    if (options.timeoutMs !== undefined)
+      timers.push(setTimeout(() => end("timeout"), options.timeoutMs));
+    const onAbort = () => end("stop");
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    if (options.signal?.aborted) onAbort();
+    const settle = () => {
       for (const timer of timers) clearTimeout(timer);
-      resolve({ code: 127, signal: null, timedOut, output: error.message });
+      options.signal?.removeEventListener("abort", onAbort);
+      return { timedOut: ending === "timeout", stopped: ending === "stop" };
+    };
+    child.on("error", (error) => {
+      resolve({ code: 127, signal: null, ...settle(), output: error.message });
     });
     child.on("close", (code, signal) => {
-      for (const timer of timers) clearTimeout(timer);
+      const ended = settle();
       // Whatever the command left behind in its group ends with it.
       if (child.pid !== undefined) signalGroup(child.pid, "SIGKILL");
       resolve({
         code,
         signal,
-        timedOut,
+        ...ended,
         output,
         ...(options.wholeStdout && { stdout: Buffer.concat(stdout).toString("utf8") }),
       });

@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { fileLines, NotRegularFileError, UnreadableSessionError } from "../session/lines.js";
 
 /**
  * A line of a task file (`mini-agent batch TASKS.jsonl`): one task, checked whole before anything
@@ -106,24 +107,39 @@ export class TaskFileError extends Error {
 const isUrl = (repo: string) =>
   /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(repo) || /^[^/]+@[^:/]+:/.test(repo);
 
-/** Reads and checks a whole task file; throws a `TaskFileError` naming every bad line. */
-export function readTasks(file: string): Task[] {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (error) {
-    throw new TaskFileError([`cannot read ${file}: ${(error as Error).message}`]);
-  }
+/**
+ * A task as the batch keeps it between reading its file and running it: its id, the hash of its
+ * line and the line as written, parsed again (`taskOf`) when an attempt of it starts. A task
+ * file of 10,000 lines is kept as its text, not as 10,000 parsed objects.
+ */
+export interface TaskEntry {
+  id: string;
+  hash: string;
+  text: string;
+}
+
+/** A task file checked whole: its tasks in order, and the folder its relative paths start from. */
+export interface TaskFile {
+  folder: string;
+  tasks: TaskEntry[];
+}
+
+/**
+ * Reads and checks a whole task file, a line at a time; throws a `TaskFileError` naming every bad
+ * line.
+ */
+export async function readTasks(file: string): Promise<TaskFile> {
   const folder = dirname(resolve(file));
   const problems: string[] = [];
-  const tasks: Task[] = [];
+  const tasks: TaskEntry[] = [];
   const seen = new Map<string, number>();
-  text.split("\n").forEach((raw, index) => {
-    const at = `${file}:${index + 1}`;
-    if (raw.trim() === "") return;
+  let number = 0;
+  const check = (text: string) => {
+    const at = `${file}:${number}`;
+    if (text.trim() === "") return;
     let value: unknown;
     try {
-      value = JSON.parse(raw);
+      value = JSON.parse(text);
     } catch (error) {
       problems.push(`${at}: not JSON (${(error as Error).message})`);
       return;
@@ -142,12 +158,27 @@ export function readTasks(file: string): Task[] {
       );
       return;
     }
-    seen.set(key, index + 1);
-    tasks.push(taskOf(line, folder));
-  });
+    seen.set(key, number);
+    tasks.push({ id: line.id, hash: taskHash(line), text });
+  };
+  try {
+    for await (const { bytes } of fileLines(file)) {
+      number++;
+      if (bytes === undefined) problems.push(`${file}:${number}: too long to be a task line`);
+      else check(bytes.toString("utf8"));
+    }
+  } catch (error) {
+    const why =
+      error instanceof NotRegularFileError
+        ? "it is not a regular file"
+        : error instanceof UnreadableSessionError
+          ? error.reason
+          : (error as Error).message;
+    throw new TaskFileError([`cannot read ${file}: ${why}`]);
+  }
   if (problems.length === 0 && tasks.length === 0) problems.push(`${file} holds no task`);
   if (problems.length > 0) throw new TaskFileError(problems);
-  return tasks;
+  return { folder, tasks };
 }
 
 /** What is wrong with one parsed line: its shape, then the files it names. */
@@ -194,13 +225,15 @@ function lineProblems(value: unknown, folder: string): string[] {
   return problems;
 }
 
-function taskOf(line: TaskLine, folder: string): Task {
+/** The task of an entry, to run an attempt of it: its line parsed, its paths made absolute. */
+export function taskOf(entry: TaskEntry, folder: string): Task {
+  const line = JSON.parse(entry.text) as TaskLine;
   const at = (path: string | undefined) => (path === undefined ? undefined : resolve(folder, path));
   const repo =
     line.repo === undefined || isUrl(line.repo) || isAbsolute(line.repo)
       ? line.repo
       : at(line.repo);
-  const task: Task = { line, hash: taskHash(line) };
+  const task: Task = { line, hash: entry.hash };
   const promptFile = at(line.promptFile);
   const workspace = at(line.workspace);
   const checkFiles = at(line.checkFiles);

@@ -34,12 +34,14 @@ export function runBatch(
     home: string;
     url: string;
     started?: (child: ReturnType<typeof spawn>) => void;
+    /** Variables beside those of `cliEnv` (a `PATH` of its own). */
+    env?: NodeJS.ProcessEnv;
   },
 ): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bin, "batch", ...args], {
       cwd: options.cwd,
-      env: cliEnv(options.home, options.url),
+      env: cliEnv(options.home, options.url, options.env),
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";

@@ -110,7 +110,7 @@ describe("compaction in the CLI", () => {
     expect(summarized && edited).toBe(true);
     const sent = JSON.stringify(server.requests.at(-1)?.body.messages);
     expect(sent).toContain(
-      "big.txt exists and has not been read in this session: read it first, then edit",
+      "big.txt exists and has not been read since the conversation was compacted: read it first, then edit",
     );
   });
 

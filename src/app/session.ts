@@ -9,6 +9,7 @@ import { Session } from "../session/session.js";
 import { SessionStore, sessionsDir, stateHome } from "../session/store.js";
 import { createWorkspaceTools } from "../tools/index.js";
 import { SeenFiles } from "../tools/seen.js";
+import { withSeenResults } from "../tools/seen-results.js";
 import type { Message, ToolCall } from "../types.js";
 import { visible } from "../visible.js";
 import { contextWindowFor } from "./compaction.js";
@@ -86,6 +87,8 @@ export async function openAgentSession(
       onImageNotKept: (note) => frontEnd.tell(imageNotKeptLine(note)),
     });
   const file = resumed?.session ?? (settings.file === "now" ? await create() : undefined);
+  // The tools have seen what the session's tool results saw: an unchanged file needs no new read.
+  if (resumed) parts.seen.recall(resumed.messages, settings.workspace, resumed.cutBy);
   const journal = new Journal(new SessionStore(stateHome(env), create, file));
   session.id = () => journal.sessionId;
   let mcp: RunMcp | undefined;
@@ -164,7 +167,8 @@ async function workspaceParts(
   const approvedWrite = approvedWrites(state);
   // write, edit and bash keep what they change, for a rewind.
   const changes = new FileChanges({ root: workspace, stateDir: state });
-  const tools = changes.wrap(
+  // Each read, write and edit says what it saw, for a resumed session (`SeenFiles.recall`).
+  const seeing = withSeenResults(
     createWorkspaceTools(workspace, {
       bash: { sandbox: sandboxOptions },
       stateDir: state,
@@ -172,7 +176,10 @@ async function workspaceParts(
       protectedWrites: approvedWrite.allows,
       readOnlyRoots: skills.roots,
     }),
+    seen,
+    workspace,
   );
+  const tools = changes.wrap(seeing);
   await skills.refresh();
   const probed = await probing;
   const sandbox = bashCanRun || probed.kind === "bwrap" ? probed : undefined;

@@ -1,5 +1,10 @@
 import { Value } from "@sinclair/typebox/value";
-import { ReasoningSchema, ResultPartsSchema, ToolCallSchema } from "./message-schema.js";
+import {
+  ReasoningSchema,
+  ResultPartsSchema,
+  SeenSchema,
+  ToolCallSchema,
+} from "./message-schema.js";
 import { receipts } from "./receipts.js";
 import type { Approval, ModelEvent, Reasoning, ToolCall, ToolResult } from "./types.js";
 
@@ -25,12 +30,14 @@ export function checkApproval(approval: unknown): Approval {
 
 /** A tool written in plain JavaScript can return anything; a history entry must be a string. */
 export function checkResult(call: ToolCall, result: unknown): ToolResult {
-  const { content, isError, parts } = (result ?? {}) as Partial<ToolResult>;
+  const { content, isError, parts, seen } = (result ?? {}) as Partial<ToolResult>;
   if (typeof content !== "string") throw new Error(`tool ${call.name} returned no string content`);
   if (!(isError === undefined || typeof isError === "boolean"))
     throw new Error(`tool ${call.name} returned an isError that is not a boolean`);
   if (parts !== undefined && !Value.Check(ResultPartsSchema, parts))
     throw new Error(`tool ${call.name} returned parts that are not text and image parts`);
+  if (seen !== undefined && !Value.Check(SeenSchema, seen))
+    throw new Error(`tool ${call.name} returned a seen that is not a path and a sha256`);
   return result as ToolResult;
 }
 

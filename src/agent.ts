@@ -174,6 +174,7 @@ async function dispatch(
       content: result.content,
       isError: result.isError === true,
       ...(result.parts !== undefined && { parts: result.parts }),
+      ...(result.seen !== undefined && { seen: result.seen }),
     });
   }
   return "done";

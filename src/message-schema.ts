@@ -66,6 +66,16 @@ export const AssistantMessageSchema = Type.Object({
   reasoning: Type.Optional(Type.Array(ReasoningSchema)),
 });
 
+/**
+ * What a file tool saw of a file, kept with its result: the file's real path relative to the
+ * workspace, and the SHA-256 (lowercase hex) of its whole content as the tool read or wrote it.
+ * A resumed session rebuilds from it what `edit` and `write` may replace unread.
+ */
+export const SeenSchema = Type.Object({
+  path: Type.String(),
+  sha256: Type.String({ pattern: "^[0-9a-f]{64}$" }),
+});
+
 export const ToolMessageSchema = Type.Object({
   role: Type.Literal("tool"),
   toolCallId: Type.String(),
@@ -74,6 +84,8 @@ export const ToolMessageSchema = Type.Object({
   isError: Type.Boolean(),
   /** Text and image parts, in order, when the result holds an image: what adapters send. */
   parts: Type.Optional(ResultPartsSchema),
+  /** What the tool saw of a file (`read`, `write`, `edit`): never sent to a provider. */
+  seen: Type.Optional(SeenSchema),
 });
 
 /**

@@ -1,3 +1,4 @@
+import { realpathSync } from "node:fs";
 import { isAbsolute, relative, sep } from "node:path";
 
 /**
@@ -37,4 +38,13 @@ const UNRESOLVED = /\/\.{0,2}(?:\/|$)/;
 function isResolved(path: string): boolean {
   if (sep !== "/" || path.charCodeAt(0) !== SEPARATOR) return false;
   return path.length === 1 || !UNRESOLVED.test(path);
+}
+
+/** A path's real path, or the path itself when it is not there (or cannot be resolved). */
+export function realOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }

@@ -10,6 +10,7 @@ import type {
   MessageSchema,
   ReasoningSchema,
   ResultPartSchema,
+  SeenSchema,
   ToolCallSchema,
   UsageSchema,
 } from "./message-schema.js";
@@ -38,12 +39,19 @@ export type ToolCall = Static<typeof ToolCallSchema>;
  *   not sent to a model stands there as `[image not shown: …: why]` (`heldBackPlaceholder`).
  * - `parts`, when present, is the same result as text and image parts in order: what adapters
  *   send to a model that sees images. A result without images has none.
+ * - `seen`, when present, is what the call saw of a file (`read`, `write`, `edit`): kept with the
+ *   result in the session, never sent to a provider, so a resumed session knows what the agent
+ *   has seen (`SeenFiles.recall`).
  */
 export interface ToolResult {
   content: string;
   isError?: boolean;
   parts?: ResultPart[];
+  seen?: Seen;
 }
+
+/** What a file tool saw of a file: its path in the workspace and the SHA-256 of its content. */
+export type Seen = Static<typeof SeenSchema>;
 
 /** A part of a tool result: text, or an image whole (media type and base64 bytes). */
 export type ResultPart = Static<typeof ResultPartSchema>;

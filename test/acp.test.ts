@@ -50,7 +50,14 @@ describe("mini-agent acp", () => {
         sessionCapabilities: { list: {}, close: {} },
       },
       agentInfo: { name: "mini-agent", version: expect.any(String) },
-      authMethods: [],
+      authMethods: [
+        {
+          id: "anthropic-api-key",
+          name: "Anthropic API key",
+          description:
+            "Set ANTHROPIC_API_KEY in the environment the editor starts mini-agent with (its agent server settings), then restart the agent.",
+        },
+      ],
     });
     expect(value.answer).toEqual({ stopReason: "end_turn" });
     const path = join(workspace, "notes.txt");

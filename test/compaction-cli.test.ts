@@ -110,7 +110,7 @@ describe("compaction in the CLI", () => {
     expect(summarized && edited).toBe(true);
     const sent = JSON.stringify(server.requests.at(-1)?.body.messages);
     expect(sent).toContain(
-      "big.txt exists and has not been read in this session: read it first, then edit",
+      "big.txt exists and has not been read since the conversation was compacted: read it first, then edit",
     );
   });
 
@@ -313,6 +313,37 @@ describe.skipIf(!hasScript)("/compact at the interactive prompt", () => {
     const last = server.requests.at(-1)?.body;
     expect(compacted(last)).toBe(true);
     expect(firstText(last)).toContain("### Message 1\nread big.txt twice");
+  });
+});
+
+describe.skipIf(!hasScript)("/compact on a session too short to compact", () => {
+  it("says so before sending anything: no summary request, no round spent", async () => {
+    const server = track(
+      await startAnthropicServer([
+        stream(turn({ text: "first answer" })),
+        stream(turn({ text: "SECOND ROUND" })),
+      ]),
+    );
+    const home = await tempDir();
+    const options = { cwd: await tempDir(), env: cliEnv(home, server.url) };
+    const { code, screen } = await converse(options.env, options.cwd, [
+      ["› ", "hi\r"],
+      ["first answer", ""],
+      ["› ", "/compact\r"],
+      ["nothing to compact yet", ""],
+      ["› ", "again\r"],
+      ["SECOND ROUND", ""],
+      ["› ", "/exit\r"],
+    ]);
+    expect(code).toBe(0);
+    expect(screen).toMatch(
+      /mini-agent: nothing to compact yet: the conversation is \d+ tokens, and a summary would leave at least \d+, over the bound of \d+ /,
+    );
+    expect(server.requests.map((r) => isSummary(r.body))).toEqual([false, false]);
+    const [file] = await sessionFiles(home);
+    const records = await sessionRecords(file ?? "");
+    expect(records.filter((r) => r.type === "usage")).toHaveLength(2);
+    expect(records.filter((r) => r.type === "compaction")).toEqual([]);
   });
 });
 

@@ -293,7 +293,7 @@ describe("a compaction that fails changes nothing", () => {
 });
 
 describe("compact()", () => {
-  it("says there is nothing to compact yet when a summary would not shrink a short session, naming the bound", async () => {
+  it("says there is nothing to compact yet when even an empty summary would not shrink a short session, before asking for one", async () => {
     const history: Message[] = [
       { role: "user", content: "first" },
       { role: "assistant", content: "one", toolCalls: [] },
@@ -306,14 +306,28 @@ describe("compact()", () => {
     expect(failed).toBeInstanceOf(CompactionError);
     const message = (failed as Error).message;
     const match =
-      /^nothing to compact yet: the conversation is (\d+) tokens, and a summary would leave (\d+), over the bound of (\d+) \(90% of the \d+ before, and 75% of the limit (\d+)\)$/.exec(
+      /^nothing to compact yet: the conversation is (\d+) tokens, and a summary would leave at least (\d+), over the bound of (\d+) \(90% of the \d+ before, and 75% of the limit (\d+)\)$/.exec(
         message,
       );
     expect(match, message).not.toBeNull();
     const [before, after, bound, limit] = (match ?? []).slice(1).map(Number);
     expect(bound).toBe(Math.floor(Math.min((before ?? 0) * 0.9, (limit ?? 0) * 0.75)));
     expect(after).toBeGreaterThan(bound ?? 0);
+    // No summary was asked for: the request would have been paid for and thrown away.
+    expect(inner.requests).toEqual([]);
     expect(client.current).toBeUndefined();
+  });
+
+  it("still asks for a summary when only its length decides, and says what it left", async () => {
+    // Long enough that an empty summary fits the bound; the model's long summary does not.
+    const history = longHistory();
+    const inner = new FakeClient([[text("x".repeat(400_000)), done]]);
+    const client = new CompactingClient(inner, { contextWindow: 100_000 });
+    const failed = await client.compact(request(history)).catch((error: unknown) => error);
+    expect((failed as Error).message).toMatch(
+      /^nothing to compact yet: the conversation is \d+ tokens, and a summary would leave \d+, over the bound of \d+ /,
+    );
+    expect(inner.requests).toHaveLength(1);
   });
 
   it("says there is nothing to compact yet when all before the last turn is compacted", async () => {

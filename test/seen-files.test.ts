@@ -1,11 +1,15 @@
+import { createHash } from "node:crypto";
 import { existsSync, type FSWatcher, readFileSync, watch, writeFileSync } from "node:fs";
 import { readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runAgent } from "../src/agent.js";
+import { Journal } from "../src/runner/journal.js";
+import { SessionRunner } from "../src/runner/runner.js";
 import { call, done, FakeClient, text } from "../src/testing/fake-client.js";
 import { wellFormed as wellFormedText } from "../src/text.js";
 import { createWorkspaceTools, SeenFiles } from "../src/tools/index.js";
+import { withSeenResults } from "../src/tools/seen-results.js";
 import type { Message, Tool, ToolResult } from "../src/types.js";
 import { useTempDirs } from "./support/temp.js";
 
@@ -384,5 +388,144 @@ describe("a change between the tool's read and its rename", () => {
     }
     expect(await readFile(ws.file("new.txt"), "utf8")).toBe("theirs\n");
     expect((await readdir(ws.root)).sort()).toEqual(["new.txt"]);
+  });
+});
+
+describe("what a resumed session recalls of what its tools saw", () => {
+  const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+
+  /** A workspace's tools noting what they saw, run by the loop over a scripted round. */
+  async function noting(files: Record<string, string>, calls: [string, Record<string, unknown>][]) {
+    const seen = new SeenFiles();
+    const ws = await workspace(files, seen);
+    const tools = withSeenResults(ws.tools, seen, ws.root);
+    const client = new FakeClient([
+      [...calls.map(([name, input], at) => call(`c${at}`, name, input)), done],
+      [text("ok"), done],
+    ]);
+    const run = await runAgent({
+      client,
+      tools,
+      system: "",
+      messages: [{ role: "user", content: "go" }],
+    });
+    return { ...ws, seen, tools, messages: run.messages };
+  }
+
+  it("notes with each successful read, write and edit the file's path and sha256, not with a failure", async () => {
+    const ws = await noting({ "a.txt": "a1\n", "c.txt": "one\ntwo\nthree\n" }, [
+      ["read", { path: "c.txt", offset: 2, limit: 1 }],
+      ["edit", { path: "a.txt", oldText: "a1", newText: "a2" }],
+      ["write", { path: "sub/b.txt", content: "b1\n" }],
+      ["ls", {}],
+    ]);
+    const results = ws.messages.filter((message) => message.role === "tool");
+    expect(results.map((message) => message.seen)).toEqual([
+      { path: "c.txt", sha256: sha256("one\ntwo\nthree\n") },
+      undefined,
+      { path: "sub/b.txt", sha256: sha256("b1\n") },
+      undefined,
+    ]);
+  });
+
+  it("lets fresh tools edit an unchanged file at once, refuses a changed one, and says what is true of the rest", async () => {
+    const ws = await noting({ "a.txt": "a1\n", "c.txt": "c1\n", "d.txt": "d1\n" }, [
+      ["write", { path: "a.txt", content: "a1\n" }],
+      ["read", { path: "a.txt" }],
+      ["read", { path: "c.txt" }],
+    ]);
+    await writeFile(ws.file("c.txt"), "c1 changed\n");
+    const seen = new SeenFiles();
+    seen.recall(ws.messages, ws.root);
+    const resumed = runner(createWorkspaceTools(ws.root, { seen }));
+    expect(await resumed("edit", { path: "a.txt", oldText: "a1", newText: "a2" })).toEqual({
+      content: "edited a.txt: replaced 1 occurrence at line 1",
+    });
+    expect(await resumed("edit", { path: "c.txt", oldText: "c1", newText: "C1" })).toEqual({
+      content: "c.txt has changed since you last read or wrote it: read it again, then edit",
+      isError: true,
+    });
+    expect(await resumed("edit", { path: "d.txt", oldText: "d1", newText: "D1" })).toEqual(
+      notRead("d.txt", "edit"),
+    );
+    seen.recall(ws.messages, ws.root, "rewind");
+    expect(await resumed("write", { path: "d.txt", content: "x" })).toEqual({
+      content:
+        "d.txt exists and has not been read since the conversation was rewound: read it first, then write",
+      isError: true,
+    });
+    seen.clear("compaction");
+    expect(await resumed("edit", { path: "a.txt", oldText: "a2", newText: "a3" })).toEqual({
+      content:
+        "a.txt exists and has not been read since the conversation was compacted: read it first, then edit",
+      isError: true,
+    });
+  });
+
+  it("tells a session an older version wrote, whose results say nothing of what they saw, to read again", async () => {
+    const ws = await noting({ "a.txt": "a1\n", "b.bin": "\0\0" }, [["read", { path: "a.txt" }]]);
+    const older = ws.messages.map((message) => {
+      if (message.role !== "tool") return message;
+      const { seen: _seen, ...rest } = message;
+      return rest;
+    });
+    const seen = new SeenFiles();
+    seen.recall(older, ws.root);
+    const resumed = runner(createWorkspaceTools(ws.root, { seen }));
+    const since = "exists and has not been read since this session was resumed";
+    expect(await resumed("edit", { path: "a.txt", oldText: "a1", newText: "a2" })).toEqual({
+      content: `a.txt ${since}, and this session was written by an older version, which kept no record of what was read: read it again, then edit`,
+      isError: true,
+    });
+    expect(await resumed("write", { path: "b.bin", content: "x" })).toEqual({
+      content: `b.bin ${since}, and read cannot show it (a binary file): write will not replace it unseen; if it should go, remove it first (bash: rm), then write`,
+      isError: true,
+    });
+    expect(await readFile(ws.file("a.txt"), "utf8")).toBe("a1\n");
+  });
+
+  it("recalls, after a rewind, what the history gone back to saw, and nothing of the turns left behind", async () => {
+    const seen = new SeenFiles();
+    const ws = await workspace({ "b.txt": "b1\n" }, seen);
+    const tools = withSeenResults(ws.tools, seen, ws.root);
+    const runnerOf = new SessionRunner({
+      client: new FakeClient([
+        [call("c1", "write", { path: "a.txt", content: "a1\n" }), done],
+        [text("wrote"), done],
+        [call("c2", "read", { path: "b.txt" }), done],
+        [text("read"), done],
+        [
+          call("c3", "edit", { path: "a.txt", oldText: "a1", newText: "a2" }),
+          call("c4", "edit", { path: "b.txt", oldText: "b1", newText: "b2" }),
+          done,
+        ],
+        [text("edited"), done],
+      ]),
+      journal: new Journal(),
+      turn: async () => ({ system: "", tools }),
+      info: { model: "m", workspace: ws.root, sandbox: "off" },
+      seen,
+    });
+    await runnerOf.runTurn("write a");
+    const afterFirst = [...runnerOf.messages];
+    await runnerOf.runTurn("read b");
+    runnerOf.restart(afterFirst, undefined);
+    await runnerOf.runTurn("edit both");
+    expect(runnerOf.messages.slice(-3, -1)).toEqual([
+      {
+        role: "tool",
+        toolCallId: "c3",
+        content: "edited a.txt: replaced 1 occurrence at line 1",
+        isError: false,
+        seen: { path: "a.txt", sha256: sha256("a2\n") },
+      },
+      {
+        role: "tool",
+        toolCallId: "c4",
+        content:
+          "b.txt exists and has not been read since the conversation was rewound: read it first, then edit",
+        isError: true,
+      },
+    ]);
   });
 });

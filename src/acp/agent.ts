@@ -6,13 +6,14 @@ import { describeError } from "../app/errors.js";
 import { exitCodes } from "../app/exit.js";
 import { isMode, modes } from "../app/modes.js";
 import { compactedLine, imagesHeldBackNotice, retryNotice } from "../app/notices.js";
-import { providerFor } from "../app/provider.js";
+import { MissingKeyError, providerFor } from "../app/provider.js";
 import { sessionToResume } from "../app/sessions.js";
 import type { AgentSettings } from "../app/settings.js";
 import type { Stopper } from "../app/signals.js";
 import { workspaceFolder } from "../app/workspace.js";
 import { youngGeneration } from "../app/young-generation.js";
 import { normalizeHistory } from "../history/normalize.js";
+import { ProviderError } from "../providers/provider-error.js";
 import type { TurnResult } from "../runner/events.js";
 import { keepSandboxAnswers } from "../sandbox/bwrap.js";
 import { sessionMessages } from "../session/read.js";
@@ -46,15 +47,17 @@ export async function acpCommand(
   const { env } = start.settings;
   // For the stopper the whole connection is one turn: a signal aborts it, and every session's.
   const life = stopper.beginTurn();
-  // The provider's configuration checked now: a missing key ends the agent before any session.
-  providerFor(start.settings, env);
+  // Editors start agents with their own environment, often without the key: the agent answers
+  // them all the same, and each prompt fails saying what to set (`keyMissing`).
+  const settings = { ...start.settings, keyLater: true as const };
+  const keyMissing = missingKey(start.settings, env);
   const protocolOut = protocolStdout();
   const stderr = process.stderr;
   const sessions = new Map<string, AcpSession>();
   const input = Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>;
   let shared: AcpShared | undefined;
   const share = (client: acp.AgentContext): AcpShared => {
-    shared ??= { ...start, client, stderr };
+    shared ??= { ...start, settings, client, stderr };
     return shared;
   };
   const find = (sessionId: string): AcpSession => {
@@ -64,7 +67,11 @@ export async function acpCommand(
   };
   const connection = acp
     .agent({ name: "mini-agent" })
-    .onRequest("initialize", () => capabilities(version))
+    .onRequest("initialize", () => capabilities(version, settings.provider))
+    .onRequest("authenticate", () => {
+      if (keyMissing) throw acp.RequestError.authRequired(undefined, keyMissing.message);
+      return {};
+    })
     .onRequest("session/new", async ({ params, client }) => {
       const workspace = await checkedFolder(params.cwd);
       const session = await openSession(share(client), workspace, params.mcpServers);
@@ -139,8 +146,14 @@ async function endSessions(sessions: Iterable<AcpSession>): Promise<void> {
   }
 }
 
-/** What `initialize` answers: protocol version 1 and what this agent can do, truthfully. */
-function capabilities(version: string): acp.InitializeResponse {
+/**
+ * What `initialize` answers: protocol version 1 and what this agent can do, truthfully, with the
+ * one way to authenticate: the provider's key in the environment the editor starts it with.
+ */
+function capabilities(
+  version: string,
+  provider: AgentSettings["provider"],
+): acp.InitializeResponse {
   return {
     protocolVersion: acp.PROTOCOL_VERSION,
     agentCapabilities: {
@@ -150,8 +163,37 @@ function capabilities(version: string): acp.InitializeResponse {
       sessionCapabilities: { list: {}, close: {} },
     },
     agentInfo: { name: "mini-agent", version },
-    authMethods: [],
+    authMethods: [authMethod(provider)],
   };
+}
+
+const restart =
+  "in the environment the editor starts mini-agent with (its agent server settings), then restart the agent.";
+
+/** How to give this provider its key: there is no other way than the environment. */
+function authMethod(provider: AgentSettings["provider"]): acp.AuthMethod {
+  if (provider === "anthropic")
+    return {
+      id: "anthropic-api-key",
+      name: "Anthropic API key",
+      description: `Set ANTHROPIC_API_KEY ${restart}`,
+    };
+  return {
+    id: "openai-api-key",
+    name: "OpenAI API key",
+    description: `Set OPENAI_API_KEY (or OPENAI_BASE_URL, for a local server) ${restart}`,
+  };
+}
+
+/** The missing key's error, when the provider's key is not in the environment (`settings`' own rule). */
+function missingKey(settings: AgentSettings, env: NodeJS.ProcessEnv): MissingKeyError | undefined {
+  try {
+    providerFor(settings, env);
+    return undefined;
+  } catch (error) {
+    if (error instanceof MissingKeyError) return error;
+    throw error;
+  }
 }
 
 /** `session/set_mode`: switches the session to a known mode; any other id is the request's error. */
@@ -268,12 +310,21 @@ async function runPrompt(
   }
 }
 
-/** The prompt's stop reason; a failed turn is a JSON-RPC error saying why (never a secret). */
+/**
+ * The prompt's stop reason; a failed turn is a JSON-RPC error saying why (never a secret): a key
+ * missing or refused by the provider (401) is "authentication required", which an editor shows
+ * as such.
+ */
 function answer(result: TurnResult, signal: AbortSignal): acp.StopReason {
   if (signal.aborted) return "cancelled";
   const reason = stopReason(result.stop);
   if (reason !== undefined) return reason;
-  throw acp.RequestError.internalError(undefined, describeError(result.error, undefined));
+  const { error } = result;
+  const message = describeError(error, undefined);
+  const unauthenticated =
+    error instanceof MissingKeyError || (error instanceof ProviderError && error.status === 401);
+  if (unauthenticated) throw acp.RequestError.authRequired(undefined, message);
+  throw acp.RequestError.internalError(undefined, message);
 }
 
 /**

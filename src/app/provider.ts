@@ -6,9 +6,26 @@ import type { AgentSettings } from "./settings.js";
 
 export const defaultModel = "claude-sonnet-5-5";
 
-/** Checks the provider's configuration now; loads its SDK only when the client is made. */
+/** The provider's key is not in the environment: what to set, in one line. */
+export class MissingKeyError extends UsageError {
+  override name = "MissingKeyError";
+}
+
+/** A client whose every request fails with `error`: a session opened without its key. */
+const refusing = (error: Error): ModelClient => ({
+  // biome-ignore lint/correctness/useYield: it fails before its first event
+  async *stream() {
+    throw error;
+  },
+});
+
+/**
+ * Checks the provider's configuration now; loads its SDK only when the client is made. A missing
+ * key throws a `MissingKeyError`, or, with `keyLater` (an editor's agent, which must answer the
+ * editor first), makes a client whose every request fails with it.
+ */
 export function providerFor(
-  args: Pick<AgentSettings, "provider" | "model" | "baseURL" | "thinking">,
+  args: Pick<AgentSettings, "provider" | "model" | "baseURL" | "thinking" | "keyLater">,
   env: NodeJS.ProcessEnv,
 ): {
   model: string;
@@ -23,14 +40,21 @@ export function providerFor(
     ...(args.baseURL !== undefined && { baseURL: args.baseURL }),
     ...(args.thinking !== undefined && { thinking: args.thinking }),
   };
+  const missing = (model: string, images: ProviderImages, message: string) => {
+    const error = new MissingKeyError(message);
+    if (!args.keyLater) throw error;
+    return { model, images, client: async () => refusing(error) };
+  };
   if (args.provider !== "anthropic") {
     const apiKey = env.OPENAI_API_KEY || undefined;
+    const model = args.model ?? "";
     if (!apiKey && args.baseURL === undefined) {
-      throw new UsageError(
+      return missing(
+        model,
+        openaiImages,
         "OPENAI_API_KEY is not set: export it, or point --base-url (OPENAI_BASE_URL) at a local server",
       );
     }
-    const model = args.model ?? "";
     const openai = { model, ...common, ...(apiKey && { apiKey }) };
     if (args.provider === "openai-responses") {
       return {
@@ -52,9 +76,13 @@ export function providerFor(
     };
   }
   const apiKey = env.ANTHROPIC_API_KEY;
-  if (!apiKey)
-    throw new UsageError("ANTHROPIC_API_KEY is not set: export your Anthropic API key in it");
   const model = args.model ?? defaultModel;
+  if (!apiKey)
+    return missing(
+      model,
+      anthropicImages,
+      "ANTHROPIC_API_KEY is not set: export your Anthropic API key in it",
+    );
   return {
     model,
     images: anthropicImages,

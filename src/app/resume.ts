@@ -35,6 +35,7 @@ export async function openToContinue(path: string, tell: (line: string) => void)
   return {
     session,
     imagesRefused,
+    cutBy: loaded.cutBy,
     messages: messages as Message[],
     compaction: compaction as Compaction | undefined,
   };

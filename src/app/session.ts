@@ -13,6 +13,7 @@ import { SessionStore, sessionsDir, stateHome } from "../session/store.js";
 import { createWorkspaceTools } from "../tools/index.js";
 import { planTool } from "../tools/plan.js";
 import { SeenFiles } from "../tools/seen.js";
+import { withSeenResults } from "../tools/seen-results.js";
 import type { Message, ToolCall } from "../types.js";
 import { visible } from "../visible.js";
 import { contextWindowFor } from "./compaction.js";
@@ -91,6 +92,8 @@ export async function openAgentSession(
       onImageNotKept: (note) => frontEnd.tell(imageNotKeptLine(note)),
     });
   const file = resumed?.session ?? (settings.file === "now" ? await create() : undefined);
+  // The tools have seen what the session's tool results saw: an unchanged file needs no new read.
+  if (resumed) parts.seen.recall(resumed.messages, settings.workspace, resumed.cutBy);
   const journal = new Journal(new SessionStore(stateHome(env), create, file));
   session.id = () => journal.sessionId;
   let mcp: RunMcp | undefined;
@@ -184,19 +187,20 @@ async function workspaceParts(
   const approvedWrite = { ...approvedWrites(state), more };
   // write, edit and bash keep what they change, for a rewind; the plan is the model's checklist.
   const changes = new FileChanges({ root: workspace, stateDir: state });
-  const tools = [
-    ...changes.wrap(
-      createWorkspaceTools(workspace, {
-        bash: { sandbox: sandboxOptions },
-        stateDir: state,
-        seen,
-        protectedWrites: approvedWrite.allows,
-        moreProtected: more,
-        readOnlyRoots: skills.roots,
-      }),
-    ),
-    planTool(),
-  ];
+  // Each read, write and edit says what it saw, for a resumed session (`SeenFiles.recall`).
+  const seeing = withSeenResults(
+    createWorkspaceTools(workspace, {
+      bash: { sandbox: sandboxOptions },
+      stateDir: state,
+      seen,
+      protectedWrites: approvedWrite.allows,
+      moreProtected: more,
+      readOnlyRoots: skills.roots,
+    }),
+    seen,
+    workspace,
+  );
+  const tools = [...changes.wrap(seeing), planTool()];
   await skills.refresh();
   const probed = await probing;
   const sandbox = bashCanRun || probed.kind === "bwrap" ? probed : undefined;

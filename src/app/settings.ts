@@ -44,6 +44,12 @@ export interface AgentSettings {
   tokenBudget?: number;
   /** The model's context window in tokens, for compaction. */
   contextWindow?: number;
+  /**
+   * Without the provider's key a session still opens, and each model request fails saying what
+   * to set (`MissingKeyError`): an editor's agent answers the editor first. Otherwise a missing
+   * key is a usage error before anything is made.
+   */
+  keyLater?: true;
 }
 
 /** One session: where it works, and what it goes on from. */

@@ -70,7 +70,8 @@ interface Measure {
  * estimate) passes the window minus the reserve; when the provider refuses a request as too long
  * (compact, retry that request once); and on `compact()`. A compaction that fails (the summary
  * request fails, or the request does not shrink to at most 90% of its size and 75% of the
- * limit) throws a `CompactionError` and changes nothing: it never loops.
+ * limit) throws a `CompactionError` and changes nothing: it never loops. One whose note would be
+ * over that bound even with an empty summary (a short session) fails before the summary request.
  */
 export class CompactingClient implements ModelClient {
   private compaction: Compaction | undefined;
@@ -230,14 +231,17 @@ export class CompactingClient implements ModelClient {
     const covered = messages.slice(this.keptFrom, cut);
     const previous = this.compaction;
     const cap = this.options.userMessageCap ?? userMessageCap;
-    const room = limit === undefined ? Number.MAX_SAFE_INTEGER : limit / this.scale;
-    const text = summaryRequestText({
-      ...(previous && { previous: previous.summary }),
-      covered,
-      ...(instructions && { instructions }),
-      maxChars: Math.max(0, Math.floor((room * 0.8 - textTokens(summaryPrompt)) * charsPerToken)),
-    });
-    const summary = await requestSummary(this.inner, text, request.signal);
+    const bound = Math.floor(
+      Math.min(before * afterShareOfBefore, (limit ?? Infinity) * afterShareOfLimit),
+    );
+    const tooBig = (tokensAfter: number, atLeast: string) => {
+      const why = `over the bound of ${bound} (90% of the ${before} before${limit === undefined ? "" : `, and 75% of the limit ${limit}`})`;
+      return new CompactionError(
+        trigger === "manual"
+          ? `nothing to compact yet: the conversation is ${before} tokens, and a summary would leave ${atLeast}${tokensAfter}, ${why}`
+          : `compaction failed: it would leave ${atLeast}${tokensAfter} tokens, ${why}, not enough to go on`,
+      );
+    };
     const candidate: Compaction = {
       firstKept: this.base + messages.slice(0, cut).filter((m) => m.role !== "tool").length,
       count: (previous?.count ?? 0) + 1,
@@ -247,25 +251,33 @@ export class CompactingClient implements ModelClient {
         ...covered.flatMap((m) => (m.role === "user" ? [capped(m.content, cap)] : [])),
       ],
       facts: mergeFacts(previous?.facts ?? noFacts, factsOf(covered)),
-      summary,
+      summary: "",
       tokensBefore: before,
       tokensAfter: 0,
     };
-    const projected = projectedMessages(candidate, messages, cut);
-    candidate.tokensAfter = Math.ceil(
-      this.scale * requestTokens({ ...request, messages: projected }, this.rule),
-    );
-    const bound = Math.floor(
-      Math.min(before * afterShareOfBefore, (limit ?? Infinity) * afterShareOfLimit),
-    );
-    if (candidate.tokensAfter > bound) {
-      const why = `over the bound of ${bound} (90% of the ${before} before${limit === undefined ? "" : `, and 75% of the limit ${limit}`})`;
-      throw new CompactionError(
-        trigger === "manual"
-          ? `nothing to compact yet: the conversation is ${before} tokens, and a summary would leave ${candidate.tokensAfter}, ${why}`
-          : `compaction failed: it would leave ${candidate.tokensAfter} tokens, ${why}, not enough to go on`,
+    const sizeWith = (compaction: Compaction) =>
+      Math.ceil(
+        this.scale *
+          requestTokens(
+            { ...request, messages: projectedMessages(compaction, messages, cut) },
+            this.rule,
+          ),
       );
-    }
+    // The note without a summary is the least a compaction can leave: when even that is over
+    // the bound (a short session), no summary is asked for, to be paid for and thrown away.
+    const least = sizeWith(candidate);
+    if (least > bound) throw tooBig(least, "at least ");
+    const room = limit === undefined ? Number.MAX_SAFE_INTEGER : limit / this.scale;
+    const text = summaryRequestText({
+      ...(previous && { previous: previous.summary }),
+      covered,
+      ...(instructions && { instructions }),
+      maxChars: Math.max(0, Math.floor((room * 0.8 - textTokens(summaryPrompt)) * charsPerToken)),
+    });
+    candidate.summary = await requestSummary(this.inner, text, request.signal);
+    candidate.tokensAfter = sizeWith(candidate);
+    if (candidate.tokensAfter > bound) throw tooBig(candidate.tokensAfter, "");
+    const projected = projectedMessages(candidate, messages, cut);
     const problem = historyProblem(projected);
     if (problem) throw new Error(`CompactingClient built an invalid request: ${problem}`);
     await this.options.onCompaction?.(candidate);

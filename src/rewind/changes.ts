@@ -1,8 +1,7 @@
-import { realpathSync } from "node:fs";
 import { lstat } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { contentHash } from "../crypto.js";
-import { strictlyWithin } from "../paths.js";
+import { realOr, strictlyWithin } from "../paths.js";
 import { BlobStore, snapshotStoreFor } from "../session/blobs.js";
 import type { BashChange, FileBefore, FileChange, NodeState } from "../session/records.js";
 import { type BashCall, isBashTool, type KeptOut } from "../tools/bash.js";
@@ -314,15 +313,6 @@ export const MOST_READ_ONLY = 64;
 
 /** The most paths one `bash_change` record names in `paths`; `files` holds every change. */
 export const MOST_PATHS = 1000;
-
-/** A path's real path, or the path itself when it is not there. */
-function realOr(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
-}
 
 /** The folders on the way to the file that are not there yet, outermost first: a write makes them. */
 async function absentFolders(target: Resolved): Promise<string[]> {

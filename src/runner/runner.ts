@@ -9,6 +9,7 @@ import { ProviderError } from "../providers/provider-error.js";
 import type { FileChanges } from "../rewind/changes.js";
 import type { ImagesRefusal } from "../session/records.js";
 import { type PlanItem, planOf, planSetBy } from "../tools/plan.js";
+import type { SeenFiles } from "../tools/seen.js";
 import type {
   BeforeToolCall,
   Message,
@@ -63,8 +64,11 @@ export interface SessionRunnerOptions {
    * told each turn's start and end and each call about to run, so it can record the changes.
    */
   changes?: FileChanges;
-  /** Forgets what the agent has seen of files when a compaction cut the model's memory. */
-  seen?: { clear(): void };
+  /**
+   * What the agent has seen of files: forgotten when a compaction cut the model's memory, and
+   * recalled from the history a rewind goes back to (`SeenFiles`).
+   */
+  seen?: Pick<SeenFiles, "clear" | "recall">;
   /** Lost rounds: attempts and waits, and what removes secrets from a failure's reason. */
   retry?: { policy?: RetryPolicy; baseURL?: string; env?: NodeJS.ProcessEnv };
   /** The provider's name, kept with a refusal of images beside `info.model` (`ImageFallbackClient`). */
@@ -157,7 +161,7 @@ export class SessionRunner {
       onCompaction: async (compaction) => {
         await journal.record({ type: "compaction", compaction });
         // The model's memory was cut: what it saw of each file is gone, so edits need a new read.
-        seen?.clear();
+        seen?.clear("compaction");
       },
     });
     this.history = options.history ?? [];
@@ -290,13 +294,14 @@ export class SessionRunner {
 
   /**
    * The conversation goes on from `history` (a rewind took it back: the session's branch as
-   * loaded, from `resume`, its last compaction). What the agent had seen of files is forgotten:
-   * files may have been put back.
+   * loaded, from `resume`, its last compaction). What the agent has seen of files is what that
+   * history's tool results saw: a file put back as it was then needs no new read, one that
+   * differs still does.
    */
   restart(history: Message[], resume: Compaction | undefined): void {
     this.history = history;
     this.compacting.restart(resume);
-    this.options.seen?.clear();
+    this.options.seen?.recall(history, this.options.info.workspace, "rewind");
   }
 
   /**

@@ -55,7 +55,15 @@ export interface ReadResult extends SessionReport {
   missingImages?: number;
   /** The last rewind of files, when it was cut off (no `rewind_end` after its `rewind_start`). */
   openRewind?: OpenRewind;
+  /**
+   * What last cut the conversation the model goes on with, when anything did: a compaction (the
+   * messages it covers are gone from the model's view), or a rewind (the branch left behind).
+   */
+  cutBy?: ConversationCut;
 }
+
+/** What takes earlier messages out of the conversation the model goes on with. */
+export type ConversationCut = "compaction" | "rewind";
 
 /** A rewind cut off: its prompt, and whether it was to take the conversation back too. */
 export interface OpenRewind {
@@ -105,6 +113,7 @@ export async function readSession(path: string): Promise<ReadResult> {
   const imagesRefused: ImagesRefusal[] = [];
   const open = new Map<string, CutOffChange>();
   let openRewind: OpenRewind | undefined;
+  let cutBy: ConversationCut | undefined;
   const take = (line: Buffer) => {
     const text = line.toString("utf8");
     firstLine ??= text;
@@ -116,7 +125,10 @@ export async function readSession(path: string): Promise<ReadResult> {
       if (header === undefined) header = record;
       else if (!branch.add(at, record)) skipped++;
       else if (record.type === "message") history.add(record.message);
-      else if (record.type === "compaction" && !history.compact(record)) skipped++;
+      else if (record.type === "compaction") {
+        if (history.compact(record)) cutBy = "compaction";
+        else skipped++;
+      } else if (record.type === "rewind") cutBy = "rewind";
       else if (record.type === "images_refused") imagesRefused.push(record);
       else if (record.type === "file_before") {
         const { toolCallId, tool, path } = record;
@@ -169,6 +181,7 @@ export async function readSession(path: string): Promise<ReadResult> {
     ...(cutOff.length > 0 && { cutOff }),
     ...(images.missing > 0 && { missingImages: images.missing }),
     ...(openRewind && { openRewind }),
+    ...(cutBy && { cutBy }),
   };
 }
 

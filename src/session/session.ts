@@ -28,7 +28,13 @@ import { BlobStore } from "./blobs.js";
 import { withLine } from "./encode.js";
 import { storeImages } from "./images.js";
 import { lockSession, type SessionLock } from "./lock.js";
-import { type CutOffChange, type OpenRewind, readSession, type SessionReport } from "./read.js";
+import {
+  type ConversationCut,
+  type CutOffChange,
+  type OpenRewind,
+  readSession,
+  type SessionReport,
+} from "./read.js";
 import {
   type ImagesRefusal,
   SESSION_FORMAT_VERSION,
@@ -76,6 +82,8 @@ export interface LoadedSession extends SessionReport {
   missingImages?: number;
   /** The last rewind of files, when it was cut off (`ReadResult.openRewind`). */
   openRewind?: OpenRewind;
+  /** What last cut the conversation, when anything did (`ReadResult.cutBy`). */
+  cutBy?: ConversationCut;
 }
 
 export interface SessionOptions {
@@ -171,7 +179,7 @@ export class Session {
       for (const receipt of loaded.trailingRepairs) await session.append(receipt);
       const { messages, repaired, skipped, compaction, imagesRefused, cutOff, missingImages } =
         loaded;
-      const { openRewind } = loaded;
+      const { openRewind, cutBy } = loaded;
       return {
         session,
         messages,
@@ -182,6 +190,7 @@ export class Session {
         ...(cutOff && { cutOff }),
         ...(missingImages && { missingImages }),
         ...(openRewind && { openRewind }),
+        ...(cutBy && { cutBy }),
       };
     } catch (error) {
       if (session) await session.close();

@@ -1,5 +1,8 @@
 import type { FileHandle } from "node:fs/promises";
+import { resolve } from "node:path";
 import { Sha256 } from "../crypto.js";
+import { realOr } from "../paths.js";
+import type { Message } from "../types.js";
 import { pause } from "./define.js";
 import { limits } from "./limits.js";
 
@@ -14,18 +17,25 @@ export interface SeenContent {
 }
 
 /**
- * What the agent has seen of each file in this session, by real path: the content hash recorded
- * by `read` (a ranged read too: the whole file as it was then) and by its own `write` and `edit`
- * (what they wrote). `edit` and `write` refuse an existing file whose current content is not the
- * one recorded here, so the agent never overwrites what it has not seen: a file it never read,
- * or one that the user, a formatter or another process changed since. Only the bytes count, not
+ * What the agent has seen of each file, by real path: the content hash recorded by `read` (a
+ * ranged read too: the whole file as it was then) and by its own `write` and `edit` (what they
+ * wrote). `edit` and `write` refuse an existing file whose current content is not the one
+ * recorded here, so the agent never overwrites what it has not seen: a file it never read, or
+ * one that the user, a formatter or another process changed since. Only the bytes count, not
  * the modification time.
  *
  * `createWorkspaceTools` makes a fresh one unless given one. Whoever changes what the model
- * remembers calls `clear()`: after a compaction the model has seen nothing and must read again.
+ * remembers says so: `clear("compaction")` after a compaction (the model has seen nothing since),
+ * and `recall(history, …)` for a history the model goes on from (a resumed session, a rewind):
+ * what its tool results saw (`ToolResult.seen`) is seen again, so an unchanged file needs no new
+ * read. A refusal of a file not seen says since when (`unseen`).
  */
 export class SeenFiles {
   private readonly files = new Map<string, SeenContent>();
+  private cut: SeenCut | undefined;
+  private older = false;
+  /** The last file recorded, as a new object each time: what a call just saw (`withSeenResults`). */
+  latest: { path: string; content: SeenContent } | undefined;
 
   /** The content last seen of the file at real path `path`, if any. */
   get(path: string): SeenContent | undefined {
@@ -35,13 +45,64 @@ export class SeenFiles {
   /** Records that the agent has seen `content` at real path `path`. */
   record(path: string, content: SeenContent): void {
     this.files.set(path, content);
+    this.latest = { path, content };
   }
 
-  /** Forgets every file: each must be read again before it is edited or replaced. */
-  clear(): void {
+  /**
+   * Forgets every file: each must be read again before it is edited or replaced. `cut` says what
+   * took the model's memory of them (a compaction), so a refusal says since when; without it,
+   * nothing was ever seen in this session.
+   */
+  clear(cut?: SeenCut): void {
     this.files.clear();
+    this.cut = cut;
+    this.older = false;
+  }
+
+  /**
+   * Forgets every file, then takes as seen what the successful tool results of `history` saw
+   * (their `seen`, a path relative to the workspace `root`, its real path). `cut` says what last took earlier
+   * messages out of `history`, if anything did. A `read`, `write` or `edit` result without `seen`
+   * comes from a session an older version wrote: what it saw is not known, and refusals say so.
+   */
+  recall(history: readonly Message[], root: string, cut?: SeenCut): void {
+    this.clear(cut);
+    const names = new Map<string, string>();
+    let realRoot: string | undefined;
+    for (const message of history) {
+      if (message.role === "assistant")
+        for (const call of message.toolCalls) names.set(call.id, call.name);
+      if (message.role !== "tool" || message.isError) continue;
+      if (!message.seen) {
+        this.older ||= SEEING_TOOLS.has(names.get(message.toolCallId) ?? "");
+        continue;
+      }
+      realRoot ??= realOr(root);
+      this.files.set(resolve(realRoot, message.seen.path), {
+        hash: message.seen.sha256,
+        lines: undefined,
+      });
+    }
+  }
+
+  /**
+   * Since when a file not seen has not been read, as a refusal says it, and whether this is a
+   * session an older version wrote, which kept no record of what was read.
+   */
+  unseen(): { since: string; olderSession: boolean } {
+    const since =
+      this.cut === undefined
+        ? "in this session"
+        : `since the conversation was ${this.cut === "compaction" ? "compacted" : "rewound"}`;
+    return { since, olderSession: this.older };
   }
 }
+
+/** The tools whose successful results say what they saw of their file (`withSeenResults`). */
+export const SEEING_TOOLS: ReadonlySet<string> = new Set(["read", "write", "edit"]);
+
+/** What took the model's memory of earlier messages: a compaction, or a rewind. */
+export type SeenCut = "compaction" | "rewind";
 
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;

@@ -12,8 +12,11 @@ type Writer = "edit" | "write";
 
 /**
  * Throws unless `now`, the content of the open file `file`, is what the agent last saw there:
- * a file never read in this session needs a read first (a binary file, which `read` cannot
- * show, is not replaced at all), and a file changed since gets an error that shows what changed.
+ * a file not seen needs a read first (a binary file, which `read` cannot show, is not replaced at
+ * all), and a file changed since gets an error that shows what changed (the lines, when the
+ * line hashes are known: not for what a resumed session recalls). Each refusal says since when
+ * the file has not been read (`SeenFiles.unseen`): in this session, since a compaction, since
+ * a resume of a session an older version wrote.
  */
 export async function requireSeen(
   seen: SeenFiles,
@@ -24,14 +27,21 @@ export async function requireSeen(
 ): Promise<void> {
   const before = seen.get(file.path);
   if (before === undefined) {
+    const { since, olderSession } = seen.unseen();
+    const notRead = `${file.shown} exists and has not been read ${
+      olderSession ? "since this session was resumed" : since
+    }`;
     if (await isBinaryFile(file.handle)) {
       throw new ToolError(
-        `${file.shown} exists and has not been read in this session, and read cannot show it (a binary file): ${verb} will not replace it unseen; if it should go, remove it first (bash: rm), then ${verb}`,
+        `${notRead}, and read cannot show it (a binary file): ${verb} will not replace it unseen; if it should go, remove it first (bash: rm), then ${verb}`,
       );
     }
-    throw new ToolError(
-      `${file.shown} exists and has not been read in this session: read it first, then ${verb}`,
-    );
+    if (olderSession) {
+      throw new ToolError(
+        `${notRead}, and this session was written by an older version, which kept no record of what was read: read it again, then ${verb}`,
+      );
+    }
+    throw new ToolError(`${notRead}: read it first, then ${verb}`);
   }
   if (before.hash === now.hash) return;
   const note = await changeNote(before, now, file.handle, signal);

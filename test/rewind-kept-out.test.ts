@@ -5,6 +5,7 @@ import { SNAPSHOT_FILE_CAP } from "../src/rewind/snapshot.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { runBin, sessionFiles, toolResults, useCliSetup } from "./support/cli.js";
 import { realSandbox } from "./support/sandbox.js";
+import { protocolLines } from "./support/stream-json.js";
 
 /**
  * What the snapshot cannot keep cannot change without a question: in the sandbox it is read-only
@@ -168,5 +169,24 @@ describe("what the snapshot cannot keep, outside the sandbox", () => {
       ].join("\n"),
     });
     expect(await readFile(join(workspace, "kept.txt"), "utf8")).toBe("kept\n");
+  });
+
+  it("says on stream-json's bash_change line which folders the snapshot left out", async () => {
+    const command = "rm -r node_modules/pkg3 && echo changed > kept.txt";
+    const { workspace, options } = await setup(bashThenDone(command));
+    await dependencies(workspace);
+    await writeFile(join(workspace, "kept.txt"), "kept\n");
+    const args = ["--allow-bash", "--sandbox", "off", "--output-format", "stream-json", "go"];
+    const run = await runBin(args, options);
+    expect(run.code).toBe(0);
+    expect(protocolLines(run.stdout).filter((line) => line.type === "bash_change")).toEqual([
+      {
+        version: 1,
+        type: "bash_change",
+        id: "b1",
+        paths: ["kept.txt"],
+        leftOut: [{ path: "node_modules", why: leftOut }],
+      },
+    ]);
   });
 });

@@ -131,6 +131,19 @@ export const OutputLineSchema = Type.Union(
         more: Type.Optional(Type.Integer({ minimum: 1 })),
         /** Why what it changed is not known (the snapshot over its bound). */
         skipped: Type.Optional(Type.String()),
+        /**
+         * Folders whose contents the snapshot did not keep (a git-ignored folder of over 5,000
+         * entries, one it could not read) and the call could change: what it changed there is
+         * not known, and a rewind does not restore it.
+         */
+        leftOut: Type.Optional(
+          Type.Array(
+            Type.Object(
+              { path: Type.String(), why: Type.String() },
+              { additionalProperties: false },
+            ),
+          ),
+        ),
       },
       "What a bash call changed: the paths that differ between the workspace's snapshots before and after it; a rewind puts them back.",
     ),

@@ -96,9 +96,16 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
         case "bash_change": {
           // The states a rewind puts back are the session's, not the protocol's.
           // A call the workspace was read-only for changed nothing there.
-          const { toolCallId: id, paths, more, skipped, readOnly } = event.change;
+          const { toolCallId: id, paths, more, skipped, readOnly, leftOut } = event.change;
           const unknown = skipped !== undefined && !readOnly ? { skipped } : {};
-          line({ type: "bash_change", id, paths, ...(more !== undefined && { more }), ...unknown });
+          line({
+            type: "bash_change",
+            id,
+            paths,
+            ...(more !== undefined && { more }),
+            ...unknown,
+            ...(leftOut !== undefined && { leftOut }),
+          });
           return bashSkippedNotice(stderr, event.change);
         }
         case "plan":

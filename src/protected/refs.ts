@@ -191,6 +191,10 @@ export async function settleRefs(
     for (const [, now] of mine) for (const name of now.names) if (!known.has(name)) fresh.add(name);
     if (fresh.size > 0) {
       const wrong = await examine(git, folder, fresh, known, had);
+      for (const [, now] of mine)
+        for (const name of replacing(now))
+          if (fresh.has(name) && !wrong.has(name))
+            wrong.set(name, { object: name, path: "", why: replaceWhy });
       if (wrong.size > 0) lines.push(...(await undo(mine, wrong, before, shown)));
     }
     const index = indexes.get(folder);
@@ -201,6 +205,24 @@ export async function settleRefs(
     }
   }
   return lines;
+}
+
+const replaceWhy =
+  "a replacement, which git reads in place of another object (git replace): this check does not follow them";
+
+/**
+ * The object names a reference file gives as replacements (`refs/replace/NAME`, loose or a line
+ * of `packed-refs`): git reads each in place of the object its ref is named after, a blob of a
+ * protected file's included, so none a command made is left.
+ */
+function replacing(look: RefLook): string[] {
+  const inner = look.inner.toLowerCase();
+  if (inner.startsWith("refs/replace/")) return [...look.names];
+  if (inner !== "packed-refs") return [];
+  return (look.bytes?.toString("latin1") ?? "")
+    .split("\n")
+    .filter((line) => / refs\/replace\//i.test(line))
+    .flatMap(namesIn);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { chmod, lstat, mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { userInfo } from "node:os";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { protectedWhy, whyByNames } from "../src/protected/files.js";
 import { guardProtected } from "../src/protected/guard.js";
@@ -209,6 +210,10 @@ describe("the protected-file set", () => {
         for (const path of ["notes.txt", "project/.bashrc", "src/bin/x"])
           expect(await protectedWhy(ws.root, under(path)), path).toBeUndefined();
       }
+      // The home folder the system's user database names counts too, whatever HOME says.
+      process.env.HOME = join(ws.root, "elsewhere");
+      const real = userInfo().homedir;
+      expect(await protectedWhy(dirname(real), join(real, ".profile"))).toBeDefined();
       // The check after a sandboxed command: a start-up file it created is moved aside.
       process.env.HOME = ws.root;
       const guard = await guardProtected(ws.root);

@@ -1,6 +1,6 @@
 import { realpathSync } from "node:fs";
 import { lstat } from "node:fs/promises";
-import { homedir } from "node:os";
+import { homedir, userInfo } from "node:os";
 import { isAbsolute, join, relative, sep } from "node:path";
 
 /**
@@ -26,13 +26,13 @@ export function whyByNames(
   names: readonly string[],
   gitFolder: (at: number) => boolean,
   writer: Writer = "tool",
-  home?: readonly string[],
+  homes: readonly (readonly string[])[] = [],
 ): string | undefined {
   return whyByLowerNames(
     names.map((name) => name.toLowerCase()),
     gitFolder,
     writer,
-    home,
+    homes,
   );
 }
 
@@ -49,12 +49,13 @@ export function whyByLowerNames(
   lower: readonly string[],
   gitFolder: (at: number) => boolean,
   writer: Writer = "tool",
-  home?: readonly string[],
+  homes: readonly (readonly string[])[] = [],
 ): string | undefined {
-  if (home !== undefined && lower.length > home.length && home.every((n, at) => lower[at] === n)) {
-    const first = lower[home.length] ?? "";
-    if (first.startsWith(".") || first === "bin") return homeWhy;
-  }
+  for (const home of homes)
+    if (lower.length > home.length && home.every((name, at) => lower[at] === name)) {
+      const first = lower[home.length] ?? "";
+      if (first.startsWith(".") || first === "bin") return homeWhy;
+    }
   // The deepest git folder the path lies in: its index in `names`, -1 for the root itself.
   for (let at = lower.length - 2; at >= -1; at--) {
     if (at >= 0 ? lower[at] === ".git" || gitFolder(at) : gitFolder(-1)) {
@@ -85,7 +86,7 @@ export async function protectedWhy(realRoot: string, real: string): Promise<stri
     names,
     (at) => (at === -1 ? rootHead : heads[at] === true),
     "tool",
-    homeIn(realRoot),
+    homesIn(realRoot),
   );
 }
 
@@ -93,24 +94,28 @@ const homeWhy =
   "the user's own start-up and configuration files (the home folder's dot files and bin/): shells, git and other programs run what they name";
 
 /**
- * Where the user's home folder (`$HOME`, its real path) lies under the real workspace root
- * `realRoot`, as lower-cased names (none: the root is the home folder), or `undefined` when the
- * root does not hold it. A workspace that does (mini-agent started in `~`, or above it) holds the
- * user's own start-up and configuration files: every entry at the home folder's top whose name
- * begins with a dot (`.bashrc`, `.gitconfig`, `.config/`, `.local/bin/`) and `bin/`, at any depth,
- * are protected.
+ * Where the user's home folders (`$HOME` and the one the system's user database names, real
+ * paths) lie under the real workspace root `realRoot`, each as lower-cased names (none: the root
+ * is that folder); those the root does not hold are left out. A workspace that holds one
+ * (mini-agent started in `~`, or above it) holds the user's own start-up and configuration files:
+ * every entry at the home folder's top whose name begins with a dot (`.bashrc`, `.gitconfig`,
+ * `.config/`, `.local/bin/`) and `bin/`, at any depth, are protected.
  */
-export function homeIn(realRoot: string): string[] | undefined {
-  let home: string;
-  try {
-    home = realpathSync(homedir());
-  } catch {
-    return undefined;
+export function homesIn(realRoot: string): string[][] {
+  const homes = new Set<string>();
+  for (const home of [() => homedir(), () => userInfo().homedir])
+    try {
+      homes.add(realpathSync(home()));
+    } catch {
+      // No such folder: nothing of it lies in the workspace.
+    }
+  const found: string[][] = [];
+  for (const home of homes) {
+    const rel = relative(realRoot, home);
+    if (rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) continue;
+    found.push(rel === "" ? [] : rel.split(sep).map((name) => name.toLowerCase()));
   }
-  const rel = relative(realRoot, home);
-  if (rel === "") return [];
-  if (rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return undefined;
-  return rel.split(sep).map((name) => name.toLowerCase());
+  return found;
 }
 
 /** A folder holding a `HEAD` file or link is a git folder, whatever its name (a folder named `HEAD` is not). */

@@ -1,5 +1,5 @@
 import { chmodSync, type Dirent, lstatSync, readdirSync, type Stats } from "node:fs";
-import { homeIn, isRefFile, whyByLowerNames } from "./files.js";
+import { homesIn, isRefFile, whyByLowerNames } from "./files.js";
 
 /**
  * A path as the walk holds it: its bytes as a `latin1` string, one character a byte, so a name
@@ -55,7 +55,7 @@ export async function findProtected(
   realRoot: string,
   knownGit?: ReadonlySet<RawPath>,
 ): Promise<Found> {
-  const home = homeIn(realRoot);
+  const homes = homesIn(realRoot);
   const found: Found = {
     files: new Map(),
     gitFolders: new Set(),
@@ -104,7 +104,7 @@ export async function findProtected(
         queue.push({ path, names, gitAt, git });
         continue;
       }
-      const why = whyByLowerNames(names, gitFolder, "sandboxed", home);
+      const why = whyByLowerNames(names, gitFolder, "sandboxed", homes);
       if (why === undefined) {
         if (git === undefined) continue;
         const inner = path.slice(git.length + 1);

@@ -1,7 +1,7 @@
 import { lstatSync, readdirSync, readFileSync, rmdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { strictlyWithin } from "../paths.js";
-import { homeIn, whyByNames } from "../protected/files.js";
+import { homesIn, whyByNames } from "../protected/files.js";
 
 /**
  * The bwrap mounts that keep, inside the sandbox, the protected files (`whyByNames`, the one set
@@ -58,12 +58,12 @@ export function protectedMounts(workspace: string): { args: string[]; made: stri
     keepOrRefuse(join(agents, "skills"));
     if (kind(join(agents, "commands")) !== "absent") readOnly(join(agents, "commands"));
   }
-  const home = homeIn(workspace);
+  const homes = homesIn(workspace);
   for (const name of top) {
     if (name === ".git" || name === ".agents") continue;
     const mine =
-      whyByNames([name], () => false, "tool", home) ??
-      whyByNames([name, "x"], () => false, "tool", home);
+      whyByNames([name], () => false, "tool", homes) ??
+      whyByNames([name, "x"], () => false, "tool", homes);
     const what = kind(join(workspace, name));
     // A link is left to the check after the command: bwrap would follow it.
     if (mine !== undefined && (what === "file" || what === "folder"))

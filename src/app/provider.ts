@@ -8,7 +8,6 @@ export const defaultModel = "claude-sonnet-5-5";
 
 /** The provider's key is not in the environment: what to set, in one line. */
 export class MissingKeyError extends UsageError {
-  override name = "MissingKeyError";
 }
 
 /** A client whose every request fails with `error`: a session opened without its key. */

@@ -7,8 +7,7 @@ import type { AgentSettings } from "./settings.js";
 export const defaultModel = "claude-sonnet-5-5";
 
 /** The provider's key is not in the environment: what to set, in one line. */
-export class MissingKeyError extends UsageError {
-}
+export class MissingKeyError extends UsageError {}
 
 /** A client whose every request fails with `error`: a session opened without its key. */
 const refusing = (error: Error): ModelClient => ({

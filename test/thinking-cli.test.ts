@@ -129,10 +129,10 @@ describe("--thinking", () => {
 
   it("refuses an unknown level with a usage error", async () => {
     const { options } = await setup([]);
-    const run = await runBin(["--thinking", "max", "hi"], options);
+    const run = await runBin(["--thinking", "extreme", "hi"], options);
     expect(run.code).toBe(2);
     expect(run.stderr).toBe(
-      'mini-agent: unknown thinking level "max" (off, low, medium or high)\n',
+      'mini-agent: unknown thinking level "extreme" (off, low, medium, high, xhigh or max)\n',
     );
   });
 });

@@ -66,6 +66,35 @@ describe("a model that refuses function tools on Chat Completions", () => {
     ]);
   });
 
+  it("resumes a session that holds the switch, switching again at the first refusal", async () => {
+    const chat = track(await startOpenAIServer([refused, refused], { toolsRefused: true }));
+    const responses = track(
+      await startResponsesServer(
+        [
+          response({ text: ["First."] }, "gpt-6-astra"),
+          response({ text: ["Second."] }, "gpt-6-astra"),
+        ],
+        { alwaysReasons: true },
+      ),
+    );
+    const endpoint = track(await startOpenAIEndpoint(chat, responses));
+    const { options, home } = await setup([]);
+    const env = { ...options.env, ANTHROPIC_API_KEY: "", OPENAI_BASE_URL: `${endpoint.url}/v1` };
+    const flags = ["--provider", "openai", "--model", "gpt-6-astra"];
+    const first = await runBin([...flags, "one"], { ...options, env });
+    expect(first).toEqual({ code: 0, stdout: "First.\n", stderr: switchLine });
+    const second = await runBin([...flags, "--continue", "two"], { ...options, env });
+    expect(second.code).toBe(0);
+    expect(second.stdout).toBe("Second.\n");
+    expect(second.stderr).toContain(switchLine);
+    // The resumed history went to the Responses API whole: both prompts and the first answer.
+    const input = responses.requests[1]?.body.input as { role?: string }[];
+    expect(input.map((item) => item.role)).toEqual(["user", "assistant", "user"]);
+    const [file] = await sessionFiles(home);
+    const records = await sessionRecords(file ?? "");
+    expect(records.filter((record) => record.type === "responses_switch")).toHaveLength(2);
+  });
+
   it("ends the turn in one line where the endpoint has no Responses API", async () => {
     const chat = track(await startOpenAIServer([refused, refused], { toolsRefused: true }));
     const { run } = await openaiRun(chat.url, ["list"]);
@@ -94,5 +123,39 @@ describe("a model that refuses function tools on Chat Completions", () => {
     expect(run).toEqual({ code: 0, stdout: "Listed.\n", stderr: "  ✓ ls\n" });
     expect(chat.requests.map(({ body }) => body.reasoning_effort)).toEqual(["xhigh", "xhigh"]);
     expect(responses.requests).toEqual([]);
+  });
+});
+
+describe("the efforts gpt-6 takes on the Responses API", () => {
+  it("sends --thinking max as reasoning.effort max", async () => {
+    const responses = track(
+      await startResponsesServer([response({ text: ["Hi."] }, "gpt-6-astra")], {
+        alwaysReasons: true,
+      }),
+    );
+    const { options } = await setup([]);
+    const env = { ...options.env, ANTHROPIC_API_KEY: "", OPENAI_BASE_URL: `${responses.url}/v1` };
+    const run = await runBin(
+      ["--provider", "openai-responses", "--model", "gpt-6-astra", "--thinking", "max", "hi"],
+      { ...options, env },
+    );
+    expect(run).toEqual({ code: 0, stdout: "Hi.\n", stderr: "" });
+    expect(responses.requests.map(({ body }) => body.reasoning)).toEqual([
+      { effort: "max", summary: "auto" },
+    ]);
+  });
+
+  it("shows the API's refusal of --thinking off (effort none), which gpt-6 does not take", async () => {
+    const responses = track(await startResponsesServer([refused], { alwaysReasons: true }));
+    const { options } = await setup([]);
+    const env = { ...options.env, ANTHROPIC_API_KEY: "", OPENAI_BASE_URL: `${responses.url}/v1` };
+    const run = await runBin(
+      ["--provider", "openai-responses", "--model", "gpt-6-astra", "--thinking", "off", "hi"],
+      { ...options, env },
+    );
+    const levels = ["low", "medium", "high", "xhigh", "max"];
+    expect(responses.rejections).toEqual([effortUnsupported("reasoning.effort", "none", levels)]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(effortUnsupported("reasoning.effort", "none", levels));
   });
 });

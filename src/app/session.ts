@@ -82,10 +82,14 @@ export async function openAgentSession(
   const { env } = settings;
   // The session's id keys the provider's prompt cache, once the session exists.
   const session: { id?: () => string | undefined; journal?: Journal } = {};
-  const parts = await workspaceParts(settings, frontEnd, () => session.id?.(), (change) =>
-    session.journal === undefined
-      ? Promise.resolve()
-      : session.journal.record({ type: "responses_switch", change }),
+  const parts = await workspaceParts(
+    settings,
+    frontEnd,
+    () => session.id?.(),
+    (change) =>
+      session.journal === undefined
+        ? Promise.resolve()
+        : session.journal.record({ type: "responses_switch", change }),
   );
   const resumed = settings.resume ? await resumeSession(settings.resume, frontEnd.tell) : undefined;
   const create = () =>

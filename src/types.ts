@@ -86,7 +86,7 @@ export type Reasoning = Static<typeof ReasoningSchema>;
  * How much the model should think before it answers, mapped by each adapter to what its API
  * takes. Unset leaves the provider's own default.
  */
-export type ThinkingLevel = "off" | "low" | "medium" | "high";
+export type ThinkingLevel = "off" | "low" | "medium" | "high" | "xhigh" | "max";
 
 /**
  * What an adapter yields for one model round: text and reasoning pieces, finished reasoning

@@ -244,7 +244,10 @@ describe("a bad user file", () => {
       { provider: "gemini" },
       'provider must be "anthropic", "openai" or "openai-responses", not "gemini"',
     ],
-    [{ thinking: "max" }, 'thinking must be "off", "low", "medium" or "high", not "max"'],
+    [
+      { thinking: "extreme" },
+      'thinking must be "off", "low", "medium", "high", "xhigh" or "max", not "extreme"',
+    ],
     [
       { contextWindow: 10 },
       "contextWindow must be a whole number of tokens from 4096 to 100000000, not 10",

@@ -127,12 +127,37 @@ describe("--thinking", () => {
     ]);
   });
 
+  it("asks for xhigh and max as the effort of adaptive thinking", async () => {
+    for (const level of ["xhigh", "max"]) {
+      const { server, options } = await setup(thinkingLoop());
+      const run = await runBin(["--thinking", level, "what is here?"], options);
+      expect(run).toEqual({ code: 0, stdout: "Nothing here.\n", stderr: "  ✓ ls\n" });
+      expect(server.rejections).toEqual([]);
+      expect(server.requests.map((request) => request.body.output_config)).toEqual([
+        { effort: level },
+        { effort: level },
+      ]);
+    }
+  });
+
+  it("refuses xhigh and max, in one line, for a model that thinks within a token budget", async () => {
+    const { server, options } = await setup([]);
+    const run = await runBin(["-m", "claude-sonnet-4-5", "--thinking", "xhigh", "hi"], options);
+    expect(run).toEqual({
+      code: 2,
+      stdout: "",
+      stderr:
+        "mini-agent: --thinking xhigh is not taken by claude-sonnet-4-5, which thinks within a token budget: use low, medium or high\n",
+    });
+    expect(server.requests).toEqual([]);
+  });
+
   it("refuses an unknown level with a usage error", async () => {
     const { options } = await setup([]);
-    const run = await runBin(["--thinking", "max", "hi"], options);
+    const run = await runBin(["--thinking", "extreme", "hi"], options);
     expect(run.code).toBe(2);
     expect(run.stderr).toBe(
-      'mini-agent: unknown thinking level "max" (off, low, medium or high)\n',
+      'mini-agent: unknown thinking level "extreme" (off, low, medium, high, xhigh or max)\n',
     );
   });
 });

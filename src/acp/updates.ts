@@ -83,6 +83,7 @@ export class UpdateMapper {
       }
       case "session":
       case "images_refused":
+      case "responses_switch":
       case "images_held_back":
       case "usage":
       case "approval":

@@ -1,5 +1,7 @@
+import { manualEffortProblem } from "../providers/anthropic-thinking.js";
 import { httpFetch } from "../providers/http-transport.js";
 import { anthropicImages, openaiImages, type ProviderImages } from "../runner/image-budget.js";
+import type { ResponsesSwitch } from "../session/records.js";
 import type { ModelClient } from "../types.js";
 import { UsageError } from "./exit.js";
 import type { AgentSettings } from "./settings.js";
@@ -29,8 +31,15 @@ export function providerFor(
   model: string;
   /** What the provider's API takes of images, for the runner. */
   images: ProviderImages;
-  /** `tell` prints a notice of the client on stderr; `sessionId` is known once a session began. */
-  client(tell: (notice: string) => void, sessionId: () => string | undefined): Promise<ModelClient>;
+  /**
+   * `tell` prints a notice of the client on stderr; `sessionId` is known once a session began;
+   * `record` writes a switch to the Responses API in the session.
+   */
+  client(
+    tell: (notice: string) => void,
+    sessionId: () => string | undefined,
+    record: (change: ResponsesSwitch) => Promise<void>,
+  ): Promise<ModelClient>;
 } {
   /** What both clients take from the flags. */
   const common = {
@@ -64,17 +73,39 @@ export function providerFor(
         },
       };
     }
+    // Chat Completions, switched to the Responses API of the same endpoint when the model
+    // refuses tools there and names it (gpt-6); recorded, and said in one line.
     return {
       model,
       images: openaiImages,
-      client: async (tell) => {
-        const { OpenAIModelClient } = await import("../providers/openai.js");
-        return new OpenAIModelClient({ ...openai, onNotice: tell });
+      client: async (tell, sessionId, record) => {
+        const [{ OpenAIModelClient }, { ResponsesSwitchClient }] = await Promise.all([
+          import("../providers/openai.js"),
+          import("../providers/responses-switch.js"),
+        ]);
+        return new ResponsesSwitchClient({
+          model,
+          chat: (reasoningOff) =>
+            new OpenAIModelClient({
+              ...openai,
+              ...(reasoningOff && { thinking: "off" }),
+              reasoningOffForTools: false,
+              onNotice: tell,
+            }),
+          responses: async () => {
+            const { OpenAIResponsesModelClient } = await import("../providers/openai-responses.js");
+            return new OpenAIResponsesModelClient({ ...openai, promptCacheKey: sessionId });
+          },
+          tell,
+          switched: (reason) => record({ model, reason }),
+        });
       },
     };
   }
   const apiKey = env.ANTHROPIC_API_KEY;
   const model = args.model ?? defaultModel;
+  const effortProblem = manualEffortProblem(model, args.thinking);
+  if (effortProblem !== undefined) throw new UsageError(effortProblem);
   if (!apiKey)
     return missing(
       model,

@@ -8,6 +8,7 @@ import { SessionRunner } from "../runner/runner.js";
 import { resolveSandbox, type SandboxState, sandboxName } from "../sandbox/bwrap.js";
 import { homeInSandbox } from "../sandbox/home.js";
 import { secretRedactor } from "../secrets.js";
+import type { ResponsesSwitch } from "../session/records.js";
 import { Session } from "../session/session.js";
 import { SessionStore, sessionsDir, stateHome } from "../session/store.js";
 import { createWorkspaceTools } from "../tools/index.js";
@@ -80,8 +81,16 @@ export async function openAgentSession(
 ): Promise<AgentSession> {
   const { env } = settings;
   // The session's id keys the provider's prompt cache, once the session exists.
-  const session: { id?: () => string | undefined } = {};
-  const parts = await workspaceParts(settings, frontEnd, () => session.id?.());
+  const session: { id?: () => string | undefined; journal?: Journal } = {};
+  const parts = await workspaceParts(
+    settings,
+    frontEnd,
+    () => session.id?.(),
+    (change) =>
+      session.journal === undefined
+        ? Promise.resolve()
+        : session.journal.record({ type: "responses_switch", change }),
+  );
   const resumed = settings.resume ? await resumeSession(settings.resume, frontEnd.tell) : undefined;
   const create = () =>
     Session.create({
@@ -96,6 +105,7 @@ export async function openAgentSession(
   if (resumed) parts.seen.recall(resumed.messages, settings.workspace, resumed.cutBy);
   const journal = new Journal(new SessionStore(stateHome(env), create, file));
   session.id = () => journal.sessionId;
+  session.journal = journal;
   let mcp: RunMcp | undefined;
   try {
     mcp = await mcpServers(settings, frontEnd, journal);
@@ -153,6 +163,7 @@ async function workspaceParts(
   settings: SessionSettings,
   frontEnd: FrontEnd,
   sessionId: () => string | undefined,
+  record: (change: ResponsesSwitch) => Promise<void>,
 ) {
   const { workspace, env } = settings;
   const state = stateHome(env);
@@ -179,7 +190,7 @@ async function workspaceParts(
   );
   const allowRules = rules.current().some((rule) => rule.effect === "allow");
   const bashCanRun = settings.allowBash || frontEnd.ask !== undefined || allowRules;
-  const client = await connect.client(frontEnd.notice, sessionId);
+  const client = await connect.client(frontEnd.notice, sessionId, record);
   const seen = new SeenFiles();
   // The files the session's hooks run, once they are known: protected like the one set.
   const hookFiles = new Set<string>();

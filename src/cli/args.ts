@@ -359,7 +359,7 @@ function numbersFrom(values: FlagValues, files: FileSettings, pick: Pick) {
   );
   if (thinking !== undefined && !thinkingLevels.includes(thinking as ThinkingLevel)) {
     throw new UsageError(
-      `unknown thinking level ${JSON.stringify(thinking)} (off, low, medium or high)`,
+      `unknown thinking level ${JSON.stringify(thinking)} (off, low, medium, high, xhigh or max)`,
     );
   }
   return {
@@ -379,7 +379,7 @@ function wholeIn(text: string, min: number, max: number): boolean {
 /** The longest wait a Node timer can hold, 2^31-1 ms, in whole seconds: a longer one fires at once. */
 const maxApprovalTimeoutSeconds = 2147483;
 
-const thinkingLevels: readonly ThinkingLevel[] = ["off", "low", "medium", "high"];
+const thinkingLevels: readonly ThinkingLevel[] = ["off", "low", "medium", "high", "xhigh", "max"];
 
 function checkURL(url: string, from: string): void {
   let protocol = "";

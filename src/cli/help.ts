@@ -59,8 +59,8 @@ Options:
       --max-turns N         stop after N model rounds (default 50)
       --context-window N    the model's context window in tokens; the conversation is
                             compacted before it fills (default 200000 for Claude models)
-      --thinking LEVEL      how much the model thinks first: off, low, medium or high
-                            (default: the model's own default)
+      --thinking LEVEL      how much the model thinks first: off, low, medium, high, xhigh
+                            or max, where the API takes them (default: the model's own)
       --hide-thinking       do not show the model's thinking on the terminal
       --debug               show stack traces for errors
 

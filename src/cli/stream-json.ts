@@ -78,6 +78,8 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
         case "turn_end":
         // The `result` line that ends the turn says how it ended (the refusal is its error).
         case "images_refused":
+        // The client's notice, on stderr, said it.
+        case "responses_switch":
           return;
         case "images_held_back":
           imagesHeldBackNotice(stderr, event.count);

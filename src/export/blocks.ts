@@ -163,6 +163,8 @@ export class BlockBuilder {
       case "session":
       // The turn's error says it; the export shows the images' placeholders as every reader does.
       case "images_refused":
+      // The client's notice said it when it happened; the answers are what the export shows.
+      case "responses_switch":
         return [];
       case "message":
         return this.message(record.message);

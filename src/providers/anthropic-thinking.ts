@@ -35,6 +35,17 @@ export const interleavedThinkingBeta = "interleaved-thinking-2025-05-14";
 const manualOnly = /^claude-(3-|(opus|sonnet|haiku)-4-[015](\b|-)|(opus|sonnet)-4-20\d{6})/;
 
 /**
+ * Why `model` cannot think at `level`, or undefined: `xhigh` and `max` are values of the adaptive
+ * mode's `output_config.effort`; a model of the manual mode has a token budget per level and none
+ * beyond `high`.
+ */
+export function manualEffortProblem(model: string, level: ThinkingLevel | undefined) {
+  if ((level !== "xhigh" && level !== "max") || !manualOnly.test(canonicalModel(model)))
+    return undefined;
+  return `--thinking ${level} is not taken by ${model}, which thinks within a token budget: use low, medium or high`;
+}
+
+/**
  * What a model takes beyond the two modes, by its name; the first pattern that matches wins, and
  * a model none matches keeps `disabled` and the API's default display.
  * - `off`: what `--thinking off` sends. `disabled` by default. Claude Sonnet 5.5 refuses it with
@@ -111,6 +122,7 @@ export function anthropicThinking(
       ...none,
     };
   }
+  if (level === "xhigh" || level === "max") throw new Error(manualEffortProblem(model, level));
   const budget = thinkingBudgets[level];
   return {
     thinking: { type: "enabled", budget_tokens: budget },

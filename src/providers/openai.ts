@@ -42,6 +42,12 @@ export interface OpenAIOptions {
    */
   fetch?: typeof fetch;
   /**
+   * Answer a refusal of function tools with reasoning by sending `reasoning_effort: none` (see
+   * `refusals`). Default true; false throws the refusal, for a caller that answers it otherwise
+   * (`ResponsesSwitchClient` runs the turn on the Responses API).
+   */
+  reasoningOffForTools?: boolean;
+  /**
    * Told once when the client changes what it sends for the rest of its life because the model
    * refused the request (see `refusals`); the CLI prints it on stderr.
    */
@@ -153,7 +159,8 @@ export class OpenAIModelClient implements ModelClient {
   private adjust(error: unknown): boolean {
     if (!(error instanceof ProviderError) || error.status !== 400) return false;
     const message = error.providerMessage;
-    if (!this.effortNone && refusals.effort.test(message)) {
+    const answer = this.options.reasoningOffForTools ?? true;
+    if (answer && !this.effortNone && refusals.effort.test(message)) {
       this.effortNone = true;
       this.options.onNotice?.(effortRefusedNotice);
       return true;
@@ -171,7 +178,7 @@ export class OpenAIModelClient implements ModelClient {
     return this.completionTokens ? { max_completion_tokens: tokens } : { max_tokens: tokens };
   }
 
-  private effort(): { reasoning_effort?: "none" | "low" | "medium" | "high" } {
+  private effort(): { reasoning_effort?: "none" | Exclude<ThinkingLevel, "off"> } {
     if (this.effortNone) return { reasoning_effort: "none" };
     const level = this.options.thinking;
     return level === undefined ? {} : { reasoning_effort: level === "off" ? "none" : level };

@@ -7,6 +7,7 @@ import type {
   FileChange,
   FileRestoreRecord,
   ImagesRefusal,
+  ResponsesSwitch,
   RetryRecord,
   SkillsRecord,
   TurnEndRecord,
@@ -81,6 +82,8 @@ export type TurnEvent =
   | { type: "skills"; skills: SkillsNotice }
   /** The model refused images: it is sent their text placeholders from now on (recorded). */
   | { type: "images_refused"; refusal: ImagesRefusal }
+  /** The model refused tools on Chat Completions: the run goes on on the Responses API (recorded). */
+  | { type: "responses_switch"; change: ResponsesSwitch }
   /** The first request that holds older images back to keep within the provider's limits. */
   | { type: "images_held_back"; count: number }
   /** A `write` or `edit` is about to change a file; its old bytes are kept (or `unkept` says why not). */

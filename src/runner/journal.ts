@@ -71,6 +71,8 @@ function recordOf(event: TurnEvent): Exclude<SessionRecord, SessionHeader> | und
       return { type: "skills", ...event.skills };
     case "images_refused":
       return { type: "images_refused", ...event.refusal };
+    case "responses_switch":
+      return { type: "responses_switch", ...event.change };
     case "file_before":
       return { type: "file_before", ...event.before };
     case "file_change":

@@ -140,6 +140,16 @@ const ImagesRefusedRecordSchema = Type.Object({
   reason: Type.String(),
   image: Type.Optional(Type.String({ pattern: "^[0-9a-f]{64}$" })),
 });
+/**
+ * The model refused function tools on Chat Completions, naming the Responses API: from then on the
+ * run sends its requests to the Responses API of the same endpoint (`ResponsesSwitchClient`).
+ */
+const ResponsesSwitchRecordSchema = Type.Object({
+  type: Type.Literal("responses_switch"),
+  model: Type.String(),
+  /** What the provider said (redacted like every string). */
+  reason: Type.String(),
+});
 /** A file's sha256 (hex), or null: there was no file. */
 const FileHashSchema = Type.Union([Type.String(), Type.Null()]);
 /** A file's permission bits (`0o755` is 493), or null: there was no file. */
@@ -270,6 +280,7 @@ export const RecordSchema = Type.Union([
   TurnEndRecordSchema,
   SkillsRecordSchema,
   ImagesRefusedRecordSchema,
+  ResponsesSwitchRecordSchema,
   FileBeforeRecordSchema,
   FileChangeRecordSchema,
   FileRestoreRecordSchema,
@@ -287,6 +298,8 @@ export type UsageRecord = Static<typeof UsageRecordSchema>;
 /** Who refused images: a provider and a model. */
 export type ImagesRefusal = Omit<Static<typeof ImagesRefusedRecordSchema>, "type">;
 export type RetryRecord = Static<typeof RetryRecordSchema>;
+/** A switch to the Responses API: the `responses_switch` record without its type. */
+export type ResponsesSwitch = Omit<Static<typeof ResponsesSwitchRecordSchema>, "type">;
 export type TurnEndRecord = Static<typeof TurnEndRecordSchema>;
 export type SkillsRecord = Static<typeof SkillsRecordSchema>;
 export type LoadedSkill = Static<typeof LoadedSkillSchema>;

@@ -145,11 +145,12 @@ export const stream = (
 export const status = (code: number, message = "error"): Reply => {
   const tooLong = message.startsWith("This model's maximum context length is");
   const unsupported = message === maxTokensRefused;
+  const badEffort = message.startsWith("Unsupported value: 'reasoning_effort'");
   const param = tooLong
     ? "messages"
     : unsupported
       ? "max_tokens"
-      : message.startsWith("Function tools with reasoning_effort")
+      : message.startsWith("Function tools with reasoning_effort") || badEffort
         ? "reasoning_effort"
         : null;
   return {
@@ -160,7 +161,13 @@ export const status = (code: number, message = "error"): Reply => {
         message,
         type: code === 400 ? "invalid_request_error" : "server_error",
         param,
-        code: tooLong ? "context_length_exceeded" : unsupported ? "unsupported_parameter" : null,
+        code: tooLong
+          ? "context_length_exceeded"
+          : unsupported
+            ? "unsupported_parameter"
+            : badEffort
+              ? "unsupported_value"
+              : null,
       },
     },
   };
@@ -186,6 +193,12 @@ export interface OpenAIServerOptions extends ServerOptions {
    * sends none too, its default effort not being `none`), and `max_tokens` (`maxTokensRefused`).
    */
   reasoningModel?: boolean;
+  /**
+   * Refuse as OpenAI's gpt-6 family does on this endpoint: what `reasoningModel` refuses, but
+   * function tools at every `reasoning_effort` (`effortWithTools`), and the efforts it does not
+   * take, `none`, `minimal` and `max` (`effortUnsupported`), before that.
+   */
+  toolsRefused?: boolean;
 }
 
 /**
@@ -201,10 +214,25 @@ export const effortWithTools = (model: string) =>
 export const maxTokensRefused =
   "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.";
 
-function reasoningModelProblem(body: Body): string | undefined {
+/**
+ * A reasoning model's refusal of an effort it does not take (code `unsupported_value`); confirmed
+ * in shape (Kilo-Org/cloud#3807), the gpt-6 lists in public reports (genkit-ai/genkit#6303, on
+ * Chat Completions; UKGovernmentBEIS/inspect_ai#5254, with `max`, on the Responses API).
+ */
+export const effortUnsupported = (param: string, value: string, supported: string[]) =>
+  `Unsupported value: '${param}' does not support '${value}' with this model. Supported values are: ${supported
+    .slice(0, -1)
+    .map((level) => `'${level}'`)
+    .join(", ")}, and '${supported.at(-1)}'.`;
+
+function reasoningModelProblem(body: Body, toolsRefused: boolean): string | undefined {
   if ("max_tokens" in body) return maxTokensRefused;
+  const effort = body.reasoning_effort;
+  const levels = ["low", "medium", "high", "xhigh"];
+  if (toolsRefused && typeof effort === "string" && !levels.includes(effort))
+    return effortUnsupported("reasoning_effort", effort, levels);
   const tools = Array.isArray(body.tools) && body.tools.length > 0;
-  if (tools && body.reasoning_effort !== "none") return effortWithTools(String(body.model));
+  if (tools && (toolsRefused || effort !== "none")) return effortWithTools(String(body.model));
   return undefined;
 }
 
@@ -251,7 +279,9 @@ export function startOpenAIServer(
           validate(body) ??
           chatImageProblem(body, options.refuseImages === true) ??
           reasoningProblem(body, reasoningBack) ??
-          (options.reasoningModel ? reasoningModelProblem(body) : undefined);
+          (options.reasoningModel || options.toolsRefused
+            ? reasoningModelProblem(body, options.toolsRefused === true)
+            : undefined);
         if (invalid !== undefined || limit === undefined) return invalid;
         const tokens = bodyTokens(body);
         return tokens > limit ? contextTooLong(tokens, limit) : undefined;

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { ScriptedCall } from "./anthropic-server.js";
 import { openaiMaxBody, responsesImageProblem } from "./image-rules.js";
-import { notJson } from "./openai-server.js";
+import { effortUnsupported, notJson } from "./openai-server.js";
 import {
   type Body,
   type Reply,
@@ -204,7 +204,11 @@ export const status = (code: number, message = "error", param: string | null = n
       message,
       type: code === 400 ? "invalid_request_error" : "server_error",
       param,
-      code: message.startsWith("Unknown parameter") ? "unknown_parameter" : null,
+      code: message.startsWith("Unknown parameter")
+        ? "unknown_parameter"
+        : message.startsWith("Unsupported value")
+          ? "unsupported_value"
+          : null,
     },
   },
 });
@@ -219,6 +223,11 @@ export interface ResponsesServerOptions {
   noReasoning?: boolean;
   /** Refuse every request that holds an image, as a model without vision would (400). */
   refuseImages?: boolean;
+  /**
+   * Refuse as OpenAI's gpt-6 family does: `reasoning.effort` `none` and `minimal`
+   * (`effortUnsupported`); it takes `low` to `xhigh` and `max`.
+   */
+  alwaysReasons?: boolean;
 }
 
 /** A model without reasoning refuses `include: ["reasoning.encrypted_content"]` (param `include`); confirmed. */
@@ -234,13 +243,25 @@ export function startResponsesServer(
       path: "/v1/responses",
       authorized: () => true,
       error: (code, message) =>
-        status(code, message, message === encryptedUnsupported ? "include" : null) as Reply & {
+        status(
+          code,
+          message,
+          message === encryptedUnsupported
+            ? "include"
+            : message.startsWith("Unsupported value: 'reasoning.effort'")
+              ? "reasoning.effort"
+              : null,
+        ) as Reply & {
           kind: "status";
         },
       validate: (body) => {
         const asked =
           Array.isArray(body.include) && body.include.includes("reasoning.encrypted_content");
         if (options.noReasoning && asked) return encryptedUnsupported;
+        const effort = (body.reasoning as { effort?: unknown } | undefined)?.effort;
+        const levels = ["low", "medium", "high", "xhigh", "max"];
+        if (options.alwaysReasons && typeof effort === "string" && !levels.includes(effort))
+          return effortUnsupported("reasoning.effort", effort, levels);
         return validate(body) ?? responsesImageProblem(body, options.refuseImages === true);
       },
       // Approximate: the Responses API's parser refuses the body as Chat Completions' does.

@@ -159,6 +159,7 @@ function terminalOutput({ stderr }: Streams, view: TerminalTurn): Output {
         case "turn_end":
         case "skills":
         case "images_refused":
+        case "responses_switch":
         case "file_change":
         case "file_restore":
         case "rewind":

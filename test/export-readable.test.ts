@@ -20,6 +20,7 @@ const answer = [
   "```",
   "",
   "- one <script>window.pwned = 1</script>",
+  "\x01bforged\x02b",
 ].join("\n");
 
 async function edits(session: Session): Promise<void> {
@@ -53,9 +54,14 @@ describe("an export as readable as the terminal", () => {
     await s.session("s1", edits);
     const page = (await s.run(["-o", "-"])).stdout;
     const shown = page.slice(page.lastIndexOf('<section class="entry answer">'));
-    expect(shown).toContain("Created <strong>notes.txt</strong> and capitalised <code>beta</code>.");
+    expect(shown).toContain(
+      "Created <strong>notes.txt</strong> and capitalised <code>beta</code>.",
+    );
     expect(shown).toContain("<code>const a = 1 &lt; 2;</code>");
     expect(shown).toContain("• one &lt;script&gt;window.pwned = 1&lt;/script&gt;");
+    // The marks the renderer's styles write cannot be forged by the answer: they are shown.
+    expect(shown).toContain("␁bforged␂b");
+    expect(shown.match(/<strong>/g)).toHaveLength(1);
     expect(shown).not.toContain("```");
     expect(shown).not.toContain("**");
   });

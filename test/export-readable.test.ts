@@ -116,6 +116,40 @@ describe("an export as readable as the terminal", () => {
   });
 });
 
+describe("an edit that was not made, or whose result names no line", () => {
+  it("is the diff it asked for, labelled as such, never its JSON", async () => {
+    const s = await setup();
+    const edit = (id: string) => ({
+      id,
+      name: "edit",
+      input: { path: "a.ts", oldText: "x\ny", newText: "x\nz" },
+    });
+    await s.session("s1", async (session) => {
+      await session.append({ role: "user", content: "fix" });
+      await session.append({ role: "assistant", content: "", toolCalls: [edit("d"), edit("o")] });
+      await session.record({
+        type: "approval",
+        toolCallId: "d",
+        tool: "edit",
+        approved: false,
+        by: "user",
+      });
+      await session.append({ role: "tool", toolCallId: "d", content: "denied", isError: true });
+      await session.append({
+        role: "tool",
+        toolCallId: "o",
+        content: "edited a.ts: 1 replacement",
+        isError: false,
+      });
+    });
+    const md = (await s.run(["--format", "md"])).stdout;
+    const diff = "```diff\n--- a.ts\n+++ a.ts\n x\n-y\n+z\n```";
+    expect(md).toContain(`Diff asked for:\n\n${diff}`);
+    expect(md).toContain(`Diff (its line is not in the result):\n\n${diff}`);
+    expect(md).not.toContain("oldText");
+  });
+});
+
 describe("where an export goes by default", () => {
   it("writes the page into the state folder, never the current folder, and replaces its own copy", async () => {
     const s = await setup();

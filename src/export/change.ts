@@ -8,7 +8,8 @@ import type { Show } from "./shown.js";
  * diff the terminal shows under it (`changeDiff`, from its input and result), a write as the
  * file's text. An edit that was not made (denied, failed, or without a result: the call's mark
  * says which) is the diff of the text it asked to replace, without a line number, labelled
- * "Diff asked for". Undefined for
+ * "Diff asked for"; one that was made but whose result names no line (another wording) is that
+ * diff too, labelled as made. Undefined for
  * any other call, or an input of another shape (shown as JSON, as it is).
  *
  * Each text is shown (`Show`: a secret redacted) before it is cut into lines: a secret over
@@ -41,13 +42,12 @@ export function changeShown(block: CallBlock, show: Show): ChangeShown | undefin
   if (typeof oldText !== "string" || typeof newText !== "string" || Object.keys(rest).length > 1)
     return undefined;
   const all = replaceAll === true ? " (every occurrence)" : "";
-  const made =
-    block.approval?.approved !== false && result?.isError === false
-      ? changeDiff(call, result.content)
-      : undefined;
+  const applied = block.approval?.approved !== false && result?.isError === false;
+  const made = applied ? changeDiff(call, result.content) : undefined;
   if (made) return { label: "Diff", text: made.join("\n"), kind: "diff" };
-  const asked = [`--- ${path}`, `+++ ${path}`, ...diffLines(lines(oldText), lines(newText))];
-  return { label: `Diff asked for${all}`, text: asked.join("\n"), kind: "diff" };
+  const diff = [`--- ${path}`, `+++ ${path}`, ...diffLines(lines(oldText), lines(newText))];
+  const label = applied ? `Diff${all} (its line is not in the result)` : `Diff asked for${all}`;
+  return { label, text: diff.join("\n"), kind: "diff" };
 }
 
 /** A text's lines; a final newline ends the last line and starts none. */

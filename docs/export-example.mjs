@@ -116,7 +116,7 @@ await session.record({
 await session.append({
   role: "tool",
   toolCallId: "toolu_03",
-  content: "edited src/parse.ts: 1 replacement",
+  content: "edited src/parse.ts: replaced 1 occurrence at line 14",
   isError: false,
 });
 await session.record({
@@ -155,7 +155,7 @@ await session.record({
 await session.append({
   role: "assistant",
   content:
-    "Fixed: February has 29 days in leap years, and all 37 tests pass. I did not push: that is yours to do.",
+    "Fixed: February has **29 days** in leap years, and all 37 tests pass:\n\n```sh\nnpm test   # 37 passed\n```\n\nI did not `git push`: that is yours to do.",
   toolCalls: [],
 });
 await session.close();

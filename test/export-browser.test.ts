@@ -75,7 +75,11 @@ async function demo(session: Session): Promise<void> {
   });
   await session.append({ role: "tool", toolCallId: "t4", content: longResult, isError: false });
   await session.record({ type: "usage", inputTokens: 5400, outputTokens: 20 });
-  await session.append({ role: "assistant", content: "All done.", toolCalls: [] });
+  await session.append({
+    role: "assistant",
+    content: `All **done**: see \`notes.txt\`.\n\n\`\`\`sh\nnpm test\n\`\`\`\n\n- ${injected}`,
+    toolCalls: [],
+  });
 }
 
 async function exported(): Promise<string> {
@@ -111,6 +115,9 @@ describe.skipIf(!hasChromium())("an exported page in headless Chromium", () => {
         text: document.body.innerText,
         scripts: document.scripts.length,
         images: document.images.length,
+        answer: Array.from(document.querySelectorAll("main .answer")).at(-1).innerText,
+        strong: getComputedStyle(document.querySelector("main .answer strong")).fontWeight,
+        code: Array.from(document.querySelectorAll("main .answer code")).map((c) => c.textContent),
       })`);
       expect(seen).toEqual({
         title: "mini-agent session browser-demo",
@@ -126,6 +133,9 @@ describe.skipIf(!hasChromium())("an exported page in headless Chromium", () => {
         text: expect.stringContaining(injected),
         scripts: 1,
         images: 0,
+        answer: `Answer 5,400 input · 20 output tokens\nAll done: see notes.txt.\n\n┌─ sh\n│ npm test\n└─\n\n• ${injected}`,
+        strong: "700",
+        code: ["notes.txt", "npm test"],
       });
       expect(page.messages).toEqual([]);
     });

@@ -77,7 +77,7 @@ describe("a big session", () => {
     const s = await setup();
     const { rounds } = await bigSession(s.dir, 64);
     const run = await s.run([], { NODE_OPTIONS: "--max-old-space-size=24" });
-    const file = join(s.workspace, "big.html");
+    const file = join(s.env.MINI_AGENT_HOME ?? "", "exports", "big.html");
     expect(run).toEqual({
       code: 0,
       stdout: "",

@@ -95,10 +95,12 @@ describe("exporting what bash changed", () => {
       await session.append({ role: "tool", toolCallId: "b5", content: "", isError: false });
     });
     const md = await s.run(["--format", "md"]);
-    const changedLines = md.stdout.split("\n").filter((line) => /^_(Changed|What this)/.test(line));
+    const changedLines = md.stdout
+      .split("\n")
+      .filter((line) => /^_(Changed|What this|Git saw)/.test(line));
     expect(changedLines).toEqual([
       "_Changed by this call, not restored by a rewind: `out/a.o`, `out/b.o` and 3 more_",
-      "_Changed no file git lists_",
+      "_Git saw no file changed \\(it does not look at the files it ignores\\)_",
       "_What this call changed is not known: git took over 2 s: skipped_",
       "_Changed by this call: `x`_",
       "_Changed no file_",
@@ -107,7 +109,7 @@ describe("exporting what bash changed", () => {
     const changed = page.stdout.match(/<p class="changed">.*?<\/p>/g);
     expect(changed).toEqual([
       '<p class="changed">Changed by this call, not restored by a rewind: <code>out/a.o</code>, <code>out/b.o</code> and 3 more</p>',
-      '<p class="changed">Changed no file git lists</p>',
+      '<p class="changed">Git saw no file changed (it does not look at the files it ignores)</p>',
       '<p class="changed">What this call changed is not known: git took over 2 s: skipped</p>',
       '<p class="changed">Changed by this call: <code>x</code></p>',
       '<p class="changed">Changed no file</p>',

@@ -49,13 +49,13 @@ hi
 `;
 
 describe("which session and where it goes", () => {
-  it("exports the newest session of the folder to ID.html in the current folder, 0600, and says so", async () => {
+  it("exports the newest session of the folder to exports/ID.html in the state folder, 0600, and says so", async () => {
     const s = await setup();
     const older = await s.session("older", small);
     await utimes(older, new Date(2020, 0, 1), new Date(2020, 0, 1));
     await s.session("newer", small);
     const run = await s.run([]);
-    const file = join(s.workspace, "newer.html");
+    const file = join(s.env.MINI_AGENT_HOME ?? "", "exports", "newer.html");
     expect(run).toEqual({
       code: 0,
       stdout: "",
@@ -66,7 +66,7 @@ describe("which session and where it goes", () => {
     expect(page.endsWith("</html>\n")).toBe(true);
     expect(page).toContain("<title>mini-agent session newer</title>");
     expect((await stat(file)).mode & 0o777).toBe(0o600);
-    expect((await readdir(s.workspace)).sort()).toEqual(["newer.html"]);
+    expect(await readdir(s.workspace)).toEqual([]);
   });
 
   it("writes Markdown to stdout with --format md, and to the file -o names when it ends in .md", async () => {
@@ -138,13 +138,13 @@ describe("what it refuses", () => {
     await s.session("s1", small);
     const file = join(s.workspace, "s1.html");
     await writeFile(file, "my notes");
-    expect(await s.run([])).toEqual({
+    expect(await s.run(["-o", "s1.html"])).toEqual({
       code: 2,
       stdout: "",
       stderr: `mini-agent: ${file} exists: choose another file with -o, or add --force to replace it\n`,
     });
     expect(await readFile(file, "utf8")).toBe("my notes");
-    expect((await s.run(["--force"])).code).toBe(0);
+    expect((await s.run(["-o", "s1.html", "--force"])).code).toBe(0);
     expect((await readFile(file, "utf8")).startsWith("<!doctype html>")).toBe(true);
     expect((await readdir(s.workspace)).sort()).toEqual(["s1.html"]);
   });
@@ -469,14 +469,13 @@ _A line of the session file could not be read (a torn write) and is left out._
 
 #### Tool call 3: \`edit\` \`a.ts\` — **NO RESULT**
 
-Input:
+Diff asked for:
 
-\`\`\`json
-{
-  "path": "a.ts",
-  "oldText": "x",
-  "newText": "y"
-}
+\`\`\`diff
+--- a.ts
++++ a.ts
+-x
++y
 \`\`\`
 
 No result recorded: the session ended before this call reported one\\.

@@ -1,30 +1,44 @@
 import { constants } from "node:fs";
-import { copyFile, link, lstat, open, readdir, rename, stat, unlink } from "node:fs/promises";
+import {
+  copyFile,
+  link,
+  lstat,
+  mkdir,
+  open,
+  readdir,
+  rename,
+  stat,
+  unlink,
+} from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { sessionToResume } from "../app/sessions.js";
 import { randomHex } from "../crypto.js";
 import { ExportError, readForExport, writeExport } from "../export/export.js";
 import { sessionsDir } from "../session/store.js";
+import { stateHome } from "../state-home.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { visible } from "../visible.js";
 import { type ExportArgs, exitCodes, UsageError } from "./args.js";
 
 /**
  * `mini-agent export [ID] [--format html|md] [-o FILE] [--force]`: the newest session of this
- * folder (or ID) as one self-contained file. HTML goes to `ID.html` in the current folder unless
- * `-o` says where (`-` for stdout); Markdown goes to stdout unless `-o` names a file. An existing
- * file is never replaced without `--force`; the file appears whole or not at all (written beside
- * it first, then moved into place), `0600` like the session it comes from. Every refusal is one
- * line, exit 2, before anything is written.
+ * folder (or ID) as one self-contained file. HTML goes to `exports/ID.html` in the state folder
+ * (never the workspace, where it could be committed by accident; that copy is the export's own and
+ * is replaced by the next export of the session) unless `-o` says where (`-` for stdout); Markdown
+ * goes to stdout unless `-o` names a file. A file `-o` names is never replaced without `--force`;
+ * the file appears whole or not at all (written beside it first, then moved into place), `0600`
+ * like the session it comes from. Every refusal is one line, exit 2, before anything is written.
  */
 export async function exportCommand(args: ExportArgs, workspace: string): Promise<number> {
   const { env, stdout, stderr } = process;
   const dir = sessionsDir(env, workspace);
   const path = args.id === undefined ? await newest(dir) : await sessionToResume(dir, args.id);
-  const target = args.output ?? (args.format === "md" ? "-" : `${basename(path, ".jsonl")}.html`);
+  const own = args.output === undefined && args.format === "html";
+  const target = own ? await exportsFile(env, basename(path, ".jsonl")) : (args.output ?? "-");
   const file = target === "-" ? undefined : resolve(target);
   if (file === path) throw new UsageError("-o names the session file itself: choose another file");
-  if (file !== undefined) await checkTarget(file, args.force);
+  const force = args.force || own;
+  if (file !== undefined) await checkTarget(file, force);
   const session = await asUsage(readForExport(path));
   const options = { format: args.format, env };
   if (file === undefined) {
@@ -39,14 +53,26 @@ export async function exportCommand(args: ExportArgs, workspace: string): Promis
     );
     return failed ? exitCodes.error : exitCodes.done;
   }
-  const totals = await writeWhole(file, args.force, (write) =>
-    writeExport(session, options, write),
-  );
+  const totals = await writeWhole(file, force, (write) => writeExport(session, options, write));
   const calls = `${totals.calls} tool call${totals.calls === 1 ? "" : "s"}`;
   stderr.write(
     `mini-agent: exported session ${session.header.id} (${calls}) to ${visible(file)}\n`,
   );
   return exitCodes.done;
+}
+
+/**
+ * Where an HTML export goes without `-o`: `exports/ID.html` in the state folder, made private
+ * (`0700`) when it is first needed.
+ */
+async function exportsFile(env: NodeJS.ProcessEnv, id: string): Promise<string> {
+  const folder = join(stateHome(env), "exports");
+  await mkdir(folder, { recursive: true, mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
+    throw new UsageError(
+      `cannot write ${visible(folder)}: ${systemErrorMeaning(error.code ?? "")}`,
+    );
+  });
+  return join(folder, `${id}.html`);
 }
 
 /**

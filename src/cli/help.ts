@@ -66,8 +66,8 @@ Options:
 
 Export (the newest session of this folder, or ID, as one self-contained file):
       --format FMT          html (default; the format of -o FILE.md is md) or md
-  -o, --output FILE         where to write it (- for stdout; default: ID.html in the
-                            current folder for html, stdout for md)
+  -o, --output FILE         where to write it (- for stdout; default: exports/ID.html in
+                            the state folder for html, never the workspace; stdout for md)
       --force               replace FILE if it exists
 
 Rewind (the newest session of this folder, or ID: the files the agent changed and the

@@ -26,7 +26,11 @@ import type { ToolCall, Usage } from "../types.js";
  * more function in each renderer.
  */
 export type Block =
-  | { kind: "prompt"; text: string; images?: ShownImage[] }
+  /**
+   * A prompt of the user, `number` as `mini-agent rewind --to N` counts it: along the branch the
+   * conversation was on when it was sent (a rewind to prompt N makes the next prompt N again).
+   */
+  | { kind: "prompt"; number: number; text: string; images?: ShownImage[] }
   /**
    * The readable reasoning of one model round, before its answer, and how many of its parts the
    * provider sent encrypted (shown as a count: their data means nothing to a reader).
@@ -147,6 +151,12 @@ export class BlockBuilder {
   private skillAt = new Map<string, string>();
   private readonly loadedNames = new Set<string>();
   private readonly used = new Map<string, SkillUse>();
+  /**
+   * The prompts on the current branch, counted as `Branch` (src/session/branch.ts) counts them
+   * for a rewind, without holding the branch: a rewind to prompt N that the branch has leaves
+   * N - 1 before the next one.
+   */
+  private branchPrompts = 0;
 
   /**
    * `workspace`: the session's, in which a relative path of a `read` is resolved; `blobs`: the
@@ -213,6 +223,7 @@ export class BlockBuilder {
         return [{ kind: "file-restore", path, to, removed: record.after === null }];
       }
       case "rewind":
+        if (record.to >= 1 && record.to <= this.branchPrompts) this.branchPrompts = record.to - 1;
         return [...this.unanswered(), ...this.leftUsage(), { kind: "rewind", to: record.to }];
     }
   }
@@ -232,11 +243,12 @@ export class BlockBuilder {
     switch (message.role) {
       case "user": {
         this.totals.prompts++;
+        const number = ++this.branchPrompts;
         const images = this.images(message.parts);
         return [
           ...this.leftUsage(),
           ...this.unanswered(),
-          { kind: "prompt", text: message.content, ...(images && { images }) },
+          { kind: "prompt", number, text: message.content, ...(images && { images }) },
         ];
       }
       case "assistant": {

@@ -2,7 +2,9 @@ import type { Facts } from "../compaction/record.js";
 import { IMAGE_MEDIA_TYPES } from "../message-schema.js";
 import { checklist } from "../tools/plan.js";
 import type { BashChanged, Block, CallBlock, ShownImage } from "./blocks.js";
-import { escapeHtml, htmlTag, Markup } from "./markup.js";
+import { changeShown } from "./change.js";
+import { markdownHtml } from "./markdown-html.js";
+import { escapeHtml, htmlTag, Markup, type Piece } from "./markup.js";
 import { contentSecurityPolicy, script, style } from "./page.js";
 import type { Renderer } from "./renderer.js";
 import type { Show } from "./shown.js";
@@ -39,13 +41,35 @@ import {
  */
 export function htmlRenderer(show: Show): Renderer {
   const html = htmlTag(show);
-  let prompts = 0;
-
   /** A text shown whole, or folded behind its size when long. */
-  const block = (label: string, text: string, className: string): Markup =>
+  const block = (label: string, text: string, className: string, body: Piece = text): Markup =>
     isLong(text)
-      ? html`<details class="${className}"><summary>${label}: ${sizeWords(text)}</summary><pre>${text}</pre></details>\n`
-      : html`<div class="${className}"><span class="note">${label}</span><pre>${text}</pre></div>\n`;
+      ? html`<details class="${className}"><summary>${label}: ${sizeWords(text)}</summary><pre>${body}</pre></details>\n`
+      : html`<div class="${className}"><span class="note">${label}</span><pre>${body}</pre></div>\n`;
+
+  /** A diff, each line marked as the terminal colours it: removed, added, hunk, file header. */
+  const diff = (label: string, text: string): Markup =>
+    block(
+      label,
+      text,
+      "input diff",
+      text.split("\n").map((line, i) => {
+        const kind = /^(---|\+\+\+)/.test(line)
+          ? "file"
+          : line.startsWith("@@")
+            ? "hunk"
+            : line.startsWith("-")
+              ? "del"
+              : line.startsWith("+")
+                ? "add"
+                : undefined;
+        const shown = kind === undefined ? line : html`<span class="${kind}">${line}</span>`;
+        return html`${i > 0 && "\n"}${shown}`;
+      }),
+    );
+
+  /** An answer's Markdown, rendered as the terminal renders it. */
+  const answer = (text: string): Markup => new Markup(markdownHtml(show(text)));
 
   /**
    * The images of a prompt or a result, each a `data:` image the page holds (its bytes are not
@@ -64,9 +88,14 @@ export function htmlRenderer(show: Show): Renderer {
     const mark = outcomeWords[outcome];
     // A plan is shown as its checklist rather than as JSON.
     const text = inputText(c.call);
+    const change = changeShown(c, show);
     const input = c.plan
       ? block("Plan", checklist(c.plan).join("\n"), "input")
-      : text && block("Input", text, "input");
+      : change
+        ? change.kind === "diff"
+          ? diff(change.label, change.text)
+          : block(change.label, change.text, "input")
+        : text && block("Input", text, "input");
     const result = c.result
       ? html`${block(c.result.isError ? "Result (error)" : "Result", c.result.content, "result")}${images(c.result.images)}`
       : html`<p class="result note">${missingResultWords}</p>\n`;
@@ -148,7 +177,7 @@ ${input}${result}${c.changed && bashChanged(c.changed)}</section>\n`;
 `.html,
     blocks: {
       prompt: (b) =>
-        html`<section class="entry prompt"><h2>Prompt ${++prompts}</h2><div class="text">${b.text}</div>${images(b.images)}</section>\n`
+        html`<section class="entry prompt"><h2>Prompt ${b.number}</h2><div class="text">${b.text}</div>${images(b.images)}</section>\n`
           .html,
       thinking: (b) =>
         html`<details class="thinking"><summary>Thinking: ${thinkingWords(b.text, b.redacted)}</summary>${
@@ -157,7 +186,7 @@ ${input}${result}${c.changed && bashChanged(c.changed)}</section>\n`;
       answer: (b) =>
         html`<section class="entry answer"><h3>Answer${
           b.usage && html` <span class="usage">${usageWords(b.usage)}</span>`
-        }</h3>${b.text === "" ? html`<p class="note">(no text, only tool calls)</p>` : html`<div class="text">${b.text}</div>`}</section>\n`
+        }</h3>${b.text === "" ? html`<p class="note">(no text, only tool calls)</p>` : html`<div class="text">${answer(b.text)}</div>`}</section>\n`
           .html,
       call: (b) => call(b).html,
       "stray-result": (b) =>

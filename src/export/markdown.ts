@@ -1,6 +1,7 @@
 import type { Facts } from "../compaction/record.js";
 import { checklist } from "../tools/plan.js";
 import type { BashChanged, Block, CallBlock, ShownImage } from "./blocks.js";
+import { changeShown } from "./change.js";
 import { escapeHtml } from "./markup.js";
 import type { Renderer } from "./renderer.js";
 import type { Show } from "./shown.js";
@@ -36,8 +37,6 @@ import {
  */
 export function markdownRenderer(show: Show): Renderer {
   const md = markdownText(show);
-  let prompts = 0;
-
   const part = (label: string, text: string, info: string): string =>
     isLong(text)
       ? `<details><summary>${escapeHtml(`${label}: ${sizeWords(text)}`)}</summary>\n\n${md.fence(text, info)}\n</details>\n\n`
@@ -64,9 +63,12 @@ export function markdownRenderer(show: Show): Renderer {
       : "";
     // A plan is shown as its checklist rather than as JSON.
     const text = inputText(c.call);
+    const change = changeShown(c, show);
     const input = c.plan
       ? part("Plan", checklist(c.plan).join("\n"), "text")
-      : text && part("Input", text, "json");
+      : change
+        ? part(change.label, change.text, change.kind === "diff" ? "diff" : "")
+        : text && part("Input", text, "json");
     const result = c.result
       ? `${part(c.result.isError ? "Result (error)" : "Result", c.result.content, "text")}${missing(c.result.images)}`
       : `${md.plain(missingResultWords)}\n\n`;
@@ -129,7 +131,7 @@ export function markdownRenderer(show: Show): Renderer {
         h.workspace,
       )}\n- Model: ${md.code(h.model)}\n- Sandbox: ${md.plain(sandboxWords(h.sandbox))}\n\n`,
     blocks: {
-      prompt: (b) => `## Prompt ${++prompts}\n\n${md.fence(b.text, "text")}\n${missing(b.images)}`,
+      prompt: (b) => `## Prompt ${b.number}\n\n${md.fence(b.text, "text")}\n${missing(b.images)}`,
       thinking: (b) => {
         const summary = escapeHtml(`Thinking: ${thinkingWords(b.text, b.redacted)}`);
         return b.text === ""

@@ -47,6 +47,8 @@ border:1px solid var(--line);border-radius:6px}
 .controls button{padding:.35rem .7rem;font:inherit;color:inherit;background:var(--panel);
 border:1px solid var(--line);border-radius:6px;cursor:pointer}
 [hidden]{display:none!important}
+.md-dim{color:var(--muted)}
+.diff .file{color:var(--muted)}.diff .hunk{color:var(--accent)}.diff .del{color:var(--deny)}.diff .add{color:var(--ok)}
 figure.image{margin:.4rem 0}figure.image img{max-width:100%;height:auto;border:1px solid var(--line)}
 `;
 

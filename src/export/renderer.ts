@@ -4,7 +4,7 @@ import type { Block, Totals } from "./blocks.js";
 /**
  * One output format: the text before the first block, one function per kind of block (the type
  * makes each renderer handle every kind), and the text after the last, with the totals. A
- * renderer is made per export and may count as it goes (prompt numbers).
+ * renderer is made per export.
  */
 export interface Renderer {
   begin(header: SessionHeader): string;

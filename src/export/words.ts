@@ -253,7 +253,7 @@ export function bashChangedWords(
       ? ["Changed no file", [], ""]
       : ["Changed by this call: ", changed.paths, more];
   if (changed.paths.length === 0 && changed.more === 0)
-    return ["Changed no file git lists", [], ""];
+    return ["Git saw no file changed (it does not look at the files it ignores)", [], ""];
   return ["Changed by this call, not restored by a rewind: ", changed.paths, more];
 }
 

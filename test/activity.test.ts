@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Activity, elapsed, type Ticker } from "../src/cli/terminal/activity.js";
-import { styles } from "../src/cli/terminal/style.js";
+import { styles } from "../src/render/style.js";
 
 /** A ticker the test moves by hand. */
 function manualTicker() {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { MarkdownStream } from "../src/cli/terminal/markdown.js";
-import { styles } from "../src/cli/terminal/style.js";
+import { MarkdownStream } from "../src/render/markdown.js";
+import { styles } from "../src/render/style.js";
 
 /** Renders `pieces` as they would stream, and returns every write in order. */
 function render(pieces: string[], colour: boolean): string[] {

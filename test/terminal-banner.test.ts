@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { banner, recap } from "../src/cli/terminal/banner.js";
-import { styles } from "../src/cli/terminal/style.js";
+import { styles } from "../src/render/style.js";
 import type { Message } from "../src/types.js";
 
 const plain = styles(false);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { changeDiff, diffView } from "../src/cli/terminal/diff.js";
 import { foldLines } from "../src/cli/terminal/fold.js";
-import { styles } from "../src/cli/terminal/style.js";
 import { diffLines } from "../src/line-diff.js";
+import { changeDiff, diffView } from "../src/render/diff.js";
+import { styles } from "../src/render/style.js";
 
 /** What the terminal shows under a tool line: a diff for an edit or a write, bash's head and tail. */
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { lineIntent } from "../src/cli/slash-commands.js";
-import { columnsOf } from "../src/cli/terminal/columns.js";
 import { foldLines } from "../src/cli/terminal/fold.js";
 import { SessionStatus, tokens } from "../src/cli/terminal/status-line.js";
-import { colourWanted } from "../src/cli/terminal/style.js";
 import type { Compaction } from "../src/compaction/record.js";
+import { columnsOf } from "../src/render/columns.js";
+import { colourWanted } from "../src/render/style.js";
 import { CountingClient } from "../src/runner/usage.js";
 import type { ModelEvent, Usage } from "../src/types.js";
 

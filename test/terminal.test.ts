@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { commandForQuestion } from "../src/cli/terminal/columns.js";
+import { commandForQuestion } from "../src/render/columns.js";
 import { visible } from "../src/visible.js";
 
 describe("visible: text made safe for a terminal", () => {

@@ -1,12 +1,12 @@
 import { EventEmitter } from "node:events";
 import type { Interface } from "node:readline";
 import type { Answer, Question } from "../app/policy.js";
+import { commandForQuestion } from "../render/columns.js";
 import { prefixRule, type Rule, showRule } from "../rules/rule.js";
 import type { ToolCall } from "../types.js";
 import { visible } from "../visible.js";
 import { UsageError } from "./args.js";
 import { bracketedPaste, type InputPiece, PasteReader, pasteNotice } from "./paste.js";
-import { commandForQuestion } from "./terminal/columns.js";
 
 export const promptMark = "› ";
 /** The mark of a prompt's next line: after a line ending in `\\`, Alt-Enter, or a paste. */

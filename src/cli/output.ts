@@ -1,9 +1,9 @@
+import type { Styles } from "../render/style.js";
 import type { TurnEvent } from "../runner/events.js";
 import { encodeLine } from "../session/encode.js";
 import type { Usage } from "../types.js";
 import type { Activity } from "./terminal/activity.js";
 import type { SessionStatus } from "./terminal/status-line.js";
-import type { Styles } from "./terminal/style.js";
 
 export interface TurnSummary {
   status: "completed" | "aborted" | "max_turns" | "budget_exceeded" | "error";

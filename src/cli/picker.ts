@@ -1,7 +1,7 @@
+import { fitColumns } from "../render/columns.js";
 import { listSessions, type SessionSummary } from "../session/session.js";
 import { UsageError } from "./args.js";
 import { sessionRow } from "./session-list.js";
-import { fitColumns } from "./terminal/columns.js";
 
 /**
  * `--resume` without an id: the id of the session chosen in the picker, or undefined when the

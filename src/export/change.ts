@@ -1,5 +1,5 @@
-import { changeDiff } from "../cli/terminal/diff.js";
 import { diffLines } from "../line-diff.js";
+import { changeDiff } from "../render/diff.js";
 import type { CallBlock } from "./blocks.js";
 import type { Show } from "./shown.js";
 

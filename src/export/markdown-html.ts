@@ -1,5 +1,5 @@
-import { MarkdownStream } from "../cli/terminal/markdown.js";
-import type { Styles } from "../cli/terminal/style.js";
+import { MarkdownStream } from "../render/markdown.js";
+import type { Styles } from "../render/style.js";
 import { escapeHtml } from "./markup.js";
 
 /**

@@ -1,6 +1,6 @@
 import { monotonicMs } from "../../clock.js";
-import { columnsOf, fitColumns } from "./columns.js";
-import type { Styles } from "./style.js";
+import { columnsOf, fitColumns } from "../../render/columns.js";
+import type { Styles } from "../../render/style.js";
 
 /** Time, and a repeating timer, for the indicator; tests give their own. */
 export interface Ticker {

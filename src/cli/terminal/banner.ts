@@ -1,6 +1,6 @@
+import type { Styles } from "../../render/style.js";
 import type { Message } from "../../types.js";
 import { visible } from "../../visible.js";
-import type { Styles } from "./style.js";
 
 /** What the banner names: the run's model and provider, its sandbox and its folder. */
 export interface BannerInfo {

@@ -1,5 +1,5 @@
+import { fitColumns } from "../../render/columns.js";
 import { visible } from "../../visible.js";
-import { fitColumns } from "./columns.js";
 
 /** Lines shown of a long block; one more line would say as much as the count of the rest. */
 const shownLines = 4;

@@ -6,11 +6,11 @@ import {
   unkeptNotice,
 } from "../../app/notices.js";
 import { assertNever } from "../../assert-never.js";
+import { MarkdownStream } from "../../render/markdown.js";
 import type { RetryNotice } from "../../runner/events.js";
 import type { Message, ToolCall } from "../../types.js";
 import { visible } from "../../visible.js";
 import type { Output, Streams, TerminalTurn } from "../output.js";
-import { MarkdownStream } from "./markdown.js";
 import { thinkingView } from "./thinking.js";
 import { planLines, shortArgument, ToolLines, toolLine } from "./tool-lines.js";
 

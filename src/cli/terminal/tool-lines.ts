@@ -1,11 +1,11 @@
 import { monotonicMs } from "../../clock.js";
+import { changeDiff } from "../../render/diff.js";
 import { headOf } from "../../text.js";
 import { checklist, type PlanItem } from "../../tools/plan.js";
 import type { Message, ToolCall } from "../../types.js";
 import { visible } from "../../visible.js";
 import type { TerminalTurn } from "../output.js";
 import { elapsed } from "./activity.js";
-import { changeDiff } from "./diff.js";
 
 type ToolMessage = Message & { role: "tool" };
 

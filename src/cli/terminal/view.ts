@@ -1,12 +1,12 @@
 import { Writable } from "node:stream";
+import { fitColumns } from "../../render/columns.js";
+import { diffView } from "../../render/diff.js";
+import { colourWanted, type Styles, styles } from "../../render/style.js";
 import type { OutputFormat } from "../args.js";
 import type { Output } from "../output.js";
 import { Activity } from "./activity.js";
-import { fitColumns } from "./columns.js";
-import { diffView } from "./diff.js";
 import { foldLines } from "./fold.js";
 import type { SessionStatus } from "./status-line.js";
-import { colourWanted, type Styles, styles } from "./style.js";
 import { textOutput } from "./text-output.js";
 
 export interface TerminalView {

@@ -1,4 +1,4 @@
-import { foldedLine, visible } from "../../visible.js";
+import { foldedLine, visible } from "../visible.js";
 
 /** A one-line command up to this long stays on the question's line. */
 const MAX_INLINE = 200;

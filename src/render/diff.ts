@@ -1,6 +1,6 @@
-import { diffLines } from "../../line-diff.js";
-import type { ToolCall } from "../../types.js";
-import { visible } from "../../visible.js";
+import { diffLines } from "../line-diff.js";
+import type { ToolCall } from "../types.js";
+import { visible } from "../visible.js";
 import { fitColumns } from "./columns.js";
 import type { Styles } from "./style.js";
 

@@ -1,4 +1,4 @@
-import { visible } from "../../visible.js";
+import { visible } from "../visible.js";
 import type { Styles } from "./style.js";
 
 /**

@@ -111,7 +111,7 @@ export class RunCommands {
     const command = this.found.find((candidate) => candidate.name === name);
     if (command) return expandCommand(command.body, match?.[2] ?? "");
     const bad = this.warnings.find((warning) => warning.about === `/${name}`);
-    if (bad) throw new UsageError(warningLine(bad));
+    if (bad) throw new UsageError(`${warningLine(bad)}, so nothing was sent`);
     return undefined;
   }
 }

@@ -67,7 +67,7 @@ const DESCRIPTION_SHOWN = 70;
  */
 export function commandsHelp(commands: readonly ListedCommand[]): string {
   if (commands.length === 0)
-    return "Your commands: none (Markdown files in ~/.mini-agent/commands or the project's .agents/commands)\n";
+    return "Your commands: none yet (prompt files in ~/.mini-agent/commands or .agents/commands)\n";
   const lines = commands.map((command) => {
     const usage = `/${command.name}${command.hint ? ` ${command.hint}` : ""}`;
     const first = command.description.split("\n")[0] ?? "";

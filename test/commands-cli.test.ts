@@ -1,0 +1,204 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { stream, turn } from "../src/testing/anthropic-server.js";
+import { invalidLines, noAnswer, withAcpAgent } from "./support/acp.js";
+import { runBin, useCliSetup } from "./support/cli.js";
+import { gitRepository } from "./support/repository.js";
+import { protocolLines } from "./support/stream-json.js";
+import { hasTmux, useTmux } from "./support/tmux.js";
+import { until } from "./support/until.js";
+
+/**
+ * The user's commands through the built CLI against the strict local server: a project command
+ * and a user command with arguments, as a one-shot task, in stream-json input, at the terminal
+ * (tmux: listed by /help, completed by Tab) and in an editor (ACP, the SDK's client side); a
+ * command named like a built-in is refused with its one warning line, a bad file said in one line.
+ */
+
+const setup = useCliSetup();
+const tmux = useTmux();
+
+/** The text of the last block of each request: the prompt it carries. */
+const prompts = (requests: { body: Record<string, unknown> }[]) =>
+  requests.map((request) => {
+    const messages = (request.body.messages ?? []) as { content: { text?: string }[] }[];
+    return messages.at(-1)?.content.at(-1)?.text;
+  });
+
+const review =
+  "---\ndescription: Review the code in a folder\nargument-hint: [folder] [focus]\n---\nReview $1, looking for $2.\nAll of it: $ARGUMENTS\n";
+const notes = "Write the release notes since $ARGUMENTS.\n";
+
+/** A workspace (its own repository) with a project command, and a user command in the state folder. */
+async function commandSetup(replies: number, more: Record<string, string> = {}) {
+  const parts = await setup(
+    Array.from({ length: replies }, (_, at) => stream(turn({ text: [`answer ${at + 1}`] }))),
+  );
+  await gitRepository(parts.workspace);
+  const files: Record<string, string> = {
+    [join(parts.workspace, ".agents/commands/review.md")]: review,
+    [join(parts.home, "state/commands/notes.md")]: notes,
+    ...more,
+  };
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, text);
+  }
+  return parts;
+}
+
+const reviewed = 'Review src, looking for error paths.\nAll of it: src "error paths"\n';
+const noted = "Write the release notes since v1.2.\n";
+
+describe("the user's commands in the CLI", () => {
+  it("runs a project command and a user command with arguments as one-shot tasks", async () => {
+    const { server, options } = await commandSetup(2);
+    const first = await runBin(['/review src "error paths"'], options);
+    expect(first).toEqual({ code: 0, stdout: "answer 1\n", stderr: "" });
+    const second = await runBin(["/notes v1.2"], options);
+    expect(second).toEqual({ code: 0, stdout: "answer 2\n", stderr: "" });
+    expect(prompts(server.requests)).toEqual([reviewed, noted]);
+    expect(server.rejections).toEqual([]);
+  });
+
+  it("takes them as prompts in stream-json input, other lines as they are", async () => {
+    const { server, options } = await commandSetup(3);
+    const input = ['/review src "error paths"', "/notes v1.2", "/help me"]
+      .map((text) => `${JSON.stringify({ type: "user", text })}\n`)
+      .join("");
+    const run = await runBin(["--input-format", "stream-json", "--output-format", "stream-json"], {
+      ...options,
+      input,
+    });
+    expect(run.code).toBe(0);
+    expect(protocolLines(run.stdout).filter((line) => line.type === "result")).toHaveLength(3);
+    expect(prompts(server.requests)).toEqual([reviewed, noted, "/help me"]);
+  });
+
+  it("refuses a command named like a built-in with its one warning line, and runs the rest", async () => {
+    const { workspace, server, options } = await commandSetup(1, {});
+    await writeFile(join(workspace, ".agents/commands/compact.md"), "my own compact");
+    const run = await runBin(["/review src"], options);
+    expect(run).toEqual({
+      code: 0,
+      stdout: "answer 1\n",
+      stderr:
+        "mini-agent: command /compact (.agents/commands/compact.md): named like the built-in /compact: not loaded\n",
+    });
+    expect(prompts(server.requests)).toEqual(["Review src, looking for .\nAll of it: src\n"]);
+  });
+
+  it("says in one line why a command's file is bad, sends nothing, and exits 2", async () => {
+    const { workspace, server, options } = await commandSetup(0);
+    await writeFile(join(workspace, ".agents/commands/bad.md"), Buffer.from([0x63, 0xe9, 0x0a]));
+    const run = await runBin(["/bad now"], options);
+    const line =
+      "mini-agent: command /bad (.agents/commands/bad.md): the file is not UTF-8 text: not loaded\n";
+    expect(run).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `${line}${line.replace(/\n$/, ", so nothing was sent\n")}`,
+    });
+    expect(server.requests).toEqual([]);
+  });
+});
+
+describe.skipIf(!hasTmux)("the user's commands at the terminal, in tmux", () => {
+  it("lists them in /help, completes a name with Tab, and sends the command's prompt", async () => {
+    const { server, workspace, options } = await commandSetup(2);
+    const term = tmux({ cwd: workspace, env: options.env });
+    await term.waitFor(/^›/m);
+    term.type("/help");
+    term.keys("Enter");
+    const help = await term.waitFor("Your commands:");
+    expect(help).toContain(
+      "Your commands:\n/notes arguments         Write the release notes since $ARGUMENTS.\n/review [folder] [focus] Review the code in a folder\n",
+    );
+    term.type("/rev");
+    term.keys("Tab");
+    await term.waitFor("› /review");
+    term.type(' src "error paths"');
+    term.keys("Enter");
+    await term.waitFor("answer 1");
+    term.type("/no");
+    term.keys("Tab");
+    term.type(" v1.2");
+    term.keys("Enter");
+    await term.waitFor("answer 2");
+    term.type("/exit");
+    term.keys("Enter");
+    expect(prompts(server.requests)).toEqual([reviewed, noted]);
+    expect(server.rejections).toEqual([]);
+  });
+});
+
+describe("the user's commands in mini-agent acp", () => {
+  it("lists them with /compact and /mode, runs them, and switches the mode with /mode", async () => {
+    const { server, workspace, options } = await commandSetup(2);
+    const { value, run } = await withAcpAgent(
+      ["--sandbox", "off"],
+      options,
+      noAnswer,
+      async (agent, seen) => {
+        await agent.request("initialize", { protocolVersion: 1 });
+        const { sessionId } = await agent.request("session/new", {
+          cwd: workspace,
+          mcpServers: [],
+        });
+        await until(() => seen.commands.length > 0);
+        const send = (text: string) =>
+          agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
+        return [
+          await send('/review src "error paths"'),
+          await send("/notes v1.2"),
+          await send("/mode plan"),
+        ];
+      },
+    );
+    expect(value).toEqual([
+      { stopReason: "end_turn" },
+      { stopReason: "end_turn" },
+      { stopReason: "end_turn" },
+    ]);
+    expect(run.commands.map((note) => note.update)).toEqual([
+      {
+        sessionUpdate: "available_commands_update",
+        availableCommands: [
+          {
+            name: "compact",
+            description: "Summarise the conversation so far, to free context",
+            input: { hint: "what to keep" },
+          },
+          {
+            name: "mode",
+            description: "Show the session mode, or switch to another",
+            input: { hint: "code|ask|plan" },
+          },
+          {
+            name: "notes",
+            description: "Write the release notes since $ARGUMENTS.",
+            input: { hint: "arguments" },
+          },
+          {
+            name: "review",
+            description: "Review the code in a folder",
+            input: { hint: "[folder] [focus]" },
+          },
+        ],
+      },
+    ]);
+    expect(prompts(server.requests)).toEqual([reviewed, noted]);
+    expect(run.updates.map((note) => note.update).slice(-2)).toEqual([
+      { sessionUpdate: "current_mode_update", currentModeId: "plan" },
+      {
+        sessionUpdate: "agent_message_chunk",
+        content: {
+          type: "text",
+          text: "mode plan (reads and plans; edits, commands beyond reading and MCP calls are denied)",
+        },
+      },
+    ]);
+    expect(invalidLines(run.lines)).toEqual([]);
+  });
+});

@@ -1,9 +1,11 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { summaryPrompt } from "../src/compaction/summary.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
+import type { Body, Reply } from "../src/testing/sse-server.js";
 import { invalidLines, noAnswer, withAcpAgent } from "./support/acp.js";
-import { runBin, useCliSetup } from "./support/cli.js";
+import { runBin, systemText, useCliSetup } from "./support/cli.js";
 import { gitRepository } from "./support/repository.js";
 import { protocolLines } from "./support/stream-json.js";
 import { hasTmux, useTmux } from "./support/tmux.js";
@@ -200,5 +202,93 @@ describe("the user's commands in mini-agent acp", () => {
       },
     ]);
     expect(invalidLines(run.lines)).toEqual([]);
+  });
+});
+
+describe("/compact in mini-agent acp", () => {
+  const summary = "## Goal\nsum up\n## Decisions\n-\n## Done\nread\n## In progress\n-\n## Next\n-";
+  const isSummary = (body: Body) => systemText(body) === summaryPrompt;
+
+  /** Each request: a summary request gets the summary, the others the next of `rounds`. */
+  async function compactSetup(rounds: Reply[]) {
+    const dispatch = (body: Body): Reply =>
+      isSummary(body)
+        ? stream(turn({ text: [summary] }))
+        : (rounds.shift() ?? stream(turn({ text: ["no round was queued"] })));
+    const parts = await setup(
+      Array.from({ length: 10 }, () => dispatch),
+      { contextLimit: 8000 },
+    );
+    await writeFile(
+      join(parts.workspace, "big.txt"),
+      "a line of a rather large file\n".repeat(200),
+    );
+    return parts;
+  }
+
+  /** The agent's message chunks after each prompt, as the editor got them. */
+  async function prompts(
+    options: Parameters<typeof withAcpAgent>[1],
+    cwd: string,
+    texts: string[],
+  ) {
+    return await withAcpAgent(
+      ["--sandbox", "off", "--context-window", "8000"],
+      options,
+      noAnswer,
+      async (agent, seen) => {
+        await agent.request("initialize", { protocolVersion: 1 });
+        const { sessionId } = await agent.request("session/new", { cwd, mcpServers: [] });
+        const said: string[][] = [];
+        for (const text of texts) {
+          const from = seen.updates.length;
+          await agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
+          said.push(
+            seen.updates
+              .slice(from)
+              .map((note) => note.update)
+              .flatMap((update) =>
+                update.sessionUpdate === "agent_message_chunk" && update.content.type === "text"
+                  ? [update.content.text]
+                  : [],
+              ),
+          );
+        }
+        return said;
+      },
+    );
+  }
+
+  it("compacts the conversation now and says so in the answer", async () => {
+    const read = (id: string) =>
+      stream(turn({ calls: [{ id, name: "read", input: { path: "big.txt" } }] }));
+    const { server, workspace, options } = await compactSetup([
+      read("toolu_1"),
+      read("toolu_2"),
+      stream(turn({ text: ["read twice"] })),
+    ]);
+    const { value } = await prompts(options, workspace, [
+      "read big.txt twice",
+      "/compact keep the notes",
+    ]);
+    expect(value[0]).toEqual(["read twice"]);
+    expect(value[1]).toEqual([
+      expect.stringMatching(/^compacted the conversation: \d+k? → \d+k? tokens \(1 compaction\)$/),
+    ]);
+    const summaries = server.requests.filter((request) => isSummary(request.body));
+    expect(summaries).toHaveLength(1);
+    expect(JSON.stringify(summaries[0]?.body.messages)).toContain(
+      "The user asks the notes to keep this in view: keep the notes",
+    );
+  });
+
+  it("says in the answer why a short conversation is not compacted, and sends nothing", async () => {
+    const { server, workspace, options } = await compactSetup([stream(turn({ text: ["hello"] }))]);
+    const { value } = await prompts(options, workspace, ["hi", "/compact"]);
+    expect(value).toEqual([
+      ["hello"],
+      [expect.stringMatching(/^mini-agent: nothing to compact yet: /)],
+    ]);
+    expect(server.requests).toHaveLength(1);
   });
 });

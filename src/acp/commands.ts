@@ -37,7 +37,8 @@ export async function sendCommands(session: AcpSession, notify: Notify): Promise
 
 /**
  * A prompt that is one of the built-ins an editor can run, run: `/compact [what to keep]`
- * compacts the conversation now and says so; `/mode [NAME]` says the mode, or switches to NAME
+ * compacts the conversation now and says so (or why not, in the answer: nothing changed);
+ * `/mode [NAME]` says the mode, or switches to NAME
  * (and tells the editor the current mode). Undefined for any other prompt.
  */
 export async function builtInPrompt(
@@ -60,7 +61,8 @@ export async function builtInPrompt(
       });
     } catch (error) {
       if (signal.aborted) return "cancelled";
-      throw acp.RequestError.internalError(undefined, describeError(error, undefined));
+      // As at the terminal: one line says why, and the session goes on as it was.
+      said = say(`mini-agent: ${describeError(error, undefined)}`);
     }
     await said;
     return "end_turn";

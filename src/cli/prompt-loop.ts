@@ -39,8 +39,8 @@ export interface PromptLoopParts {
    * throws a one-line error for a command whose file is bad.
    */
   userCommand?: (text: string) => Promise<string | undefined>;
-  /** The lines `/help` adds for the user's commands. */
-  commandsHelp?: () => string;
+  /** The lines `/help` adds for the user's commands, found afresh. */
+  commandsHelp?: () => Promise<string>;
   /** The prompt of `/skill NAME [text]`; throws a one-line error for an unknown skill. */
   skillPrompt?: (name: string, text: string) => Promise<string>;
   /** The session mode `/mode` shows and switches. */
@@ -61,7 +61,8 @@ export async function promptLoop(parts: PromptLoopParts): Promise<number> {
     const { text: line, images } = typeof next === "string" ? { text: next, images: [] } : next;
     const intent: LineIntent = parts.literal ? { kind: "prompt", text: line } : lineIntent(line);
     if (intent.kind === "exit") break;
-    if (intent.kind === "help") stderr.write(`${helpText}\n${parts.commandsHelp?.() ?? ""}`);
+    if (intent.kind === "help")
+      stderr.write(`${helpText}\n${(await parts.commandsHelp?.()) ?? ""}`);
     else if (intent.kind === "compact") await compactNow(parts, intent.instructions);
     else if (intent.kind === "rewind") await parts.rewind?.(intent);
     else if (intent.kind === "mode")

@@ -101,7 +101,10 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
       ...loop,
       runTurn: (prompt, images) => cliTurn(turn, prompt, images),
       userCommand: (text) => session.commands.prompt(text),
-      commandsHelp: () => commandsHelp(session.commands.listed()),
+      commandsHelp: async () => {
+        await session.commands.refresh();
+        return commandsHelp(session.commands.listed());
+      },
       skillPrompt: async (name, text) => {
         await session.skills.refresh();
         return session.skills.message([name], text);

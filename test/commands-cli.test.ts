@@ -78,6 +78,36 @@ describe("the user's commands in the CLI", () => {
     expect(prompts(server.requests)).toEqual([reviewed, noted, "/help me"]);
   });
 
+  it("answers a stream-json line naming a bad command with an error line, and runs the next", async () => {
+    const { workspace, server, options } = await commandSetup(1);
+    await writeFile(join(workspace, ".agents/commands/bad.md"), "---\ndescription: x\n");
+    const input = ["/bad now", "/notes v1.2"]
+      .map((text) => `${JSON.stringify({ type: "user", text })}\n`)
+      .join("");
+    const run = await runBin(["--input-format", "stream-json", "--output-format", "stream-json"], {
+      ...options,
+      input,
+    });
+    expect(run.code).toBe(0);
+    const why =
+      "command /bad (.agents/commands/bad.md): the front matter has no closing --- line: not loaded";
+    const lines = protocolLines(run.stdout);
+    expect(
+      lines
+        .filter((line) => line.type === "error" || line.type === "result")
+        .map((line) => (line.type === "error" ? line : "result")),
+    ).toEqual([
+      {
+        version: 1,
+        type: "error",
+        message: `input line 1 was not run: ${why}, so nothing was sent`,
+      },
+      "result",
+    ]);
+    expect(run.stderr).toBe(`mini-agent: ${why}\nmini-agent: ${why}, so nothing was sent\n`);
+    expect(prompts(server.requests)).toEqual([noted]);
+  });
+
   it("refuses a command named like a built-in with its one warning line, and runs the rest", async () => {
     const { workspace, server, options } = await commandSetup(1, {});
     await writeFile(join(workspace, ".agents/commands/compact.md"), "my own compact");

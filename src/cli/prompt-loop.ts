@@ -20,6 +20,8 @@ export interface PromptSource {
   nextPrompt(): Promise<Prompt | undefined>;
   /** Puts a prompt that was not sent back where it is typed, to be changed and sent again. */
   retype?(prompt: string): void;
+  /** Tells a program the prompt it gave last is not sent, and why. */
+  refused?(reason: string): void;
 }
 
 export interface PromptLoopParts {
@@ -127,7 +129,9 @@ async function promptText(
     const text = await parts.userCommand?.(line);
     if (text !== undefined) return text;
   } catch (error) {
-    parts.stderr.write(`mini-agent: ${error instanceof Error ? error.message : String(error)}\n`);
+    const reason = error instanceof Error ? error.message : String(error);
+    parts.stderr.write(`mini-agent: ${reason}\n`);
+    parts.source.refused?.(reason);
     return undefined;
   }
   if (intent.kind === "prompt") return intent.text;

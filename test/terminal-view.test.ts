@@ -205,7 +205,7 @@ describe.skipIf(!hasScript)("the terminal view", () => {
     ]);
     expect(code).toBe(0);
     const lines = afterBanner(screenOf(screen));
-    expect(lines.slice(0, 13)).toEqual([
+    expect(lines.slice(0, 15)).toEqual([
       "› /help",
       "/compact [what to keep]  summarise the conversation so far, to free context",
       "/skill NAME [text]       send skill NAME's text, then the text (mini-agent skills lists them)",
@@ -217,6 +217,8 @@ describe.skipIf(!hasScript)("the terminal view", () => {
       "/exit                    leave the session (Ctrl-D too)",
       "A line that starts with / and a name is a command; any other line goes to the model",
       "(/etc/hosts is weird? is sent as it is). Start a line with // to send it from its second /.",
+      "Tab completes a command's name.",
+      "Your commands: none yet (prompt files in ~/.mini-agent/commands or .agents/commands)",
       "› /tmp",
       "mini-agent: unknown command /tmp: /help lists the commands; start the line with // to send it to the model",
     ]);

@@ -21,6 +21,7 @@ import { sessionsDir, stateHome } from "../session/store.js";
 import type { PlanItem } from "../tools/plan.js";
 import type { Message } from "../types.js";
 import { visible } from "../visible.js";
+import { builtInPrompt, sendCommands, userCommandPrompt } from "./commands.js";
 import { ChangeDiffs } from "./diffs.js";
 import { absolute, sessionList } from "./list.js";
 import { type AcpPrompt, promptOf } from "./prompt.js";
@@ -76,6 +77,7 @@ export async function acpCommand(
       const workspace = await checkedFolder(params.cwd);
       const session = await openSession(share(client), workspace, params.mcpServers);
       sessions.set(session.id, session);
+      afterAnswer(session, client);
       return { sessionId: session.id, modes: modeState(session) };
     })
     .onRequest("session/load", async ({ params, client }) => {
@@ -88,6 +90,7 @@ export async function acpCommand(
         (workspace, path) => openSession(share(client), workspace, params.mcpServers, path),
       );
       sessions.set(session.id, session);
+      afterAnswer(session, client);
       return { modes: modeState(session) };
     })
     .onRequest("session/list", ({ params }) => sessionList(env, params))
@@ -277,7 +280,21 @@ function modeState(session: AcpSession): acp.SessionModeState {
   };
 }
 
-/** Runs one prompt as a turn, its events sent as session updates in order; its stop reason. */
+/**
+ * The session's commands, sent once the answer that names the session is on its way (an editor
+ * drops updates of a session it does not know yet).
+ */
+function afterAnswer(session: AcpSession, client: acp.AgentContext): void {
+  const notify = (update: acp.SessionUpdate) =>
+    client.notify("session/update", { sessionId: session.id, update });
+  setImmediate(() => void sendCommands(session, notify).catch(() => undefined));
+}
+
+/**
+ * Runs one prompt: a built-in command an editor can run (`builtInPrompt`), else a turn of the
+ * prompt (or of what one of the user's commands stands for), its events sent as session updates
+ * in order; its stop reason. The commands are looked at again first, and sent when they changed.
+ */
 async function runPrompt(
   session: AcpSession,
   prompt: AcpPrompt,
@@ -289,7 +306,12 @@ async function runPrompt(
   const mapper = new UpdateMapper(session.workspace, diffs);
   let sending = Promise.resolve();
   try {
-    const result = await session.agent.runner.runTurn(prompt.text, {
+    await session.agent.commands.refresh();
+    await sendCommands(session, notify);
+    const command = await builtInPrompt(session, prompt.text, controller.signal, notify);
+    if (command !== undefined) return command;
+    const text = await userCommandPrompt(session, prompt.text);
+    const result = await session.agent.runner.runTurn(text, {
       signal: controller.signal,
       images: prompt.images,
       onEvent: (event) => {

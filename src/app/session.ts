@@ -17,6 +17,7 @@ import { SeenFiles } from "../tools/seen.js";
 import { withSeenResults } from "../tools/seen-results.js";
 import type { Message, ToolCall } from "../types.js";
 import { visible } from "../visible.js";
+import { RunCommands } from "./commands.js";
 import { contextWindowFor } from "./compaction.js";
 import { hookFileWhy, readyHooks } from "./hooks.js";
 import type { RunMcp } from "./mcp.js";
@@ -56,6 +57,8 @@ export interface AgentSession {
   mode: ModeState;
   /** Its skills: `--skill`, `/skill` and the catalog. */
   skills: RunSkills;
+  /** The user's commands (`/NAME args`), the user's own and the project's. */
+  commands: RunCommands;
   model: string;
   /** The sandbox bash runs in; none when bash cannot run and bwrap is not there. */
   sandbox: SandboxState | undefined;
@@ -70,7 +73,7 @@ export interface AgentSession {
 
 /**
  * The product's one assembly of a session, for every front end: the provider's client, the
- * sandbox, the rules, the tools (kept for a rewind) and the plan, the skills, the session file (new or gone on
+ * sandbox, the rules, the tools (kept for a rewind) and the plan, the skills and the user's commands, the session file (new or gone on
  * from) and its journal, the MCP servers, then the policy, the system prompt (instructions,
  * skills, MCP instructions, mode) and the runner over them. What needs a person goes through
  * `frontEnd`. What it opened is closed again when a later step fails.
@@ -131,6 +134,7 @@ export async function openAgentSession(
       journal,
       mode,
       skills: parts.skills,
+      commands: parts.commands,
       model: parts.model,
       sandbox: parts.sandbox,
       contextWindow: parts.contextWindow,
@@ -174,6 +178,9 @@ async function workspaceParts(
     contextWindow,
     (line) => frontEnd.tell(`mini-agent: ${line}\n`),
   );
+  const commands = new RunCommands({ workspace, home: homedir(), state }, (line) =>
+    frontEnd.tell(`mini-agent: ${line}\n`),
+  );
   const sandboxOptions = {
     mode: settings.sandbox,
     readOnly: [state],
@@ -213,6 +220,7 @@ async function workspaceParts(
   );
   const tools = [...changes.wrap(seeing), planTool()];
   await skills.refresh();
+  await commands.refresh();
   const probed = await probing;
   const sandbox = bashCanRun || probed.kind === "bwrap" ? probed : undefined;
   warnSandbox(sandbox, frontEnd.tell, workspace, env);
@@ -223,6 +231,7 @@ async function workspaceParts(
     client,
     contextWindow,
     skills,
+    commands,
     rules,
     sandbox,
     seen,

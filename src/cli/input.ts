@@ -256,16 +256,17 @@ function shownPrompt(prompt: string): string {
  * The terminal on `stdin`: readline gets the typed keys, `TerminalInput` the pastes and
  * Alt-Enter (`PasteReader`), in the order they came. Bracketed paste is turned on (not on
  * `TERM=dumb`, which has no escape sequences) and off again when the input closes or the
- * process exits. `node:readline` is loaded only then.
+ * process exits. `node:readline` is loaded only then. Tab completes what `complete` says.
  */
 export async function openTerminal(
   stdin: NodeJS.ReadStream,
   output: NodeJS.WriteStream,
   activity?: { stop(): void },
+  complete: (line: string) => [string[], string] = (line) => [[], line],
 ): Promise<{ rl: Interface; terminal: TerminalInput }> {
   const keys = keyStream(stdin);
   const { createInterface } = await import("node:readline");
-  const rl = createInterface({ input: keys, output, terminal: true });
+  const rl = createInterface({ input: keys, output, terminal: true, completer: complete });
   const terminal = new TerminalInput(rl, output, activity);
   const reader = new PasteReader();
   const route = (piece: InputPiece) => {

@@ -87,10 +87,19 @@ export class JsonInput {
    */
   nextPrompt(): Promise<Prompt | undefined> {
     const next = this.prompts.shift();
+    if (next !== undefined) this.taken = next.line;
     if (next !== undefined || this.drained) return Promise.resolve(next?.prompt);
     return new Promise((resolve) => {
       this.waiting = resolve;
     });
+  }
+
+  /** The input line of the prompt taken last: a prompt that is not sent is said by it. */
+  private taken = 0;
+
+  /** The prompt taken last is not sent, for `reason`: one `error` line says so. */
+  refused(reason: string): void {
+    this.notRun(this.taken, reason);
   }
 
   /** Writes an `approval_request` for `call` and waits for its answer, the timeout or the end. */
@@ -176,6 +185,7 @@ export class JsonInput {
   private queue(prompt: Prompt, line: number): void {
     if (this.ended !== undefined) this.notRun(line, this.ended);
     else if (this.waiting) {
+      this.taken = line;
       this.waiting(prompt);
       this.waiting = undefined;
     } else this.prompts.push({ prompt, line });

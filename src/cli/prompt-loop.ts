@@ -20,6 +20,8 @@ export interface PromptSource {
   nextPrompt(): Promise<Prompt | undefined>;
   /** Puts a prompt that was not sent back where it is typed, to be changed and sent again. */
   retype?(prompt: string): void;
+  /** Tells a program the prompt it gave last is not sent, and why. */
+  refused?(reason: string): void;
 }
 
 export interface PromptLoopParts {
@@ -34,6 +36,13 @@ export interface PromptLoopParts {
   baseURL: string | undefined;
   /** Told why the run ended, when it ends before its input did. */
   ended: (reason: string) => void;
+  /**
+   * The prompt `/NAME args` stands for when NAME is one of the user's commands, else undefined;
+   * throws a one-line error for a command whose file is bad.
+   */
+  userCommand?: (text: string) => Promise<string | undefined>;
+  /** The lines `/help` adds for the user's commands, found afresh. */
+  commandsHelp?: () => Promise<string>;
   /** The prompt of `/skill NAME [text]`; throws a one-line error for an unknown skill. */
   skillPrompt?: (name: string, text: string) => Promise<string>;
   /** The session mode `/mode` shows and switches. */
@@ -54,14 +63,14 @@ export async function promptLoop(parts: PromptLoopParts): Promise<number> {
     const { text: line, images } = typeof next === "string" ? { text: next, images: [] } : next;
     const intent: LineIntent = parts.literal ? { kind: "prompt", text: line } : lineIntent(line);
     if (intent.kind === "exit") break;
-    if (intent.kind === "help") stderr.write(`${helpText}\n`);
-    else if (intent.kind === "unknown") stderr.write(`${unknownCommand(intent.name)}\n`);
+    if (intent.kind === "help")
+      stderr.write(`${helpText}\n${(await parts.commandsHelp?.()) ?? ""}`);
     else if (intent.kind === "compact") await compactNow(parts, intent.instructions);
     else if (intent.kind === "rewind") await parts.rewind?.(intent);
     else if (intent.kind === "mode")
       stderr.write(`mini-agent: ${modeCommand(parts.mode, intent.name)}\n`);
-    else if (intent.kind === "skill" || intent.text.trim() !== "" || images.length > 0) {
-      const text = intent.kind === "skill" ? await skillText(parts, intent) : intent.text;
+    else if (intent.kind !== "prompt" || intent.text.trim() !== "" || images.length > 0) {
+      const text = await promptText(parts, intent, line);
       if (text === undefined) continue;
       const sent = intent.kind === "prompt" ? await withTyped(parts, text, images) : [];
       if (sent === undefined) {
@@ -102,6 +111,32 @@ async function withTyped(
   }
   for (const notice of typed.notices) parts.stderr.write(`${notice}\n`);
   return [...images, ...typed.images];
+}
+
+/**
+ * The text a line sends: a prompt as it is, or what `/skill` or one of the user's commands stands
+ * for (at the terminal, a name no command has is a hint; in a program's input, such a line is a
+ * prompt as it is); undefined, said in one line, when nothing is to be sent.
+ */
+async function promptText(
+  parts: PromptLoopParts,
+  intent: Extract<LineIntent, { kind: "prompt" | "skill" | "unknown" }>,
+  line: string,
+): Promise<string | undefined> {
+  if (intent.kind === "skill") return skillText(parts, intent);
+  if (intent.kind === "prompt" && !parts.literal) return intent.text;
+  try {
+    const text = await parts.userCommand?.(line);
+    if (text !== undefined) return text;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    parts.stderr.write(`mini-agent: ${reason}\n`);
+    parts.source.refused?.(reason);
+    return undefined;
+  }
+  if (intent.kind === "prompt") return intent.text;
+  parts.stderr.write(`${unknownCommand(intent.name)}\n`);
+  return undefined;
 }
 
 /** The prompt `/skill NAME [text]` stands for, or undefined (said in one line) when there is none. */

@@ -1,5 +1,6 @@
 import { homedir } from "node:os";
 import { isatty } from "node:tty";
+import { builtInCommands } from "../app/commands.js";
 import { imageAttachments } from "../app/prompt-images.js";
 import { type AgentSession, type FrontEnd, openAgentSession } from "../app/session.js";
 import { allSessions, sessionToResume } from "../app/sessions.js";
@@ -17,6 +18,7 @@ import { promptLoop } from "./prompt-loop.js";
 import { rewindAtPrompt } from "./rewind-turn.js";
 import { formatSessions } from "./session-list.js";
 import { agentSettings } from "./settings.js";
+import { commandsHelp, completeCommand } from "./slash-commands.js";
 import { streamJsonLine } from "./stream-json.js";
 import { banner, recap } from "./terminal/banner.js";
 import { SessionStatus } from "./terminal/status-line.js";
@@ -60,7 +62,11 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
   if (args.images.length > 0 && given === undefined)
     throw new UsageError('--image needs a task: mini-agent --image FILE "task"');
   const images = await imageAttachments(args.images, args.cwd);
-  const input = await terminalInput(json, view);
+  // Tab completes the built-in commands' names, and the user's once the session has found them.
+  const names = { user: (): readonly string[] => [] };
+  const input = await terminalInput(json, view, (line) =>
+    completeCommand(line, [...builtInCommands, ...names.user()]),
+  );
   stopper.interactive = interactive;
   input?.terminal.onInterrupt(() => stopper.signal("SIGINT"));
   const endAfter = new EndAfterCall(stopper);
@@ -73,11 +79,15 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
     { ...settings, ...(resume !== undefined && { resume }) },
     cliFrontEnd({ stderr, stopper, endAfter, input, json }),
   );
+  names.user = () => session.commands.commands.map((command) => command.name);
   // Why the run ends, when it ends before its input did: each user line read and not run is told.
   let ended = "the run stopped on an error";
   try {
+    // A task `/NAME args` naming one of the user's commands is its prompt.
+    const asked =
+      given === undefined ? undefined : ((await session.commands.prompt(given)) ?? given);
     const task =
-      args.skills.length === 0 ? given : await session.skills.message(args.skills, given ?? "");
+      args.skills.length === 0 ? asked : await session.skills.message(args.skills, asked ?? "");
     const { runner, journal } = session;
     const greet = input !== undefined && task === undefined;
     const parts = { args, view, stderr, stopper, endAfter, workspace, greet };
@@ -90,6 +100,11 @@ export async function runCli(args: CliArgs, workspace: string, stopper: Stopper)
     return await promptLoop({
       ...loop,
       runTurn: (prompt, images) => cliTurn(turn, prompt, images),
+      userCommand: (text) => session.commands.prompt(text),
+      commandsHelp: async () => {
+        await session.commands.refresh();
+        return commandsHelp(session.commands.listed());
+      },
       skillPrompt: async (name, text) => {
         await session.skills.refresh();
         return session.skills.message([name], text);
@@ -193,7 +208,11 @@ async function jsonInput(args: CliArgs, workspace: string): Promise<JsonInput | 
 }
 
 /** The terminal's prompts and questions, when stdin is one and no JSON comes on it. */
-async function terminalInput(json: JsonInput | undefined, view: TerminalView | undefined) {
+async function terminalInput(
+  json: JsonInput | undefined,
+  view: TerminalView | undefined,
+  complete: (line: string) => [string[], string],
+) {
   if (!isatty(0) || json) return undefined;
-  return openTerminal(process.stdin, process.stderr, view?.activity);
+  return openTerminal(process.stdin, process.stderr, view?.activity, complete);
 }

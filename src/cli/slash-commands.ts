@@ -1,3 +1,4 @@
+import type { ListedCommand } from "../app/commands.js";
 import { compactCommand } from "../app/compaction.js";
 import { visible } from "../visible.js";
 
@@ -54,7 +55,35 @@ export const helpText = [
   "/exit                    leave the session (Ctrl-D too)",
   "A line that starts with / and a name is a command; any other line goes to the model",
   "(/etc/hosts is weird? is sent as it is). Start a line with // to send it from its second /.",
+  "Tab completes a command's name.",
 ].join("\n");
+
+/** The widest a description is shown in `/help`, in characters. */
+const DESCRIPTION_SHOWN = 70;
+
+/**
+ * What `/help` says of the user's commands: each with what it takes and its description (cut to
+ * one line), or where they are kept when there are none.
+ */
+export function commandsHelp(commands: readonly ListedCommand[]): string {
+  if (commands.length === 0)
+    return "Your commands: none yet (prompt files in ~/.mini-agent/commands or .agents/commands)\n";
+  const lines = commands.map((command) => {
+    const usage = `/${command.name}${command.hint ? ` ${command.hint}` : ""}`;
+    const first = command.description.split("\n")[0] ?? "";
+    const cut =
+      first.length > DESCRIPTION_SHOWN ? `${first.slice(0, DESCRIPTION_SHOWN - 1)}…` : first;
+    return visible(`${usage.padEnd(24)} ${cut}`);
+  });
+  return `Your commands:\n${lines.join("\n")}\n`;
+}
+
+/** The names Tab completes `line` to (`/re` to `/review`, `/rewind`), when it is a command's start. */
+export function completeCommand(line: string, names: readonly string[]): [string[], string] {
+  if (!/^\/[\w-]*$/.test(line)) return [[], line];
+  const hits = names.map((name) => `/${name}`).filter((name) => name.startsWith(line));
+  return [hits.sort(), line];
+}
 
 /** The hint for an unknown `/name`: one line. */
 export function unknownCommand(name: string): string {

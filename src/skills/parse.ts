@@ -41,16 +41,36 @@ const NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 
 /** Reads `text` (a whole `SKILL.md`) as a skill of the folder named `folder`. */
 export function parseSkill(text: string, folder: string): ParsedSkill {
+  const read = readFrontMatter(text, KNOWN);
+  if ("refused" in read) return read;
+  return checkFields(read.fields, folder, read.body);
+}
+
+/** A file's front matter as this reader reads it: the values of its known keys, and the body. */
+export interface FrontMatter {
+  fields: Fields;
+  body: string;
+}
+
+/**
+ * Reads the front matter of `text` (which must begin with `---`) by the rules above, keeping the
+ * keys in `known` (every other is passed over), and the body after it; or why it cannot. A key in
+ * `bracketed` may hold a plain value that starts with `[` (Claude Code's `argument-hint: [file]`,
+ * which YAML would read as a list): it is read as the text it is.
+ */
+export function readFrontMatter(
+  text: string,
+  known: ReadonlySet<string>,
+  bracketed: ReadonlySet<string> = new Set(),
+): FrontMatter | { refused: string } {
   const split = splitFrontMatter(text);
   if ("refused" in split) return split;
-  let fields: Fields;
   try {
-    fields = readFields(split.lines);
+    return { fields: readFields(split.lines, known, bracketed), body: split.body };
   } catch (error) {
     if (error instanceof FrontMatterError) return { refused: error.message };
     throw error;
   }
-  return checkFields(fields, folder, split.body);
 }
 
 function splitFrontMatter(text: string): { lines: string[]; body: string } | { refused: string } {
@@ -79,8 +99,8 @@ function splitFrontMatter(text: string): { lines: string[]; body: string } | { r
 
 class FrontMatterError extends Error {}
 
-type Value = string | string[] | Record<string, string>;
-interface Fields {
+export type Value = string | string[] | Record<string, string>;
+export interface Fields {
   values: Map<string, Value>;
   warning?: string;
 }
@@ -95,7 +115,11 @@ const KNOWN = new Set([
   "allowed-tools",
 ]);
 
-function readFields(lines: string[]): Fields {
+function readFields(
+  lines: string[],
+  known: ReadonlySet<string>,
+  bracketed: ReadonlySet<string> = new Set(),
+): Fields {
   const values = new Map<string, Value>();
   let warning: string | undefined;
   for (let at = 0; at < lines.length; ) {
@@ -119,11 +143,14 @@ function readFields(lines: string[]): Fields {
     let last = next;
     while (last > at + 1 && (lines[last - 1] ?? "").trim() === "") last--;
     const inner = lines.slice(at + 1, last);
-    if (KNOWN.has(key)) {
+    if (known.has(key)) {
       if (values.has(key)) fail(`${key} is given twice`);
       if (inner.some((l) => /^ *\t/.test(l)))
         fail(`a tab indents ${key} (YAML indents with spaces)`);
-      const read = readValue(key, rest, inner, fail);
+      const read =
+        bracketed.has(key) && rest.startsWith("[")
+          ? { value: withoutComment([rest, ...inner.map((l) => l.trim())].join(" ")) }
+          : readValue(key, rest, inner, fail);
       values.set(key, read.value);
       if (read.warning && warning === undefined) warning = read.warning;
     }

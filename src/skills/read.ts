@@ -65,20 +65,60 @@ export function readSkill(
 }
 
 function readOpened(fd: number, opened: Stats, folder: string): SkillReading {
-  const refused = (reason: string) => ({ refused: reason });
-  if (!opened.isFile()) return refused("SKILL.md is not a regular file");
-  if (opened.size > skillFileBytes)
-    return refused(`SKILL.md is ${opened.size} bytes (at most ${skillFileBytes})`);
-  const bytes = readFileSync(fd);
-  // It grew past the bound after fstat: refused all the same (as a configuration file is).
-  if (bytes.length > skillFileBytes)
-    return refused(`SKILL.md is ${bytes.length} bytes (at most ${skillFileBytes})`);
-  if (bytes.includes(0)) return refused("SKILL.md holds a NUL byte");
-  if (firstInvalidUtf8(bytes) !== -1) return refused("SKILL.md is not UTF-8 text");
-  const parsed = parseSkill(bytes.toString("utf8"), folder);
+  const read = openedText(fd, opened, "SKILL.md", skillFileBytes);
+  if ("refused" in read) return read;
+  const parsed = parseSkill(read.text, folder);
   if ("refused" in parsed) return parsed;
   const { body: _body, ...skill } = parsed;
-  return { hash: contentHash(bytes), skill };
+  return { hash: contentHash(read.bytes), skill };
+}
+
+/**
+ * The text of a small file the user keeps for the agent (a `SKILL.md`, a command's file), open as
+ * `fd` with `opened` its `fstat`; or why it is refused, naming it `shown`: not a regular file,
+ * over `bound` bytes (also when it grew past it after `fstat`), a NUL byte, not UTF-8.
+ */
+export function openedText(
+  fd: number,
+  opened: Stats,
+  shown: string,
+  bound: number,
+): { bytes: Buffer; text: string } | { refused: string } {
+  const refused = (reason: string) => ({ refused: `${shown} ${reason}` });
+  if (!opened.isFile()) return refused("is not a regular file");
+  if (opened.size > bound) return refused(`is ${opened.size} bytes (at most ${bound})`);
+  const bytes = readFileSync(fd);
+  // It grew past the bound after fstat: refused all the same (as a configuration file is).
+  if (bytes.length > bound) return refused(`is ${bytes.length} bytes (at most ${bound})`);
+  if (bytes.includes(0)) return refused("holds a NUL byte");
+  if (firstInvalidUtf8(bytes) !== -1) return refused("is not UTF-8 text");
+  return { bytes, text: bytes.toString("utf8") };
+}
+
+/**
+ * Opens the regular file at `path` without following a last link or blocking on a FIFO, and
+ * reads it with `openedText`; or why it cannot be (`shown cannot be read (ENOENT)`).
+ */
+export function smallTextFile(
+  path: string,
+  shown: string,
+  bound: number,
+): { bytes: Buffer; text: string; opened: Stats } | { refused: string } {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    return {
+      refused: `${shown} cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})`,
+    };
+  }
+  try {
+    const opened = fstatSync(fd);
+    const read = openedText(fd, opened, shown, bound);
+    return "refused" in read ? read : { ...read, opened };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** What `read` gives, or undefined where it throws (gone, not allowed, not a folder). */

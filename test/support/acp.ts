@@ -3,9 +3,15 @@ import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { bin, type CliOptions } from "./cli.js";
 
-/** What the editor's side saw: every update, every permission request, stdout line by line. */
+/**
+ * What the editor's side saw: every update (the lists of commands apart, in `commands`: they come
+ * once a session is answered, whenever that is among the rest), every permission request,
+ * stdout line by line.
+ */
 export interface AcpRun {
   updates: acp.SessionNotification[];
+  /** Each `available_commands_update`. */
+  commands: acp.SessionNotification[];
   permissions: acp.RequestPermissionRequest[];
   /** Every line the agent wrote on stdout. */
   lines: string[];
@@ -43,6 +49,7 @@ export async function withAcpAgent<T>(
   });
   const run: AcpRun = {
     updates: [],
+    commands: [],
     permissions: [],
     lines: [],
     stderr: () => stderr,
@@ -65,7 +72,8 @@ export async function withAcpAgent<T>(
   const client = acp
     .client({ name: "test-editor" })
     .onNotification("session/update", ({ params }) => {
-      run.updates.push(params);
+      if (params.update.sessionUpdate === "available_commands_update") run.commands.push(params);
+      else run.updates.push(params);
     })
     .onRequest("session/request_permission", ({ params }) => {
       run.permissions.push(params);

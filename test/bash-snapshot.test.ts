@@ -251,4 +251,18 @@ describe("the rule that leaves a folder out", () => {
       ".venv",
     ]);
   });
+
+  it("matches in time linear in the name: a pattern of many stars does not hang the walk", async () => {
+    const workspace = await tempDir();
+    await writeFile(join(workspace, ".gitignore"), "*a*a*a*a*a*a*a*b\n[ab]?c*/d\nx/**/y\n");
+    const rule = new LeftOutFolders(workspace);
+    rule.refresh();
+    const long = "a".repeat(400);
+    expect(rule.ignored(long)).toBe(false);
+    expect(rule.ignored(`${long}b`)).toBe(true);
+    expect(rule.ignored(`q/${long}b`)).toBe(true);
+    expect(
+      ["bxcz/d", "q/axc/d", "cxc/d", "x/y", "x/1/2/y", "xx/y"].filter((p) => rule.ignored(p)),
+    ).toEqual(["bxcz/d", "x/y", "x/1/2/y"]);
+  });
 });

@@ -20,7 +20,7 @@ export const LEFT_OUT = `git ignores it and it holds over ${String(LEFT_OUT_ENTR
  * leading or inner `/` anchoring to the top; escapes other than of a leading `!` or `#` are not).
  */
 export class LeftOutFolders {
-  private patterns: { negate: boolean; regex: RegExp }[] = [];
+  private patterns: { negate: boolean; matches: (path: string) => boolean }[] = [];
   private read = "";
   private readonly decided = new Map<string, { out: boolean; ctime: number }>();
 
@@ -38,7 +38,7 @@ export class LeftOutFolders {
   /** Whether git ignores the folder at `rel` (its parent not ignored: an ignored one's are). */
   ignored(rel: string): boolean {
     let ignored = false;
-    for (const { negate, regex } of this.patterns) if (regex.test(rel)) ignored = !negate;
+    for (const { negate, matches } of this.patterns) if (matches(rel)) ignored = !negate;
     return ignored;
   }
 
@@ -93,7 +93,7 @@ function textOf(path: string): string {
 }
 
 /** One line of an ignore file as a test of a folder's path relative to the workspace. */
-function compile(line: string): { negate: boolean; regex: RegExp }[] {
+function compile(line: string): { negate: boolean; matches: (path: string) => boolean }[] {
   let text = line.replace(/\r$/, "").replace(/(?<!\\) +$/, "");
   if (text === "" || text.startsWith("#")) return [];
   const negate = text.startsWith("!");
@@ -102,35 +102,82 @@ function compile(line: string): { negate: boolean; regex: RegExp }[] {
   const anchored = text.includes("/");
   text = text.replace(/^\//, "");
   if (text === "") return [];
-  const body = globBody(text);
-  return [{ negate, regex: new RegExp(anchored ? `^${body}$` : `(?:^|/)${body}$`) }];
+  const tokens = globTokens(text);
+  return [{ negate, matches: (path) => globMatches(tokens, path, anchored) }];
 }
 
-/** A glob of git's as the body of a regular expression over `/`-separated paths. */
-function globBody(glob: string): string {
-  let out = "";
+/**
+ * A glob's parts: a character to match (a literal, `?`, a class, each never `/`), `*` (a run of
+ * characters but `/`), `any` (a run of any characters) and `skip` (an edge past the next
+ * `skip.to - 1` parts: `**` followed by `/` may match nothing).
+ */
+type Token =
+  | { kind: "char"; test: (char: string) => boolean }
+  | { kind: "star" }
+  | { kind: "any" }
+  | { kind: "skip"; to: number };
+
+/** A glob of git's (`*`, `?`, `**`, classes) as parts for `globMatches`. */
+function globTokens(glob: string): Token[] {
+  const tokens: Token[] = [];
+  const literal = (expected: string): Token => ({ kind: "char", test: (c) => c === expected });
   for (let at = 0; at < glob.length; at++) {
     const char = glob[at] ?? "";
     if (glob.startsWith("**/", at) && (at === 0 || glob[at - 1] === "/")) {
-      out += "(?:.*/)?";
+      // Nothing, or any run of folders: `(?:.*/)?`.
+      tokens.push({ kind: "skip", to: tokens.length + 3 }, { kind: "any" }, literal("/"));
       at += 2;
     } else if (glob.startsWith("/**", at) && at + 3 === glob.length) {
-      out += "/.*";
+      tokens.push(literal("/"), { kind: "any" });
       at += 2;
-    } else if (char === "*") out += "[^/]*";
-    else if (char === "?") out += "[^/]";
-    else if (char === "[") {
+    } else if (char === "*") {
+      if (tokens.at(-1)?.kind !== "star") tokens.push({ kind: "star" });
+    } else if (char === "?") tokens.push({ kind: "char", test: (c) => c !== "/" });
+    else if (char === "[" && glob.indexOf("]", at + 2) >= 0) {
       const end = glob.indexOf("]", at + 2);
-      if (end < 0) out += "\\[";
-      else {
-        const inside = glob
-          .slice(at + 1, end)
-          .replace(/^!/, "^")
-          .replace(/\\/g, "\\\\");
-        out += `[${inside}]`;
-        at = end;
-      }
-    } else out += char.replace(/[.+^${}()|\\\]]/g, "\\$&");
+      const inside = glob
+        .slice(at + 1, end)
+        .replace(/^!/, "^")
+        .replace(/\\/g, "\\\\");
+      const regex = new RegExp(`^[${inside}]$`);
+      tokens.push({ kind: "char", test: (c) => c !== "/" && regex.test(c) });
+      at = end;
+    } else tokens.push(literal(char));
   }
-  return out;
+  return tokens;
+}
+
+/**
+ * Whether `path` matches the parts (from its start when `anchored`, else from its start or after
+ * any `/`), by following every part it may be at in step, one character at a time: time grows with
+ * the name's length times the parts', never more (a regular expression of many stars backtracks
+ * for hours on a long name).
+ */
+function globMatches(tokens: readonly Token[], path: string, anchored: boolean): boolean {
+  const closure = (states: Set<number>) => {
+    for (const state of states) {
+      const token = tokens[state];
+      if (token?.kind === "star" || token?.kind === "any") states.add(state + 1);
+      else if (token?.kind === "skip") {
+        states.add(state + 1);
+        states.add(token.to);
+      }
+    }
+    return states;
+  };
+  let states = closure(new Set([0]));
+  for (const char of path) {
+    const next = new Set<number>();
+    for (const state of states) {
+      const token = tokens[state];
+      if (token === undefined) continue;
+      if (token.kind === "char" && token.test(char)) next.add(state + 1);
+      else if (token.kind === "star" && char !== "/") next.add(state);
+      else if (token.kind === "any") next.add(state);
+    }
+    if (!anchored && char === "/") next.add(0);
+    states = closure(next);
+    if (anchored && states.size === 0) return false;
+  }
+  return states.has(tokens.length);
 }

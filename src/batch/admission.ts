@@ -40,7 +40,7 @@ export interface AdmissionOptions {
 export interface AdmissionClock {
   now(): number;
   /** Resolves after `ms`, or at once when `signal` aborts. */
-  sleep(ms: number, signal: AbortSignal): Promise<void>;
+  delay(ms: number, signal: AbortSignal): Promise<void>;
   /** A number in [0, 1). */
   random(): number;
 }
@@ -191,7 +191,7 @@ export class Admission {
     const changed = new Promise<void>((resolve) => this.waiting.push(resolve));
     await (ms === undefined
       ? changed
-      : Promise.race([changed, this.clock.sleep(ms, timer.signal)]));
+      : Promise.race([changed, this.clock.delay(ms, timer.signal)]));
     timer.abort();
   }
 
@@ -204,7 +204,7 @@ export class Admission {
 
 const systemClock: AdmissionClock = {
   now: monotonicMs,
-  sleep: (ms, signal) =>
+  delay: (ms, signal) =>
     new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);

@@ -1,5 +1,6 @@
 import { monotonicMs } from "../clock.js";
 import type { ErrorKind } from "../error-kind.js";
+import { headOf } from "../text.js";
 import { visible } from "../visible.js";
 
 /**
@@ -166,7 +167,7 @@ export class Admission {
       this.limit = Math.max(1, Math.floor(this.limit / 2));
       const asked = wait.retryAfterMs !== undefined ? "as retry-after asks" : "backing off";
       this.options.say(
-        `batch: ${wait.where} met ${wait.errorKind === "overloaded" ? "an overload" : "a rate limit"} (${visible(wait.reason)}): new starts paused for ${duration(ms)} ${asked}, then ${this.limit} at once`,
+        `batch: ${wait.where} met ${wait.errorKind === "overloaded" ? "an overload" : "a rate limit"} (${visible(headOf(wait.reason, 200))}): new starts paused for ${duration(ms)} ${asked}, then ${this.limit} at once`,
       );
     }
     this.changed();

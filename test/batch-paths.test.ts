@@ -178,7 +178,7 @@ describe("mini-agent batch: unscored attempts", () => {
     expect(resultLines(out)).toHaveLength(2);
   });
 
-  it("records an agent that met 429s as rate_limited, unscored, and scores it on resume", async () => {
+  it("runs an agent that gave up on 429s again in the same batch up to --max-attempts, unscored (rate_limited), and scores it on resume", async () => {
     const answers = taskModels({});
     let limited = true;
     const server = track(
@@ -193,21 +193,43 @@ describe("mini-agent batch: unscored attempts", () => {
     const args = [file, "--out", out, ...noSandbox];
     const first = await runBatch(args, { cwd: tasks, home, url: server.url });
     expect(first.code).toBe(1);
-    expect(server.requests.length).toBeGreaterThan(0);
-    const [line] = resultLines(out);
-    expect([line?.agent, line?.outcome, line?.unscored, line?.agentExitCode]).toEqual([
-      "rate_limited",
-      "unscored",
-      "rate_limited",
-      1,
-    ]);
-    expect(line?.checkExitCode).toBeUndefined();
+    // Three attempts of four requests each: the child's first and its three retries (--max-retries 3).
+    expect(server.requests).toHaveLength(12);
+    const lines = resultLines(out);
+    expect(
+      lines.map((line) => [
+        line.agent,
+        line.outcome,
+        line.unscored,
+        line.agentExitCode,
+        line.errorKind,
+      ]),
+    ).toEqual(
+      Array.from({ length: 3 }, () => [
+        "rate_limited",
+        "unscored",
+        "rate_limited",
+        1,
+        "rate_limited",
+      ]),
+    );
+    for (const line of lines) {
+      expect(line.checkExitCode).toBeUndefined();
+      expect(line.retries).toEqual({ count: 3, rateLimited: 3, overloaded: 0, waitedMs: 0 });
+    }
+    expect(first.stderr).toContain("batch: limited #1 met a rate limit (429 rate_limit_error:");
     limited = false;
-    const again = await runBatch(args, { cwd: tasks, home, url: server.url });
+    const again = await runBatch([file, "--out", out, "--max-attempts", "4", ...noSandbox], {
+      cwd: tasks,
+      home,
+      url: server.url,
+    });
     expect(again.code).toBe(0);
     expect(rows(resultLines(out))).toEqual([
       ["limited", 1, "rate_limited", "unscored", "rate_limited"],
-      ["limited", 2, "completed", "passed", undefined],
+      ["limited", 2, "rate_limited", "unscored", "rate_limited"],
+      ["limited", 3, "rate_limited", "unscored", "rate_limited"],
+      ["limited", 4, "completed", "passed", undefined],
     ]);
   });
 

@@ -6,7 +6,7 @@ import { describeError } from "../src/app/errors.js";
 import { AnthropicModelClient } from "../src/providers/anthropic.js";
 import { OpenAIModelClient } from "../src/providers/openai.js";
 import { OpenAIResponsesModelClient } from "../src/providers/openai-responses.js";
-import { ProviderError } from "../src/providers/provider-error.js";
+import { errorKindOf, ProviderError } from "../src/providers/provider-error.js";
 import * as anthropic from "../src/testing/anthropic-server.js";
 import * as openai from "../src/testing/openai-server.js";
 import * as responses from "../src/testing/responses-server.js";
@@ -391,5 +391,45 @@ describe("ProviderError across copies of the package", () => {
     );
     const lookalike = Object.assign(new Error("down"), { name: "ProviderError", kind: "stream" });
     expect(lookalike instanceof ProviderError).toBe(false);
+  });
+});
+
+describe("errorKindOf", () => {
+  const failure = (init: Partial<ConstructorParameters<typeof ProviderError>[0]>) =>
+    new ProviderError({ provider: "anthropic", kind: "status", providerMessage: "m", ...init });
+
+  it("names each failure in one word, a 429 and a 529 apart, and finds it behind a wrapping error", () => {
+    const kinds = [
+      failure({ status: 429, type: "rate_limit_error" }),
+      failure({ kind: "stream", type: "rate_limit_error" }),
+      failure({ status: 529, type: "overloaded_error" }),
+      failure({ kind: "stream", type: "overloaded_error" }),
+      failure({ status: 401, type: "authentication_error" }),
+      failure({ status: 403, type: "permission_error" }),
+      failure({ status: 400, providerMessage: "prompt is too long: 10 tokens > 5 maximum" }),
+      failure({ status: 500, type: "api_error" }),
+      failure({ status: 404, type: "not_found_error" }),
+      failure({ kind: "stop", stop: "max_tokens" }),
+      failure({ kind: "connection" }),
+      failure({ kind: "dropped" }),
+      new Error("compaction failed", { cause: failure({ status: 429 }) }),
+      new Error("a tool threw"),
+    ].map(errorKindOf);
+    expect(kinds).toEqual([
+      "rate_limited",
+      "rate_limited",
+      "overloaded",
+      "overloaded",
+      "auth",
+      "auth",
+      "too_long",
+      "server",
+      "refused",
+      "model_stop",
+      "network",
+      "network",
+      "rate_limited",
+      "other",
+    ]);
   });
 });

@@ -43,13 +43,23 @@ describe("a provider error text that echoes a secret", () => {
         attempts: 4,
         delayMs: 50,
         reason,
+        errorKind: "overloaded",
+        retryAfterMs: 50,
       })),
     );
     expect(events.at(-1)).toMatchObject({ type: "result", status: "error", error: final });
     const [file] = await sessionFiles(home);
     const records = await sessionRecords(file ?? "");
     expect(records.filter((record) => record.type === "retry")).toEqual(
-      [2, 3, 4].map((attempt) => ({ type: "retry", attempt, attempts: 4, delayMs: 50, reason })),
+      [2, 3, 4].map((attempt) => ({
+        type: "retry",
+        attempt,
+        attempts: 4,
+        delayMs: 50,
+        reason,
+        errorKind: "overloaded",
+        retryAfterMs: 50,
+      })),
     );
     expect(`${run.stdout}${run.stderr}`).not.toMatch(/VERYSECRET|SECRETTOKEN/);
   }, 30_000);

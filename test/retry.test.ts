@@ -67,6 +67,7 @@ describe("retry of a lost round, through the real command", () => {
         attempts: 4,
         delayMs: 1000,
         reason: "overloaded_error: Overloaded",
+        errorKind: "overloaded",
       },
       { version: 1, type: "text", text: "Full answer." },
       { version: 1, type: "usage", usage: { inputTokens: 10, outputTokens: 5 } },
@@ -295,7 +296,13 @@ describe("retryLostRound", () => {
     const { outcome, notices, history } = await attempt({ client });
     expect(outcome).toEqual({ status: "completed", text: "whole", messages: history });
     expect(notices).toEqual([
-      { attempt: 2, attempts: 4, delayMs: 1, reason: "api_error: Internal server error" },
+      {
+        attempt: 2,
+        attempts: 4,
+        delayMs: 1,
+        reason: "api_error: Internal server error",
+        errorKind: "server",
+      },
     ]);
   });
 
@@ -314,7 +321,13 @@ describe("retryLostRound", () => {
     const client = new FakeClient([[failure as ProviderError], [text("whole"), done]]);
     const { notices } = await attempt({ client });
     expect(notices).toEqual([
-      { attempt: 2, attempts: 4, delayMs: 1, reason: "500: test server: no scripted reply 5" },
+      {
+        attempt: 2,
+        attempts: 4,
+        delayMs: 1,
+        reason: "500: test server: no scripted reply 5",
+        errorKind: "server",
+      },
     ]);
   });
 
@@ -325,7 +338,13 @@ describe("retryLostRound", () => {
     ]);
     const { notices } = await attempt({ client });
     expect(notices).toEqual([
-      { attempt: 2, attempts: 4, delayMs: 1, reason: "api_error: down \x1b[2J again" },
+      {
+        attempt: 2,
+        attempts: 4,
+        delayMs: 1,
+        reason: "api_error: down \x1b[2J again",
+        errorKind: "server",
+      },
     ]);
     expect(retryLine(notices[0] as RetryNotice)).toBe(
       "api_error: down ␛[2J again; retrying in 1 ms (attempt 2 of 4)",

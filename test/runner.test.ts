@@ -93,7 +93,13 @@ describe("SessionRunner", () => {
     const denied = denyBashByDefault({ id: "c2", name: "bash", input: {} });
     const refusal = { role: "tool", toolCallId: "c2", content: denied.reason, isError: true };
     const answer = { role: "assistant", content: "read it", toolCalls: [] };
-    const retry = { attempt: 2, attempts: 3, delayMs: 1, reason: "overloaded_error: Overloaded" };
+    const retry = {
+      attempt: 2,
+      attempts: 3,
+      delayMs: 1,
+      reason: "overloaded_error: Overloaded",
+      errorKind: "overloaded",
+    };
     const approval = (toolCallId: string, tool: string, approved: boolean) => ({
       type: "approval",
       decision: { toolCallId, tool, approved, by: "default-policy" },

@@ -153,6 +153,7 @@ describe("the CLI records usage and retries", () => {
         attempts: 4,
         delayMs: 1000,
         reason: "overloaded_error: Overloaded",
+        errorKind: "overloaded",
       },
       usage,
       "message assistant",

@@ -25,7 +25,10 @@ const refusing = (error: Error): ModelClient => ({
  * editor first), makes a client whose every request fails with it.
  */
 export function providerFor(
-  args: Pick<AgentSettings, "provider" | "model" | "baseURL" | "thinking" | "keyLater">,
+  args: Pick<
+    AgentSettings,
+    "provider" | "model" | "baseURL" | "thinking" | "keyLater" | "maxRetries"
+  >,
   env: NodeJS.ProcessEnv,
 ): {
   model: string;
@@ -46,6 +49,8 @@ export function providerFor(
     fetch: httpFetch,
     ...(args.baseURL !== undefined && { baseURL: args.baseURL }),
     ...(args.thinking !== undefined && { thinking: args.thinking }),
+    // Every retry the runner's, so each is recorded and told (`--max-retries`).
+    ...(args.maxRetries !== undefined && { maxRetries: 0 }),
   };
   const missing = (model: string, images: ProviderImages, message: string) => {
     const error = new MissingKeyError(message);

@@ -4,6 +4,7 @@ import { HookOpinions, hookedPolicy, hookedTools } from "../hooks/compose.js";
 import { RunHooks } from "../hooks/hooks.js";
 import { FileChanges } from "../rewind/changes.js";
 import { Journal } from "../runner/journal.js";
+import { retryPolicy } from "../runner/retry.js";
 import { SessionRunner } from "../runner/runner.js";
 import { resolveSandbox, type SandboxState, sandboxName } from "../sandbox/bwrap.js";
 import { homeInSandbox } from "../sandbox/home.js";
@@ -325,7 +326,13 @@ async function runnerOf(settings: SessionSettings, frontEnd: FrontEnd, parts: Pa
     ...(contextWindow !== undefined && { contextWindow }),
     seen: parts.seen,
     changes: parts.changes,
-    retry: { env, ...(settings.baseURL !== undefined && { baseURL: settings.baseURL }) },
+    retry: {
+      env,
+      ...(settings.baseURL !== undefined && { baseURL: settings.baseURL }),
+      ...(settings.maxRetries !== undefined && {
+        policy: { ...retryPolicy, attempts: settings.maxRetries + 1 },
+      }),
+    },
   });
   return { runner, mode, startLine: prompts.startLine };
 }

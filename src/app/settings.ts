@@ -42,6 +42,12 @@ export interface AgentSettings {
   maxTurns: number;
   /** Input plus output tokens for the session. */
   tokenBudget?: number;
+  /**
+   * How many times a round lost to a passing provider failure runs again; given, the SDK retries
+   * nothing itself, so every retry is one the session records and tells (a batch sees each 429).
+   * Absent: the SDK's own retries, then the runner's (`retryPolicy`).
+   */
+  maxRetries?: number;
   /** The model's context window in tokens, for compaction. */
   contextWindow?: number;
   /**

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { createInterface } from "node:readline";
+import type { ErrorKind } from "../error-kind.js";
 import { signalGroup } from "./processes.js";
 import type { AgentStatus, ResultLine } from "./results.js";
 
@@ -28,6 +29,16 @@ export interface AgentRun {
   started: (pid: number) => void;
   /** Aborts the run as a timeout would, when the batch stops. */
   signal: AbortSignal;
+  /** Told each round the child runs again (its `retry` line), as it comes: the batch may pause its starts. */
+  retried: (retry: Retry) => void;
+}
+
+/** A child's `retry` line, as the batch reads it. */
+export interface Retry {
+  errorKind: ErrorKind | undefined;
+  retryAfterMs: number | undefined;
+  delayMs: number;
+  reason: string;
 }
 
 export interface AgentEnd {
@@ -36,8 +47,13 @@ export interface AgentEnd {
   durationMs: number;
   sessionId?: string;
   sandbox?: string;
+  /** The `result`'s totals; without one (a child killed), the sum of its `usage` lines. */
   usage?: ResultLine["usage"];
   error?: string;
+  errorKind?: ErrorKind;
+  /** With `errorKind` `rate_limited` or `overloaded`: the wait the provider asked for. */
+  retryAfterMs?: number;
+  retries?: NonNullable<ResultLine["retries"]>;
   /** The child never reached its first event: it could not start (or its sandbox could not). */
   infra?: string;
   stopped: boolean;
@@ -50,7 +66,6 @@ const byExitCode: Record<number, AgentStatus> = {
   4: "compaction_failed",
   5: "budget_exceeded",
 };
-const RATE_LIMITED = /\b(429|529|rate_limit|overloaded)/i;
 
 export function runAgent(run: AgentRun): Promise<AgentEnd> {
   const began = Date.now();
@@ -65,8 +80,10 @@ export function runAgent(run: AgentRun): Promise<AgentEnd> {
     const log = createWriteStream(run.log);
     let sessionId: string | undefined;
     let sandbox: string | undefined;
-    let result: { status: string; usage?: ResultLine["usage"]; error?: string } | undefined;
-    let retryReason: string | undefined;
+    let result: ResultOfChild | undefined;
+    let requests = 0;
+    const summed = { inputTokens: 0, outputTokens: 0 };
+    const retries = { count: 0, rateLimited: 0, overloaded: 0, waitedMs: 0 };
     let stderr = "";
     const lines = createInterface({ input: child.stdout, crlfDelay: Number.POSITIVE_INFINITY });
     lines.on("line", (raw) => {
@@ -80,8 +97,18 @@ export function runAgent(run: AgentRun): Promise<AgentEnd> {
       if (line.type === "session") {
         sessionId = String(line.id);
         sandbox = String(line.sandbox);
-      } else if (line.type === "retry") retryReason = String(line.reason);
-      else if (line.type === "result") result = line as typeof result;
+      } else if (line.type === "usage") {
+        requests++;
+        summed.inputTokens += countOf(line.usage, "inputTokens");
+        summed.outputTokens += countOf(line.usage, "outputTokens");
+      } else if (line.type === "retry") {
+        const retry = retryOf(line);
+        retries.count++;
+        if (retry.errorKind === "rate_limited") retries.rateLimited++;
+        if (retry.errorKind === "overloaded") retries.overloaded++;
+        retries.waitedMs += retry.delayMs;
+        run.retried(retry);
+      } else if (line.type === "result") result = line as unknown as ResultOfChild;
     });
     child.stderr.on("data", (chunk: Buffer) => {
       stderr = (stderr + chunk.toString("utf8")).slice(-4000);
@@ -112,12 +139,7 @@ export function runAgent(run: AgentRun): Promise<AgentEnd> {
       if (child.pid !== undefined) signalGroup(child.pid, "SIGKILL");
       log.end();
       const error = run.redact(result?.error ?? lastLine(stderr) ?? spawnError ?? "");
-      const status = statusOf(
-        code,
-        result?.status,
-        stopped,
-        retryReason ?? result?.error ?? stderr,
-      );
+      const status = statusOf(code, result, stopped);
       const end: AgentEnd = {
         status,
         exitCode: code,
@@ -125,8 +147,13 @@ export function runAgent(run: AgentRun): Promise<AgentEnd> {
         stopped: stopped === "abort",
         ...(sessionId !== undefined && { sessionId }),
         ...(sandbox !== undefined && { sandbox }),
-        ...(result?.usage !== undefined && { usage: result.usage }),
+        ...(result?.usage !== undefined
+          ? { usage: result.usage }
+          : requests > 0 && { usage: summed }),
         ...(error !== "" && status !== "completed" && { error }),
+        ...(result?.errorKind !== undefined && { errorKind: result.errorKind }),
+        ...(typeof result?.retryAfterMs === "number" && { retryAfterMs: result.retryAfterMs }),
+        ...(retries.count > 0 && { retries }),
       };
       if (spawnError !== undefined) end.infra = `mini-agent could not start: ${spawnError}`;
       else if (sandbox === "required-unavailable")
@@ -136,11 +163,19 @@ export function runAgent(run: AgentRun): Promise<AgentEnd> {
   });
 }
 
+/** The child's `result` line, as far as the batch reads it. */
+interface ResultOfChild {
+  status: string;
+  usage?: ResultLine["usage"];
+  error?: string;
+  errorKind?: ErrorKind;
+  retryAfterMs?: number;
+}
+
 function statusOf(
   code: number | null,
-  result: string | undefined,
+  result: ResultOfChild | undefined,
   stopped: "timeout" | "abort" | undefined,
-  failure: string,
 ): AgentStatus {
   if (stopped === "timeout") return "timeout";
   // The batch stopped it (SIGINT or SIGTERM of the batch): stream-json's word for its end.
@@ -148,9 +183,29 @@ function statusOf(
   const known = code === null ? undefined : byExitCode[code];
   if (known !== undefined && result !== undefined) return known;
   if (code === 1 && result !== undefined)
-    return RATE_LIMITED.test(failure) ? "rate_limited" : "error";
+    return waiting(result.errorKind) ? "rate_limited" : "error";
   // No result line: the child was killed, or failed before its turn (a usage error: exit 2).
   return code === 2 ? "error" : "crashed";
+}
+
+/** A 429 or an overload: the provider asks the caller to wait. */
+export const waiting = (kind: ErrorKind | undefined) =>
+  kind === "rate_limited" || kind === "overloaded";
+
+/** One count of a `usage` line's object; a missing or odd one is 0. */
+function countOf(usage: unknown, name: "inputTokens" | "outputTokens"): number {
+  const value = (usage as Record<string, unknown> | null | undefined)?.[name];
+  return typeof value === "number" && Number.isSafeInteger(value) && value > 0 ? value : 0;
+}
+
+function retryOf(line: Record<string, unknown>): Retry {
+  const kind = line.errorKind;
+  return {
+    errorKind: typeof kind === "string" ? (kind as ErrorKind) : undefined,
+    retryAfterMs: typeof line.retryAfterMs === "number" ? line.retryAfterMs : undefined,
+    delayMs: typeof line.delayMs === "number" ? line.delayMs : 0,
+    reason: String(line.reason ?? ""),
+  };
 }
 
 function lastLine(text: string): string | undefined {

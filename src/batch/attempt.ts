@@ -1,9 +1,10 @@
 import { realpathSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
+import type { ErrorKind } from "../error-kind.js";
 import { runCommand } from "../sandbox/run.js";
 import { sessionsDir } from "../session/store.js";
-import { type AgentEnd, runAgent } from "./agent.js";
+import { type AgentEnd, type Retry, runAgent } from "./agent.js";
 import { identify } from "./processes.js";
 import type { Outcome, ResultLine, StartLine, Unscored } from "./results.js";
 import { runProgram } from "./spawned.js";
@@ -30,11 +31,29 @@ export interface AttemptContext {
 /** A task's `timeoutS` when it gives none: half an hour. */
 export const DEFAULT_TIMEOUT_S = 1800;
 
+/** What the batch gives one attempt: its share of the budget, and an ear for its retries. */
+export interface AttemptTerms {
+  /** The tokens reserved for it (`--budget-tokens`): its `--token-budget`, over the task's own. */
+  reserved: number | undefined;
+  /**
+   * Told each round its agent runs again, as it comes, and the 429 or overload it gave up on, if
+   * it did (with `delayMs` 0): the batch pauses its starts.
+   */
+  retried: (retry: Retry) => void;
+}
+
+/**
+ * A failure of the provider rather than of the task (a refused key, a server error, no
+ * connection): the attempt is unscored, never failed.
+ */
+const providerKinds = new Set<ErrorKind>(["auth", "server", "network"]);
+
 /** Runs one attempt from a fresh workspace to its record: setup, the agent, the files restored, the check. */
 export async function runAttempt(
   task: Task,
   attempt: number,
   context: AttemptContext,
+  terms: AttemptTerms,
 ): Promise<ResultLine> {
   const began = Date.now();
   const { line } = task;
@@ -89,7 +108,11 @@ export async function runAttempt(
   const log = join(context.dir, "logs", `${name}.jsonl`);
   const agent = await runAgent({
     command: context.command,
-    flags: [...agentFlags(context, workspace), ...overrides(task)],
+    flags: [
+      ...agentFlags(context, workspace),
+      ...overrides(task),
+      ...(terms.reserved !== undefined ? [`--token-budget=${terms.reserved}`] : []),
+    ],
     prompt,
     cwd: workspace,
     env,
@@ -98,6 +121,7 @@ export async function runAttempt(
     log,
     redact,
     signal: context.signal,
+    retried: terms.retried,
     started: (pid) => context.started({ id: line.id, attempt, ...identify(pid) }),
   });
   const diff = join("diffs", `${name}.diff`);
@@ -111,11 +135,26 @@ export async function runAttempt(
     log: relative(context.dir, log),
     ...(diffStat && { diff, diffStat }),
     ...agentFields(agent, workspace, env),
+    ...(terms.reserved !== undefined && { reservedTokens: terms.reserved }),
   };
+  if (agent.status === "rate_limited") {
+    terms.retried({
+      errorKind: agent.errorKind,
+      retryAfterMs: agent.retryAfterMs,
+      delayMs: 0,
+      reason: agent.error ?? "rate limited",
+    });
+  }
   if (agent.stopped) return unscored("interrupted", ran);
   if (agent.infra !== undefined) return unscored("infra_error", { ...ran, error: agent.infra });
   if (agent.status === "rate_limited" || agent.status === "crashed")
     return unscored(agent.status, ran);
+  if (
+    agent.status === "error" &&
+    agent.errorKind !== undefined &&
+    providerKinds.has(agent.errorKind)
+  )
+    return unscored("provider_error", ran);
   if (agent.status === "timeout")
     return context.timeoutUnscored ? unscored("timeout", ran) : record("failed", ran);
   if (agent.status === "error" || agent.status === "compaction_failed")
@@ -199,6 +238,8 @@ function agentFields(
     ...(agent.sandbox !== undefined && { sandbox: agent.sandbox }),
     ...(agent.usage !== undefined && { usage: agent.usage }),
     ...(agent.error !== undefined && { error: agent.error }),
+    ...(agent.errorKind !== undefined && { errorKind: agent.errorKind }),
+    ...(agent.retries !== undefined && { retries: agent.retries }),
   };
 }
 

@@ -1,6 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { holdYoungGeneration } from "../app/young-generation.js";
+import { Admission } from "./admission.js";
+import { waiting } from "./agent.js";
 import { type AttemptContext, runAttempt } from "./attempt.js";
 import type { BatchOptions } from "./options.js";
 import { endLeftover } from "./processes.js";
@@ -16,8 +18,11 @@ import {
 import { readTasks, type TaskEntry, taskOf } from "./tasks.js";
 import { Workspaces } from "./workspace.js";
 
-/** The batch's exit codes: every task scored; unscored tasks left; bad usage or task file. */
-export const batchExit = { done: 0, unscored: 1, usage: 2 } as const;
+/**
+ * The batch's exit codes: every task scored; unscored tasks left; bad usage or task file; the
+ * budget was spent and tasks were skipped (`--budget-tokens`).
+ */
+export const batchExit = { done: 0, unscored: 1, usage: 2, budget: 5 } as const;
 
 /** A bad invocation or state of DIR: one line (or one per problem) on stderr, exit 2. */
 export class BatchUsageError extends Error {}
@@ -66,11 +71,14 @@ export async function runBatch(
     return found;
   };
   for (const task of tasks) of(task.id).task = task;
+  let recordedTokens = 0;
   const count = (line: ResultLine) => {
     const known = of(line.id);
     known.highest = Math.max(known.highest, line.attempt);
+    recordedTokens += tokensOf(line);
     if (known.task !== undefined && line.taskHash === known.task.hash) {
-      known.tries++;
+      // A task skipped for the budget never started: that is no attempt of it.
+      if (line.unscored !== "skipped_budget") known.tries++;
       if (scored(line)) known.scored = line.outcome;
     } else if (line.taskHash !== "") known.changed = true;
   };
@@ -109,8 +117,13 @@ export async function runBatch(
       );
       return exit;
     }
+    const budgets = budgetsOf(plan, options);
+    const budget =
+      options.budgetTokens === undefined
+        ? ""
+        : `, a budget of ${options.budgetTokens} tokens (${recordedTokens} spent before)`;
     say(
-      `batch: ${plan.length} attempts of ${tasks.length} tasks, ${options.workers} at once, into ${options.out}`,
+      `batch: ${plan.length} attempts of ${tasks.length} tasks, ${options.workers} at once${budget}, into ${options.out}`,
     );
     const startsFile = starts;
     const context: AttemptContext = {
@@ -132,26 +145,123 @@ export async function runBatch(
       started: (line) => startsFile.append(line),
       signal,
     };
+    const admission = new Admission({
+      workers: options.workers,
+      budget: options.budgetTokens,
+      spent: recordedTokens,
+      signal,
+      say,
+    });
     let done = 0;
-    const queue = plan.values();
+    let total = plan.length;
+    let skipped = 0;
+    let errors = 0;
+    const queue = [...plan];
     const worker = async () => {
-      for (let next = queue.next(); !next.done && !signal.aborted; next = queue.next()) {
-        const { task, attempt } = next.value;
-        const line = await runAttempt(taskOf(task, folder), attempt, context);
+      for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+        const { task, attempt } = next;
+        const entry = await admission.enter(budgets.get(task.id));
+        if (entry.kind === "stopped") return;
+        if (entry.kind === "budget") {
+          record(skippedForBudget(task, attempt));
+          skipped++;
+          continue;
+        }
+        const where = `${task.id} #${attempt}`;
+        let waited = false;
+        const line = await runAttempt(taskOf(task, folder), attempt, context, {
+          reserved: entry.reserved,
+          retried: (retry) => {
+            if (!waiting(retry.errorKind)) return;
+            waited = true;
+            admission.wait({ ...retry, errorKind: retry.errorKind ?? "rate_limited", where });
+          },
+        });
         record(line);
+        admission.leave(entry, tokensOf(line), waited);
         done++;
         const why = line.unscored ?? line.agent ?? "";
-        say(
-          `batch: ${line.id} #${attempt} ${line.outcome}${why ? ` (${why})` : ""} [${done}/${plan.length}]`,
-        );
+        say(`batch: ${where} ${line.outcome}${why ? ` (${why})` : ""} [${done}/${total}]`);
+        const again = line.unscored === "rate_limited" && !signal.aborted;
+        if (again && (progress.get(task.id)?.tries ?? 0) < options.maxAttempts) {
+          queue.push({ task, attempt: attempt + 1 });
+          total++;
+        }
+        errors = erred(line) ? errors + 1 : ended(line) ? 0 : errors;
+        const limit = options.maxConsecutiveErrors;
+        if (limit !== undefined && errors >= limit && admission.stopped === undefined) {
+          admission.stop(`${errors} attempts in a row ended in an error`);
+          say(
+            `batch: ${errors} attempts in a row ended in an error (the last: ${line.error ?? line.unscored ?? line.agent}): nothing more starts (--max-consecutive-errors ${limit}); the same command goes on`,
+          );
+        }
       }
     };
     await Promise.all(Array.from({ length: Math.min(options.workers, plan.length) }, worker));
+    if (skipped > 0) {
+      say(
+        `batch: the budget of ${options.budgetTokens} tokens is spent (${admission.spent} used): ${skipped} tasks not started (skipped_budget); a larger --budget-tokens runs them`,
+      );
+      return batchExit.budget;
+    }
     return exitOf(scope);
   } finally {
     results.close();
     starts?.close();
   }
+}
+
+/** Input plus output tokens of an attempt, as `--token-budget` counts them. */
+const tokensOf = (line: ResultLine) =>
+  (line.usage?.inputTokens ?? 0) + (line.usage?.outputTokens ?? 0);
+
+/** An attempt that ended in an error (`--max-consecutive-errors` counts them). */
+const erred = (line: ResultLine) =>
+  line.agent === "error" ||
+  line.agent === "rate_limited" ||
+  line.agent === "crashed" ||
+  line.unscored === "infra_error";
+
+/** An attempt whose agent ended by itself or by a limit: the count of errors starts again. */
+const ended = (line: ResultLine) =>
+  line.agent === "completed" || line.agent === "max_turns" || line.agent === "budget_exceeded";
+
+/** The record of a task that never started: the batch's budget was spent. */
+function skippedForBudget(task: TaskEntry, attempt: number): ResultLine {
+  return {
+    version: 1,
+    id: task.id,
+    attempt,
+    taskHash: task.hash,
+    outcome: "unscored",
+    unscored: "skipped_budget",
+    agent: "skipped_budget",
+    durationMs: 0,
+    workspace: join("work", task.id, String(attempt)),
+  };
+}
+
+/**
+ * With `--budget-tokens`, what each planned task may spend: its `tokenBudget`, else the
+ * `--token-budget` after `--`. A task with neither would take all that is left: refused.
+ */
+function budgetsOf(plan: Planned[], options: BatchOptions): Map<string, number> {
+  const budgets = new Map<string, number>();
+  if (options.budgetTokens === undefined) return budgets;
+  const without: string[] = [];
+  for (const { task } of plan) {
+    const own = (JSON.parse(task.text) as { tokenBudget?: number }).tokenBudget;
+    const budget = own ?? options.taskBudget;
+    if (budget === undefined) without.push(task.id);
+    else budgets.set(task.id, budget);
+  }
+  if (without.length > 0) {
+    const named = without.slice(0, 5).join(", ") + (without.length > 5 ? ", …" : "");
+    throw new BatchUsageError(
+      `--budget-tokens needs each task's token budget, and ${without.length} tasks have none (${named}): give them tokenBudget, or every task --token-budget N after --`,
+    );
+  }
+  return budgets;
 }
 
 /**

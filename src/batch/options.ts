@@ -12,6 +12,12 @@ export interface BatchOptions {
   timeoutUnscored: boolean;
   /** Between SIGTERM and SIGKILL of a child's group at its timeout. */
   graceMs: number;
+  /** `--budget-tokens N`: input plus output tokens of the whole batch (DIR, resumes included). */
+  budgetTokens: number | undefined;
+  /** The `--token-budget` the flags after `--` give every task, when they do. */
+  taskBudget: number | undefined;
+  /** `--max-consecutive-errors N`: after N attempts in a row that end in an error, nothing more starts. */
+  maxConsecutiveErrors: number | undefined;
   /** The flags after `--`, with `--sandbox required` added unless they choose a mode. */
   agentFlags: string[];
   sandbox: "auto" | "required" | "off";
@@ -37,10 +43,23 @@ Options:
   --only ID               run only this task, whatever its record (repeatable)
   --rerun-changed         run a task whose line changed since its results, instead of refusing
   --timeout-unscored      leave a task whose agent timed out unscored (default: failed)
+  --budget-tokens N       input plus output tokens for the whole batch: each start reserves
+                          its task's token budget (tokenBudget, or --token-budget after --,
+                          one of which each task then needs); with none left, nothing more
+                          starts (skipped_budget). May be passed by one request per task running
+  --max-consecutive-errors N
+                          start nothing more after N attempts in a row end in an error (a
+                          refused key, a provider down)
   -h, --help              print this help
 
+A 429 or an overload that a task meets pauses every new start for the time the provider asks
+(retry-after), halves how many run at once, and each attempt without one adds one back.
+
 Exit codes: 0 every task scored (or already complete); 1 tasks left unscored after their last
-attempt; 2 bad usage or task file.`;
+attempt; 2 bad usage or task file; 5 the budget was spent: tasks were skipped (skipped_budget).`;
+
+/** How many times a child runs a lost round again before its attempt ends rate_limited. */
+const CHILD_RETRIES = 3;
 
 /** The flags a batch sets for each child itself: given after `--`, they are refused. */
 const ownFlags = [
@@ -77,6 +96,13 @@ export function batchOptions(
   if (refused !== undefined)
     throw usageError(`${refused} is set by batch for each task; it cannot be given after --`);
   const sandbox = sandboxOf(agentFlags, usageError);
+  const taskBudget = lastValue(agentFlags, "--token-budget");
+  if (taskBudget !== undefined && !/^\d{1,15}$/.test(taskBudget))
+    throw usageError(
+      `--token-budget after -- must be a whole number of tokens, not ${JSON.stringify(taskBudget)}`,
+    );
+  const budget = values["budget-tokens"];
+  const errors = values["max-consecutive-errors"];
   return {
     tasks: positionals[0] ?? "",
     out: values.out,
@@ -87,7 +113,16 @@ export function batchOptions(
     rerunChanged: values["rerun-changed"] ?? false,
     timeoutUnscored: values["timeout-unscored"] ?? false,
     graceMs: 5000,
-    agentFlags: sandbox.given ? agentFlags : ["--sandbox", "required", ...agentFlags],
+    budgetTokens: budget === undefined ? undefined : tokens(budget, usageError),
+    taskBudget: taskBudget === undefined ? undefined : Number(taskBudget),
+    maxConsecutiveErrors:
+      errors === undefined ? undefined : count(errors, "--max-consecutive-errors", usageError),
+    // Each retry the child's own and told, so the batch sees every 429 (the task may say otherwise).
+    agentFlags: [
+      `--max-retries=${CHILD_RETRIES}`,
+      ...(sandbox.given ? [] : ["--sandbox", "required"]),
+      ...agentFlags,
+    ],
     sandbox: sandbox.mode,
     command: [process.execPath, process.argv[1] ?? ""],
   };
@@ -106,6 +141,8 @@ function parse(argv: string[]) {
       only: { type: "string", multiple: true },
       "rerun-changed": { type: "boolean" },
       "timeout-unscored": { type: "boolean" },
+      "budget-tokens": { type: "string" },
+      "max-consecutive-errors": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -116,6 +153,25 @@ function count(value: string, flag: string, usageError: (message: string) => Err
     throw usageError(`${flag} must be a whole number from 1, not ${JSON.stringify(value)}`);
   }
   return Number(value);
+}
+
+function tokens(value: string, usageError: (message: string) => Error): number {
+  if (!/^\d{1,15}$/.test(value) || Number(value) < 1) {
+    throw usageError(
+      `--budget-tokens must be a whole number of tokens, at least 1, not ${JSON.stringify(value)}`,
+    );
+  }
+  return Number(value);
+}
+
+/** The value of the last `flag` among `flags` (`--flag V` or `--flag=V`). */
+function lastValue(flags: string[], flag: string): string | undefined {
+  let value: string | undefined;
+  flags.forEach((word, at) => {
+    if (word === flag) value = flags[at + 1] ?? "";
+    else if (word.startsWith(`${flag}=`)) value = word.slice(flag.length + 1);
+  });
+  return value;
 }
 
 /** The sandbox mode the agent flags choose (the last `--sandbox`), else `required`. */

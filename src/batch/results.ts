@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, writeSync } from "node:fs";
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { ErrorKindSchema } from "../error-kind.js";
 import { fileLines } from "../session/lines.js";
 
 /**
@@ -20,6 +21,7 @@ export const AgentStatusSchema = Type.Union([
   Type.Literal("rate_limited"),
   Type.Literal("crashed"),
   Type.Literal("aborted"),
+  Type.Literal("skipped_budget"),
 ]);
 export type AgentStatus = Static<typeof AgentStatusSchema>;
 
@@ -39,6 +41,8 @@ export const UnscoredSchema = Type.Union([
   Type.Literal("crashed"),
   Type.Literal("timeout"),
   Type.Literal("interrupted"),
+  Type.Literal("provider_error"),
+  Type.Literal("skipped_budget"),
 ]);
 export type Unscored = Static<typeof UnscoredSchema>;
 
@@ -90,6 +94,20 @@ export const ResultLineSchema = Type.Object(
       ),
     ),
     error: Type.Optional(Type.String()),
+    /** With `error`, from the agent's `result`: what failed, in one word (`rate_limited`, `auth`, …). */
+    errorKind: Type.Optional(ErrorKindSchema),
+    /**
+     * The rounds the agent ran again (its stream-json `retry` events): how many, how many of them
+     * after a 429 and after an overload, and the milliseconds it waited in all.
+     */
+    retries: Type.Optional(
+      Type.Object(
+        { count: Count, rateLimited: Count, overloaded: Count, waitedMs: Count },
+        { additionalProperties: false },
+      ),
+    ),
+    /** With `--budget-tokens`: the tokens of the batch's budget this attempt was given (its `--token-budget`). */
+    reservedTokens: Type.Optional(Count),
   },
   { additionalProperties: false, description: "One attempt of one task of `mini-agent batch`." },
 );

@@ -87,6 +87,8 @@ export interface CliArgs extends Subcommands {
   approvalTimeoutMs: number;
   /** `--token-budget N`: input plus output tokens for the run (see `cli/budget.ts`). */
   tokenBudget?: number;
+  /** `--max-retries N`: a lost round runs again at most N times, and the SDK retries nothing itself. */
+  maxRetries?: number;
   maxTurns: number;
   /** `--context-window N`: the model's context window in tokens, for compaction. */
   contextWindow?: number;
@@ -352,6 +354,12 @@ function numbersFrom(values: FlagValues, files: FileSettings, pick: Pick) {
       `--token-budget must be a whole number of tokens, at least 1, not ${JSON.stringify(budget)}`,
     );
   }
+  const retries = values["max-retries"];
+  if (retries !== undefined && !wholeIn(retries, 0, maxRetries)) {
+    throw new UsageError(
+      `--max-retries must be a whole number from 0 to ${maxRetries}, not ${JSON.stringify(retries)}`,
+    );
+  }
   const thinking = pick<string>(
     "thinking",
     [values.thinking, "--thinking"],
@@ -365,6 +373,7 @@ function numbersFrom(values: FlagValues, files: FileSettings, pick: Pick) {
   return {
     approvalTimeoutMs: Number(approvalTimeout) * 1000,
     ...(budget !== undefined && { tokenBudget: Number(budget) }),
+    ...(retries !== undefined && { maxRetries: Number(retries) }),
     maxTurns,
     ...(contextWindow !== undefined && { contextWindow }),
     ...(thinking !== undefined && { thinking: thinking as ThinkingLevel }),
@@ -378,6 +387,8 @@ function wholeIn(text: string, min: number, max: number): boolean {
 
 /** The longest wait a Node timer can hold, 2^31-1 ms, in whole seconds: a longer one fires at once. */
 const maxApprovalTimeoutSeconds = 2147483;
+/** `--max-retries`: more would wait hours on a provider that is down. */
+const maxRetries = 10;
 
 const thinkingLevels: readonly ThinkingLevel[] = ["off", "low", "medium", "high", "xhigh", "max"];
 

@@ -30,6 +30,7 @@ export const options = {
   "input-format": { type: "string" },
   "approval-timeout": { type: "string" },
   "token-budget": { type: "string" },
+  "max-retries": { type: "string" },
   "max-turns": { type: "string" },
   "context-window": { type: "string" },
   thinking: { type: "string" },

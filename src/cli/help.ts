@@ -56,6 +56,9 @@ Options:
                             process's group (for a parent that starts it in a group of its own)
       --token-budget N      stop before a model request once the tokens used (input plus
                             output) and the previous request's would pass N (exit 5)
+      --max-retries N       run a round lost to a rate limit, an overload or a dropped
+                            stream again at most N times (default 3), each told; the
+                            provider's SDK then retries nothing unseen (0 to 10)
       --max-turns N         stop after N model rounds (default 50)
       --context-window N    the model's context window in tokens; the conversation is
                             compacted before it fills (default 200000 for Claude models)

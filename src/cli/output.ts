@@ -1,3 +1,4 @@
+import type { ErrorKind } from "../error-kind.js";
 import type { Styles } from "../render/style.js";
 import type { TurnEvent } from "../runner/events.js";
 import { encodeLine } from "../session/encode.js";
@@ -11,6 +12,8 @@ export interface TurnSummary {
   sessionId: string;
   usage: Usage;
   error?: string;
+  errorKind?: ErrorKind;
+  retryAfterMs?: number;
 }
 
 /**

@@ -21,6 +21,7 @@ export function agentSettings(args: CliArgs, env: NodeJS.ProcessEnv): AgentSetti
     noMcp: args.noMcp,
     maxTurns: args.maxTurns,
     ...(args.tokenBudget !== undefined && { tokenBudget: args.tokenBudget }),
+    ...(args.maxRetries !== undefined && { maxRetries: args.maxRetries }),
     ...(args.contextWindow !== undefined && { contextWindow: args.contextWindow }),
   };
 }

@@ -1,4 +1,5 @@
 import { type Static, type TProperties, Type } from "@sinclair/typebox";
+import { ErrorKindSchema } from "../error-kind.js";
 import { IMAGE_MEDIA_TYPES, UsageSchema as SessionUsage } from "../message-schema.js";
 import { PlanItemSchema } from "../tools/plan.js";
 
@@ -90,6 +91,10 @@ export const OutputLineSchema = Type.Union(
         attempts: Type.Integer({ minimum: 2 }),
         delayMs: Type.Integer({ minimum: 0 }),
         reason: Type.String(),
+        /** What failed, in one word: `rate_limited` (429) and `overloaded` (529) apart. */
+        errorKind: Type.Optional(ErrorKindSchema),
+        /** What the provider asked to wait (`retry-after`), when it said; `delayMs` honours it. */
+        retryAfterMs: Type.Optional(Type.Integer({ minimum: 0 })),
       },
       "A lost round runs again: drop the text and thinking events since the last event of any other type.",
     ),
@@ -205,6 +210,10 @@ export const OutputLineSchema = Type.Union(
           ),
         ),
         error: Type.Optional(Type.String()),
+        /** With `error` (status `error`): what failed, in one word. */
+        errorKind: Type.Optional(ErrorKindSchema),
+        /** With `errorKind` `rate_limited` or `overloaded`: what the provider asked to wait, when it said. */
+        retryAfterMs: Type.Optional(Type.Integer({ minimum: 0 })),
       },
       "The end of a turn.",
     ),

@@ -3,6 +3,7 @@ import { compactedLine } from "../app/notices.js";
 import type { Stopper } from "../app/signals.js";
 import { youngGeneration } from "../app/young-generation.js";
 import type { ImageAttachment } from "../images.js";
+import { errorKindOf, providerFailureOf } from "../providers/provider-error.js";
 import { budgetStop } from "../runner/budget.js";
 import type { TurnEvent, TurnStatus } from "../runner/events.js";
 import type { SessionRunner } from "../runner/runner.js";
@@ -89,7 +90,11 @@ export async function cliTurn(
     }
     const budget = budgetStop(result.error);
     const message = budget?.message ?? describeError(result.error, parts.baseURL);
-    output.finish({ ...summary(budget ? "budget_exceeded" : "error", ""), error: message });
+    output.finish({
+      ...summary(budget ? "budget_exceeded" : "error", ""),
+      error: message,
+      ...(!budget && failureFields(result.error)),
+    });
     stderr.write(`mini-agent: ${message}\n`);
     const { error } = result;
     if (!budget && parts.debug && error instanceof Error && error.stack)
@@ -98,6 +103,14 @@ export async function cliTurn(
   } finally {
     stopper.endTurn();
   }
+}
+
+/** What a failed turn's `result` says of its failure: its kind, and the wait the provider asked for. */
+function failureFields(error: unknown): Pick<TurnSummary, "errorKind" | "retryAfterMs"> {
+  const errorKind = errorKindOf(error);
+  const retryAfterMs = providerFailureOf(error)?.retryAfterMs;
+  const waiting = errorKind === "rate_limited" || errorKind === "overloaded";
+  return { errorKind, ...(waiting && retryAfterMs !== undefined && { retryAfterMs }) };
 }
 
 /** The outcomes of a turn that end the run, as each user line then not run is told. */

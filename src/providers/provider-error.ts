@@ -1,3 +1,4 @@
+import type { ErrorKind } from "../error-kind.js";
 import { headOf } from "../text.js";
 import { StreamStalledError } from "./idle.js";
 
@@ -313,14 +314,15 @@ function causes(error: Error): object[] {
   return chain;
 }
 
-/** What the provider asked to wait, from `retry-after-ms` or `retry-after` (seconds or a date). */
+/** What the provider asked to wait, in whole ms, from `retry-after-ms` or `retry-after` (seconds or a date). */
 export function retryAfterMs(headers: Headers | undefined, now = Date.now()): number | undefined {
   const ms = Number.parseFloat(headers?.get("retry-after-ms") ?? "");
-  if (Number.isFinite(ms) && ms >= 0) return ms;
+  // Whole milliseconds, rounded up: a wait is never shorter than asked.
+  if (Number.isFinite(ms) && ms >= 0) return Math.ceil(ms);
   const value = headers?.get("retry-after");
   if (value === undefined || value === null || value.trim() === "") return undefined;
   const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds * 1000 - 1e-6);
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
@@ -331,4 +333,40 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 function nonEmpty(value: unknown): value is string {
   return typeof value === "string" && value.trim() !== "";
+}
+
+/** The kind of `error`, or of the provider's failure that caused it (a compaction's summary request). */
+export function errorKindOf(error: unknown): ErrorKind {
+  const failure = providerFailureOf(error);
+  if (failure === undefined) return "other";
+  const { kind, status, type } = failure;
+  if (status === 429 || type === "rate_limit_error") return "rate_limited";
+  if (status === 529 || type === "overloaded_error") return "overloaded";
+  if (status === 401 || status === 403 || type === "authentication_error") return "auth";
+  if (type === "permission_error") return "auth";
+  if (failure.tooLong !== undefined) return "too_long";
+  switch (kind) {
+    case "status":
+      return (status ?? 0) >= 500 ? "server" : "refused";
+    case "stream":
+      return failure.retryable ? "server" : "refused";
+    case "stop":
+      return "model_stop";
+    case "connection":
+    case "timeout":
+    case "dropped":
+    case "stalled":
+    case "invalid-http":
+      return "network";
+  }
+}
+
+/** The provider's failure behind `error` (itself, or a cause up to four deep). */
+export function providerFailureOf(error: unknown): ProviderError | undefined {
+  let cause = error;
+  for (let depth = 0; depth < 5 && typeof cause === "object" && cause !== null; depth++) {
+    if (cause instanceof ProviderError) return cause;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return undefined;
 }

@@ -1,5 +1,5 @@
 import { CompactionError } from "../compaction/record.js";
-import { ProviderError } from "../providers/provider-error.js";
+import { errorKindOf, ProviderError, providerFailureOf } from "../providers/provider-error.js";
 import { secretRedactor } from "../secrets.js";
 import type { ModelClient, ModelEvent, ModelRequest } from "../types.js";
 import { scrubURLs } from "../url.js";
@@ -66,13 +66,20 @@ export async function retryLostRound<T>(options: LostRoundOptions<T>): Promise<T
       const lost = watch.sentWith(error) === length && isRetryable(error);
       if (!lost || signal.aborted || attempt >= policy.attempts) throw error;
       attempt++;
+      const retryAfterMs = providerFailureOf(error)?.retryAfterMs;
       const delayMs = Math.min(
-        (error instanceof ProviderError ? error.retryAfterMs : undefined) ??
-          policy.firstDelayMs * 2 ** (attempt - 2),
+        retryAfterMs ?? policy.firstDelayMs * 2 ** (attempt - 2),
         policy.maxDelayMs,
       );
       const reason = redact(scrubURLs(reasonOf(error), options.baseURL));
-      await options.notify({ attempt, attempts: policy.attempts, delayMs, reason });
+      await options.notify({
+        attempt,
+        attempts: policy.attempts,
+        delayMs,
+        reason,
+        errorKind: errorKindOf(error),
+        ...(retryAfterMs !== undefined && { retryAfterMs }),
+      });
       await sleep(delayMs, signal);
     }
   }

@@ -1,6 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { CompactionSchema } from "../compaction/record.js";
+import { ErrorKindSchema } from "../error-kind.js";
 import {
   AssistantMessageSchema,
   IMAGE_MEDIA_TYPES,
@@ -93,6 +94,10 @@ const RetryRecordSchema = Type.Object({
   delayMs: Type.Number({ minimum: 0 }),
   /** What failed, as the provider said it (redacted like every string). */
   reason: Type.String(),
+  /** What failed, in one word (`rate_limited`, `overloaded`, …); absent in older sessions. */
+  errorKind: Type.Optional(ErrorKindSchema),
+  /** What the provider asked to wait, when it said (`retry-after`). */
+  retryAfterMs: Type.Optional(Type.Number({ minimum: 0 })),
 });
 /** A turn is over: how it ended and how long it took (loading passes over it). */
 const TurnEndRecordSchema = Type.Object({

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { runBin, sessionFiles, sessionRecords, toolResults, useCliSetup } from "./support/cli.js";
 import { survivors } from "./support/processes.js";
+import { realSandbox } from "./support/sandbox.js";
 import { protocolLines } from "./support/stream-json.js";
 
 /**
@@ -15,6 +16,7 @@ import { protocolLines } from "./support/stream-json.js";
  */
 
 const setup = useCliSetup();
+const sandboxed = await realSandbox({ mode: "auto" });
 
 /** Claude Code's example bash command validator, its rule changed to refuse `rm -rf`. */
 const validator = `#!/usr/bin/env python3
@@ -485,9 +487,66 @@ describe("the files a hook runs", () => {
       {
         id: "toolu_1",
         content:
-          "scripts/check.sh is protected (a hook runs it outside the sandbox): changing it needs the user's approval, and no one can be asked here",
+          "scripts/check.sh is protected (the session's hooks run it): changing it needs the user's approval, and no one can be asked here",
         isError: true,
       },
     ]);
   });
+});
+
+describe("the files a hook runs, in the one protected set", () => {
+  /** A user hook on LS that runs the workspace's scripts/check.sh, and a script to copy over it. */
+  async function hookScript(workspace: string, home: string): Promise<void> {
+    await mkdir(join(workspace, "scripts"));
+    await writeFile(join(workspace, "scripts", "check.sh"), "exit 0\n");
+    await writeFile(join(workspace, "evil.sh"), "echo evil >> evil.txt\n");
+    await userHooks(home, pre("LS", { type: "command", command: "sh scripts/check.sh" }));
+  }
+
+  it("asks before a bash redirect into one: denied with no one to ask", async () => {
+    const { server, workspace, home, options } = await setup(
+      script(bash("echo 'echo evil >> evil.txt' > scripts/check.sh")),
+    );
+    await hookScript(workspace, home);
+    const run = await runBin(["--allow-bash", "go"], options);
+    expect(run.code).toBe(0);
+    expect(toolResults(server.requests[1]?.body ?? {})).toEqual([
+      {
+        id: "toolu_1",
+        content:
+          "bash is denied: the rules cannot allow a redirect that writes the protected file scripts/check.sh (the session's hooks run it); changing it needs the user's approval, and no one can be asked here",
+        isError: true,
+      },
+    ]);
+    expect(await readFile(join(workspace, "scripts", "check.sh"), "utf8")).toBe("exit 0\n");
+  });
+
+  it.runIf(sandboxed)(
+    "keeps one read-only in the sandbox, and puts it back after a command replaced it",
+    async () => {
+      const { server, workspace, home, options } = await setup(
+        script(
+          bash(
+            "cp evil.sh scripts/check.sh; mv scripts moved && mkdir scripts && cp evil.sh scripts/check.sh",
+          ),
+        ),
+      );
+      await hookScript(workspace, home);
+      const run = await runBin(["--allow-bash", "go"], options);
+      expect(run.code).toBe(0);
+      expect(await readFile(join(workspace, "scripts", "check.sh"), "utf8")).toBe("exit 0\n");
+      expect(toolResults(server.requests[1]?.body ?? {})).toEqual([
+        {
+          id: "toolu_1",
+          content: [
+            "cp: cannot create regular file 'scripts/check.sh': Read-only file system",
+            "[exit code 0]",
+            "[protected files: a command in the sandbox may not change what runs outside it; undone]",
+            "- restored scripts/check.sh, which the command changed (the session's hooks run it)",
+          ].join("\n"),
+          isError: false,
+        },
+      ]);
+    },
+  );
 });

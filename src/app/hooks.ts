@@ -18,7 +18,7 @@ export interface HooksToStart {
 }
 
 /** Why a file a hook runs is protected, as a refused write says. */
-export const hookFileWhy = "a hook runs it outside the sandbox";
+export const hookFileWhy = "the session's hooks run it";
 
 /**
  * The hooks a session runs, each project hook with the hash of what it runs as trusted: the

@@ -107,7 +107,7 @@ export async function openAgentSession(
       tell: frontEnd.tell,
       ...(frontEnd.confirm && { confirm: frontEnd.confirm }),
     });
-    for (const file of hooks?.files ?? []) parts.hookFiles.add(file);
+    for (const file of hooks?.files ?? []) parts.hookFiles.set(file, hookFileWhy);
     const { runner, mode, startLine } = await runnerOf(settings, frontEnd, {
       ...parts,
       journal,
@@ -181,10 +181,9 @@ async function workspaceParts(
   const bashCanRun = settings.allowBash || frontEnd.ask !== undefined || allowRules;
   const client = await connect.client(frontEnd.notice, sessionId);
   const seen = new SeenFiles();
-  // The files the session's hooks run, once they are known: protected like the one set.
-  const hookFiles = new Set<string>();
-  const more = (realPath: string) => (hookFiles.has(realPath) ? hookFileWhy : undefined);
-  const approvedWrite = { ...approvedWrites(state), more };
+  // The files the session's hooks run, once they are known: in the one protected set.
+  const hookFiles = new Map<string, string>();
+  const approvedWrite = { ...approvedWrites(state), more: hookFiles };
   // write, edit and bash keep what they change, for a rewind; the plan is the model's checklist.
   const changes = new FileChanges({ root: workspace, stateDir: state });
   // Each read, write and edit says what it saw, for a resumed session (`SeenFiles.recall`).
@@ -194,7 +193,7 @@ async function workspaceParts(
       stateDir: state,
       seen,
       protectedWrites: approvedWrite.allows,
-      moreProtected: more,
+      moreProtected: hookFiles,
       readOnlyRoots: skills.roots,
     }),
     seen,

@@ -1,4 +1,5 @@
 import { realpath } from "node:fs/promises";
+import type { MoreProtected } from "../protected/files.js";
 import { guardProtected } from "../protected/guard.js";
 import { withoutSecrets } from "../secrets.js";
 import type { CommandOutput } from "./bounded-output.js";
@@ -40,6 +41,11 @@ export interface RunOptions {
    * could not keep); outside the sandbox nothing stops a write.
    */
   keptReadOnly?: KeptReadOnly;
+  /**
+   * The session's own protected files (`MoreProtected`: the files its hooks run): in the
+   * sandbox, read-only and checked after the command like the rest of the protected set.
+   */
+  moreProtected?: MoreProtected;
 }
 
 /**
@@ -107,7 +113,7 @@ async function inSandbox(
 ): Promise<CommandOutcome> {
   // Protected files below the read-only mounts (a nested repository, one the command makes) are
   // looked at before and settled after: the sandbox's writable workspace is not a way around them.
-  const guard = await guardProtected(await realpath(options.cwd));
+  const guard = await guardProtected(await realpath(options.cwd), options.moreProtected);
   const cgroup = createPidsGroup(sandboxLimits(options.sandbox).processes);
   const { argv, made } = sandboxedArgv(
     bwrap,
@@ -118,6 +124,7 @@ async function inSandbox(
     {
       cgroupProcs: cgroup?.procs,
       ...(options.keptReadOnly && { kept: options.keptReadOnly }),
+      ...(options.moreProtected && { more: options.moreProtected }),
     },
   );
   const { output, end } = await runInGroup(argv, groupOptions(options, true));

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { runBin, sessionFiles, sessionRecords, toolResults, useCliSetup } from "./support/cli.js";
 import { survivors } from "./support/processes.js";
-import { realSandbox } from "./support/sandbox.js";
+import { realSandbox, useOutsideFolders } from "./support/sandbox.js";
 import { protocolLines } from "./support/stream-json.js";
 
 /**
@@ -549,4 +549,55 @@ describe("the files a hook runs, in the one protected set", () => {
       ]);
     },
   );
+});
+
+describe.runIf(sandboxed)("where hooks run", () => {
+  const outside = useOutsideFolders();
+  const ls = { id: "toolu_1", name: "ls", input: {} };
+
+  /** A PreToolUse hook on LS that touches `canary`, in the project's file or the user's. */
+  async function touchHook(
+    folder: string,
+    canary: string,
+    extra: Record<string, unknown> = {},
+  ): Promise<void> {
+    await mkdir(folder, { recursive: true });
+    const hooks = pre("LS", { type: "command", command: `touch ${canary}`, ...extra });
+    await writeFile(join(folder, "config.json"), JSON.stringify({ hooks }));
+  }
+
+  it("runs a project hook in the sandbox: it cannot write outside the workspace, and the call is blocked", async () => {
+    const { server, workspace, options } = await setup(script(ls));
+    const canary = join(await outside("hook"), "canary");
+    await touchHook(join(workspace, ".mini-agent"), canary, { sandbox: false });
+    expect((await runBin(["trust"], options)).code).toBe(0);
+    const run = await runBin(["go"], options);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain(
+      `${join(workspace, ".mini-agent", "config.json")}: hooks.PreToolUse[0].hooks[0].sandbox is false, which only your own file may say; this hook runs in the sandbox`,
+    );
+    expect(existsSync(canary)).toBe(false);
+    const [result] = toolResults(server.requests[1]?.body ?? {});
+    expect(result?.isError).toBe(true);
+    expect(result?.content).toMatch(
+      new RegExp(
+        `^the PreToolUse hook "touch ${canary}" failed, so the call is blocked: it exited with code 1: touch: cannot touch '${canary}': Read-only file system$`,
+      ),
+    );
+  });
+
+  it("runs a user hook outside the sandbox, unless it says sandbox: true", async () => {
+    const { server, home, options } = await setup([...script(ls), ...script(ls)]);
+    const canary = join(await outside("hook"), "canary");
+    await touchHook(join(home, "state"), canary);
+    expect((await runBin(["go"], options)).code).toBe(0);
+    expect(existsSync(canary)).toBe(true);
+    expect(toolResults(server.requests[1]?.body ?? {})[0]?.isError).toBe(false);
+
+    const second = join(await outside("hook"), "canary");
+    await touchHook(join(home, "state"), second, { sandbox: true });
+    expect((await runBin(["go"], options)).code).toBe(0);
+    expect(existsSync(second)).toBe(false);
+    expect(toolResults(server.requests[3]?.body ?? {})[0]?.isError).toBe(true);
+  });
 });

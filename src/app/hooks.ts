@@ -48,7 +48,7 @@ export async function readyHooks(
   const shown = shownHooks(project, coverage);
   if (!trusted && options.confirm) {
     trusted = await options.confirm(
-      `Run the project's hooks? They run commands outside the sandbox on the agent's events: ${visible(shown)} [y/N] `,
+      `Run the project's hooks? They run commands on the agent's events, in the sandbox where it works: ${visible(shown)} [y/N] `,
     );
     if (trusted) await trust.trust([entry]);
   }

@@ -216,6 +216,7 @@ async function workspaceParts(
     seen,
     approvedWrite,
     hookFiles,
+    sandboxOptions,
     changes,
     tools,
   };
@@ -247,6 +248,8 @@ async function runnerOf(settings: SessionSettings, frontEnd: FrontEnd, parts: Pa
       permissionMode: () => (mode.current === "plan" ? "plan" : "default"),
       tell: frontEnd.tell,
       redact: secretRedactor(env),
+      sandbox: parts.sandboxOptions,
+      moreProtected: parts.hookFiles,
     });
   const opinions = new HookOpinions();
   const policy = cliPolicy({

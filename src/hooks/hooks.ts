@@ -1,3 +1,5 @@
+import type { MoreProtected } from "../protected/files.js";
+import type { SandboxOptions } from "../sandbox/bwrap.js";
 import { withoutSecrets } from "../secrets.js";
 import { headOf } from "../text.js";
 import type { ToolCall, ToolResult } from "../types.js";
@@ -29,6 +31,13 @@ export interface HookContext {
   tell: (line: string) => void;
   /** Redacts secret values out of what a hook printed before the model reads it. */
   redact: (text: string) => string;
+  /**
+   * The sandbox the session's bash runs in: a hook that is `sandboxed` (a project's) runs in it
+   * where it works; absent, every hook runs outside it.
+   */
+  sandbox?: SandboxOptions;
+  /** The session's own protected files, kept in the sandbox as they are for bash. */
+  moreProtected?: MoreProtected;
 }
 
 /** What the `PreToolUse` hooks decided for a call (`by` names the hook). */
@@ -175,12 +184,19 @@ export class RunHooks {
     }
     const env = withoutSecrets(folders.env);
     for (const name of PROJECT_DIR_VARIABLES) env[name] = folders.root;
-    const run = await runHook(hook.command, `${JSON.stringify(document)}\n`, {
+    const { sandbox, moreProtected } = this.context;
+    const { run, undone } = await runHook(hook.command, `${JSON.stringify(document)}\n`, {
       cwd: folders.workspace,
       env,
       timeoutSeconds: hook.timeoutSeconds,
       ...(signal && { signal }),
+      ...(hook.sandboxed && sandbox && { sandbox }),
+      ...(moreProtected && { moreProtected }),
     });
+    if (undone.length > 0)
+      this.context.tell(
+        `mini-agent: the ${hook.event} hook ${visible(shownCommand(hook))} changed protected files, which a hook in the sandbox may not: ${visible(undone.join("; "))}\n`,
+      );
     return hookAnswer(run);
   }
 

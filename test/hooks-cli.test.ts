@@ -601,3 +601,55 @@ describe.runIf(sandboxed)("where hooks run", () => {
     expect(toolResults(server.requests[3]?.body ?? {})[0]?.isError).toBe(true);
   });
 });
+
+describe("a PostToolUse formatter", () => {
+  /** Spaces around `=`, as a formatter would: reads the file Claude Code's input names. */
+  const formatter = `import json, re, sys
+path = json.load(sys.stdin)["tool_input"]["file_path"]
+text = open(path).read()
+open(path, "w").write(re.sub(r"\\s*=\\s*", " = ", text))
+`;
+  const edit = (id: string, oldText: string, newText: string) => ({
+    id,
+    name: "edit",
+    input: { path: "src/a.txt", oldText, newText },
+  });
+
+  it("rewrites the file: the model is told, its next edit of it succeeds, and rewind restores the bytes before the edit", async () => {
+    const read = { id: "toolu_0", name: "read", input: { path: "src/a.txt" } };
+    const { server, workspace, home, options } = await setup([
+      stream(turn({ calls: [read] })),
+      stream(turn({ calls: [edit("toolu_1", "x=1", "x=2")] })),
+      stream(turn({ calls: [edit("toolu_2", "x = 2", "x = 3")] })),
+      stream(turn({ text: ["done"] })),
+    ]);
+    await mkdir(join(workspace, "src"));
+    await writeFile(join(workspace, "src", "a.txt"), "x=1\n");
+    await writeFile(join(home, "fmt.py"), formatter);
+    await userHooks(home, {
+      PostToolUse: [
+        {
+          matcher: "Edit|Write",
+          hooks: [{ type: "command", command: `python3 ${join(home, "fmt.py")}` }],
+        },
+      ],
+    });
+    const run = await runBin(["go"], options);
+    expect(run.code).toBe(0);
+    expect(await readFile(join(workspace, "src", "a.txt"), "utf8")).toBe("x = 3\n");
+    const results = toolResults(server.requests[3]?.body ?? {});
+    expect(results.slice(1)).toEqual([
+      {
+        id: "toolu_1",
+        content: expect.stringMatching(
+          /\n\nPostToolUse hooks changed src\/a\.txt after the call: what you saw of it before is out of date$/,
+        ),
+        isError: false,
+      },
+      { id: "toolu_2", content: expect.not.stringContaining("changed src/a.txt"), isError: false },
+    ]);
+    const rewind = await runBin(["rewind", "--to", "1", "--files-only"], options);
+    expect(rewind.code).toBe(0);
+    expect(await readFile(join(workspace, "src", "a.txt"), "utf8")).toBe("x=1\n");
+  });
+});

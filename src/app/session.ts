@@ -17,7 +17,7 @@ import { withSeenResults } from "../tools/seen-results.js";
 import type { Message, ToolCall } from "../types.js";
 import { visible } from "../visible.js";
 import { contextWindowFor } from "./compaction.js";
-import { hookFileWhy, readyHooks } from "./hooks.js";
+import { hookFileWhy, measuredHooks, readyHooks } from "./hooks.js";
 import type { RunMcp } from "./mcp.js";
 import { type ModeState, withModeLine } from "./modes.js";
 import { imageNotKeptLine } from "./notices.js";
@@ -250,6 +250,7 @@ async function runnerOf(settings: SessionSettings, frontEnd: FrontEnd, parts: Pa
       redact: secretRedactor(env),
       sandbox: parts.sandboxOptions,
       moreProtected: parts.hookFiles,
+      measure: measuredHooks(parts.changes, parts.seen, workspace),
     });
   const opinions = new HookOpinions();
   const policy = cliPolicy({

@@ -38,6 +38,30 @@ export interface HookContext {
   sandbox?: SandboxOptions;
   /** The session's own protected files, kept in the sandbox as they are for bash. */
   moreProtected?: MoreProtected;
+  /**
+   * Runs a call's `PostToolUse` hooks (`work`; `by` names them) so that what they change in the
+   * workspace is measured: kept for a rewind, the new content taken as seen where the agent had
+   * seen the file before, and returned. Absent: not measured.
+   */
+  measure?: <T>(by: string, work: () => Promise<T>) => Promise<{ value: T; changed: HookChange[] }>;
+}
+
+/** A path the hooks after a call changed, relative to the workspace, and its new content's hash (none: no file now). */
+export interface HookChange {
+  path: string;
+  hash?: string;
+}
+
+/** The most changed paths a result names. */
+const MOST_CHANGED = 20;
+
+/** What the model reads of the files the hooks after its call changed. */
+function changedNote(changed: readonly HookChange[]): string {
+  const named = changed.slice(0, MOST_CHANGED).map((change) => change.path);
+  const more = changed.length - named.length;
+  const list = `${named.join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
+  const it = changed.length === 1 ? "it" : "them";
+  return `PostToolUse hooks changed ${list} after the call: what you saw of ${it} before is out of date`;
 }
 
 /** What the `PreToolUse` hooks decided for a call (`by` names the hook). */
@@ -112,37 +136,52 @@ export class RunHooks {
     const before = key && this.preContext.get(key);
     if (before) notes.push(`PreToolUse hook context: ${before}`);
     const call = key && this.calls.get(key);
-    const tool = claudeToolName(name);
-    for (const hook of this.matching("PostToolUse", tool)) {
-      const document = {
-        ...this.input("PostToolUse", call ?? { id: "", name, input: asObject(input) }),
-        tool_response: { content: result.content, is_error: result.isError === true },
-      };
-      const answer = await this.run(hook, document, signal);
-      const shown = shownCommand(hook);
-      if (answer.kind === "failed") {
-        const why = this.bounded(answer.why);
-        this.context.tell(
-          `mini-agent: the PostToolUse hook ${visible(shown)} failed: ${visible(why)}\n`,
-        );
-        notes.push(`the PostToolUse hook ${shown} failed: ${why}`);
-        continue;
+    const hooks = this.matching("PostToolUse", claudeToolName(name));
+    const runAll = async () => {
+      for (const hook of hooks) {
+        const document = {
+          ...this.input("PostToolUse", call ?? { id: "", name, input: asObject(input) }),
+          tool_response: { content: result.content, is_error: result.isError === true },
+        };
+        notes.push(...this.postNotes(hook, await this.run(hook, document, signal)));
       }
-      this.said(hook, answer);
-      const text = [
-        answer.kind === "ok" ? answer.text : undefined,
-        answer.kind === "block" ? answer.reason : undefined,
-        answer.context,
-      ].filter((part): part is string => part !== undefined);
-      if (text.length > 0) notes.push(`PostToolUse hook ${shown}: ${text.join("\n")}`);
-    }
+    };
+    let seen = result.seen;
+    if (hooks.length > 0 && this.context.measure) {
+      const by = hooks.map(hookName).join("; ");
+      const { changed } = await this.context.measure(by, runAll);
+      if (changed.length > 0) notes.push(changedNote(changed));
+      const own = seen && changed.find((change) => change.path === seen?.path);
+      if (seen && own) seen = own.hash === undefined ? undefined : { ...seen, sha256: own.hash };
+    } else await runAll();
     if (notes.length === 0) return result;
+    const { seen: _, ...rest } = result;
     const added = `\n\n${this.bounded(notes.join("\n\n"))}`;
     return {
-      ...result,
+      ...rest,
       content: `${result.content}${added}`,
       ...(result.parts && { parts: [...result.parts, { type: "text", text: added }] }),
+      ...(seen && { seen }),
     };
+  }
+
+  /** What one `PostToolUse` hook's answer adds to the result (a failure is said to the person too). */
+  private postNotes(hook: ReadyHook, answer: HookAnswer): string[] {
+    const shown = shownCommand(hook);
+    if (answer.kind === "failed") {
+      const why = this.bounded(answer.why);
+      this.context.tell(
+        `mini-agent: the PostToolUse hook ${visible(shown)} failed: ${visible(why)}\n`,
+      );
+      return [`the PostToolUse hook ${shown} failed: ${why}`];
+    }
+    this.said(hook, answer);
+    const text = [
+      answer.kind === "ok" ? answer.text : undefined,
+      answer.kind === "block" ? answer.reason : undefined,
+      answer.context,
+    ].filter((part): part is string => part !== undefined);
+    return text.length > 0 ? [`PostToolUse hook ${shown}: ${text.join("\n")}`] : [];
   }
 
   private matching(event: HookEvent, tool: string): ReadyHook[] {

@@ -3,7 +3,13 @@ import { dirname, join, relative } from "node:path";
 import { contentHash } from "../crypto.js";
 import { realOr, strictlyWithin } from "../paths.js";
 import { BlobStore, snapshotStoreFor } from "../session/blobs.js";
-import type { BashChange, FileBefore, FileChange, NodeState } from "../session/records.js";
+import type {
+  BashChange,
+  BashFile,
+  FileBefore,
+  FileChange,
+  NodeState,
+} from "../session/records.js";
 import { type BashCall, isBashTool, type KeptOut } from "../tools/bash.js";
 import { openResolved } from "../tools/open.js";
 import { type BoundaryOptions, type Resolved, resolveInWorkspace } from "../tools/path.js";
@@ -128,16 +134,7 @@ export class FileChanges {
   private async bash(tool: Tool, input: unknown, signal?: AbortSignal): Promise<ToolResult> {
     const { turn, call } = this;
     if (!turn || !call || call.input !== input) return tool.execute(input, signal);
-    const { snapshot } = turn;
-    const walk = (after: boolean): Walk => {
-      try {
-        return snapshot.walk(after);
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code === undefined) throw error;
-        return { kind: "skipped", reason: `the workspace could not be walked (${code})` };
-      }
-    };
+    const walk = (after: boolean) => walkOf(turn.snapshot, after);
     const before = walk(false);
     let sandboxed = false;
     const run = async () => {
@@ -153,6 +150,36 @@ export class FileChanges {
       await turn.record({ type: "bash_change", change });
     };
     return await executeThen(run, close);
+  }
+
+  /**
+   * Runs `work`, what runs after the call now running (its `PostToolUse` hooks, named by `by`),
+   * between two walks of the workspace as a bash call runs: what it changes is the agent's, kept
+   * before and recorded after (`bash_change` with `hook`), so a rewind puts it back. Returns what
+   * it changed; nothing is walked or recorded outside a turn or a call the runner told of.
+   */
+  async measured<T>(by: string, work: () => Promise<T>): Promise<{ value: T; files: BashFile[] }> {
+    const { turn, call } = this;
+    if (!turn || !call) return { value: await work(), files: [] };
+    const before = walkOf(turn.snapshot, false);
+    let files: BashFile[] = [];
+    const close = async () => {
+      const after = before.kind === "walked" ? walkOf(turn.snapshot, true) : before;
+      const change = bashChange(call.id, before, after, false);
+      files = change.files ?? [];
+      if (files.length === 0 && change.skipped === undefined && change.leftOut === undefined)
+        return;
+      await turn.record({ type: "bash_change", change: { ...change, hook: by } });
+    };
+    let value: T;
+    try {
+      value = await work();
+    } catch (error) {
+      await close().catch(() => {});
+      throw error;
+    }
+    await close();
+    return { value, files };
   }
 
   /**
@@ -259,6 +286,17 @@ export class FileChanges {
       });
     };
     return await executeThen(() => tool.execute(input, signal), close);
+  }
+}
+
+/** A walk of the workspace; one the file system refused (its error code) is skipped, with why. */
+function walkOf(snapshot: WorkspaceSnapshot, after: boolean): Walk {
+  try {
+    return snapshot.walk(after);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === undefined) throw error;
+    return { kind: "skipped", reason: `the workspace could not be walked (${code})` };
   }
 }
 

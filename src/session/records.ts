@@ -236,6 +236,12 @@ const BashChangeRecordSchema = Type.Object({
   leftOut: Type.Optional(Type.Array(Type.Object({ path: Type.String(), why: Type.String() }))),
   /** The walk was skipped and the workspace was read-only for the call (in the sandbox). */
   readOnly: Type.Optional(Type.Literal(true)),
+  /**
+   * Not the call itself but the `PostToolUse` hooks after it made these changes (their names,
+   * `hook:PostToolUse COMMAND`, joined by `; `): the agent's changes all the same, which a rewind
+   * puts back. Of any tool's call, not only bash's.
+   */
+  hook: Type.Optional(Type.String()),
 });
 /**
  * The conversation goes back to just before the user's prompt `to` of the current branch: the

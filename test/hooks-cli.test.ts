@@ -95,6 +95,17 @@ describe("PreToolUse hooks", () => {
         by: `hook:PreToolUse ${command}`,
       },
     ]);
+    expect(records.filter((record) => record.type === "hook")).toEqual([
+      {
+        type: "hook",
+        event: "PreToolUse",
+        command,
+        toolCallId: "toolu_1",
+        exit: 2,
+        durationMs: expect.any(Number),
+        decision: "block",
+      },
+    ]);
   });
 
   it("gives the hook Claude Code's input: tool name, field names, absolute paths, and ours beside them", async () => {
@@ -173,6 +184,18 @@ describe("PreToolUse hooks", () => {
       },
     ]);
     expect(await survivors(["sleep 31415"])).toEqual([]);
+    const [file] = await sessionFiles(home);
+    expect((await sessionRecords(file ?? "")).filter((r) => r.type === "hook")).toEqual([
+      {
+        type: "hook",
+        event: "PreToolUse",
+        command,
+        toolCallId: "toolu_1",
+        timedOut: true,
+        durationMs: expect.any(Number),
+        decision: "failed",
+      },
+    ]);
   });
 
   it("denies with permissionDecision deny, the reason for the model", async () => {
@@ -647,6 +670,20 @@ open(path, "w").write(re.sub(r"\\s*=\\s*", " = ", text))
         isError: false,
       },
       { id: "toolu_2", content: expect.not.stringContaining("changed src/a.txt"), isError: false },
+    ]);
+    const [file] = await sessionFiles(home);
+    const records = await sessionRecords(file ?? "");
+    const hook = {
+      type: "hook",
+      event: "PostToolUse",
+      command: `python3 ${join(home, "fmt.py")}`,
+      exit: 0,
+      durationMs: expect.any(Number),
+      decision: "none",
+    };
+    expect(records.filter((record) => record.type === "hook")).toEqual([
+      { ...hook, toolCallId: "toolu_1" },
+      { ...hook, toolCallId: "toolu_2" },
     ]);
     const rewind = await runBin(["rewind", "--to", "1", "--files-only"], options);
     expect(rewind.code).toBe(0);

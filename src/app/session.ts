@@ -251,6 +251,7 @@ async function runnerOf(settings: SessionSettings, frontEnd: FrontEnd, parts: Pa
       sandbox: parts.sandboxOptions,
       moreProtected: parts.hookFiles,
       measure: measuredHooks(parts.changes, parts.seen, workspace),
+      record: (run) => journal.record({ type: "hook", run }),
     });
   const opinions = new HookOpinions();
   const policy = cliPolicy({

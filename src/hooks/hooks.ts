@@ -1,13 +1,14 @@
 import type { MoreProtected } from "../protected/files.js";
 import type { SandboxOptions } from "../sandbox/bwrap.js";
 import { withoutSecrets } from "../secrets.js";
+import type { HookRecord } from "../session/records.js";
 import { headOf } from "../text.js";
 import type { ToolCall, ToolResult } from "../types.js";
 import { visible } from "../visible.js";
 import { type HookAnswer, hookAnswer } from "./answer.js";
 import { claudeToolInput, claudeToolName } from "./claude.js";
 import { type HookCommand, type HookEvent, matchesTool } from "./config.js";
-import { runHook } from "./run.js";
+import { type HookRun, runHook } from "./run.js";
 import { type HookFolders, hookCoverage, PROJECT_DIR_VARIABLES } from "./trust.js";
 
 /**
@@ -44,6 +45,8 @@ export interface HookContext {
    * seen the file before, and returned. Absent: not measured.
    */
   measure?: <T>(by: string, work: () => Promise<T>) => Promise<{ value: T; changed: HookChange[] }>;
+  /** Records each run of a hook in the session (absent: none are recorded). */
+  record?: (run: Omit<HookRecord, "type">) => Promise<void>;
 }
 
 /** A path the hooks after a call changed, relative to the workspace, and its new content's hash (none: no file now). */
@@ -212,13 +215,36 @@ export class RunHooks {
     document: Record<string, unknown>,
     signal: AbortSignal | undefined,
   ): Promise<HookAnswer> {
+    const started = performance.now();
+    const { run, answer } = await this.runOnce(hook, document, signal);
+    const toolCallId = document.tool_use_id;
+    await this.context.record?.({
+      event: hook.event,
+      command: hook.command,
+      ...(typeof toolCallId === "string" && toolCallId !== "" && { toolCallId }),
+      ...(run?.kind === "exited" && { exit: run.code }),
+      ...(run?.kind === "signal" && { signal: run.signal }),
+      ...(run?.kind === "timeout" && { timedOut: true as const }),
+      durationMs: Math.round(performance.now() - started),
+      decision: answer.kind === "ok" ? "none" : answer.kind,
+    });
+    return answer;
+  }
+
+  private async runOnce(
+    hook: ReadyHook,
+    document: Record<string, unknown>,
+    signal: AbortSignal | undefined,
+  ): Promise<{ run?: HookRun; answer: HookAnswer }> {
     const { folders } = this.context;
     if (hook.trusted !== undefined) {
       const now = await hookCoverage(hook, folders);
       if (now.hash !== hook.trusted)
         return {
-          kind: "failed",
-          why: "it was not run: what it runs changed since it was trusted (a file it runs was changed, added or removed; mini-agent trust approves it again)",
+          answer: {
+            kind: "failed",
+            why: "it was not run: what it runs changed since it was trusted (a file it runs was changed, added or removed; mini-agent trust approves it again)",
+          },
         };
     }
     const env = withoutSecrets(folders.env);
@@ -236,7 +262,7 @@ export class RunHooks {
       this.context.tell(
         `mini-agent: the ${hook.event} hook ${visible(shownCommand(hook))} changed protected files, which a hook in the sandbox may not: ${visible(undone.join("; "))}\n`,
       );
-    return hookAnswer(run);
+    return { run, answer: hookAnswer(run) };
   }
 
   /** A hook's `systemMessage` is said to the person. */

@@ -244,6 +244,29 @@ const BashChangeRecordSchema = Type.Object({
   hook: Type.Optional(Type.String()),
 });
 /**
+ * One run of a hook (docs/hooks.md): its event and command, the call it ran for, how it ended
+ * (its `exit` code, the `signal` that ended it, or `timedOut`; none of them when it did not start,
+ * was not run or was stopped), how long it took, and what it decided: `none`, `allow`, `ask`,
+ * `block`, or `failed` (which blocks a call before it runs).
+ */
+const HookRecordSchema = Type.Object({
+  type: Type.Literal("hook"),
+  event: Type.String(),
+  command: Type.String(),
+  toolCallId: Type.Optional(Type.String()),
+  exit: Type.Optional(Type.Integer()),
+  signal: Type.Optional(Type.String()),
+  timedOut: Type.Optional(Type.Literal(true)),
+  durationMs: Type.Number({ minimum: 0 }),
+  decision: Type.Union([
+    Type.Literal("none"),
+    Type.Literal("allow"),
+    Type.Literal("ask"),
+    Type.Literal("block"),
+    Type.Literal("failed"),
+  ]),
+});
+/**
  * The conversation goes back to just before the user's prompt `to` of the current branch: the
  * records after it stay in the file, off the branch, and loading ends the history there.
  */
@@ -280,6 +303,7 @@ export const RecordSchema = Type.Union([
   FileChangeRecordSchema,
   FileRestoreRecordSchema,
   BashChangeRecordSchema,
+  HookRecordSchema,
   RewindRecordSchema,
   RewindStartRecordSchema,
   RewindEndRecordSchema,
@@ -306,6 +330,7 @@ export type FileRestoreRecord = Static<typeof FileRestoreRecordSchema>;
 export type BashChangeRecord = Static<typeof BashChangeRecordSchema>;
 export type NodeState = Static<typeof NodeStateSchema>;
 export type BashFile = Static<typeof BashFileSchema>;
+export type HookRecord = Static<typeof HookRecordSchema>;
 /** The files a bash call changed: the `bash_change` record without its type. */
 export type BashChange = Omit<BashChangeRecord, "type">;
 export type RewindRecord = Static<typeof RewindRecordSchema>;

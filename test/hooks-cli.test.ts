@@ -594,6 +594,10 @@ describe.runIf(sandboxed)("where hooks run", () => {
     const canary = join(await outside("hook"), "canary");
     await touchHook(join(workspace, ".mini-agent"), canary, { sandbox: false });
     expect((await runBin(["trust"], options)).code).toBe(0);
+    const config = await runBin(["config"], options);
+    expect(config.stdout).toContain(
+      `PreToolUse [LS] touch ${canary} (timeout 60 s, in the sandbox)`,
+    );
     const run = await runBin(["go"], options);
     expect(run.code).toBe(0);
     expect(run.stderr).toContain(

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { runBin, sessionFiles, sessionRecords, toolResults, useCliSetup } from "./support/cli.js";
 import { survivors } from "./support/processes.js";
+import { realSandbox, useOutsideFolders } from "./support/sandbox.js";
 import { protocolLines } from "./support/stream-json.js";
 
 /**
@@ -15,6 +16,7 @@ import { protocolLines } from "./support/stream-json.js";
  */
 
 const setup = useCliSetup();
+const sandboxed = await realSandbox({ mode: "auto" });
 
 /** Claude Code's example bash command validator, its rule changed to refuse `rm -rf`. */
 const validator = `#!/usr/bin/env python3
@@ -91,6 +93,17 @@ describe("PreToolUse hooks", () => {
         tool: "bash",
         approved: false,
         by: `hook:PreToolUse ${command}`,
+      },
+    ]);
+    expect(records.filter((record) => record.type === "hook")).toEqual([
+      {
+        type: "hook",
+        event: "PreToolUse",
+        command,
+        toolCallId: "toolu_1",
+        exit: 2,
+        durationMs: expect.any(Number),
+        decision: "block",
       },
     ]);
   });
@@ -171,6 +184,18 @@ describe("PreToolUse hooks", () => {
       },
     ]);
     expect(await survivors(["sleep 31415"])).toEqual([]);
+    const [file] = await sessionFiles(home);
+    expect((await sessionRecords(file ?? "")).filter((r) => r.type === "hook")).toEqual([
+      {
+        type: "hook",
+        event: "PreToolUse",
+        command,
+        toolCallId: "toolu_1",
+        timedOut: true,
+        durationMs: expect.any(Number),
+        decision: "failed",
+      },
+    ]);
   });
 
   it("denies with permissionDecision deny, the reason for the model", async () => {
@@ -485,9 +510,187 @@ describe("the files a hook runs", () => {
       {
         id: "toolu_1",
         content:
-          "scripts/check.sh is protected (a hook runs it outside the sandbox): changing it needs the user's approval, and no one can be asked here",
+          "scripts/check.sh is protected (the session's hooks run it): changing it needs the user's approval, and no one can be asked here",
         isError: true,
       },
     ]);
+  });
+});
+
+describe("the files a hook runs, in the one protected set", () => {
+  /** A user hook on LS that runs the workspace's scripts/check.sh, and a script to copy over it. */
+  async function hookScript(workspace: string, home: string): Promise<void> {
+    await mkdir(join(workspace, "scripts"));
+    await writeFile(join(workspace, "scripts", "check.sh"), "exit 0\n");
+    await writeFile(join(workspace, "evil.sh"), "echo evil >> evil.txt\n");
+    await userHooks(home, pre("LS", { type: "command", command: "sh scripts/check.sh" }));
+  }
+
+  it("asks before a bash redirect into one: denied with no one to ask", async () => {
+    const { server, workspace, home, options } = await setup(
+      script(bash("echo 'echo evil >> evil.txt' > scripts/check.sh")),
+    );
+    await hookScript(workspace, home);
+    const run = await runBin(["--allow-bash", "go"], options);
+    expect(run.code).toBe(0);
+    expect(toolResults(server.requests[1]?.body ?? {})).toEqual([
+      {
+        id: "toolu_1",
+        content:
+          "bash is denied: the rules cannot allow a redirect that writes the protected file scripts/check.sh (the session's hooks run it); changing it needs the user's approval, and no one can be asked here",
+        isError: true,
+      },
+    ]);
+    expect(await readFile(join(workspace, "scripts", "check.sh"), "utf8")).toBe("exit 0\n");
+  });
+
+  it.runIf(sandboxed)(
+    "keeps one read-only in the sandbox, and puts it back after a command replaced it",
+    async () => {
+      const { server, workspace, home, options } = await setup(
+        script(
+          bash(
+            "cp evil.sh scripts/check.sh; mv scripts moved && mkdir scripts && cp evil.sh scripts/check.sh",
+          ),
+        ),
+      );
+      await hookScript(workspace, home);
+      const run = await runBin(["--allow-bash", "go"], options);
+      expect(run.code).toBe(0);
+      expect(await readFile(join(workspace, "scripts", "check.sh"), "utf8")).toBe("exit 0\n");
+      expect(toolResults(server.requests[1]?.body ?? {})).toEqual([
+        {
+          id: "toolu_1",
+          content: [
+            "cp: cannot create regular file 'scripts/check.sh': Read-only file system",
+            "[exit code 0]",
+            "[protected files: a command in the sandbox may not change what runs outside it; undone]",
+            "- restored scripts/check.sh, which the command changed (the session's hooks run it)",
+          ].join("\n"),
+          isError: false,
+        },
+      ]);
+    },
+  );
+});
+
+describe.runIf(sandboxed)("where hooks run", () => {
+  const outside = useOutsideFolders();
+  const ls = { id: "toolu_1", name: "ls", input: {} };
+
+  /** A PreToolUse hook on LS that touches `canary`, in the project's file or the user's. */
+  async function touchHook(
+    folder: string,
+    canary: string,
+    extra: Record<string, unknown> = {},
+  ): Promise<void> {
+    await mkdir(folder, { recursive: true });
+    const hooks = pre("LS", { type: "command", command: `touch ${canary}`, ...extra });
+    await writeFile(join(folder, "config.json"), JSON.stringify({ hooks }));
+  }
+
+  it("runs a project hook in the sandbox: it cannot write outside the workspace, and the call is blocked", async () => {
+    const { server, workspace, options } = await setup(script(ls));
+    const canary = join(await outside("hook"), "canary");
+    await touchHook(join(workspace, ".mini-agent"), canary, { sandbox: false });
+    expect((await runBin(["trust"], options)).code).toBe(0);
+    const config = await runBin(["config"], options);
+    expect(config.stdout).toContain(
+      `PreToolUse [LS] touch ${canary} (timeout 60 s, in the sandbox)`,
+    );
+    const run = await runBin(["go"], options);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain(
+      `${join(workspace, ".mini-agent", "config.json")}: hooks.PreToolUse[0].hooks[0].sandbox is false, which only your own file may say; this hook runs in the sandbox`,
+    );
+    expect(existsSync(canary)).toBe(false);
+    const [result] = toolResults(server.requests[1]?.body ?? {});
+    expect(result?.isError).toBe(true);
+    expect(result?.content).toMatch(
+      new RegExp(
+        `^the PreToolUse hook "touch ${canary}" failed, so the call is blocked: it exited with code 1: touch: cannot touch '${canary}': Read-only file system$`,
+      ),
+    );
+  });
+
+  it("runs a user hook outside the sandbox, unless it says sandbox: true", async () => {
+    const { server, home, options } = await setup([...script(ls), ...script(ls)]);
+    const canary = join(await outside("hook"), "canary");
+    await touchHook(join(home, "state"), canary);
+    expect((await runBin(["go"], options)).code).toBe(0);
+    expect(existsSync(canary)).toBe(true);
+    expect(toolResults(server.requests[1]?.body ?? {})[0]?.isError).toBe(false);
+
+    const second = join(await outside("hook"), "canary");
+    await touchHook(join(home, "state"), second, { sandbox: true });
+    expect((await runBin(["go"], options)).code).toBe(0);
+    expect(existsSync(second)).toBe(false);
+    expect(toolResults(server.requests[3]?.body ?? {})[0]?.isError).toBe(true);
+  });
+});
+
+describe("a PostToolUse formatter", () => {
+  /** Spaces around `=`, as a formatter would: reads the file Claude Code's input names. */
+  const formatter = `import json, re, sys
+path = json.load(sys.stdin)["tool_input"]["file_path"]
+text = open(path).read()
+open(path, "w").write(re.sub(r"\\s*=\\s*", " = ", text))
+`;
+  const edit = (id: string, oldText: string, newText: string) => ({
+    id,
+    name: "edit",
+    input: { path: "src/a.txt", oldText, newText },
+  });
+
+  it("rewrites the file: the model is told, its next edit of it succeeds, and rewind restores the bytes before the edit", async () => {
+    const read = { id: "toolu_0", name: "read", input: { path: "src/a.txt" } };
+    const { server, workspace, home, options } = await setup([
+      stream(turn({ calls: [read] })),
+      stream(turn({ calls: [edit("toolu_1", "x=1", "x=2")] })),
+      stream(turn({ calls: [edit("toolu_2", "x = 2", "x = 3")] })),
+      stream(turn({ text: ["done"] })),
+    ]);
+    await mkdir(join(workspace, "src"));
+    await writeFile(join(workspace, "src", "a.txt"), "x=1\n");
+    await writeFile(join(home, "fmt.py"), formatter);
+    await userHooks(home, {
+      PostToolUse: [
+        {
+          matcher: "Edit|Write",
+          hooks: [{ type: "command", command: `python3 ${join(home, "fmt.py")}` }],
+        },
+      ],
+    });
+    const run = await runBin(["go"], options);
+    expect(run.code).toBe(0);
+    expect(await readFile(join(workspace, "src", "a.txt"), "utf8")).toBe("x = 3\n");
+    const results = toolResults(server.requests[3]?.body ?? {});
+    expect(results.slice(1)).toEqual([
+      {
+        id: "toolu_1",
+        content: expect.stringMatching(
+          /\n\nPostToolUse hooks changed src\/a\.txt after the call: what you saw of it before is out of date$/,
+        ),
+        isError: false,
+      },
+      { id: "toolu_2", content: expect.not.stringContaining("changed src/a.txt"), isError: false },
+    ]);
+    const [file] = await sessionFiles(home);
+    const records = await sessionRecords(file ?? "");
+    const hook = {
+      type: "hook",
+      event: "PostToolUse",
+      command: `python3 ${join(home, "fmt.py")}`,
+      exit: 0,
+      durationMs: expect.any(Number),
+      decision: "none",
+    };
+    expect(records.filter((record) => record.type === "hook")).toEqual([
+      { ...hook, toolCallId: "toolu_1" },
+      { ...hook, toolCallId: "toolu_2" },
+    ]);
+    const rewind = await runBin(["rewind", "--to", "1", "--files-only"], options);
+    expect(rewind.code).toBe(0);
+    expect(await readFile(join(workspace, "src", "a.txt"), "utf8")).toBe("x=1\n");
   });
 });

@@ -30,6 +30,9 @@ describe("the hooks object", () => {
     expect(() => parseHooks(group({ timeout: 0 }), "c.json", "user")).toThrow(
       "c.json: hooks.PreToolUse[0].hooks[0].timeout must be a number of seconds above 0 and at most 3600, not 0",
     );
+    expect(() => parseHooks(group({ sandbox: "no" }), "c.json", "user")).toThrow(
+      'c.json: hooks.PreToolUse[0].hooks[0].sandbox must be true or false, not "no"',
+    );
     expect(() => parseHooks([], "c.json", "user")).toThrow(
       "c.json: hooks must be an object of events, not []",
     );

@@ -91,6 +91,7 @@ export class UpdateMapper {
       case "compaction":
       case "turn_end":
       case "skills":
+      case "hook":
       case "file_before":
       case "file_restore":
       case "bash_change":

@@ -1,9 +1,13 @@
-import { realpath } from "node:fs/promises";
+import { constants } from "node:fs";
+import { open, realpath } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { HookCommand } from "../hooks/config.js";
-import type { ReadyHook } from "../hooks/hooks.js";
+import type { HookChange, HookContext, ReadyHook } from "../hooks/hooks.js";
 import type { HookFolders } from "../hooks/trust.js";
 import { projectRoot } from "../project/root.js";
+import type { FileChanges } from "../rewind/changes.js";
+import type { NodeState } from "../session/records.js";
+import { digestFile, type SeenContent, type SeenFiles } from "../tools/seen.js";
 import { loadTrust } from "../trust/trust.js";
 import { visible } from "../visible.js";
 
@@ -18,7 +22,7 @@ export interface HooksToStart {
 }
 
 /** Why a file a hook runs is protected, as a refused write says. */
-export const hookFileWhy = "a hook runs it outside the sandbox";
+export const hookFileWhy = "the session's hooks run it";
 
 /**
  * The hooks a session runs, each project hook with the hash of what it runs as trusted: the
@@ -48,7 +52,7 @@ export async function readyHooks(
   const shown = shownHooks(project, coverage);
   if (!trusted && options.confirm) {
     trusted = await options.confirm(
-      `Run the project's hooks? They run commands outside the sandbox on the agent's events: ${visible(shown)} [y/N] `,
+      `Run the project's hooks? They run commands on the agent's events, in the sandbox where it works: ${visible(shown)} [y/N] `,
     );
     if (trusted) await trust.trust([entry]);
   }
@@ -61,4 +65,50 @@ export async function readyHooks(
   }
   const ready = project.map((hook, at) => ({ ...hook, trusted: coverage[at]?.hash ?? "" }));
   return { hooks: [...user, ...ready], folders, files };
+}
+
+/**
+ * How a session measures what a call's `PostToolUse` hooks change (`HookContext.measure`): as
+ * bash's changes are (`FileChanges.measured`: kept before, recorded after, put back by a
+ * rewind), and a file the agent had seen as it was before the hooks is seen as they left it, so
+ * its next `edit` of a formatted file works.
+ */
+export function measuredHooks(
+  changes: FileChanges,
+  seen: SeenFiles,
+  workspace: string,
+): NonNullable<HookContext["measure"]> {
+  return async (by, work) => {
+    const { value, files } = await changes.measured(by, work);
+    const realRoot = await realpath(workspace).catch(() => workspace);
+    const changed: HookChange[] = [];
+    for (const file of files) {
+      const after = hashOf(file.after);
+      changed.push({ path: file.path, ...(after !== undefined && { hash: after }) });
+      const real = resolve(realRoot, file.path);
+      const before = hashOf(file.before);
+      if (after === undefined || before === undefined || seen.get(real)?.hash !== before) continue;
+      const content = await seenNow(real);
+      if (content?.hash === after) seen.record(real, content);
+    }
+    return { value, changed };
+  };
+}
+
+/** The content of the regular file at `real` now, as `read` would see it; none for anything else. */
+async function seenNow(real: string): Promise<SeenContent | undefined> {
+  const handle = await open(
+    real,
+    constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+  ).catch(() => undefined);
+  if (!handle) return undefined;
+  try {
+    return (await handle.stat()).isFile() ? await digestFile(handle) : undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
+function hashOf(state: NodeState | null): string | undefined {
+  return state !== null && "hash" in state ? state.hash : undefined;
 }

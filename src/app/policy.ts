@@ -1,6 +1,6 @@
 import { bashDeniedReason, denyBashByDefault } from "../approval.js";
 import type { HookOpinion } from "../hooks/compose.js";
-import { protectedWhy } from "../protected/files.js";
+import { type MoreProtected, protectedWhy } from "../protected/files.js";
 import { lowSpace } from "../rewind/free-space.js";
 import type { Verdict } from "../rules/decide.js";
 import { prefixRule, type Rule, showRule } from "../rules/rule.js";
@@ -73,8 +73,8 @@ export interface CliPolicyOptions {
   protectedFiles?: {
     stateDir?: string;
     approved(realPath: string | undefined): void;
-    /** Files protected beyond the one set, by real path, with why (the files a hook runs). */
-    more?: (realPath: string) => string | undefined;
+    /** The session's own protected files (the files its hooks run), in the one set. */
+    more?: MoreProtected;
   };
   /** An MCP tool's annotations in words (`read-only, idempotent`), shown when it is asked. */
   mcpHints?: (tool: string) => string | undefined;
@@ -175,6 +175,7 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
         sandboxed: options.sandboxed ?? false,
         stateFolder: options.protectedFiles?.stateDir ?? stateHome(process.env),
         allowAll: mode === "code" && options.bash === "allow",
+        ...(options.protectedFiles?.more && { moreProtected: options.protectedFiles.more }),
       }),
       mode,
     );
@@ -367,9 +368,7 @@ async function protectedTarget(
     () => undefined,
   );
   if (target === undefined) return undefined;
-  const why =
-    options.protectedFiles?.more?.(target.path) ??
-    (await protectedWhy(target.realRoot, target.path));
+  const why = await protectedWhy(target.realRoot, target.path, options.protectedFiles?.more);
   return why === undefined ? undefined : { path: target.path, shown: target.shown, why };
 }
 

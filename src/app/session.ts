@@ -20,7 +20,7 @@ import type { Message, ToolCall } from "../types.js";
 import { visible } from "../visible.js";
 import { RunCommands } from "./commands.js";
 import { contextWindowFor } from "./compaction.js";
-import { hookFileWhy, readyHooks } from "./hooks.js";
+import { hookFileWhy, measuredHooks, readyHooks } from "./hooks.js";
 import type { RunMcp } from "./mcp.js";
 import { type ModeState, withModeLine } from "./modes.js";
 import { imageNotKeptLine } from "./notices.js";
@@ -121,7 +121,7 @@ export async function openAgentSession(
       tell: frontEnd.tell,
       ...(frontEnd.confirm && { confirm: frontEnd.confirm }),
     });
-    for (const file of hooks?.files ?? []) parts.hookFiles.add(file);
+    for (const file of hooks?.files ?? []) parts.hookFiles.set(file, hookFileWhy);
     const { runner, mode, startLine } = await runnerOf(settings, frontEnd, {
       ...parts,
       journal,
@@ -200,10 +200,9 @@ async function workspaceParts(
   const bashCanRun = settings.allowBash || frontEnd.ask !== undefined || allowRules;
   const client = await connect.client(frontEnd.notice, sessionId, record);
   const seen = new SeenFiles();
-  // The files the session's hooks run, once they are known: protected like the one set.
-  const hookFiles = new Set<string>();
-  const more = (realPath: string) => (hookFiles.has(realPath) ? hookFileWhy : undefined);
-  const approvedWrite = { ...approvedWrites(state), more };
+  // The files the session's hooks run, once they are known: in the one protected set.
+  const hookFiles = new Map<string, string>();
+  const approvedWrite = { ...approvedWrites(state), more: hookFiles };
   // write, edit and bash keep what they change, for a rewind; the plan is the model's checklist.
   const changes = new FileChanges({ root: workspace, stateDir: state });
   // Each read, write and edit says what it saw, for a resumed session (`SeenFiles.recall`).
@@ -213,7 +212,7 @@ async function workspaceParts(
       stateDir: state,
       seen,
       protectedWrites: approvedWrite.allows,
-      moreProtected: more,
+      moreProtected: hookFiles,
       readOnlyRoots: skills.roots,
     }),
     seen,
@@ -238,6 +237,7 @@ async function workspaceParts(
     seen,
     approvedWrite,
     hookFiles,
+    sandboxOptions,
     changes,
     tools,
   };
@@ -269,6 +269,10 @@ async function runnerOf(settings: SessionSettings, frontEnd: FrontEnd, parts: Pa
       permissionMode: () => (mode.current === "plan" ? "plan" : "default"),
       tell: frontEnd.tell,
       redact: secretRedactor(env),
+      sandbox: parts.sandboxOptions,
+      moreProtected: parts.hookFiles,
+      measure: measuredHooks(parts.changes, parts.seen, workspace),
+      record: (run) => journal.record({ type: "hook", run }),
     });
   const opinions = new HookOpinions();
   const policy = cliPolicy({

@@ -81,7 +81,7 @@ export function configLines(args: CliArgs, config: LoadedConfig, files: FileSett
     ...files.hooks.map((hook) =>
       row(
         "hooks",
-        `${hook.event}${hook.matcher === undefined ? "" : ` [${hook.matcher}]`} ${hook.command} (timeout ${hook.timeoutSeconds} s)`,
+        `${hook.event}${hook.matcher === undefined ? "" : ` [${hook.matcher}]`} ${hook.command} (timeout ${hook.timeoutSeconds} s${hook.sandboxed ? ", in the sandbox" : ""})`,
         hook.file,
       ),
     ),

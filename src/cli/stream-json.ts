@@ -88,6 +88,10 @@ export function streamJsonOutput({ stdout, stderr }: Streams): Output {
           // For the session's reader (the export); a program reads the catalog with `mini-agent
           // skills`, and sees the model read a SKILL.md in its `tool_call` line.
           return;
+        case "hook":
+          // For the session's reader; what a hook decided reaches the program in the call's
+          // approval and result lines.
+          return;
         case "file_before":
           // Told by the file_change line after the call; a change that cannot be undone is said.
           return unkeptNotice(stderr, event.before);

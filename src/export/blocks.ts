@@ -209,6 +209,9 @@ export class BlockBuilder {
       case "rewind_end":
         // What each call did to a file is its result; the change records are for a rewind.
         return [];
+      case "hook":
+        // What a hook decided is in the call's approval and result.
+        return [];
       case "bash_change": {
         // What a bash call changed is not in its result: shown with the call.
         const call = this.open.get(record.toolCallId);

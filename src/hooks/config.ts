@@ -13,8 +13,8 @@ import { ConfigError } from "../config/parse.js";
  * An event or a handler type mini-agent does not run (`PermissionRequest`, `SubagentStop`, a
  * `prompt` or `http` handler) is one warning line and is never fired; the rest of the file works.
  * A known event written wrongly (a handler without a command, a matcher that is no regular
- * expression, a timeout that is no positive number) is one `ConfigError` line: a hook meant to
- * guard a call never silently goes missing.
+ * expression, a timeout that is no positive number, a `sandbox` that is no boolean) is one
+ * `ConfigError` line: a hook meant to guard a call never silently goes missing.
  */
 
 /** The events mini-agent knows, in Claude Code's names. */
@@ -49,6 +49,11 @@ export interface HookCommand {
   /** The file that names it, and whether that is the user's or a project's. */
   file: string;
   scope: "user" | "project";
+  /**
+   * Whether it runs in the sandbox (where the sandbox works): a project's hook always, a user's
+   * when its handler says `"sandbox": true`. A project's `"sandbox": false` is not honoured.
+   */
+  sandboxed: boolean;
 }
 
 export interface ParsedHooks {
@@ -125,7 +130,7 @@ function readGroup(
       );
       continue;
     }
-    const { command, timeout } = handler;
+    const { command, timeout, sandbox } = handler;
     if (typeof command !== "string" || command.trim() === "")
       throw new ConfigError(
         `${file}: ${at}.command must be a non-empty string, not ${shown(command)}`,
@@ -140,12 +145,19 @@ function readGroup(
       throw new ConfigError(
         `${file}: ${at}.timeout must be a number of seconds above 0 and at most ${MAX_TIMEOUT_SECONDS}, not ${shown(timeout)}`,
       );
+    if (sandbox !== undefined && typeof sandbox !== "boolean")
+      throw new ConfigError(`${file}: ${at}.sandbox must be true or false, not ${shown(sandbox)}`);
+    if (sandbox === false && from.scope === "project")
+      parsed.warnings.push(
+        `${file}: ${at}.sandbox is false, which only your own file may say; this hook runs in the sandbox`,
+      );
     parsed.hooks.push({
       event,
       ...(typeof matcher === "string" && !matchesAll(matcher) && { matcher }),
       command,
       timeoutSeconds: typeof timeout === "number" ? timeout : DEFAULT_TIMEOUT_SECONDS,
       ...from,
+      sandboxed: from.scope === "project" || sandbox === true,
     });
   }
 }

@@ -1,11 +1,14 @@
+import type { MoreProtected } from "../protected/files.js";
+import type { SandboxOptions } from "../sandbox/bwrap.js";
 import { withoutSecrets } from "../secrets.js";
+import type { HookRecord } from "../session/records.js";
 import { headOf } from "../text.js";
 import type { ToolCall, ToolResult } from "../types.js";
 import { visible } from "../visible.js";
 import { type HookAnswer, hookAnswer } from "./answer.js";
 import { claudeToolInput, claudeToolName } from "./claude.js";
 import { type HookCommand, type HookEvent, matchesTool } from "./config.js";
-import { runHook } from "./run.js";
+import { type HookRun, runHook } from "./run.js";
 import { type HookFolders, hookCoverage, PROJECT_DIR_VARIABLES } from "./trust.js";
 
 /**
@@ -29,6 +32,39 @@ export interface HookContext {
   tell: (line: string) => void;
   /** Redacts secret values out of what a hook printed before the model reads it. */
   redact: (text: string) => string;
+  /**
+   * The sandbox the session's bash runs in: a hook that is `sandboxed` (a project's) runs in it
+   * where it works; absent, every hook runs outside it.
+   */
+  sandbox?: SandboxOptions;
+  /** The session's own protected files, kept in the sandbox as they are for bash. */
+  moreProtected?: MoreProtected;
+  /**
+   * Runs a call's `PostToolUse` hooks (`work`; `by` names them) so that what they change in the
+   * workspace is measured: kept for a rewind, the new content taken as seen where the agent had
+   * seen the file before, and returned. Absent: not measured.
+   */
+  measure?: <T>(by: string, work: () => Promise<T>) => Promise<{ value: T; changed: HookChange[] }>;
+  /** Records each run of a hook in the session (absent: none are recorded). */
+  record?: (run: Omit<HookRecord, "type">) => Promise<void>;
+}
+
+/** A path the hooks after a call changed, relative to the workspace, and its new content's hash (none: no file now). */
+export interface HookChange {
+  path: string;
+  hash?: string;
+}
+
+/** The most changed paths a result names. */
+const MOST_CHANGED = 20;
+
+/** What the model reads of the files the hooks after its call changed. */
+function changedNote(changed: readonly HookChange[]): string {
+  const named = changed.slice(0, MOST_CHANGED).map((change) => change.path);
+  const more = changed.length - named.length;
+  const list = `${named.join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
+  const it = changed.length === 1 ? "it" : "them";
+  return `PostToolUse hooks changed ${list} after the call: what you saw of ${it} before is out of date`;
 }
 
 /** What the `PreToolUse` hooks decided for a call (`by` names the hook). */
@@ -103,37 +139,52 @@ export class RunHooks {
     const before = key && this.preContext.get(key);
     if (before) notes.push(`PreToolUse hook context: ${before}`);
     const call = key && this.calls.get(key);
-    const tool = claudeToolName(name);
-    for (const hook of this.matching("PostToolUse", tool)) {
-      const document = {
-        ...this.input("PostToolUse", call ?? { id: "", name, input: asObject(input) }),
-        tool_response: { content: result.content, is_error: result.isError === true },
-      };
-      const answer = await this.run(hook, document, signal);
-      const shown = shownCommand(hook);
-      if (answer.kind === "failed") {
-        const why = this.bounded(answer.why);
-        this.context.tell(
-          `mini-agent: the PostToolUse hook ${visible(shown)} failed: ${visible(why)}\n`,
-        );
-        notes.push(`the PostToolUse hook ${shown} failed: ${why}`);
-        continue;
+    const hooks = this.matching("PostToolUse", claudeToolName(name));
+    const runAll = async () => {
+      for (const hook of hooks) {
+        const document = {
+          ...this.input("PostToolUse", call ?? { id: "", name, input: asObject(input) }),
+          tool_response: { content: result.content, is_error: result.isError === true },
+        };
+        notes.push(...this.postNotes(hook, await this.run(hook, document, signal)));
       }
-      this.said(hook, answer);
-      const text = [
-        answer.kind === "ok" ? answer.text : undefined,
-        answer.kind === "block" ? answer.reason : undefined,
-        answer.context,
-      ].filter((part): part is string => part !== undefined);
-      if (text.length > 0) notes.push(`PostToolUse hook ${shown}: ${text.join("\n")}`);
-    }
+    };
+    let seen = result.seen;
+    if (hooks.length > 0 && this.context.measure) {
+      const by = hooks.map(hookName).join("; ");
+      const { changed } = await this.context.measure(by, runAll);
+      if (changed.length > 0) notes.push(changedNote(changed));
+      const own = seen && changed.find((change) => change.path === seen?.path);
+      if (seen && own) seen = own.hash === undefined ? undefined : { ...seen, sha256: own.hash };
+    } else await runAll();
     if (notes.length === 0) return result;
+    const { seen: _, ...rest } = result;
     const added = `\n\n${this.bounded(notes.join("\n\n"))}`;
     return {
-      ...result,
+      ...rest,
       content: `${result.content}${added}`,
       ...(result.parts && { parts: [...result.parts, { type: "text", text: added }] }),
+      ...(seen && { seen }),
     };
+  }
+
+  /** What one `PostToolUse` hook's answer adds to the result (a failure is said to the person too). */
+  private postNotes(hook: ReadyHook, answer: HookAnswer): string[] {
+    const shown = shownCommand(hook);
+    if (answer.kind === "failed") {
+      const why = this.bounded(answer.why);
+      this.context.tell(
+        `mini-agent: the PostToolUse hook ${visible(shown)} failed: ${visible(why)}\n`,
+      );
+      return [`the PostToolUse hook ${shown} failed: ${why}`];
+    }
+    this.said(hook, answer);
+    const text = [
+      answer.kind === "ok" ? answer.text : undefined,
+      answer.kind === "block" ? answer.reason : undefined,
+      answer.context,
+    ].filter((part): part is string => part !== undefined);
+    return text.length > 0 ? [`PostToolUse hook ${shown}: ${text.join("\n")}`] : [];
   }
 
   private matching(event: HookEvent, tool: string): ReadyHook[] {
@@ -164,24 +215,54 @@ export class RunHooks {
     document: Record<string, unknown>,
     signal: AbortSignal | undefined,
   ): Promise<HookAnswer> {
+    const started = performance.now();
+    const { run, answer } = await this.runOnce(hook, document, signal);
+    const toolCallId = document.tool_use_id;
+    await this.context.record?.({
+      event: hook.event,
+      command: hook.command,
+      ...(typeof toolCallId === "string" && toolCallId !== "" && { toolCallId }),
+      ...(run?.kind === "exited" && { exit: run.code }),
+      ...(run?.kind === "signal" && { signal: run.signal }),
+      ...(run?.kind === "timeout" && { timedOut: true as const }),
+      durationMs: Math.round(performance.now() - started),
+      decision: answer.kind === "ok" ? "none" : answer.kind,
+    });
+    return answer;
+  }
+
+  private async runOnce(
+    hook: ReadyHook,
+    document: Record<string, unknown>,
+    signal: AbortSignal | undefined,
+  ): Promise<{ run?: HookRun; answer: HookAnswer }> {
     const { folders } = this.context;
     if (hook.trusted !== undefined) {
       const now = await hookCoverage(hook, folders);
       if (now.hash !== hook.trusted)
         return {
-          kind: "failed",
-          why: "it was not run: what it runs changed since it was trusted (a file it runs was changed, added or removed; mini-agent trust approves it again)",
+          answer: {
+            kind: "failed",
+            why: "it was not run: what it runs changed since it was trusted (a file it runs was changed, added or removed; mini-agent trust approves it again)",
+          },
         };
     }
     const env = withoutSecrets(folders.env);
     for (const name of PROJECT_DIR_VARIABLES) env[name] = folders.root;
-    const run = await runHook(hook.command, `${JSON.stringify(document)}\n`, {
+    const { sandbox, moreProtected } = this.context;
+    const { run, undone } = await runHook(hook.command, `${JSON.stringify(document)}\n`, {
       cwd: folders.workspace,
       env,
       timeoutSeconds: hook.timeoutSeconds,
       ...(signal && { signal }),
+      ...(hook.sandboxed && sandbox && { sandbox }),
+      ...(moreProtected && { moreProtected }),
     });
-    return hookAnswer(run);
+    if (undone.length > 0)
+      this.context.tell(
+        `mini-agent: the ${hook.event} hook ${visible(shownCommand(hook))} changed protected files, which a hook in the sandbox may not: ${visible(undone.join("; "))}\n`,
+      );
+    return { run, answer: hookAnswer(run) };
   }
 
   /** A hook's `systemMessage` is said to the person. */

@@ -1,12 +1,20 @@
+import type { ChildProcessByStdio } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
+import type { MoreProtected } from "../protected/files.js";
+import { feedFilter, type SandboxOptions } from "../sandbox/bwrap.js";
 import { endCommands, newMarker, RUN_VARIABLE, trackCommand } from "../sandbox/reaper.js";
+import { placeCommand } from "../sandbox/run.js";
 import { headOf } from "../text.js";
 
 /**
- * Runs one hook command: `sh -c COMMAND` in the workspace, in a process group and session of its
- * own (the reaper's marker in its environment), with its JSON input on stdin. When it exits,
- * times out or the call is aborted, every process it started is ended with it (`endCommands`):
- * a hook leaves nothing running. What it prints is kept up to a bound on each stream.
+ * Runs one hook command: `sh -c COMMAND` in the workspace, placed by the sandbox's entry
+ * (`placeCommand`): in the sandbox when `sandbox` is given and it works there (a project's
+ * hook), else plainly; in a process group and session of its own (the reaper's marker in its
+ * environment), with its JSON input on stdin. When it exits, times out or the call is aborted,
+ * every process it started is ended with it (`endCommands`; in the sandbox, bwrap's PID namespace
+ * ends with it too): a hook leaves nothing running. What it prints is kept up to a bound on each
+ * stream. A sandboxed hook's changes to protected files are undone after it, as a command's are.
  */
 
 /** How a hook run ended. */
@@ -22,6 +30,16 @@ export interface RunHookOptions {
   env: NodeJS.ProcessEnv;
   timeoutSeconds: number;
   signal?: AbortSignal;
+  /** Run it in the sandbox these options describe (absent: plainly, outside it). */
+  sandbox?: SandboxOptions;
+  /** The session's own protected files, kept in the sandbox as a command's are. */
+  moreProtected?: MoreProtected;
+}
+
+/** How a hook ran, and what the check after a sandboxed hook undid (one line each). */
+export interface HookOutcome {
+  run: HookRun;
+  undone: string[];
 }
 
 /** Characters of each of stdout and stderr kept: more than any answer or message needs. */
@@ -31,17 +49,38 @@ export async function runHook(
   command: string,
   input: string,
   options: RunHookOptions,
+): Promise<HookOutcome> {
+  const placed = await placeCommand(command, {
+    cwd: options.cwd,
+    env: options.env,
+    sandbox: options.sandbox ?? { mode: "off" },
+    ...(options.moreProtected && { moreProtected: options.moreProtected }),
+  });
+  if (placed.kind === "refused")
+    return { run: { kind: "failed", reason: placed.reason }, undone: [] };
+  const run = await spawnHook(placed.argv, placed.kind === "sandboxed", input, options);
+  return { run, undone: placed.kind === "sandboxed" ? await placed.after() : [] };
+}
+
+async function spawnHook(
+  argv: string[],
+  filter: boolean,
+  input: string,
+  options: RunHookOptions,
 ): Promise<HookRun> {
   // Loaded when a hook runs: most sessions have none.
   const { spawn } = await import("node:child_process");
   return new Promise((resolve) => {
     const marker = newMarker();
-    const child = spawn("sh", ["-c", command], {
+    const [file = "sh", ...args] = argv;
+    // A fourth pipe carries bwrap's seccomp filter.
+    const child = spawn(file, args, {
       cwd: options.cwd,
       env: { ...options.env, [RUN_VARIABLE]: marker },
-      stdio: ["pipe", "pipe", "pipe"],
+      stdio: ["pipe", "pipe", "pipe", filter ? "pipe" : "ignore"],
       detached: true,
-    });
+    }) as ChildProcessByStdio<Writable, Readable, Readable>;
+    if (filter) feedFilter(child);
     if (child.pid !== undefined) trackCommand(marker, child.pid);
     const out = new Kept();
     const err = new Kept();

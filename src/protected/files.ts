@@ -70,11 +70,26 @@ export function whyByLowerNames(
 }
 
 /**
+ * The files one session protects beyond the rule of names, by real path, each with why: the
+ * workspace files its hooks run (docs/hooks.md). A session makes it once and gives it wherever
+ * it gives the workspace (the tools, the policy, the sandbox's entry), so every writer asks the
+ * same set: `protectedWhy`, the read-only mounts (`protectedMounts`) and the check after each
+ * sandboxed command (`guardProtected`). A library user who passes none protects the names alone.
+ */
+export type MoreProtected = ReadonlyMap<string, string>;
+
+/**
  * Why writing the real path `real`, inside the real workspace root `realRoot`, changes a
  * protected file, or `undefined`. A folder on its path is a git folder when it is named `.git` or
- * holds a `HEAD` now.
+ * holds a `HEAD` now. `more`: the session's own protected files.
  */
-export async function protectedWhy(realRoot: string, real: string): Promise<string | undefined> {
+export async function protectedWhy(
+  realRoot: string,
+  real: string,
+  more?: MoreProtected,
+): Promise<string | undefined> {
+  const mine = more?.get(real);
+  if (mine !== undefined) return mine;
   const rel = relative(realRoot, real);
   if (rel === "") return undefined;
   const names = rel.split(sep);

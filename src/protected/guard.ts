@@ -12,6 +12,7 @@ import {
   writeFile,
 } from "node:fs/promises";
 import { nodeCrypto } from "../node-crypto.js";
+import type { MoreProtected } from "./files.js";
 import { findSafeGit } from "./git.js";
 import { settleObjects } from "./objects.js";
 import { type HadBlob, lookAtRefs, settleRefs } from "./refs.js";
@@ -69,9 +70,15 @@ export interface ProtectedGuard {
   settle(): Promise<string[]>;
 }
 
-/** Looks at every protected file under `realRoot` (a real path) and keeps what it holds. */
-export async function guardProtected(realRoot: string): Promise<ProtectedGuard> {
-  const before = await findProtected(realRoot);
+/**
+ * Looks at every protected file under `realRoot` (a real path), the session's own (`more`) with
+ * them, and keeps what it holds.
+ */
+export async function guardProtected(
+  realRoot: string,
+  more?: MoreProtected,
+): Promise<ProtectedGuard> {
+  const before = await findProtected(realRoot, undefined, more);
   const kept = new Map<RawPath, Kept>();
   await inBatches([...before.files], async ([path, { info }]) => {
     kept.set(path, await keep(path, info));
@@ -84,7 +91,7 @@ export async function guardProtected(realRoot: string): Promise<ProtectedGuard> 
   const root = rawOf(realRoot);
   const shown = (path: RawPath) => shownOf(path.slice(root.length + 1)) || ".";
   const settleOnce = async (): Promise<{ lines: string[]; after: Found }> => {
-    const after = await findProtected(realRoot, before.gitFolders);
+    const after = await findProtected(realRoot, before.gitFolders, more);
     const lines = after.opened.map((folder) => `made ${shown(folder)} readable to look into it`);
     for (const [path, { why }] of after.files) {
       if (kept.has(path)) continue;

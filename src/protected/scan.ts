@@ -1,5 +1,5 @@
 import { chmodSync, type Dirent, lstatSync, readdirSync, type Stats } from "node:fs";
-import { homesIn, isRefFile, whyByLowerNames } from "./files.js";
+import { homesIn, isRefFile, type MoreProtected, whyByLowerNames } from "./files.js";
 
 /**
  * A path as the walk holds it: its bytes as a `latin1` string, one character a byte, so a name
@@ -49,13 +49,17 @@ const SLICE_MS = 8;
  * already there for a git folder's files. A folder of the agent's own user that it cannot read is
  * made readable (`u+rx`) and read, and said in `opened`. The walk reads with the synchronous
  * calls, which cost a third of the asynchronous ones here, and gives the event loop a turn every
- * few milliseconds.
+ * few milliseconds. `more`: the session's own protected files (`MoreProtected`), found as the
+ * walk meets them.
  */
 export async function findProtected(
   realRoot: string,
   knownGit?: ReadonlySet<RawPath>,
+  more?: MoreProtected,
 ): Promise<Found> {
   const homes = homesIn(realRoot);
+  // The session's own protected files, by raw path as the walk meets them.
+  const mine = new Map([...(more ?? [])].map(([path, why]) => [rawOf(path), why]));
   const found: Found = {
     files: new Map(),
     gitFolders: new Set(),
@@ -104,7 +108,7 @@ export async function findProtected(
         queue.push({ path, names, gitAt, git });
         continue;
       }
-      const why = whyByLowerNames(names, gitFolder, "sandboxed", homes);
+      const why = whyByLowerNames(names, gitFolder, "sandboxed", homes) ?? mine.get(path);
       if (why === undefined) {
         if (git === undefined) continue;
         const inner = path.slice(git.length + 1);

@@ -1,14 +1,18 @@
 import { lstat } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
-import { contentHash } from "../crypto.js";
 import { realOr, strictlyWithin } from "../paths.js";
 import { BlobStore, snapshotStoreFor } from "../session/blobs.js";
-import type { BashChange, FileBefore, FileChange, NodeState } from "../session/records.js";
+import type {
+  BashChange,
+  BashFile,
+  FileBefore,
+  FileChange,
+  NodeState,
+} from "../session/records.js";
 import { type BashCall, isBashTool, type KeptOut } from "../tools/bash.js";
-import { openResolved } from "../tools/open.js";
 import { type BoundaryOptions, type Resolved, resolveInWorkspace } from "../tools/path.js";
-import { digestFile } from "../tools/seen.js";
 import type { Tool, ToolCall, ToolResult } from "../types.js";
+import { type ReadState, readState } from "./read-state.js";
 import { changesBetween, type Walk, WorkspaceSnapshot } from "./snapshot.js";
 import { boundSnapshots, USER_SNAPSHOT_CAP } from "./store-bound.js";
 
@@ -128,16 +132,7 @@ export class FileChanges {
   private async bash(tool: Tool, input: unknown, signal?: AbortSignal): Promise<ToolResult> {
     const { turn, call } = this;
     if (!turn || !call || call.input !== input) return tool.execute(input, signal);
-    const { snapshot } = turn;
-    const walk = (after: boolean): Walk => {
-      try {
-        return snapshot.walk(after);
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code === undefined) throw error;
-        return { kind: "skipped", reason: `the workspace could not be walked (${code})` };
-      }
-    };
+    const walk = (after: boolean) => walkOf(turn.snapshot, after);
     const before = walk(false);
     let sandboxed = false;
     const run = async () => {
@@ -153,6 +148,36 @@ export class FileChanges {
       await turn.record({ type: "bash_change", change });
     };
     return await executeThen(run, close);
+  }
+
+  /**
+   * Runs `work`, what runs after the call now running (its `PostToolUse` hooks, named by `by`),
+   * between two walks of the workspace as a bash call runs: what it changes is the agent's, kept
+   * before and recorded after (`bash_change` with `hook`), so a rewind puts it back. Returns what
+   * it changed; nothing is walked or recorded outside a turn or a call the runner told of.
+   */
+  async measured<T>(by: string, work: () => Promise<T>): Promise<{ value: T; files: BashFile[] }> {
+    const { turn, call } = this;
+    if (!turn || !call) return { value: await work(), files: [] };
+    const before = walkOf(turn.snapshot, false);
+    let files: BashFile[] = [];
+    const close = async () => {
+      const after = before.kind === "walked" ? walkOf(turn.snapshot, true) : before;
+      const change = bashChange(call.id, before, after, false);
+      files = change.files ?? [];
+      if (files.length === 0 && change.skipped === undefined && change.leftOut === undefined)
+        return;
+      await turn.record({ type: "bash_change", change: { ...change, hook: by } });
+    };
+    let value: T;
+    try {
+      value = await work();
+    } catch (error) {
+      await close().catch(() => {});
+      throw error;
+    }
+    await close();
+    return { value, files };
   }
 
   /**
@@ -262,6 +287,17 @@ export class FileChanges {
   }
 }
 
+/** A walk of the workspace; one the file system refused (its error code) is skipped, with why. */
+function walkOf(snapshot: WorkspaceSnapshot, after: boolean): Walk {
+  try {
+    return snapshot.walk(after);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === undefined) throw error;
+    return { kind: "skipped", reason: `the workspace could not be walked (${code})` };
+  }
+}
+
 /**
  * Keeps the file's bytes before the turn's first change of it; a reason when they cannot be kept
  * (too big, the store's cap reached, a disk that fails), and then the change is not undoable.
@@ -344,43 +380,6 @@ async function madeFolders(target: Resolved, absent: string[]): Promise<string[]
 }
 
 const afterOf = (state: FileState) => ({ after: state.hash, mode: state.mode });
-
-export interface ReadState extends FileState {
-  size: number;
-  /** The bytes, when they were read (a file within the cap). */
-  bytes?: Buffer;
-}
-
-/**
- * The file at the resolved path: absent (null hash), or a regular file's hash, mode and, when it
- * is at most `keepUpTo` bytes, its bytes; `undefined` for anything else (a FIFO, a device: the
- * tools refuse them; opened without waiting, as the tools open them).
- */
-export async function readState(
-  target: Resolved,
-  keepUpTo: number,
-): Promise<ReadState | undefined> {
-  const info = await lstat(target.path).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === "ENOENT" || error.code === "ENOTDIR") return null;
-    throw error;
-  });
-  if (info === null) return { hash: null, mode: null, size: 0 };
-  if (!info.isFile()) return undefined;
-  const opened = await openResolved(target).catch(() => undefined);
-  if (!opened) return undefined;
-  try {
-    const mode = opened.info.mode & 0o7777;
-    const size = opened.info.size;
-    if (size <= keepUpTo) {
-      const bytes = await opened.handle.readFile();
-      return { hash: contentHash(bytes), mode, size: bytes.length, bytes };
-    }
-    const digest = await digestFile(opened.handle);
-    return { hash: digest.hash, mode, size };
-  } finally {
-    await opened.handle.close();
-  }
-}
 
 /**
  * Runs the call, then `close` (which records what it changed), also when the call throws: the

@@ -117,7 +117,8 @@ export async function sessionHistory(path: string, to: number): Promise<SessionH
   const folders = new Set<string>();
   for (const { at, record, bash } of kept) {
     if (at < from) continue;
-    bashCalls += bash;
+    // What the hooks after a call changed counts as one more command, tracked or skipped.
+    bashCalls += record?.type === "bash_change" && record.hook !== undefined ? 1 : bash;
     if (record?.type === "file_change")
       for (const folder of record.folders ?? []) folders.add(folder);
     if (record?.type === "approval") bashHistory.denied++;

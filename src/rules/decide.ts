@@ -1,7 +1,7 @@
 import { realpath } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
 import { within } from "../paths.js";
-import { protectedWhy } from "../protected/files.js";
+import { type MoreProtected, protectedWhy } from "../protected/files.js";
 import { allowedFolderChanges, type InsideCheck } from "./folder.js";
 import { matchedWords, ruleGrant } from "./granted.js";
 import { hiddenByVariable } from "./hidden-code.js";
@@ -26,6 +26,8 @@ export interface RulesContext {
   stateFolder?: string;
   /** Every command that no deny rule may match is allowed (`--allow-bash`). */
   allowAll?: boolean;
+  /** The session's own protected files (the files its hooks run): a write into one asks. */
+  moreProtected?: MoreProtected;
 }
 
 /**
@@ -77,7 +79,7 @@ export async function decideScript(script: Script, context: RulesContext): Promi
     ...deny.maybe,
     ...script.commands.flatMap((c) => c.assigns.flatMap((name) => hiddenByVariable(name) ?? [])),
   ];
-  const intoProtected = await protectedWrites(script, context.workspace, context.allowAll === true);
+  const intoProtected = await protectedWrites(script, context);
   if (intoProtected.length > 0) return ask(`the rules cannot allow ${intoProtected[0]}`);
   if (context.allowAll) {
     const unread = [...hidden, ...(script.substitutions ?? [])];
@@ -116,7 +118,12 @@ export async function decideScript(script: Script, context: RulesContext): Promi
     }
   }
   if (uncovered.length === 0) {
-    const outside = await writtenProblems(written, script, context.workspace);
+    const outside = await writtenProblems(
+      written,
+      script,
+      context.workspace,
+      context.moreProtected,
+    );
     if (outside.length > 0) return ask(`the rules cannot allow ${outside[0]}`);
     const writes = writesFile(script) || written.some((w) => !nowhere(w.file));
     return { decision: "allow", by: deciders(allowed), ...(writes && { writes: true }) };
@@ -337,11 +344,9 @@ async function redirectProblems(script: Script, workspace: string): Promise<stri
  * time, or after a change of folder, is left to `redirectProblems` (it asks there, except under
  * `--allow-bash`, where the sandbox's check after the command is what remains).
  */
-async function protectedWrites(
-  script: Script,
-  workspace: string,
-  allowAll: boolean,
-): Promise<string[]> {
+async function protectedWrites(script: Script, context: RulesContext): Promise<string[]> {
+  const { workspace } = context;
+  const allowAll = context.allowAll === true;
   if (script.writes.length === 0) return [];
   const realWorkspace = await realpath(workspace).catch(() => undefined);
   if (realWorkspace === undefined) return [];
@@ -360,7 +365,7 @@ async function protectedWrites(
       );
       continue;
     }
-    const why = await protectedWhy(realWorkspace, target.path);
+    const why = await protectedWhy(realWorkspace, target.path, context.moreProtected);
     if (why !== undefined)
       problems.push(`a redirect that writes the protected file ${word.value} (${why})`);
   }

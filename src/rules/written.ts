@@ -1,7 +1,7 @@
 import { realpath } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
 import { within } from "../paths.js";
-import { protectedWhy } from "../protected/files.js";
+import { type MoreProtected, protectedWhy } from "../protected/files.js";
 import { realInside, realTarget } from "./real-path.js";
 import type { Script, Word } from "./script.js";
 
@@ -21,12 +21,14 @@ export const nowhere = (word: Word) => word.kind === "static" && writesNowhere.i
  * The files an allow rule lets a command write by its options or operands (`sort -o FILE`,
  * `uniq IN OUT`), judged as a redirect's target is: a path known only at run time, a relative
  * path after a change of folder, a path outside the workspace (by its text or its real path), a
- * protected file, or a file in a folder an earlier command of the line may make, asks.
+ * protected file (the session's own, `more`, too), or a file in a folder an earlier command of
+ * the line may make, asks.
  */
 export async function writtenProblems(
   written: Written[],
   script: Script,
   workspace: string,
+  more?: MoreProtected,
 ): Promise<string[]> {
   if (written.length === 0) return [];
   const movesAround = script.commands.some((c) => {
@@ -63,7 +65,7 @@ export async function writtenProblems(
       problems.push(`${program} writing ${path}, whose folder an earlier command may make`);
       continue;
     }
-    const why = await protectedWhy(realWorkspace, target.path);
+    const why = await protectedWhy(realWorkspace, target.path, more);
     if (why !== undefined) problems.push(`${program} writing the protected file ${path} (${why})`);
   }
   return problems;

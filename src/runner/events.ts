@@ -6,6 +6,7 @@ import type {
   FileBefore,
   FileChange,
   FileRestoreRecord,
+  HookRecord,
   ImagesRefusal,
   ResponsesSwitch,
   RetryRecord,
@@ -29,6 +30,9 @@ export type FileRestore = Omit<FileRestoreRecord, "type">;
 
 /** How a turn ended, with how long it took: the session's turn-end record, without its type. */
 export type TurnEnd = Omit<TurnEndRecord, "type">;
+
+/** One run of a hook: the session's hook record, without its type. */
+export type HookRun = Omit<HookRecord, "type">;
 
 /** The skills a turn loaded and those its prompt carries: the session's skills record, without its type. */
 export type SkillsNotice = Omit<SkillsRecord, "type">;
@@ -80,6 +84,8 @@ export type TurnEvent =
   | { type: "mcp_status"; status: McpStatus }
   /** The skills loaded for the turn (when they changed) and those sent with its prompt. */
   | { type: "skills"; skills: SkillsNotice }
+  /** A hook ran (or was refused a run): what it was, how it ended, what it decided. */
+  | { type: "hook"; run: HookRun }
   /** The model refused images: it is sent their text placeholders from now on (recorded). */
   | { type: "images_refused"; refusal: ImagesRefusal }
   /** The model refused tools on Chat Completions: the run goes on on the Responses API (recorded). */

@@ -69,6 +69,8 @@ function recordOf(event: TurnEvent): Exclude<SessionRecord, SessionHeader> | und
       return { type: "turn_end", ...event.end };
     case "skills":
       return { type: "skills", ...event.skills };
+    case "hook":
+      return { type: "hook", ...event.run };
     case "images_refused":
       return { type: "images_refused", ...event.refusal };
     case "responses_switch":

@@ -2,6 +2,7 @@ import type { ChildProcess, ChildProcessByStdio } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import { strictlyWithin, within } from "../paths.js";
+import type { MoreProtected } from "../protected/files.js";
 import { type HidingMounts, hidingMounts } from "./hide.js";
 import { homeMounts } from "./home.js";
 import {
@@ -272,7 +273,7 @@ export function sandboxLimits(
  * environment the tool was given: its `HOME` and `MINI_AGENT_HOME` say what to hide. With
  * `cgroupProcs`, bwrap starts inside that pids cgroup. The process must be spawned with a pipe
  * as stdio `FILTER_FD`, given to `feedFilter`: bwrap waits for the filter there. The project's
- * protected files stay read-only (`protectedMounts`), and so does what `kept` names for this
+ * protected files stay read-only (`protectedMounts`, with the session's own, `more`), and so does what `kept` names for this
  * command; `made` lists the mount points bwrap will make for them, to remove with
  * `removeMountPoints` once the command is over.
  */
@@ -282,12 +283,12 @@ export function sandboxedArgv(
   command: string,
   options: Omit<SandboxOptions, "mode" | "bwrap">,
   env: NodeJS.ProcessEnv,
-  call: { cgroupProcs?: string | undefined; kept?: KeptReadOnly } = {},
+  call: { cgroupProcs?: string | undefined; kept?: KeptReadOnly; more?: MoreProtected } = {},
 ): { argv: string[]; made: string[] } {
   const protect = (options.readOnly ?? [])
     .filter((path) => strictlyWithin(workspace, path) && existsSync(path))
     .flatMap((path) => ["--ro-bind", path, path]);
-  const project = protectedMounts(workspace);
+  const project = protectedMounts(workspace, call.more);
   const hiding = hidingMounts(workspace, env, options.hide);
   const kept = call.kept ?? { whole: false, paths: [] };
   const inside = shallowestFirst([

@@ -1,7 +1,7 @@
-import { lstatSync, readdirSync, readFileSync, rmdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { lstatSync, readdirSync, readFileSync, realpathSync, rmdirSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
 import { strictlyWithin } from "../paths.js";
-import { homesIn, whyByNames } from "../protected/files.js";
+import { homesIn, type MoreProtected, whyByNames } from "../protected/files.js";
 
 /**
  * The bwrap mounts that keep, inside the sandbox, the protected files (`whyByNames`, the one set
@@ -15,9 +15,13 @@ import { homesIn, whyByNames } from "../protected/files.js";
  * so they cannot be created: bwrap makes its mount point in the workspace, and `made` lists those
  * for `removeMountPoints` once the command is over. Deeper protected files are settled by the
  * check after the command (`guardProtected`): a mount each would make bwrap's start grow with
- * the square of their number.
+ * the square of their number. The session's own protected files (`more`: the files its hooks
+ * run, a few) are each kept read-only where they are.
  */
-export function protectedMounts(workspace: string): { args: string[]; made: string[] } {
+export function protectedMounts(
+  workspace: string,
+  more?: MoreProtected,
+): { args: string[]; made: string[] } {
   const args: string[] = [];
   const made: string[] = [];
   const readOnly = (path: string) => args.push("--ro-bind", path, path);
@@ -69,7 +73,22 @@ export function protectedMounts(workspace: string): { args: string[]; made: stri
     if (mine !== undefined && (what === "file" || what === "folder"))
       readOnly(join(workspace, name));
   }
+  // The session's own protected files (the files its hooks run), each bound onto itself.
+  const realWorkspace = realOf(workspace);
+  for (const path of more?.keys() ?? []) {
+    if (!strictlyWithin(realWorkspace, path)) continue;
+    const at = join(workspace, relative(realWorkspace, path));
+    if (kind(at) === "file") readOnly(at);
+  }
   return { args, made };
+}
+
+function realOf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 /** The names in `folder`, none when it cannot be read. */

@@ -1,4 +1,5 @@
 import { realpath } from "node:fs/promises";
+import type { MoreProtected } from "../protected/files.js";
 import { guardProtected } from "../protected/guard.js";
 import { withoutSecrets } from "../secrets.js";
 import type { CommandOutput } from "./bounded-output.js";
@@ -40,6 +41,11 @@ export interface RunOptions {
    * could not keep); outside the sandbox nothing stops a write.
    */
   keptReadOnly?: KeptReadOnly;
+  /**
+   * The session's own protected files (`MoreProtected`: the files its hooks run): in the
+   * sandbox, read-only and checked after the command like the rest of the protected set.
+   */
+  moreProtected?: MoreProtected;
 }
 
 /**
@@ -100,14 +106,23 @@ async function plainly(command: string, options: RunOptions): Promise<CommandOut
   return { kind: "ran", sandboxed: false, output, end };
 }
 
-async function inSandbox(
+/** The part of `RunOptions` that says where and how a command is put in the sandbox. */
+type Placed = Pick<RunOptions, "cwd" | "env" | "sandbox" | "keptReadOnly" | "moreProtected">;
+
+/**
+ * `command` made ready to run with bash in the sandbox: the argv to spawn in a process group of
+ * its own, with a pipe as stdio `FILTER_FD` for `feedFilter`, and `after`, called once it has
+ * ended, which ends what it left, removes bwrap's mount points and settles the protected files
+ * (one line each for what it changed of them, `guardProtected`).
+ */
+async function placeInSandbox(
   bwrap: string,
   command: string,
-  options: RunOptions,
-): Promise<CommandOutcome> {
+  options: Placed,
+): Promise<{ argv: string[]; after: () => Promise<string[]> }> {
   // Protected files below the read-only mounts (a nested repository, one the command makes) are
   // looked at before and settled after: the sandbox's writable workspace is not a way around them.
-  const guard = await guardProtected(await realpath(options.cwd));
+  const guard = await guardProtected(await realpath(options.cwd), options.moreProtected);
   const cgroup = createPidsGroup(sandboxLimits(options.sandbox).processes);
   const { argv, made } = sandboxedArgv(
     bwrap,
@@ -118,13 +133,54 @@ async function inSandbox(
     {
       cgroupProcs: cgroup?.procs,
       ...(options.keptReadOnly && { kept: options.keptReadOnly }),
+      ...(options.moreProtected && { more: options.moreProtected }),
     },
   );
+  return {
+    argv,
+    after: async () => {
+      cgroup?.kill();
+      await cgroup?.remove();
+      removeMountPoints(made);
+      return await guard.settle();
+    },
+  };
+}
+
+/**
+ * The sandbox's entry for a program its caller runs itself, because it needs its stdin and its
+ * two streams apart (a hook): `sh -c COMMAND` in `options.cwd`, placed as `runCommand` places a
+ * command: in bubblewrap when `options.sandbox` and this machine say so (`sandboxed`, whose
+ * `after` must be called once it has ended), plainly where the sandbox is off or does not work
+ * in `auto` mode, refused where it is required and does not work. Spawn the argv in a process
+ * group of its own, with the reaper's marker, and feed the filter (`feedFilter`) when sandboxed.
+ */
+export async function placeCommand(
+  command: string,
+  options: Pick<RunOptions, "cwd" | "env" | "sandbox" | "moreProtected">,
+): Promise<
+  | { kind: "refused"; reason: string }
+  | { kind: "plain"; argv: string[] }
+  | { kind: "sandboxed"; argv: string[]; after: () => Promise<string[]> }
+> {
+  sweepOrphansOnce();
+  const sandbox = await resolveSandbox(options.sandbox ?? { mode: "auto" });
+  const refused = await refusal(sandbox);
+  if (refused !== undefined) return { kind: "refused", reason: refused };
+  if (sandbox.kind !== "bwrap") return { kind: "plain", argv: ["sh", "-c", command] };
+  const quoted = `'${command.replaceAll("'", "'\\''")}'`;
+  const placed = await placeInSandbox(sandbox.bwrap, `exec sh -c ${quoted}`, options);
+  return { kind: "sandboxed", ...placed };
+}
+
+async function inSandbox(
+  bwrap: string,
+  command: string,
+  options: RunOptions,
+): Promise<CommandOutcome> {
+  const { argv, after } = await placeInSandbox(bwrap, command, options);
   const { output, end } = await runInGroup(argv, groupOptions(options, true));
-  cgroup?.kill();
-  await cgroup?.remove();
-  removeMountPoints(made);
-  const undone = await guard.settle();
+  const undone = await after();
   const ended = end.kind === "exit" || end.kind === "signal";
   const failed = !(end.kind === "exit" && end.code === 0);
   // A sandbox taken to work from the state folder is tested by the first command that ends.

@@ -251,6 +251,35 @@ const BashChangeRecordSchema = Type.Object({
   leftOut: Type.Optional(Type.Array(Type.Object({ path: Type.String(), why: Type.String() }))),
   /** The walk was skipped and the workspace was read-only for the call (in the sandbox). */
   readOnly: Type.Optional(Type.Literal(true)),
+  /**
+   * Not the call itself but the `PostToolUse` hooks after it made these changes (their names,
+   * `hook:PostToolUse COMMAND`, joined by `; `): the agent's changes all the same, which a rewind
+   * puts back. Of any tool's call, not only bash's.
+   */
+  hook: Type.Optional(Type.String()),
+});
+/**
+ * One run of a hook (docs/hooks.md): its event and command, the call it ran for, how it ended
+ * (its `exit` code, the `signal` that ended it, or `timedOut`; none of them when it did not start,
+ * was not run or was stopped), how long it took, and what it decided: `none`, `allow`, `ask`,
+ * `block`, or `failed` (which blocks a call before it runs).
+ */
+const HookRecordSchema = Type.Object({
+  type: Type.Literal("hook"),
+  event: Type.String(),
+  command: Type.String(),
+  toolCallId: Type.Optional(Type.String()),
+  exit: Type.Optional(Type.Integer()),
+  signal: Type.Optional(Type.String()),
+  timedOut: Type.Optional(Type.Literal(true)),
+  durationMs: Type.Number({ minimum: 0 }),
+  decision: Type.Union([
+    Type.Literal("none"),
+    Type.Literal("allow"),
+    Type.Literal("ask"),
+    Type.Literal("block"),
+    Type.Literal("failed"),
+  ]),
 });
 /**
  * The conversation goes back to just before the user's prompt `to` of the current branch: the
@@ -290,6 +319,7 @@ export const RecordSchema = Type.Union([
   FileChangeRecordSchema,
   FileRestoreRecordSchema,
   BashChangeRecordSchema,
+  HookRecordSchema,
   RewindRecordSchema,
   RewindStartRecordSchema,
   RewindEndRecordSchema,
@@ -318,6 +348,7 @@ export type FileRestoreRecord = Static<typeof FileRestoreRecordSchema>;
 export type BashChangeRecord = Static<typeof BashChangeRecordSchema>;
 export type NodeState = Static<typeof NodeStateSchema>;
 export type BashFile = Static<typeof BashFileSchema>;
+export type HookRecord = Static<typeof HookRecordSchema>;
 /** The files a bash call changed: the `bash_change` record without its type. */
 export type BashChange = Omit<BashChangeRecord, "type">;
 export type RewindRecord = Static<typeof RewindRecordSchema>;

@@ -1,5 +1,6 @@
 import { relative } from "node:path";
 import { Type } from "@sinclair/typebox";
+import type { MoreProtected } from "../protected/files.js";
 import { unsettled } from "../protected/guard.js";
 import type { SandboxOptions } from "../sandbox/bwrap.js";
 import type { KeptReadOnly } from "../sandbox/kept-read-only.js";
@@ -18,6 +19,8 @@ export interface BashOptions {
   env?: NodeJS.ProcessEnv;
   /** Default `{ mode: "auto" }`: in bubblewrap when it works here, else plain bash. */
   sandbox?: SandboxOptions;
+  /** The session's own protected files: read-only in the sandbox and checked after a command. */
+  moreProtected?: MoreProtected;
 }
 
 const MAX_TIMEOUT = 600;
@@ -72,6 +75,7 @@ export function bashTool(root: string, options: BashOptions = {}): BashTool {
           maxOutputChars: limits.outputChars,
           ...(signal && { signal }),
           ...(call && { keptReadOnly: keptReadOnly(call) }),
+          ...(options.moreProtected && { moreProtected: options.moreProtected }),
         });
         if (outcome.kind === "refused") return failure(`bash refused: ${outcome.reason}`);
         ran.sandboxed = outcome.sandboxed;

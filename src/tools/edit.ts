@@ -1,4 +1,5 @@
 import { Type } from "@sinclair/typebox";
+import type { MoreProtected } from "../protected/files.js";
 import type { Tool } from "../types.js";
 import { closestLineHint } from "./closest.js";
 import { defineTool, pause, ToolError } from "./define.js";
@@ -6,7 +7,7 @@ import { writeAtomic } from "./files.js";
 import { limits } from "./limits.js";
 import { openInWorkspace } from "./open.js";
 import type { BoundaryOptions } from "./path.js";
-import { type MoreProtected, type ProtectedWrites, refuseProtected } from "./protected.js";
+import { type ProtectedWrites, refuseProtected } from "./protected.js";
 import { digestBytes, type SeenContent, type SeenFiles } from "./seen.js";
 import { requireSeen, requireUnchanged } from "./stale.js";
 import { firstInvalidUtf8 } from "./utf8.js";

@@ -1,10 +1,11 @@
+import type { MoreProtected } from "../protected/files.js";
 import type { Tool } from "../types.js";
 import { type BashOptions, bashTool } from "./bash.js";
 import { editTool } from "./edit.js";
 import { findTool } from "./find.js";
 import { grepTool } from "./grep.js";
 import { lsTool } from "./ls.js";
-import type { MoreProtected, ProtectedWrites } from "./protected.js";
+import type { ProtectedWrites } from "./protected.js";
 import { readTool } from "./read.js";
 import { SeenFiles } from "./seen.js";
 import { writeTool } from "./write.js";
@@ -32,8 +33,9 @@ export interface WorkspaceToolsOptions {
    */
   protectedWrites?: ProtectedWrites;
   /**
-   * Files protected for this session beyond that set, by real path, with why (the CLI's: the
-   * files a hook runs). `write` and `edit` treat them as protected files.
+   * Files this session protects beyond that set, by real path, with why (the CLI's: the files a
+   * hook runs), in the one protected set (`MoreProtected`): `write` and `edit` treat them as
+   * protected files, and bash's sandbox keeps them read-only and puts them back after a command.
    */
   moreProtected?: MoreProtected;
   /**
@@ -63,6 +65,9 @@ export function createWorkspaceTools(root: string, options: WorkspaceToolsOption
     grepTool(root, reading),
     writeTool(root, seen, boundary, options.protectedWrites, options.moreProtected),
     editTool(root, seen, boundary, options.protectedWrites, options.moreProtected),
-    bashTool(root, options.bash),
+    bashTool(root, {
+      ...options.bash,
+      ...(options.moreProtected && { moreProtected: options.moreProtected }),
+    }),
   ];
 }

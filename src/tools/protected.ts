@@ -1,4 +1,4 @@
-import { protectedWhy } from "../protected/files.js";
+import { type MoreProtected, protectedWhy } from "../protected/files.js";
 import { ToolError } from "./define.js";
 import { displayPath, type Resolved } from "./path.js";
 
@@ -7,12 +7,6 @@ import { displayPath, type Resolved } from "./path.js";
  * yes only for the one file its policy asked the user about and the user approved.
  */
 export type ProtectedWrites = (realPath: string) => boolean;
-
-/**
- * Files protected for this session beyond the one set (`protectedWhy`), by real path, with why:
- * the files a hook runs (docs/hooks.md).
- */
-export type MoreProtected = (realPath: string) => string | undefined;
 
 /**
  * Throws unless `target` (resolved to the real path the tool writes) is no protected file, or
@@ -25,7 +19,7 @@ export async function refuseProtected(
   approved: ProtectedWrites = () => false,
   more?: MoreProtected,
 ): Promise<void> {
-  const why = more?.(target.path) ?? (await protectedWhy(target.realRoot, target.path));
+  const why = await protectedWhy(target.realRoot, target.path, more);
   if (why === undefined || approved(target.path)) return;
   const shown = displayPath(target.realRoot, target.path);
   throw new ToolError(

@@ -1,11 +1,12 @@
 import { lstat } from "node:fs/promises";
 import { Type } from "@sinclair/typebox";
+import type { MoreProtected } from "../protected/files.js";
 import type { Tool } from "../types.js";
 import { defineTool, ToolError } from "./define.js";
 import { writeAtomic } from "./files.js";
 import { makeFolders, openResolved } from "./open.js";
 import { type BoundaryOptions, resolveInWorkspace } from "./path.js";
-import { type MoreProtected, type ProtectedWrites, refuseProtected } from "./protected.js";
+import { type ProtectedWrites, refuseProtected } from "./protected.js";
 import { digestFile, type SeenContent, type SeenFiles } from "./seen.js";
 import { requireSeen, requireUnchanged } from "./stale.js";
 

@@ -158,6 +158,7 @@ function terminalOutput({ stderr }: Streams, view: TerminalTurn): Output {
         case "usage":
         case "turn_end":
         case "skills":
+        case "hook":
         case "images_refused":
         case "responses_switch":
         case "file_change":

@@ -3,6 +3,7 @@ import { homedir } from "node:os";
 import { HookOpinions, hookedPolicy, hookedTools } from "../hooks/compose.js";
 import { RunHooks } from "../hooks/hooks.js";
 import { FileChanges } from "../rewind/changes.js";
+import type { Rule } from "../rules/rule.js";
 import { Journal } from "../runner/journal.js";
 import { SessionRunner } from "../runner/runner.js";
 import { resolveSandbox, type SandboxState, sandboxName } from "../sandbox/bwrap.js";
@@ -187,10 +188,18 @@ async function workspaceParts(
   const approvedWrite = { ...approvedWrites(state), more };
   // write, edit and bash keep what they change, for a rewind; the plan is the model's checklist.
   const changes = new FileChanges({ root: workspace, stateDir: state });
+  await skills.refresh();
+  const probed = await probing;
+  const sandbox = bashCanRun || probed.kind === "bwrap" ? probed : undefined;
+  warnSandbox(sandbox, frontEnd.tell, workspace, env);
+  const wayOut = offersWayOut(settings, probed, frontEnd, rules.current());
   // Each read, write and edit says what it saw, for a resumed session (`SeenFiles.recall`).
   const seeing = withSeenResults(
     createWorkspaceTools(workspace, {
-      bash: { sandbox: sandboxOptions },
+      bash: {
+        sandbox: sandboxOptions,
+        ...(wayOut && { outsideSandbox: { hint: frontEnd.ask !== undefined } }),
+      },
       stateDir: state,
       seen,
       protectedWrites: approvedWrite.allows,
@@ -201,10 +210,6 @@ async function workspaceParts(
     workspace,
   );
   const tools = [...changes.wrap(seeing), planTool()];
-  await skills.refresh();
-  const probed = await probing;
-  const sandbox = bashCanRun || probed.kind === "bwrap" ? probed : undefined;
-  warnSandbox(sandbox, frontEnd.tell, workspace, env);
   const { model, images } = connect;
   return {
     model,
@@ -219,7 +224,23 @@ async function workspaceParts(
     hookFiles,
     changes,
     tools,
+    wayOut,
   };
+}
+
+/**
+ * Whether the bash tool offers the way out of the sandbox (`outside_sandbox`): only where the
+ * sandbox works and is not `required`, and where such a call could be approved: someone can be
+ * asked, or an `allow-unsandboxed` rule exists.
+ */
+function offersWayOut(
+  settings: SessionSettings,
+  sandbox: SandboxState,
+  frontEnd: FrontEnd,
+  rules: readonly Rule[],
+): boolean {
+  if (sandbox.kind !== "bwrap" || settings.sandbox === "required") return false;
+  return frontEnd.ask !== undefined || rules.some((rule) => rule.effect === "allow-unsandboxed");
 }
 
 type Parts = Awaited<ReturnType<typeof workspaceParts>> & {
@@ -255,6 +276,8 @@ async function runnerOf(settings: SessionSettings, frontEnd: FrontEnd, parts: Pa
     rules: parts.rules,
     workspace,
     sandboxed,
+    // The sandbox is the boundary: bash in it runs without asking in code mode.
+    boundary: { wayOut: parts.wayOut },
     tell: frontEnd.tell,
     ...(frontEnd.ask && { ask: frontEnd.ask }),
     protectedFiles: parts.approvedWrite,
@@ -273,7 +296,7 @@ async function runnerOf(settings: SessionSettings, frontEnd: FrontEnd, parts: Pa
         signal: () => runner.signal,
       })
     : policy;
-  const bash = settings.allowBash ? "allowed" : frontEnd.ask ? "ask" : "denied";
+  const bash = settings.allowBash || sandboxed ? "allowed" : frontEnd.ask ? "ask" : "denied";
   const prompts = await systemPrompts(
     { workspace, bash, sandboxed, platform: process.platform },
     { home: homedir(), state: stateHome(env) },

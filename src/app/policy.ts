@@ -251,7 +251,9 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
       decision: "ask",
       reason: `${outsideWords}; the model's reason: ${why}`,
       save,
-      noSave: mode === "code" ? (verdict.noSave ?? verdict.reason) : askModeNoSave,
+      ...(save.length === 0 && {
+        noSave: mode === "code" ? (verdict.noSave ?? verdict.reason) : askModeNoSave,
+      }),
       outside: { reason: why },
     };
     if (!ask) return [{ approved: false, reason: outsideNoOne(save) }, "no-terminal"];

@@ -27,24 +27,25 @@ const outside = (id: string, command: string, reason = "it needs the network") =
   toolCall(id, "bash", { command, outside_sandbox: true, reason });
 
 function boundaryPolicy(
-  options: Partial<CliPolicyOptions> & { answers?: Answer[]; rules?: never },
+  options: Partial<CliPolicyOptions> & { answers?: Answer[]; noOne?: boolean },
   rules: Rule[] = [],
 ) {
   const decisions: Decision[] = [];
   const asked: Question[] = [];
   const saved: Rule[] = [];
   const answers = options.answers ?? [];
+  const ask: CliPolicyOptions["ask"] = async (_call, question) => {
+    asked.push(question);
+    return answers.shift() ?? "no";
+  };
   const policy = cliPolicy({
+    ...(!options.noOne && { ask }),
     bash: "ask",
     workspace,
     sandboxed: true,
-    boundary: { wayOut: true },
+    boundary: true,
     lowSpace: () => undefined,
     rules: { current: () => [...saved, ...rules], save: async (add) => void saved.push(...add) },
-    ask: async (_call, question) => {
-      asked.push(question);
-      return answers.shift() ?? "no";
-    },
     record: async (decision) => void decisions.push(decision),
     ...options,
   });
@@ -92,7 +93,7 @@ describe("inside a working sandbox, in code mode", () => {
     expect(asked.map((q) => q.reason)).toEqual([
       expect.stringContaining("a redirect that writes the protected file .git/config"),
     ]);
-    const headless = boundaryPolicy({ ask: undefined });
+    const headless = boundaryPolicy({ noOne: true });
     expect(await headless.policy(inside("h", "make test"))).toEqual({ approved: true });
     expect(headless.by()).toEqual(["h true sandbox"]);
   });
@@ -110,7 +111,7 @@ describe("inside a working sandbox, in code mode", () => {
   });
 
   it("is the rules as they are when the sandbox does not work, or without the boundary", async () => {
-    for (const options of [{ sandboxed: false }, { boundary: undefined }]) {
+    for (const options of [{ sandboxed: false }, { boundary: false }]) {
       const { policy, asked, by } = boundaryPolicy({ ...options, answers: ["no"] });
       await policy(inside("m", "make"));
       expect(asked.map((q) => q.reason)).toEqual(["no rule allows make"]);
@@ -160,7 +161,7 @@ describe("the way out of the sandbox", () => {
   });
 
   it("is allowed by an allow-unsandboxed rule only for every command of the line, and a deny rule still wins", async () => {
-    const { policy, asked, by } = boundaryPolicy({ ask: undefined }, [
+    const { policy, asked, by } = boundaryPolicy({ noOne: true }, [
       unsandboxed("npm install"),
       deny("npm install evil"),
     ]);
@@ -190,7 +191,7 @@ describe("the way out of the sandbox", () => {
       [[], { reason: "it needs the network" }],
     ]);
     expect(ask.saved).toEqual([]);
-    const headless = boundaryPolicy({ ask: undefined, bash: "allow" });
+    const headless = boundaryPolicy({ noOne: true, bash: "allow" });
     expect(await headless.policy(outside("h", "npm install"))).toEqual({
       approved: false,
       reason:

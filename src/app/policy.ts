@@ -68,12 +68,13 @@ export interface CliPolicyOptions {
   /**
    * The sandbox is the boundary (only with `sandboxed`): in `code` mode a bash command no deny
    * rule matches runs without asking, recorded as decided by `sandbox` (a redirect into a
-   * protected file still asks). `wayOut`: the bash tool offers `outside_sandbox`
-   * (`BashOptions.outsideSandbox`); such a call is refused in plan mode, allowed only by an
-   * `allow-unsandboxed` rule (never `--allow-bash`, an `allow` rule or the read-only set), else
-   * asked as a `Question` with `outside`, and denied where no one can be asked.
+   * protected file still asks). A call that asks to leave the sandbox (`asksOutside`: the bash
+   * tool's `outside_sandbox`, where `BashOptions.outsideSandbox` offers it) is refused in plan
+   * mode, allowed only by an `allow-unsandboxed` rule (never `--allow-bash`, an `allow` rule or
+   * the read-only set), else asked as a `Question` with `outside`, and denied where no one can
+   * be asked.
    */
-  boundary?: { wayOut: boolean };
+  boundary?: boolean;
   /** Asks the person at the terminal; absent when there is none. */
   ask?: (call: ToolCall, question: Question) => Promise<Answer>;
   /** Tells the person what "always" saved. */
@@ -153,10 +154,9 @@ type Decided = [Approval, string, string?];
 export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
   const rules = options.rules ?? noRules;
   const saving: Saving = { rules, tell: options.tell };
-  const boundary = options.sandboxed ? options.boundary : undefined;
-  /** Whether the call is bash asking to leave the sandbox, where that way out is offered. */
-  const leaving = (call: ToolCall) =>
-    call.name === "bash" && boundary?.wayOut === true && asksOutside(call.input);
+  const boundary = options.sandboxed === true && options.boundary === true;
+  /** Whether the call is bash asking to leave a working sandbox (offered the way out or not). */
+  const leaving = (call: ToolCall) => call.name === "bash" && boundary && asksOutside(call.input);
   const outsideWhy = (call: ToolCall) =>
     typeof call.input.reason === "string" ? call.input.reason.trim() : "";
   const personAsk = options.ask;

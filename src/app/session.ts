@@ -277,7 +277,7 @@ async function runnerOf(settings: SessionSettings, frontEnd: FrontEnd, parts: Pa
     workspace,
     sandboxed,
     // The sandbox is the boundary: bash in it runs without asking in code mode.
-    boundary: { wayOut: parts.wayOut },
+    boundary: true,
     tell: frontEnd.tell,
     ...(frontEnd.ask && { ask: frontEnd.ask }),
     protectedFiles: parts.approvedWrite,

@@ -122,7 +122,7 @@ async function decideAsRun(
     rules: { current: () => rules, save: async () => {} },
     workspace: config.workspace,
     sandboxed: config.sandboxed,
-    ...(boundary && { boundary: { wayOut: true } }),
+    boundary,
     mode: () => config.mode,
     ask: async (_call, asked) => {
       question = asked;

@@ -3,10 +3,13 @@ import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { join, relative } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { rulesFile } from "../src/app/rules.js";
+import { boundaryLine } from "../src/cli/terminal/banner.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { runBin, toolResults, useCliSetup } from "./support/cli.js";
 import { realSandbox, useOutsideFolders } from "./support/sandbox.js";
 import { drive, protocolLines } from "./support/stream-json.js";
+import { hasTmux, useTmux } from "./support/tmux.js";
 
 /**
  * The sandbox as the boundary, through the built CLI with no terminal and default flags: bash in
@@ -17,6 +20,7 @@ import { drive, protocolLines } from "./support/stream-json.js";
 const setup = useCliSetup();
 const outsideFolder = useOutsideFolders();
 const sandboxed = await realSandbox({ mode: "auto" });
+const tmux = useTmux();
 
 /** A loopback listener counting the connections that reach it: none may, from the sandbox. */
 const listeners: Server[] = [];
@@ -143,6 +147,38 @@ const leaving = (command: string) => [
 ];
 
 describe.skipIf(!sandboxed)("the way out of the sandbox", () => {
+  it.skipIf(!hasTmux)(
+    "is asked on a terminal, saying it runs with the user's full rights; always saves that exact command",
+    async () => {
+      const out = await outsideFolder("terminal");
+      const canary = join(out, "ran.txt");
+      const { workspace, options } = await setup(leaving(`touch ${canary}`));
+      const term = tmux({ cwd: workspace, env: options.env, columns: 220 });
+      const start = await term.waitFor(/^›/m);
+      expect(start).toContain(`${boundaryLine}\n`);
+      term.type("go");
+      term.keys("Enter");
+      const screen = await term.waitFor(/\(exactly\)\)\?$/m);
+      expect(screen).toContain(
+        `Allow bash OUTSIDE the sandbox, with your full rights (network included): touch ${canary}\n`,
+      );
+      expect(screen).toContain(
+        `[y/N/a] (a = always, saves allow-unsandboxed touch ${canary} (exactly))?`,
+      );
+      term.type("a");
+      term.keys("Enter");
+      await term.waitFor("done");
+      expect((await stat(canary)).isFile()).toBe(true);
+      const rules = JSON.parse(await readFile(rulesFile(options.env, workspace), "utf8"));
+      expect(rules).toEqual({
+        version: 2,
+        rules: [{ effect: "allow-unsandboxed", words: ["touch", canary], exact: true }],
+      });
+      term.type("/exit");
+      term.keys("Enter");
+    },
+  );
+
   it("is a question of its own in stream-json: an approval line does not answer it, approval_unsandboxed does", async () => {
     const out = await outsideFolder("way-out");
     const canary = join(out, "ran.txt");

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { rulesFile } from "../src/app/rules.js";
 import { boundaryLine } from "../src/cli/terminal/banner.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
+import { select, withAcpAgent } from "./support/acp.js";
 import { runBin, toolResults, useCliSetup } from "./support/cli.js";
 import { realSandbox, useOutsideFolders } from "./support/sandbox.js";
 import { drive, protocolLines } from "./support/stream-json.js";
@@ -224,6 +225,43 @@ describe.skipIf(!sandboxed)("the way out of the sandbox", () => {
     ]);
     expect((await stat(canary)).isFile()).toBe(true);
     expect(workspace).not.toBe(out);
+  });
+
+  it("is an ACP permission request without an always option; an always answer does not run it", async () => {
+    const out = await outsideFolder("acp");
+    const canary = join(out, "ran.txt");
+    const { workspace, options } = await setup([
+      ...leaving(`touch ${canary}`).slice(0, 1),
+      stream(turn({ calls: [bash("y", "make", { outside_sandbox: true, reason: "again" })] })),
+      stream(turn({ text: ["done"] })),
+    ]);
+    const answers = ["allow_always", "allow_once"];
+    const { value, run } = await withAcpAgent(
+      [],
+      options,
+      () => select(answers.shift() ?? "reject_once"),
+      async (agent) => {
+        await agent.request("initialize", { protocolVersion: 1 });
+        const session = await agent.request("session/new", { cwd: workspace, mcpServers: [] });
+        return await agent.request("session/prompt", {
+          sessionId: session.sessionId,
+          prompt: [{ type: "text", text: "go" }],
+        });
+      },
+    );
+    expect(value).toEqual({ stopReason: "end_turn" });
+    expect(run.permissions.map((request) => [request.toolCall.title, request.options])).toEqual([
+      [
+        "bash: this command asks to run OUTSIDE the sandbox, with the user's full rights: every file the user can change, the network, the credential stores; the model's reason: it writes outside",
+        [
+          { optionId: "allow_once", name: "Allow once, outside the sandbox", kind: "allow_once" },
+          { optionId: "reject_once", name: "Reject", kind: "reject_once" },
+        ],
+      ],
+      [expect.stringContaining("the model's reason: again"), expect.any(Array)],
+    ]);
+    // The "always" it was not offered ran nothing.
+    expect(await readdir(out)).toEqual([]);
   });
 
   it("is never approved by a v1 client that approves every approval_request: it times out, denied", async () => {

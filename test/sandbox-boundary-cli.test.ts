@@ -125,11 +125,10 @@ describe.skipIf(!sandboxed)("in a working sandbox, in code mode, with no one to 
     const config = await readFile(join(workspace, "sub", ".git", "config"), "utf8").catch(() => "");
     expect(config).not.toContain("fsmonitor");
     // The tool offers no way out where no one could approve it.
-    const tools = (
-      server.requests[0]?.body as {
-        tools: { name: string; input_schema: { properties: object } }[];
-      }
-    ).tools;
+    const body = server.requests[0]?.body as
+      | { tools: { name: string; input_schema: { properties: object } }[] }
+      | undefined;
+    const tools = body?.tools ?? [];
     expect(
       Object.keys(tools.find((tool) => tool.name === "bash")?.input_schema.properties ?? {}),
     ).toEqual(["command", "timeout"]);

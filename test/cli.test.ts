@@ -145,12 +145,13 @@ describe("mini-agent command", () => {
     });
   });
 
-  it("denies bash without --allow-bash and tells the model why, records the decision", async () => {
+  it("denies bash without --allow-bash where there is no sandbox, tells the model why, records the decision", async () => {
     const { server, home, options } = await setup([
       stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: "touch hi" } }] })),
       stream(turn({ text: ["Cannot run it."] })),
     ]);
-    const run = await runBin(["run echo"], options);
+    // In a working sandbox bash runs without asking (sandbox-boundary-cli.test.ts).
+    const run = await runBin(["--sandbox", "off", "run echo"], options);
     expect(run.code).toBe(0);
     expect(run.stderr).toBe(
       '  ✗ bash touch hi: bash is denied by default: run mini-agent with --allow "touch hi" to let the agent run this command (--allow-bash allow…\n',
@@ -179,7 +180,7 @@ describe("mini-agent command", () => {
       stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command } }] })),
       stream(turn({ text: ["\x1b[2J\x1b[31mred\x1b[0m\r\nfake prompt\rreal\u2066"] })),
     ]);
-    const run = await runBin(["task"], options);
+    const run = await runBin(["--sandbox", "off", "task"], options);
     expect(run).toEqual({
       code: 0,
       stdout: "␛[2J␛[31mred␛[0m\nfake prompt␍real<U+2066>\n",

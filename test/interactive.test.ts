@@ -231,6 +231,7 @@ describe.skipIf(!hasScript)("interactive session on a terminal", () => {
     expect((await readSession(file ?? "")).repaired).toBe(0);
   });
 
+  // The three below ask about commands that, in a working sandbox, now run without a question.
   it("Ctrl-D at the bash question records a denial by the user, ends the turn and leaves with 130, as interrupted", async () => {
     const { server, workspace, home, options } = await setup([
       stream(
@@ -243,10 +244,15 @@ describe.skipIf(!hasScript)("interactive session on a terminal", () => {
       ),
       stream(turn({ text: ["Resumed."] })),
     ]);
-    const { code } = await converse(options.env, workspace, [
-      ["› ", "run it\r"],
-      [question, "\x04"],
-    ]);
+    const { code } = await converse(
+      options.env,
+      workspace,
+      [
+        ["› ", "run it\r"],
+        [question, "\x04"],
+      ],
+      noSandbox,
+    );
     expect(code).toBe(130);
     expect(existsSync(join(workspace, "should-not-run"))).toBe(false);
     const [file] = await sessionFiles(home);
@@ -294,13 +300,18 @@ describe.skipIf(!hasScript)("interactive session on a terminal", () => {
       stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: spoof } }] })),
       stream(turn({ text: ["Denied."] })),
     ]);
-    const { code, screen } = await converse(options.env, workspace, [
-      ["› ", "list\r"],
-      [question, "n\r"],
-      [whyNot, "\r"],
-      ["Denied.", ""],
-      ["› ", "/exit\r"],
-    ]);
+    const { code, screen } = await converse(
+      options.env,
+      workspace,
+      [
+        ["› ", "list\r"],
+        [question, "n\r"],
+        [whyNot, "\r"],
+        ["Denied.", ""],
+        ["› ", "/exit\r"],
+      ],
+      noSandbox,
+    );
     expect(code).toBe(0);
     expect(screen).toContain("Allow bash: touch pwned-by-spoof #␛[2K␍Allow bash: ls -la\r\n");
     expect(screen).toContain(
@@ -316,13 +327,18 @@ describe.skipIf(!hasScript)("interactive session on a terminal", () => {
       stream(turn({ calls: [{ id: "toolu_1", name: "bash", input: { command: padded } }] })),
       stream(turn({ text: ["Denied."] })),
     ]);
-    const { code, screen } = await converse(options.env, workspace, [
-      ["› ", "status\r"],
-      [question, "n\r"],
-      [whyNot, "\r"],
-      ["Denied.", ""],
-      ["› ", "/exit\r"],
-    ]);
+    const { code, screen } = await converse(
+      options.env,
+      workspace,
+      [
+        ["› ", "status\r"],
+        [question, "n\r"],
+        [whyNot, "\r"],
+        ["Denied.", ""],
+        ["› ", "/exit\r"],
+      ],
+      noSandbox,
+    );
     expect(code).toBe(0);
     expect(screen).toContain(
       `Allow bash:\r\n  │ touch pwned-by-padding;[20000 blanks]git status\r\n  (no rule allows touch pwned-by-padding)\r\n(1 line, 20033 characters) [y/N/a] (a = always, saves allow touch pwned-by-padding (exactly))? `,

@@ -68,7 +68,9 @@ describe("mini-agent rules explain", () => {
     expect(await runBin(["rules", "explain", "git log | head -5"], options)).toEqual({
       code: 0,
       stdout:
-        "allow: read-only set: git log, head\nwhy: allowed by the read-only set (git log, head)\n(code mode; bash runs in the sandbox: the read-only set applies)\n",
+        "allow: read-only set: git log, head\nwhy: allowed by the read-only set (git log, head)\n" +
+        'outside the sandbox (outside_sandbox: true): ask, every time (with no one to ask: deny); "always" would save: allow-unsandboxed git log (exactly); allow-unsandboxed head -5 (exactly)\n' +
+        "(code mode; bash runs in the sandbox, the boundary: what no deny rule matches runs)\n",
       stderr: "",
     });
   });
@@ -85,7 +87,7 @@ describe("mini-agent rules explain", () => {
       code: 2,
       stdout: "",
       stderr:
-        'mini-agent: usage: mini-agent rules [list | add allow|deny "WORDS" | remove N | explain "COMMAND" | explain --stdin]\n',
+        'mini-agent: usage: mini-agent rules [list | add allow|deny|allow-unsandboxed "WORDS" | remove N | explain "COMMAND" | explain --stdin]\n',
     });
   });
 });

@@ -30,13 +30,19 @@ export async function askEditor(
   question: Question,
   signal: AbortSignal,
 ): Promise<Answer> {
+  // Leaving the sandbox is asked every time: no "always" is offered, nor taken.
+  const always = question.save.length > 0 && question.outside === undefined;
   const options: PermissionOption[] = [
-    { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
-    ...(question.save.length > 0
+    question.outside
+      ? { optionId: "allow_once", name: "Allow once, outside the sandbox", kind: "allow_once" }
+      : { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
+    ...(always
       ? [{ optionId: "allow_always", name: "Always allow", kind: "allow_always" } as const]
       : []),
     { optionId: "reject_once", name: "Reject", kind: "reject_once" },
   ];
+  // An outside question's reason says first that the command leaves the sandbox.
+  const title = `${call.name}: ${question.reason}`;
   const seconds = Math.round(parts.timeoutMs / 1000);
   const timedOut: Answer = {
     deny: `no answer from the editor within ${seconds} s; the call did not run`,
@@ -66,7 +72,7 @@ export async function askEditor(
           sessionId: parts.sessionId,
           toolCall: {
             toolCallId: call.id,
-            title: visible(`${call.name}: ${question.reason}`),
+            title: visible(title),
             kind: toolKind(call.name),
             status: "pending",
             rawInput: mapStrings(call.input, wellFormed),
@@ -78,7 +84,7 @@ export async function askEditor(
       .then(({ outcome }): Answer => {
         if (outcome.outcome === "cancelled") return signal.aborted ? cancelled : withdrawn;
         if (outcome.optionId === "allow_once") return "yes";
-        if (outcome.optionId === "allow_always" && question.save.length > 0) return "always";
+        if (outcome.optionId === "allow_always" && always) return "always";
         if (outcome.optionId === "reject_once") return "no";
         return { deny: `${unoffered}; the call did not run`, by: "editor-error" };
       });

@@ -5,6 +5,7 @@ import { lowSpace } from "../rewind/free-space.js";
 import type { Verdict } from "../rules/decide.js";
 import { prefixRule, type Rule, showRule } from "../rules/rule.js";
 import { stateHome } from "../state-home.js";
+import { asksOutside } from "../tools/bash.js";
 import { resolveInWorkspace } from "../tools/path.js";
 import type { Approval, BeforeToolCall, ToolCall } from "../types.js";
 import { askModeNoSave, type Mode, planDenial } from "./modes.js";
@@ -31,8 +32,13 @@ export type Answer =
   | { no: string }
   | { always: Rule[] };
 
-/** A question the rules could not answer: the command, why it is asked, what "always" saves. */
-export type Question = Extract<Verdict, { decision: "ask" }>;
+/**
+ * A question the rules could not answer: the command, why it is asked, what "always" saves.
+ * `outside`: the call asks to run outside the sandbox, with the user's full rights (the model's
+ * `reason` for it): a front end says so plainly, offers no broader "always" than `save`, and
+ * never lets an answer meant for an ordinary question approve it.
+ */
+export type Question = Extract<Verdict, { decision: "ask" }> & { outside?: { reason: string } };
 
 export interface Decision {
   toolCallId: string;
@@ -59,6 +65,16 @@ export interface CliPolicyOptions {
   workspace?: string;
   /** Bash runs in the sandbox: the read-only set applies. */
   sandboxed?: boolean;
+  /**
+   * The sandbox is the boundary (only with `sandboxed`): in `code` mode a bash command no deny
+   * rule matches runs without asking, recorded as decided by `sandbox` (a redirect into a
+   * protected file still asks). A call that asks to leave the sandbox (`asksOutside`: the bash
+   * tool's `outside_sandbox`, where `BashOptions.outsideSandbox` offers it) is refused in plan
+   * mode, allowed only by an `allow-unsandboxed` rule (never `--allow-bash`, an `allow` rule or
+   * the read-only set), else asked as a `Question` with `outside`, and denied where no one can
+   * be asked.
+   */
+  boundary?: boolean;
   /** Asks the person at the terminal; absent when there is none. */
   ask?: (call: ToolCall, question: Question) => Promise<Answer>;
   /** Tells the person what "always" saved. */
@@ -138,6 +154,21 @@ type Decided = [Approval, string, string?];
 export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
   const rules = options.rules ?? noRules;
   const saving: Saving = { rules, tell: options.tell };
+  const boundary = options.sandboxed === true && options.boundary === true;
+  /** Whether the call is bash asking to leave a working sandbox (offered the way out or not). */
+  const leaving = (call: ToolCall) => call.name === "bash" && boundary && asksOutside(call.input);
+  const outsideWhy = (call: ToolCall) =>
+    typeof call.input.reason === "string" ? call.input.reason.trim() : "";
+  const personAsk = options.ask;
+  // Every question about a call that leaves the sandbox says so, whatever raised it (a hook, a
+  // nearly full disk): no answer meant for an ordinary question may approve it.
+  const ask =
+    personAsk &&
+    ((call: ToolCall, question: Question) =>
+      personAsk(
+        call,
+        leaving(call) ? { ...question, outside: { reason: outsideWhy(call) } } : question,
+      ));
 
   const spaceLow =
     options.lowSpace ??
@@ -166,6 +197,7 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
     if (call.name.startsWith("mcp__")) return decideMcp(call, mode);
     if (call.name !== "bash") return [denyBashByDefault(call), "default-policy"];
     const command = typeof call.input.command === "string" ? call.input.command : "";
+    if (leaving(call)) return decideOutside(call, command, mode);
     const { decideCommand } = await shellRules();
     // Outside `code` only the deny rules and the read-only set decide before the mode.
     const verdict = inMode(
@@ -182,15 +214,54 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
     if (verdict.decision === "allow") return unlessLow(call, [{ approved: true }, verdict.by]);
     if (verdict.decision === "deny")
       return [{ approved: false, reason: verdict.reason }, verdict.by];
+    // Inside the sandbox, the sandbox is the boundary; a redirect into a protected file still asks.
+    if (boundary && mode === "code" && !verdict.reason.includes("writes the protected file"))
+      return unlessLow(call, [{ approved: true }, "sandbox"]);
     const hook = options.hookOpinion?.(call);
     // What an allow rule could allow: a command of words, in code mode.
     if (hook?.decision === "allow" && mode === "code" && verdict.save.length > 0)
       return unlessLow(call, [{ approved: true }, hook.by]);
     if (mode === "plan") return planDenied(call);
     if (mode === "ask") return asked(call, inAskMode(verdict.reason));
-    if (!options.ask)
-      return [{ approved: false, reason: noTerminalReason(verdict) }, "no-terminal"];
-    return answered(await options.ask(call, verdict), verdict, verdict.save, saving);
+    if (!ask) return [{ approved: false, reason: noTerminalReason(verdict) }, "no-terminal"];
+    return answered(await ask(call, verdict), verdict, verdict.save, saving);
+  }
+
+  /**
+   * Bash asking to run outside the sandbox: refused in plan mode; a deny rule denies it; in
+   * `code` mode an `allow-unsandboxed` rule covering every command in it allows it; else the
+   * person is asked (in ask mode without saving a rule), and with no one to ask it is denied.
+   */
+  async function decideOutside(call: ToolCall, command: string, mode: Mode): Promise<Decided> {
+    if (mode === "plan") return planDenied(call);
+    const why = outsideWhy(call);
+    if (why === "") return [{ approved: false, reason: outsideUnexplained }, "sandbox"];
+    const { decideCommand } = await shellRules();
+    const verdict = await decideCommand(command, {
+      rules: rules.current().filter((rule) => mode === "code" || rule.effect === "deny"),
+      workspace: options.workspace ?? process.cwd(),
+      sandboxed: false,
+      stateFolder: options.protectedFiles?.stateDir ?? stateHome(process.env),
+      unsandboxed: true,
+    });
+    if (verdict.decision === "allow") return unlessLow(call, [{ approved: true }, verdict.by]);
+    if (verdict.decision === "deny")
+      return [{ approved: false, reason: verdict.reason }, verdict.by];
+    const save = mode === "code" ? verdict.save.map(unsandboxedRule) : [];
+    const question: Question = {
+      decision: "ask",
+      reason: `${outsideWords}; the model's reason: ${why}`,
+      save,
+      ...(save.length === 0 && {
+        noSave: mode === "code" ? (verdict.noSave ?? verdict.reason) : askModeNoSave,
+      }),
+      outside: { reason: why },
+    };
+    if (!ask) return [{ approved: false, reason: outsideNoOne(save) }, "no-terminal"];
+    const answer = await ask(call, question);
+    // "Always" saves at most the exact commands asked about, whatever else was chosen.
+    const exact = typeof answer === "object" && "always" in answer ? "always" : answer;
+    return answered(exact, question, save, saving);
   }
 
   /**
@@ -207,7 +278,7 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
     if (ruled) return [{ approved: true }, ruled.by];
     const hook = options.hookOpinion?.(call);
     if (hook?.decision === "allow") return [{ approved: true }, hook.by];
-    if (!options.ask) {
+    if (!ask) {
       const allowIt = `--allow ${call.name}, or --allow '${serverPattern(call.name)}'`;
       return [
         {
@@ -219,17 +290,17 @@ export function cliPolicy(options: CliPolicyOptions): BeforeToolCall {
     }
     const save: Rule[] = [{ effect: "allow", words: [call.name] }];
     const question: Question = { decision: "ask", reason, save, noSave: "" };
-    return answered(await options.ask(call, question), question, save, saving);
+    return answered(await ask(call, question), question, save, saving);
   }
 
   /** A question of ask mode: asked, or denied when no one can be asked; it saves no rule. */
   async function asked(call: ToolCall, question: Question): Promise<Decided> {
-    if (!options.ask)
+    if (!ask)
       return [
         { approved: false, reason: `${question.reason}, and no one can be asked here` },
         "no-terminal",
       ];
-    return answered(await options.ask(call, question), question, [], saving);
+    return answered(await ask(call, question), question, [], saving);
   }
 
   /**
@@ -389,6 +460,28 @@ function noTerminalReason(question: Question): string {
   return `bash is denied by default: run mini-agent with ${flags} to let the agent run this command (--allow-bash allows every command)`;
 }
 
+/** What every question about a call that leaves the sandbox says first. */
+export const outsideWords =
+  "this command asks to run OUTSIDE the sandbox, with the user's full rights: every file the user can change, the network, the credential stores";
+
+const outsideUnexplained =
+  "bash outside the sandbox needs a reason: set reason to why the command cannot run inside the sandbox (the user reads it), or run it without outside_sandbox";
+
+/** The exact rule "always" saves for a command run outside the sandbox. */
+function unsandboxedRule(rule: Rule): Rule {
+  return { effect: "allow-unsandboxed", words: rule.words, exact: true };
+}
+
+/** With no one to ask: a run outside the sandbox is denied, with the rule that would allow it. */
+function outsideNoOne(save: Rule[]): string {
+  const words = save.map((rule) => rule.words);
+  const simple = words.length > 0 && words.flat().every((word) => simpleWord.test(word));
+  const flags = simple
+    ? `; the user may allow exactly this with ${words.map((rule) => `--allow-unsandboxed "${rule.join(" ")}"`).join(" ")}`
+    : "";
+  return `bash outside the sandbox needs the user's approval, and no one can be asked here: run the command inside the sandbox (without outside_sandbox)${flags}`;
+}
+
 /** A word `--allow "…"` reads as it is, with no quoting to explain. */
 const simpleWord = /^[\w@%+=:,./-]+$/;
 /**
@@ -397,6 +490,7 @@ const simpleWord = /^[\w@%+=:,./-]+$/;
  */
 export function matchesTool(rule: Rule, tool: string): boolean {
   const [word, ...more] = rule.words;
+  if (rule.effect === "allow-unsandboxed") return false;
   if (word === undefined || more.length > 0 || !word.startsWith("mcp__")) return false;
   if (word === tool) return true;
   return word.endsWith("__*") && serverPattern(tool) === word;
@@ -409,7 +503,7 @@ export function toolRuleVerdict(
 ): { decision: "allow" | "deny"; by: string; reason: string } | undefined {
   const matching = rules.filter((rule) => matchesTool(rule, tool));
   const rule = matching.find((candidate) => candidate.effect === "deny") ?? matching[0];
-  if (!rule) return undefined;
+  if (!rule || rule.effect === "allow-unsandboxed") return undefined;
   const shown = showRule(rule);
   return {
     decision: rule.effect,

@@ -3,6 +3,7 @@ import { homedir } from "node:os";
 import { HookOpinions, hookedPolicy, hookedTools } from "../hooks/compose.js";
 import { RunHooks } from "../hooks/hooks.js";
 import { FileChanges } from "../rewind/changes.js";
+import type { Rule } from "../rules/rule.js";
 import { Journal } from "../runner/journal.js";
 import { retryPolicy } from "../runner/retry.js";
 import { SessionRunner } from "../runner/runner.js";
@@ -205,10 +206,19 @@ async function workspaceParts(
   const approvedWrite = { ...approvedWrites(state), more: hookFiles };
   // write, edit and bash keep what they change, for a rewind; the plan is the model's checklist.
   const changes = new FileChanges({ root: workspace, stateDir: state });
+  await skills.refresh();
+  await commands.refresh();
+  const probed = await probing;
+  const sandbox = bashCanRun || probed.kind === "bwrap" ? probed : undefined;
+  warnSandbox(sandbox, frontEnd.tell, workspace, env);
+  const wayOut = offersWayOut(settings, probed, frontEnd, rules.current());
   // Each read, write and edit says what it saw, for a resumed session (`SeenFiles.recall`).
   const seeing = withSeenResults(
     createWorkspaceTools(workspace, {
-      bash: { sandbox: sandboxOptions },
+      bash: {
+        sandbox: sandboxOptions,
+        ...(wayOut && { outsideSandbox: { hint: frontEnd.ask !== undefined } }),
+      },
       stateDir: state,
       seen,
       protectedWrites: approvedWrite.allows,
@@ -219,11 +229,6 @@ async function workspaceParts(
     workspace,
   );
   const tools = [...changes.wrap(seeing), planTool()];
-  await skills.refresh();
-  await commands.refresh();
-  const probed = await probing;
-  const sandbox = bashCanRun || probed.kind === "bwrap" ? probed : undefined;
-  warnSandbox(sandbox, frontEnd.tell, workspace, env);
   const { model, images } = connect;
   return {
     model,
@@ -240,7 +245,23 @@ async function workspaceParts(
     sandboxOptions,
     changes,
     tools,
+    wayOut,
   };
+}
+
+/**
+ * Whether the bash tool offers the way out of the sandbox (`outside_sandbox`): only where the
+ * sandbox works and is not `required`, and where such a call could be approved: someone can be
+ * asked, or an `allow-unsandboxed` rule exists.
+ */
+function offersWayOut(
+  settings: SessionSettings,
+  sandbox: SandboxState,
+  frontEnd: FrontEnd,
+  rules: readonly Rule[],
+): boolean {
+  if (sandbox.kind !== "bwrap" || settings.sandbox === "required") return false;
+  return frontEnd.ask !== undefined || rules.some((rule) => rule.effect === "allow-unsandboxed");
 }
 
 type Parts = Awaited<ReturnType<typeof workspaceParts>> & {
@@ -280,6 +301,8 @@ async function runnerOf(settings: SessionSettings, frontEnd: FrontEnd, parts: Pa
     rules: parts.rules,
     workspace,
     sandboxed,
+    // The sandbox is the boundary: bash in it runs without asking in code mode.
+    boundary: true,
     tell: frontEnd.tell,
     ...(frontEnd.ask && { ask: frontEnd.ask }),
     protectedFiles: parts.approvedWrite,
@@ -298,7 +321,7 @@ async function runnerOf(settings: SessionSettings, frontEnd: FrontEnd, parts: Pa
         signal: () => runner.signal,
       })
     : policy;
-  const bash = settings.allowBash ? "allowed" : frontEnd.ask ? "ask" : "denied";
+  const bash = settings.allowBash || sandboxed ? "allowed" : frontEnd.ask ? "ask" : "denied";
   const prompts = await systemPrompts(
     { workspace, bash, sandboxed, platform: process.platform },
     { home: homedir(), state: stateHome(env) },

@@ -60,7 +60,7 @@ export function subcommandsFrom(positionals: string[], values: FlagValues): Subc
 
 /** The flags of the provider's client, of the approval rules, and of the sandbox. */
 const providerFlags = ["provider", "model", "base-url", "thinking", "context-window"] as const;
-const ruleFlags = ["allow", "deny"] as const;
+const ruleFlags = ["allow", "deny", "allow-unsandboxed"] as const;
 const sandboxFlags = [
   "sandbox",
   "sandbox-hide",

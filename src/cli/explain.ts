@@ -48,11 +48,20 @@ export interface Explanation {
   why: string;
   /** For ask: what "always" would save, or why it saves nothing. */
   always?: string;
+  /**
+   * In the sandbox, for bash: what the same command asking to leave it (`outside_sandbox`)
+   * would get, in words (`ask; "always" would save: allow-unsandboxed npm install (exactly)`).
+   */
+  outside?: string;
 }
 
 /** What the policy of a run in `config` decides for `command`, with the part that decided. */
 export async function explainCommand(command: string, config: Configuration): Promise<Explanation> {
-  const explained = await explainDecision(command, config);
+  const explained = {
+    ...(await explainDecision(command, config)),
+    ...(config.sandboxed &&
+      !isToolName(command) && { outside: await outsideWords(command, config) }),
+  };
   if (config.refused === undefined || isToolName(command) || explained.decision === "deny")
     return explained;
   return { ...explained, why: `${explained.why}; but bash runs nothing here: ${config.refused}` };
@@ -99,7 +108,12 @@ type Outcome =
  * The run's policy, built as `cli/run.ts` builds it for this configuration and asked about one
  * call: what it records for an allow or a deny, or the question it would put to the person.
  */
-async function decideAsRun(command: string, config: Configuration): Promise<Outcome> {
+async function decideAsRun(
+  command: string,
+  config: Configuration,
+  boundary = true,
+  outside = false,
+): Promise<Outcome> {
   let question: Question | undefined;
   let by = "";
   const rules = config.rules.map((sourced) => sourced.rule);
@@ -108,6 +122,7 @@ async function decideAsRun(command: string, config: Configuration): Promise<Outc
     rules: { current: () => rules, save: async () => {} },
     workspace: config.workspace,
     sandboxed: config.sandboxed,
+    boundary,
     mode: () => config.mode,
     ask: async (_call, asked) => {
       question = asked;
@@ -118,11 +133,8 @@ async function decideAsRun(command: string, config: Configuration): Promise<Outc
     },
   });
   const tool = isToolName(command);
-  const call: ToolCall = {
-    id: "explain",
-    name: tool ? command : "bash",
-    input: tool ? {} : { command },
-  };
+  const input = outside ? { command, outside_sandbox: true, reason: "explain" } : { command };
+  const call: ToolCall = { id: "explain", name: tool ? command : "bash", input: tool ? {} : input };
   const approval = await policy(call);
   if (question) return { decision: "ask", question };
   if (approval.approved) return { decision: "allow", by };
@@ -136,7 +148,8 @@ async function decideAsRun(command: string, config: Configuration): Promise<Outc
  */
 async function sandboxNote(command: string, config: Configuration): Promise<string> {
   if (config.sandboxed || isToolName(command)) return "";
-  const inSandbox = await decideAsRun(command, { ...config, sandboxed: true });
+  // The read-only set's answer, not the boundary's (which would allow every command there).
+  const inSandbox = await decideAsRun(command, { ...config, sandboxed: true }, false);
   return inSandbox.decision === "allow"
     ? `; without the sandbox the read-only set allows only reads whose every path is inside the workspace (in the sandbox: allow, by ${inSandbox.by})`
     : "";
@@ -152,6 +165,8 @@ function rulesIn(by: string, config: Configuration): SourcedRule[] {
 
 function allowedWhy(by: string, config: Configuration): string {
   if (by === "allow-bash-flag") return "--allow-bash allows every command no deny rule matches";
+  if (by === "sandbox")
+    return "the sandbox is the boundary: in code mode bash runs in it without asking once no deny rule matches (the workspace is writable, nothing else, no network)";
   const parts = by.split("; ").flatMap((part) => {
     if (part.startsWith("read-only set: "))
       return [`the read-only set (${part.slice("read-only set: ".length)})`];
@@ -162,6 +177,19 @@ function allowedWhy(by: string, config: Configuration): string {
     return `the rule ${showRule(rule)} (from ${from}${covers ? `; it covers ${covers}` : ""})`;
   });
   return `allowed by ${[...rules, ...parts].join(" and ")}`;
+}
+
+/** What the command asking to run outside the sandbox would get, and what decided it. */
+async function outsideWords(command: string, config: Configuration): Promise<string> {
+  const outcome = await decideAsRun(command, config, true, true);
+  if (outcome.decision === "allow") return `allow, by ${outcome.by}`;
+  if (outcome.decision === "deny") return `deny, by ${outcome.by}`;
+  const { question } = outcome;
+  const always =
+    question.save.length > 0
+      ? `"always" would save: ${question.save.map(showRule).join("; ")}`
+      : `"always" would save no rule: ${question.noSave ?? ""}`;
+  return `ask, every time (with no one to ask: deny); ${always}`;
 }
 
 /** The "always" line of a question: the rules it would save, or why it saves none. */
@@ -184,12 +212,17 @@ export function explanationText(
     : config.refused !== undefined
       ? `bash is refused here: ${config.refused}`
       : config.sandboxed
-        ? "bash runs in the sandbox: the read-only set applies"
+        ? config.mode === "code"
+          ? "bash runs in the sandbox, the boundary: what no deny rule matches runs"
+          : "bash runs in the sandbox: the read-only set applies"
         : "bash runs without the sandbox: the read-only set applies to reads inside the workspace";
   const lines = [
     `${explanation.decision}: ${explanation.by}`,
     `why: ${explanation.why}`,
     ...(explanation.always ? [explanation.always] : []),
+    ...(explanation.outside
+      ? [`outside the sandbox (outside_sandbox: true): ${explanation.outside}`]
+      : []),
     `(${config.mode} mode; ${where}${explanation.decision === "ask" ? "; with no terminal, ask means deny" : ""})`,
   ];
   return lines.map((line) => `${visible(line)}\n`).join("");

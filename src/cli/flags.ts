@@ -13,6 +13,7 @@ export const options = {
   mode: { type: "string" },
   allow: { type: "string", multiple: true },
   deny: { type: "string", multiple: true },
+  "allow-unsandboxed": { type: "string", multiple: true },
   sandbox: { type: "string" },
   "sandbox-hide": { type: "string", multiple: true },
   skill: { type: "string", multiple: true },
@@ -169,11 +170,15 @@ export function commandWords(parsed: ParsedFlags): string[] {
 const unknown = (flag: string) =>
   new UsageError(`unknown option ${flag} (mini-agent --help lists the options)`);
 
-/** `--allow` and `--deny` rules in the order given: the order they are listed and explained in. */
+/**
+ * `--allow`, `--deny` and `--allow-unsandboxed` rules in the order given: the order they are
+ * listed and explained in.
+ */
 export function rulesFrom(tokens: ParsedFlags["tokens"]): Rule[] {
   const rules: Rule[] = [];
   for (const token of tokens) {
-    if (token.name !== "allow" && token.name !== "deny") continue;
+    if (token.name !== "allow" && token.name !== "deny" && token.name !== "allow-unsandboxed")
+      continue;
     try {
       rules.push({ effect: token.name, words: ruleWords(token.value) });
     } catch (error) {

@@ -1,6 +1,6 @@
 /** What `mini-agent --help` prints: the commands, every flag, the environment and the exit codes. */
 export const usage = `Usage: mini-agent [options] ["task"]
-       mini-agent rules [list | add allow|deny "WORDS" | remove N | explain "COMMAND" | explain --stdin]
+       mini-agent rules [list | add allow|deny|allow-unsandboxed "WORDS" | remove N | explain "COMMAND" | explain --stdin]
        mini-agent export [ID] [--format html|md] [-o FILE] [--force]
        mini-agent rewind [ID] --to N [--files-only | --conversation-only] [--dry-run]
        mini-agent skills         list the skills found here, with warnings
@@ -13,6 +13,8 @@ export const usage = `Usage: mini-agent [options] ["task"]
 Runs one task in the current folder and prints the answer; with no task on a terminal,
 starts an interactive session (/exit or Ctrl-D to leave). After --, every word is the task's,
 never an option or a command: mini-agent -- "$TASK".
+Where the sandbox works, bash runs in it without asking: the workspace is writable,
+nothing else, no network; --mode ask to be asked.
 
 Options:
   -p, --print TASK          run TASK once (same as giving it as an argument)
@@ -24,12 +26,16 @@ Options:
                             anthropic; required for openai and openai-responses)
       --base-url URL        provider endpoint (default: $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL,
                             else the provider's public API)
-      --allow-bash          let the agent run shell commands without asking (deny rules still hold)
+      --allow-bash          let the agent run shell commands without asking (deny rules still
+                            hold); never a command that asks to leave the sandbox
       --mode MODE           code (default: the rules as they are), ask (ask before every
                             change) or plan (read only; changes denied); /mode switches
       --allow "WORDS"       allow commands that start with WORDS, e.g. --allow "npm test" (repeatable)
       --deny "WORDS"        deny commands that start with WORDS, also behind known wrappers
                             (repeatable; wins; a guard, not a boundary: see docs/rules.md)
+      --allow-unsandboxed "WORDS"
+                            let the agent run commands that start with WORDS outside the
+                            sandbox when it asks to (outside_sandbox), without asking you
       --skill NAME          put skill NAME's text before the task (repeatable; see docs/skills.md)
       --image FILE          attach an image (PNG, JPEG, GIF, WebP) to the task (repeatable)
       --mcp-config FILE     also start the MCP servers FILE names (repeatable; yours: no

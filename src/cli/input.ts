@@ -146,16 +146,21 @@ export class TerminalInput {
     const choices = `[y/N/a] (${always})? `;
     const reason = `  (${visible(why.reason, whole)})`;
     const shown = commandForQuestion(command);
+    // Leaving the sandbox is said before the command, where it cannot be missed.
+    const allow = why.outside
+      ? `Allow ${visible(call.name)} OUTSIDE the sandbox, with your full rights (network included)`
+      : `Allow ${visible(call.name)}`;
     const question =
       "inline" in shown
-        ? `Allow ${visible(call.name)}: ${shown.inline}\n${reason}\n${choices}`
-        : `Allow ${visible(call.name)}:\n${shown.block.join("\n")}\n${reason}\n(${shown.summary}) ${choices}`;
+        ? `${allow}: ${shown.inline}\n${reason}\n${choices}`
+        : `${allow}:\n${shown.block.join("\n")}\n${reason}\n(${shown.summary}) ${choices}`;
     this.activity?.stop();
     const answer = await this.questionLine(question, signal);
     if (answer === undefined) return "closed";
     const key = answer.trim().toLowerCase()[0];
     if (key === "y") return "yes";
-    if (key === "a") return this.chooseRules(why.save, signal);
+    // Leaving the sandbox: "always" saves the exact command, never a broader rule.
+    if (key === "a") return why.outside ? "always" : this.chooseRules(why.save, signal);
     const said = await this.questionLine("  why not (for the model; Enter for none)? ", signal);
     if (said === undefined) return "closed";
     return said.trim() === "" ? "no" : { no: said.trim() };

@@ -47,7 +47,8 @@ export class JsonInput {
   /** User lines read and not yet taken, with their input line numbers. */
   private readonly prompts: { prompt: Prompt; line: number }[] = [];
   private waiting: ((prompt: Prompt | undefined) => void) | undefined;
-  private readonly open = new Map<string, (answer: Answer) => void>();
+  /** Open requests by call id: how to answer each, and whether it asks to leave the sandbox. */
+  private readonly open = new Map<string, { answer: (answer: Answer) => void; outside: boolean }>();
   /** Stdin ended: no answer can come. */
   private closed = false;
   /** Stdin ended and every user line of it was queued: no prompt can come. */
@@ -71,7 +72,7 @@ export class JsonInput {
       },
       end: () => {
         this.closed = true;
-        for (const answer of this.open.values()) answer(ended);
+        for (const { answer } of this.open.values()) answer(ended);
         this.inOrder(() => {
           this.drained = true;
           this.waiting?.(undefined);
@@ -125,19 +126,26 @@ export class JsonInput {
         resolve({ deny: approvalTimeoutReason(seconds), by: "approval-timeout" });
       }, approvalTimeoutMs);
       signal?.addEventListener("abort", onAbort, { once: true });
-      this.open.set(call.id, (answer) => {
+      const outside = question.outside !== undefined;
+      const answer = (answer: Answer) => {
         settle();
         resolve(answer);
-      });
+      };
+      this.open.set(call.id, { answer, outside });
       const { id, name, input } = call;
-      this.options.send({
-        type: "approval_request",
-        id,
-        name,
-        input,
-        reason: question.reason,
-        timeoutSeconds: seconds,
-      });
+      const { reason } = question;
+      // Leaving the sandbox is an event of its own: a client that answers every approval_request
+      // never approves it unknowingly.
+      this.options.send(
+        question.outside
+          ? {
+              type: "approval_request_unsandboxed",
+              ...{ id, name, input, reason },
+              modelReason: question.outside.reason,
+              timeoutSeconds: seconds,
+            }
+          : { type: "approval_request", id, name, input, reason, timeoutSeconds: seconds },
+      );
     });
   }
 
@@ -177,9 +185,16 @@ export class JsonInput {
       });
       return;
     }
-    const answer = this.open.get(line.id);
-    if (answer) answer(line.decision === "allow" ? "yes" : "no");
-    else this.skip(`answers ${JSON.stringify(line.id)}, which no approval request waits for`);
+    const open = this.open.get(line.id);
+    const id = JSON.stringify(line.id);
+    if (!open) this.skip(`answers ${id}, which no approval request waits for`);
+    else if (open.outside !== (line.type === "approval_unsandboxed"))
+      this.skip(
+        open.outside
+          ? `answers ${id} with an approval line: that request asks to run outside the sandbox and takes an approval_unsandboxed line`
+          : `answers ${id} with an approval_unsandboxed line: that request takes an approval line`,
+      );
+    else open.answer(line.decision === "allow" ? "yes" : "no");
   }
 
   private queue(prompt: Prompt, line: number): void {

@@ -34,9 +34,14 @@ export async function rulesCommand(
     out(`removed: ${visible(showRule(removed))}\n`);
     return exitCodes.done;
   }
-  if (action === "add" && rest.length === 2 && (rest[0] === "allow" || rest[0] === "deny")) {
+  const effect = rest[0];
+  if (
+    action === "add" &&
+    rest.length === 2 &&
+    (effect === "allow" || effect === "deny" || effect === "allow-unsandboxed")
+  ) {
     const rule: Rule = {
-      effect: rest[0],
+      effect,
       words: await asUsage(Promise.resolve().then(() => ruleWords(rest[1] ?? ""))),
     };
     await asUsage(addRules(file, [rule]));
@@ -64,7 +69,7 @@ export async function rulesCommand(
     return exitCodes.done;
   }
   throw new UsageError(
-    'usage: mini-agent rules [list | add allow|deny "WORDS" | remove N | explain "COMMAND" | explain --stdin]',
+    'usage: mini-agent rules [list | add allow|deny|allow-unsandboxed "WORDS" | remove N | explain "COMMAND" | explain --stdin]',
   );
 }
 

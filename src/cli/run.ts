@@ -179,7 +179,14 @@ function shown(
   const { args, view, stderr, stopper, endAfter, workspace } = parts;
   const { runner, model, sandbox, resumed, contextWindow } = session;
   if (view && parts.greet) {
-    const info = { model, provider: args.provider, sandbox: sandboxName(sandbox), workspace };
+    const boundary = sandbox?.kind === "bwrap" && session.mode.current === "code";
+    const info = {
+      model,
+      provider: args.provider,
+      sandbox: sandboxName(sandbox),
+      workspace,
+      boundary,
+    };
     stderr.write(banner(info, view.styles, view.fit));
   }
   if (session.startLine !== "") stderr.write(`mini-agent: ${session.startLine}\n`);

@@ -63,6 +63,19 @@ export const OutputLineSchema = Type.Union(
       'A question: answer it with an input line {"type":"approval","id":…,"decision":"allow"|"deny"}.',
     ),
     line(
+      "approval_request_unsandboxed",
+      {
+        ...CallProperties,
+        /** What the call asks, with the model's reason for leaving the sandbox. */
+        reason: Type.String(),
+        /** The model's own words: why the command cannot run inside the sandbox. */
+        modelReason: Type.String(),
+        /** Seconds until the call is denied for want of an answer. */
+        timeoutSeconds: Type.Number({ minimum: 0 }),
+      },
+      'A question about a command that asks to run OUTSIDE the sandbox, with the user\'s full rights and the network: answer it with an input line {"type":"approval_unsandboxed","id":…,"decision":"allow"|"deny"} (an "approval" line does not answer it). A client that does not know this event lets it time out, denied.',
+    ),
+    line(
       "approval",
       {
         id: Type.String(),
@@ -276,6 +289,19 @@ export const InputLineSchema = Type.Union(
       {
         additionalProperties: false,
         description: "The answer to the approval_request with this id.",
+      },
+    ),
+    Type.Object(
+      {
+        version: Type.Optional(Type.Literal(STREAM_JSON_VERSION)),
+        type: Type.Literal("approval_unsandboxed"),
+        id: Type.String(),
+        decision: Type.Union([Type.Literal("allow"), Type.Literal("deny")]),
+      },
+      {
+        additionalProperties: false,
+        description:
+          "The answer to the approval_request_unsandboxed with this id: allow runs the command outside the sandbox.",
       },
     ),
   ],

@@ -28,6 +28,11 @@ export interface RulesContext {
   allowAll?: boolean;
   /** The session's own protected files (the files its hooks run): a write into one asks. */
   moreProtected?: MoreProtected;
+  /**
+   * The command asks to run outside the sandbox: only `allow-unsandboxed` rules allow it, never
+   * an `allow` rule, the read-only set or a `cd` inside the workspace.
+   */
+  unsandboxed?: boolean;
 }
 
 /**
@@ -99,9 +104,15 @@ export async function decideScript(script: Script, context: RulesContext): Promi
   ];
   if (unseen.length > 0) return ask(`the rules cannot allow ${unseen[0]}`);
   if (script.commands.length === 0) return ask("the command runs nothing the rules can name");
-  const folders =
-    reads?.cds ??
-    (await allowedFolderChanges(script, views, context.workspace, insideCheck(context.workspace)));
+  const folders = context.unsandboxed
+    ? new Set<Run>()
+    : (reads?.cds ??
+      (await allowedFolderChanges(
+        script,
+        views,
+        context.workspace,
+        insideCheck(context.workspace),
+      )));
   const allowed: string[] = [];
   const uncovered: Run[] = [];
   const written: Written[] = [];
@@ -174,8 +185,9 @@ function allowedBy(
   reads: InsideReads | undefined,
 ): { by?: string; writes: Written[]; refused?: string } {
   let refused: string | undefined;
+  const effect = context.unsandboxed ? "allow-unsandboxed" : "allow";
   for (const rule of context.rules) {
-    if (rule.effect !== "allow" || !allowMatches(rule, run)) continue;
+    if (rule.effect !== effect || !allowMatches(rule, run)) continue;
     const grant = ruleGrant(rule, run);
     const program = shownWords(run.words.slice(0, 1));
     if (grant.granted)
@@ -185,7 +197,8 @@ function allowedBy(
       };
     refused ??= grant.why;
   }
-  const entry = context.sandboxed || reads?.runs.has(run) ? readOnlyEntry(run) : undefined;
+  const readOnly = !context.unsandboxed && (context.sandboxed || reads?.runs.has(run));
+  const entry = readOnly ? readOnlyEntry(run) : undefined;
   return {
     ...(entry && { by: `read-only set: ${entry}` }),
     writes: [],

@@ -66,8 +66,8 @@ const TOOL = /^mcp__[A-Za-z0-9_-]+__(?:[A-Za-z0-9_-]+|\*)$/;
 /** A rule as the file holds it: an MCP tool rule as `{effect, tool}`, any other by its words. */
 function savedRule(rule: Rule): Rule | { effect: Rule["effect"]; tool: string } {
   const [word, ...more] = rule.words;
-  if (word !== undefined && more.length === 0 && !rule.exact && TOOL.test(word))
-    return { effect: rule.effect, tool: word };
+  const tool = rule.effect !== "allow-unsandboxed" && !rule.exact && more.length === 0;
+  if (word !== undefined && tool && TOOL.test(word)) return { effect: rule.effect, tool: word };
   return rule;
 }
 
@@ -89,14 +89,14 @@ function checkedRule(value: unknown, where: string): Rule {
   const rule = value as Partial<Rule> | null;
   const words = rule?.words;
   if (
-    (rule?.effect !== "allow" && rule?.effect !== "deny") ||
+    (rule?.effect !== "allow" && rule?.effect !== "deny" && rule?.effect !== "allow-unsandboxed") ||
     !Array.isArray(words) ||
     words.length === 0 ||
     !words.every((word) => typeof word === "string" && word !== "") ||
     (rule.exact !== undefined && typeof rule.exact !== "boolean")
   )
     throw new RuleError(
-      `${where}: a rule is {"effect": "allow" or "deny", "words": [non-empty strings], "exact"?: boolean}`,
+      `${where}: a rule is {"effect": "allow", "deny" or "allow-unsandboxed", "words": [non-empty strings], "exact"?: boolean}`,
     );
   return { effect: rule.effect, words: [...words], ...(rule.exact && { exact: true }) };
 }

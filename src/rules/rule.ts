@@ -3,13 +3,17 @@
  * word with the command as the shell will run it (quotes and escapes removed). No glob syntax: a
  * `*` in a rule is the character `*`. A rule matches a command whose words start with its words
  * (`npm test` matches `npm test -- --watch`); an `exact` rule (what "always" saves) matches those
- * words and nothing more. Deny wins over allow.
+ * words and nothing more. Deny wins over allow. `allow` covers a run inside the sandbox (or with
+ * no sandbox at all); only `allow-unsandboxed` covers a call that asks to leave a working sandbox
+ * (`outside_sandbox`), and it covers nothing else.
  */
 export interface Rule {
-  effect: "allow" | "deny";
+  effect: RuleEffect;
   words: string[];
   exact?: boolean;
 }
+
+export type RuleEffect = "allow" | "deny" | "allow-unsandboxed";
 
 /** A rule written badly (`--allow ""`, an unclosed quote): said in one line. */
 export class RuleError extends Error {

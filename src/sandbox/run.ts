@@ -46,6 +46,11 @@ export interface RunOptions {
    * sandbox, read-only and checked after the command like the rest of the protected set.
    */
   moreProtected?: MoreProtected;
+  /**
+   * Run plainly though the sandbox works: the way out, which the caller's policy had a person
+   * (or the person's explicit rule) approve. Never with `--sandbox required`: refused.
+   */
+  outside?: boolean;
 }
 
 /**
@@ -84,8 +89,10 @@ export async function runCommand(command: string, options: RunOptions): Promise<
   const sandbox = await resolveSandbox(options.sandbox ?? { mode: "auto" });
   const refused = await refusal(sandbox);
   if (refused !== undefined) return { kind: "refused", reason: refused };
+  if (options.outside && options.sandbox?.mode === "required")
+    return { kind: "refused", reason: "--sandbox required: no command runs outside the sandbox" };
   const outcome =
-    sandbox.kind === "bwrap"
+    sandbox.kind === "bwrap" && !options.outside
       ? await inSandbox(sandbox.bwrap, command, options)
       : await plainly(command, options);
   // After the command: its processes have ended, and the sandbox's mount points are removed.

@@ -2,6 +2,7 @@ import { relative } from "node:path";
 import { Type } from "@sinclair/typebox";
 import type { MoreProtected } from "../protected/files.js";
 import { unsettled } from "../protected/guard.js";
+import { receipts } from "../receipts.js";
 import type { SandboxOptions } from "../sandbox/bwrap.js";
 import type { KeptReadOnly } from "../sandbox/kept-read-only.js";
 import { type CommandOutcome, runCommand } from "../sandbox/run.js";
@@ -21,6 +22,24 @@ export interface BashOptions {
   sandbox?: SandboxOptions;
   /** The session's own protected files: read-only in the sandbox and checked after a command. */
   moreProtected?: MoreProtected;
+  /**
+   * The way out of the sandbox, offered to the model: the input gains `outside_sandbox` and
+   * `reason`, and a call with `outside_sandbox: true` runs plainly, with the user's full rights
+   * and the network. Offer it only where the sandbox works and only with a policy that asks a
+   * person about every such call (the CLI's policy with its `boundary`): the tool itself asks
+   * no one. `hint`: a command that failed because of the sandbox is told the way out exists
+   * (only where someone can be asked). Default: not offered.
+   */
+  outsideSandbox?: { hint: boolean };
+}
+
+/**
+ * Whether a call's input asks to leave the sandbox: any `outside_sandbox` but `false`. Policies
+ * read it with this; the tool runs outside only on `true`, which its schema checks, so a call
+ * the policy took to stay inside never runs outside.
+ */
+export function asksOutside(input: Record<string, unknown>): boolean {
+  return Object.hasOwn(input, "outside_sandbox") && input.outside_sandbox !== false;
 }
 
 const MAX_TIMEOUT = 600;
@@ -52,21 +71,52 @@ export function isBashTool(tool: Tool): tool is BashTool {
   return typeof (tool as Partial<BashTool>).executeWith === "function";
 }
 
+const inputFields = {
+  command: Type.String({ minLength: 1 }),
+  timeout: Type.Optional(
+    Type.Number({ exclusiveMinimum: 0, maximum: MAX_TIMEOUT, description: "Seconds" }),
+  ),
+};
+
+/** The input with the way out: `outside_sandbox` and the `reason` it needs. */
+const wayOutFields = {
+  ...inputFields,
+  outside_sandbox: Type.Optional(
+    Type.Boolean({
+      description:
+        "true only when the command cannot work in the sandbox (it needs the network, or to write outside the workspace): it then runs with the user's full rights, and the user is always asked first and may refuse",
+    }),
+  ),
+  reason: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 1000,
+      description:
+        "With outside_sandbox: why the command must run outside the sandbox, for the user",
+    }),
+  ),
+};
+
 export function bashTool(root: string, options: BashOptions = {}): BashTool {
   const { defaultTimeout = 120, killGrace = 2 } = options;
+  const wayOut = options.outsideSandbox;
+  const about = `Run a bash command in the workspace folder. No stdin; background processes end with the command. Timeout ${defaultTimeout} s unless set (max ${MAX_TIMEOUT}).`;
   const define = (call: BashCall | undefined, ran: { sandboxed: boolean }) =>
     defineTool({
       name: "bash",
-      description: `Run a bash command in the workspace folder. No stdin; background processes end with the command. Timeout ${defaultTimeout} s unless set (max ${MAX_TIMEOUT}).`,
-      input: Type.Object({
-        command: Type.String({ minLength: 1 }),
-        timeout: Type.Optional(
-          Type.Number({ exclusiveMinimum: 0, maximum: MAX_TIMEOUT, description: "Seconds" }),
-        ),
-      }),
-      async run({ command, timeout = defaultTimeout }, signal) {
+      description: wayOut
+        ? `${about} It runs in a sandbox: the workspace is writable, nothing else, and there is no network.`
+        : about,
+      input: Type.Object(wayOut ? wayOutFields : inputFields),
+      async run(input, signal) {
+        const { command, timeout = defaultTimeout } = input;
+        const outside =
+          wayOut !== undefined && "outside_sandbox" in input && input.outside_sandbox === true;
+        if (outside && !("reason" in input && typeof input.reason === "string"))
+          return failure(receipts.invalidInput("bash", "outside_sandbox needs a reason"));
         const cwd = await workspacePath(root, ".");
         const outcome = await runCommand(command, {
+          ...(outside && { outside: true }),
           cwd,
           env: options.env ?? process.env,
           ...(options.sandbox && { sandbox: options.sandbox }),
@@ -82,6 +132,7 @@ export function bashTool(root: string, options: BashOptions = {}): BashTool {
         const output = shown(outcome.output);
         const text = output === "" ? "" : `${output}\n`;
         const end = status(outcome.end, timeout);
+        const hint = outcome.hint && wayOut?.hint ? `${outcome.hint}\n${wayOutHint}` : outcome.hint;
         if (outcome.lost) return failure(`${text}${end}\nbash failed: ${outcome.lost}`);
         const failed = !(outcome.end.kind === "exit" && outcome.end.code === 0);
         const undone = outcome.undone ? `\n${protectedNote(outcome.undone)}` : "";
@@ -89,7 +140,7 @@ export function bashTool(root: string, options: BashOptions = {}): BashTool {
         // Said last, where the terminal shows a failed call's reason: the person sees it too.
         const unsure = outcome.undone?.some(unsettled) ? `\n${UNSETTLED}` : "";
         return {
-          content: `${text}${end}${outcome.hint ? `\n${outcome.hint}` : ""}${undone}${kept}${unsure}`,
+          content: `${text}${end}${hint ? `\n${hint}` : ""}${undone}${kept}${unsure}`,
           isError: failed || unsure !== "",
         };
       },
@@ -105,6 +156,10 @@ export function bashTool(root: string, options: BashOptions = {}): BashTool {
     },
   };
 }
+
+/** The line after a failure the sandbox caused, where someone can be asked to leave it. */
+const wayOutHint =
+  "[sandbox: if the task needs it, call bash again with outside_sandbox: true and a reason; the user is asked and may refuse]";
 
 function keptReadOnly(call: BashCall): KeptReadOnly {
   return call.readOnly === "workspace"

@@ -9,16 +9,23 @@ export interface BannerInfo {
   /** `sandboxName`'s answer: `bwrap`, `none`, `unavailable`… */
   sandbox: string;
   workspace: string;
+  /** Bash runs in a working sandbox without asking (code mode): said in a third line. */
+  boundary?: boolean;
 }
 
+/** The line that says what runs without asking, where the sandbox is the boundary. */
+export const boundaryLine =
+  "bash runs in the sandbox without asking: the workspace is writable, nothing else, no network; --mode ask to be asked";
+
 /**
- * The two dimmed lines an interactive session on a terminal starts with, so a person knows what
+ * The two dimmed lines (three where the sandbox is the boundary) an interactive session on a terminal starts with, so a person knows what
  * they talk to, how bash runs, where, and how to find the commands. Each line is cut by `cut`.
  */
 export function banner(info: BannerInfo, style: Styles, cut: (line: string) => string): string {
   const lines = [
     `mini-agent · model ${visible(info.model)} · provider ${info.provider} · sandbox ${info.sandbox}`,
     `folder ${visible(info.workspace)} · /help lists the commands, /exit leaves`,
+    ...(info.boundary ? [boundaryLine] : []),
   ];
   return lines.map((line) => `${style.dim(cut(line))}\n`).join("");
 }

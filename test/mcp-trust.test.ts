@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
 import { runBin, toolResults, useCliSetup } from "./support/cli.js";
 import { faultServer } from "./support/mcp.js";
+import { realSandbox } from "./support/sandbox.js";
 
 /**
  * What trusting a project `.mcp.json` entry covers, attacked as a cloned repository would: the
@@ -14,6 +15,7 @@ import { faultServer } from "./support/mcp.js";
  */
 
 const setup = useCliSetup();
+const sandboxed = await realSandbox();
 
 const exists = (file: string) =>
   access(file).then(
@@ -77,10 +79,11 @@ describe("trust of a project's MCP servers", () => {
         stream(turn({ calls: [{ id, name, input }] }));
       const marker = "rewritten.marker";
       const { server, workspace, options } = await setup([
+        // A change no writer of the agent's sees (the protected set keeps `write` and a redirect
+        // off the program): what the re-check before a restart is for.
         call("toolu_0", "read", { path: "srv.mjs" }),
-        call("toolu_1", "write", {
-          path: "srv.mjs",
-          content: `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "ran");\n`,
+        call("toolu_1", "bash", {
+          command: `node -e 'require("fs").writeFileSync("srv.mjs", process.argv[1])' ${JSON.stringify(`import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "ran");\n`)}`,
         }),
         call("toolu_2", `mcp__p__${stop}`, {}),
         call("toolu_3", "mcp__p__echo", { text: "again" }),
@@ -95,8 +98,10 @@ describe("trust of a project's MCP servers", () => {
       await writeFile(join(workspace, ".mcp.json"), JSON.stringify({ mcpServers: { p: entry } }));
       expect((await runBin(["mcp", "trust", "p"], options)).code).toBe(0);
 
-      const run = await runBin(["--allow", "mcp__p__*", "go"], options);
+      const args = ["--allow", "mcp__p__*", "--allow-bash", "--sandbox", "off", "go"];
+      const run = await runBin(args, options);
       expect(run).toMatchObject({ code: 0, stdout: "done\n" });
+      expect(await readFile(join(workspace, "srv.mjs"), "utf8")).toContain(marker);
       expect(await exists(join(workspace, marker))).toBe(false);
       const refused =
         "not started: its files (srv.mjs) changed since it was trusted; mini-agent mcp trust p trusts it as it is now";
@@ -108,6 +113,34 @@ describe("trust of a project's MCP servers", () => {
       expect(run.stderr).toContain(`mini-agent: MCP server "p": failed: ${refused}\n`);
     }, 60_000);
   }
+
+  it("keeps a trusted server's program from the model's writers: write asks, the sandbox keeps it read-only", async () => {
+    const call = (id: string, name: string, input: Record<string, unknown>) =>
+      stream(turn({ calls: [{ id, name, input }] }));
+    const { server, workspace, options } = await setup([
+      call("toolu_0", "read", { path: "srv.mjs" }),
+      call("toolu_1", "write", { path: "srv.mjs", content: "// rewritten\n" }),
+      call("toolu_2", "bash", {
+        command: `node -e 'require("fs").appendFileSync("srv.mjs", "x")'`,
+      }),
+      stream(turn({ text: ["done"] })),
+    ]);
+    const program = `import ${JSON.stringify(pathToFileURL(faultServer).href)};\n`;
+    await writeFile(join(workspace, "srv.mjs"), program);
+    const entry = { command: process.execPath, args: ["srv.mjs", "ok"] };
+    await writeFile(join(workspace, ".mcp.json"), JSON.stringify({ mcpServers: { p: entry } }));
+    expect((await runBin(["mcp", "trust", "p"], options)).code).toBe(0);
+    const run = await runBin(["go"], options);
+    expect(run).toMatchObject({ code: 0, stdout: "done\n" });
+    expect(await readFile(join(workspace, "srv.mjs"), "utf8")).toBe(program);
+    const result = toolResults(server.requests[2]?.body ?? {}).at(-1);
+    expect(result?.isError).toBe(true);
+    expect(String(result?.content)).toContain("a trusted MCP server runs it, outside the sandbox");
+    if (sandboxed) {
+      const bash = toolResults(server.requests[3]?.body ?? {}).at(-1);
+      expect(String(bash?.content)).toMatch(/EROFS|Read-only file system/);
+    }
+  }, 60_000);
 
   it("covers what node resolves itself, and says in words what it cannot follow", async () => {
     const { workspace, options } = await setup([]);

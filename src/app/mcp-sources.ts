@@ -35,8 +35,9 @@ export interface McpSources {
   servers: SourcedServer[];
   /** Shadowed names, and each problem of the project file. */
   warnings: string[];
-  /** The project's `.mcp.json`, and its trust record. */
+  /** The project's `.mcp.json`, its folder (what a server's `programs` are relative to), and its trust record. */
   projectFile: string;
+  root: string;
   trust: WorkspaceTrust;
   /**
    * Before every start and restart: a project server starts only while the trust record holds
@@ -117,7 +118,7 @@ export async function mcpSources(options: SourceOptions): Promise<McpSources> {
     fromProject.has(server)
       ? stillTrusted(server, { root, workspace: options.workspace }, options.state)
       : Promise.resolve(undefined);
-  return { servers, warnings, projectFile: project.file, trust, checkStart };
+  return { servers, warnings, projectFile: project.file, root, trust, checkStart };
 }
 
 /**

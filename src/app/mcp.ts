@@ -1,3 +1,5 @@
+import { realpath } from "node:fs/promises";
+import { join } from "node:path";
 import type { McpServerConfig } from "../mcp/config.js";
 import { trustEntriesOf } from "../mcp/config.js";
 import type { McpServerStatus, McpServers, McpTool } from "../mcp/index.js";
@@ -26,6 +28,12 @@ export interface RunMcp {
   instructions(): string;
   /** A tool's annotations in words, for the approval question (hints, never consent). */
   hints(tool: string): string | undefined;
+  /**
+   * The workspace files the started project servers' command lines run or load (`programs`, real
+   * paths): trusted by their content, so in the session's protected set (nothing the model does
+   * changes them between the check and a restart).
+   */
+  files: string[];
   close(): Promise<void>;
 }
 
@@ -59,6 +67,7 @@ export async function startMcp(options: McpRunOptions): Promise<RunMcp | undefin
     }
   }
   if (servers.length === 0 && skipped.length === 0) return undefined;
+  const files = await programFiles(sources.root, servers);
   const connected =
     servers.length === 0
       ? undefined
@@ -101,10 +110,23 @@ export async function startMcp(options: McpRunOptions): Promise<RunMcp | undefin
     },
     instructions: () => (connected ? instructionsText(connected) : ""),
     hints: (tool) => hintsOf(connected?.tools().find((known) => known.spec.name === tool)),
+    files,
     close: async () => {
       await connected?.close();
     },
   };
+}
+
+/** Why a trusted server's program is protected, as every writer says it. */
+export const mcpProgramWhy = "a trusted MCP server runs it, outside the sandbox";
+
+/** The real paths of the files `servers` run or load, each relative to the project root. */
+async function programFiles(root: string, servers: McpServerConfig[]): Promise<string[]> {
+  const real = await realpath(root).catch(() => root);
+  const files = servers.flatMap((server) =>
+    (server.programs ?? []).map((name) => join(real, name)),
+  );
+  return Promise.all(files.map((file) => realpath(file).catch(() => file)));
 }
 
 /** A server's status as the run tells it; `undefined` once closed (the run is ending). */

@@ -22,7 +22,7 @@ import { visible } from "../visible.js";
 import { RunCommands } from "./commands.js";
 import { contextWindowFor } from "./compaction.js";
 import { hookFileWhy, measuredHooks, readyHooks } from "./hooks.js";
-import type { RunMcp } from "./mcp.js";
+import { mcpProgramWhy, type RunMcp } from "./mcp.js";
 import { type ModeState, withModeLine } from "./modes.js";
 import { imageNotKeptLine } from "./notices.js";
 import { type Answer, approvedWrites, cliPolicy, type Question } from "./policy.js";
@@ -122,7 +122,8 @@ export async function openAgentSession(
       tell: frontEnd.tell,
       ...(frontEnd.confirm && { confirm: frontEnd.confirm }),
     });
-    for (const file of hooks?.files ?? []) parts.hookFiles.set(file, hookFileWhy);
+    for (const file of hooks?.files ?? []) parts.sessionFiles.set(file, hookFileWhy);
+    for (const file of mcp?.files ?? []) parts.sessionFiles.set(file, mcpProgramWhy);
     const { runner, mode, startLine } = await runnerOf(settings, frontEnd, {
       ...parts,
       journal,
@@ -201,9 +202,10 @@ async function workspaceParts(
   const bashCanRun = settings.allowBash || frontEnd.ask !== undefined || allowRules;
   const client = await connect.client(frontEnd.notice, sessionId, record);
   const seen = new SeenFiles();
-  // The files the session's hooks run, once they are known: in the one protected set.
-  const hookFiles = new Map<string, string>();
-  const approvedWrite = { ...approvedWrites(state), more: hookFiles };
+  // The files the session's hooks and trusted MCP servers run, once they are known: in the one
+  // protected set.
+  const sessionFiles = new Map<string, string>();
+  const approvedWrite = { ...approvedWrites(state), more: sessionFiles };
   // write, edit and bash keep what they change, for a rewind; the plan is the model's checklist.
   const changes = new FileChanges({ root: workspace, stateDir: state });
   await skills.refresh();
@@ -222,7 +224,7 @@ async function workspaceParts(
       stateDir: state,
       seen,
       protectedWrites: approvedWrite.allows,
-      moreProtected: hookFiles,
+      moreProtected: sessionFiles,
       readOnlyRoots: skills.roots,
     }),
     seen,
@@ -241,7 +243,7 @@ async function workspaceParts(
     sandbox,
     seen,
     approvedWrite,
-    hookFiles,
+    sessionFiles,
     sandboxOptions,
     changes,
     tools,
@@ -291,7 +293,7 @@ async function runnerOf(settings: SessionSettings, frontEnd: FrontEnd, parts: Pa
       tell: frontEnd.tell,
       redact: secretRedactor(env),
       sandbox: parts.sandboxOptions,
-      moreProtected: parts.hookFiles,
+      moreProtected: parts.sessionFiles,
       measure: measuredHooks(parts.changes, parts.seen, workspace),
       record: (run) => journal.record({ type: "hook", run }),
     });

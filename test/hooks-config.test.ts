@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { matchesTool, parseHooks } from "../src/hooks/config.js";
+import { matchesTool, parseHooks } from "../src/config/hooks.js";
 import { commandWords } from "../src/hooks/trust.js";
 
 describe("a hook's matcher", () => {

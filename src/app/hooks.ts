@@ -1,7 +1,7 @@
 import { constants } from "node:fs";
 import { open, realpath } from "node:fs/promises";
 import { resolve } from "node:path";
-import type { HookCommand } from "../hooks/config.js";
+import type { HookCommand } from "../config/hooks.js";
 import type { HookChange, HookContext, ReadyHook } from "../hooks/hooks.js";
 import type { HookFolders } from "../hooks/trust.js";
 import { projectRoot } from "../project/root.js";

@@ -1,4 +1,4 @@
-import type { HookCommand } from "../hooks/config.js";
+import type { HookCommand } from "../config/hooks.js";
 import type { McpServerConfig } from "../mcp/config.js";
 import type { Rule } from "../rules/rule.js";
 import type { SandboxLimits, SandboxMode } from "../sandbox/bwrap.js";

@@ -8,9 +8,9 @@ import {
   MIN_FILE_SIZE,
   MIN_MEMORY,
 } from "../config/bounds.js";
+import type { HookCommand } from "../config/hooks.js";
 import type { FileSettings, FromFile } from "../config/merge.js";
 import { sizeInBytes } from "../config/size.js";
-import type { HookCommand } from "../hooks/config.js";
 import type { Rule } from "../rules/rule.js";
 import type { SandboxLimits, SandboxMode } from "../sandbox/bwrap.js";
 import type { SkillFolder } from "../skills/discover.js";

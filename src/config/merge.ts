@@ -1,5 +1,5 @@
-import { type HookCommand, parseHooks } from "../hooks/config.js";
 import { type Rule, ruleWords } from "../rules/rule.js";
+import { type HookCommand, parseHooks } from "./hooks.js";
 import type { ConfigLayer } from "./load.js";
 import { ConfigError } from "./parse.js";
 import type { ConfigFile } from "./schema.js";

@@ -1,3 +1,4 @@
+import { type HookCommand, type HookEvent, matchesTool } from "../config/hooks.js";
 import type { MoreProtected } from "../protected/files.js";
 import type { SandboxOptions } from "../sandbox/bwrap.js";
 import { withoutSecrets } from "../secrets.js";
@@ -7,7 +8,6 @@ import type { ToolCall, ToolResult } from "../types.js";
 import { visible } from "../visible.js";
 import { type HookAnswer, hookAnswer } from "./answer.js";
 import { claudeToolInput, claudeToolName } from "./claude.js";
-import { type HookCommand, type HookEvent, matchesTool } from "./config.js";
 import { type HookRun, runHook } from "./run.js";
 import { type HookFolders, hookCoverage, PROJECT_DIR_VARIABLES } from "./trust.js";
 

@@ -1,7 +1,7 @@
+import type { HookCommand } from "../config/hooks.js";
 import { contentHash } from "../crypto.js";
 import { coverageOf } from "../mcp/programs.js";
 import { canonicalJson, type TrustEntry } from "../trust/trust.js";
-import type { HookCommand } from "./config.js";
 
 /**
  * What trusting a project's hooks covers: the `hooks` of its configuration file and, by content,

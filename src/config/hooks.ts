@@ -1,4 +1,4 @@
-import { ConfigError } from "../config/parse.js";
+import { ConfigError } from "./parse.js";
 
 /**
  * The `hooks` object of a configuration file, in Claude Code's shape, so one copied from its

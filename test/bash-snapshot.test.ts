@@ -27,6 +27,9 @@ async function snapshotOf(options: ConstructorParameters<typeof WorkspaceSnapsho
   return { workspace, store, snapshot: new WorkspaceSnapshot(workspace, store, options) };
 }
 
+/** The owner and group a file this process makes has, which the snapshot records. */
+const mine = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+
 const walked = (snapshot: WorkspaceSnapshot) => {
   const walk = snapshot.walk();
   if (walk.kind !== "walked") throw new Error(walk.reason);
@@ -41,7 +44,7 @@ describe("the workspace snapshot", () => {
     await writeFile(join(workspace, "sub", "b.bin"), Buffer.from([0, 255, 13, 10]));
     const before = walked(snapshot);
     const hash = contentHash("never read\n");
-    expect(before.get("notes.txt")?.state).toEqual({ hash, mode: 0o644 });
+    expect(before.get("notes.txt")?.state).toEqual({ hash, mode: 0o644, ...mine });
     // A rewrite in place (O_TRUNC) of the workspace's file leaves the kept copy whole.
     await writeFile(join(workspace, "notes.txt"), "");
     expect(store.get(hash)?.toString()).toBe("never read\n");
@@ -63,11 +66,11 @@ describe("the workspace snapshot", () => {
     expect(changesBetween(before, after)).toEqual([
       {
         path: "a.txt",
-        before: { hash: contentHash("a"), mode: 0o644 },
-        after: { hash: contentHash("A"), mode: 0o644 },
+        before: { hash: contentHash("a"), mode: 0o644, ...mine },
+        after: { hash: contentHash("A"), mode: 0o644, ...mine },
       },
       { path: "d", before: { folder: true, mode: 0o755 }, after: null },
-      { path: "d/in.txt", before: { hash: contentHash("in"), mode: 0o644 }, after: null },
+      { path: "d/in.txt", before: { hash: contentHash("in"), mode: 0o644, ...mine }, after: null },
       { path: "l", before: null, after: { link: "a.txt" } },
     ]);
   });
@@ -88,8 +91,8 @@ describe("the workspace snapshot", () => {
     expect(changesBetween(before, after)).toEqual([
       {
         path: "same.txt",
-        before: { hash: contentHash("AAAA"), mode: 0o644 },
-        after: { hash: contentHash("BBBB"), mode: 0o644 },
+        before: { hash: contentHash("AAAA"), mode: 0o644, ...mine },
+        after: { hash: contentHash("BBBB"), mode: 0o644, ...mine },
       },
     ]);
   });
@@ -198,7 +201,7 @@ describe("the prompts /rewind lists", () => {
       content: "",
       toolCalls: [{ id: "b1", name: "bash", input: { command: "touch made-by-bash.txt" } }],
     });
-    const made = { hash: contentHash(""), mode: 0o644 };
+    const made = { hash: contentHash(""), mode: 0o644, ...mine };
     await session.record({
       type: "bash_change",
       toolCallId: "b1",

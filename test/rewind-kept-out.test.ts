@@ -1,4 +1,15 @@
-import { mkdir, readdir, readFile, stat, truncate, writeFile } from "node:fs/promises";
+import {
+  link,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  truncate,
+  writeFile,
+} from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SNAPSHOT_FILE_CAP } from "../src/rewind/snapshot.js";
@@ -47,6 +58,19 @@ async function dependencies(workspace: string): Promise<void> {
       Array.from({ length: 460 }, (_, f) => writeFile(join(folder, `f${f}.js`), "x")),
     );
   }
+}
+
+const linked = "it has other hard links, which a rewind could not put back";
+
+/** linked.txt in the workspace, a hard link to a file outside it (as pnpm's store links). */
+async function hardLinked(
+  workspace: string,
+): Promise<{ outside: string; done: () => Promise<void> }> {
+  const folder = await mkdtemp(join(tmpdir(), "mini-agent-store-"));
+  const outside = join(folder, "store.txt");
+  await writeFile(outside, "good\n");
+  await link(outside, join(workspace, "linked.txt"));
+  return { outside, done: () => rm(folder, { recursive: true, force: true }) };
 }
 
 const leftOut = "git ignores it and it holds over 5,000 entries: the snapshot leaves it out";
@@ -108,6 +132,54 @@ describe("what the snapshot cannot keep, in the sandbox", () => {
       expect(results[2]).toContain(note);
     },
   );
+});
+
+describe("a file with other hard links", () => {
+  it.skipIf(!sandboxed)(
+    "is read-only for a sandboxed call: a write through it cannot change the file outside, and the result says why",
+    async () => {
+      const { workspace, options, server } = await setup(bashThenDone("echo x >> linked.txt"));
+      const store = await hardLinked(workspace);
+      try {
+        const run = await runBin(["--allow-bash", "--sandbox", "required", "go"], options);
+        expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 0, stdout: "done\n" });
+        expect(await readFile(store.outside, "utf8")).toBe("good\n");
+        expect(await readFile(join(workspace, "linked.txt"), "utf8")).toBe("good\n");
+        const [result] = toolResults(server.requests[1]?.body ?? {});
+        expect(String(result?.content)).toMatch(/linked\.txt: Read-only file system/);
+        expect(String(result?.content)).toContain(
+          `\n[rewind: what a rewind could not put back was read-only for this command]\n- linked.txt: ${linked}`,
+        );
+      } finally {
+        await store.done();
+      }
+    },
+  );
+
+  it("is named by the rewind as not restored when the call ran outside the sandbox", async () => {
+    const { workspace, home, options } = await setup(bashThenDone("echo x >> linked.txt"));
+    const store = await hardLinked(workspace);
+    try {
+      const run = await runBin(["--allow-bash", "--sandbox", "off", "go"], options);
+      expect(run.code).toBe(0);
+      const id = await sessionId(home);
+      const rewind = await runBin(["rewind", "--to", "1", "--files-only"], options);
+      expect(rewind).toEqual({
+        code: 1,
+        stderr: "",
+        stdout: [
+          `rewinding the files of session ${id} to just before prompt 1 ("go"):`,
+          `not restored linked.txt: its bytes before prompt 1 were not kept (${linked})`,
+          "",
+        ].join("\n"),
+      });
+      // The link is not broken: both names still hold the command's bytes.
+      expect(await readFile(store.outside, "utf8")).toBe("good\nx\n");
+      expect((await stat(join(workspace, "linked.txt"))).nlink).toBe(2);
+    } finally {
+      await store.done();
+    }
+  });
 });
 
 describe("what the snapshot cannot keep, outside the sandbox", () => {

@@ -171,7 +171,10 @@ function conversationLines(plan: RewindPlan, args: RewindArgs): string[] {
 function outcomeLines(plan: RewindPlan, outcome: FileOutcome, dryRun: boolean): string[] {
   const verb = (done: string, would: string) => (dryRun ? would : done);
   const path = visible(outcome.path);
-  if (outcome.kind === "restored") return [`${verb("restored", "would restore")} ${path}`];
+  if (outcome.kind === "restored") {
+    const note = outcome.note === undefined ? "" : ` (${visible(outcome.note)})`;
+    return [`${verb("restored", "would restore")} ${path}${note}`];
+  }
   if (outcome.kind === "deleted")
     return [`${verb("deleted", "would delete")} ${path} (the agent created it)`];
   if (outcome.kind === "removed")

@@ -126,12 +126,21 @@ async function applyOne(
       beforeRename: () => stillAsPlanned(action.target, expect),
       tempPrefix: plan.tempPrefix,
     };
-    if (Buffer.isBuffer(bytes)) await writeAtomic(action.target, [bytes], { mode, ...rename });
+    // The owner and group it had; a file that cannot have them loses setuid and setgid, said.
+    let note: string | undefined;
+    const setuid = (mode & 0o6000) !== 0;
+    const refused = (why: string) => {
+      note = setuid ? `${why}: it is restored without setuid and setgid` : why;
+    };
+    const owner = action.owner && { ...action.owner, refused };
+    if (Buffer.isBuffer(bytes))
+      await writeAtomic(action.target, [bytes], { mode, ...rename, ...(owner && { owner }) });
     else await linkBack(action.target, bytes.linked, mode, rename);
     const hash = Buffer.isBuffer(bytes) ? contentHash(bytes) : bytes.hash;
+    const left = note === undefined ? mode : mode & ~0o6000;
     return {
-      outcome: { kind: "restored", path },
-      restore: restored(plan.to, action, { hash, mode }),
+      outcome: { kind: "restored", path, ...(note !== undefined && { note }) },
+      restore: restored(plan.to, action, { hash, mode: left }),
     };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;

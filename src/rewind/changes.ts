@@ -30,14 +30,26 @@ const TRACKED = new Set(["write", "edit"]);
 export interface FileState {
   hash: string | null;
   mode: number | null;
+  /** A regular file's owner and group, when recorded (a bash snapshot records them). */
+  owner?: Owner;
   node?: "folder" | "link" | "other";
   target?: string;
+}
+
+/** The owner and group of a file, by number. */
+export interface Owner {
+  uid: number;
+  gid: number;
 }
 
 /** A snapshot's state of a path as a change's state. */
 export function fileState(state: NodeState | null): FileState {
   if (state === null) return { hash: null, mode: null };
-  if ("hash" in state) return { hash: state.hash, mode: state.mode };
+  if ("hash" in state) {
+    const { hash, mode, uid, gid } = state;
+    const owner = uid === undefined || gid === undefined ? undefined : { uid, gid };
+    return { hash, mode, ...(owner && { owner }) };
+  }
   if ("link" in state) return { hash: null, mode: null, node: "link", target: state.link };
   return { hash: null, mode: state.mode, node: "folder" in state ? "folder" : "other" };
 }

@@ -6,7 +6,7 @@ import { BlobStore, snapshotStoreFor } from "../session/blobs.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { type BoundaryOptions, displayPath, type Resolved } from "../tools/path.js";
 import { visible } from "../visible.js";
-import { DEFAULT_FILE_CAP, type FileState, sameState } from "./changes.js";
+import { DEFAULT_FILE_CAP, type FileState, type Owner, sameState } from "./changes.js";
 import { shortDiff } from "./diff.js";
 import { deepestFirst, type FolderAction, planFolders } from "./folders.js";
 import { type BashHistory, type FileHistory, sessionHistory } from "./history.js";
@@ -37,6 +37,8 @@ export type FileAction =
       bytes: Buffer | { linked: string; hash: string };
       mode: number;
       expect: FileState;
+      /** The owner and group it had, given back (recorded by a bash snapshot). */
+      owner?: Owner;
     }
   | { kind: "delete"; path: string; target: Resolved; expect: FileState }
   | { kind: "refuse"; path: string; reason: string; diff: string[] }
@@ -75,7 +77,8 @@ export interface RewindPlan {
 }
 
 export type FileOutcome =
-  | { kind: "restored"; path: string }
+  /** `note`: what of it could not be put back as it was (its owner when not root). */
+  | { kind: "restored"; path: string; note?: string }
   | { kind: "deleted"; path: string }
   | { kind: "removed"; path: string }
   | { kind: "refused"; path: string; reason: string }
@@ -350,7 +353,9 @@ async function decide(file: FileHistory, context: Context): Promise<FileAction[]
         ? `its bytes before prompt ${context.to} in the session's blob store were altered (${original.hash})`
         : `its bytes before prompt ${context.to} are missing from the session's blob store (${original.hash})`,
     );
-  return [{ kind: "restore", path, target, bytes, mode: original.mode ?? 0o644, expect: now }];
+  const mode = original.mode ?? 0o644;
+  const owner = original.owner;
+  return [{ kind: "restore", path, target, bytes, mode, expect: now, ...(owner && { owner }) }];
 }
 
 /** The bytes of the file now: null when there is none, undefined when too big to read. */

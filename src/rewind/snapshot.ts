@@ -20,6 +20,12 @@ export const SNAPSHOT_BOUND_MS = 10_000;
  */
 const RACY_MS = 2_000;
 const CHANGING = "it kept changing while it was copied";
+/**
+ * A rewind puts a file back by a rename, which gives the path a new file: the other names of a
+ * file with several (a hard link, as pnpm's store makes) would keep what the command wrote, even
+ * outside the workspace. So such a file is not kept, and is read-only for a sandboxed call.
+ */
+export const LINKED = "it has other hard links, which a rewind could not put back";
 /** Copies of a file that changes while it is copied, before its bytes are given up. */
 const TRIES = 3;
 
@@ -190,6 +196,8 @@ export class WorkspaceSnapshot {
         return { ...known, racy: isRacy(now, started) };
     }
     if (isGitObject(rel, info)) return this.seenFile(this.link(path, info), started);
+    if (info.nlink > 1)
+      return this.seenFile({ info, hash: hashWhere(path), unkept: LINKED }, started);
     return this.seenFile(this.copy(path, info), started);
   }
 
@@ -213,7 +221,7 @@ export class WorkspaceSnapshot {
     const racy = !copy.linked && isRacy(info, started);
     return {
       stat: stampOf(info),
-      state: { hash, mode },
+      state: { hash, mode, uid: info.uid, gid: info.gid },
       // A file that kept changing is looked at again; one over a limit only when its stat says so.
       racy: racy || unkept === CHANGING,
       ...(unkept !== undefined && { unkept }),

@@ -212,7 +212,13 @@ const FileRestoreRecordSchema = Type.Object({
  * (a device, a FIFO, a socket: compared by its stat information, never restored).
  */
 const NodeStateSchema = Type.Union([
-  Type.Object({ hash: Type.String(), mode: Type.Integer({ minimum: 0 }) }),
+  Type.Object({
+    hash: Type.String(),
+    mode: Type.Integer({ minimum: 0 }),
+    /** The file's owner and group (a rewind gives them back); absent in older sessions. */
+    uid: Type.Optional(Type.Integer({ minimum: 0 })),
+    gid: Type.Optional(Type.Integer({ minimum: 0 })),
+  }),
   Type.Object({ folder: Type.Literal(true), mode: Type.Integer({ minimum: 0 }) }),
   Type.Object({ link: Type.String() }),
   Type.Object({ other: Type.Literal(true), mode: Type.Integer({ minimum: 0 }) }),

@@ -1,5 +1,6 @@
 import type { FileHandle } from "node:fs/promises";
 import { rename, rm } from "node:fs/promises";
+import { systemErrorMeaning } from "../system-errors.js";
 import { headOf } from "../text.js";
 import { limits } from "./limits.js";
 import { createTempBeside, sameRealFolder } from "./open.js";
@@ -26,6 +27,12 @@ export interface AtomicWriteOptions {
   beforeRename?: () => Promise<void>;
   /** How the temporary file's name begins (`createTempBeside`). */
   tempPrefix?: string;
+  /**
+   * The owner and group the file is given before its rename (before its mode: a change of owner
+   * clears setuid). When they cannot be given (the process is not root), the file is written as
+   * the process's, without setuid and setgid, and `refused` is told why.
+   */
+  owner?: { uid: number; gid: number; refused: (why: string) => void };
 }
 
 /**
@@ -47,7 +54,8 @@ export async function writeAtomic(
     try {
       if (typeof data === "string") await writeText(handle, data, digest, signal);
       else for (const piece of data) await writeBytes(handle, piece, digest, signal);
-      if (mode !== undefined) await handle.chmod(mode);
+      const kept = options.owner ? await giveOwner(handle, options.owner) : true;
+      if (mode !== undefined) await handle.chmod(kept ? mode : mode & ~0o6000);
       await handle.sync();
     } finally {
       await handle.close();
@@ -63,6 +71,29 @@ export async function writeAtomic(
     throw error;
   }
   return digest.finish();
+}
+
+/**
+ * Gives the temporary file the owner and group wanted, when it has others: false (and `refused`
+ * told) when the system refuses.
+ */
+async function giveOwner(
+  handle: FileHandle,
+  owner: NonNullable<AtomicWriteOptions["owner"]>,
+): Promise<boolean> {
+  const info = await handle.stat();
+  if (info.uid === owner.uid && info.gid === owner.gid) return true;
+  try {
+    await handle.chown(owner.uid, owner.gid);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "EPERM" && code !== "EINVAL") throw error;
+    owner.refused(
+      `its owner and group (${owner.uid}:${owner.gid}) could not be given back (${systemErrorMeaning(code)})`,
+    );
+    return false;
+  }
 }
 
 async function writeText(

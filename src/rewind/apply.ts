@@ -5,7 +5,6 @@ import type { FileRestoreRecord } from "../session/records.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { writeAtomic } from "../tools/files.js";
 import type { Resolved } from "../tools/path.js";
-import type { FileState } from "./changes.js";
 import { removeFolder } from "./folders.js";
 import {
   clear,
@@ -16,6 +15,7 @@ import {
   realParent,
   stillAsPlanned,
 } from "./nodes.js";
+import type { FileState } from "./read-state.js";
 import { AT_ONCE, type FileAction, type FileOutcome, type RewindPlan } from "./rewind.js";
 
 export interface ApplyOptions {

@@ -12,7 +12,7 @@ import type {
 import { type BashCall, isBashTool, type KeptOut } from "../tools/bash.js";
 import { type BoundaryOptions, type Resolved, resolveInWorkspace } from "../tools/path.js";
 import type { Tool, ToolCall, ToolResult } from "../types.js";
-import { type ReadState, readState } from "./read-state.js";
+import { type FileState, type ReadState, readState } from "./read-state.js";
 import { changesBetween, type Walk, WorkspaceSnapshot } from "./snapshot.js";
 import { boundSnapshots, USER_SNAPSHOT_CAP } from "./store-bound.js";
 
@@ -21,26 +21,6 @@ export const DEFAULT_FILE_CAP = 64 * 1024 * 1024;
 
 /** The tools whose changes are tracked: each names its file in `path`. */
 const TRACKED = new Set(["write", "edit"]);
-
-/**
- * A path as a change found or left it: a regular file's hash and mode; null hash and mode when
- * there was nothing. What only bash makes is told by `node`: a folder (its mode), a symbolic
- * link (its `target`), anything else (a device, a FIFO, a socket: its mode; never restored).
- */
-export interface FileState {
-  hash: string | null;
-  mode: number | null;
-  /** A regular file's owner and group, when recorded (a bash snapshot records them). */
-  owner?: Owner;
-  node?: "folder" | "link" | "other";
-  target?: string;
-}
-
-/** The owner and group of a file, by number. */
-export interface Owner {
-  uid: number;
-  gid: number;
-}
 
 /** A snapshot's state of a path as a change's state. */
 export function fileState(state: NodeState | null): FileState {

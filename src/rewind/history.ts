@@ -2,7 +2,8 @@ import { Branch } from "../session/branch.js";
 import { fileLines } from "../session/lines.js";
 import { parseLine, type SessionRecord } from "../session/records.js";
 import { headOf } from "../text.js";
-import { type FileState, fileState, sameState } from "./changes.js";
+import { fileState, sameState } from "./changes.js";
+import type { FileState } from "./read-state.js";
 
 /** What the agent did to one file from prompt N on, as the session's records tell it. */
 export interface FileHistory {

@@ -14,7 +14,8 @@ import { dirname, join } from "node:path";
 import { randomHex } from "../crypto.js";
 import type { BlobStore } from "../session/blobs.js";
 import type { Resolved } from "../tools/path.js";
-import { type FileState, sameState } from "./changes.js";
+import { sameState } from "./changes.js";
+import type { FileState } from "./read-state.js";
 import { type ReadState, readState } from "./read-state.js";
 
 /** What is at a path now, as a rewind compares it: a file's bytes when within `cap`. */

@@ -3,7 +3,26 @@ import { contentHash } from "../crypto.js";
 import { openResolved } from "../tools/open.js";
 import type { Resolved } from "../tools/path.js";
 import { digestFile } from "../tools/seen.js";
-import type { FileState } from "./changes.js";
+
+/**
+ * A path as a change found or left it: a regular file's hash and mode; null hash and mode when
+ * there was nothing. What only bash makes is told by `node`: a folder (its mode), a symbolic
+ * link (its `target`), anything else (a device, a FIFO, a socket: its mode; never restored).
+ */
+export interface FileState {
+  hash: string | null;
+  mode: number | null;
+  /** A regular file's owner and group, when recorded (a bash snapshot records them). */
+  owner?: Owner;
+  node?: "folder" | "link" | "other";
+  target?: string;
+}
+
+/** The owner and group of a file, by number. */
+export interface Owner {
+  uid: number;
+  gid: number;
+}
 
 export interface ReadState extends FileState {
   size: number;

@@ -6,12 +6,12 @@ import { BlobStore, snapshotStoreFor } from "../session/blobs.js";
 import { systemErrorMeaning } from "../system-errors.js";
 import { type BoundaryOptions, displayPath, type Resolved } from "../tools/path.js";
 import { visible } from "../visible.js";
-import { DEFAULT_FILE_CAP, type FileState, type Owner, sameState } from "./changes.js";
+import { DEFAULT_FILE_CAP, sameState } from "./changes.js";
 import { shortDiff } from "./diff.js";
 import { deepestFirst, type FolderAction, planFolders } from "./folders.js";
 import { type BashHistory, type FileHistory, sessionHistory } from "./history.js";
 import { type KeptBytes, keptBytes, readNode } from "./nodes.js";
-import type { ReadState } from "./read-state.js";
+import type { FileState, Owner, ReadState } from "./read-state.js";
 import { droppedWhy } from "./store-bound.js";
 
 /** Files decided, or put back, at once: their reads and writes overlap. */

@@ -1,7 +1,8 @@
-import { stat } from "node:fs/promises";
+import { realpath, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { HookOpinions, hookedPolicy, hookedTools } from "../hooks/compose.js";
 import { RunHooks } from "../hooks/hooks.js";
+import { gitConfigFiles } from "../protected/git-config.js";
 import { FileChanges } from "../rewind/changes.js";
 import type { Rule } from "../rules/rule.js";
 import { Journal } from "../runner/journal.js";
@@ -202,9 +203,9 @@ async function workspaceParts(
   const bashCanRun = settings.allowBash || frontEnd.ask !== undefined || allowRules;
   const client = await connect.client(frontEnd.notice, sessionId, record);
   const seen = new SeenFiles();
-  // The files the session's hooks and trusted MCP servers run, once they are known: in the one
-  // protected set.
-  const sessionFiles = new Map<string, string>();
+  // The files the session's hooks and trusted MCP servers run, once they are known, and those the
+  // repository's own configuration makes code: in the one protected set.
+  const sessionFiles = await gitConfigFiles(await realpath(workspace).catch(() => workspace));
   const approvedWrite = { ...approvedWrites(state), more: sessionFiles };
   // write, edit and bash keep what they change, for a rewind; the plan is the model's checklist.
   const changes = new FileChanges({ root: workspace, stateDir: state });

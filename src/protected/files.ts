@@ -78,6 +78,16 @@ export function whyByLowerNames(
  */
 export type MoreProtected = ReadonlyMap<string, string>;
 
+/** Why `path` is one of `more`'s paths or lies in a folder of them, or `undefined`. */
+export function moreWhy(more: MoreProtected | undefined, path: string): string | undefined {
+  if (more === undefined || more.size === 0) return undefined;
+  for (let at = path.length; at > 0; at = path.lastIndexOf("/", at - 1)) {
+    const why = more.get(path.slice(0, at));
+    if (why !== undefined) return why;
+  }
+  return undefined;
+}
+
 /**
  * Why writing the real path `real`, inside the real workspace root `realRoot`, changes a
  * protected file, or `undefined`. A folder on its path is a git folder when it is named `.git` or
@@ -88,7 +98,7 @@ export async function protectedWhy(
   real: string,
   more?: MoreProtected,
 ): Promise<string | undefined> {
-  const mine = more?.get(real);
+  const mine = moreWhy(more, real);
   if (mine !== undefined) return mine;
   const rel = relative(realRoot, real);
   if (rel === "") return undefined;

@@ -1,5 +1,5 @@
 import { chmodSync, type Dirent, lstatSync, readdirSync, type Stats } from "node:fs";
-import { homesIn, isRefFile, type MoreProtected, whyByLowerNames } from "./files.js";
+import { homesIn, isRefFile, type MoreProtected, moreWhy, whyByLowerNames } from "./files.js";
 
 /**
  * A path as the walk holds it: its bytes as a `latin1` string, one character a byte, so a name
@@ -108,7 +108,7 @@ export async function findProtected(
         queue.push({ path, names, gitAt, git });
         continue;
       }
-      const why = whyByLowerNames(names, gitFolder, "sandboxed", homes) ?? mine.get(path);
+      const why = whyByLowerNames(names, gitFolder, "sandboxed", homes) ?? moreWhy(mine, path);
       if (why === undefined) {
         if (git === undefined) continue;
         const inner = path.slice(git.length + 1);

@@ -210,6 +210,14 @@ describe("the protected-file set", () => {
         for (const path of ["notes.txt", "project/.bashrc", "src/bin/x"])
           expect(await protectedWhy(ws.root, under(path)), path).toBeUndefined();
       }
+      // A workspace inside one of those folders is all the user's configuration.
+      process.env.HOME = ws.root;
+      await mkdir(join(ws.root, ".config"), { recursive: true });
+      expect(
+        await protectedWhy(join(ws.root, ".config"), join(ws.root, ".config/git/config")),
+      ).toBeDefined();
+      await mkdir(join(ws.root, "bin"), { recursive: true });
+      expect(await protectedWhy(join(ws.root, "bin"), join(ws.root, "bin/git"))).toBeDefined();
       // The home folder the system's user database names counts too, whatever HOME says.
       process.env.HOME = join(ws.root, "elsewhere");
       const real = userInfo().homedir;
@@ -538,6 +546,29 @@ describe("the check after a sandboxed command", () => {
       expect(git("replace", "-l")).toBe("");
       expect(git("rev-parse", "HEAD")).toBe(commit);
     }
+  });
+
+  it("moves aside a link or file named like a folder whose configuration another program reads", async () => {
+    const ws = await laidOut();
+    const guard = await guardProtected(ws.root);
+    await mkdir(join(ws.root, "c"));
+    await writeFile(join(ws.root, "c/config.toml"), '[build]\nrustc-wrapper = "c/w.sh"\n');
+    for (const name of [".cargo", ".hg", ".jj", ".yarn", ".github", ".config"])
+      await symlink("c", join(ws.root, name));
+    await writeFile(join(ws.root, "rust-toolchain.toml"), '[toolchain]\npath = "/x"\n');
+    const lines = await guard.settle();
+    expect(lines.map((line) => line.split(",")[0]).sort()).toEqual([
+      "moved aside .cargo",
+      "moved aside .config",
+      "moved aside .github",
+      "moved aside .hg",
+      "moved aside .jj",
+      "moved aside .yarn",
+      "moved aside rust-toolchain.toml",
+    ]);
+    // A real folder of those names holds what it always did: only what programs read is protected.
+    expect(await protectedWhy(ws.root, join(ws.root, ".github/workflows/ci.yml"))).toBeUndefined();
+    expect(await protectedWhy(ws.root, join(ws.root, "rust-toolchain"))).toBeDefined();
   });
 
   it("puts back the refs a link it removes from git's folder had hidden", async () => {

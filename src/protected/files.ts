@@ -26,7 +26,7 @@ export function whyByNames(
   names: readonly string[],
   gitFolder: (at: number) => boolean,
   writer: Writer = "tool",
-  homes: readonly (readonly string[])[] = [],
+  homes: Homes = [],
 ): string | undefined {
   return whyByLowerNames(
     names.map((name) => name.toLowerCase()),
@@ -49,10 +49,11 @@ export function whyByLowerNames(
   lower: readonly string[],
   gitFolder: (at: number) => boolean,
   writer: Writer = "tool",
-  homes: readonly (readonly string[])[] = [],
+  homes: Homes = [],
 ): string | undefined {
   for (const home of homes)
-    if (lower.length > home.length && home.every((name, at) => lower[at] === name)) {
+    if (home === null) return homeWhy;
+    else if (lower.length > home.length && home.every((name, at) => lower[at] === name)) {
       const first = lower[home.length] ?? "";
       if (first.startsWith(".") || first === "bin") return homeWhy;
     }
@@ -126,7 +127,7 @@ const homeWhy =
  * every entry at the home folder's top whose name begins with a dot (`.bashrc`, `.gitconfig`,
  * `.config/`, `.local/bin/`) and `bin/`, at any depth, are protected.
  */
-export function homesIn(realRoot: string): string[][] {
+export function homesIn(realRoot: string): Homes {
   const homes = new Set<string>();
   for (const home of [() => homedir(), () => userInfo().homedir])
     try {
@@ -134,14 +135,30 @@ export function homesIn(realRoot: string): string[][] {
     } catch {
       // No such folder: nothing of it lies in the workspace.
     }
-  const found: string[][] = [];
+  const found: (string[] | null)[] = [];
   for (const home of homes) {
     const rel = relative(realRoot, home);
-    if (rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) continue;
-    found.push(rel === "" ? [] : rel.split(sep).map((name) => name.toLowerCase()));
+    if (rel === "") found.push([]);
+    else if (!isAbsolute(rel) && rel !== ".." && !rel.startsWith(`..${sep}`))
+      found.push(rel.split(sep).map((name) => name.toLowerCase()));
+    else {
+      // The root inside the home folder's dot files or bin/ (`~/.config`, a dotfiles clone):
+      // all of it is the user's configuration.
+      const inside = relative(home, realRoot);
+      const first = inside.split(sep)[0] ?? "";
+      if (!isAbsolute(inside) && first !== ".." && (first.startsWith(".") || first === "bin"))
+        found.push(null);
+    }
   }
   return found;
 }
+
+/**
+ * Where the user's home folders lie under a workspace root (`homesIn`): each as lower-cased
+ * names, or `null` when the root itself lies among the home folder's start-up and configuration
+ * files, all of it protected.
+ */
+export type Homes = readonly (readonly string[] | null)[];
 
 /** A folder holding a `HEAD` file or link is a git folder, whatever its name (a folder named `HEAD` is not). */
 async function holdsHead(folder: string): Promise<boolean> {
@@ -308,6 +325,10 @@ const toolFileNames: ReadonlyMap<string, string> = new Map([
   [".irbrc", "irb and rails console run it when they start in the folder"],
   [".pryrc", "pry runs it when it starts in the folder"],
   [".octaverc", "Octave runs it when it starts in the folder"],
+  ["rust-toolchain.toml", "rustup runs the cargo and rustc of the toolchain path it names"],
+  ["rust-toolchain", "rustup runs the cargo and rustc of the toolchain path it names"],
+  [".renviron", "R reads it when it starts in the folder, and runs the programs it names"],
+  [".perldb", "Perl's debugger runs it when it starts in the folder"],
 ]);
 
 /** mise's configuration files, each spelling it reads: `mise.toml`, `.mise.dev.toml`, `mise.local.toml`, … */
@@ -333,6 +354,23 @@ function otherVcsWhy(lower: readonly string[]): string | undefined {
 const skillsWhy = "project skills become the agent's instructions";
 const commandsWhy = "project commands become the agent's instructions";
 
+/**
+ * Folders of which only some files are protected (`.cargo/config.toml`, `.hg/hgrc`, …): a link or
+ * a file of that name is protected itself, since a program reads the protected file through it
+ * wherever it leads. A real folder of that name is not: what else it holds is the project's.
+ */
+const throughFolders: ReadonlyMap<string, string> = new Map([
+  [".cargo", "cargo reads its configuration through it"],
+  [".hg", "Mercurial reads its configuration through it"],
+  [".jj", "jj reads its configuration through it"],
+  [".yarn", "yarn runs the release and plugins it finds through it"],
+  [".github", "GitHub Copilot's agent runs the hooks it finds through it"],
+  [".config", "lefthook and mise read their configuration through it"],
+  [".run", "JetBrains editors run the run configurations they find through it"],
+  [".agents", "mini-agent reads the project's skills and commands through it"],
+  [".mvn", "Maven reads its JVM and build options through it"],
+]);
+
 function toolWhy(lower: readonly string[]): string | undefined {
   for (const [at, name] of lower.entries()) {
     if (name === ".agents" || name === ".claude") {
@@ -349,6 +387,9 @@ function toolWhy(lower: readonly string[]): string | undefined {
     if (folder !== undefined && at < lower.length - 1) return folder;
   }
   const last = lower.at(-1) ?? "";
+  if (throughFolders.has(last)) return throughFolders.get(last);
+  if (lower.at(-2) === ".mvn" && (last === "jvm.config" || last === "maven.config"))
+    return "Maven reads the JVM and build options it names when it starts";
   if (lefthook.test(last)) return "git's hooks run the commands it names (lefthook)";
   if (mise.test(last)) return "mise runs the tasks and hooks it names";
   if (last.endsWith(".code-workspace"))

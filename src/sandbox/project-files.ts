@@ -65,10 +65,12 @@ export function protectedMounts(
   const homes = homesIn(workspace);
   for (const name of top) {
     if (name === ".git" || name === ".agents") continue;
-    const mine =
-      whyByNames([name], () => false, "tool", homes) ??
-      whyByNames([name, "x"], () => false, "tool", homes);
     const what = kind(join(workspace, name));
+    // A folder is kept whole only where all of it is protected (`.vscode/`, not `.github/`).
+    const mine =
+      what === "folder"
+        ? whyByNames([name, "x"], () => false, "tool", homes)
+        : whyByNames([name], () => false, "tool", homes);
     // A link is left to the check after the command: bwrap would follow it.
     if (mine !== undefined && (what === "file" || what === "folder"))
       readOnly(join(workspace, name));

@@ -145,7 +145,7 @@ function largeObjectBytes(): number {
 const explained = {
   code: 0,
   stdout:
-    "allow: read-only set: ls\nwhy: allowed by the read-only set (ls)\n(code mode; bash runs in the sandbox: the read-only set applies)\n",
+    'allow: read-only set: ls\nwhy: allowed by the read-only set (ls)\noutside the sandbox (outside_sandbox: true): ask, every time (with no one to ask: deny); "always" would save: allow-unsandboxed ls (exactly)\n(code mode; bash runs in the sandbox, the boundary: what no deny rule matches runs)\n',
   peakOver: false,
 };
 

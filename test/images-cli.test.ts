@@ -70,6 +70,8 @@ describe("an image in a CLI session", () => {
           toolCallId: "toolu_1",
           content: placeholder,
           isError: false,
+          // What the read saw, for a resumed session's edit safety.
+          seen: { path: "a.png", sha256: hash },
           parts: [
             {
               type: "image",
@@ -91,6 +93,7 @@ describe("an image in a CLI session", () => {
       toolCallId: "toolu_1",
       content: placeholder,
       isError: false,
+      seen: { path: "a.png", sha256: hash },
       parts: [{ type: "image", mediaType: "image/png", data }],
     });
     expect(await runBin(["--continue", "and now?"], options)).toEqual({

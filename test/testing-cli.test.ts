@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { anthropicTurn, startAnthropicServer } from "mini-agent/testing";
@@ -93,8 +94,17 @@ describe("mini-agent-testing serve", () => {
     const results = records.filter(
       (record) => (record.message as { role?: string } | undefined)?.role === "tool",
     );
+    const sha256 = createHash("sha256")
+      .update(await readFile(join(dir, "hello.txt")))
+      .digest("hex");
     expect(results.map((record) => record.message)).toEqual([
-      { role: "tool", toolCallId: "toolu_1", content: "hello", isError: false },
+      {
+        role: "tool",
+        toolCallId: "toolu_1",
+        content: "hello",
+        isError: false,
+        seen: { path: "hello.txt", sha256 },
+      },
     ]);
   });
 

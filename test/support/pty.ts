@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { boundaryLine } from "../../src/cli/terminal/banner.js";
 import { bin } from "./cli.js";
 import { watchdog } from "./until.js";
 
@@ -115,12 +116,13 @@ export function converseWith(
  * there: throws, showing the screen, when the first lines are not the banner.
  */
 export function afterBanner(lines: string[]): string[] {
-  const [first = "", second = ""] = lines;
+  const [first = "", second = "", third = ""] = lines;
   if (
     !/^mini-agent · model .+ · provider .+ · sandbox .+$/.test(first) ||
     !second.startsWith("folder ")
   ) {
     throw new Error(`no start banner at the top of the screen:\n${lines.join("\n")}`);
   }
-  return lines.slice(2);
+  // Where the sandbox is the boundary, a third line says what runs without asking.
+  return lines.slice(third.startsWith(boundaryLine.slice(0, 40)) ? 3 : 2);
 }

@@ -574,6 +574,26 @@ describe("the check after a sandboxed command", () => {
     expect(await protectedWhy(ws.root, join(ws.root, "rust-toolchain"))).toBeDefined();
   });
 
+  it("moves aside a link where a protected file lies below its name, and the pointer files of jj and Mercurial", async () => {
+    const ws = await laidOut();
+    const guard = await guardProtected(ws.root);
+    await mkdir(join(ws.root, "docs/ci"), { recursive: true });
+    await writeFile(join(ws.root, "docs/ci/hooks.json"), "{}\n");
+    for (const folder of [".github", ".jj", "two/.jj", ".hg"])
+      await mkdir(join(ws.root, folder), { recursive: true });
+    await symlink("../docs/ci", join(ws.root, ".github/hooks"));
+    await symlink("../docs/ci", join(ws.root, ".jj/repo"));
+    await writeFile(join(ws.root, "two/.jj/repo"), "../../elsewhere/.jj/repo");
+    await writeFile(join(ws.root, ".hg/sharedpath"), "/tmp/elsewhere/.hg");
+    const lines = await guard.settle();
+    expect(lines.map((line) => line.split(",")[0]).sort()).toEqual([
+      "moved aside .github/hooks",
+      "moved aside .hg/sharedpath",
+      "moved aside .jj/repo",
+      "moved aside two/.jj/repo",
+    ]);
+  });
+
   it("puts back the refs a link it removes from git's folder had hidden", async () => {
     const { ws, root, git } = await committed();
     git("branch", "topic");

@@ -342,6 +342,10 @@ function otherVcsWhy(lower: readonly string[]): string | undefined {
   const [folder, second, third] = lower.slice(-3);
   if (lower.at(-2) === ".hg" && lower.at(-1) === "hgrc")
     return "Mercurial runs the hooks its configuration names";
+  if (lower.at(-2) === ".hg" && lower.at(-1) === "sharedpath")
+    return "Mercurial reads the repository, and its configuration, at the path it names";
+  if (lower.at(-2) === ".jj" && lower.at(-1) === "repo")
+    return "jj reads the repository, and its configuration, at the path a repo file names";
   if (folder === ".jj" && second === "repo" && third === "config.toml")
     return "jj runs the programs its configuration names";
   if (lower.includes("mise") && lower.at(-1)?.endsWith(".toml"))

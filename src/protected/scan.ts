@@ -1,5 +1,12 @@
 import { chmodSync, type Dirent, lstatSync, readdirSync, type Stats } from "node:fs";
-import { homesIn, isRefFile, type MoreProtected, moreWhy, whyByLowerNames } from "./files.js";
+import {
+  type Homes,
+  homesIn,
+  isRefFile,
+  type MoreProtected,
+  moreWhy,
+  whyByLowerNames,
+} from "./files.js";
 
 /**
  * A path as the walk holds it: its bytes as a `latin1` string, one character a byte, so a name
@@ -108,7 +115,10 @@ export async function findProtected(
         queue.push({ path, names, gitAt, git });
         continue;
       }
-      const why = whyByLowerNames(names, gitFolder, "sandboxed", homes) ?? moreWhy(mine, path);
+      const why =
+        whyByLowerNames(names, gitFolder, "sandboxed", homes) ??
+        moreWhy(mine, path) ??
+        (entry.isSymbolicLink() ? linkWhy(names, gitFolder, homes) : undefined);
       if (why === undefined) {
         if (git === undefined) continue;
         const inner = path.slice(git.length + 1);
@@ -138,6 +148,23 @@ function lstatQuiet(path: RawPath): Stats | undefined {
 }
 
 type Entry = Dirent<Buffer>;
+
+/**
+ * Why a link is protected where a protected file lies below its name (`.github/hooks` →
+ * `hooks.json`, `.jj/repo` → `config.toml`): a program reads that file through it, wherever it
+ * leads. Asked with the names such files have under a folder: any (`x`) and `config.toml`.
+ */
+function linkWhy(
+  names: readonly string[],
+  gitFolder: (at: number) => boolean,
+  homes: Homes,
+): string | undefined {
+  for (const below of ["x", "config.toml"]) {
+    const why = whyByLowerNames([...names, below], gitFolder, "sandboxed", homes);
+    if (why !== undefined) return `a link where ${why.replace(/^./, (c) => c.toLowerCase())}`;
+  }
+  return undefined;
+}
 
 const readBytes = (path: RawPath): Entry[] =>
   readdirSync(bytesOf(path), { withFileTypes: true, encoding: "buffer" });

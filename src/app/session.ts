@@ -3,6 +3,7 @@ import { homedir } from "node:os";
 import { HookOpinions, hookedPolicy, hookedTools } from "../hooks/compose.js";
 import { RunHooks } from "../hooks/hooks.js";
 import { gitConfigFiles } from "../protected/git-config.js";
+import { homeLinksInto } from "../protected/home-links.js";
 import { FileChanges } from "../rewind/changes.js";
 import type { Rule } from "../rules/rule.js";
 import { Journal } from "../runner/journal.js";
@@ -204,8 +205,13 @@ async function workspaceParts(
   const client = await connect.client(frontEnd.notice, sessionId, record);
   const seen = new SeenFiles();
   // The files the session's hooks and trusted MCP servers run, once they are known, and those the
-  // repository's own configuration makes code: in the one protected set.
-  const sessionFiles = await gitConfigFiles(await realpath(workspace).catch(() => workspace));
+  // repository's own configuration makes code, and those the home folder's start-up links lead
+  // to (a dotfiles repository): in the one protected set.
+  const realWorkspace = await realpath(workspace).catch(() => workspace);
+  const sessionFiles = new Map([
+    ...(await gitConfigFiles(realWorkspace)),
+    ...homeLinksInto(realWorkspace),
+  ]);
   const approvedWrite = { ...approvedWrites(state), more: sessionFiles };
   // write, edit and bash keep what they change, for a rewind; the plan is the model's checklist.
   const changes = new FileChanges({ root: workspace, stateDir: state });

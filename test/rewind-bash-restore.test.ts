@@ -9,11 +9,19 @@ import {
   utimes,
   writeFile,
 } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { contentHash } from "../src/crypto.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
-import { runBin, sessionFiles, sessionRecords, toolResults, useCliSetup } from "./support/cli.js";
+import {
+  bashThenDone,
+  runBin,
+  sessionFiles,
+  sessionId,
+  sessionRecords,
+  toolResults,
+  useCliSetup,
+} from "./support/cli.js";
 import { realSandbox } from "./support/sandbox.js";
 
 /**
@@ -24,17 +32,6 @@ import { realSandbox } from "./support/sandbox.js";
 
 const setup = useCliSetup();
 const sandboxed = await realSandbox({ mode: "auto" });
-
-/** One bash call with `command`, then an answer. */
-const bashThenDone = (command: string) => [
-  stream(turn({ calls: [{ id: "b1", name: "bash", input: { command } }] })),
-  stream(turn({ text: ["done"] })),
-];
-
-async function sessionId(home: string): Promise<string> {
-  const [file] = (await sessionFiles(home)).filter((path) => path.endsWith(".jsonl"));
-  return basename(file ?? "", ".jsonl");
-}
 
 const BINARY = Buffer.from([0, 1, 2, 0xff, 0xfe, 0x0d, 0x0a, 0x80, 0]);
 const CRLF = "one\r\ntwo\r\n";

@@ -1,10 +1,10 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { appendFile, chmod, mkdir, readdir, rm, utimes, writeFile } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { stream, turn } from "../src/testing/anthropic-server.js";
-import { runBin, sessionFiles, useCliSetup } from "./support/cli.js";
+import { runBin, sessionId, useCliSetup } from "./support/cli.js";
 import { realSandbox } from "./support/sandbox.js";
 import { protocolLines } from "./support/stream-json.js";
 
@@ -48,11 +48,6 @@ const script = [
   ),
   stream(turn({ text: ["done"] })),
 ];
-
-async function sessionId(home: string): Promise<string> {
-  const [file] = (await sessionFiles(home)).filter((path) => path.endsWith(".jsonl"));
-  return basename(file ?? "", ".jsonl");
-}
 
 const expected = (id: string, dry: boolean) =>
   dry

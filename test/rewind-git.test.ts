@@ -3,8 +3,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { stream, turn } from "../src/testing/anthropic-server.js";
-import { runBin, useCliSetup } from "./support/cli.js";
+import { bashThenDone, runBin, useCliSetup } from "./support/cli.js";
 import { realSandbox } from "./support/sandbox.js";
 
 /**
@@ -68,11 +67,6 @@ async function history(workspace: string, home: string) {
     built: await text("build/out.txt"),
   };
 }
-
-const bashThenDone = (command: string) => [
-  stream(turn({ calls: [{ id: "b1", name: "bash", input: { command } }] })),
-  stream(turn({ text: ["done"] })),
-];
 
 async function rewindsGit(command: string, sandbox: string): Promise<void> {
   const { workspace, home, options } = await setup(bashThenDone(command));

@@ -10,11 +10,11 @@ import {
   writeFile,
 } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SNAPSHOT_FILE_CAP } from "../src/rewind/snapshot.js";
 import { stream, turn } from "../src/testing/anthropic-server.js";
-import { runBin, sessionFiles, toolResults, useCliSetup } from "./support/cli.js";
+import { bashThenDone, runBin, sessionId, toolResults, useCliSetup } from "./support/cli.js";
 import { realSandbox } from "./support/sandbox.js";
 import { protocolLines } from "./support/stream-json.js";
 
@@ -27,11 +27,6 @@ import { protocolLines } from "./support/stream-json.js";
 const setup = useCliSetup();
 const sandboxed = await realSandbox({ mode: "auto" });
 
-const bashThenDone = (command: string) => [
-  stream(turn({ calls: [{ id: "b1", name: "bash", input: { command } }] })),
-  stream(turn({ text: ["done"] })),
-];
-
 const BIG = SNAPSHOT_FILE_CAP + 1024 * 1024;
 const overLimit = `the file is ${BIG} bytes, over the ${SNAPSHOT_FILE_CAP} bytes the snapshot keeps of one file`;
 
@@ -41,11 +36,6 @@ async function bigFile(workspace: string): Promise<string> {
   await writeFile(path, "");
   await truncate(path, BIG);
   return path;
-}
-
-async function sessionId(home: string): Promise<string> {
-  const [file] = (await sessionFiles(home)).filter((path) => path.endsWith(".jsonl"));
-  return basename(file ?? "", ".jsonl");
 }
 
 /** A git-ignored folder of over 5,000 entries: the snapshot leaves it out. */

@@ -1,13 +1,15 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   type AnthropicServer,
   type ReplyScript,
   type ServerOptions,
   startAnthropicServer,
+  stream,
+  turn,
 } from "../../src/testing/anthropic-server.js";
 import { useCleanup } from "./cleanup.js";
 import { useTempDirs } from "./temp.js";
@@ -167,3 +169,15 @@ export function smallDisk(folder: string, free: number): NodeJS.ProcessEnv {
     MINI_AGENT_TEST_FREE_BYTES: String(free),
   };
 }
+
+/** The id of the one session under `home` (its file's name). */
+export async function sessionId(home: string): Promise<string> {
+  const [file] = (await sessionFiles(home)).filter((path) => path.endsWith(".jsonl"));
+  return basename(file ?? "", ".jsonl");
+}
+
+/** A model's script of one bash call with `command` (id `b1`), then the answer "done". */
+export const bashThenDone = (command: string) => [
+  stream(turn({ calls: [{ id: "b1", name: "bash", input: { command } }] })),
+  stream(turn({ text: ["done"] })),
+];

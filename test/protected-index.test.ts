@@ -4,19 +4,12 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { dropIndexCaches, parseIndex } from "../src/protected/objects.js";
 import { rawOf } from "../src/protected/scan.js";
+import { gitEnv } from "./support/repository.js";
 import { useTempDirs } from "./support/temp.js";
 
 const tempDir = useTempDirs();
 const hasGit = spawnSync("git", ["--version"]).status === 0;
-const env = {
-  PATH: process.env.PATH,
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_CONFIG_GLOBAL: "/dev/null",
-  GIT_AUTHOR_NAME: "u",
-  GIT_AUTHOR_EMAIL: "u@example.com",
-  GIT_COMMITTER_NAME: "u",
-  GIT_COMMITTER_EMAIL: "u@example.com",
-};
+const env = gitEnv;
 
 /** A repository with a few files committed and its index holding a cache-tree, in `version`. */
 async function repository(version: number): Promise<string> {

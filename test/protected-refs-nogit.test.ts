@@ -3,19 +3,12 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { guardProtected } from "../src/protected/guard.js";
+import { gitEnv } from "./support/repository.js";
 import { useTempDirs } from "./support/temp.js";
 
 const tempDir = useTempDirs();
 const hasGit = spawnSync("git", ["--version"]).status === 0;
-const env = {
-  PATH: process.env.PATH,
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_CONFIG_GLOBAL: "/dev/null",
-  GIT_AUTHOR_NAME: "u",
-  GIT_AUTHOR_EMAIL: "u@example.com",
-  GIT_COMMITTER_NAME: "u",
-  GIT_COMMITTER_EMAIL: "u@example.com",
-};
+const env = gitEnv;
 
 describe.skipIf(!hasGit)("the check of git's refs without a git to read them", () => {
   it("undoes a new branch when no git outside the workspace can tell where it leads", async () => {

@@ -12,3 +12,14 @@ export async function gitRepository(folder: string): Promise<string> {
   await writeFile(join(git, "HEAD"), "ref: refs/heads/main\n");
   return git;
 }
+
+/** git run by a test: no system or user configuration, a fixed author and committer. */
+export const gitEnv = {
+  PATH: process.env.PATH,
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_CONFIG_GLOBAL: "/dev/null",
+  GIT_AUTHOR_NAME: "u",
+  GIT_AUTHOR_EMAIL: "u@example.com",
+  GIT_COMMITTER_NAME: "u",
+  GIT_COMMITTER_EMAIL: "u@example.com",
+};
